@@ -1,0 +1,90 @@
+"""The base classes every MCP wire type derives from.
+
+Three kinds of typed message body exist on the wire, and each has a base here:
+
+- :class:`Request` is the ``params`` of a request. The class knows its JSON-RPC ``METHOD`` and the
+  :class:`Result` type its response decodes into (``RESULT``), so a caller never passes a
+  ``result_type=`` argument: ``await session.request(CallToolRequest(name="add"))`` returns a
+  ``CallToolResult``.
+- :class:`Notification` is the ``params`` of a notification, with its ``METHOD``.
+- :class:`Result` is the ``result`` of a successful response.
+
+Every struct uses camelCase on the wire, leaves out fields that are ``UNSET`` or at their default
+(``omit_defaults``), and tolerates unknown fields when decoding, as the spec asks of receivers.
+The ``_meta`` member is spelled out explicitly because ``rename="camel"`` would not produce it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "UNSET",
+    "EmptyResult",
+    "Meta",
+    "Notification",
+    "ProgressToken",
+    "Request",
+    "RequestId",
+    "Result",
+    "UnsetType",
+    "WireStruct",
+    "meta_field",
+]
+
+#: A JSON-RPC request id. MCP forbids ``null``.
+RequestId: TypeAlias = int | str
+#: A progress token, chosen by the sender of a request.
+ProgressToken: TypeAlias = int | str
+#: The free-form ``_meta`` object that most MCP types carry.
+Meta: TypeAlias = dict[str, Any]
+
+
+def meta_field() -> Any:
+    """A ``_meta`` member, absent unless set."""
+    return msgspec.field(default=UNSET, name="_meta")
+
+
+class WireStruct(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    """Base of every MCP wire struct: camelCase names, absent fields left out."""
+
+
+ResultT = TypeVar("ResultT", bound="Result")
+
+
+class Result(WireStruct):
+    """The ``result`` member of a successful response."""
+
+    meta: Meta | UnsetType = meta_field()
+
+
+class EmptyResult(Result):
+    """A result with no content, such as the answer to ``ping``."""
+
+
+class Request(WireStruct, Generic[ResultT]):
+    """The ``params`` of a request; subclasses set ``METHOD`` and ``RESULT``."""
+
+    METHOD: ClassVar[str]
+    RESULT: ClassVar[type[Result]]
+
+    meta: Meta | UnsetType = meta_field()
+
+    def progress_token(self) -> ProgressToken | None:
+        """The ``_meta.progressToken`` the requester asked progress for, if any."""
+        if isinstance(self.meta, dict):
+            token = self.meta.get("progressToken")
+            if isinstance(token, int | str) and not isinstance(token, bool):
+                return token
+        return None
+
+
+class Notification(WireStruct):
+    """The ``params`` of a notification; subclasses set ``METHOD``."""
+
+    METHOD: ClassVar[str]
+
+    meta: Meta | UnsetType = meta_field()

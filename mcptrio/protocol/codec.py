@@ -1,0 +1,186 @@
+"""The two-phase JSON-RPC codec.
+
+Phase one decodes a frame leniently into :class:`Envelope` (or a list of raw items, for a
+2025-03-26 batch), leaving ``params``, ``result`` and ``error`` as :class:`msgspec.Raw`. Phase two
+decodes the raw part into the type the method (or, for a response, the pending request) calls
+for, with a decoder built once per type and reused. Encoding writes the envelope and the typed
+body in one pass.
+
+The functions here raise :class:`~mcptrio.protocol.errors.ParseError` for bytes that are not
+JSON and :class:`~mcptrio.protocol.errors.InvalidRequest` for JSON that is not a message; the
+connection turns them into error responses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from .base import RequestId
+from .errors import InvalidParams, InvalidRequest, McpError, ParseError
+
+__all__ = [
+    "Envelope",
+    "ErrorObject",
+    "decode_body",
+    "decode_error",
+    "decode_frame",
+    "decode_item",
+    "encode",
+    "encode_batch",
+    "encode_error",
+    "encode_notification",
+    "encode_request",
+    "encode_result",
+    "salvage_id",
+]
+
+T = TypeVar("T")
+
+
+class Envelope(msgspec.Struct):
+    """One JSON-RPC message as first decoded: every member optional, bodies left raw."""
+
+    jsonrpc: str | UnsetType = UNSET
+    id: int | str | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    params: msgspec.Raw | UnsetType = UNSET
+    result: msgspec.Raw | UnsetType = UNSET
+    error: msgspec.Raw | UnsetType = UNSET
+
+
+class ErrorObject(msgspec.Struct, omit_defaults=True):
+    """The ``error`` member of an error response."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+class _RequestOut(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId
+    method: str
+    params: Any = UNSET
+
+
+class _NotificationOut(msgspec.Struct):
+    jsonrpc: str
+    method: str
+    params: Any = UNSET
+
+
+class _ResultOut(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId
+    result: Any
+
+
+class _ErrorOut(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId | UnsetType | None
+    error: ErrorObject
+
+
+_encoder = msgspec.json.Encoder()
+_frame_decoder: msgspec.json.Decoder[Envelope | list[msgspec.Raw]] = msgspec.json.Decoder(
+    Envelope | list[msgspec.Raw]
+)
+_item_decoder = msgspec.json.Decoder(Envelope)
+_error_decoder = msgspec.json.Decoder(ErrorObject)
+_any_decoder = msgspec.json.Decoder()
+_body_decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
+def encode(obj: Any) -> bytes:
+    """Encode any wire value with the shared encoder."""
+    return _encoder.encode(obj)
+
+
+def encode_request(request_id: RequestId, method: str, params: Any) -> bytes:
+    return _encoder.encode(_RequestOut("2.0", request_id, method, params))
+
+
+def encode_notification(method: str, params: Any) -> bytes:
+    return _encoder.encode(_NotificationOut("2.0", method, params))
+
+
+def encode_result(request_id: RequestId, result: Any) -> bytes:
+    return _encoder.encode(_ResultOut("2.0", request_id, result))
+
+
+def encode_error(request_id: RequestId | UnsetType | None, error: McpError) -> bytes:
+    """An error response; ``request_id`` is ``None`` (JSON null) or ``UNSET`` (left out) when the
+    request's id could not be read."""
+    body = ErrorObject(error.code, error.message, error.data)
+    return _encoder.encode(_ErrorOut("2.0", request_id, body))
+
+
+def encode_batch(frames: list[bytes]) -> bytes:
+    """Join already-encoded messages into one JSON array."""
+    return b"[" + b",".join(frames) + b"]"
+
+
+def decode_frame(frame: bytes) -> Envelope | list[msgspec.Raw]:
+    """Phase one for a whole frame: one envelope, or the raw items of a batch."""
+    try:
+        return _frame_decoder.decode(frame)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"Not a JSON-RPC message: {exc}", salvage_id(frame)) from None
+    except msgspec.DecodeError as exc:
+        raise ParseError(f"Parse error: {exc}") from None
+
+
+def decode_item(item: msgspec.Raw) -> Envelope:
+    """Phase one for one item of a batch."""
+    try:
+        return _item_decoder.decode(item)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"Not a JSON-RPC message: {exc}", salvage_id(item)) from None
+
+
+def salvage_id(data: bytes | msgspec.Raw) -> RequestId | None:
+    """The ``id`` of a malformed message, when one can still be read (for the error response)."""
+    try:
+        value = _any_decoder.decode(data)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(value, dict):
+        rid = value.get("id")
+        if isinstance(rid, int | str) and not isinstance(rid, bool):
+            return rid
+    return None
+
+
+def _decoder_for(body_type: type[T]) -> msgspec.json.Decoder[T]:
+    decoder = _body_decoders.get(body_type)
+    if decoder is None:
+        decoder = _body_decoders[body_type] = msgspec.json.Decoder(body_type)
+    return decoder
+
+
+def decode_body(raw: msgspec.Raw | UnsetType, body_type: type[T]) -> T:
+    """Phase two: decode ``params`` or ``result`` into ``body_type``.
+
+    An absent body decodes as the type's defaults (which fails if it has required fields).
+    Raises :class:`InvalidParams` with msgspec's explanation on mismatch.
+    """
+    try:
+        if raw is UNSET:
+            return msgspec.convert({}, body_type)
+        return _decoder_for(body_type).decode(raw)
+    except msgspec.DecodeError as exc:
+        raise InvalidParams(f"Invalid params: {exc}") from None
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(f"Invalid params: {exc}") from None
+
+
+def decode_error(raw: msgspec.Raw) -> McpError:
+    """The ``error`` of an error response, rebuilt as the matching :class:`McpError`."""
+    try:
+        obj = _error_decoder.decode(raw)
+    except msgspec.DecodeError as exc:
+        return InvalidRequest(f"Malformed error response: {exc}")
+    return McpError.from_wire(obj.code, obj.message, obj.data)

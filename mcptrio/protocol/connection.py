@@ -1,0 +1,462 @@
+"""The sans-IO MCP connection: frames in, events out; typed messages in, frames out.
+
+Theory of operation
+-------------------
+A :class:`Connection` is one side (client or server) of one MCP session. It does no I/O and
+knows nothing of tasks: the session actor feeds it every incoming frame and sends whatever bytes
+it returns. Everything that follows from the protocol alone is decided here, synchronously:
+
+- **Lifecycle.** A server answers ``initialize`` itself, negotiating the revision (echo the
+  client's if supported, else offer the latest) and declaring its capabilities; requests other
+  than ``initialize`` and ``ping`` before it get -32600. A client builds ``initialize`` with
+  :meth:`Connection.initialize_request` and refuses an answer in a revision it does not speak.
+- **Validation.** Bad JSON gets -32700, a non-message -32600, an unknown method (or one the
+  negotiated revision lacks) -32601, params that do not decode -32602, a request reusing the id
+  of one still in flight -32600. None of these disturbs anything else in flight.
+- **Capability gating.** A request for a feature this side did not declare gets -32601. Sending a
+  request or notification the negotiated capabilities do not allow raises
+  :class:`~mcptrio.protocol.errors.CapabilityNotNegotiated` before anything is written.
+- **Bookkeeping.** Ids of incoming requests still in flight (to reject duplicates and to match
+  cancellations), and the result type of every outgoing request still pending (so a response
+  decodes straight into it).
+- **Batches** (2025-03-26 only): the answers to a batch's requests are held until the last one
+  is known, then sent as one array. :meth:`Connection.respond` and friends return ``None`` while
+  the batch is still open.
+- **Ping** is answered here, without a handler.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from typing import Any, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from . import codec
+from .base import Notification, Request, RequestId, Result
+from .errors import (
+    CapabilityNotNegotiated,
+    InvalidParams,
+    InvalidRequest,
+    McpError,
+    MethodNotFound,
+)
+from .events import (
+    CancelReceived,
+    ErrorReceived,
+    Event,
+    HandshakeComplete,
+    Ignored,
+    NotificationReceived,
+    Reply,
+    RequestReceived,
+    ResponseReceived,
+    UnmatchedResponse,
+)
+from .methods import METHODS, MethodSpec
+from .revisions import (
+    BATCH_REVISIONS,
+    SUPPORTED,
+    accept_server_answer,
+    choose_server_revision,
+    revision_at_least,
+)
+from .types import (
+    CancelledNotification,
+    ClientCapabilities,
+    EmptyResult,
+    Implementation,
+    InitializedNotification,
+    InitializeRequest,
+    InitializeResult,
+    PingRequest,
+    ServerCapabilities,
+)
+
+__all__ = ["Connection", "Role", "capability_declared"]
+
+Role = Literal["client", "server"]
+ResultT = TypeVar("ResultT", bound=Result)
+
+# Before a session is initialized only these may be sent or handled.
+_PRE_INIT_METHODS = frozenset({"initialize", "ping"})
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+def capability_declared(capabilities: Any, path: tuple[str, ...]) -> bool:
+    """Whether ``path`` (e.g. ``("resources", "subscribe")``) is declared in ``capabilities``.
+
+    An object counts as declared when present (``{}`` included); a leaf flag when true.
+    """
+    node = capabilities
+    for name in path:
+        if node is None or node is UNSET:
+            return False
+        node = (
+            node.get(name, UNSET) if isinstance(node, dict) else getattr(node, _snake(name), UNSET)
+        )
+    return node is not None and node is not UNSET and node is not False
+
+
+class _Batch:
+    """Answers owed for one incoming 2025-03-26 batch."""
+
+    __slots__ = ("answers", "owed")
+
+    def __init__(self) -> None:
+        self.owed: set[RequestId] = set()
+        self.answers: list[bytes] = []
+
+
+class Connection:
+    """One side of one MCP session, without I/O. See the module docstring."""
+
+    def __init__(
+        self,
+        role: Role,
+        *,
+        info: Implementation,
+        capabilities: ClientCapabilities | ServerCapabilities,
+        instructions: str | None = None,
+        supported: tuple[str, ...] = SUPPORTED,
+    ) -> None:
+        self.role: Role = role
+        self.peer_role: Role = "server" if role == "client" else "client"
+        self.info = info
+        self.capabilities = capabilities
+        self.instructions = instructions
+        self.supported = supported
+        #: The negotiated revision, once known.
+        self.revision: str | None = None
+        self.peer_info: Implementation | None = None
+        self.peer_capabilities: ClientCapabilities | ServerCapabilities | None = None
+        #: The server's instructions, on the client side.
+        self.peer_instructions: str | None = None
+        #: True once the client has sent (client side) or the server received ``initialized``.
+        self.initialized_notified = False
+        self._next_id = itertools.count(1)
+        self._pending: dict[RequestId, type[Result]] = {}
+        self._in_flight: dict[RequestId, _Batch | None] = {}
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def ready(self) -> bool:
+        """Whether the handshake is done (the revision is negotiated)."""
+        return self.revision is not None
+
+    def in_flight(self) -> int:
+        """The number of incoming requests not yet answered."""
+        return len(self._in_flight)
+
+    def pending(self) -> int:
+        """The number of outgoing requests not yet answered."""
+        return len(self._pending)
+
+    # --------------------------------------------------------------- incoming
+
+    def receive(self, frame: bytes) -> list[Event]:
+        """Decode one frame and return what it means, in order."""
+        try:
+            decoded = codec.decode_frame(frame)
+        except McpError as exc:
+            salvaged: RequestId | None = exc.data if isinstance(exc, InvalidRequest) else None
+            if isinstance(exc, InvalidRequest):
+                exc.data = None
+            return [Reply(self._encode_error(salvaged, exc))]
+        if isinstance(decoded, list):
+            return self._receive_batch(decoded)
+        events: list[Event] = []
+        self._receive_one(decoded, events, None)
+        return events
+
+    def oversized(self, limit: int) -> list[Event]:
+        """Answer a frame the transport dropped for being over ``limit`` bytes."""
+        error = InvalidRequest(f"Message exceeds the size limit of {limit} bytes")
+        return [Reply(self._encode_error(None, error))]
+
+    def _receive_batch(self, items: list[msgspec.Raw]) -> list[Event]:
+        if self.revision not in BATCH_REVISIONS:
+            error = InvalidRequest(
+                "JSON-RPC batches are only allowed in protocol revision 2025-03-26"
+            )
+            return [Reply(self._encode_error(None, error))]
+        if not items:
+            return [Reply(self._encode_error(None, InvalidRequest("Empty batch")))]
+        batch = _Batch()
+        events: list[Event] = []
+        for item in items:
+            try:
+                envelope = codec.decode_item(item)
+            except InvalidRequest as exc:
+                rid, exc.data = exc.data, None
+                batch.answers.append(self._encode_error(rid, exc))
+                continue
+            if envelope.method == "initialize":
+                error = InvalidRequest("initialize must not be part of a batch")
+                batch.answers.append(self._encode_error(_readable_id(envelope.id), error))
+                continue
+            self._receive_one(envelope, events, batch)
+        # Answers the protocol gave at once join the batch; the rest come from handlers.
+        immediate: list[Event] = [e for e in events if not isinstance(e, Reply)]
+        for event in events:
+            if isinstance(event, Reply):
+                batch.answers.append(event.data)
+        if not batch.owed and batch.answers:
+            immediate.append(Reply(codec.encode_batch(batch.answers)))
+        return immediate
+
+    def _receive_one(self, env: codec.Envelope, events: list[Event], batch: _Batch | None) -> None:
+        if env.jsonrpc != "2.0":
+            error = InvalidRequest('The "jsonrpc" member must be exactly "2.0"')
+            events.append(Reply(self._encode_error(_readable_id(env.id), error)))
+        elif env.method is not UNSET:
+            if env.id is UNSET:
+                self._receive_notification(env.method, env.params, events)
+            elif env.id is None:
+                error = InvalidRequest("Request id must be a string or an integer, not null")
+                events.append(Reply(self._encode_error(None, error)))
+            else:
+                self._receive_request(env.id, env.method, env.params, events, batch)
+        elif env.result is not UNSET or env.error is not UNSET:
+            self._receive_response(env, events)
+        else:
+            error = InvalidRequest("Message is neither a request, a notification nor a response")
+            events.append(Reply(self._encode_error(_readable_id(env.id), error)))
+
+    def _receive_request(
+        self,
+        rid: RequestId,
+        method: str,
+        raw: msgspec.Raw | UnsetType,
+        events: list[Event],
+        batch: _Batch | None,
+    ) -> None:
+        if rid in self._in_flight:
+            error = InvalidRequest(f"Request id {rid!r} is already in use by a request in flight")
+            events.append(Reply(self._encode_error(rid, error)))
+            return
+        try:
+            spec = self._incoming_spec(method, "request")
+            if spec.params is PingRequest:
+                codec.decode_body(raw, PingRequest)
+                events.append(Reply(codec.encode_result(rid, EmptyResult())))
+                return
+            if method == "initialize":
+                events.extend(self._answer_initialize(rid, raw))
+                return
+            request: Request[Any] = codec.decode_body(raw, spec.params)  # type: ignore[arg-type]
+        except McpError as exc:
+            events.append(Reply(self._encode_error(rid, exc)))
+            return
+        self._in_flight[rid] = batch
+        if batch is not None:
+            batch.owed.add(rid)
+        events.append(RequestReceived(rid, request))
+
+    def _incoming_spec(self, method: str, kind: str) -> MethodSpec:
+        spec = METHODS.get(method)
+        revision = self.revision
+        if (
+            spec is None
+            or spec.kind != kind
+            or spec.sender not in (self.peer_role, "both")
+            or (revision is not None and revision not in spec.revisions)
+        ):
+            raise MethodNotFound(f"Method not found: {method}")
+        if revision is None and method not in _PRE_INIT_METHODS and self.role == "server":
+            raise InvalidRequest(f"Received {method!r} before initialization")
+        if revision is not None and method == "initialize":
+            raise InvalidRequest("The session is already initialized")
+        if spec.capability_of == self.role and not self._gate_open(spec, self.capabilities):
+            raise MethodNotFound(
+                f"Method not supported: {method} (capability {'.'.join(spec.capability or ())}"
+                " was not declared)"
+            )
+        return spec
+
+    def _gate_open(self, spec: MethodSpec, capabilities: Any) -> bool:
+        if spec.capability is None:
+            return True
+        if spec.capability_since is not None and (self.revision or "") < spec.capability_since:
+            return True
+        return capability_declared(capabilities, spec.capability)
+
+    def _answer_initialize(self, rid: RequestId, raw: msgspec.Raw | UnsetType) -> list[Event]:
+        request = codec.decode_body(raw, InitializeRequest)
+        revision = choose_server_revision(request.protocol_version, self.supported)
+        assert isinstance(self.capabilities, ServerCapabilities)
+        result = InitializeResult(
+            protocol_version=revision,
+            capabilities=self.capabilities,
+            server_info=self.info,
+            instructions=UNSET if self.instructions is None else self.instructions,
+        )
+        self.revision = revision
+        self.peer_info = request.client_info
+        self.peer_capabilities = request.capabilities
+        return [Reply(codec.encode_result(rid, result)), HandshakeComplete(revision)]
+
+    def _receive_notification(
+        self, method: str, raw: msgspec.Raw | UnsetType, events: list[Event]
+    ) -> None:
+        spec = METHODS.get(method)
+        if (
+            spec is None
+            or spec.kind != "notification"
+            or spec.sender not in (self.peer_role, "both")
+            or (self.revision is not None and self.revision not in spec.revisions)
+        ):
+            events.append(Ignored(f"unknown notification {method!r}"))
+            return
+        try:
+            notification = codec.decode_body(raw, spec.params)
+        except McpError as exc:
+            events.append(Ignored(f"malformed {method!r} notification: {exc.message}"))
+            return
+        assert isinstance(notification, Notification)
+        if isinstance(notification, CancelledNotification):
+            if notification.request_id in self._in_flight:
+                reason = notification.reason if isinstance(notification.reason, str) else None
+                events.append(CancelReceived(notification.request_id, reason))
+            else:
+                events.append(
+                    Ignored(f"cancellation of unknown request {notification.request_id!r}")
+                )
+            return
+        if isinstance(notification, InitializedNotification):
+            self.initialized_notified = True
+        events.append(NotificationReceived(notification))
+
+    def _receive_response(self, env: codec.Envelope, events: list[Event]) -> None:
+        rid = env.id
+        if rid is None or rid is UNSET or rid not in self._pending:
+            events.append(UnmatchedResponse(None if rid is UNSET else rid))
+            return
+        result_type = self._pending.pop(rid)
+        if env.error is not UNSET:
+            events.append(ErrorReceived(rid, codec.decode_error(env.error)))
+            return
+        try:
+            result = codec.decode_body(env.result, result_type)
+        except InvalidParams as exc:
+            exc.message = f"Malformed {result_type.__name__} from the peer: {exc.message}"
+            events.append(ErrorReceived(rid, exc))
+            return
+        if isinstance(result, InitializeResult):
+            try:
+                self.revision = accept_server_answer(result.protocol_version, self.supported)
+            except McpError as exc:
+                events.append(ErrorReceived(rid, exc))
+                return
+            self.peer_info = result.server_info
+            self.peer_capabilities = result.capabilities
+            if isinstance(result.instructions, str):
+                self.peer_instructions = result.instructions
+            events.append(HandshakeComplete(self.revision))
+        events.append(ResponseReceived(rid, result))
+
+    # --------------------------------------------------------------- outgoing
+
+    def initialize_request(self) -> InitializeRequest:
+        """The ``initialize`` request a client opens with, offering its latest revision."""
+        assert isinstance(self.capabilities, ClientCapabilities)
+        return InitializeRequest(
+            protocol_version=self.supported[0],
+            capabilities=self.capabilities,
+            client_info=self.info,
+        )
+
+    def send_request(
+        self, request: Request[Any], *, with_progress_token: bool = False
+    ) -> tuple[RequestId, bytes]:
+        """Encode ``request`` under a fresh id and expect its result; raise if not allowed.
+
+        With ``with_progress_token`` the request asks for progress, using its id as the token.
+        """
+        self._check_outgoing(request.METHOD, "request")
+        rid = next(self._next_id)
+        if with_progress_token:
+            meta = dict(request.meta) if isinstance(request.meta, dict) else {}
+            meta["progressToken"] = rid
+            request = msgspec.structs.replace(request, meta=meta)
+        self._pending[rid] = request.RESULT
+        return rid, codec.encode_request(rid, request.METHOD, request)
+
+    def forget_request(self, rid: RequestId) -> None:
+        """Stop expecting an answer to ``rid`` (it was cancelled or timed out)."""
+        self._pending.pop(rid, None)
+
+    def send_notification(self, notification: Notification) -> bytes:
+        """Encode ``notification``; raise :class:`CapabilityNotNegotiated` if not allowed."""
+        self._check_outgoing(notification.METHOD, "notification")
+        if isinstance(notification, InitializedNotification):
+            self.initialized_notified = True
+        return codec.encode_notification(notification.METHOD, notification)
+
+    def _check_outgoing(self, method: str, kind: str) -> None:
+        spec = METHODS.get(method)
+        if spec is None or spec.kind != kind or spec.sender not in (self.role, "both"):
+            raise CapabilityNotNegotiated(f"A {self.role} does not send {method!r}")
+        revision = self.revision
+        if revision is None:
+            if method not in _PRE_INIT_METHODS and kind == "request":
+                raise CapabilityNotNegotiated(f"Cannot send {method!r} before initialization")
+            return
+        if revision not in spec.revisions:
+            raise CapabilityNotNegotiated(f"{method!r} does not exist in revision {revision}")
+        owner = self.capabilities if spec.capability_of == self.role else self.peer_capabilities
+        if spec.capability_of is not None and not self._gate_open(spec, owner):
+            whose = "this side" if spec.capability_of == self.role else f"the {self.peer_role}"
+            raise CapabilityNotNegotiated(
+                f"Cannot send {method!r}: {whose} did not declare"
+                f" capability {'.'.join(spec.capability or ())}"
+            )
+
+    def respond(self, rid: RequestId, result: Result) -> bytes | None:
+        """Answer incoming request ``rid``; ``None`` while its batch is still open."""
+        return self._answer(rid, codec.encode_result(rid, result))
+
+    def respond_error(self, rid: RequestId, error: McpError) -> bytes | None:
+        """Answer incoming request ``rid`` with an error; ``None`` while its batch is open."""
+        return self._answer(rid, self._encode_error(rid, error))
+
+    def drop_request(self, rid: RequestId) -> bytes | None:
+        """Record that ``rid`` ends without an answer (it was cancelled).
+
+        Returns the batch's answers if this was the last request its batch was waiting for.
+        """
+        return self._answer(rid, None)
+
+    def _answer(self, rid: RequestId, data: bytes | None) -> bytes | None:
+        if rid not in self._in_flight:
+            return None
+        batch = self._in_flight.pop(rid)
+        if batch is None:
+            return data
+        batch.owed.discard(rid)
+        if data is not None:
+            batch.answers.append(data)
+        if batch.owed or not batch.answers:
+            return None
+        return codec.encode_batch(batch.answers)
+
+    def _encode_error(self, rid: RequestId | None, error: McpError) -> bytes:
+        if rid is None:
+            # 2025-11-25 lets an error response leave out an id it could not read; earlier
+            # schemas have no valid form, so JSON-RPC 2.0's ``"id": null`` is used there.
+            omit = self.revision is not None and revision_at_least(self.revision, "2025-11-25")
+            return codec.encode_error(UNSET if omit else None, error)
+        return codec.encode_error(rid, error)
+
+    def pending_ids(self) -> Iterable[RequestId]:
+        return tuple(self._pending)
+
+
+def _readable_id(rid: RequestId | UnsetType | None) -> RequestId | None:
+    return None if rid is UNSET else rid

@@ -1,0 +1,88 @@
+"""The context a request handler runs in.
+
+A :class:`RequestContext` is made for each incoming request. It names the request and the
+session, and lets the handler talk back to the peer *about this request*: progress for the
+caller's token, notifications and requests that the HTTP transports route to this request's
+stream. ``cancel_scope`` is the scope ``notifications/cancelled`` cancels.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import trio
+from msgspec import UNSET
+
+from ..protocol.base import Notification, Request, RequestId, Result
+from ..protocol.types import ProgressNotification
+
+if TYPE_CHECKING:
+    from .outgoing import ProgressCallback
+    from .session import Session
+
+__all__ = ["RequestContext"]
+
+ResultT = TypeVar("ResultT", bound=Result)
+
+
+class RequestContext:
+    """What a handler knows about, and can do for, the request it is answering."""
+
+    __slots__ = ("cancel_scope", "request", "request_id", "session")
+
+    def __init__(
+        self,
+        session: Session,
+        request_id: RequestId,
+        request: Request[Any],
+        cancel_scope: trio.CancelScope,
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.request = request
+        self.cancel_scope = cancel_scope
+
+    @property
+    def progress_token(self) -> int | str | None:
+        """The token the caller asked progress for, or ``None`` if it did not."""
+        return self.request.progress_token()
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` for this request; a no-op if the caller asked none.
+
+        ``message`` is sent only where the negotiated revision has it (2025-03-26 and later).
+        """
+        token = self.progress_token
+        if token is None:
+            return
+        revision = self.session.connection.revision or ""
+        notification = ProgressNotification(
+            progress_token=token,
+            progress=progress,
+            total=UNSET if total is None else total,
+            message=UNSET if message is None or revision < "2025-03-26" else message,
+        )
+        await self.session.notify(notification, related=self.request_id)
+
+    async def notify(self, notification: Notification) -> None:
+        """Send a notification related to this request."""
+        await self.session.notify(notification, related=self.request_id)
+
+    async def send_request(
+        self,
+        request: Request[ResultT],
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ResultT:
+        """Send a request to the peer as part of handling this one (sampling, elicitation...)."""
+        return await self.session.request(
+            request,
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+            related=self.request_id,
+        )

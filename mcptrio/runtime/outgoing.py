@@ -1,0 +1,78 @@
+"""Outgoing requests still waiting for their answer.
+
+Each outgoing request has one :class:`PendingRequest`. The session's reader completes it when
+the answer arrives, or fails it when the connection ends; progress notifications for its token
+push its deadline back, but never past its hard maximum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+from ..protocol.base import Result
+from ..protocol.errors import McpError
+
+__all__ = ["PendingRequest", "ProgressCallback"]
+
+#: ``on_progress(progress, total, message)``; may be sync or async.
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+class PendingRequest:
+    """The caller's side of one outgoing request."""
+
+    __slots__ = (
+        "_done",
+        "error",
+        "hard_deadline",
+        "on_progress",
+        "result",
+        "scope",
+        "timeout",
+    )
+
+    def __init__(
+        self,
+        timeout: float | None,
+        max_total_timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> None:
+        self._done = trio.Event()
+        self.result: Result | None = None
+        self.error: McpError | None = None
+        self.timeout = timeout
+        self.on_progress = on_progress
+        now = trio.current_time()
+        self.hard_deadline = math.inf if max_total_timeout is None else now + max_total_timeout
+        deadline = math.inf if timeout is None else now + timeout
+        self.scope = trio.CancelScope(deadline=min(deadline, self.hard_deadline))
+
+    def succeed(self, result: Result) -> None:
+        self.result = result
+        self._done.set()
+
+    def fail(self, error: McpError) -> None:
+        if not self._done.is_set():
+            self.error = error
+            self._done.set()
+
+    def progressed(self) -> None:
+        """Progress arrived: restart the timeout, up to the hard maximum."""
+        if self.timeout is not None:
+            self.scope.deadline = min(trio.current_time() + self.timeout, self.hard_deadline)
+
+    async def wait(self) -> Any:
+        """Wait for the answer within the request's deadline (the caller handles expiry)."""
+        with self.scope:
+            await self._done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    @property
+    def answered(self) -> bool:
+        return self._done.is_set()

@@ -1,0 +1,348 @@
+"""The Session actor: one per connection, owning every task that connection needs.
+
+::
+
+    Session.run()                      the session's nursery
+    ├── writer                         Outgoing frames -> transport, coalescing bursts
+    ├── reader (the run() task)        transport -> Connection.receive -> events
+    ├── request actor (one per incoming request, in its own CancelScope)
+    └── ...
+
+Behaviour that users can rely on:
+
+- **Cancellation in.** ``notifications/cancelled`` cancels the handler's scope; the handler is
+  interrupted at its next checkpoint and no response is sent.
+- **Cancellation out.** A caller of :meth:`Session.request` that leaves its cancel scope, or whose
+  timeout expires, makes the session send ``notifications/cancelled`` for that request. A timeout
+  raises :class:`~mcptrio.protocol.errors.RequestTimeout`. Progress for the request restarts
+  the timeout, never past ``max_total_timeout``.
+- **Backpressure.** At most ``max_in_flight`` incoming requests run at once; past that the reader
+  stops reading the transport until one finishes. Outgoing frames wait in a bounded buffer.
+- **Ending.** When the transport ends (or breaks), every in-flight handler is cancelled, every
+  pending outgoing request fails at once with
+  :class:`~mcptrio.protocol.errors.ConnectionClosed`, and ``run()`` returns with no task left.
+- **Errors.** A handler that raises becomes an error response (its ``McpError`` code, else
+  -32603) and a log line; the session carries on. Bad input is answered by the protocol layer
+  and never ends the session.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import msgspec
+import trio
+
+from ..protocol.base import Notification, Request, RequestId, Result
+from ..protocol.connection import Connection
+from ..protocol.errors import ConnectionClosed, InternalError, LocalError, McpError, RequestTimeout
+from ..protocol.events import (
+    CancelReceived,
+    ErrorReceived,
+    HandshakeComplete,
+    Ignored,
+    NotificationReceived,
+    Reply,
+    RequestReceived,
+    ResponseReceived,
+    UnmatchedResponse,
+)
+from ..protocol.types import CancelledNotification, PingRequest, ProgressNotification
+from ..transports.base import Outgoing, OversizedFrame, Transport
+from .context import RequestContext
+from .outgoing import PendingRequest, ProgressCallback
+
+__all__ = ["NotificationHandler", "RequestHandler", "Session"]
+
+log = logging.getLogger("mcptrio.session")
+
+ResultT = TypeVar("ResultT", bound=Result)
+RequestHandler = Callable[[RequestContext, Request[Any]], Awaitable[Result]]
+NotificationHandler = Callable[["Session", Notification], Awaitable[None] | None]
+
+_WRITE_COALESCE = 64
+
+
+class Session:
+    """One MCP session over one transport. Start it with ``await nursery.start(session.run)``."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        transport: Transport,
+        *,
+        handle_request: RequestHandler | None = None,
+        handle_notification: NotificationHandler | None = None,
+        max_in_flight: int = 256,
+        send_buffer: int = 256,
+    ) -> None:
+        self.connection = connection
+        self.transport = transport
+        self._handle_request = handle_request
+        self._handle_notification = handle_notification
+        self.max_in_flight = max_in_flight
+        self._in_flight_slots = trio.Semaphore(max_in_flight)
+        self._out_send, self._out_receive = trio.open_memory_channel[Outgoing](send_buffer)
+        self._handlers: dict[RequestId, trio.CancelScope] = {}
+        self._pending: dict[RequestId, PendingRequest] = {}
+        self._progress: dict[int | str, PendingRequest] = {}
+        self._nursery: trio.Nursery | None = None
+        self._closed = False
+        #: Set once the handshake completes (the revision is negotiated).
+        self.handshake_complete = trio.Event()
+        #: Set when the session has ended.
+        self.closed = trio.Event()
+
+    # ------------------------------------------------------------------ actor
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run the session until the transport ends or the surrounding scope is cancelled."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._writer)
+                task_status.started()
+                try:
+                    await self._reader(nursery)
+                finally:
+                    self._shut(nursery)
+        finally:
+            self._shut(None)
+            with trio.CancelScope(shield=True):
+                await self.transport.aclose()
+            self.closed.set()
+
+    def _shut(self, nursery: trio.Nursery | None) -> None:
+        """Fail everything pending and stop every task; idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._out_send.close()
+            error = ConnectionClosed("Connection closed before the response arrived")
+            for pending in self._pending.values():
+                pending.fail(error)
+            self._pending.clear()
+            self._progress.clear()
+        if nursery is not None:
+            nursery.cancel_scope.cancel()
+
+    async def _reader(self, nursery: trio.Nursery) -> None:
+        receive = self.transport.receive
+        connection = self.connection
+        while True:
+            try:
+                frame = await receive()
+            except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+            if isinstance(frame, OversizedFrame):
+                events = connection.oversized(frame.limit)
+            else:
+                events = connection.receive(frame)
+            for event in events:
+                await self._dispatch(event, nursery)
+
+    async def _dispatch(self, event: object, nursery: trio.Nursery) -> None:
+        match event:
+            case RequestReceived(id=rid, request=request):
+                try:
+                    self._in_flight_slots.acquire_nowait()
+                except trio.WouldBlock:
+                    await self._in_flight_slots.acquire()
+                nursery.start_soon(self._run_request, rid, request)
+            case ResponseReceived(id=rid, result=result):
+                pending = self._pending.pop(rid, None)
+                if pending is not None:
+                    pending.succeed(result)
+            case ErrorReceived(id=rid, error=error):
+                pending = self._pending.pop(rid, None)
+                if pending is not None:
+                    pending.fail(error)
+            case Reply(data=data):
+                self._enqueue(Outgoing(data))
+            case CancelReceived(request_id=rid, reason=reason):
+                scope = self._handlers.get(rid)
+                if scope is not None:
+                    log.debug("peer cancelled request %r: %s", rid, reason)
+                    scope.cancel()
+            case NotificationReceived(notification=notification):
+                await self._notification(notification)
+            case HandshakeComplete():
+                self.handshake_complete.set()
+            case UnmatchedResponse(id=rid):
+                log.warning("dropped a response to unknown request id %r", rid)
+            case Ignored(reason=reason):
+                log.info("ignored a message: %s", reason)
+
+    async def _notification(self, notification: Notification) -> None:
+        if isinstance(notification, ProgressNotification):
+            pending = self._progress.get(notification.progress_token)
+            if pending is not None:
+                pending.progressed()
+                if pending.on_progress is not None:
+                    total = (
+                        notification.total if isinstance(notification.total, float | int) else None
+                    )
+                    message = (
+                        notification.message if isinstance(notification.message, str) else None
+                    )
+                    outcome = pending.on_progress(notification.progress, total, message)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                return
+        if self._handle_notification is not None:
+            try:
+                outcome2 = self._handle_notification(self, notification)
+                if inspect.isawaitable(outcome2):
+                    await outcome2
+            except Exception:
+                log.exception("notification handler for %s failed", notification.METHOD)
+
+    async def _run_request(self, rid: RequestId, request: Request[Any]) -> None:
+        connection = self.connection
+        data: bytes | None = None
+        try:
+            with trio.CancelScope() as scope:
+                self._handlers[rid] = scope
+                try:
+                    if self._handle_request is None:
+                        raise InternalError("This session does not handle requests")
+                    result = await self._handle_request(
+                        RequestContext(self, rid, request, scope), request
+                    )
+                    data = connection.respond(rid, result)
+                except LocalError as exc:
+                    data = connection.respond_error(rid, InternalError(exc.message))
+                except McpError as exc:
+                    data = connection.respond_error(rid, exc)
+                except Exception as exc:
+                    log.exception("handler for %s (id %r) failed", request.METHOD, rid)
+                    data = connection.respond_error(
+                        rid, InternalError(f"{type(exc).__name__}: {exc}")
+                    )
+            if scope.cancelled_caught:
+                data = connection.drop_request(rid)
+        finally:
+            del self._handlers[rid]
+            self._in_flight_slots.release()
+        if data is not None:
+            await self._send(Outgoing(data, rid))
+
+    async def _writer(self) -> None:
+        send = self.transport.send
+        receive_nowait = self._out_receive.receive_nowait
+        try:
+            async for first in self._out_receive:
+                batch = [first]
+                while len(batch) < _WRITE_COALESCE:
+                    try:
+                        batch.append(receive_nowait())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                await send(batch)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            log.info("transport closed while writing; ending the session")
+            if self._nursery is not None:
+                self._shut(self._nursery)
+
+    # ----------------------------------------------------------- sending
+
+    def _enqueue(self, outgoing: Outgoing) -> None:
+        """Queue a frame without waiting; fall back to a task when the buffer is full."""
+        try:
+            self._out_send.send_nowait(outgoing)
+        except trio.WouldBlock:
+            if self._nursery is not None:
+                self._nursery.start_soon(self._send, outgoing)
+        except trio.ClosedResourceError:
+            pass
+
+    async def _send(self, outgoing: Outgoing) -> None:
+        try:
+            await self._out_send.send(outgoing)
+        except trio.ClosedResourceError:
+            raise ConnectionClosed("The session has ended") from None
+
+    async def notify(self, notification: Notification, *, related: RequestId | None = None) -> None:
+        """Send a notification (raises ``CapabilityNotNegotiated`` if it is not allowed)."""
+        data = self.connection.send_notification(notification)
+        await self._send(Outgoing(data, related))
+
+    async def request(
+        self,
+        request: Request[ResultT],
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        related: RequestId | None = None,
+    ) -> ResultT:
+        """Send ``request`` and wait for its result.
+
+        ``timeout`` bounds the wait and restarts on each progress notification for this request,
+        up to ``max_total_timeout`` overall. On timeout the peer is sent
+        ``notifications/cancelled`` and :class:`RequestTimeout` is raised. If the caller's own
+        scope is cancelled, the peer is sent ``notifications/cancelled`` and ``Cancelled``
+        propagates. Errors from the peer are raised as the matching :class:`McpError`.
+        """
+        if self._closed:
+            raise ConnectionClosed("The session has ended")
+        pending = PendingRequest(timeout, max_total_timeout, on_progress)
+        if on_progress is not None:
+            rid, data = self.connection.send_request(request, with_progress_token=True)
+            self._progress[rid] = pending
+        else:
+            rid, data = self.connection.send_request(request)
+        self._pending[rid] = pending
+        try:
+            await self._send(Outgoing(data, related))
+            result: ResultT = await pending.wait()
+        except trio.Cancelled:
+            # The spec forbids cancelling initialize; every other request is called off.
+            reason = None if request.METHOD == "initialize" else "The request was cancelled"
+            self._abandon(rid, reason, related)
+            raise
+        except BaseException:
+            self._abandon(rid, None, related)
+            raise
+        finally:
+            self._progress.pop(rid, None)
+        if pending.scope.cancelled_caught and not pending.answered:
+            self._abandon(rid, "The request timed out", related)
+            raise RequestTimeout(f"{request.METHOD} (id {rid}) got no response in time")
+        return result
+
+    def _abandon(self, rid: RequestId, reason: str | None, related: RequestId | None) -> None:
+        """Stop waiting for ``rid``; with a ``reason``, tell the peer to stop working on it."""
+        if self._pending.pop(rid, None) is None:
+            return
+        self.connection.forget_request(rid)
+        if reason is not None and not self._closed:
+            cancel = CancelledNotification(request_id=rid, reason=reason)
+            try:
+                data = self.connection.send_notification(cancel)
+            except McpError:
+                return
+            self._enqueue(Outgoing(data, related))
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """Send ``ping`` and wait for the answer."""
+        await self.request(PingRequest(), timeout=timeout)
+
+    # ----------------------------------------------------------- introspection
+
+    def statistics(self) -> SessionStatistics:
+        return SessionStatistics(
+            in_flight_incoming=len(self._handlers),
+            pending_outgoing=len(self._pending),
+            queued_outgoing=self._out_send.statistics().current_buffer_used,
+        )
+
+
+class SessionStatistics(msgspec.Struct, frozen=True):
+    """A snapshot of a session's load."""
+
+    in_flight_incoming: int
+    pending_outgoing: int
+    queued_outgoing: int

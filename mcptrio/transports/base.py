@@ -1,0 +1,63 @@
+"""The one small interface every transport implements.
+
+A transport moves whole frames (one encoded JSON-RPC message, or a 2025-03-26 batch) between
+the session and its peer. It knows nothing of JSON-RPC: framing, size limits and the byte
+stream or HTTP exchange underneath are its only concerns.
+
+- :meth:`Transport.receive` returns the next frame. A frame larger than the transport's limit is
+  not buffered whole: the transport skips its bytes and returns :class:`OversizedFrame` so the
+  session can answer with an error and carry on. At the clean end of input it raises
+  ``trio.EndOfChannel``; a broken connection raises ``trio.BrokenResourceError``.
+- :meth:`Transport.send` writes one or more frames, in order. Each is tagged with the id of the
+  request it relates to (or ``None``), which HTTP transports use to pick the stream it goes on.
+  Writing to a closed or broken peer raises ``trio.BrokenResourceError`` or
+  ``trio.ClosedResourceError``.
+- :meth:`Transport.aclose` releases the transport. It is idempotent.
+
+The session calls ``receive`` from one task and ``send`` from one other task, never
+concurrently with themselves, so a transport needs no locking of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
+
+from ..protocol.base import RequestId
+
+__all__ = ["DEFAULT_MAX_FRAME_SIZE", "Frame", "Outgoing", "OversizedFrame", "Transport"]
+
+#: The default limit on one incoming frame: 4 MiB.
+DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
+
+
+class OversizedFrame(NamedTuple):
+    """Stands in for a frame that was over the size limit and was dropped unread."""
+
+    limit: int
+
+
+Frame = bytes | OversizedFrame
+
+
+class Outgoing(NamedTuple):
+    """One encoded frame to send, and the request it relates to, if any."""
+
+    data: bytes
+    related: RequestId | None = None
+
+
+class Transport(Protocol):
+    """Moves frames between a session and its peer."""
+
+    async def receive(self) -> Frame:
+        """The next incoming frame; ``trio.EndOfChannel`` at the end of input."""
+        ...
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        """Write ``frames`` in order."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the transport; safe to call more than once."""
+        ...

@@ -1,21 +1,62 @@
 """mcptrio: a Trio-native, structured-concurrency runtime for the Model Context Protocol.
 
-The names here are the curated public API; ``tests/test_exports.py`` guards them.
+The names here are the curated public API; ``tests/test_exports.py`` guards them. They load
+lazily, so that ``import mcptrio.protocol`` (the sans-IO core) does not import trio.
 """
 
-from .client import Client as Client
-from .client import open_client as open_client
-from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
-from .protocol.errors import ConnectionClosed as ConnectionClosed
-from .protocol.errors import InternalError as InternalError
-from .protocol.errors import InvalidParams as InvalidParams
-from .protocol.errors import InvalidRequest as InvalidRequest
-from .protocol.errors import McpError as McpError
-from .protocol.errors import MethodNotFound as MethodNotFound
-from .protocol.errors import RequestTimeout as RequestTimeout
-from .protocol.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
-from .runtime.context import RequestContext as RequestContext
-from .runtime.session import Session as Session
-from .server import Server as Server
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "CapabilityNotNegotiated": "mcptrio.protocol.errors",
+    "Client": "mcptrio.client",
+    "ConnectionClosed": "mcptrio.protocol.errors",
+    "InternalError": "mcptrio.protocol.errors",
+    "InvalidParams": "mcptrio.protocol.errors",
+    "InvalidRequest": "mcptrio.protocol.errors",
+    "McpError": "mcptrio.protocol.errors",
+    "MethodNotFound": "mcptrio.protocol.errors",
+    "ParseError": "mcptrio.protocol.errors",
+    "RequestContext": "mcptrio.runtime.context",
+    "RequestTimeout": "mcptrio.protocol.errors",
+    "Server": "mcptrio.server",
+    "Session": "mcptrio.runtime.session",
+    "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
+    "open_client": "mcptrio.client",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .client import Client as Client
+    from .client import open_client as open_client
+    from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
+    from .protocol.errors import ConnectionClosed as ConnectionClosed
+    from .protocol.errors import InternalError as InternalError
+    from .protocol.errors import InvalidParams as InvalidParams
+    from .protocol.errors import InvalidRequest as InvalidRequest
+    from .protocol.errors import McpError as McpError
+    from .protocol.errors import MethodNotFound as MethodNotFound
+    from .protocol.errors import ParseError as ParseError
+    from .protocol.errors import RequestTimeout as RequestTimeout
+    from .protocol.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
+    from .runtime.context import RequestContext as RequestContext
+    from .runtime.session import Session as Session
+    from .server import Server as Server
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcptrio' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return [*globals(), *__all__]

@@ -12,6 +12,8 @@ Three kinds of typed message body exist on the wire, and each has a base here:
 Every struct uses camelCase on the wire, leaves out fields that are ``UNSET`` or at their default
 (``omit_defaults``), and tolerates unknown fields when decoding, as the spec asks of receivers.
 The ``_meta`` member is spelled out explicitly because ``rename="camel"`` would not produce it.
+msgspec applies ``kw_only`` only to the fields a class declares itself, so every subclass that
+adds a required field repeats ``kw_only=True``.
 """
 
 from __future__ import annotations

@@ -273,7 +273,9 @@ class Connection:
             raise InvalidRequest(f"Received {method!r} before initialization")
         if revision is not None and method == "initialize":
             raise InvalidRequest("The session is already initialized")
-        if spec.capability_of == self.role and not self._gate_open(spec, self.capabilities):
+        if spec.gate_owner(self.peer_role) == self.role and not self._gate_open(
+            spec, self.capabilities
+        ):
             raise MethodNotFound(
                 f"Method not supported: {method} (capability {'.'.join(spec.capability or ())}"
                 " was not declared)"
@@ -281,9 +283,7 @@ class Connection:
         return spec
 
     def _gate_open(self, spec: MethodSpec, capabilities: Any) -> bool:
-        if spec.capability is None:
-            return True
-        if spec.capability_since is not None and (self.revision or "") < spec.capability_since:
+        if spec.capability is None or not spec.gated_in(self.revision or ""):
             return True
         return capability_declared(capabilities, spec.capability)
 
@@ -410,9 +410,10 @@ class Connection:
             return
         if revision not in spec.revisions:
             raise CapabilityNotNegotiated(f"{method!r} does not exist in revision {revision}")
-        owner = self.capabilities if spec.capability_of == self.role else self.peer_capabilities
-        if spec.capability_of is not None and not self._gate_open(spec, owner):
-            whose = "this side" if spec.capability_of == self.role else f"the {self.peer_role}"
+        gate_owner = spec.gate_owner(self.role)
+        owner = self.capabilities if gate_owner == self.role else self.peer_capabilities
+        if gate_owner is not None and not self._gate_open(spec, owner):
+            whose = "this side" if gate_owner == self.role else f"the {self.peer_role}"
             raise CapabilityNotNegotiated(
                 f"Cannot send {method!r}: {whose} did not declare"
                 f" capability {'.'.join(spec.capability or ())}"

@@ -1,0 +1,251 @@
+"""Lifecycle: implementation info, capabilities, ``initialize``, ``ping``, cancel and progress.
+
+- :class:`Implementation`: ``name`` + ``version`` (2024-11-05); ``title`` (2025-06-18);
+  ``description``, ``icons``, ``websiteUrl`` (2025-11-25).
+- :class:`ClientCapabilities`: ``experimental``, ``roots`` and ``sampling`` (2024-11-05),
+  ``elicitation`` (2025-06-18; ``form`` / ``url`` modes in 2025-11-25), ``tasks`` (2025-11-25).
+  ``sampling`` gained ``context`` and ``tools`` in 2025-11-25.
+- :class:`ServerCapabilities`: ``experimental``, ``logging``, ``prompts``, ``resources``,
+  ``tools`` (2024-11-05), ``completions`` (2025-03-26), ``tasks`` (2025-11-25).
+- ``initialize`` (:class:`InitializeRequest` -> :class:`InitializeResult`),
+  ``notifications/initialized`` (:class:`InitializedNotification`), ``ping``
+  (:class:`PingRequest` -> :class:`~mcptrio.protocol.base.EmptyResult`),
+  ``notifications/cancelled`` (:class:`CancelledNotification`; ``requestId`` became optional in
+  2025-11-25) and ``notifications/progress`` (:class:`ProgressNotification`; ``message`` is
+  2025-03-26+).
+
+Capabilities whose schema is an open object (``logging``, ``completions``, ``sampling.context``,
+``elicitation.form``, the ``tasks`` leaves, ``experimental`` entries) are ``dict[str, Any]``: a
+declared ``{}`` round-trips as ``{}`` and stays distinct from an absent member. Capabilities
+with known keys have their own structs; an empty struct encodes as ``{}`` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..base import (
+    UNSET,
+    EmptyResult,
+    Notification,
+    ProgressToken,
+    Request,
+    RequestId,
+    Result,
+    UnsetType,
+    WireStruct,
+)
+from .common import BaseMetadata
+from .content import Icon
+
+__all__ = [
+    "CancelledNotification",
+    "ClientCapabilities",
+    "ClientTaskRequestsCapability",
+    "ClientTasksCapability",
+    "ElicitationCapability",
+    "Implementation",
+    "InitializeRequest",
+    "InitializeResult",
+    "InitializedNotification",
+    "PingRequest",
+    "ProgressNotification",
+    "PromptsCapability",
+    "ResourcesCapability",
+    "RootsCapability",
+    "SamplingCapability",
+    "ServerCapabilities",
+    "ServerTaskRequestsCapability",
+    "ServerTasksCapability",
+    "TaskElicitationCapability",
+    "TaskSamplingCapability",
+    "TaskToolsCapability",
+    "ToolsCapability",
+]
+
+
+class Implementation(BaseMetadata, kw_only=True):
+    """The name and version of an MCP client or server (``clientInfo`` / ``serverInfo``)."""
+
+    version: str
+    description: str | UnsetType = UNSET
+    icons: list[Icon] | UnsetType = UNSET
+    website_url: str | UnsetType = UNSET
+
+
+# --- client capabilities -----------------------------------------------------------------
+
+
+class RootsCapability(WireStruct, kw_only=True):
+    """Client ``roots``: the client can list roots; ``listChanged`` if it notifies changes."""
+
+    list_changed: bool | UnsetType = UNSET
+
+
+class SamplingCapability(WireStruct, kw_only=True):
+    """Client ``sampling``: ``{}`` before 2025-11-25; then optional ``context`` and ``tools``."""
+
+    context: dict[str, Any] | UnsetType = UNSET
+    tools: dict[str, Any] | UnsetType = UNSET
+
+
+class ElicitationCapability(WireStruct, kw_only=True):
+    """Client ``elicitation`` (2025-06-18+): ``{}`` means form mode only; ``form`` / ``url``
+    (2025-11-25) name the supported modes."""
+
+    form: dict[str, Any] | UnsetType = UNSET
+    url: dict[str, Any] | UnsetType = UNSET
+
+
+class TaskSamplingCapability(WireStruct, kw_only=True):
+    """``tasks.requests.sampling`` of a client: ``createMessage`` may be task-augmented."""
+
+    create_message: dict[str, Any] | UnsetType = UNSET
+
+
+class TaskElicitationCapability(WireStruct, kw_only=True):
+    """``tasks.requests.elicitation`` of a client: ``create`` may be task-augmented."""
+
+    create: dict[str, Any] | UnsetType = UNSET
+
+
+class ClientTaskRequestsCapability(WireStruct, kw_only=True):
+    """``tasks.requests`` of a client: which server requests it accepts as tasks."""
+
+    sampling: TaskSamplingCapability | UnsetType = UNSET
+    elicitation: TaskElicitationCapability | UnsetType = UNSET
+
+
+class ClientTasksCapability(WireStruct, kw_only=True):
+    """Client ``tasks`` (2025-11-25): ``list``, ``cancel`` and task-augmentable ``requests``."""
+
+    cancel: dict[str, Any] | UnsetType = UNSET
+    requests: ClientTaskRequestsCapability | UnsetType = UNSET
+    list: dict[str, Any] | UnsetType = UNSET
+
+
+class ClientCapabilities(WireStruct, kw_only=True):
+    """What a client supports, sent in ``initialize``."""
+
+    experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
+    roots: RootsCapability | UnsetType = UNSET
+    sampling: SamplingCapability | UnsetType = UNSET
+    elicitation: ElicitationCapability | UnsetType = UNSET
+    tasks: ClientTasksCapability | UnsetType = UNSET
+
+
+# --- server capabilities -----------------------------------------------------------------
+
+
+class PromptsCapability(WireStruct, kw_only=True):
+    """Server ``prompts``; ``listChanged`` if it sends ``notifications/prompts/list_changed``."""
+
+    list_changed: bool | UnsetType = UNSET
+
+
+class ResourcesCapability(WireStruct, kw_only=True):
+    """Server ``resources``; ``subscribe`` for subscriptions, ``listChanged`` for list changes."""
+
+    subscribe: bool | UnsetType = UNSET
+    list_changed: bool | UnsetType = UNSET
+
+
+class ToolsCapability(WireStruct, kw_only=True):
+    """Server ``tools``; ``listChanged`` if it sends ``notifications/tools/list_changed``."""
+
+    list_changed: bool | UnsetType = UNSET
+
+
+class TaskToolsCapability(WireStruct, kw_only=True):
+    """``tasks.requests.tools`` of a server: ``call`` may be task-augmented."""
+
+    call: dict[str, Any] | UnsetType = UNSET
+
+
+class ServerTaskRequestsCapability(WireStruct, kw_only=True):
+    """``tasks.requests`` of a server: which client requests it accepts as tasks."""
+
+    tools: TaskToolsCapability | UnsetType = UNSET
+
+
+class ServerTasksCapability(WireStruct, kw_only=True):
+    """Server ``tasks`` (2025-11-25): ``list``, ``cancel`` and task-augmentable ``requests``."""
+
+    cancel: dict[str, Any] | UnsetType = UNSET
+    requests: ServerTaskRequestsCapability | UnsetType = UNSET
+    list: dict[str, Any] | UnsetType = UNSET
+
+
+class ServerCapabilities(WireStruct, kw_only=True):
+    """What a server supports, returned from ``initialize``."""
+
+    experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
+    logging: dict[str, Any] | UnsetType = UNSET
+    completions: dict[str, Any] | UnsetType = UNSET
+    prompts: PromptsCapability | UnsetType = UNSET
+    resources: ResourcesCapability | UnsetType = UNSET
+    tools: ToolsCapability | UnsetType = UNSET
+    tasks: ServerTasksCapability | UnsetType = UNSET
+
+
+# --- initialize, ping, cancel, progress -----------------------------------------------------
+
+
+class InitializeResult(Result, kw_only=True):
+    """The server's answer to ``initialize``: the revision it chose and what it supports."""
+
+    protocol_version: str
+    capabilities: ServerCapabilities
+    server_info: Implementation
+    instructions: str | UnsetType = UNSET
+
+
+class InitializeRequest(Request[InitializeResult], kw_only=True):
+    """``initialize``: the first request a client sends."""
+
+    METHOD: ClassVar[str] = "initialize"
+    RESULT: ClassVar[type[Result]] = InitializeResult
+
+    protocol_version: str
+    capabilities: ClientCapabilities
+    client_info: Implementation
+
+
+class InitializedNotification(Notification, kw_only=True):
+    """``notifications/initialized``: the client finished initialization (params optional)."""
+
+    METHOD: ClassVar[str] = "notifications/initialized"
+
+
+class PingRequest(Request[EmptyResult], kw_only=True):
+    """``ping``: either side checks the other is alive; the answer is ``{}``."""
+
+    METHOD: ClassVar[str] = "ping"
+    RESULT: ClassVar[type[Result]] = EmptyResult
+
+
+class CancelledNotification(Notification, kw_only=True):
+    """``notifications/cancelled``: the sender cancels one of its in-flight requests.
+
+    ``requestId`` is required up to 2025-06-18 and optional in 2025-11-25 (where this
+    notification must not be used for tasks).
+    """
+
+    METHOD: ClassVar[str] = "notifications/cancelled"
+
+    request_id: RequestId | UnsetType = UNSET
+    reason: str | UnsetType = UNSET
+
+
+class ProgressNotification(Notification, kw_only=True):
+    """``notifications/progress``: progress of a request that carried ``_meta.progressToken``.
+
+    ``message`` is 2025-03-26+.
+    """
+
+    METHOD: ClassVar[str] = "notifications/progress"
+
+    progress_token: ProgressToken
+    progress: float
+    total: float | UnsetType = UNSET
+    message: str | UnsetType = UNSET

@@ -1,0 +1,86 @@
+"""Prompts: :class:`Prompt`, :class:`PromptArgument`, :class:`PromptMessage` and the methods
+``prompts/list``, ``prompts/get`` and ``notifications/prompts/list_changed`` (all 2024-11-05).
+
+Revision notes: prompt message content gained audio in 2025-03-26 and became the full
+:data:`~mcptrio.protocol.types.content.ContentBlock` (with resource links) in 2025-06-18, which
+also added ``title`` to prompts and arguments and ``_meta`` to prompts. ``icons`` on prompts is
+2025-11-25.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..base import UNSET, Meta, Notification, Request, Result, UnsetType, WireStruct, meta_field
+from .common import BaseMetadata, PaginatedRequest, PaginatedResult
+from .content import ContentBlock, Icon, Role
+
+__all__ = [
+    "GetPromptRequest",
+    "GetPromptResult",
+    "ListPromptsRequest",
+    "ListPromptsResult",
+    "Prompt",
+    "PromptArgument",
+    "PromptListChangedNotification",
+    "PromptMessage",
+]
+
+
+class PromptArgument(BaseMetadata, kw_only=True):
+    """An argument a prompt template accepts."""
+
+    description: str | UnsetType = UNSET
+    required: bool | UnsetType = UNSET
+
+
+class Prompt(BaseMetadata, kw_only=True):
+    """A prompt or prompt template the server offers."""
+
+    description: str | UnsetType = UNSET
+    arguments: list[PromptArgument] | UnsetType = UNSET
+    icons: list[Icon] | UnsetType = UNSET
+    meta: Meta | UnsetType = meta_field()
+
+
+class PromptMessage(WireStruct, kw_only=True):
+    """One message of a prompt."""
+
+    role: Role
+    content: ContentBlock
+
+
+class ListPromptsResult(PaginatedResult, kw_only=True):
+    """The result of ``prompts/list``."""
+
+    prompts: list[Prompt]
+
+
+class ListPromptsRequest(PaginatedRequest[ListPromptsResult], kw_only=True):
+    """``prompts/list``: list the server's prompts (paginated)."""
+
+    METHOD: ClassVar[str] = "prompts/list"
+    RESULT: ClassVar[type[Result]] = ListPromptsResult
+
+
+class GetPromptResult(Result, kw_only=True):
+    """The result of ``prompts/get``."""
+
+    messages: list[PromptMessage]
+    description: str | UnsetType = UNSET
+
+
+class GetPromptRequest(Request[GetPromptResult], kw_only=True):
+    """``prompts/get``: render a prompt with string ``arguments``."""
+
+    METHOD: ClassVar[str] = "prompts/get"
+    RESULT: ClassVar[type[Result]] = GetPromptResult
+
+    name: str
+    arguments: dict[str, str] | UnsetType = UNSET
+
+
+class PromptListChangedNotification(Notification, kw_only=True):
+    """``notifications/prompts/list_changed``: the prompt list changed (params optional)."""
+
+    METHOD: ClassVar[str] = "notifications/prompts/list_changed"

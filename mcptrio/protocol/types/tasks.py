@@ -1,0 +1,197 @@
+"""Tasks (2025-11-25 only, experimental core feature).
+
+A requestor (client or server) augments a request with ``params.task`` (:class:`TaskMetadata`);
+the receiver answers at once with :class:`CreateTaskResult` and the real result is fetched
+later with ``tasks/result``. Everything in this module exists only in 2025-11-25:
+
+- data: :class:`Task`, :data:`TaskStatus`, :class:`TaskMetadata`, :class:`RelatedTaskMetadata`;
+- ``tasks/get`` (:class:`GetTaskRequest` -> :class:`GetTaskResult`, a result that *is* a task),
+  ``tasks/result`` (:class:`GetTaskPayloadRequest` -> :class:`GetTaskPayloadResult`),
+  ``tasks/list`` (:class:`ListTasksRequest` -> :class:`ListTasksResult`),
+  ``tasks/cancel`` (:class:`CancelTaskRequest` -> :class:`CancelTaskResult`);
+- ``notifications/tasks/status`` (:class:`TaskStatusNotification`, params = a task);
+- :class:`CreateTaskResult`, the answer to a task-augmented request.
+
+``GetTaskResult``, ``CancelTaskResult`` and ``TaskStatusNotification`` are flat
+``Result & Task`` / ``NotificationParams & Task`` objects in the schema, so they repeat the task
+fields; ``from_task`` / ``task`` convert between them and :class:`Task`.
+
+``tasks/result`` returns exactly what the original request would have returned, so its result
+has no fixed shape: :class:`GetTaskPayloadResult` only knows ``_meta``. A caller that needs the
+payload decodes the raw result with the original request's ``RESULT`` type instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
+
+from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
+from .common import PaginatedRequest, PaginatedResult
+
+__all__ = [
+    "MODEL_IMMEDIATE_RESPONSE_META_KEY",
+    "RELATED_TASK_META_KEY",
+    "CancelTaskRequest",
+    "CancelTaskResult",
+    "CreateTaskResult",
+    "GetTaskPayloadRequest",
+    "GetTaskPayloadResult",
+    "GetTaskRequest",
+    "GetTaskResult",
+    "ListTasksRequest",
+    "ListTasksResult",
+    "RelatedTaskMetadata",
+    "Task",
+    "TaskMetadata",
+    "TaskStatus",
+    "TaskStatusNotification",
+]
+
+#: ``_meta`` key that ties a message to a task: ``{"taskId": ...}``.
+RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task"
+#: Optional ``_meta`` key of a :class:`CreateTaskResult`: a non-binding immediate answer.
+MODEL_IMMEDIATE_RESPONSE_META_KEY = "io.modelcontextprotocol/model-immediate-response"
+
+#: The state of a task. ``completed``, ``failed`` and ``cancelled`` are terminal.
+TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
+
+_T = TypeVar("_T", bound="_TaskShaped")
+
+
+class TaskMetadata(WireStruct, kw_only=True):
+    """``params.task`` of a task-augmented request: the requested ``ttl`` in milliseconds."""
+
+    ttl: int | UnsetType = UNSET
+
+
+class RelatedTaskMetadata(WireStruct, kw_only=True):
+    """The value under ``_meta["io.modelcontextprotocol/related-task"]``."""
+
+    task_id: str
+
+
+class Task(WireStruct, kw_only=True):
+    """The state of a task.
+
+    ``createdAt`` / ``lastUpdatedAt`` are ISO 8601 timestamps; ``ttl`` (ms, ``None`` for
+    unlimited) is required but nullable; ``pollInterval`` is a suggested polling delay in ms.
+    """
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl: int | None
+    status_message: str | UnsetType = UNSET
+    poll_interval: int | UnsetType = UNSET
+
+
+_TASK_FIELDS = Task.__struct_fields__
+
+
+def _task_kwargs(obj: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in _TASK_FIELDS}
+
+
+class _TaskShaped:
+    """Conversions shared by the flat ``... & Task`` types (a plain mixin, no fields)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_task(cls: type[_T], task: Task, **extra: Any) -> _T:
+        """Build this object from ``task`` (plus ``meta=`` etc. in ``extra``)."""
+        return cls(**_task_kwargs(task), **extra)
+
+    @property
+    def task(self) -> Task:
+        """The task fields of this object as a :class:`Task`."""
+        return Task(**_task_kwargs(self))
+
+
+class CreateTaskResult(Result, kw_only=True):
+    """The immediate answer to a task-augmented request (not in the schema's result unions)."""
+
+    task: Task
+
+
+class GetTaskResult(_TaskShaped, Result, kw_only=True):
+    """The result of ``tasks/get``: the task's current state."""
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl: int | None
+    status_message: str | UnsetType = UNSET
+    poll_interval: int | UnsetType = UNSET
+
+
+class GetTaskRequest(Request[GetTaskResult], kw_only=True):
+    """``tasks/get``: poll a task's state."""
+
+    METHOD: ClassVar[str] = "tasks/get"
+    RESULT: ClassVar[type[Result]] = GetTaskResult
+
+    task_id: str
+
+
+class GetTaskPayloadResult(Result, kw_only=True):
+    """The result of ``tasks/result``: the original request's result (see module docstring)."""
+
+
+class GetTaskPayloadRequest(Request[GetTaskPayloadResult], kw_only=True):
+    """``tasks/result``: wait for a task to finish and get what the original request returns."""
+
+    METHOD: ClassVar[str] = "tasks/result"
+    RESULT: ClassVar[type[Result]] = GetTaskPayloadResult
+
+    task_id: str
+
+
+class ListTasksResult(PaginatedResult, kw_only=True):
+    """The result of ``tasks/list``."""
+
+    tasks: list[Task]
+
+
+class ListTasksRequest(PaginatedRequest[ListTasksResult], kw_only=True):
+    """``tasks/list``: list the requestor's tasks (paginated)."""
+
+    METHOD: ClassVar[str] = "tasks/list"
+    RESULT: ClassVar[type[Result]] = ListTasksResult
+
+
+class CancelTaskResult(_TaskShaped, Result, kw_only=True):
+    """The result of ``tasks/cancel``: the task, now ``cancelled``."""
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl: int | None
+    status_message: str | UnsetType = UNSET
+    poll_interval: int | UnsetType = UNSET
+
+
+class CancelTaskRequest(Request[CancelTaskResult], kw_only=True):
+    """``tasks/cancel``: cancel a task that is not yet terminal."""
+
+    METHOD: ClassVar[str] = "tasks/cancel"
+    RESULT: ClassVar[type[Result]] = CancelTaskResult
+
+    task_id: str
+
+
+class TaskStatusNotification(_TaskShaped, Notification, kw_only=True):
+    """``notifications/tasks/status``: a task changed state (optional; params = the task)."""
+
+    METHOD: ClassVar[str] = "notifications/tasks/status"
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl: int | None
+    status_message: str | UnsetType = UNSET
+    poll_interval: int | UnsetType = UNSET

@@ -1,0 +1,106 @@
+"""Tools: :class:`Tool` and its annotations, ``tools/list``, ``tools/call`` and list changes.
+
+Revision notes:
+
+- 2024-11-05: ``Tool{name, description?, inputSchema}``; ``CallToolResult{content, isError?}``
+  with text, image and embedded-resource content.
+- 2025-03-26: :class:`ToolAnnotations`; audio content.
+- 2025-06-18: ``title``, ``outputSchema``, ``_meta`` on :class:`Tool`;
+  ``structuredContent`` on :class:`CallToolResult`; resource links in content.
+- 2025-11-25: ``icons`` and ``execution`` (:class:`ToolExecution`, ``taskSupport``) on
+  :class:`Tool`; ``task`` on :class:`CallToolRequest` (the answer is then a
+  :class:`~mcptrio.protocol.types.tasks.CreateTaskResult`).
+
+``inputSchema`` and ``outputSchema`` are arbitrary JSON Schema objects and are kept as
+``dict[str, Any]`` so they survive a round trip untouched (``$schema`` included).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from ..base import UNSET, Meta, Notification, Request, Result, UnsetType, WireStruct, meta_field
+from .common import BaseMetadata, PaginatedRequest, PaginatedResult
+from .content import ContentBlock, Icon
+from .tasks import TaskMetadata
+
+__all__ = [
+    "CallToolRequest",
+    "CallToolResult",
+    "ListToolsRequest",
+    "ListToolsResult",
+    "Tool",
+    "ToolAnnotations",
+    "ToolExecution",
+    "ToolListChangedNotification",
+]
+
+
+class ToolAnnotations(WireStruct, kw_only=True):
+    """Hints about a tool's behaviour (2025-03-26+); untrusted unless the server is trusted.
+
+    Defaults when absent: ``readOnlyHint`` false, ``destructiveHint`` true, ``idempotentHint``
+    false, ``openWorldHint`` true.
+    """
+
+    title: str | UnsetType = UNSET
+    read_only_hint: bool | UnsetType = UNSET
+    destructive_hint: bool | UnsetType = UNSET
+    idempotent_hint: bool | UnsetType = UNSET
+    open_world_hint: bool | UnsetType = UNSET
+
+
+class ToolExecution(WireStruct, kw_only=True):
+    """How a tool may be run (2025-11-25): ``taskSupport`` defaults to ``"forbidden"``."""
+
+    task_support: Literal["forbidden", "optional", "required"] | UnsetType = UNSET
+
+
+class Tool(BaseMetadata, kw_only=True):
+    """A tool the client can call."""
+
+    input_schema: dict[str, Any]
+    description: str | UnsetType = UNSET
+    output_schema: dict[str, Any] | UnsetType = UNSET
+    annotations: ToolAnnotations | UnsetType = UNSET
+    execution: ToolExecution | UnsetType = UNSET
+    icons: list[Icon] | UnsetType = UNSET
+    meta: Meta | UnsetType = meta_field()
+
+
+class ListToolsResult(PaginatedResult, kw_only=True):
+    """The result of ``tools/list``."""
+
+    tools: list[Tool]
+
+
+class ListToolsRequest(PaginatedRequest[ListToolsResult], kw_only=True):
+    """``tools/list``: list the server's tools (paginated)."""
+
+    METHOD: ClassVar[str] = "tools/list"
+    RESULT: ClassVar[type[Result]] = ListToolsResult
+
+
+class CallToolResult(Result, kw_only=True):
+    """The result of ``tools/call``. Tool errors are reported with ``isError: true``."""
+
+    content: list[ContentBlock]
+    structured_content: dict[str, Any] | UnsetType = UNSET
+    is_error: bool | UnsetType = UNSET
+
+
+class CallToolRequest(Request[CallToolResult], kw_only=True):
+    """``tools/call``: invoke a tool."""
+
+    METHOD: ClassVar[str] = "tools/call"
+    RESULT: ClassVar[type[Result]] = CallToolResult
+
+    name: str
+    arguments: dict[str, Any] | UnsetType = UNSET
+    task: TaskMetadata | UnsetType = UNSET
+
+
+class ToolListChangedNotification(Notification, kw_only=True):
+    """``notifications/tools/list_changed``: the server's tool list changed (params optional)."""
+
+    METHOD: ClassVar[str] = "notifications/tools/list_changed"

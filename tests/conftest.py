@@ -1,0 +1,75 @@
+"""Shared test helpers: a transport tap that records every frame, and session wiring."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+import mcptrio
+from mcptrio.transports.base import Frame, Outgoing, Transport
+from mcptrio.transports.memory import memory_transport_pair
+
+
+class RecordingTransport:
+    """Wraps a transport and keeps every frame it sends and receives, decoded as JSON."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.sent: list[Any] = []
+        self.received: list[Any] = []
+
+    async def receive(self) -> Frame:
+        frame = await self.inner.receive()
+        if isinstance(frame, bytes):
+            self.received.append(json.loads(frame))
+        return frame
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        for frame in frames:
+            self.sent.append(json.loads(frame.data))
+        await self.inner.send(frames)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Wire:
+    """Both directions of one in-memory session, as the client end saw them."""
+
+    def __init__(self, tap: RecordingTransport) -> None:
+        self.tap = tap
+
+    @property
+    def client_to_server(self) -> list[Any]:
+        return self.tap.sent
+
+    @property
+    def server_to_client(self) -> list[Any]:
+        return self.tap.received
+
+    def methods_sent_by_client(self) -> list[str]:
+        return [m["method"] for m in self.tap.sent if "method" in m]
+
+    def methods_sent_by_server(self) -> list[str]:
+        return [m["method"] for m in self.tap.received if "method" in m]
+
+
+@asynccontextmanager
+async def open_recorded_client(
+    server: mcptrio.Server, **kwargs: Any
+) -> AsyncIterator[tuple[mcptrio.Client, Wire, mcptrio.Session]]:
+    """An in-memory client of ``server`` whose wire traffic is recorded.
+
+    Yields the client, the recorded wire, and the server's session.
+    """
+    client_end, server_end = memory_transport_pair()
+    tap = RecordingTransport(client_end)
+    async with trio.open_nursery() as nursery:
+        server_session = await nursery.start(server.serve_session, server_end)
+        async with mcptrio.open_client(tap, **kwargs) as client:
+            yield client, Wire(tap), server_session
+        nursery.cancel_scope.cancel()

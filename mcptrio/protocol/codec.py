@@ -84,6 +84,10 @@ class _ErrorOut(msgspec.Struct):
     error: ErrorObject
 
 
+# What msgspec raises for bytes it cannot decode: malformed JSON, invalid UTF-8 in a string,
+# and nesting deeper than its recursion limit.
+_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
 _encoder = msgspec.json.Encoder()
 _frame_decoder: msgspec.json.Decoder[Envelope | list[msgspec.Raw]] = msgspec.json.Decoder(
     Envelope | list[msgspec.Raw]
@@ -129,7 +133,7 @@ def decode_frame(frame: bytes) -> Envelope | list[msgspec.Raw]:
         return _frame_decoder.decode(frame)
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"Not a JSON-RPC message: {exc}", salvage_id(frame)) from None
-    except msgspec.DecodeError as exc:
+    except _UNDECODABLE as exc:
         raise ParseError(f"Parse error: {exc}") from None
 
 
@@ -139,13 +143,15 @@ def decode_item(item: msgspec.Raw) -> Envelope:
         return _item_decoder.decode(item)
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"Not a JSON-RPC message: {exc}", salvage_id(item)) from None
+    except _UNDECODABLE as exc:
+        raise InvalidRequest(f"Undecodable batch item: {exc}") from None
 
 
 def salvage_id(data: bytes | msgspec.Raw) -> RequestId | None:
     """The ``id`` of a malformed message, when one can still be read (for the error response)."""
     try:
         value = _any_decoder.decode(data)
-    except msgspec.DecodeError:
+    except _UNDECODABLE:
         return None
     if isinstance(value, dict):
         rid = value.get("id")
@@ -171,9 +177,7 @@ def decode_body(raw: msgspec.Raw | UnsetType, body_type: type[T]) -> T:
         if raw is UNSET:
             return msgspec.convert({}, body_type)
         return _decoder_for(body_type).decode(raw)
-    except msgspec.DecodeError as exc:
-        raise InvalidParams(f"Invalid params: {exc}") from None
-    except msgspec.ValidationError as exc:
+    except _UNDECODABLE as exc:
         raise InvalidParams(f"Invalid params: {exc}") from None
 
 
@@ -181,6 +185,6 @@ def decode_error(raw: msgspec.Raw) -> McpError:
     """The ``error`` of an error response, rebuilt as the matching :class:`McpError`."""
     try:
         obj = _error_decoder.decode(raw)
-    except msgspec.DecodeError as exc:
+    except _UNDECODABLE as exc:
         return InvalidRequest(f"Malformed error response: {exc}")
     return McpError.from_wire(obj.code, obj.message, obj.data)

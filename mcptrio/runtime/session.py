@@ -91,6 +91,12 @@ class Session:
         self._progress: dict[int | str, PendingRequest] = {}
         self._nursery: trio.Nursery | None = None
         self._closed = False
+        # Frames handed to the writer and not yet written; the fast path below may only skip
+        # the writer when this is zero, or it would overtake them.
+        self._queued = 0
+        self._send_nowait: Callable[[Outgoing], bool] | None = getattr(
+            transport, "send_nowait", None
+        )
         #: Set once the handshake completes (the revision is negotiated).
         self.handshake_complete = trio.Event()
         #: Set when the session has ended.
@@ -150,7 +156,10 @@ class Session:
                     self._in_flight_slots.acquire_nowait()
                 except trio.WouldBlock:
                     await self._in_flight_slots.acquire()
-                nursery.start_soon(self._run_request, rid, request)
+                # The scope is registered before the task starts, so a cancellation that
+                # arrives before the task first runs (later in the same batch) still lands.
+                handler_scope = self._handlers[rid] = trio.CancelScope()
+                nursery.start_soon(self._run_request, rid, request, handler_scope)
             case ResponseReceived(id=rid, result=result):
                 pending = self._pending.pop(rid, None)
                 if pending is not None:
@@ -199,12 +208,13 @@ class Session:
             except Exception:
                 log.exception("notification handler for %s failed", notification.METHOD)
 
-    async def _run_request(self, rid: RequestId, request: Request[Any]) -> None:
+    async def _run_request(
+        self, rid: RequestId, request: Request[Any], scope: trio.CancelScope
+    ) -> None:
         connection = self.connection
         data: bytes | None = None
         try:
-            with trio.CancelScope() as scope:
-                self._handlers[rid] = scope
+            with scope:
                 try:
                     if self._handle_request is None:
                         raise InternalError("This session does not handle requests")
@@ -227,7 +237,10 @@ class Session:
             del self._handlers[rid]
             self._in_flight_slots.release()
         if data is not None:
-            await self._send(Outgoing(data, rid))
+            try:
+                await self._send(Outgoing(data, rid))
+            except ConnectionClosed:
+                log.debug("session ended before the answer to %r could be sent", rid)
 
     async def _writer(self) -> None:
         send = self.transport.send
@@ -241,6 +254,7 @@ class Session:
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
                 await send(batch)
+                self._queued -= len(batch)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.info("transport closed while writing; ending the session")
             if self._nursery is not None:
@@ -250,19 +264,39 @@ class Session:
 
     def _enqueue(self, outgoing: Outgoing) -> None:
         """Queue a frame without waiting; fall back to a task when the buffer is full."""
+        if self._direct(outgoing):
+            return
         try:
             self._out_send.send_nowait(outgoing)
+            self._queued += 1
         except trio.WouldBlock:
             if self._nursery is not None:
                 self._nursery.start_soon(self._send, outgoing)
         except trio.ClosedResourceError:
             pass
 
+    def _direct(self, outgoing: Outgoing) -> bool:
+        """Hand ``outgoing`` straight to the transport when nothing is queued ahead of it."""
+        send_nowait = self._send_nowait
+        return (
+            send_nowait is not None
+            and self._queued == 0
+            and not self._closed
+            and send_nowait(outgoing)
+        )
+
     async def _send(self, outgoing: Outgoing) -> None:
+        if self._direct(outgoing):
+            return
         try:
+            self._queued += 1
             await self._out_send.send(outgoing)
         except trio.ClosedResourceError:
+            self._queued -= 1
             raise ConnectionClosed("The session has ended") from None
+        except BaseException:
+            self._queued -= 1
+            raise
 
     async def notify(self, notification: Notification, *, related: RequestId | None = None) -> None:
         """Send a notification (raises ``CapabilityNotNegotiated`` if it is not allowed)."""
@@ -308,7 +342,7 @@ class Session:
             raise
         finally:
             self._progress.pop(rid, None)
-        if pending.scope.cancelled_caught and not pending.answered:
+        if pending.timed_out:
             self._abandon(rid, "The request timed out", related)
             raise RequestTimeout(f"{request.METHOD} (id {rid}) got no response in time")
         return result

@@ -27,6 +27,7 @@ it returns. Everything that follows from the protocol alone is decided here, syn
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable
 from typing import Any, Literal, TypeVar
@@ -84,6 +85,7 @@ ResultT = TypeVar("ResultT", bound=Result)
 _PRE_INIT_METHODS = frozenset({"initialize", "ping"})
 
 
+@functools.cache
 def _snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name)
 

@@ -46,10 +46,15 @@ class PendingRequest:
         self.error: McpError | None = None
         self.timeout = timeout
         self.on_progress = on_progress
-        now = trio.current_time()
-        self.hard_deadline = math.inf if max_total_timeout is None else now + max_total_timeout
-        deadline = math.inf if timeout is None else now + timeout
-        self.scope = trio.CancelScope(deadline=min(deadline, self.hard_deadline))
+        self.hard_deadline = math.inf
+        # Most calls have no deadline: they skip the cancel scope altogether.
+        self.scope: trio.CancelScope | None = None
+        if timeout is not None or max_total_timeout is not None:
+            now = trio.current_time()
+            if max_total_timeout is not None:
+                self.hard_deadline = now + max_total_timeout
+            deadline = math.inf if timeout is None else now + timeout
+            self.scope = trio.CancelScope(deadline=min(deadline, self.hard_deadline))
 
     def succeed(self, result: Result) -> None:
         self.result = result
@@ -62,13 +67,16 @@ class PendingRequest:
 
     def progressed(self) -> None:
         """Progress arrived: restart the timeout, up to the hard maximum."""
-        if self.timeout is not None:
+        if self.timeout is not None and self.scope is not None:
             self.scope.deadline = min(trio.current_time() + self.timeout, self.hard_deadline)
 
     async def wait(self) -> Any:
         """Wait for the answer within the request's deadline (the caller handles expiry)."""
-        with self.scope:
+        if self.scope is None:
             await self._done.wait()
+        else:
+            with self.scope:
+                await self._done.wait()
         if self.error is not None:
             raise self.error
         return self.result
@@ -76,3 +84,7 @@ class PendingRequest:
     @property
     def answered(self) -> bool:
         return self._done.is_set()
+
+    @property
+    def timed_out(self) -> bool:
+        return self.scope is not None and self.scope.cancelled_caught and not self.answered

@@ -16,6 +16,10 @@ stream or HTTP exchange underneath are its only concerns.
 
 The session calls ``receive`` from one task and ``send`` from one other task, never
 concurrently with themselves, so a transport needs no locking of its own.
+
+A transport may also offer ``send_nowait(frame: Outgoing) -> bool``: hand one frame over
+without blocking or checkpointing, returning ``False`` when it cannot. The session uses it, when
+nothing else is queued, to skip the hop through its writer task (the in-memory transport has it).
 """
 
 from __future__ import annotations

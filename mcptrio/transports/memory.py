@@ -44,6 +44,16 @@ class MemoryTransport:
         for frame in frames:
             await self._send_channel.send(frame.data)
 
+    def send_nowait(self, frame: Outgoing) -> bool:
+        """Hand one frame over if the peer's buffer has room; never blocks."""
+        try:
+            self._send_channel.send_nowait(frame.data)
+        except trio.WouldBlock:
+            return False
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            return False
+        return True
+
     async def aclose(self) -> None:
         await self._send_channel.aclose()
         await self._receive_channel.aclose()

@@ -1,0 +1,1 @@
+"""The benchmark servers: one ``add`` tool each, runnable as stdio server scripts."""

@@ -115,8 +115,8 @@ class CreateTaskResult(Result, kw_only=True):
     task: Task
 
 
-class GetTaskResult(_TaskShaped, Result, kw_only=True):
-    """The result of ``tasks/get``: the task's current state."""
+class _TaskStateResult(_TaskShaped, Result, kw_only=True):
+    """A result whose members are a task's state (``Result & Task`` in the schema)."""
 
     task_id: str
     status: TaskStatus
@@ -125,6 +125,10 @@ class GetTaskResult(_TaskShaped, Result, kw_only=True):
     ttl: int | None
     status_message: str | UnsetType = UNSET
     poll_interval: int | UnsetType = UNSET
+
+
+class GetTaskResult(_TaskStateResult, kw_only=True):
+    """The result of ``tasks/get``: the task's current state."""
 
 
 class GetTaskRequest(Request[GetTaskResult], kw_only=True):
@@ -162,16 +166,8 @@ class ListTasksRequest(PaginatedRequest[ListTasksResult], kw_only=True):
     RESULT: ClassVar[type[Result]] = ListTasksResult
 
 
-class CancelTaskResult(_TaskShaped, Result, kw_only=True):
+class CancelTaskResult(_TaskStateResult, kw_only=True):
     """The result of ``tasks/cancel``: the task, now ``cancelled``."""
-
-    task_id: str
-    status: TaskStatus
-    created_at: str
-    last_updated_at: str
-    ttl: int | None
-    status_message: str | UnsetType = UNSET
-    poll_interval: int | UnsetType = UNSET
 
 
 class CancelTaskRequest(Request[CancelTaskResult], kw_only=True):

@@ -9,7 +9,7 @@ run in a few seconds.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 import trio
@@ -38,33 +38,13 @@ from mcptrio.protocol.errors import (
     ResourceNotFound,
     UrlElicitationRequired,
 )
-from mcptrio.protocol.events import (
-    CancelReceived,
-    ErrorReceived,
-    HandshakeComplete,
-    Ignored,
-    NotificationReceived,
-    Reply,
-    RequestReceived,
-    ResponseReceived,
-    UnmatchedResponse,
-)
+from mcptrio.protocol.events import Event, Reply
 from mcptrio.transports.base import Outgoing
 from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
 
 from schema_validation import REVISIONS
 
-EVENT_TYPES = (
-    CancelReceived,
-    ErrorReceived,
-    HandshakeComplete,
-    Ignored,
-    NotificationReceived,
-    Reply,
-    RequestReceived,
-    ResponseReceived,
-    UnmatchedResponse,
-)
+EVENT_TYPES = get_args(Event)
 STANDARD_ERRORS: dict[int, type[McpError]] = {
     PARSE_ERROR: ParseError,
     INVALID_REQUEST: InvalidRequest,

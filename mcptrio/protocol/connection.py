@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -456,9 +455,6 @@ class Connection:
             omit = self.revision is not None and revision_at_least(self.revision, "2025-11-25")
             return codec.encode_error(UNSET if omit else None, error)
         return codec.encode_error(rid, error)
-
-    def pending_ids(self) -> Iterable[RequestId]:
-        return tuple(self._pending)
 
 
 def _readable_id(rid: RequestId | UnsetType | None) -> RequestId | None:

@@ -1,0 +1,159 @@
+"""Server-sent events, sans-IO: an encoder and an incremental parser.
+
+Both HTTP sides share this module: the server encodes JSON-RPC messages as SSE events (with ids
+for resumability, ``retry:`` for the 2025-11-25 polling behaviour, and the empty-data priming
+event), and the client feeds raw body chunks into :class:`SseParser` and gets whole events back.
+
+The parser follows the WHATWG "interpreting an event stream" rules: lines end in CRLF, LF or CR;
+a line starting with ``:`` is a comment; ``field: value`` drops one leading space of the value;
+``data`` lines are joined with LF; a blank line dispatches the event; an ``id`` containing NUL
+is ignored; ``retry`` is honoured only when it is all ASCII digits. Unlike a browser it does
+dispatch events whose data is empty, because MCP's priming event is exactly that and a client
+must remember its id. A line longer than ``max_line`` raises :class:`SseError` rather than
+buffering without bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SseError", "SseEvent", "SseParser", "encode_comment", "encode_event"]
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    """One dispatched event. ``id`` is the event's own ``id:`` field, if it had one."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+class SseError(ValueError):
+    """The stream is not valid SSE or exceeds a limit."""
+
+
+def encode_event(
+    data: bytes | str,
+    *,
+    event_id: str | None = None,
+    event: str | None = None,
+    retry_ms: int | None = None,
+) -> bytes:
+    """Encode one event. ``data`` may hold newlines; each line becomes its own ``data:`` line.
+
+    ``event`` is omitted when ``None`` (the client then treats it as ``message``). An empty
+    ``data`` still produces one ``data:`` line, which is how the priming event is written.
+    """
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    parts: list[str] = []
+    if event_id is not None:
+        if "\n" in event_id or "\r" in event_id or "\0" in event_id:
+            raise ValueError("An SSE event id cannot hold CR, LF or NUL")
+        parts.append(f"id: {event_id}\n")
+    if event is not None:
+        parts.append(f"event: {event}\n")
+    if retry_ms is not None:
+        parts.append(f"retry: {int(retry_ms)}\n")
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        parts.append(f"data: {line}\n")
+    parts.append("\n")
+    return "".join(parts).encode("utf-8")
+
+
+def encode_comment(text: str = "") -> bytes:
+    """A comment line (a keep-alive that clients ignore)."""
+    return f": {text}\n\n".encode() if text else b":\n\n"
+
+
+class SseParser:
+    """Turns body chunks into :class:`SseEvent` s.
+
+    ``last_event_id`` is the stream's current last-event-id (it persists across events, as the
+    spec says) and ``retry`` the last valid reconnection delay in milliseconds.
+    """
+
+    def __init__(self, *, max_line: int = 16 * 1024 * 1024) -> None:
+        self.max_line = max_line
+        self.last_event_id: str | None = None
+        self.retry: int | None = None
+        self._buffer = bytearray()
+        self._data: list[str] = []
+        self._event = ""
+        self._id_seen = False
+        self._retry_seen: int | None = None
+        self._pending_cr = False
+        self._first = True
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        """Feed the next chunk; returns the events it completed (possibly none)."""
+        if self._first and chunk:
+            self._first = False
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+        events: list[SseEvent] = []
+        buf = self._buffer
+        buf += chunk
+        start = 0
+        n = len(buf)
+        i = 0
+        while i < n:
+            c = buf[i]
+            if c == 0x0A and self._pending_cr:
+                # The LF of a CRLF whose CR already ended the line.
+                self._pending_cr = False
+                start = i + 1
+            elif c in (0x0A, 0x0D):
+                self._pending_cr = c == 0x0D
+                event = self._line(bytes(buf[start:i]))
+                if event is not None:
+                    events.append(event)
+                start = i + 1
+            else:
+                self._pending_cr = False
+            i += 1
+        del buf[:start]
+        if len(buf) > self.max_line:
+            raise SseError(f"An SSE line is longer than {self.max_line} bytes")
+        return events
+
+    def _line(self, raw: bytes) -> SseEvent | None:
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            line = raw.decode("utf-8", errors="replace")
+        if not line:
+            return self._dispatch()
+        if line[0] == ":":
+            return None
+        field, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            self._data.append(value)
+        elif field == "event":
+            self._event = value
+        elif field == "id":
+            if "\0" not in value:
+                self.last_event_id = value
+                self._id_seen = True
+        elif field == "retry" and value.isascii() and value.isdigit():
+            self.retry = int(value)
+            self._retry_seen = self.retry
+        return None
+
+    def _dispatch(self) -> SseEvent | None:
+        had_fields = bool(self._data) or self._id_seen or self._retry_seen is not None
+        data = "\n".join(self._data)
+        event = SseEvent(
+            data=data,
+            event=self._event or "message",
+            id=self.last_event_id if self._id_seen else None,
+            retry=self._retry_seen,
+        )
+        self._data = []
+        self._event = ""
+        self._id_seen = False
+        self._retry_seen = None
+        return event if had_fields else None

@@ -1,0 +1,1 @@
+"""HTTP transports: Streamable HTTP, legacy HTTP+SSE and WebSocket, server and client."""

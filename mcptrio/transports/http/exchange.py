@@ -1,0 +1,159 @@
+"""The seam between an HTTP front end and the MCP endpoint logic.
+
+mcptrio serves HTTP through two front ends (the built-in HTTP/1.1 server on trio, and an ASGI
+application for Hypercorn), and the MCP endpoint logic (Streamable HTTP, the legacy HTTP+SSE
+endpoints, WebSocket) must exist once. This module is the whole contract between them; it is
+deliberately smaller than ASGI, because the built-in front end's fast path must not build and
+pick apart a dict per event.
+
+A front end turns each HTTP request into an :class:`HttpRequest` and an :class:`HttpResponder`
+and awaits ``app.handle_http(request, responder)``; a WebSocket upgrade becomes a
+:class:`WebSocketPeer` handed to ``app.handle_websocket(request, peer)``.
+
+Rules both front ends keep:
+
+- Header names are lower-case ``bytes``; values are ``bytes`` as received.
+- ``read_body(limit)`` returns the whole body, or raises :class:`BodyTooLarge` as soon as more
+  than ``limit`` bytes have arrived (nothing beyond that is buffered).
+- The app sends exactly one response: either ``send_response`` (whole body at once), or
+  ``start_stream`` then any number of ``send_chunk`` then ``end_stream``.
+- When the client goes away while a response is streaming, ``send_chunk`` raises
+  ``trio.BrokenResourceError`` *and* the front end cancels the handler's task at its next
+  checkpoint (so an idle SSE stream notices a disconnect without writing). The handler's
+  cleanup must therefore not assume it can still write.
+- If the handler returns without responding, the front end answers 500; if it raises, the
+  front end logs it and answers 500 when nothing was sent yet, else drops the connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+__all__ = [
+    "BodyTooLarge",
+    "Headers",
+    "HttpApp",
+    "HttpRequest",
+    "HttpResponder",
+    "WebSocketClosed",
+    "WebSocketPeer",
+    "header",
+]
+
+Headers = Sequence[tuple[bytes, bytes]]
+
+
+class BodyTooLarge(Exception):
+    """The request body is over the limit the handler asked for."""
+
+
+class WebSocketClosed(Exception):
+    """The WebSocket peer closed (or the connection broke)."""
+
+
+def header(headers: Headers, name: bytes) -> bytes | None:
+    """The first value of header ``name`` (lower-case), or ``None``."""
+    for key, value in headers:
+        if key == name:
+            return value
+    return None
+
+
+class HttpRequest(Protocol):
+    """One HTTP request as the front end received it."""
+
+    @property
+    def method(self) -> str:
+        """Upper-case method, e.g. ``"POST"``."""
+        ...
+
+    @property
+    def path(self) -> str:
+        """The percent-decoded path, without the query string (``/mcp``)."""
+        ...
+
+    @property
+    def query_string(self) -> bytes:
+        """The raw query string, without ``?``."""
+        ...
+
+    @property
+    def headers(self) -> Headers:
+        """All headers in order, names lower-case."""
+        ...
+
+    @property
+    def client(self) -> tuple[str, int] | None:
+        """The peer's address, when known."""
+        ...
+
+    @property
+    def scheme(self) -> str:
+        """``"http"`` or ``"https"``."""
+        ...
+
+    async def read_body(self, limit: int) -> bytes:
+        """The whole body; :class:`BodyTooLarge` past ``limit`` bytes."""
+        ...
+
+
+class HttpResponder(Protocol):
+    """Sends the one response to an :class:`HttpRequest`."""
+
+    async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
+        """Send a complete response (the front end adds ``content-length``)."""
+        ...
+
+    async def start_stream(self, status: int, headers: Headers) -> None:
+        """Start a streamed response (chunked on HTTP/1.1); flushes the head at once."""
+        ...
+
+    async def send_chunk(self, data: bytes) -> None:
+        """Send part of a streamed body and flush it."""
+        ...
+
+    async def end_stream(self) -> None:
+        """Finish the streamed body."""
+        ...
+
+
+class WebSocketPeer(Protocol):
+    """An upgraded WebSocket connection, not yet accepted."""
+
+    @property
+    def subprotocols(self) -> Sequence[str]:
+        """The subprotocols the client offered."""
+        ...
+
+    async def accept(self, subprotocol: str | None, headers: Headers = ()) -> None:
+        """Complete the handshake."""
+        ...
+
+    async def reject(self, status: int, body: bytes = b"") -> None:
+        """Refuse the upgrade with an HTTP status (before ``accept``)."""
+        ...
+
+    async def receive_message(self, limit: int) -> str | bytes:
+        """The next whole message; :class:`WebSocketClosed` when the peer closes.
+
+        A message over ``limit`` bytes closes the connection with 1009 and raises
+        :class:`WebSocketClosed`.
+        """
+        ...
+
+    async def send_text(self, data: str) -> None:
+        """Send one text message; :class:`WebSocketClosed` if the peer is gone."""
+        ...
+
+    async def aclose(self, code: int = 1000, reason: str = "") -> None:
+        """Close the connection; idempotent."""
+        ...
+
+
+class HttpApp(Protocol):
+    """What a front end serves: the MCP endpoint family (or a router over several)."""
+
+    async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None: ...
+
+    async def handle_websocket(self, request: HttpRequest, peer: WebSocketPeer) -> None: ...

@@ -5,6 +5,7 @@
     Session.run()                      the session's nursery
     ├── writer                         Outgoing frames -> transport, coalescing bursts
     ├── reader (the run() task)        transport -> Connection.receive -> events
+    ├── actors                         tasks the owner asked for (``actors=``, ``start_actor``)
     ├── request actor (one per incoming request, in its own CancelScope)
     └── ...
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -55,13 +56,15 @@ from ..transports.base import Outgoing, OversizedFrame, Transport
 from .context import RequestContext
 from .outgoing import PendingRequest, ProgressCallback
 
-__all__ = ["NotificationHandler", "RequestHandler", "Session"]
+__all__ = ["NotificationHandler", "RequestHandler", "Session", "SessionActor"]
 
 log = logging.getLogger("mcptrio.session")
 
 ResultT = TypeVar("ResultT", bound=Result)
 RequestHandler = Callable[[RequestContext, Request[Any]], Awaitable[Result]]
 NotificationHandler = Callable[["Session", Notification], Awaitable[None] | None]
+#: A task that lives as long as the session: started in its nursery when it runs.
+SessionActor = Callable[["Session"], Awaitable[None]]
 
 _WRITE_COALESCE = 64
 
@@ -78,8 +81,10 @@ class Session:
         handle_notification: NotificationHandler | None = None,
         max_in_flight: int = 256,
         send_buffer: int = 256,
+        actors: Sequence[SessionActor] = (),
     ) -> None:
         self.connection = connection
+        self._actors = tuple(actors)
         self.transport = transport
         self._handle_request = handle_request
         self._handle_notification = handle_notification
@@ -110,6 +115,8 @@ class Session:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._writer)
+                for actor in self._actors:
+                    nursery.start_soon(actor, self)
                 task_status.started()
                 try:
                     await self._reader(nursery)
@@ -359,6 +366,15 @@ class Session:
             except McpError:
                 return
             self._enqueue(Outgoing(data, related))
+
+    def start_actor(self, fn: Callable[..., Awaitable[object]], *args: object) -> None:
+        """Start ``fn(*args)`` in the session's nursery: it is cancelled when the session ends.
+
+        Raises :class:`ConnectionClosed` when the session is not running.
+        """
+        if self._nursery is None or self._closed:
+            raise ConnectionClosed("The session is not running")
+        self._nursery.start_soon(fn, *args)
 
     async def ping(self, *, timeout: float | None = None) -> None:
         """Send ``ping`` and wait for the answer."""

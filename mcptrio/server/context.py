@@ -10,19 +10,64 @@ is sent when the client did not declare the capability.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+import msgspec
 import trio
+from msgspec import UNSET
 
 from ..protocol.base import Request, RequestId
-from ..protocol.types import ClientCapabilities, Implementation
+from ..protocol.errors import CapabilityNotNegotiated, InvalidParams
+from ..protocol.types import (
+    ClientCapabilities,
+    CreateMessageRequest,
+    CreateMessageResult,
+    ElicitationCompleteNotification,
+    ElicitRequest,
+    ElicitResult,
+    Implementation,
+    ListRootsRequest,
+    LoggingMessageNotification,
+    ModelHint,
+    ModelPreferences,
+    Root,
+    SamplingMessage,
+    TextContent,
+    Tool,
+    ToolChoice,
+)
+from ..protocol.types.logging import LoggingLevel
+from ..protocol.types.sampling import IncludeContext
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
+from .elicitation_schema import schema_for_elicitation
 
 if TYPE_CHECKING:
     from .server import Server
 
-__all__ = ["Context"]
+__all__ = ["Context", "Elicited"]
+
+T = TypeVar("T")
+
+#: How long ``sample``, ``elicit`` and ``list_roots`` wait for the client by default (seconds).
+#: A person may be answering an elicitation, so the default is generous; pass ``timeout=``.
+DEFAULT_CLIENT_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited(Generic[T]):
+    """The user's answer to :meth:`Context.elicit`.
+
+    ``action`` is ``"accept"``, ``"decline"`` or ``"cancel"``. On ``accept``, ``content`` is
+    what the client sent and ``data`` is it converted to the type you asked with (or the same
+    dict when you passed a schema dict).
+    """
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None
+    data: T | None
 
 
 class Context:
@@ -70,3 +115,172 @@ class Context:
     ) -> None:
         """Progress for the caller's token; a no-op when the caller asked for none."""
         await self.request_context.report_progress(progress, total, message)
+
+    # ------------------------------------------------------------------ logging
+
+    async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` if ``level`` is at or above the session's level.
+
+        Until the client sends ``logging/setLevel`` every level is sent.
+        """
+        if not self.server.session_state(self.session).log_enabled(level):
+            return
+        message = LoggingMessageNotification(
+            level=level, data=data, logger=UNSET if logger is None else logger
+        )
+        await self.session.notify(message, related=self.request_id)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("error", data, logger=logger)
+
+    # ------------------------------------------------------------------ client features
+
+    def _capabilities(self) -> ClientCapabilities:
+        return self.client_capabilities or ClientCapabilities()
+
+    async def sample(
+        self,
+        messages: str | Sequence[str | SamplingMessage],
+        *,
+        max_tokens: int = 1024,
+        system_prompt: str | None = None,
+        include_context: IncludeContext | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: ModelPreferences | Sequence[str] | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tools: Sequence[Tool] | None = None,
+        tool_choice: ToolChoice | Literal["auto", "required", "none"] | None = None,
+        timeout: float | None = DEFAULT_CLIENT_TIMEOUT,
+    ) -> CreateMessageResult:
+        """Ask the client to sample its LLM (``sampling/createMessage``).
+
+        ``messages`` may be plain strings (user turns). ``model_preferences`` may be model name
+        hints. ``tools`` and ``tool_choice`` (2025-11-25) need the client's ``sampling.tools``
+        capability; ``include_context`` other than ``"none"`` needs ``sampling.context``.
+        """
+        caps = self._capabilities()
+        if caps.sampling is UNSET:
+            raise CapabilityNotNegotiated("The client did not declare the sampling capability")
+        sampling = caps.sampling
+        if (tools or tool_choice is not None) and (
+            self.revision < "2025-11-25" or sampling.tools is UNSET
+        ):
+            raise CapabilityNotNegotiated("The client did not declare sampling.tools")
+        if (
+            include_context not in (None, "none")
+            and self.revision >= "2025-11-25"
+            and sampling.context is UNSET
+        ):
+            raise CapabilityNotNegotiated("The client did not declare sampling.context")
+        if isinstance(messages, str):
+            messages = [messages]
+        wire_messages = [
+            m
+            if isinstance(m, SamplingMessage)
+            else SamplingMessage(role="user", content=TextContent(text=m))
+            for m in messages
+        ]
+        if isinstance(model_preferences, str):
+            model_preferences = [model_preferences]
+        if model_preferences is not None and not isinstance(model_preferences, ModelPreferences):
+            model_preferences = ModelPreferences(
+                hints=[ModelHint(name=name) for name in model_preferences]
+            )
+        if isinstance(tool_choice, str):
+            tool_choice = ToolChoice(mode=tool_choice)
+        request = CreateMessageRequest(
+            messages=wire_messages,
+            max_tokens=max_tokens,
+            system_prompt=UNSET if system_prompt is None else system_prompt,
+            include_context=UNSET if include_context is None else include_context,
+            temperature=UNSET if temperature is None else temperature,
+            stop_sequences=UNSET if stop_sequences is None else list(stop_sequences),
+            model_preferences=UNSET if model_preferences is None else model_preferences,
+            metadata=UNSET if metadata is None else dict(metadata),
+            tools=UNSET if not tools else list(tools),
+            tool_choice=UNSET if tool_choice is None else tool_choice,
+        )
+        return await self.request_context.send_request(request, timeout=timeout)
+
+    async def elicit(
+        self,
+        message: str,
+        schema: type[T] | Mapping[str, Any],
+        *,
+        timeout: float | None = DEFAULT_CLIENT_TIMEOUT,
+    ) -> Elicited[T]:
+        """Ask the user for structured input through the client (form-mode elicitation).
+
+        ``schema`` is either a ``requestedSchema`` dict (the restricted JSON Schema subset:
+        string, number, integer, boolean and single- or multi-select enums, titled or not, with
+        defaults) or a class (msgspec Struct, dataclass, TypedDict, attrs) whose fields are such
+        primitives. An accepted answer that does not fit the class raises :class:`InvalidParams`.
+        """
+        caps = self._capabilities()
+        elicitation = caps.elicitation
+        if elicitation is UNSET or (elicitation.url is not UNSET and elicitation.form is UNSET):
+            raise CapabilityNotNegotiated("The client did not declare form-mode elicitation")
+        requested, target = schema_for_elicitation(schema)
+        request = ElicitRequest(
+            message=message,
+            requested_schema=requested,
+            mode="form" if self.revision >= "2025-11-25" else UNSET,
+        )
+        result = await self.request_context.send_request(request, timeout=timeout)
+        return _elicited(result, target)
+
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        elicitation_id: str,
+        *,
+        timeout: float | None = DEFAULT_CLIENT_TIMEOUT,
+    ) -> ElicitResult:
+        """Send the user to ``url`` (URL-mode elicitation, 2025-11-25).
+
+        The client answers once the user consents (or not); when the out-of-band interaction
+        finishes, call :meth:`complete_elicitation` with the same ``elicitation_id``.
+        """
+        caps = self._capabilities()
+        if caps.elicitation is UNSET or caps.elicitation.url is UNSET:
+            raise CapabilityNotNegotiated("The client did not declare URL-mode elicitation")
+        request = ElicitRequest(message=message, mode="url", url=url, elicitation_id=elicitation_id)
+        return await self.request_context.send_request(request, timeout=timeout)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Send ``notifications/elicitation/complete`` for a URL-mode elicitation."""
+        await self.session.notify(
+            ElicitationCompleteNotification(elicitation_id=elicitation_id),
+            related=self.request_id,
+        )
+
+    async def list_roots(self, *, timeout: float | None = 60.0) -> list[Root]:
+        """The client's roots (``roots/list``)."""
+        if self._capabilities().roots is UNSET:
+            raise CapabilityNotNegotiated("The client did not declare the roots capability")
+        result = await self.request_context.send_request(ListRootsRequest(), timeout=timeout)
+        return result.roots
+
+
+def _elicited(result: ElicitResult, target: type[Any] | None) -> Elicited[Any]:
+    content = result.content if isinstance(result.content, dict) else None
+    if result.action != "accept":
+        return Elicited(result.action, content, None)
+    if target is None:
+        return Elicited("accept", content, content)
+    try:
+        data = msgspec.convert(content or {}, target)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(f"The client's elicitation answer does not fit: {exc}") from None
+    return Elicited("accept", content, data)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import types
 import weakref
 from collections.abc import (
     Awaitable,
@@ -43,7 +44,16 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Annotated, Any, Protocol, TypeAlias, get_args, get_origin, get_type_hints
+from typing import (
+    Annotated,
+    Any,
+    Protocol,
+    TypeAlias,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import trio
 from msgspec import UNSET
@@ -136,8 +146,17 @@ def _strip_annotated(annotation: Any) -> Any:
 
 
 def is_context_annotation(annotation: Any) -> bool:
-    """Whether a (possibly ``Annotated``) annotation asks for the request's :class:`Context`."""
-    return _strip_annotated(annotation) is Context
+    """Whether an annotation asks for the request's :class:`Context`.
+
+    ``Context``, ``Context | None`` and either inside ``Annotated`` all do.
+    """
+    annotation = _strip_annotated(annotation)
+    if annotation is Context:
+        return True
+    members = get_args(annotation) if isinstance(annotation, types.UnionType) else ()
+    if get_origin(annotation) is Union:
+        members = get_args(annotation)
+    return Context in members and all(m is Context or m is type(None) for m in members)
 
 
 _context_parameters: weakref.WeakKeyDictionary[Callable[..., Any], str | None] = (

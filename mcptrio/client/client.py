@@ -40,10 +40,11 @@ from ..protocol.types import (
 from ..runtime.context import RequestContext
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.outgoing import ProgressCallback
-from ..runtime.session import Session
+from ..runtime.session import RequestHandler, Session
 from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.memory import memory_transport_pair
 from ..transports.stdio import open_stdio_client_transport
+from ..transports.websocket import open_websocket_client_transport
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -136,14 +137,20 @@ async def open_client(
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    handle_request: RequestHandler | None = None,
 ) -> AsyncIterator[Client]:
     """Connect to ``target`` and yield an initialized :class:`Client`.
 
     ``target`` is a :class:`~mcptrio.Server` (served in-memory, in this block's nursery), a
     command line (a list of arguments, or a string split like a shell would) to spawn as a stdio
-    server, or any :class:`~mcptrio.transports.base.Transport`. The handshake must finish within
+    server, a ``ws://`` or ``wss://`` URL (MCP over WebSocket), or any
+    :class:`~mcptrio.transports.base.Transport`. The handshake must finish within
     ``initialize_timeout`` seconds; a server answering in a revision this client does not speak
     raises :class:`~mcptrio.protocol.errors.UnsupportedProtocolVersion`.
+
+    ``handle_request`` answers the server's requests (sampling, elicitation, roots) at the
+    lowest level: it gets each request and returns its result. Without it, every server request
+    but ``ping`` is refused with -32601. Declare the matching ``capabilities`` too.
     """
     async with (
         open_unwrapping_nursery() as nursery,
@@ -155,7 +162,9 @@ async def open_client(
             capabilities=capabilities if capabilities is not None else ClientCapabilities(),
             supported=supported_revisions,
         )
-        session = Session(connection, transport, handle_request=_refuse_requests)
+        session = Session(
+            connection, transport, handle_request=handle_request or _refuse_requests
+        )
         await nursery.start(session.run)
         try:
             # initialize must not be cancelled with notifications/cancelled (the spec forbids
@@ -184,6 +193,8 @@ def _open_transport(
 
     if isinstance(target, Server):
         return _in_memory(nursery, target, max_frame_size)
+    if isinstance(target, str) and target.startswith(("ws://", "wss://")):
+        return open_websocket_client_transport(target, max_frame_size=max_frame_size)
     if isinstance(target, str):
         target = shlex.split(target)
     if isinstance(target, Sequence):

@@ -173,8 +173,8 @@ class Harness:
         server = mcptrio.Server("bad-input-test")
 
         @server.tool()
-        async def add(a: int, b: int) -> int:
-            return a + b
+        async def add(a: int, b: int) -> str:
+            return str(a + b)
 
         @server.tool()
         async def echo(text: str) -> str:

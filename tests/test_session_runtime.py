@@ -190,7 +190,7 @@ async def test_transport_end_cancels_handlers_and_fails_pending_calls() -> None:
                 await client.ping()
 
 
-async def test_handler_error_becomes_error_response_and_session_continues(
+async def test_tool_crash_is_a_tool_error_and_mcp_error_an_error_response(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = mcptrio.Server("faulty")
@@ -205,12 +205,11 @@ async def test_handler_error_becomes_error_response_and_session_continues(
 
     with trio.fail_after(5):
         async with open_recorded_client(server) as (client, wire, _):
-            with (
-                caplog.at_level(logging.ERROR, logger="mcptrio.session"),
-                pytest.raises(mcptrio.InternalError, match="RuntimeError: boom"),
-            ):
-                await client.call_tool("crash")
-            assert "crash" in caplog.text or "tools/call" in caplog.text
+            with caplog.at_level(logging.ERROR, logger="mcptrio.server"):
+                crashed = await client.call_tool("crash")
+            assert crashed.is_error is True
+            assert crashed.content == [TextContent(text="Error executing tool crash: boom")]
+            assert "crash" in caplog.text
             with pytest.raises(mcptrio.McpError) as info:
                 await client.call_tool("refuse")
             assert (info.value.code, info.value.message, info.value.data) == (
@@ -220,7 +219,7 @@ async def test_handler_error_becomes_error_response_and_session_continues(
             )
             await client.ping()
     errors = [m["error"]["code"] for m in wire.server_to_client if "error" in m]
-    assert errors == [-32603, -31000]
+    assert errors == [-31000]
 
 
 async def test_request_for_capability_the_client_lacks_is_refused_before_sending() -> None:

@@ -43,7 +43,7 @@ def busy_server() -> mcptrio.Server:
 
     @server.tool()
     async def fail() -> str:
-        raise RuntimeError("broken")
+        raise mcptrio.InternalError("broken")
 
     return server
 

@@ -1,89 +1,257 @@
 """Tools: a Python function, described to the client and called with validated arguments.
 
-The function's signature becomes the tool's ``inputSchema``: each parameter is a field of a
-msgspec Struct built once at registration, whose JSON Schema msgspec writes and whose
-``msgspec.convert`` validates and converts the arguments of every call. Arguments that fail
-validation are reported as a tool error result (``isError: true`` with the reason), so the model
-can correct itself, as the 2025-11-25 revision asks. A parameter annotated
-:class:`~mcptrio.runtime.context.RequestContext` receives the request's context instead.
+:func:`make_tool` does all the describing once, at registration: the tool's name (checked
+against the 2025-11-25 naming guidance), its description (the docstring), its ``inputSchema``
+from the signature and its ``outputSchema`` from the return annotation (see
+:mod:`mcptrio.server.schema`). A call then costs one ``msgspec.convert`` of the arguments, the
+function itself, and the conversion of what it returned (see :mod:`mcptrio.server.tool_results`).
 
-Synchronous functions run in a worker thread so they never block the event loop.
+Errors, as the model sees them:
+
+- arguments that fail validation: a tool error result (``isError: true``) with msgspec's reason,
+  so the model can correct itself (2025-11-25, SEP-1303). Unknown arguments are ignored;
+- :class:`ToolError` raised by the function: a tool error result with its message;
+- any other exception: a tool error result ``"Error executing tool <name>: <exc>"``, and the
+  traceback logged on ``mcptrio.server``;
+- :class:`~mcptrio.protocol.errors.McpError` raised by the function: not a tool result but a
+  JSON-RPC error response with its code (the session answers it);
+- ``trio.Cancelled`` (``notifications/cancelled``, the session ending) always propagates.
+
+Synchronous functions run in a worker thread (``trio.to_thread.run_sync``) so they never block
+the event loop. A thread cannot be interrupted: if the request is cancelled meanwhile, the
+request waits for the function to return and then discards its result. Structured concurrency
+is kept (nothing outlives the session that started it); write long-running work as an async
+function, which is cancelled at its next checkpoint.
+
+Parameters annotated :class:`~mcptrio.server.context.Context` receive the request's context, and
+ones annotated :class:`~mcptrio.runtime.context.RequestContext` the lower-level request context;
+neither appears in the schema.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, get_type_hints
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 import trio
 from msgspec import UNSET
 
-from ..protocol.codec import encode
-from ..protocol.types import CallToolResult, ContentBlock, TextContent, Tool
+from ..protocol.errors import InternalError, McpError
+from ..protocol.revisions import LATEST
+from ..protocol.types import CallToolResult, Icon, Tool, ToolAnnotations
 from ..runtime.context import RequestContext
+from .context import Context
+from .schema import (
+    ArgumentsPlan,
+    OutputPlan,
+    describe_arguments,
+    describe_output,
+    resolve_hints,
+    underlying_callable,
+)
+from .tool_results import error_result, structured_result, to_call_tool_result
 
-__all__ = ["RegisteredTool", "ToolArgumentsError", "make_tool"]
+__all__ = [
+    "RegisteredTool",
+    "ToolArgumentsError",
+    "ToolError",
+    "make_tool",
+    "to_call_tool_result",
+    "validate_tool_name",
+]
+
+log = logging.getLogger("mcptrio.server")
 
 # The 2025-11-25 naming guidance: 1-128 characters of A-Z a-z 0-9 _ - .
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
-_CONTENT_TYPES = tuple(getattr(ContentBlock, "__args__", ()))
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_TITLE_SINCE = "2025-06-18"  # title, outputSchema, _meta
+_ANNOTATIONS_SINCE = "2025-03-26"
+_ICONS_SINCE = "2025-11-25"
 
 
-class ToolArgumentsError(Exception):
-    """The arguments of a call did not fit the tool's input schema."""
+class ToolError(Exception):
+    """Raise from a tool to report a failure to the model.
+
+    The call is answered with a tool error result (``isError: true``) whose text is the message,
+    exactly as given: say what went wrong and, when the model can fix it, how.
+    """
 
 
-@dataclass(slots=True)
+class ToolArgumentsError(ToolError):
+    """The arguments of a call did not fit the tool's input schema.
+
+    :meth:`RegisteredTool.call` answers such a call with a tool error result itself; the class
+    remains for code that reports argument problems of its own.
+    """
+
+
+def validate_tool_name(name: str) -> str:
+    """Return ``name``, or raise ``ValueError`` if the 2025-11-25 naming guidance forbids it."""
+    if not _TOOL_NAME.fullmatch(name):
+        raise ValueError(
+            f"Invalid tool name {name!r}: use 1-128 characters of A-Z, a-z, 0-9, '_', '-', '.'"
+        )
+    return name
+
+
 class RegisteredTool:
-    """A tool as the server keeps it: its description and how to call it."""
+    """A tool as the server keeps it: its description per revision, and how to call it."""
 
-    definition: Tool
-    fn: Callable[..., Any]
-    arguments_type: type[msgspec.Struct]
-    context_parameter: str | None
-    is_async: bool
+    __slots__ = (
+        "_arguments",
+        "_definitions",
+        "_fast",
+        "_is_async",
+        "_output",
+        "annotations",
+        "description",
+        "fn",
+        "icons",
+        "meta",
+        "name",
+        "title",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        fn: Callable[..., Any],
+        title: str | None,
+        description: str | None,
+        annotations: ToolAnnotations | None,
+        icons: Sequence[Icon] | None,
+        meta: dict[str, Any] | None,
+        arguments: ArgumentsPlan,
+        output: OutputPlan,
+        is_async: bool,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.title = title
+        self.description = description
+        self.annotations = annotations
+        self.icons = list(icons) if icons is not None else None
+        self.meta = meta
+        self._arguments = arguments
+        self._output = output
+        self._is_async = is_async
+        # Nothing to inject or pass positionally: the converted struct is the keyword arguments.
+        self._fast = not (
+            arguments.positional_names or arguments.context_names or arguments.request_context_names
+        )
+        self._definitions: dict[str, Tool] = {}
 
     @property
-    def name(self) -> str:
-        return self.definition.name
+    def input_schema(self) -> dict[str, Any]:
+        return self._arguments.input_schema
 
-    async def call(self, ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
-        try:
-            parsed = msgspec.convert(arguments, self.arguments_type, str_keys=True)
-        except msgspec.ValidationError as exc:
-            raise ToolArgumentsError(f"Invalid arguments for tool {self.name!r}: {exc}") from None
-        kwargs = {f: getattr(parsed, f) for f in self.arguments_type.__struct_fields__}
-        if self.context_parameter is not None:
-            kwargs[self.context_parameter] = ctx
-        if self.is_async:
-            value = await self.fn(**kwargs)
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The ``outputSchema`` (sent from 2025-06-18), or ``None`` for a content tool."""
+        return self._output.output_schema
+
+    @property
+    def definition(self) -> Tool:
+        """The tool as the newest revision describes it."""
+        return self.definition_for(LATEST)
+
+    def definition_for(self, revision: str) -> Tool:
+        """The tool as ``revision`` describes it: fields its schema lacks are left out.
+
+        ``title``, ``outputSchema`` and ``_meta`` appear from 2025-06-18, ``annotations`` from
+        2025-03-26 and ``icons`` from 2025-11-25. In 2025-03-26, which has no ``title``, the title
+        is sent as ``annotations.title`` (unless the annotations have one), the field clients of
+        that revision display.
+        """
+        definition = self._definitions.get(revision)
+        if definition is None:
+            definition = self._definitions[revision] = self._describe(revision)
+        return definition
+
+    def _describe(self, revision: str) -> Tool:
+        modern = revision >= _TITLE_SINCE
+        annotations: ToolAnnotations | None = None
+        if revision >= _ANNOTATIONS_SINCE:
+            annotations = self.annotations
+            if not modern and self.title is not None:
+                if annotations is None:
+                    annotations = ToolAnnotations(title=self.title)
+                elif annotations.title is UNSET:
+                    annotations = msgspec.structs.replace(annotations, title=self.title)
+        output_schema = self._output.output_schema
+        return Tool(
+            name=self.name,
+            title=self.title if modern and self.title is not None else UNSET,
+            description=self.description if self.description else UNSET,
+            input_schema=self._arguments.input_schema,
+            output_schema=output_schema if modern and output_schema is not None else UNSET,
+            annotations=annotations if annotations is not None else UNSET,
+            icons=self.icons if revision >= _ICONS_SINCE and self.icons is not None else UNSET,
+            meta=self.meta if modern and self.meta is not None else UNSET,
+        )
+
+    async def call(
+        self, ctx: Context | RequestContext, arguments: dict[str, Any] | None
+    ) -> CallToolResult:
+        """Run the tool for one ``tools/call`` and return its result (see the module docstring).
+
+        The revision comes from ``ctx``: a :class:`Context`'s ``revision``, or the session's
+        negotiated revision for a :class:`RequestContext`.
+        """
+        if isinstance(ctx, Context):
+            revision = ctx.revision or LATEST
         else:
-            value = await trio.to_thread.run_sync(functools.partial(self.fn, **kwargs))
-        return to_call_tool_result(value)
+            revision = ctx.session.connection.revision or LATEST
+        try:
+            parsed = msgspec.convert(
+                {} if arguments is None else arguments,
+                self._arguments.arguments_type,
+                str_keys=True,
+            )
+        except msgspec.ValidationError as exc:
+            return error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
+        kwargs = msgspec.structs.asdict(parsed)
+        args: tuple[Any, ...] = () if self._fast else self._inject(ctx, kwargs)
+        try:
+            if self._is_async:
+                value = await self.fn(*args, **kwargs)
+            else:
+                value = await trio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
+            if self._output.output_schema is None:
+                return to_call_tool_result(value, revision)
+            return structured_result(value, self._output, revision)
+        except ToolError as exc:
+            return error_result(str(exc))
+        except McpError:
+            raise
+        except Exception as exc:
+            log.exception("Tool %r failed", self.name)
+            return error_result(f"Error executing tool {self.name}: {exc}")
 
+    def _inject(self, ctx: Context | RequestContext, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """Add the context parameters to ``kwargs``; take out and return the positional ones."""
+        plan = self._arguments
+        if plan.context_names:
+            if not isinstance(ctx, Context):
+                raise InternalError(
+                    f"Tool {self.name!r} takes a Context, but was called with a RequestContext"
+                )
+            for name in plan.context_names:
+                kwargs[name] = ctx
+        if plan.request_context_names:
+            request_context = ctx.request_context if isinstance(ctx, Context) else ctx
+            for name in plan.request_context_names:
+                kwargs[name] = request_context
+        return tuple(kwargs.pop(name) for name in plan.positional_names)
 
-def to_call_tool_result(value: Any) -> CallToolResult:
-    """Turn what a tool function returned into a ``CallToolResult``."""
-    if isinstance(value, CallToolResult):
-        return value
-    if isinstance(value, str):
-        return CallToolResult(content=[TextContent(text=value)])
-    if _CONTENT_TYPES and isinstance(value, _CONTENT_TYPES):
-        return CallToolResult(content=[value])
-    if (
-        isinstance(value, list)
-        and _CONTENT_TYPES
-        and all(isinstance(v, _CONTENT_TYPES) for v in value)
-    ):
-        return CallToolResult(content=list(value))
-    if value is None:
-        return CallToolResult(content=[])
-    return CallToolResult(content=[TextContent(text=encode(value).decode())])
+    def __repr__(self) -> str:
+        return f"<RegisteredTool {self.name!r}>"
 
 
 def make_tool(
@@ -92,52 +260,57 @@ def make_tool(
     name: str | None = None,
     title: str | None = None,
     description: str | None = None,
+    annotations: ToolAnnotations | None = None,
+    icons: Sequence[Icon] | None = None,
+    meta: dict[str, Any] | None = None,
+    structured_output: bool | None = None,
 ) -> RegisteredTool:
-    """Describe ``fn`` as a tool; raise ``ValueError`` for a name the spec's guidance forbids."""
-    tool_name = name or fn.__name__
-    if not _TOOL_NAME.match(tool_name):
+    """Describe ``fn`` (a function, method, ``functools.partial`` or callable object) as a tool.
+
+    ``name`` defaults to the function's name and must follow the 2025-11-25 naming guidance
+    (1-128 characters of ``A-Za-z0-9_-.``); ``description`` defaults to the cleaned docstring.
+    ``structured_output``: ``None`` infers it from the return annotation (data types get an
+    ``outputSchema``, content types do not), ``True`` requires it, ``False`` turns it off.
+
+    Raises ``ValueError`` for a bad name, or a signature or return type that cannot be described
+    (``*args``, ``**kwargs``, generators, types msgspec does not know).
+    """
+    target = underlying_callable(fn)
+    tool_name = validate_tool_name(name if name is not None else _default_name(fn, target))
+    if inspect.isasyncgenfunction(target) or inspect.isgeneratorfunction(target):
         raise ValueError(
-            f"Invalid tool name {tool_name!r}: use 1-128 characters of A-Z, a-z, 0-9, '_', '-', '.'"
+            f"Tool {tool_name!r}: a generator cannot be a tool; return a list of the items instead"
         )
-    hints = get_type_hints(fn, include_extras=True)
-    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
-    context_parameter: str | None = None
-    for parameter in inspect.signature(fn).parameters.values():
-        annotation = hints.get(parameter.name, Any)
-        if annotation is RequestContext:
-            context_parameter = parameter.name
-            continue
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            raise ValueError(f"Tool {tool_name!r}: *args and **kwargs parameters are not supported")
-        if parameter.default is inspect.Parameter.empty:
-            fields.append((parameter.name, annotation))
-        else:
-            fields.append((parameter.name, annotation, parameter.default))
-    arguments_type = msgspec.defstruct(f"{tool_name}_arguments", fields, kw_only=True)
-    doc = description if description is not None else inspect.getdoc(fn)
-    definition = Tool(
-        name=tool_name,
-        title=UNSET if title is None else title,
-        description=doc if doc else UNSET,
-        input_schema=input_schema(arguments_type),
+    hints = resolve_hints(fn, tool_name)
+    arguments = describe_arguments(fn, hints, tool_name)
+    output = describe_output(
+        hints.get("return", inspect.Signature.empty), structured_output, tool_name
     )
+    doc = description if description is not None else _docstring(fn, target)
     return RegisteredTool(
-        definition=definition,
+        name=tool_name,
         fn=fn,
-        arguments_type=arguments_type,
-        context_parameter=context_parameter,
-        is_async=inspect.iscoroutinefunction(fn),
+        title=title,
+        description=doc or None,
+        annotations=annotations,
+        icons=icons,
+        meta=meta,
+        arguments=arguments,
+        output=output,
+        is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target),
     )
 
 
-def input_schema(arguments_type: type[msgspec.Struct]) -> dict[str, Any]:
-    """The JSON Schema of an arguments struct, with the object itself at the root."""
-    schema = msgspec.json.schema(arguments_type)
-    defs: dict[str, Any] = schema.get("$defs", {})
-    ref = schema.get("$ref", "")
-    root = dict(defs.pop(ref.rsplit("/", 1)[-1], schema))
-    root.pop("title", None)
-    root.setdefault("properties", {})
-    if defs:
-        root["$defs"] = defs
-    return root
+def _default_name(fn: Callable[..., Any], target: Callable[..., Any]) -> str:
+    if target is not fn and not isinstance(fn, functools.partial):
+        return type(fn).__name__  # a callable object: its class names it
+    name = getattr(target, "__name__", None)
+    if not isinstance(name, str):
+        raise ValueError(f"Cannot name a tool after {fn!r}: pass name=...")
+    return name
+
+
+def _docstring(fn: Callable[..., Any], target: Callable[..., Any]) -> str | None:
+    if target is not fn and not isinstance(fn, functools.partial):
+        return inspect.getdoc(target) or inspect.getdoc(type(fn))
+    return inspect.getdoc(target)

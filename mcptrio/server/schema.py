@@ -1,0 +1,333 @@
+"""Python type hints to JSON Schema, and the plans that convert a tool's arguments and output.
+
+Everything here runs once, when a tool is registered; a call only runs the plans it produced.
+
+Arguments: the parameters of the function (minus the ones that receive the request's context)
+become the fields of a msgspec Struct built for the tool. msgspec writes its JSON Schema, which
+becomes the ``inputSchema``, and one ``msgspec.convert`` per call validates and converts the
+arguments into it. msgspec understands Structs, dataclasses, attrs classes, TypedDicts, enums,
+``Literal``, ``Annotated[T, msgspec.Meta(...)]`` constraints, unions, and the standard
+containers. ``Annotated[T, "text"]`` is accepted as a shorthand for
+``Annotated[T, msgspec.Meta(description="text")]``. Unknown arguments are ignored (a model that
+sends an extra key still gets its call answered).
+
+Output: a return annotation that is an ordinary content type (``str``, ``bytes``, content
+blocks, :mod:`~mcptrio.server.media` helpers, lists of them, ``CallToolResult``, ``None``, no
+annotation at all) describes content and gets no ``outputSchema``. Any other annotation is
+structured output: its schema is the ``outputSchema`` when it is an object schema, and is wrapped
+as ``{"result": ...}`` when it is not (the 2025-06-18 and 2025-11-25 schemas require an object).
+
+Schemas are self-contained: nested types live under ``$defs`` at the root of the same schema
+and are referenced as ``#/$defs/Name``.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import copy
+import functools
+import inspect
+import operator
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+import msgspec
+
+from ..protocol.types import CallToolResult, ContentBlock
+from ..runtime.context import RequestContext
+from .context import Context
+from .media import Media
+
+__all__ = [
+    "ArgumentsPlan",
+    "OutputPlan",
+    "describe_arguments",
+    "describe_output",
+    "object_schema",
+    "resolve_hints",
+    "underlying_callable",
+]
+
+# The struct every tool's arguments convert into is named so that no user type can collide
+# with it in the schema's $defs (msgspec cannot describe two types of one name).
+_ARGUMENTS_STRUCT_NAME = "__mcptrio_tool_arguments__"
+_CONTENT_CLASSES: tuple[type, ...] = (*get_args(ContentBlock), CallToolResult, Media)
+_PLAIN_CONTENT_TYPES: tuple[type, ...] = (str, bytes, bytearray, memoryview)
+_SEQUENCE_ORIGINS = (list, tuple, collections.abc.Sequence, collections.abc.Iterable)
+_CONTAINER_ORIGINS = (
+    list,
+    tuple,
+    set,
+    frozenset,
+    dict,
+    collections.abc.Sequence,
+    collections.abc.MutableSequence,
+    collections.abc.Set,
+    collections.abc.MutableSet,
+    collections.abc.Mapping,
+    collections.abc.MutableMapping,
+)
+_MUTABLE_DEFAULTS = (list, dict, set, bytearray)
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsPlan:
+    """How a tool's arguments are described, validated and passed."""
+
+    #: The msgspec Struct the arguments convert into (one field per described parameter).
+    arguments_type: type[msgspec.Struct]
+    #: The ``inputSchema``.
+    input_schema: dict[str, Any]
+    #: Parameters passed by keyword, in the struct's field order.
+    keyword_names: tuple[str, ...]
+    #: Positional-only parameters (passed positionally, first).
+    positional_names: tuple[str, ...]
+    #: Parameters that receive the :class:`~mcptrio.server.context.Context`.
+    context_names: tuple[str, ...]
+    #: Parameters that receive the :class:`~mcptrio.runtime.context.RequestContext`.
+    request_context_names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPlan:
+    """How a tool's return value becomes a result."""
+
+    #: The ``outputSchema`` (``None``: the value is converted to content).
+    output_schema: dict[str, Any] | None
+    #: The return annotation values are validated against (structured output only).
+    return_type: Any
+    #: Whether the value is sent as ``{"result": value}`` (its schema is not an object).
+    wrapped: bool
+
+
+def underlying_callable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose hints and docstring describe ``fn``.
+
+    Sees through ``functools.partial``; for a callable object that is not a function or method,
+    its class's ``__call__``.
+    """
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isroutine(fn) or inspect.isclass(fn):
+        return fn
+    call: Callable[..., Any] | None = getattr(type(fn), "__call__", None)  # noqa: B004
+    return call if call is not None else fn
+
+
+def resolve_hints(fn: Callable[..., Any], tool_name: str) -> dict[str, Any]:
+    """The type hints of ``fn`` (``Annotated`` kept), or a ``ValueError`` that says what failed."""
+    target = underlying_callable(fn)
+    if inspect.isclass(target):
+        target = target.__init__
+    try:
+        return get_type_hints(target, include_extras=True)
+    except NameError as exc:
+        raise ValueError(
+            f"Tool {tool_name!r}: cannot resolve a type hint ({exc}). Hints written as strings"
+            " (or under `from __future__ import annotations`) are resolved in the function's"
+            " module: define the types they name at module level."
+        ) from None
+
+
+def describe_arguments(
+    fn: Callable[..., Any], hints: dict[str, Any], tool_name: str
+) -> ArgumentsPlan:
+    """Build the arguments struct and ``inputSchema`` of ``fn``; ``ValueError`` if impossible."""
+    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    schema_defaults: dict[str, Any] = {}
+    keyword: list[str] = []
+    positional: list[str] = []
+    contexts: list[str] = []
+    request_contexts: list[str] = []
+    for parameter in inspect.signature(fn).parameters.values():
+        annotation = hints.get(parameter.name, Any)
+        injected = _injected_kind(annotation)
+        if injected is Context:
+            contexts.append(parameter.name)
+            continue
+        if injected is RequestContext:
+            request_contexts.append(parameter.name)
+            continue
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise ValueError(
+                f"Tool {tool_name!r}: *args and **kwargs cannot be described in a schema;"
+                " declare each parameter"
+            )
+        annotation = _descriptions_to_meta(annotation)
+        if parameter.kind is parameter.POSITIONAL_ONLY:
+            positional.append(parameter.name)
+        else:
+            keyword.append(parameter.name)
+        default = parameter.default
+        if default is inspect.Parameter.empty:
+            fields.append((parameter.name, annotation))
+        elif isinstance(default, _MUTABLE_DEFAULTS) and default:
+            # msgspec refuses a non-empty mutable default: give each call its own copy.
+            factory = functools.partial(copy.deepcopy, default)
+            fields.append((parameter.name, annotation, msgspec.field(default_factory=factory)))
+            schema_defaults[parameter.name] = default
+        else:
+            fields.append((parameter.name, annotation, default))
+    try:
+        arguments_type = msgspec.defstruct(_ARGUMENTS_STRUCT_NAME, fields, kw_only=True)
+        schema = object_schema(arguments_type, keep_title=False)
+        for name, default in schema_defaults.items():
+            schema["properties"][name]["default"] = msgspec.to_builtins(default, str_keys=True)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"Tool {tool_name!r}: cannot describe its parameters: {exc}") from None
+    return ArgumentsPlan(
+        arguments_type=arguments_type,
+        input_schema=schema,
+        keyword_names=tuple(keyword),
+        positional_names=tuple(positional),
+        context_names=tuple(contexts),
+        request_context_names=tuple(request_contexts),
+    )
+
+
+def describe_output(annotation: Any, structured_output: bool | None, tool_name: str) -> OutputPlan:
+    """The output plan for a return annotation (``inspect.Signature.empty`` when there is none).
+
+    ``structured_output``: ``None`` infers it from the annotation, ``True`` requires an
+    ``outputSchema`` (``ValueError`` when the annotation cannot have one), ``False`` disables it.
+    """
+    if structured_output is False:
+        return OutputPlan(None, None, wrapped=False)
+    if structured_output is None and is_content_annotation(annotation):
+        return OutputPlan(None, None, wrapped=False)
+    if annotation is inspect.Signature.empty or _is_result_type(annotation):
+        raise ValueError(
+            f"Tool {tool_name!r}: structured output needs a return annotation that describes"
+            " data (not CallToolResult, content blocks or no annotation at all)"
+        )
+    annotation = _descriptions_to_meta(annotation)
+    try:
+        schema = object_schema(annotation, keep_title=True)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(
+            f"Tool {tool_name!r}: cannot describe its return type {annotation!r} ({exc});"
+            " return a supported type, or pass structured_output=False"
+        ) from None
+    if schema.get("type") == "object":
+        return OutputPlan(schema, annotation, wrapped=False)
+    return OutputPlan(_wrap(schema), annotation, wrapped=True)
+
+
+def object_schema(tp: Any, *, keep_title: bool) -> dict[str, Any]:
+    """The JSON Schema of ``tp`` with the type itself at the root and ``$defs`` beside it."""
+    schema = msgspec.json.schema(tp)
+    defs: dict[str, Any] = schema.pop("$defs", {})
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and len(schema) == 1:
+        name = ref.rsplit("/", 1)[-1]
+        root = dict(defs[name])
+        # A recursive type still refers to itself by name: keep its definition then.
+        if not _refers_to(ref, root, defs, name):
+            del defs[name]
+        schema = root
+    if not keep_title:
+        schema.pop("title", None)
+    if schema.get("type") == "object":
+        schema.setdefault("properties", {})
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def is_content_annotation(annotation: Any) -> bool:
+    """Whether a return annotation describes content rather than data."""
+    if annotation is inspect.Signature.empty or annotation is None or annotation is type(None):
+        return True
+    if annotation is Any or annotation is object:
+        return True
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return is_content_annotation(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return all(is_content_annotation(arg) for arg in get_args(annotation))
+    if origin in _SEQUENCE_ORIGINS:
+        args = [a for a in get_args(annotation) if a is not Ellipsis]
+        return bool(args) and all(_is_content_item(a) for a in args)
+    return _is_content_item(annotation)
+
+
+def _is_content_item(annotation: Any) -> bool:
+    if get_origin(annotation) is Annotated:
+        return _is_content_item(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, types.UnionType):
+        return all(_is_content_item(arg) for arg in get_args(annotation))
+    return isinstance(annotation, type) and issubclass(
+        annotation, (*_PLAIN_CONTENT_TYPES, *_CONTENT_CLASSES)
+    )
+
+
+def _is_result_type(annotation: Any) -> bool:
+    if get_origin(annotation) is Annotated:
+        return _is_result_type(get_args(annotation)[0])
+    return isinstance(annotation, type) and issubclass(annotation, _CONTENT_CLASSES)
+
+
+def _injected_kind(annotation: Any) -> type | None:
+    """``Context`` or ``RequestContext`` when a parameter asks for one (``X | None`` too)."""
+    if get_origin(annotation) is Annotated:
+        return _injected_kind(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, types.UnionType):
+        kinds = {_injected_kind(arg) for arg in get_args(annotation) if arg is not type(None)}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(annotation, type):
+        if issubclass(annotation, Context):
+            return Context
+        if issubclass(annotation, RequestContext):
+            return RequestContext
+    return None
+
+
+def _descriptions_to_meta(annotation: Any) -> Any:
+    """Rewrite ``Annotated[T, "text"]`` (at any depth) as ``Annotated[T, Meta(description=s)]``."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        base, *extras = get_args(annotation)
+        rewritten = [msgspec.Meta(description=e) if isinstance(e, str) else e for e in extras]
+        return Annotated[(_descriptions_to_meta(base), *rewritten)]
+    if origin is Literal or origin is None:
+        return annotation
+    args = get_args(annotation)
+    if not args:
+        return annotation
+    new_args = tuple(a if a is Ellipsis else _descriptions_to_meta(a) for a in args)
+    if new_args == args:
+        return annotation
+    if origin is Union or origin is types.UnionType:
+        return functools.reduce(operator.or_, new_args)
+    if origin in _CONTAINER_ORIGINS:
+        return typing.cast(Any, annotation).__origin__[new_args]
+    return annotation
+
+
+def _wrap(schema: dict[str, Any]) -> dict[str, Any]:
+    inner = dict(schema)
+    defs = inner.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": inner},
+        "required": ["result"],
+    }
+    if defs:
+        wrapped["$defs"] = defs
+    return wrapped
+
+
+def _refers_to(ref: str, root: dict[str, Any], defs: dict[str, Any], name: str) -> bool:
+    others = [d for n, d in defs.items() if n != name]
+    return _contains_ref(ref, root) or _contains_ref(ref, others)
+
+
+def _contains_ref(ref: str, node: Any) -> bool:
+    if isinstance(node, dict):
+        return node.get("$ref") == ref or any(_contains_ref(ref, v) for v in node.values())
+    if isinstance(node, list):
+        return any(_contains_ref(ref, v) for v in node)
+    return False

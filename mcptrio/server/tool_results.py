@@ -1,0 +1,253 @@
+"""What a tool returned, as the ``CallToolResult`` the negotiated revision allows.
+
+Content (a tool without an ``outputSchema``), by what the function returned:
+
+==============================================  ============================================
+returned                                        content
+==============================================  ============================================
+``str``                                         one ``TextContent``
+``None``                                        no content (an empty list)
+a content block (text, image, audio,            the block as it is
+resource link, embedded resource)
+:class:`~mcptrio.server.media.Image` /          ``ImageContent`` / ``AudioContent`` /
+``Audio`` / ``File``                            ``EmbeddedResource``
+``bytes`` (and ``bytearray``, ``memoryview``)   an ``EmbeddedResource`` with a base64 blob of
+                                                type ``application/octet-stream`` (as FastMCP
+                                                does: bytes are not assumed to be an image;
+                                                return ``Image(data)`` for that)
+a list or tuple holding any of the above        each item converted, in order, concatenated
+                                                (other items there become JSON text)
+``CallToolResult``                              the result as it is
+anything else (numbers, dicts, Structs,         one ``TextContent`` holding its JSON
+dataclasses, lists of data...)
+==============================================  ============================================
+
+Structured output (a tool with an ``outputSchema``, see :mod:`mcptrio.server.schema`): the value
+is validated against the return annotation, and sent as ``structuredContent`` (wrapped as
+``{"result": value}`` when its schema is not an object) together with one ``TextContent``
+holding the value's JSON, which the spec asks for the sake of clients that ignore
+``structuredContent``. Before 2025-06-18 only that text is sent.
+
+Revisions: nothing the negotiated revision's schema lacks is ever sent. Before 2025-06-18 a
+resource link becomes a ``TextContent`` naming the resource and its URI, and ``_meta`` and
+``annotations.lastModified`` are left out of content; before 2025-03-26 an audio clip becomes
+an ``EmbeddedResource`` blob with the same mime type and base64 data (the clip reaches the
+client intact, as a file it can still play); ``icons`` on resource links are kept from
+2025-11-25 only.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from ..protocol.revisions import LATEST
+from ..protocol.types import (
+    Annotations,
+    AudioContent,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceContents,
+    ResourceLink,
+    TextContent,
+)
+from .media import Media, attachment_uri
+from .schema import OutputPlan
+
+__all__ = [
+    "ToolOutputError",
+    "content_for_revision",
+    "error_result",
+    "structured_result",
+    "to_call_tool_result",
+    "to_content",
+]
+
+_STRUCTURED_SINCE = "2025-06-18"
+_AUDIO_SINCE = "2025-03-26"
+_ICONS_SINCE = "2025-11-25"
+_BLOCK_TYPES = (
+    TextContent,
+    ImageContent,
+    AudioContent,
+    ResourceLink,
+    EmbeddedResource,
+)
+_BYTES_TYPES = (bytes, bytearray, memoryview)
+
+_encoder = msgspec.json.Encoder()
+
+
+class ToolOutputError(ValueError):
+    """A structured tool returned a value that does not fit its return annotation."""
+
+
+def error_result(message: str) -> CallToolResult:
+    """A tool error: ``isError: true`` and the message as text (the model reads it)."""
+    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def to_call_tool_result(value: Any, revision: str = LATEST) -> CallToolResult:
+    """The result for a tool without an ``outputSchema`` that returned ``value``.
+
+    Raises ``TypeError`` when ``value`` (or an item of it) cannot be encoded as JSON.
+    """
+    if type(value) is str:
+        return CallToolResult(content=[TextContent(text=value)])
+    if isinstance(value, CallToolResult):
+        return result_for_revision(value, revision)
+    return CallToolResult(content=content_for_revision(to_content(value), revision))
+
+
+def structured_result(value: Any, plan: OutputPlan, revision: str) -> CallToolResult:
+    """The result for a tool with an ``outputSchema``; ``ToolOutputError`` on a bad value."""
+    if isinstance(value, CallToolResult):
+        return result_for_revision(value, revision)
+    try:
+        data = msgspec.to_builtins(value, str_keys=True)
+        msgspec.convert(data, plan.return_type, str_keys=True)
+    except (msgspec.ValidationError, TypeError, ValueError) as exc:
+        raise ToolOutputError(
+            f"returned {type(value).__name__} does not match its return type"
+            f" {_type_name(plan.return_type)}: {exc}"
+        ) from None
+    text = TextContent(text=_encoder.encode(data).decode())
+    if revision < _STRUCTURED_SINCE:
+        return CallToolResult(content=[text])
+    structured = {"result": data} if plan.wrapped else data
+    return CallToolResult(content=[text], structured_content=structured)
+
+
+def to_content(value: Any) -> list[ContentBlock]:
+    """The content blocks ``value`` becomes (see the module docstring), in the newest revision."""
+    convert = _CONVERTERS.get(type(value))
+    if convert is not None:
+        return convert(value)
+    if isinstance(value, _BLOCK_TYPES):
+        return [value]
+    if isinstance(value, Media):
+        return [value.to_content()]
+    if isinstance(value, str):
+        return [TextContent(text=str(value))]
+    if isinstance(value, _BYTES_TYPES):
+        return _bytes_content(value)
+    if isinstance(value, list | tuple) and any(_is_content_like(item) for item in value):
+        blocks: list[ContentBlock] = []
+        for item in value:
+            blocks.extend(to_content(item) if _is_content_like(item) else _json_content(item))
+        return blocks
+    return _json_content(value)
+
+
+def result_for_revision(result: CallToolResult, revision: str) -> CallToolResult:
+    """A result the tool built itself, with only what ``revision`` allows."""
+    if revision >= _ICONS_SINCE:
+        return result
+    content = content_for_revision(result.content, revision)
+    if revision >= _STRUCTURED_SINCE and content is result.content:
+        return result
+    return CallToolResult(
+        content=content,
+        structured_content=result.structured_content if revision >= _STRUCTURED_SINCE else UNSET,
+        is_error=result.is_error,
+        meta=result.meta,
+    )
+
+
+def content_for_revision(blocks: list[ContentBlock], revision: str) -> list[ContentBlock]:
+    """``blocks`` with everything ``revision``'s schema lacks converted or left out.
+
+    Returns ``blocks`` itself when nothing needs to change (always, for the newest revision).
+    """
+    if revision >= _ICONS_SINCE:
+        return blocks
+    changed = False
+    out: list[ContentBlock] = []
+    for block in blocks:
+        new = _block_for_revision(block, revision)
+        changed = changed or new is not block
+        out.append(new)
+    return out if changed else blocks
+
+
+def _block_for_revision(block: ContentBlock, revision: str) -> ContentBlock:
+    if isinstance(block, ResourceLink):
+        if revision < _STRUCTURED_SINCE:
+            return _link_as_text(block)
+        return msgspec.structs.replace(block, icons=UNSET) if block.icons is not UNSET else block
+    if revision >= _STRUCTURED_SINCE:
+        return block
+    if isinstance(block, AudioContent) and revision < _AUDIO_SINCE:
+        block = EmbeddedResource(
+            resource=ResourceContents(
+                uri=attachment_uri("audio"), mime_type=block.mime_type, blob=block.data
+            ),
+            annotations=block.annotations,
+        )
+    if isinstance(block, EmbeddedResource) and block.resource.meta is not UNSET:
+        block = msgspec.structs.replace(
+            block, resource=msgspec.structs.replace(block.resource, meta=UNSET)
+        )
+    if block.meta is not UNSET:
+        block = msgspec.structs.replace(block, meta=UNSET)
+    annotations = block.annotations
+    if isinstance(annotations, Annotations) and annotations.last_modified is not UNSET:
+        block = msgspec.structs.replace(
+            block, annotations=msgspec.structs.replace(annotations, last_modified=UNSET)
+        )
+    return block
+
+
+def _link_as_text(link: ResourceLink) -> TextContent:
+    label = link.title if isinstance(link.title, str) else link.name
+    text = f"Resource: {label} <{link.uri}>"
+    if isinstance(link.mime_type, str):
+        text += f" ({link.mime_type})"
+    if isinstance(link.description, str):
+        text += f"\n{link.description}"
+    annotations = link.annotations
+    if isinstance(annotations, Annotations) and annotations.last_modified is not UNSET:
+        annotations = msgspec.structs.replace(annotations, last_modified=UNSET)
+    return TextContent(text=text, annotations=annotations)
+
+
+def _is_content_like(value: Any) -> bool:
+    return isinstance(value, str | Media | _BYTES_TYPES | _BLOCK_TYPES)
+
+
+def _bytes_content(value: bytes | bytearray | memoryview) -> list[ContentBlock]:
+    blob = base64.b64encode(value).decode("ascii")
+    contents = ResourceContents(
+        uri=attachment_uri("result.bin"), mime_type="application/octet-stream", blob=blob
+    )
+    return [EmbeddedResource(resource=contents)]
+
+
+def _json_content(value: Any) -> list[ContentBlock]:
+    return [TextContent(text=_encoder.encode(value).decode())]
+
+
+def _type_name(tp: Any) -> str:
+    return tp.__name__ if isinstance(tp, type) else repr(tp)
+
+
+_CONVERTERS: dict[type, Callable[[Any], list[ContentBlock]]] = {
+    str: lambda v: [TextContent(text=v)],
+    type(None): lambda v: [],
+    TextContent: lambda v: [v],
+    ImageContent: lambda v: [v],
+    EmbeddedResource: lambda v: [v],
+    AudioContent: lambda v: [v],
+    ResourceLink: lambda v: [v],
+    int: _json_content,
+    float: _json_content,
+    bool: _json_content,
+    dict: _json_content,
+    bytes: _bytes_content,
+}

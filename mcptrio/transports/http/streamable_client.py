@@ -1,0 +1,646 @@
+"""The client side of Streamable HTTP (2025-03-26 and later).
+
+Every outgoing frame is one POST to the MCP endpoint (``Accept: application/json,
+text/event-stream``). The POST runs in a task of the transport's own nursery, so
+:meth:`StreamableHttpClientTransport.send` returns as soon as the POST is started and a slow
+response never holds up the session's writer; at most ``max_concurrent_posts`` POSTs run at
+once, and ``send`` waits for a slot beyond that (backpressure). Whatever the server answers
+reaches :meth:`~StreamableHttpClientTransport.receive` through one bounded memory channel:
+
+- ``202 Accepted``: nothing.
+- ``application/json``: the body is one frame (a message, or a 2025-03-26 batch).
+- ``text/event-stream``: each event's data is one frame. The stream is read until it has
+  delivered a response for every request the POST carried.
+- anything else (4xx, 5xx, a broken connection, a timeout): every request the POST carried gets a
+  JSON-RPC error response right away, so the caller fails promptly with the HTTP status in the
+  message instead of waiting for its timeout.
+
+Headers: after ``initialize`` every request carries ``Mcp-Session-Id`` (when the server assigned
+one) and ``MCP-Protocol-Version`` (read from the ``initialize`` result the transport relays).
+
+Ordering: POSTs run concurrently, so two frames sent back to back may reach the server in either
+order, as with any HTTP client. One ordering matters to servers and is kept: every frame sent
+after ``notifications/initialized`` waits until that notification's POST has been answered.
+
+**Standalone stream.** Once ``notifications/initialized`` has been accepted, a GET opens the
+server's standalone SSE stream (``405`` means the server has none, which is fine).
+
+**Resumption.** The last event id and ``retry:`` value of each SSE stream are kept. When a
+stream ends before it should (the connection breaks, a read times out after
+``sse_read_timeout``, or the server closes it to make the client poll, as 2025-11-25 allows), the
+transport waits the server's ``retry`` delay (``reconnect_delay`` when it sent none) and resumes
+with a GET carrying ``Last-Event-ID``. Consecutive attempts that bring nothing back back off
+exponentially (up to ``max_reconnect_delay``) and stop after ``max_reconnect_attempts``; then
+the requests still waiting on that stream get an error response. A POST stream that never sent
+an event id cannot be resumed, so its requests get the error at once. Sending
+``notifications/cancelled`` for a request stops following its stream.
+
+**Session renewal (a decision).** A 404 to a request carrying a session id means the server
+ended the session, and the spec says the client MUST start a new one. The transport does it
+transparently: it re-sends the ``initialize`` request it relayed earlier (without a session id),
+swallows the response, checks the server still speaks the same revision, re-sends
+``notifications/initialized``, then re-sends the message that got the 404, once. The session
+above never learns of it, which is the point: a server restart costs one round trip instead of
+failing the application. What does not survive is the server's per-session state (resource
+subscriptions, logging level, in-flight requests: requests that were waiting on a stream of the
+old session get an error response). If the renewal fails, or the server now answers with a
+different revision, the transport ends (``receive`` raises ``trio.EndOfChannel``) and the
+session with it, since carrying on would speak the wrong protocol.
+
+**Closing.** :meth:`~StreamableHttpClientTransport.aclose` stops every POST and stream and sends
+``DELETE`` with the session id (a ``405`` is ignored), shielded and within ``timeout``.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import trio
+
+from ...protocol.base import RequestId
+from ...protocol.errors import INTERNAL_ERROR
+from ...protocol.sse import SseError, SseParser
+from ...runtime.nurseries import open_unwrapping_nursery
+from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from .client_messages import (
+    OutgoingInfo,
+    error_response,
+    http_error_response,
+    initialize_revision,
+    peek_outgoing,
+    response_ids,
+)
+from .client_pool import HttpClientPool, HttpError, HttpResponse
+
+__all__ = [
+    "InitializeRejected",
+    "StreamableHttpClientTransport",
+    "open_streamable_http_client_transport",
+]
+
+log = logging.getLogger("mcptrio.transports.http.streamable_client")
+
+_ACCEPT_BOTH = "application/json, text/event-stream"
+# How much of an error body is read to explain the error.
+_ERROR_BODY_LIMIT = 4096
+
+#: Called with the ``initialize`` frame and the HTTP status when the very first ``initialize``
+#: POST is refused; returns ``True`` when it took the frame over (the legacy fallback).
+InitializeRejected = Callable[[bytes, int], Awaitable[bool]]
+
+
+@dataclass
+class _Stream:
+    """One SSE stream being followed: its cursor, its retry delay, the answers it still owes."""
+
+    pending: set[RequestId] = field(default_factory=set)
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    #: Set for the ``initialize`` POST: the revision is read from its response.
+    initialize_id: RequestId | None = None
+    #: Why the requests still pending will fail, once that is known.
+    failure: str | None = None
+
+
+# How reading one response, or one GET of a stream, ended: everything owed arrived; the stream
+# ended or broke and may be resumed; it cannot be used (or resumed) at all; the session is gone.
+_DONE, _ENDED, _UNUSABLE, _SESSION_GONE = "done", "ended", "unusable", "session gone"
+
+
+class StreamableHttpClientTransport:
+    """A :class:`~mcptrio.transports.base.Transport` speaking Streamable HTTP to ``url``.
+
+    Made by :func:`open_streamable_http_client_transport`, which owns the nursery its tasks
+    run in.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        pool: HttpClientPool,
+        nursery: trio.Nursery,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_concurrent_posts: int = 32,
+        incoming_buffer: int = 64,
+        open_get_stream: bool = True,
+        reconnect_delay: float = 1.0,
+        max_reconnect_delay: float = 30.0,
+        max_reconnect_attempts: int = 5,
+        on_initialize_rejected: InitializeRejected | None = None,
+    ) -> None:
+        self.url = url
+        self._pool = pool
+        self._nursery = nursery
+        self._custom_headers = list((headers or {}).items())
+        self.timeout = timeout
+        self.sse_read_timeout = sse_read_timeout
+        self.max_frame_size = max_frame_size
+        self._post_slots = trio.Semaphore(max_concurrent_posts)
+        self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
+            incoming_buffer
+        )
+        self._open_get_stream = open_get_stream
+        self.reconnect_delay = reconnect_delay
+        self.max_reconnect_delay = max_reconnect_delay
+        self.max_reconnect_attempts = max_reconnect_attempts
+        self._on_initialize_rejected = on_initialize_rejected
+        #: The session id the server assigned, if any.
+        self.session_id: str | None = None
+        #: The revision the server answered ``initialize`` with.
+        self.protocol_version: str | None = None
+        self._initialize_frame: bytes | None = None
+        self._initialize_id: RequestId | None = None
+        self._initialized_frame: bytes | None = None
+        self._gate: trio.Event | None = None
+        self._get_started = False
+        self._renew_lock = trio.Lock()
+        self._ended = False
+        self._streams: dict[RequestId, _Stream] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------ Transport
+
+    async def receive(self) -> Frame:
+        """The next frame from the server; ``trio.EndOfChannel`` once the transport ended."""
+        try:
+            return await self._incoming_receive.receive()
+        except trio.ClosedResourceError:
+            raise trio.EndOfChannel from None
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        """Start one POST per frame; waits only for a free POST slot."""
+        for frame in frames:
+            if self._closed:
+                raise trio.ClosedResourceError("The transport is closed")
+            info = peek_outgoing(frame.data)
+            await self._post_slots.acquire()
+            wait_for = self._gate
+            opens_gate: trio.Event | None = None
+            if info.method == "initialize" and info.request_ids:
+                self._initialize_frame = frame.data
+                self._initialize_id = info.request_ids[0]
+            elif info.method == "notifications/initialized":
+                self._initialized_frame = frame.data
+                opens_gate = self._gate = trio.Event()
+            elif info.cancels is not None:
+                self._abandon(info.cancels)
+            self._nursery.start_soon(self._post_task, frame.data, info, wait_for, opens_gate)
+
+    async def aclose(self) -> None:
+        """Stop every POST and stream, and end the server session with DELETE."""
+        if self._closed:
+            await trio.lowlevel.checkpoint()
+            return
+        self._closed = True
+        self._nursery.cancel_scope.cancel()
+        self._incoming_send.close()
+        session_id = self.session_id
+        if session_id is None:
+            await trio.lowlevel.checkpoint()
+            return
+        with trio.CancelScope(shield=True), trio.move_on_after(self.timeout):
+            try:
+                async with self._pool.request(
+                    "DELETE", self.url, headers=self._headers("application/json, */*")
+                ) as response:
+                    if response.status not in (200, 202, 204, 405, 404):
+                        log.info("DELETE of the session got HTTP %d", response.status)
+            except HttpError as exc:
+                log.info("could not end the session with DELETE: %s", exc)
+
+    # ------------------------------------------------------------ POST
+
+    def _headers(self, accept: str, *, session: bool = True) -> list[tuple[str, str]]:
+        headers = [*self._custom_headers, ("accept", accept)]
+        if session:
+            if self.session_id is not None:
+                headers.append(("mcp-session-id", self.session_id))
+            if self.protocol_version is not None:
+                headers.append(("mcp-protocol-version", self.protocol_version))
+        return headers
+
+    async def _post_task(
+        self,
+        data: bytes,
+        info: OutgoingInfo,
+        wait_for: trio.Event | None,
+        opens_gate: trio.Event | None,
+    ) -> None:
+        try:
+            if wait_for is not None:
+                await wait_for.wait()
+            await self._post(data, info, may_renew=True)
+            if opens_gate is not None and self._open_get_stream and not self._get_started:
+                self._get_started = True
+                self._nursery.start_soon(self._standalone_stream)
+        finally:
+            self._post_slots.release()
+            if opens_gate is not None:
+                opens_gate.set()
+
+    async def _post(self, data: bytes, info: OutgoingInfo, *, may_renew: bool) -> None:
+        is_initialize = info.method == "initialize"
+        stream = _Stream(pending=set(info.request_ids))
+        if is_initialize and info.request_ids:
+            stream.initialize_id = info.request_ids[0]
+        for rid in info.request_ids:
+            self._streams[rid] = stream
+        try:
+            sent_session = self.session_id
+            headers = self._headers(_ACCEPT_BOTH, session=not is_initialize)
+            headers.append(("content-type", "application/json"))
+            status = 0
+            reason = ""
+            body: bytes | None = None
+            outcome = _DONE
+            with stream.scope:
+                try:
+                    async with self._pool.request(
+                        "POST", self.url, headers=headers, body=data, read_timeout=self.timeout
+                    ) as response:
+                        status, reason = response.status, response.reason
+                        if 200 <= status < 300:
+                            if is_initialize:
+                                self._take_session_id(response)
+                            outcome = await self._read_post_response(response, stream)
+                        else:
+                            body = await response.read(_ERROR_BODY_LIMIT)
+                except HttpError as exc:
+                    log.info("POST to %s failed: %s", self.url, exc)
+                    if status == 0:
+                        self._fail(stream, f"The HTTP request failed: {exc}")
+                        return
+                    outcome = _ENDED
+            if stream.scope.cancelled_caught:
+                return
+            if status == 404 and sent_session is not None and may_renew and not is_initialize:
+                await self._post_again_after_404(data, info, sent_session, stream)
+                return
+            if not 200 <= status < 300:
+                await self._refused(data, info, stream, status, reason, body)
+                return
+            if outcome == _ENDED and stream.pending:
+                await self._resume(stream)
+            elif stream.pending:
+                self._fail(stream, "The server ended the response stream without answering")
+        finally:
+            for rid in info.request_ids:
+                if self._streams.get(rid) is stream:
+                    del self._streams[rid]
+            if stream.pending:
+                await self._fail_now(stream)
+
+    async def _refused(
+        self,
+        data: bytes,
+        info: OutgoingInfo,
+        stream: _Stream,
+        status: int,
+        reason: str,
+        body: bytes | None,
+    ) -> None:
+        hook = self._on_initialize_rejected
+        if (
+            hook is not None
+            and info.method == "initialize"
+            and self.protocol_version is None
+            and await hook(data, status)
+        ):
+            stream.pending.clear()
+            return
+        if not info.request_ids:
+            log.warning("the server refused a notification or response with HTTP %d", status)
+        for rid in list(stream.pending):
+            await self._deliver(http_error_response(rid, status, reason, body))
+        stream.pending.clear()
+
+    def _take_session_id(self, response: HttpResponse) -> None:
+        value = response.header(b"mcp-session-id")
+        if value is None:
+            return
+        if value and all(0x21 <= c <= 0x7E for c in value):
+            self.session_id = value.decode("ascii")
+        else:
+            log.warning("ignored a session id with characters outside visible ASCII")
+
+    async def _read_post_response(self, response: HttpResponse, stream: _Stream) -> str:
+        if response.status == 202 or not stream.pending:
+            if stream.pending:
+                self._fail(stream, "The server accepted the request without answering it")
+            response.drain_buffered()
+            await trio.lowlevel.checkpoint()
+            return _DONE
+        ctype = response.content_type
+        if ctype == "application/json":
+            body = await response.read(self.max_frame_size)
+            if body is None:
+                await self._deliver(OversizedFrame(self.max_frame_size))
+                self._fail(stream, "The response is larger than the frame size limit")
+                return _DONE
+            stream.pending.difference_update(response_ids(body))
+            await self._deliver_response(body, stream)
+            return _DONE
+        if ctype == "text/event-stream":
+            response.read_timeout = self.sse_read_timeout
+            return await self._read_events(response, stream)
+        self._fail(stream, f"The server answered with an unexpected content type {ctype!r}")
+        return _DONE
+
+    async def _deliver_response(self, data: bytes, stream: _Stream) -> None:
+        if stream.initialize_id is not None and self.protocol_version is None:
+            self.protocol_version = initialize_revision(data, stream.initialize_id)
+        await self._deliver(data)
+
+    # ------------------------------------------------------------ SSE streams
+
+    async def _read_events(self, response: HttpResponse, stream: _Stream) -> str:
+        """Follow one SSE response until it owes nothing more, ends, or becomes unusable."""
+        parser = SseParser(max_line=self.max_frame_size + 64)
+        parser.last_event_id = stream.last_event_id
+        try:
+            while True:
+                try:
+                    chunk = await response.receive_some()
+                except HttpError as exc:
+                    log.info("SSE stream from %s broke: %s", self.url, exc)
+                    return _ENDED
+                if not chunk:
+                    return _ENDED
+                for event in parser.feed(chunk):
+                    if event.id is not None:
+                        stream.last_event_id = event.id
+                    if event.retry is not None:
+                        stream.retry_ms = event.retry
+                    if event.event != "message" or not event.data:
+                        continue
+                    data = event.data.encode("utf-8")
+                    if len(data) > self.max_frame_size:
+                        await self._deliver(OversizedFrame(self.max_frame_size))
+                        continue
+                    answered = response_ids(data)
+                    owed = bool(stream.pending)
+                    stream.pending.difference_update(answered)
+                    await self._deliver_response(data, stream)
+                    if owed and not stream.pending:
+                        return _DONE
+        except SseError as exc:
+            log.warning("unusable SSE stream from %s: %s", self.url, exc)
+            await self._deliver(OversizedFrame(self.max_frame_size))
+            return _UNUSABLE
+
+    def _delay(self, stream: _Stream, failures: int) -> float:
+        base = stream.retry_ms / 1000 if stream.retry_ms is not None else self.reconnect_delay
+        if failures <= 1:
+            return base
+        return max(base, min(base * 2.0 ** (failures - 1), self.max_reconnect_delay))
+
+    async def _resume(self, stream: _Stream) -> None:
+        """Resume a POST stream with GET + Last-Event-ID until it has answered everything."""
+        failures = 0
+        # A cancel scope serves one block: the POST had the first, the resumption gets its own.
+        stream.scope = trio.CancelScope()
+        with stream.scope:
+            while stream.pending:
+                if stream.last_event_id is None:
+                    self._fail(stream, "The response stream broke and cannot be resumed")
+                    return
+                await trio.sleep(self._delay(stream, failures + 1))
+                outcome, progressed = await self._get(stream)
+                if outcome == _DONE or not stream.pending:
+                    return
+                if outcome in (_UNUSABLE, _SESSION_GONE):
+                    self._fail(stream, "The response stream could not be resumed")
+                    return
+                failures = 0 if progressed else failures + 1
+                if failures >= self.max_reconnect_attempts:
+                    self._fail(stream, "The response stream could not be resumed")
+                    return
+
+    async def _get(self, stream: _Stream) -> tuple[str, bool]:
+        """One GET of an SSE stream (resuming when the stream has a cursor).
+
+        Returns how it ended and whether it brought anything (an event or a retry value).
+        """
+        headers = self._headers("text/event-stream")
+        if stream.last_event_id is not None:
+            headers.append(("last-event-id", stream.last_event_id))
+        before = (stream.last_event_id, stream.retry_ms, len(stream.pending))
+        sent_session = self.session_id
+        status = 0
+        try:
+            async with self._pool.request(
+                "GET", self.url, headers=headers, read_timeout=self.sse_read_timeout
+            ) as response:
+                status = response.status
+                if status == 200 and response.content_type == "text/event-stream":
+                    outcome = await self._read_events(response, stream)
+                    after = (stream.last_event_id, stream.retry_ms, len(stream.pending))
+                    return outcome, after != before
+        except HttpError as exc:
+            log.info("GET of the SSE stream failed: %s", exc)
+            return _ENDED, False
+        if status == 405:
+            return _UNUSABLE, False
+        if status == 404 and sent_session is not None:
+            # The session is gone, and a POST stream being resumed is lost with it.
+            self._fail(stream, "The server ended the session while the request was running")
+            await self._renew(sent_session)
+            return _SESSION_GONE, False
+        log.info("GET of the SSE stream got HTTP %d", status)
+        return _ENDED, False
+
+    async def _standalone_stream(self) -> None:
+        """Keep the server's standalone GET stream open, resuming it when it drops."""
+        stream = _Stream()
+        failures = 0
+        while not self._ended:
+            outcome, progressed = await self._get(stream)
+            if outcome == _UNUSABLE:
+                # 405: the server offers no standalone stream.
+                return
+            if outcome == _SESSION_GONE:
+                # Event ids of the old session mean nothing to the new one.
+                stream = _Stream()
+                failures = 0
+                continue
+            failures = 0 if progressed else failures + 1
+            if failures >= self.max_reconnect_attempts:
+                log.warning("giving up on the standalone SSE stream of %s", self.url)
+                return
+            await trio.sleep(self._delay(stream, max(failures, 1)))
+
+    # ------------------------------------------------------------ session renewal
+
+    async def _post_again_after_404(
+        self, data: bytes, info: OutgoingInfo, stale: str, stream: _Stream
+    ) -> None:
+        stream.pending.clear()
+        if not await self._renew(stale):
+            for rid in info.request_ids:
+                await self._deliver(
+                    error_response(rid, INTERNAL_ERROR, "The server ended the MCP session")
+                )
+            return
+        if info.method != "notifications/initialized":
+            await self._post(data, info, may_renew=False)
+
+    async def _renew(self, stale: str) -> bool:
+        """Start a new session after ``stale`` got a 404; ``False`` ends the transport."""
+        async with self._renew_lock:
+            if self.session_id != stale or self._ended:
+                # Another task renewed the session already (or failed to, and ended).
+                return not self._ended
+            init, init_id = self._initialize_frame, self._initialize_id
+            if init is None or init_id is None:
+                return self._end("The server ended the session before it was initialized")
+            log.info("the server ended session %s; starting a new one", stale)
+            self.session_id = None
+            revision = self.protocol_version
+            try:
+                answer = await self._exchange(init, init_id)
+                if answer is None:
+                    return self._end("The server refused to start a new session")
+                new_revision = initialize_revision(answer, init_id)
+                if new_revision != revision:
+                    return self._end(
+                        f"The new session speaks {new_revision!r}, not {revision!r} as before"
+                    )
+                if self._initialized_frame is not None:
+                    await self._exchange(self._initialized_frame, None)
+            except HttpError as exc:
+                return self._end(f"Could not start a new session: {exc}")
+            return True
+
+    async def _exchange(self, data: bytes, rid: RequestId | None) -> bytes | None:
+        """POST ``data`` and return the response for ``rid`` without delivering it."""
+        headers = self._headers(_ACCEPT_BOTH, session=rid is None)
+        headers.append(("content-type", "application/json"))
+        async with self._pool.request(
+            "POST", self.url, headers=headers, body=data, read_timeout=self.timeout
+        ) as response:
+            if not 200 <= response.status < 300:
+                log.warning("session renewal: HTTP %d", response.status)
+                return None
+            if rid is None:
+                return b""
+            self._take_session_id(response)
+            if response.content_type == "application/json":
+                return await response.read(self.max_frame_size)
+            parser = SseParser(max_line=self.max_frame_size + 64)
+            while chunk := await response.receive_some():
+                for event in parser.feed(chunk):
+                    data = event.data.encode("utf-8")
+                    if event.data and rid in response_ids(data):
+                        return data
+        return None
+
+    def _end(self, reason: str) -> bool:
+        log.error("%s; closing the transport", reason)
+        self._ended = True
+        self._incoming_send.close()
+        return False
+
+    # ------------------------------------------------------------ delivery
+
+    def _abandon(self, rid: RequestId) -> None:
+        """The session cancelled ``rid``: stop waiting for its answer."""
+        stream = self._streams.get(rid)
+        if stream is not None:
+            stream.pending.discard(rid)
+            if not stream.pending:
+                stream.scope.cancel()
+
+    @staticmethod
+    def _fail(stream: _Stream, message: str) -> None:
+        """Note why the requests still owed by ``stream`` fail (the first reason wins).
+
+        The POST task answers them with an error when it finishes.
+        """
+        if stream.failure is None:
+            stream.failure = message
+
+    async def _fail_now(self, stream: _Stream) -> None:
+        message = stream.failure or "The request was lost"
+        if self._closed:
+            stream.pending.clear()
+            return
+        for rid in sorted(stream.pending, key=str):
+            await self._deliver(error_response(rid, INTERNAL_ERROR, message))
+        stream.pending.clear()
+
+    async def _deliver(self, frame: Frame) -> None:
+        try:
+            await self._incoming_send.send(frame)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            log.debug("dropped a frame that arrived after the transport closed")
+
+
+@asynccontextmanager
+async def open_streamable_http_client_transport(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    ssl_context: ssl.SSLContext | None = None,
+    pool: HttpClientPool | None = None,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_concurrent_posts: int = 32,
+    open_get_stream: bool = True,
+    reconnect_delay: float = 1.0,
+    max_reconnect_delay: float = 30.0,
+    max_reconnect_attempts: int = 5,
+    on_initialize_rejected: InitializeRejected | None = None,
+) -> AsyncIterator[StreamableHttpClientTransport]:
+    """Open a Streamable HTTP client transport to the MCP endpoint ``url``.
+
+    ``headers`` go on every request (for example ``Authorization``). ``timeout`` bounds
+    connecting and every read of a JSON response (and the DELETE on close);
+    ``sse_read_timeout`` is how long an SSE stream may stay silent before it is taken as broken
+    and resumed. ``pool`` shares an :class:`HttpClientPool` (its connections, TLS context and
+    connection cap) with other users; by default the transport makes its own, with
+    ``ssl_context`` (``ssl.create_default_context()`` when ``None``), and closes it on exit.
+
+    Leaving the block closes the transport (see :meth:`StreamableHttpClientTransport.aclose`).
+    """
+    own_pool = pool is None
+    http = pool or HttpClientPool(
+        ssl_context=ssl_context,
+        connect_timeout=timeout,
+        read_timeout=timeout,
+        max_connections=max_concurrent_posts + 8,
+    )
+    try:
+        async with open_unwrapping_nursery() as nursery:
+            transport = StreamableHttpClientTransport(
+                url,
+                http,
+                nursery,
+                headers=headers,
+                timeout=timeout,
+                sse_read_timeout=sse_read_timeout,
+                max_frame_size=max_frame_size,
+                max_concurrent_posts=max_concurrent_posts,
+                open_get_stream=open_get_stream,
+                reconnect_delay=reconnect_delay,
+                max_reconnect_delay=max_reconnect_delay,
+                max_reconnect_attempts=max_reconnect_attempts,
+                on_initialize_rejected=on_initialize_rejected,
+            )
+            try:
+                yield transport
+            finally:
+                await transport.aclose()
+    finally:
+        if own_pool:
+            with trio.CancelScope(shield=True):
+                await http.aclose()

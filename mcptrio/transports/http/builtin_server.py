@@ -1,0 +1,645 @@
+"""The built-in HTTP/1.1 front end: serves an :class:`~.exchange.HttpApp` on trio sockets.
+
+Theory of operation
+-------------------
+One task per connection runs :meth:`_Connection.run`: read a request head, call the app in the
+same task, finish the request body, loop. A plain response costs no task and one ``send_all``
+(head and body joined). Pipelined requests are therefore answered in order by construction.
+
+A streamed response is different: while it is open the handler may sit idle (an SSE stream) and
+still has to learn that the client went away. So :meth:`_Connection.start_watcher` starts one
+reader task in the connection's nursery, only while a stream is open and only once the request
+body has been fully received (so that it never competes with ``read_body`` for the socket). It
+reads the socket; EOF cancels the handler's cancel scope; anything else is a pipelined next
+request, fed to the parser and kept there, up to a cap beyond which the watcher stops reading.
+When the stream ends the watcher is cancelled and awaited before the connection reads again,
+so the two never read at once.
+
+Limits (:class:`ServerLimits`) defend against slow or hostile clients: a request head must
+arrive within ``header_timeout``; an idle keep-alive connection is closed after
+``keep_alive_timeout``; heads over ``max_head_size`` get 431; each wait for body bytes and each
+write has its own deadline; a body the app did not read is discarded up to
+``discard_body_limit``, past which the connection is closed. At ``max_connections`` the server
+stops accepting: further clients wait in the kernel's listen backlog until a connection ends.
+
+When the server closes a connection it half-closes first and drains what the client still sends
+for a moment ("lingering close"), so that a final response (a 413, a 400) is not destroyed by a
+TCP reset caused by unread request bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import trio
+
+from .builtin_websocket import serve_websocket_upgrade
+from .exchange import BodyTooLarge, Headers, HttpApp
+from .h11_parser import H11RequestParser
+from .parser import (
+    CONNECTION_CLOSED,
+    END_OF_MESSAGE,
+    ParseError,
+    RequestHead,
+    RequestParser,
+    chunk,
+    response_head,
+)
+
+__all__ = ["ServerLimits", "serve_builtin"]
+
+logger = logging.getLogger("mcptrio.transports.http")
+
+ParserName = Literal["auto", "h11", "httptools"]
+
+_RECEIVE_SIZE = 65536
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+_TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    """Limits of the built-in server; every wait on a client has a deadline."""
+
+    #: Connections served at once; at the limit the server stops accepting.
+    max_connections: int = 1000
+    #: Largest request line plus headers, in bytes (over it: 431).
+    max_head_size: int = 65536
+    #: Seconds a client has to send a whole request head once it has started it (or connected).
+    header_timeout: float = 10.0
+    #: Seconds an idle keep-alive connection waits for its next request.
+    keep_alive_timeout: float = 5.0
+    #: Seconds to wait for each piece of a request body.
+    body_timeout: float = 30.0
+    #: Seconds one write to the client may take.
+    write_timeout: float = 30.0
+    #: Bytes of an unread request body discarded to keep the connection; past this, it closes.
+    discard_body_limit: int = 1 << 20
+    #: Bytes of pipelined requests buffered while a streamed response is open.
+    pipeline_buffer_limit: int = 1 << 16
+    #: Seconds spent draining the client after the server half-closes a connection.
+    linger_timeout: float = 1.0
+
+
+def _parser_factory(parser: ParserName) -> Callable[[int], RequestParser]:
+    if parser in ("auto", "httptools"):
+        try:
+            from .httptools_parser import HttptoolsRequestParser
+        except ImportError:
+            if parser == "httptools":
+                raise
+        else:
+            return HttptoolsRequestParser
+    if parser not in ("auto", "h11"):
+        raise ValueError(f"unknown parser {parser!r}: use 'auto', 'h11' or 'httptools'")
+    return H11RequestParser
+
+
+async def serve_builtin(
+    app: HttpApp,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    parser: ParserName = "auto",
+    limits: ServerLimits | None = None,
+    ssl_context: object | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app`` on ``host:port`` until cancelled; reports the base URL when listening.
+
+    ``parser`` is ``"httptools"`` (fast, C), ``"h11"`` (pure Python) or ``"auto"`` (httptools
+    when importable). ``ssl_context`` (an ``ssl.SSLContext``) serves HTTPS through
+    ``trio.SSLStream``. Cancelling the call closes the listener and every connection.
+    """
+    import ssl
+
+    if ssl_context is not None and not isinstance(ssl_context, ssl.SSLContext):
+        raise TypeError("ssl_context must be an ssl.SSLContext")
+    parser_type = _parser_factory(parser)
+    limits = limits or ServerLimits()
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    sockname = listeners[0].socket.getsockname()
+    scheme = "https" if ssl_context is not None else "http"
+    bound_host = f"[{sockname[0]}]" if ":" in sockname[0] else sockname[0]
+    slots = trio.Semaphore(limits.max_connections)
+    async with trio.open_nursery() as nursery:
+        for listener in listeners:
+            nursery.start_soon(
+                _accept_loop, listener, app, parser_type, limits, ssl_context, scheme, slots
+            )
+        task_status.started(f"{scheme}://{bound_host}:{sockname[1]}")
+
+
+async def _accept_loop(
+    listener: trio.SocketListener,
+    app: HttpApp,
+    parser_type: Callable[[int], RequestParser],
+    limits: ServerLimits,
+    ssl_context: object | None,
+    scheme: str,
+    slots: trio.Semaphore,
+) -> None:
+    async with listener, trio.open_nursery() as nursery:
+        while True:
+            await slots.acquire()
+            try:
+                stream = await listener.accept()
+            except OSError as error:
+                slots.release()
+                if error.errno in _ACCEPT_ERRNOS:
+                    logger.error("accept failed (%s); pausing 100 ms", error)
+                    await trio.sleep(0.1)
+                    continue
+                raise
+            except BaseException:
+                slots.release()
+                raise
+            nursery.start_soon(
+                _serve_connection, stream, app, parser_type, limits, ssl_context, scheme, slots
+            )
+
+
+async def _serve_connection(
+    stream: trio.SocketStream,
+    app: HttpApp,
+    parser_type: Callable[[int], RequestParser],
+    limits: ServerLimits,
+    ssl_context: object | None,
+    scheme: str,
+    slots: trio.Semaphore,
+) -> None:
+    try:
+        try:
+            peer = stream.socket.getpeername()
+            client: tuple[str, int] | None = (peer[0], peer[1])
+        except OSError:
+            client = None
+        wrapped: trio.abc.Stream = stream
+        if ssl_context is not None:
+            import ssl
+
+            assert isinstance(ssl_context, ssl.SSLContext)
+            wrapped = trio.SSLStream(stream, ssl_context, server_side=True, https_compatible=True)
+        connection = _Connection(wrapped, app, parser_type(limits.max_head_size), limits)
+        connection.scheme = scheme
+        connection.client = client
+        async with trio.open_nursery() as nursery:
+            connection.nursery = nursery
+            try:
+                await connection.run()
+            finally:
+                connection.nursery = None
+        await connection.close()
+    finally:
+        slots.release()
+
+
+class _ClientError(Exception):
+    """The client broke the request body rules; answer ``status`` and close."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Connection:
+    """One client connection: the request loop and what the request/responder pair share."""
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        app: HttpApp,
+        parser: RequestParser,
+        limits: ServerLimits,
+    ) -> None:
+        self.stream = stream
+        self.app = app
+        self.parser = parser
+        self.limits = limits
+        self.scheme = "http"
+        self.client: tuple[str, int] | None = None
+        self.nursery: trio.Nursery | None = None
+        # Whether the stream may still be read from / written to.
+        self.readable = True
+        self.writable = True
+        # Whether the client closed (or broke) its side: no more requests will come.
+        self.peer_gone = False
+        self.handler_scope: trio.CancelScope | None = None
+        self.message_complete = False
+        # Whether a streamed response is open (the watcher may run).
+        self.streaming = False
+        self._watcher_scope: trio.CancelScope | None = None
+        self._watcher_done: trio.Event | None = None
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def receive(self, deadline: float) -> bytes | bytearray | None:
+        """Bytes from the client; ``b""`` at EOF or breakage; ``None`` past ``deadline``."""
+        with trio.move_on_at(deadline):
+            try:
+                data = await self.stream.receive_some(_RECEIVE_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            if not data:
+                self.peer_gone = True
+                self.readable = False
+            return data
+        return None
+
+    async def read_head(self, first: bool) -> RequestHead | None:
+        """The next request head, or ``None`` when the connection should end quietly."""
+        limits = self.limits
+        deadline = trio.current_time() + (
+            limits.header_timeout if first else limits.keep_alive_timeout
+        )
+        started = first
+        while True:
+            try:
+                event = self.parser.next_event()
+            except ParseError as error:
+                await self.refuse(error.status, str(error))
+                return None
+            if event is None:
+                if not self.readable:
+                    return None
+                data = await self.receive(deadline)
+                if not data:
+                    if data is None and started:
+                        await self.refuse(408, "request head timeout")
+                    return None
+                if not started:
+                    started = True
+                    deadline = trio.current_time() + limits.header_timeout
+                self.parser.feed(data)
+            elif type(event) is RequestHead:
+                self.message_complete = False
+                return event
+            elif event is CONNECTION_CLOSED:
+                return None
+            else:  # pragma: no cover - a parser never yields body events before a head
+                raise AssertionError(f"unexpected {event!r} before a request head")
+
+    async def next_body_event(self) -> bytes | None:
+        """The next piece of the request body, or ``None`` at its end."""
+        while True:
+            try:
+                event = self.parser.next_event()
+            except ParseError as error:
+                raise _ClientError(400, str(error)) from None
+            if event is None:
+                if not self.readable:
+                    raise trio.BrokenResourceError("the client closed during the request body")
+                data = await self.receive(trio.current_time() + self.limits.body_timeout)
+                if data is None:
+                    raise _ClientError(408, "request body timeout")
+                if not data:
+                    raise trio.BrokenResourceError("the client closed during the request body")
+                self.parser.feed(data)
+            elif event is END_OF_MESSAGE:
+                self.message_complete = True
+                return None
+            elif isinstance(event, bytes):
+                return event
+            else:
+                raise _ClientError(400, "malformed request body")
+
+    # -- writing ----------------------------------------------------------------------------
+
+    async def send(self, data: bytes) -> None:
+        if not self.writable:
+            raise trio.BrokenResourceError("the client connection is closed")
+        with trio.move_on_after(self.limits.write_timeout) as scope:
+            try:
+                await self.stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+                self.writable = False
+                raise trio.BrokenResourceError("the client connection is closed") from error
+        if scope.cancelled_caught:
+            self.writable = False
+            raise trio.BrokenResourceError("writing to the client timed out")
+
+    async def refuse(self, status: int, message: str) -> None:
+        """Answer an error the front end detected itself, then end the connection."""
+        self.readable = False
+        body = message.encode("utf-8", "replace")
+        head = response_head(status, _TEXT, content_length=len(body), keep_alive=False)
+        with contextlib.suppress(trio.BrokenResourceError):
+            await self.send(head + body)
+
+    # -- the watcher ------------------------------------------------------------------------
+
+    def start_watcher(self) -> None:
+        if (
+            self._watcher_scope is not None
+            or not self.message_complete
+            or not self.readable
+            or self.nursery is None
+        ):
+            return
+        self._watcher_scope = trio.CancelScope()
+        self._watcher_done = trio.Event()
+        self.nursery.start_soon(self._watch, self._watcher_scope, self._watcher_done)
+
+    async def stop_watcher(self) -> None:
+        if self._watcher_scope is None or self._watcher_done is None:
+            return
+        self._watcher_scope.cancel()
+        await self._watcher_done.wait()
+        self._watcher_scope = self._watcher_done = None
+
+    async def _watch(self, scope: trio.CancelScope, done: trio.Event) -> None:
+        try:
+            with scope:
+                buffered = 0
+                while buffered < self.limits.pipeline_buffer_limit:
+                    data = await self.receive(math.inf)
+                    if not data:
+                        if self.handler_scope is not None:
+                            self.handler_scope.cancel()
+                        return
+                    buffered += len(data)
+                    self.parser.feed(data)
+                await trio.sleep_forever()
+        finally:
+            done.set()
+
+    # -- the request loop -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        first = True
+        while True:
+            head = await self.read_head(first)
+            if head is None:
+                return
+            first = False
+            if head.is_websocket_upgrade:
+                await self._serve_websocket(head)
+                return
+            request = BuiltinRequest(self, head)
+            responder = BuiltinResponder(self, request)
+            if not await self._run_handler(request, responder):
+                return
+            if not request.keep_alive or not await request.discard_rest():
+                return
+            self.parser.next_request()
+
+    async def _run_handler(self, request: BuiltinRequest, responder: BuiltinResponder) -> bool:
+        """Run the app for one request; whether the connection can carry another."""
+        scope = self.handler_scope = trio.CancelScope()
+        try:
+            with scope:
+                await self.app.handle_http(request, responder)
+        except _ClientError as error:
+            if responder.state == _NOT_STARTED:
+                await self.refuse(error.status, str(error))
+            return False
+        except trio.BrokenResourceError:
+            return False
+        except Exception:
+            logger.exception("HTTP handler for %s %s failed", request.method, request.path)
+            if responder.state != _NOT_STARTED:
+                return False
+            request.keep_alive = False
+            await responder.send_quietly(500, b"internal server error")
+            return False
+        finally:
+            self.handler_scope = None
+            self.streaming = False
+            await self.stop_watcher()
+        if scope.cancelled_caught or not self.writable:
+            return False
+        if responder.state == _NOT_STARTED:
+            logger.error("HTTP handler for %s %s did not respond", request.method, request.path)
+            await responder.send_quietly(500, b"the handler did not respond")
+        elif responder.state == _STREAMING:
+            try:
+                await responder.end_stream()
+            except trio.BrokenResourceError:
+                return False
+        return self.writable
+
+    async def _serve_websocket(self, head: RequestHead) -> None:
+        request = BuiltinRequest(self, head)
+        try:
+            if await request.read_body(0):
+                raise BodyTooLarge
+        except (BodyTooLarge, _ClientError):
+            await self.refuse(400, "a WebSocket upgrade request has no body")
+            return
+        except trio.BrokenResourceError:
+            return
+        await serve_websocket_upgrade(
+            self.stream,
+            self.app,
+            request,
+            head,
+            self.parser.unparsed(),
+            self.limits.write_timeout,
+        )
+        self.readable = self.writable = False
+
+    async def close(self) -> None:
+        """Close the stream; half-close and drain first unless the client closed already."""
+        stream = self.stream
+        if self.writable and not self.peer_gone and isinstance(stream, trio.SocketStream):
+            with trio.move_on_after(self.limits.linger_timeout):
+                try:
+                    await stream.send_eof()
+                    drained = 0
+                    while drained < self.limits.discard_body_limit:
+                        data = await stream.receive_some(_RECEIVE_SIZE)
+                        if not data:
+                            break
+                        drained += len(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+        with trio.CancelScope(shield=True), trio.move_on_after(self.limits.linger_timeout):
+            await stream.aclose()
+
+
+_NOT_STARTED, _STREAMING, _DONE = 0, 1, 2
+
+
+class BuiltinRequest:
+    """:class:`~.exchange.HttpRequest` of the built-in server."""
+
+    __slots__ = (
+        "_body",
+        "_connection",
+        "_continue_sent",
+        "_path",
+        "_query",
+        "_state",
+        "head",
+        "keep_alive",
+    )
+
+    def __init__(self, connection: _Connection, head: RequestHead) -> None:
+        self._connection = connection
+        self.head = head
+        self.keep_alive = head.keep_alive
+        target = head.target
+        path, _, self._query = target.partition(b"?")
+        self._path = path
+        # _state: 0 unread, 1 read, 2 over a limit (the rest is unread)
+        self._state = 0
+        self._body = b""
+        self._continue_sent = False
+
+    @property
+    def method(self) -> str:
+        return self.head.method.decode("ascii")
+
+    @property
+    def path(self) -> str:
+        from urllib.parse import unquote_to_bytes
+
+        raw = self._path
+        if b"%" in raw:
+            raw = unquote_to_bytes(raw)
+        return raw.decode("utf-8", "surrogateescape")
+
+    @property
+    def query_string(self) -> bytes:
+        return self._query
+
+    @property
+    def headers(self) -> Headers:
+        return self.head.headers
+
+    @property
+    def client(self) -> tuple[str, int] | None:
+        return self._connection.client
+
+    @property
+    def scheme(self) -> str:
+        return self._connection.scheme
+
+    async def read_body(self, limit: int) -> bytes:
+        if self._state == 1:
+            return self._body
+        if self._state == 2:
+            raise BodyTooLarge(f"the request body is over {limit} bytes")
+        connection = self._connection
+        head = self.head
+        if connection.message_complete:
+            self._state = 1
+            return b""
+        if head.content_length is not None and head.content_length > limit:
+            self._state = 2
+            raise BodyTooLarge(f"the request body is over {limit} bytes")
+        if head.expect_continue and not self._continue_sent:
+            self._continue_sent = True
+            await connection.send(_CONTINUE)
+        parts: list[bytes] = []
+        size = 0
+        while (data := await connection.next_body_event()) is not None:
+            size += len(data)
+            if size > limit:
+                self._state = 2
+                raise BodyTooLarge(f"the request body is over {limit} bytes")
+            parts.append(data)
+        self._state = 1
+        self._body = parts[0] if len(parts) == 1 else b"".join(parts)
+        if connection.streaming:
+            connection.start_watcher()
+        return self._body
+
+    def can_keep_alive(self) -> bool:
+        """Whether the connection may carry another request after this response."""
+        if not self.keep_alive:
+            return False
+        if self._connection.message_complete:
+            return True
+        if self.head.expect_continue and not self._continue_sent:
+            # The client may or may not send the body it announced: no way to tell its end.
+            return False
+        length = self.head.content_length
+        return length is None or length <= self._connection.limits.discard_body_limit
+
+    async def discard_rest(self) -> bool:
+        """Read and drop what the app left of the body; whether the connection survives."""
+        connection = self._connection
+        if connection.message_complete:
+            return True
+        remaining = connection.limits.discard_body_limit
+        try:
+            while (data := await connection.next_body_event()) is not None:
+                remaining -= len(data)
+                if remaining < 0:
+                    return False
+        except (_ClientError, trio.BrokenResourceError):
+            return False
+        return True
+
+
+class BuiltinResponder:
+    """:class:`~.exchange.HttpResponder` of the built-in server."""
+
+    __slots__ = ("_connection", "_request", "state")
+
+    def __init__(self, connection: _Connection, request: BuiltinRequest) -> None:
+        self._connection = connection
+        self._request = request
+        self.state = _NOT_STARTED
+
+    async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
+        if self.state != _NOT_STARTED:
+            raise RuntimeError("a response was already sent")
+        self.state = _DONE
+        request = self._request
+        keep_alive = request.keep_alive = request.can_keep_alive()
+        head = response_head(status, headers, content_length=len(body), keep_alive=keep_alive)
+        if body and request.head.method != b"HEAD":
+            head += body
+        await self._connection.send(head)
+
+    async def send_quietly(self, status: int, message: bytes) -> None:
+        """Send an error response the front end generated; a gone client is not an error."""
+        with contextlib.suppress(trio.BrokenResourceError):
+            await self.send_response(status, _TEXT, message)
+
+    async def start_stream(self, status: int, headers: Headers) -> None:
+        if self.state != _NOT_STARTED:
+            raise RuntimeError("a response was already sent")
+        self.state = _STREAMING
+        request = self._request
+        connection = self._connection
+        chunked = request.head.http_version == b"1.1"
+        keep_alive = request.keep_alive = chunked and request.can_keep_alive()
+        if chunked:
+            head = response_head(status, headers, content_length=None, keep_alive=keep_alive)
+        else:
+            # HTTP/1.0 has no chunked coding: the body ends where the connection does.
+            head = response_head(status, headers, content_length=0, keep_alive=False)
+            head = head.replace(b"content-length: 0\r\n", b"", 1)
+        connection.streaming = True
+        await connection.send(head)
+        connection.start_watcher()
+
+    async def send_chunk(self, data: bytes) -> None:
+        if self.state != _STREAMING:
+            raise RuntimeError("no streamed response is open")
+        connection = self._connection
+        if connection.peer_gone:
+            raise trio.BrokenResourceError("the client went away")
+        if not data or self._request.head.method == b"HEAD":
+            return
+        if self._request.head.http_version == b"1.1":
+            data = chunk(data)
+        await connection.send(data)
+
+    async def end_stream(self) -> None:
+        if self.state != _STREAMING:
+            raise RuntimeError("no streamed response is open")
+        self.state = _DONE
+        self._connection.streaming = False
+        if self._request.head.http_version == b"1.1" and self._request.head.method != b"HEAD":
+            await self._connection.send(b"0\r\n\r\n")

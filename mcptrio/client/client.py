@@ -152,34 +152,49 @@ async def open_client(
     lowest level: it gets each request and returns its result. Without it, every server request
     but ``ping`` is refused with -32601. Declare the matching ``capabilities`` too.
     """
-    async with (
-        open_unwrapping_nursery() as nursery,
-        _open_transport(nursery, target, max_frame_size, env, cwd) as transport,
-    ):
-        connection = Connection(
-            "client",
-            info=client_info,
-            capabilities=capabilities if capabilities is not None else ClientCapabilities(),
-            supported=supported_revisions,
-        )
-        session = Session(
-            connection, transport, handle_request=handle_request or _refuse_requests
-        )
-        await nursery.start(session.run)
+    async with open_unwrapping_nursery() as nursery:
         try:
-            # initialize must not be cancelled with notifications/cancelled (the spec forbids
-            # it), so its deadline is a plain trio one rather than the request timeout.
-            try:
-                with trio.fail_after(initialize_timeout):
-                    result = await session.request(connection.initialize_request())
-            except trio.TooSlowError:
-                raise RequestTimeout(
-                    f"The server did not answer initialize within {initialize_timeout} s"
-                ) from None
-            await session.notify(InitializedNotification())
-            yield Client(session, result)
+            async with _open_transport(nursery, target, max_frame_size, env, cwd) as transport:
+                connection = Connection(
+                    "client",
+                    info=client_info,
+                    capabilities=capabilities if capabilities is not None else ClientCapabilities(),
+                    supported=supported_revisions,
+                )
+                session = Session(
+                    connection, transport, handle_request=handle_request or _refuse_requests
+                )
+                session_scope = trio.CancelScope()
+                await nursery.start(_run_in_scope, session, session_scope)
+                try:
+                    # initialize must not be cancelled with notifications/cancelled (the spec
+                    # forbids it), so its deadline is a plain trio one, not the request timeout.
+                    try:
+                        with trio.fail_after(initialize_timeout):
+                            result = await session.request(connection.initialize_request())
+                    except trio.TooSlowError:
+                        raise RequestTimeout(
+                            f"The server did not answer initialize within {initialize_timeout} s"
+                        ) from None
+                    await session.notify(InitializedNotification())
+                    yield Client(session, result)
+                finally:
+                    # Only the session is cancelled here: the transport then closes outside any
+                    # cancelled scope (a stdio server gets its graceful shutdown), and an error
+                    # from the body is not replaced by a Cancelled raised while closing.
+                    session_scope.cancel()
         finally:
             nursery.cancel_scope.cancel()
+
+
+async def _run_in_scope(
+    session: Session,
+    scope: trio.CancelScope,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    with scope:
+        await session.run(task_status=task_status)
 
 
 def _open_transport(

@@ -159,6 +159,24 @@ class Connection:
         """The number of outgoing requests not yet answered."""
         return len(self._pending)
 
+    def owes_answer(self, rid: RequestId) -> bool:
+        """Whether incoming request ``rid`` is still waiting for its answer."""
+        return rid in self._in_flight
+
+    def start_initialized(self, revision: str) -> None:
+        """Act as a server whose ``initialize`` already negotiated ``revision``.
+
+        For a stateless HTTP server, where each POST gets a fresh connection: the client's
+        capabilities are unknown there, so none are assumed (requests to the client are refused).
+        """
+        if self.role != "server" or self.revision is not None:
+            raise RuntimeError("start_initialized is for a fresh server-side connection")
+        if revision not in self.supported:
+            raise ValueError(f"Unsupported protocol revision {revision!r}")
+        self.revision = revision
+        self.peer_capabilities = ClientCapabilities()
+        self.initialized_notified = True
+
     # --------------------------------------------------------------- incoming
 
     def receive(self, frame: bytes) -> list[Event]:

@@ -1,0 +1,279 @@
+"""The transport of one Streamable HTTP session: POST bodies in, frames routed to SSE streams.
+
+A Streamable HTTP session is many HTTP exchanges feeding one :class:`~mcptrio.runtime.session.
+Session`. :class:`HttpSession` is that session's :class:`~mcptrio.transports.base.Transport`:
+
+- **In.** Each POST hands its body to :meth:`HttpSession.deliver`; the session's reader takes it
+  from a bounded channel through :meth:`receive` (so a session that is at its in-flight limit
+  makes POSTs wait, which is the design's backpressure).
+- **Out.** Every frame the session sends is routed to exactly one stream (never broadcast):
+
+  1. a response goes to the stream of the POST that carried the request it answers (routed by
+     the response's own id, since the protocol layer answers some requests itself, untagged);
+  2. a request or notification tagged with a request that is still being answered goes on that
+     request's stream;
+  3. anything else goes to the standalone stream, which a GET carries. With no GET connected,
+     those messages wait there (at most ``unrelated_buffer``, oldest dropped first).
+
+  A response nobody waits for any more (its POST stream was abandoned before it could be
+  resumed) is dropped with a debug log: the spec forbids responses on the standalone stream.
+
+Handlers reach the HTTP-specific controls through their session's transport, which implements
+:class:`HttpStreamControl`::
+
+    transport = ctx.session.transport
+    if isinstance(transport, HttpStreamControl):
+        transport.close_sse_stream(ctx.request_id, retry_ms=500)   # SSE polling (2025-11-25)
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+import trio
+
+from ...protocol.base import RequestId
+from ...protocol.errors import McpError
+from ...runtime.session import Session
+from ...stores.event_store import EventStore
+from ..base import Frame, Outgoing
+from .envelope_peek import peek
+from .security import Principal
+from .sse_stream import OutboundStream
+
+__all__ = ["STANDALONE_STREAM_ID", "HttpSession", "HttpStreamControl", "SessionEnded"]
+
+log = logging.getLogger("mcptrio.http")
+
+#: The stream id of the standalone (GET) stream; request streams are numbered from 1.
+STANDALONE_STREAM_ID = "0"
+
+# How long the session's writer waits for room on a request's stream before it starts dropping
+# that stream's oldest undelivered messages (its client went away and did not come back).
+_STALL_TIMEOUT = 30.0
+
+
+class SessionEnded(Exception):
+    """The session ended (deleted, expired or shut down) before the exchange could use it."""
+
+
+@runtime_checkable
+class HttpStreamControl(Protocol):
+    """What a handler may ask of the Streamable HTTP transport it is answered over."""
+
+    def close_sse_stream(self, request_id: RequestId, *, retry_ms: int | None = None) -> bool:
+        """Close the connection carrying ``request_id``'s SSE stream, not the stream itself.
+
+        The client reconnects (after ``retry_ms``, sent as ``retry:`` first) with a GET and
+        ``Last-Event-ID`` and gets the rest. Returns ``False`` when the request has no stream
+        that can be resumed (it is answered as JSON, or it already ended).
+        """
+        ...
+
+    def close_standalone_stream(self, *, retry_ms: int | None = None) -> bool:
+        """Close the connection carrying the standalone (GET) stream; ``False`` if none."""
+        ...
+
+
+class HttpSession:
+    """One Streamable HTTP session's transport. See the module docstring."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        event_store: EventStore | None,
+        principal: Principal | None = None,
+        stream_buffer: int = 256,
+        unrelated_buffer: int = 256,
+        incoming_buffer: int = 64,
+        retry_ms: int | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.event_store = event_store
+        self.principal = principal
+        self.stream_buffer = stream_buffer
+        self.retry_ms = retry_ms
+        #: The MCP session this transport feeds; set by whoever creates both.
+        self.session: Session | None = None
+        self._in_send, self._in_receive = trio.open_memory_channel[bytes](incoming_buffer)
+        self.standalone = OutboundStream(STANDALONE_STREAM_ID, unrelated_buffer, drop_oldest=True)
+        #: Live streams by id: the standalone one, and request streams not yet drained.
+        self.streams: dict[str, OutboundStream] = {STANDALONE_STREAM_ID: self.standalone}
+        self._by_request: dict[RequestId, OutboundStream] = {}
+        self._stream_ids = itertools.count(1)
+        #: The scope the session runs in; cancelling it ends the session.
+        self.cancel_scope = trio.CancelScope()
+        self.ended = trio.Event()
+        self.last_activity = trio.current_time()
+        #: HTTP exchanges using the session right now (it is not idle while any is open).
+        self.exchanges = 0
+
+    @property
+    def revision(self) -> str | None:
+        """The revision the session negotiated, once it has."""
+        return None if self.session is None else self.session.connection.revision
+
+    @property
+    def primes(self) -> bool:
+        """Whether request streams open with a priming event (2025-11-25 SSE polling)."""
+        revision = self.revision
+        return self.event_store is not None and revision is not None and revision >= "2025-11-25"
+
+    @property
+    def is_ended(self) -> bool:
+        return self.ended.is_set()
+
+    def close(self) -> None:
+        """End the session (DELETE, expiry, shutdown); its tasks are cancelled."""
+        self.cancel_scope.cancel()
+
+    # ---------------------------------------------------------------- Transport
+
+    async def receive(self) -> Frame:
+        try:
+            return await self._in_receive.receive()
+        except trio.ClosedResourceError:
+            raise trio.EndOfChannel from None
+
+    def send_nowait(self, frame: Outgoing) -> bool:
+        return self._route(frame) is None
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        for frame in frames:
+            while (full := self._route(frame)) is not None:
+                with trio.move_on_after(_STALL_TIMEOUT) as waited:
+                    await full.wait_for_room()
+                if waited.cancelled_caught:
+                    log.warning(
+                        "SSE stream %s of session %s has had no reader for %.0f s: dropping its"
+                        " oldest undelivered message",
+                        full.stream_id,
+                        self.session_id,
+                        _STALL_TIMEOUT,
+                    )
+                    full.pending.popleft()
+
+    async def aclose(self) -> None:
+        if self.ended.is_set():
+            return
+        self._in_send.close()
+        self._in_receive.close()
+        for stream in self.streams.values():
+            stream.finish()
+        self._by_request.clear()
+        self.ended.set()
+
+    def _route(self, frame: Outgoing) -> OutboundStream | None:
+        """Queue ``frame`` on its stream; the stream that has no room for it, if any."""
+        data = frame.data
+        try:
+            routing = peek(data)
+        except McpError:
+            log.error("dropped an undecodable outgoing frame: %r", data[:200])
+            return None
+        if routing.response_ids:
+            stream = self._by_request.get(routing.response_ids[0])
+            if stream is None:
+                log.debug("dropped an answer nobody waits for: %r", routing.response_ids)
+                return None
+            # Answers never wait for room: there is at most one per request in flight.
+            stream.push(data)
+            for rid in routing.response_ids:
+                if self._by_request.get(rid) is stream:
+                    del self._by_request[rid]
+                stream.owed.discard(rid)
+            if not stream.owed:
+                stream.finish()
+            return None
+        related = frame.related
+        stream = self.standalone
+        if related is not None:
+            stream = self._by_request.get(related, self.standalone)
+        if not stream.drop_oldest and not stream.has_room():
+            return stream
+        stream.push(data)
+        return None
+
+    # ---------------------------------------------------------------- exchanges
+
+    def touch(self) -> None:
+        self.last_activity = trio.current_time()
+
+    def owns_any(self, request_ids: Iterable[RequestId]) -> bool:
+        """Whether any of ``request_ids`` is still being answered on a stream of this session."""
+        return any(rid in self._by_request for rid in request_ids)
+
+    def open_request_stream(self, request_ids: Sequence[RequestId]) -> OutboundStream:
+        """A new stream for the answers to ``request_ids`` (and messages related to them)."""
+        stream = OutboundStream(str(next(self._stream_ids)), self.stream_buffer)
+        stream.owed.update(request_ids)
+        for rid in request_ids:
+            self._by_request[rid] = stream
+        self.streams[stream.stream_id] = stream
+        return stream
+
+    def release_stream(self, stream: OutboundStream) -> None:
+        """The POST that opened ``stream`` is done with it.
+
+        A drained stream is forgotten (a resume replays it from the event store). One that no
+        client can resume (no event id was ever written) is abandoned: later messages related
+        to its requests go to the standalone stream, and their answers are dropped.
+        """
+        if stream.drained:
+            self.streams.pop(stream.stream_id, None)
+        elif not stream.resumable:
+            self.streams.pop(stream.stream_id, None)
+            for rid in stream.owed:
+                if self._by_request.get(rid) is stream:
+                    del self._by_request[rid]
+            stream.owed.clear()
+            stream.pending.clear()
+            stream.finish()
+
+    async def deliver(self, frame: bytes) -> None:
+        """Hand one POSTed frame to the session; :class:`SessionEnded` if it is gone."""
+        try:
+            self._in_send.send_nowait(frame)
+        except trio.WouldBlock:
+            try:
+                await self._in_send.send(frame)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                raise SessionEnded from None
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise SessionEnded from None
+
+    def drop_unanswered(self, rid: RequestId) -> None:
+        """``rid`` ended without an answer (cancelled): its stream no longer waits for one."""
+        stream = self._by_request.pop(rid, None)
+        if stream is not None:
+            stream.owed.discard(rid)
+            if not stream.owed:
+                stream.finish()
+
+    def answer_owed(self, rid: RequestId) -> bool:
+        """Whether the session still owes an answer to incoming request ``rid``."""
+        session = self.session
+        return session is not None and session.connection.owes_answer(rid)
+
+    # ---------------------------------------------------------------- HttpStreamControl
+
+    def close_sse_stream(self, request_id: RequestId, *, retry_ms: int | None = None) -> bool:
+        stream = self._by_request.get(request_id)
+        if stream is None or self.event_store is None:
+            return False
+        if not (stream.resumable or stream.pending or self.primes):
+            # Nothing with an id could reach the client first, so it could not resume.
+            return False
+        stream.request_close(self.retry_ms if retry_ms is None else retry_ms)
+        return True
+
+    def close_standalone_stream(self, *, retry_ms: int | None = None) -> bool:
+        stream = self.standalone
+        if not stream.attached:
+            return False
+        stream.request_close(self.retry_ms if retry_ms is None else retry_ms)
+        return True

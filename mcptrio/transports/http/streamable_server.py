@@ -1,0 +1,463 @@
+"""Streamable HTTP (2025-03-26, 2025-06-18, 2025-11-25), server side: POST, GET and DELETE.
+
+Status codes, in the order the checks run (Origin, Host and credentials are checked before, by
+the app, for every endpoint):
+
+=====================================================  ======================================
+POST ``Accept`` lacks application/json or event-stream  406
+POST ``Content-Type`` is not application/json           415
+POST body over ``max_body_size``                        413
+body is not JSON / not a JSON-RPC message               400, JSON-RPC -32700 / -32600, no id
+no ``Mcp-Session-Id`` on anything but ``initialize``    400
+unknown, ended or someone else's session                404
+``MCP-Protocol-Version`` unsupported, or not the one    400
+the session negotiated (absent: accepted)
+a batch outside 2025-03-26                              400, -32600
+a request id already being answered in the session      400, -32600 with that id
+``initialize`` past ``max_sessions``                    503 + ``Retry-After``
+only notifications/responses                            202, no body
+requests                                                200, JSON or SSE (see below)
+GET without ``Accept: text/event-stream``               406
+GET while another GET carries the standalone stream     409
+GET with an unknown ``Last-Event-ID``                   400
+DELETE                                                  204, then 404 for that id
+any other method                                        405 + ``Allow``
+=====================================================  ======================================
+
+A POST with requests is answered as JSON when the first thing the session sends for it is its
+answer, and switches to SSE as soon as anything else comes first (progress, a log message, a
+request to the client); ``json_response=False`` always streams. ``initialize`` is always JSON
+(the session id must be on the response head, and the session kept only if it succeeds).
+
+Disconnection is not cancellation: when a POST's client goes away, its request runs on and what
+it sends waits on its stream (and in the event store) for a GET with ``Last-Event-ID``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import trio
+
+from ...protocol.base import RequestId
+from ...protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
+from ...protocol.revisions import BATCH_REVISIONS
+from ...stores.event_store import EventStore, UnknownEventId
+from .envelope_peek import Peek, peek
+from .exchange import BodyTooLarge, HttpRequest, HttpResponder, header
+from .http_session import HttpSession, SessionEnded
+from .responses import (
+    JSON_HEADERS,
+    SSE_HEADERS,
+    send_error,
+    with_session_id,
+)
+from .security import HttpSecurity, Principal
+from .session_registry import NotRunning, SessionFactory, SessionLimitReached, SessionRegistry
+from .sse_stream import OutboundStream, sse_event, write_stream
+
+__all__ = ["StreamableHttpEndpoint"]
+
+log = logging.getLogger("mcptrio.http")
+
+_ALLOW = ((b"allow", b"GET, POST, DELETE"),)
+_ALLOW_STATELESS = ((b"allow", b"POST"),)
+_CANCEL_POLL = 0.01
+
+
+def accepts(value: bytes | None, media_type: bytes) -> bool:
+    """Whether an ``Accept`` header value admits ``media_type`` (wildcards count)."""
+    if value is None:
+        return False
+    kind = media_type.split(b"/", 1)[0] + b"/*"
+    for part in value.split(b","):
+        candidate = part.split(b";", 1)[0].strip().lower()
+        if candidate in (media_type, kind, b"*/*"):
+            return True
+    return False
+
+
+def _is_json(content_type: bytes | None) -> bool:
+    if content_type is None:
+        return False
+    return content_type.split(b";", 1)[0].strip().lower() == b"application/json"
+
+
+def _is_error_answer(data: bytes) -> bool:
+    """Whether an encoded response is an error (our codec writes ``id`` then the body key)."""
+    error_at = data.find(b'"error":')
+    result_at = data.find(b'"result":')
+    return error_at >= 0 and (result_at < 0 or error_at < result_at)
+
+
+class StreamableHttpEndpoint:
+    """The MCP endpoint of Streamable HTTP; see the module docstring."""
+
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        factory: SessionFactory,
+        security: HttpSecurity,
+        *,
+        event_store: EventStore | None,
+        json_response: bool = True,
+        stateless: bool = False,
+        stateless_transport: type[HttpSession] = HttpSession,
+    ) -> None:
+        self.registry = registry
+        self.factory = factory
+        self.security = security
+        self.event_store = event_store
+        self.json_response = json_response
+        self.stateless = stateless
+        self._stateless_transport = stateless_transport
+        supported = getattr(factory, "supported_revisions", None)
+        self._supported: frozenset[bytes] | None = (
+            frozenset(r.encode() for r in supported) if isinstance(supported, tuple) else None
+        )
+
+    async def handle(
+        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+    ) -> None:
+        method = request.method
+        if method == "POST":
+            await self._post(request, responder, principal)
+        elif method == "GET" and not self.stateless:
+            await self._get(request, responder, principal)
+        elif method == "DELETE" and not self.stateless:
+            await self._delete(request, responder, principal)
+        else:
+            allow = _ALLOW_STATELESS if self.stateless else _ALLOW
+            await send_error(responder, 405, f"Method {method} not allowed", headers=allow)
+
+    # ------------------------------------------------------------------ POST
+
+    async def _post(
+        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+    ) -> None:
+        headers = request.headers
+        accept = header(headers, b"accept")
+        if not (accepts(accept, b"application/json") and accepts(accept, b"text/event-stream")):
+            await send_error(
+                responder, 406, "Accept must list both application/json and text/event-stream"
+            )
+            return
+        if not _is_json(header(headers, b"content-type")):
+            await send_error(responder, 415, "Content-Type must be application/json")
+            return
+        try:
+            body = await request.read_body(self.security.max_body_size)
+        except BodyTooLarge:
+            limit = self.security.max_body_size
+            await send_error(responder, 413, f"Body exceeds the limit of {limit} bytes")
+            return
+        try:
+            routing = peek(body)
+        except ParseError as exc:
+            await send_error(responder, 400, exc.message, code=PARSE_ERROR)
+            return
+        except InvalidRequest as exc:
+            await send_error(responder, 400, exc.message)
+            return
+        if self.stateless:
+            await self._post_stateless(request, responder, body, routing)
+            return
+        session_id = header(headers, b"mcp-session-id")
+        if session_id is None:
+            if not routing.initialize:
+                await send_error(responder, 400, "Missing Mcp-Session-Id header")
+                return
+            await self._initialize(responder, body, routing, principal)
+            return
+        transport = self.registry.lookup(session_id, principal)
+        if transport is None:
+            await send_error(responder, 404, "Session not found")
+            return
+        if not await self._version_ok(request, responder, transport):
+            return
+        if routing.batch and transport.revision not in BATCH_REVISIONS:
+            await send_error(
+                responder, 400, "JSON-RPC batches are only allowed in protocol revision 2025-03-26"
+            )
+            return
+        transport.exchanges += 1
+        try:
+            await self._exchange(transport, responder, body, routing)
+        finally:
+            transport.exchanges -= 1
+            transport.touch()
+
+    async def _version_ok(
+        self, request: HttpRequest, responder: HttpResponder, transport: HttpSession
+    ) -> bool:
+        version = header(request.headers, b"mcp-protocol-version")
+        if version is None:
+            # The spec's fallback (assume 2025-03-26) is for servers that cannot tell; this one
+            # knows what the session negotiated.
+            return True
+        negotiated = transport.revision
+        supported = self._supported
+        if supported is not None and version not in supported:
+            await send_error(responder, 400, f"Unsupported MCP-Protocol-Version: {version!r}")
+            return False
+        if negotiated is not None and version != negotiated.encode():
+            await send_error(
+                responder,
+                400,
+                f"MCP-Protocol-Version {version.decode('latin-1')} is not the version this"
+                f" session negotiated ({negotiated})",
+            )
+            return False
+        return True
+
+    async def _initialize(
+        self,
+        responder: HttpResponder,
+        body: bytes,
+        routing: Peek,
+        principal: Principal | None,
+    ) -> None:
+        try:
+            transport = await self.registry.create(principal)
+        except SessionLimitReached:
+            retry = (b"retry-after", str(self.security.retry_after).encode())
+            await send_error(responder, 503, "Too many sessions", headers=(retry,))
+            return
+        except NotRunning:
+            await send_error(responder, 503, "The MCP endpoint is not running")
+            return
+        transport.exchanges += 1
+        stream = transport.open_request_stream(routing.request_ids)
+        try:
+            await transport.deliver(body)
+            await stream.wait()
+            if not stream.pending:
+                await send_error(responder, 404, "Session ended")
+                return
+            answer = stream.pending.popleft()
+            stream.took()
+            if _is_error_answer(answer):
+                transport.close()
+                await responder.send_response(200, JSON_HEADERS, answer)
+                return
+            await responder.send_response(
+                200, with_session_id(JSON_HEADERS, transport.session_id), answer
+            )
+        except SessionEnded:
+            await send_error(responder, 404, "Session ended")
+        finally:
+            transport.release_stream(stream)
+            transport.exchanges -= 1
+            transport.touch()
+
+    async def _exchange(
+        self, transport: HttpSession, responder: HttpResponder, body: bytes, routing: Peek
+    ) -> None:
+        request_ids = routing.request_ids
+        if not request_ids:
+            try:
+                await transport.deliver(body)
+            except SessionEnded:
+                await send_error(responder, 404, "Session ended")
+                return
+            for rid in routing.cancelled:
+                self._watch_cancellation(transport, rid)
+            await responder.send_response(202, ())
+            return
+        if transport.owns_any(request_ids):
+            busy = next(rid for rid in request_ids if transport.owns_any((rid,)))
+            await send_error(
+                responder, 400, f"Request id {busy!r} is already in use by a request in flight"
+            )
+            return
+        stream = transport.open_request_stream(request_ids)
+        try:
+            try:
+                await transport.deliver(body)
+            except SessionEnded:
+                await send_error(responder, 404, "Session ended")
+                return
+            await self._answer(transport, stream, responder)
+        finally:
+            transport.release_stream(stream)
+
+    async def _answer(
+        self, transport: HttpSession, stream: OutboundStream, responder: HttpResponder
+    ) -> None:
+        if self.json_response:
+            await stream.wait()
+            pending = stream.pending
+            if stream.finished and len(pending) == 1 and not stream.close_requested:
+                answer = pending.popleft()
+                stream.took()
+                await responder.send_response(200, JSON_HEADERS, answer)
+                return
+            if not pending and transport.is_ended:
+                await send_error(responder, 404, "Session ended")
+                return
+        await responder.start_stream(200, SSE_HEADERS)
+        await write_stream(
+            stream,
+            responder,
+            session_id=transport.session_id,
+            event_store=transport.event_store,
+            prime=transport.primes,
+            retry_ms=transport.retry_ms,
+        )
+
+    def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:
+        """End ``rid``'s stream if its handler stops without an answer (it was cancelled).
+
+        The session sends nothing for a cancelled request, so its stream would never finish;
+        a small actor in the session watches the request until the session no longer owes it.
+        """
+        session = transport.session
+        if session is None or not transport.owns_any((rid,)):
+            return
+        try:
+            session.start_actor(self._await_unanswered, transport, rid)
+        except Exception:
+            log.debug("could not watch the cancellation of %r", rid)
+
+    @staticmethod
+    async def _await_unanswered(transport: HttpSession, rid: RequestId) -> None:
+        # The session has no "handler ended" signal to wait on, so this polls, briefly: only
+        # for a request the client cancelled, until its handler has unwound.
+        while transport.answer_owed(rid):  # noqa: ASYNC110
+            await trio.sleep(_CANCEL_POLL)
+        transport.drop_unanswered(rid)
+
+    # ------------------------------------------------------------------ stateless
+
+    async def _post_stateless(
+        self, request: HttpRequest, responder: HttpResponder, body: bytes, routing: Peek
+    ) -> None:
+        """One fresh session per POST, in this exchange's own task, gone after the answer.
+
+        There is nothing to resume and no one to answer a request to the client, so the
+        session has no event store and assumes a client with no capabilities.
+        """
+        if not routing.request_ids:
+            # A notification or response has no session to reach: accepted and dropped.
+            await responder.send_response(202, ())
+            return
+        if routing.batch:
+            await send_error(responder, 400, "Batches are not accepted by a stateless server")
+            return
+        transport = self._stateless_transport("", event_store=None)
+        session = transport.session = self.factory.session(transport)
+        if not routing.initialize:
+            version = header(request.headers, b"mcp-protocol-version")
+            revision = "2025-03-26" if version is None else version.decode("latin-1")
+            try:
+                session.connection.start_initialized(revision)
+            except ValueError:
+                await send_error(responder, 400, f"Unsupported MCP-Protocol-Version: {revision}")
+                return
+        stream = transport.open_request_stream(routing.request_ids)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session.run)
+            await transport.deliver(body)
+            await self._answer(transport, stream, responder)
+            nursery.cancel_scope.cancel()
+
+    # ------------------------------------------------------------------ GET
+
+    async def _get(
+        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+    ) -> None:
+        headers = request.headers
+        if not accepts(header(headers, b"accept"), b"text/event-stream"):
+            await send_error(responder, 406, "Accept must list text/event-stream")
+            return
+        session_id = header(headers, b"mcp-session-id")
+        if session_id is None:
+            await send_error(responder, 400, "Missing Mcp-Session-Id header")
+            return
+        transport = self.registry.lookup(session_id, principal)
+        if transport is None:
+            await send_error(responder, 404, "Session not found")
+            return
+        if not await self._version_ok(request, responder, transport):
+            return
+        transport.exchanges += 1
+        try:
+            last_event_id = header(headers, b"last-event-id")
+            if last_event_id is not None:
+                await self._resume(transport, responder, last_event_id)
+                return
+            stream = transport.standalone
+            if stream.attached:
+                await send_error(responder, 409, "This session already has a GET stream open")
+                return
+            await responder.start_stream(200, SSE_HEADERS)
+            await write_stream(
+                stream,
+                responder,
+                session_id=transport.session_id,
+                event_store=transport.event_store,
+                prime=transport.primes,
+                retry_ms=transport.retry_ms,
+            )
+        finally:
+            transport.exchanges -= 1
+            transport.touch()
+
+    async def _resume(
+        self, transport: HttpSession, responder: HttpResponder, last_event_id: bytes
+    ) -> None:
+        store = transport.event_store
+        if store is None:
+            await send_error(responder, 400, "This server does not resume streams")
+            return
+        try:
+            replay = await store.replay_after(
+                transport.session_id, last_event_id.decode("ascii").strip()
+            )
+        except (UnknownEventId, UnicodeDecodeError):
+            await send_error(responder, 400, "Unknown Last-Event-ID")
+            return
+        if replay.missed:
+            log.warning(
+                "resuming stream %s of session %s: %d events were evicted and are lost",
+                replay.stream_id,
+                transport.session_id,
+                replay.missed,
+            )
+        stream = transport.streams.get(replay.stream_id)
+        await responder.start_stream(200, SSE_HEADERS)
+        if stream is None:
+            # The stream is over and fully written: replay what the client missed, then end.
+            if replay.events:
+                await responder.send_chunk(b"".join(sse_event(m, e) for e, m in replay.events))
+            await responder.end_stream()
+            return
+        await write_stream(
+            stream,
+            responder,
+            session_id=transport.session_id,
+            event_store=store,
+            replay=replay.events,
+            retry_ms=transport.retry_ms,
+        )
+        if stream.drained and stream is not transport.standalone:
+            transport.streams.pop(stream.stream_id, None)
+
+    # ------------------------------------------------------------------ DELETE
+
+    async def _delete(
+        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+    ) -> None:
+        session_id = header(request.headers, b"mcp-session-id")
+        if session_id is None:
+            await send_error(responder, 400, "Missing Mcp-Session-Id header")
+            return
+        transport = self.registry.lookup(session_id, principal)
+        if transport is None:
+            await send_error(responder, 404, "Session not found")
+            return
+        if not await self._version_ok(request, responder, transport):
+            return
+        transport.close()
+        self.registry.sessions.pop(transport.session_id, None)
+        await responder.send_response(204, ())

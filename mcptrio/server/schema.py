@@ -124,12 +124,33 @@ def resolve_hints(fn: Callable[..., Any], tool_name: str) -> dict[str, Any]:
         target = target.__init__
     try:
         return get_type_hints(target, include_extras=True)
+    except NameError:
+        pass
+    # String hints naming classes local to the function that registers the tool (a common
+    # pattern: tools defined inside a ``build_server()``) resolve in that function's frame.
+    try:
+        return get_type_hints(target, localns=_registering_frame_locals(), include_extras=True)
     except NameError as exc:
         raise ValueError(
             f"Tool {tool_name!r}: cannot resolve a type hint ({exc}). Hints written as strings"
             " (or under `from __future__ import annotations`) are resolved in the function's"
-            " module: define the types they name at module level."
+            " module and among the local variables of the code registering the tool: define"
+            " the types they name there."
         ) from None
+
+
+def _registering_frame_locals() -> dict[str, Any]:
+    """The local variables of the nearest caller outside mcptrio (the code registering a tool)."""
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            module = frame.f_globals.get("__name__", "")
+            if module != "mcptrio" and not module.startswith("mcptrio."):
+                return dict(frame.f_locals)
+            frame = frame.f_back
+        return {}
+    finally:
+        del frame
 
 
 def describe_arguments(

@@ -311,6 +311,8 @@ def _default_name(fn: Callable[..., Any], target: Callable[..., Any]) -> str:
 
 
 def _docstring(fn: Callable[..., Any], target: Callable[..., Any]) -> str | None:
-    if target is not fn and not isinstance(fn, functools.partial):
-        return inspect.getdoc(target) or inspect.getdoc(type(fn))
-    return inspect.getdoc(target)
+    # A docstring of the function itself: an inherited one (``object.__call__``'s) says nothing.
+    doc = getattr(target, "__doc__", None)
+    if not doc and target is not fn and not isinstance(fn, functools.partial):
+        doc = type(fn).__doc__  # a callable object: its class's docstring
+    return inspect.cleandoc(doc) if isinstance(doc, str) else None

@@ -7,7 +7,7 @@ Also home of the helpers the other Streamable HTTP test modules import (``serve`
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -15,13 +15,14 @@ import pytest
 import trio
 from front_ends_for_tests import open_front_end
 from http_client_for_tests import TestConnection, open_test_connection
-from schema_validation import validate_message
 
 import mcptrio
 from mcptrio.protocol.sse import SseEvent, SseParser
 from mcptrio.protocol.types import PingRequest, ProgressNotification
 from mcptrio.runtime.context import RequestContext
 from mcptrio.transports.http.app import McpHttpApp
+
+from schema_validation import validate_message
 
 ACCEPT_BOTH = ("accept", "application/json, text/event-stream")
 JSON_BODY = ("content-type", "application/json")
@@ -131,7 +132,9 @@ def get_headers(
 
 async def initialize(conn: TestConnection, revision: str = "2025-11-25") -> str:
     """Initialize a session over ``conn``; returns its id."""
-    response = await conn.request("POST", "/mcp", headers=POST_HEADERS, body=initialize_body(revision))
+    response = await conn.request(
+        "POST", "/mcp", headers=POST_HEADERS, body=initialize_body(revision)
+    )
     assert response.status == 200, response
     session_id = response.header("mcp-session-id")
     assert session_id is not None
@@ -151,6 +154,13 @@ def sse_events(data: bytes) -> list[SseEvent]:
 
 def messages_of(events: Sequence[SseEvent]) -> list[Any]:
     return [json.loads(e.data) for e in events if e.data]
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float = 2.0) -> None:
+    """Wait (polling) for something the server does after it has answered."""
+    with trio.fail_after(timeout):
+        while not condition():  # noqa: ASYNC110
+            await trio.sleep(0.01)
 
 
 def stream(conn: TestConnection, method: str, target: str, **kwargs: Any) -> Any:
@@ -195,42 +205,44 @@ async def test_a_failed_initialize_gets_no_session(front_end: str) -> None:
             assert response.status == 200
             assert response.json()["error"]["code"] == -32602
             assert response.header("mcp-session-id") is None
-            with trio.fail_after(2):
-                while app.session_count:
-                    await trio.sleep(0.01)
+            await wait_until(lambda: app.session_count == 0)
 
 
 async def test_notifications_get_202_and_no_body(front_end: str) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn:
-                session_id = await initialize(conn)
-                response = await conn.request(
-                    "POST",
-                    "/mcp",
-                    headers=session_headers(session_id, "2025-11-25"),
-                    body=notification_body("notifications/roots/list_changed"),
-                )
-                assert (response.status, response.body) == (202, b"")
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+        ):
+            session_id = await initialize(conn)
+            response = await conn.request(
+                "POST",
+                "/mcp",
+                headers=session_headers(session_id, "2025-11-25"),
+                body=notification_body("notifications/roots/list_changed"),
+            )
+            assert (response.status, response.body) == (202, b"")
 
 
 async def test_a_request_is_answered_as_json_when_nothing_else_comes_first(front_end: str) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn:
-                session_id = await initialize(conn, "2025-06-18")
-                response = await conn.request(
-                    "POST",
-                    "/mcp",
-                    headers=session_headers(session_id, "2025-06-18"),
-                    body=call_body(7, "add", {"a": 2, "b": 3}),
-                )
-                assert response.status == 200
-                assert response.header("content-type") == b"application/json"
-                answer = response.json()
-                assert answer["id"] == 7
-                assert answer["result"]["structuredContent"] == {"result": 5}
-                validate_message(answer, "2025-06-18", "CallToolResult")
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+        ):
+            session_id = await initialize(conn, "2025-06-18")
+            response = await conn.request(
+                "POST",
+                "/mcp",
+                headers=session_headers(session_id, "2025-06-18"),
+                body=call_body(7, "add", {"a": 2, "b": 3}),
+            )
+            assert response.status == 200
+            assert response.header("content-type") == b"application/json"
+            answer = response.json()
+            assert answer["id"] == 7
+            assert answer["result"]["structuredContent"] == {"result": 5}
+            validate_message(answer, "2025-06-18", "CallToolResult")
 
 
 @pytest.mark.parametrize("revision", ["2025-06-18", "2025-11-25"])
@@ -238,19 +250,21 @@ async def test_related_messages_turn_the_answer_into_an_sse_stream(
     front_end: str, revision: str
 ) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn:
-                session_id = await initialize(conn, revision)
-                async with stream(
-                    conn,
-                    "POST",
-                    "/mcp",
-                    headers=session_headers(session_id, revision),
-                    body=call_body(3, "chatty", {"n": 3}, token="tok"),
-                ) as response:
-                    assert response.status == 200
-                    assert response.header("content-type") == b"text/event-stream"
-                    events = sse_events(await response.read_all())
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+        ):
+            session_id = await initialize(conn, revision)
+            async with stream(
+                conn,
+                "POST",
+                "/mcp",
+                headers=session_headers(session_id, revision),
+                body=call_body(3, "chatty", {"n": 3}, token="tok"),
+            ) as response:
+                assert response.status == 200
+                assert response.header("content-type") == b"text/event-stream"
+                events = sse_events(await response.read_all())
         ids = [e.id for e in events]
         assert all(ids) and len(set(ids)) == len(ids)
         if revision >= "2025-11-25":
@@ -290,96 +304,107 @@ async def test_unrelated_messages_wait_for_the_get_stream_and_never_go_on_a_post
     front_end: str,
 ) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn, open_test_connection(url) as listener:
-                session_id = await initialize(conn)
-                headers = session_headers(session_id, "2025-11-25")
-                # No GET stream yet: the notification waits for one.
-                response = await conn.request(
-                    "POST", "/mcp", headers=headers, body=call_body(2, "announce", {})
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+            open_test_connection(url) as listener,
+        ):
+            session_id = await initialize(conn)
+            headers = session_headers(session_id, "2025-11-25")
+            # No GET stream yet: the notification waits for one.
+            response = await conn.request(
+                "POST", "/mcp", headers=headers, body=call_body(2, "announce", {})
+            )
+            assert response.header("content-type") == b"application/json"
+            assert response.json()["result"]["content"][0]["text"] == "announced"
+            async with stream(
+                listener, "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
+            ) as events:
+                assert events.status == 200
+                assert events.header("content-type") == b"text/event-stream"
+                received: list[Any] = []
+                parser = SseParser()
+                while not any(m.get("params", {}).get("progressToken") for m in received):
+                    chunk = await events.next_chunk()
+                    assert chunk is not None
+                    received += messages_of(parser.feed(chunk))
+                assert received == [
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": "unrelated", "progress": 1},
+                    }
+                ]
+                # A second one while the GET is open arrives live.
+                await conn.request(
+                    "POST", "/mcp", headers=headers, body=call_body(3, "announce", {})
                 )
-                assert response.header("content-type") == b"application/json"
-                assert response.json()["result"]["content"][0]["text"] == "announced"
-                async with stream(
-                    listener, "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
-                ) as events:
-                    assert events.status == 200
-                    assert events.header("content-type") == b"text/event-stream"
-                    received: list[Any] = []
-                    parser = SseParser()
-                    while not any(m.get("params", {}).get("progressToken") for m in received):
-                        chunk = await events.next_chunk()
-                        assert chunk is not None
-                        received += messages_of(parser.feed(chunk))
-                    assert received == [
-                        {
-                            "jsonrpc": "2.0",
-                            "method": "notifications/progress",
-                            "params": {"progressToken": "unrelated", "progress": 1},
-                        }
-                    ]
-                    # A second one while the GET is open arrives live.
-                    await conn.request(
-                        "POST", "/mcp", headers=headers, body=call_body(3, "announce", {})
-                    )
-                    more: list[Any] = []
-                    while not more:
-                        chunk = await events.next_chunk()
-                        assert chunk is not None
-                        more = messages_of(parser.feed(chunk))
-                    assert more[0]["method"] == "notifications/progress"
+                more: list[Any] = []
+                while not more:
+                    chunk = await events.next_chunk()
+                    assert chunk is not None
+                    more = messages_of(parser.feed(chunk))
+                assert more[0]["method"] == "notifications/progress"
 
 
 async def test_a_second_concurrent_get_stream_gets_409(front_end: str) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as a, open_test_connection(url) as b:
-                session_id = await initialize(a)
-                async with stream(
-                    a, "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
-                ) as first:
-                    assert first.status == 200
-                    second = await b.request(
-                        "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
-                    )
-                    assert second.status == 409
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as a,
+            open_test_connection(url) as b,
+        ):
+            session_id = await initialize(a)
+            async with stream(
+                a, "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
+            ) as first:
+                assert first.status == 200
+                second = await b.request(
+                    "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
+                )
+                assert second.status == 409
 
 
 async def test_a_server_request_travels_on_the_post_stream_and_its_answer_is_posted(
     front_end: str,
 ) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn, open_test_connection(url) as other:
-                session_id = await initialize(conn)
-                headers = session_headers(session_id, "2025-11-25")
-                async with stream(
-                    conn, "POST", "/mcp", headers=headers, body=call_body(5, "ask_client", {})
-                ) as response:
-                    parser = SseParser()
-                    ping = None
-                    while ping is None:
-                        chunk = await response.next_chunk()
-                        assert chunk is not None
-                        for message in messages_of(parser.feed(chunk)):
-                            ping = message
-                    assert ping["method"] == "ping"
-                    answer = {"jsonrpc": "2.0", "id": ping["id"], "result": {}}
-                    posted = await other.request(
-                        "POST", "/mcp", headers=headers, body=json.dumps(answer).encode()
-                    )
-                    assert posted.status == 202
-                    rest = messages_of(parser.feed(await response.read_all()))
-                assert rest[-1]["result"]["content"][0]["text"] == "pinged"
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+            open_test_connection(url) as other,
+        ):
+            session_id = await initialize(conn)
+            headers = session_headers(session_id, "2025-11-25")
+            async with stream(
+                conn, "POST", "/mcp", headers=headers, body=call_body(5, "ask_client", {})
+            ) as response:
+                parser = SseParser()
+                ping = None
+                while ping is None:
+                    chunk = await response.next_chunk()
+                    assert chunk is not None
+                    for message in messages_of(parser.feed(chunk)):
+                        ping = message
+                assert ping["method"] == "ping"
+                answer = {"jsonrpc": "2.0", "id": ping["id"], "result": {}}
+                posted = await other.request(
+                    "POST", "/mcp", headers=headers, body=json.dumps(answer).encode()
+                )
+                assert posted.status == 202
+                rest = messages_of(parser.feed(await response.read_all()))
+            assert rest[-1]["result"]["content"][0]["text"] == "pinged"
 
 
 async def test_concurrent_requests_in_one_session_each_get_their_own_answer(
     front_end: str,
 ) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn:
-                session_id = await initialize(conn)
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+        ):
+            session_id = await initialize(conn)
             answers: dict[int, Any] = {}
 
             async def call(rid: int) -> None:
@@ -402,34 +427,40 @@ async def test_concurrent_requests_in_one_session_each_get_their_own_answer(
 
 async def test_a_cancelled_request_ends_its_stream_without_an_answer(front_end: str) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn, open_test_connection(url) as other:
-                session_id = await initialize(conn, "2025-06-18")
-                headers = session_headers(session_id, "2025-06-18")
-                async with trio.open_nursery() as nursery:
-                    result: list[Any] = []
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+            open_test_connection(url) as other,
+        ):
+            session_id = await initialize(conn, "2025-06-18")
+            headers = session_headers(session_id, "2025-06-18")
+            async with trio.open_nursery() as nursery:
+                result: list[Any] = []
 
-                    async def slow_call() -> None:
-                        response = await conn.request(
-                            "POST", "/mcp", headers=headers, body=call_body(9, "sleepy", {"seconds": 30})
-                        )
-                        result.append(response)
-
-                    nursery.start_soon(slow_call)
-                    await trio.sleep(0.2)
-                    cancel = notification_body(
-                        "notifications/cancelled", {"requestId": 9, "reason": "no longer needed"}
+                async def slow_call() -> None:
+                    response = await conn.request(
+                        "POST",
+                        "/mcp",
+                        headers=headers,
+                        body=call_body(9, "sleepy", {"seconds": 30}),
                     )
-                    posted = await other.request("POST", "/mcp", headers=headers, body=cancel)
-                    assert posted.status == 202
-                (response,) = result
-                assert response.status == 200
-                assert b'"result"' not in response.body
-                # The session is still fine.
-                again = await other.request(
-                    "POST", "/mcp", headers=headers, body=call_body(9, "add", {"a": 1, "b": 2})
+                    result.append(response)
+
+                nursery.start_soon(slow_call)
+                await trio.sleep(0.2)
+                cancel = notification_body(
+                    "notifications/cancelled", {"requestId": 9, "reason": "no longer needed"}
                 )
-                assert again.json()["result"]["structuredContent"] == {"result": 3}
+                posted = await other.request("POST", "/mcp", headers=headers, body=cancel)
+                assert posted.status == 202
+            (response,) = result
+            assert response.status == 200
+            assert b'"result"' not in response.body
+            # The session is still fine.
+            again = await other.request(
+                "POST", "/mcp", headers=headers, body=call_body(9, "add", {"a": 1, "b": 2})
+            )
+            assert again.json()["result"]["structuredContent"] == {"result": 3}
 
 
 async def test_delete_ends_the_session_and_its_id_then_gets_404(front_end: str) -> None:
@@ -447,59 +478,63 @@ async def test_delete_ends_the_session_and_its_id_then_gets_404(front_end: str) 
                 "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
             )
             assert response.status == 404
-            with trio.fail_after(2):
-                while app.session_count:
-                    await trio.sleep(0.01)
+            await wait_until(lambda: app.session_count == 0)
 
 
 async def test_other_methods_get_405_with_allow(front_end: str) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn:
-                response = await conn.request("PUT", "/mcp", headers=POST_HEADERS, body=b"{}")
-                assert response.status == 405
-                assert response.header("allow") == b"GET, POST, DELETE"
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+        ):
+            response = await conn.request("PUT", "/mcp", headers=POST_HEADERS, body=b"{}")
+            assert response.status == 405
+            assert response.header("allow") == b"GET, POST, DELETE"
 
 
 async def test_a_2025_03_26_batch_is_answered_as_one_array(front_end: str) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn:
-                session_id = await initialize(conn, "2025-03-26")
-                batch = b"[%s,%s,%s]" % (
-                    call_body(1, "add", {"a": 1, "b": 2}),
-                    notification_body("notifications/roots/list_changed"),
-                    request_body(2, "ping"),
-                )
-                response = await conn.request(
-                    "POST", "/mcp", headers=session_headers(session_id, "2025-03-26"), body=batch
-                )
-                assert response.status == 200
-                answers = response.json()
-                validate_message(answers, "2025-03-26")
-                assert sorted(a["id"] for a in answers) == [1, 2]
-                only_notes = b"[%s]" % notification_body("notifications/roots/list_changed")
-                response = await conn.request(
-                    "POST",
-                    "/mcp",
-                    headers=session_headers(session_id, "2025-03-26"),
-                    body=only_notes,
-                )
-                assert response.status == 202
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+        ):
+            session_id = await initialize(conn, "2025-03-26")
+            batch = b"[%s,%s,%s]" % (
+                call_body(1, "add", {"a": 1, "b": 2}),
+                notification_body("notifications/roots/list_changed"),
+                request_body(2, "ping"),
+            )
+            response = await conn.request(
+                "POST", "/mcp", headers=session_headers(session_id, "2025-03-26"), body=batch
+            )
+            assert response.status == 200
+            answers = response.json()
+            validate_message(answers, "2025-03-26")
+            assert sorted(a["id"] for a in answers) == [1, 2]
+            only_notes = b"[%s]" % notification_body("notifications/roots/list_changed")
+            response = await conn.request(
+                "POST",
+                "/mcp",
+                headers=session_headers(session_id, "2025-03-26"),
+                body=only_notes,
+            )
+            assert response.status == 202
 
 
 async def test_a_batch_outside_2025_03_26_gets_400_invalid_request(front_end: str) -> None:
     with trio.fail_after(10):
-        async with serve(front_end, McpHttpApp(make_server())) as url:
-            async with open_test_connection(url) as conn:
-                session_id = await initialize(conn, "2025-06-18")
-                batch = b"[%s]" % request_body(1, "ping")
-                response = await conn.request(
-                    "POST", "/mcp", headers=session_headers(session_id, "2025-06-18"), body=batch
-                )
-                assert response.status == 400
-                assert response.json()["error"]["code"] == -32600
-                assert "id" not in response.json()
+        async with (
+            serve(front_end, McpHttpApp(make_server())) as url,
+            open_test_connection(url) as conn,
+        ):
+            session_id = await initialize(conn, "2025-06-18")
+            batch = b"[%s]" % request_body(1, "ping")
+            response = await conn.request(
+                "POST", "/mcp", headers=session_headers(session_id, "2025-06-18"), body=batch
+            )
+            assert response.status == 400
+            assert response.json()["error"]["code"] == -32600
+            assert "id" not in response.json()
 
 
 async def test_stateless_mode_answers_every_post_with_a_fresh_session(front_end: str) -> None:

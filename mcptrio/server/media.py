@@ -78,10 +78,10 @@ _TEXTUAL = frozenset(
 
 
 def guess_mime_type(data: bytes, name: str | None = None) -> str | None:
-    """The mime type of ``data``: from ``name``'s extension if it has a known one, else sniffed."""
+    """The mime type of ``data``: from ``name``'s extension if it tells one, else sniffed."""
     if name is not None:
         guessed, _ = mimetypes.guess_type(name, strict=False)
-        if guessed is not None:
+        if guessed is not None and guessed != "application/octet-stream":
             return guessed
     head = data[:16]
     for offset, signature, mime_type in _SIGNATURES:

@@ -80,6 +80,7 @@ _BLOCK_TYPES = (
     EmbeddedResource,
 )
 _BYTES_TYPES = (bytes, bytearray, memoryview)
+_CONTENT_LIKE = (str, Media, *_BYTES_TYPES, *_BLOCK_TYPES)
 
 _encoder = msgspec.json.Encoder()
 
@@ -218,7 +219,7 @@ def _link_as_text(link: ResourceLink) -> TextContent:
 
 
 def _is_content_like(value: Any) -> bool:
-    return isinstance(value, str | Media | _BYTES_TYPES | _BLOCK_TYPES)
+    return isinstance(value, _CONTENT_LIKE)
 
 
 def _bytes_content(value: bytes | bytearray | memoryview) -> list[ContentBlock]:

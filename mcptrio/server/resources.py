@@ -55,8 +55,9 @@ import base64
 import dataclasses
 import inspect
 import re
+import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import msgspec
 from msgspec import UNSET
@@ -334,11 +335,17 @@ def make_resource(
 # ------------------------------------------------------------------ templates
 
 
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
 def _is_list_annotation(annotation: Any) -> bool:
+    """Whether a comma-separated value should be split for this annotation (``list[int]``...)."""
     origin = get_origin(annotation)
     if origin is Annotated:
         return _is_list_annotation(get_args(annotation)[0])
-    return annotation in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset)
+    if origin is Union or isinstance(annotation, types.UnionType):
+        return any(_is_list_annotation(member) for member in get_args(annotation))
+    return annotation in _SEQUENCES or origin in _SEQUENCES
 
 
 class _Parameter:

@@ -380,6 +380,15 @@ async def test_a_list_parameter_splits_a_non_exploded_value_on_commas() -> None:
     assert json.loads(contents["text"]) == [1, 2, 3]
     assert contents["mimeType"] == "application/json"
 
+    def maybe(ids: list[int] | None = None) -> list[int]:
+        return ids or []
+
+    optional = make_template(maybe, uri_template="test://maybe{?ids}")
+    [contents] = await read_template(optional, "test://maybe?ids=4,5")
+    assert json.loads(contents["text"]) == [4, 5]
+    [contents] = await read_template(optional, "test://maybe")
+    assert json.loads(contents["text"]) == []
+
 
 @pytest.mark.parametrize(
     ("uri", "message"),

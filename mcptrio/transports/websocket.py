@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import TYPE_CHECKING, Protocol, cast
 
 import trio
 import trio_websocket
 
+from ..runtime.nurseries import open_unwrapping_nursery
 from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
 from .http.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
 
@@ -288,6 +289,46 @@ async def serve_websocket_session(
         log.debug("WebSocket session with %s ended", who)
 
 
+class _ShieldedReaders:
+    """Stands in for the nursery trio-websocket starts a connection's reader task in.
+
+    A close handshake needs that reader: it reads the peer's answering Close. In the caller's
+    nursery the reader dies with the caller's cancellation, so a block left because of a
+    cancellation (``open_client`` always leaves that way, as does a server being stopped) would
+    wait out ``close_timeout`` on every connection. Here the reader runs in a shielded scope in
+    ``nursery``, and lives until :meth:`cancel`, which the owner calls once the close (bounded
+    by its own deadline) is done, or as soon as it gives up on the connection.
+    """
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+        self._scopes: list[trio.CancelScope] = []
+
+    def start_soon(
+        self, async_fn: Callable[..., Awaitable[object]], *args: object, name: object = None
+    ) -> None:
+        scope = trio.CancelScope(shield=True)
+        self._scopes.append(scope)
+        self._nursery.start_soon(self._run, scope, async_fn, args, name=name)
+
+    @staticmethod
+    async def _run(
+        scope: trio.CancelScope,
+        async_fn: Callable[..., Awaitable[object]],
+        args: tuple[object, ...],
+    ) -> None:
+        with scope:
+            await async_fn(*args)
+
+    def as_nursery(self) -> trio.Nursery:
+        # trio-websocket only calls start_soon on the nursery it is given.
+        return cast(trio.Nursery, self)
+
+    def cancel(self) -> None:
+        for scope in self._scopes:
+            scope.cancel()
+
+
 class _TrioWebSocketPeer:
     """A :class:`WebSocketPeer` over trio-websocket, for the client and the standalone server.
 
@@ -389,43 +430,54 @@ async def open_websocket_client_transport(
     extra_headers = [
         (name.encode("latin-1"), value.encode("latin-1")) for name, value in (headers or {}).items()
     ]
-    websocket = trio_websocket.open_websocket_url(
-        url,
-        ssl_context,
-        subprotocols=[MCP_SUBPROTOCOL],
-        extra_headers=extra_headers,
-        message_queue_size=_MESSAGE_QUEUE_SIZE,
-        max_message_size=max_frame_size,
-        receive_buffer_size=_RECEIVE_BUFFER_SIZE,
-        connect_timeout=connect_timeout,
-        disconnect_timeout=close_timeout,
-    )
-    async with AsyncExitStack() as stack:
-        try:
-            connection = await stack.enter_async_context(websocket)
-        except trio_websocket.ConnectionRejected as exc:
-            raise WebSocketRejected(exc.status_code, exc.body or b"") from None
-        except trio_websocket.ConnectionTimeout:
-            raise WebSocketHandshakeError(
-                f"No WebSocket handshake with {url} within {connect_timeout} s"
-            ) from None
-        except trio_websocket.HandshakeError as exc:
-            raise WebSocketHandshakeError(f"Could not open a WebSocket to {url}: {exc}") from exc
-        transport = WebSocketTransport(
-            _TrioWebSocketPeer(connection),
-            max_frame_size=max_frame_size,
-            send_timeout=send_timeout,
-            close_timeout=close_timeout,
-        )
-        if connection.subprotocol != MCP_SUBPROTOCOL:
-            await transport._close(
-                CLOSE_PROTOCOL_ERROR, "The server must select the 'mcp' subprotocol"
-            )
-            raise WebSocketHandshakeError(
-                f"{url} did not select the 'mcp' subprotocol "
-                f"(it selected {connection.subprotocol!r})"
-            )
-        try:
-            yield transport
-        finally:
-            await transport.aclose()
+    connected = False
+    try:
+        async with open_unwrapping_nursery() as nursery:
+            readers = _ShieldedReaders(nursery)
+            transport: WebSocketTransport | None = None
+            try:
+                with trio.fail_after(connect_timeout):
+                    connection = await trio_websocket.connect_websocket_url(
+                        readers.as_nursery(),
+                        url,
+                        ssl_context,
+                        subprotocols=[MCP_SUBPROTOCOL],
+                        extra_headers=extra_headers,
+                        message_queue_size=_MESSAGE_QUEUE_SIZE,
+                        max_message_size=max_frame_size,
+                        receive_buffer_size=_RECEIVE_BUFFER_SIZE,
+                    )
+                transport = WebSocketTransport(
+                    _TrioWebSocketPeer(connection),
+                    max_frame_size=max_frame_size,
+                    send_timeout=send_timeout,
+                    close_timeout=close_timeout,
+                )
+                if connection.subprotocol != MCP_SUBPROTOCOL:
+                    await transport._close(
+                        CLOSE_PROTOCOL_ERROR, "The server must select the 'mcp' subprotocol"
+                    )
+                    raise WebSocketHandshakeError(
+                        f"{url} did not select the 'mcp' subprotocol "
+                        f"(it selected {connection.subprotocol!r})"
+                    )
+                connected = True
+                yield transport
+            finally:
+                if transport is not None:
+                    await transport.aclose()
+                readers.cancel()
+    except trio_websocket.ConnectionRejected as exc:
+        if connected:
+            raise
+        raise WebSocketRejected(exc.status_code, exc.body or b"") from None
+    except trio.TooSlowError:
+        if connected:
+            raise
+        raise WebSocketHandshakeError(
+            f"No WebSocket handshake with {url} within {connect_timeout} s"
+        ) from None
+    except (OSError, trio.BrokenResourceError) as exc:
+        if connected or isinstance(exc, WebSocketHandshakeError):
+            raise
+        raise WebSocketHandshakeError(f"Could not open a WebSocket to {url}: {exc}") from exc

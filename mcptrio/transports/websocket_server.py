@@ -40,6 +40,7 @@ from .websocket import (
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_SEND_TIMEOUT,
     SessionFactory,
+    _ShieldedReaders,
     _TrioWebSocketPeer,
     serve_websocket_session,
 )
@@ -143,21 +144,22 @@ class _Endpoint:
         # The actor boundary of one connection: whatever goes wrong here stays here.
         try:
             async with trio.open_nursery() as nursery:
+                readers = _ShieldedReaders(nursery)
                 try:
-                    await self._serve(nursery, stream)
+                    await self._serve(readers, stream)
                 finally:
-                    nursery.cancel_scope.cancel()
+                    readers.cancel()
         except Exception:
             log.exception("WebSocket connection failed")
         finally:
             with trio.CancelScope(shield=True, deadline=trio.current_time() + self.close_timeout):
                 await stream.aclose()
 
-    async def _serve(self, nursery: trio.Nursery, stream: trio.abc.Stream) -> None:
+    async def _serve(self, readers: _ShieldedReaders, stream: trio.abc.Stream) -> None:
         request: trio_websocket.WebSocketRequest | None = None
         with trio.move_on_after(self.handshake_timeout):
             request = await trio_websocket.wrap_server_stream(
-                nursery,
+                readers.as_nursery(),
                 stream,
                 message_queue_size=_MESSAGE_QUEUE_SIZE,
                 max_message_size=self.max_frame_size,

@@ -1,0 +1,454 @@
+"""Tools over the wire: tools/list and tools/call as each revision sees them.
+
+Every test runs a real ``mcptrio.Server`` behind the in-memory transport, records both
+directions, checks the exact messages and validates each one against the negotiated revision's
+schema.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+from typing import Any
+
+import msgspec
+import pytest
+import trio
+import trio.testing
+
+import mcptrio
+from mcptrio.protocol.types import GetPromptRequest, ResourceLink, TextContent
+from mcptrio.runtime.context import RequestContext
+from mcptrio.runtime.session import Session
+from mcptrio.server.context import Context
+from mcptrio.server.media import Audio
+from mcptrio.server.tools import ToolError, make_tool
+from mcptrio.transports.memory import memory_transport_pair
+
+from conftest import Wire, open_recorded_client
+from schema_validation import REVISIONS, validate_message
+
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
+B64_WAV = base64.b64encode(WAV).decode()
+STRUCTURED_SINCE = "2025-06-18"
+
+
+class Point(msgspec.Struct):
+    x: int
+    y: int
+
+
+def tools_server() -> mcptrio.Server:
+    server = mcptrio.Server("tools")
+
+    @server.tool()
+    async def greet(name: str) -> str:
+        """Greet someone."""
+        return f"Hello, {name}!"
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool()
+    async def locate(name: str) -> Point:
+        return Point(len(name), 0)
+
+    @server.tool()
+    async def wrong() -> int:
+        return "three"  # type: ignore[return-value]
+
+    @server.tool()
+    async def fail_politely(n: int) -> str:
+        raise ToolError(f"{n} is too big: try a number under 10")
+
+    @server.tool()
+    async def crash() -> str:
+        raise RuntimeError("boom")
+
+    @server.tool()
+    async def refuse() -> str:
+        raise mcptrio.McpError("teapot", {"why": "tea"}, code=-31000)
+
+    @server.tool()
+    async def speak() -> Audio:
+        return Audio(WAV)
+
+    @server.tool()
+    async def link() -> ResourceLink:
+        return ResourceLink(uri="file:///notes.md", name="notes.md")
+
+    @server.tool()
+    async def who(rc: RequestContext, label: str = "me") -> str:
+        return f"{label}: request {rc.request_id}"
+
+    return server
+
+
+def result_of(wire: Wire, revision: str) -> Any:
+    """The last tools/call exchange: the request and response, both validated."""
+    request = [m for m in wire.client_to_server if m.get("method") == "tools/call"][-1]
+    validate_message(request, revision, "client")
+    response = next(m for m in wire.server_to_client if m.get("id") == request["id"])
+    if "result" in response:
+        validate_message(response, revision, "CallToolResult")
+    else:
+        validate_message(response, revision)
+    assert set(response) == {"jsonrpc", "id", "result"} or set(response) == {
+        "jsonrpc",
+        "id",
+        "error",
+    }
+    return response.get("result", response.get("error"))
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool_error(message: str) -> dict[str, Any]:
+    return {"content": [text(message)], "isError": True}
+
+
+async def call(client: mcptrio.Client, wire: Wire, name: str, args: Any = None) -> Any:
+    await client.call_tool(name, args)
+    return result_of(wire, client.protocol_version)
+
+
+# ------------------------------------------------------------------ tools/list
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_tools_list_on_the_wire(revision: str) -> None:
+    server = mcptrio.Server("listing")
+
+    @server.tool()
+    async def greet(name: str, punctuation: str = "!") -> str:
+        """Greet someone."""
+        return f"Hello, {name}{punctuation}"
+
+    with trio.fail_after(5):
+        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+            client,
+            wire,
+            _,
+        ):
+            await client.list_tools()
+    response = next(m for m in wire.server_to_client if "result" in m and "tools" in m["result"])
+    validate_message(response, revision, "ListToolsResult")
+    assert response["result"] == {
+        "tools": [
+            {
+                "name": "greet",
+                "description": "Greet someone.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "punctuation": {"type": "string", "default": "!"},
+                    },
+                    "required": ["name"],
+                },
+            }
+        ]
+    }
+
+
+async def test_every_listed_tool_validates_in_every_revision() -> None:
+    for revision in REVISIONS:
+        with trio.fail_after(5):
+            async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+                client,
+                wire,
+                _,
+            ):
+                listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == [
+            "greet",
+            "add",
+            "locate",
+            "wrong",
+            "fail_politely",
+            "crash",
+            "refuse",
+            "speak",
+            "link",
+            "who",
+        ]
+        response = next(m for m in wire.server_to_client if "tools" in m.get("result", {}))
+        validate_message(response, revision, "ListToolsResult")
+
+
+# ------------------------------------------------------------------ tools/call
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_calls_on_the_wire(revision: str) -> None:
+    modern = revision >= STRUCTURED_SINCE
+    with trio.fail_after(5):
+        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+            client,
+            wire,
+            _,
+        ):
+            assert client.protocol_version == revision
+            assert await call(client, wire, "greet", {"name": "Ada"}) == {
+                "content": [text("Hello, Ada!")]
+            }
+            request = [m for m in wire.client_to_server if m.get("method") == "tools/call"][-1]
+            assert request["params"] == {"name": "greet", "arguments": {"name": "Ada"}}
+
+            added = await call(client, wire, "add", {"a": 1, "b": 2})
+            assert added == (
+                {"content": [text("3")], "structuredContent": {"result": 3}}
+                if modern
+                else {"content": [text("3")]}
+            )
+            located = await call(client, wire, "locate", {"name": "abc"})
+            assert located == (
+                {"content": [text('{"x":3,"y":0}')], "structuredContent": {"x": 3, "y": 0}}
+                if modern
+                else {"content": [text('{"x":3,"y":0}')]}
+            )
+            who = await call(client, wire, "who", {"label": "it"})
+            who_id = [m for m in wire.client_to_server if m.get("method") == "tools/call"][-1]["id"]
+            assert who == {"content": [text(f"it: request {who_id}")]}
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str) -> None:
+    with trio.fail_after(5):
+        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+            client,
+            wire,
+            _,
+        ):
+            assert await call(client, wire, "add", {"a": "one", "b": 2}) == tool_error(
+                "Invalid arguments for tool 'add': Expected `int`, got `str` - at `$.a`"
+            )
+            assert await call(client, wire, "add", {"a": 1}) == tool_error(
+                "Invalid arguments for tool 'add': Object missing required field `b`"
+            )
+            assert await call(client, wire, "add") == tool_error(
+                "Invalid arguments for tool 'add': Object missing required field `a`"
+            )
+            # Unknown arguments are ignored.
+            added = await call(client, wire, "add", {"a": 1, "b": 2, "c": 3})
+            assert added["content"] == [text("3")]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) -> None:
+    with trio.fail_after(5):
+        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+            client,
+            wire,
+            _,
+        ):
+            assert await call(client, wire, "fail_politely", {"n": 12}) == tool_error(
+                "12 is too big: try a number under 10"
+            )
+            with caplog.at_level(logging.ERROR, logger="mcptrio.server"):
+                assert await call(client, wire, "crash") == tool_error(
+                    "Error executing tool crash: boom"
+                )
+                assert await call(client, wire, "wrong") == tool_error(
+                    "Error executing tool wrong: returned str does not match its return type"
+                    " int: Expected `int`, got `str`"
+                )
+            failed = [r for r in caplog.records if r.name == "mcptrio.server"]
+            assert [r.getMessage() for r in failed] == [
+                "Tool 'crash' failed",
+                "Tool 'wrong' failed",
+            ]
+            assert failed[0].exc_info is not None
+            with pytest.raises(mcptrio.McpError) as refused:
+                await client.call_tool("refuse")
+            assert (refused.value.code, refused.value.message, refused.value.data) == (
+                -31000,
+                "teapot",
+                {"why": "tea"},
+            )
+            assert result_of(wire, revision) == {
+                "code": -31000,
+                "message": "teapot",
+                "data": {"why": "tea"},
+            }
+            with pytest.raises(mcptrio.InvalidParams, match="Unknown tool: nope"):
+                await client.call_tool("nope")
+            assert result_of(wire, revision)["code"] == -32602
+            # The session carries on.
+            assert (await client.call_tool("greet", {"name": "B"})).content == [
+                TextContent(text="Hello, B!")
+            ]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
+    with trio.fail_after(5):
+        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+            client,
+            wire,
+            _,
+        ):
+            spoken = await call(client, wire, "speak")
+            linked = await call(client, wire, "link")
+    if revision >= "2025-03-26":
+        assert spoken == {"content": [{"type": "audio", "data": B64_WAV, "mimeType": "audio/wav"}]}
+    else:
+        assert spoken == {
+            "content": [
+                {
+                    "type": "resource",
+                    "resource": {
+                        "uri": "attachment:audio",
+                        "mimeType": "audio/wav",
+                        "blob": B64_WAV,
+                    },
+                }
+            ]
+        }
+    if revision >= STRUCTURED_SINCE:
+        assert linked == {
+            "content": [{"type": "resource_link", "uri": "file:///notes.md", "name": "notes.md"}]
+        }
+    else:
+        assert linked == {"content": [text("Resource: notes.md <file:///notes.md>")]}
+
+
+async def test_a_sync_tool_runs_in_a_thread_and_never_blocks_the_loop() -> None:
+    server = mcptrio.Server("threads")
+    entered = threading.Event()
+    release = threading.Event()
+    loop_thread = threading.get_ident()
+
+    @server.tool()
+    def blocking() -> str:
+        entered.set()
+        released = release.wait(timeout=5)
+        where = "worker thread" if threading.get_ident() != loop_thread else "event loop"
+        return f"released={released} in {where}"
+
+    @server.tool()
+    async def unblock() -> str:
+        release.set()
+        return "unblocked"
+
+    results: dict[str, Any] = {}
+    with trio.fail_after(10):
+        async with open_recorded_client(server) as (client, _, _):
+
+            async def call_blocking() -> None:
+                results["blocking"] = await client.call_tool("blocking")
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call_blocking)
+                assert await trio.to_thread.run_sync(entered.wait, 5)
+                # The sync tool is now waiting in its thread; another call still completes.
+                results["unblock"] = await client.call_tool("unblock")
+                assert "blocking" not in results
+    assert results["unblock"].content == [TextContent(text="unblocked")]
+    assert results["blocking"].content == [TextContent(text="released=True in worker thread")]
+
+
+async def test_cancelling_an_async_tool_interrupts_it() -> None:
+    server = mcptrio.Server("cancel")
+    entered = trio.Event()
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def forever() -> str:
+        entered.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    with trio.fail_after(5):
+        async with open_recorded_client(server) as (client, wire, _):
+            with trio.CancelScope() as scope:
+
+                async def cancel_when_entered() -> None:
+                    await entered.wait()
+                    scope.cancel()
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(cancel_when_entered)
+                    await client.call_tool("forever")
+            await cancelled.wait()
+            await client.ping()
+    call_id = next(m["id"] for m in wire.client_to_server if m.get("method") == "tools/call")
+    assert not [m for m in wire.server_to_client if m.get("id") == call_id]
+
+
+# ------------------------------------------------------------------ contexts
+
+
+def make_context(revision: str) -> Context:
+    """A real Context over a session whose handshake negotiated ``revision``."""
+    server = mcptrio.Server("unit")
+    connection = server.connection()
+    connection.revision = revision
+    _, server_end = memory_transport_pair()
+    session = Session(connection, server_end)
+    request = GetPromptRequest(name="x")
+    return Context(RequestContext(session, 7, request, trio.CancelScope()), server)
+
+
+async def test_context_parameters_receive_the_contexts() -> None:
+    seen: dict[str, Any] = {}
+
+    async def inspect_contexts(ctx: Context, rc: RequestContext, n: int = 1) -> str:
+        seen.update(ctx=ctx, rc=rc)
+        return f"{ctx.revision} request {rc.request_id} n={n}"
+
+    def sync_inspect(n: int, /, ctx: Context | None = None) -> str:
+        return f"sync {n} {ctx is not None and ctx.request_id}"
+
+    context = make_context("2025-06-18")
+    tool = make_tool(inspect_contexts)
+    result = await tool.call(context, {"n": 2})
+    assert result.content == [TextContent(text="2025-06-18 request 7 n=2")]
+    assert seen == {"ctx": context, "rc": context.request_context}
+    positional = make_tool(sync_inspect)
+    assert positional.input_schema["required"] == ["n"]
+    assert (await positional.call(context, {"n": 5})).content == [TextContent(text="sync 5 7")]
+
+
+async def test_call_takes_the_revision_from_the_context() -> None:
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    tool = make_tool(add)
+    old = await tool.call(make_context("2025-03-26"), {"a": 1, "b": 2})
+    assert old.structured_content is msgspec.UNSET
+    new = await tool.call(make_context("2025-11-25"), {"a": 1, "b": 2})
+    assert new.structured_content == {"result": 3}
+    # A RequestContext works too: the revision is the session's.
+    from_request = await tool.call(make_context("2024-11-05").request_context, {"a": 1, "b": 2})
+    assert from_request.structured_content is msgspec.UNSET
+
+
+async def test_a_tool_asking_for_a_context_called_with_a_request_context_is_an_internal_error() -> (
+    None
+):
+    async def needs(ctx: Context) -> str:
+        return "x"
+
+    with pytest.raises(mcptrio.InternalError, match="takes a Context"):
+        await make_tool(needs).call(make_context("2025-11-25").request_context, {})
+
+
+async def test_trio_cancelled_propagates_from_a_tool(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def forever() -> str:
+        await trio.sleep_forever()
+        return "never"
+
+    tool = make_tool(forever)
+    with trio.move_on_after(1) as scope:
+        await tool.call(make_context("2025-11-25"), {})
+    assert scope.cancelled_caught

@@ -267,13 +267,17 @@ async def serve_websocket_session(
     who = request.client
     if MCP_SUBPROTOCOL not in peer.subprotocols:
         log.info("refusing a WebSocket from %s: subprotocol 'mcp' not offered", who)
-        with trio.move_on_after(handshake_timeout):
+        with trio.move_on_after(handshake_timeout), suppress(WebSocketClosed):
             await peer.reject(
                 400, b"MCP over WebSocket needs the 'mcp' subprotocol (Sec-WebSocket-Protocol)"
             )
         return
-    with trio.move_on_after(handshake_timeout) as handshake:
-        await peer.accept(MCP_SUBPROTOCOL)
+    try:
+        with trio.move_on_after(handshake_timeout) as handshake:
+            await peer.accept(MCP_SUBPROTOCOL)
+    except WebSocketClosed:
+        log.info("dropping a WebSocket from %s: it went away during the handshake", who)
+        return
     if handshake.cancelled_caught:
         log.info("dropping a WebSocket from %s: the handshake answer was not taken in time", who)
         return

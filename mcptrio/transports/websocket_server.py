@@ -99,12 +99,14 @@ class _HandshakeRequest:
         if request.proposed_subprotocols:
             offered = ", ".join(request.proposed_subprotocols)
             headers.append((b"sec-websocket-protocol", offered.encode("latin-1")))
-        remote = request.remote
-        client = (
-            (str(remote.address), remote.port)
-            if isinstance(remote, trio_websocket.Endpoint)
-            else None
-        )
+        client: tuple[str, int] | None = None
+        try:
+            remote = request.remote
+        except OSError:
+            pass  # the client has already gone; the session will find out soon enough
+        else:
+            if isinstance(remote, trio_websocket.Endpoint):
+                client = (str(remote.address), remote.port)
         return cls(unquote(target), query.encode("latin-1"), headers, client, scheme)
 
     async def read_body(self, limit: int) -> bytes:

@@ -17,6 +17,7 @@ import pytest
 import trio
 import trio_websocket
 import trustme
+from front_ends_for_tests import open_front_end
 
 import mcptrio
 from mcptrio.protocol.errors import ConnectionClosed
@@ -24,11 +25,13 @@ from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.transports.base import Frame, Outgoing, Transport
+from mcptrio.transports.http.exchange import HttpRequest, HttpResponder, WebSocketPeer
 from mcptrio.transports.websocket import (
     WebSocketHandshakeError,
     WebSocketRejected,
     WebSocketTransport,
     open_websocket_client_transport,
+    serve_websocket_session,
 )
 from mcptrio.transports.websocket_server import origin_allowed, serve_websocket
 
@@ -513,3 +516,99 @@ async def test_transport_after_close() -> None:
             with pytest.raises(trio.EndOfChannel):
                 await t.receive()
             assert await codes.receive() == 1000
+
+
+# ------------------------------------------------------------------ on every HTTP front end
+
+
+class WebSocketOnlyApp:
+    """The smallest HttpApp serving MCP over WebSocket: every upgrade becomes a session."""
+
+    def __init__(self, factory: Any, max_frame_size: int = 4 * 1024 * 1024) -> None:
+        self.factory = factory
+        self.max_frame_size = max_frame_size
+
+    async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
+        await responder.send_response(404, [(b"content-type", b"text/plain")], b"Not Found")
+
+    async def handle_websocket(self, request: HttpRequest, peer: WebSocketPeer) -> None:
+        await serve_websocket_session(
+            self.factory, request, peer, max_frame_size=self.max_frame_size
+        )
+
+
+@asynccontextmanager
+async def front_end_url(front_end: str, app: WebSocketOnlyApp) -> AsyncIterator[str]:
+    async with open_front_end(front_end, app) as base_url:
+        yield base_url.replace("http://", "ws://", 1) + "/mcp"
+
+
+async def test_sessions_through_every_front_end(front_end: str) -> None:
+    probe = Probe()
+    with trio.fail_after(IO_LIMIT):
+        async with (
+            front_end_url(front_end, WebSocketOnlyApp(make_server(probe))) as url,
+            recorded_client(url) as (client, recorder),
+        ):
+            result = await client.call_tool("count", {"steps": 2}, on_progress=lambda *_: None)
+            assert result.content[0].text == "2"  # type: ignore[union-attr]
+            async with trio.open_nursery() as nursery:
+                for i in range(10):
+                    nursery.start_soon(
+                        partial(client.call_tool, "echo_later", {"text": str(i), "delay": 0.01})
+                    )
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(partial(client.call_tool, "wait_forever"))
+                await probe.entered.wait()
+                nursery.cancel_scope.cancel()
+            await probe.cancelled.wait()
+            await client.ping()
+            left_at = trio.current_time()
+        assert trio.current_time() - left_at < 1.0
+        assert "notifications/cancelled" in [m.get("method") for m in recorder.sent]
+        recorder.validate(client.protocol_version)
+
+
+async def test_front_end_closing_mid_call_fails_the_pending_call(front_end: str) -> None:
+    probe = Probe()
+    factory = RecordingFactory(make_server(probe))
+    with trio.fail_after(IO_LIMIT):
+        async with (
+            front_end_url(front_end, WebSocketOnlyApp(factory)) as url,
+            mcptrio.open_client(url) as client,
+        ):
+
+            async def call() -> None:
+                with pytest.raises(ConnectionClosed):
+                    await client.call_tool("wait_forever")
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call)
+                await probe.entered.wait()
+                await factory.transports[0].aclose()
+
+
+async def test_front_end_refuses_a_client_without_mcp(front_end: str) -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with front_end_url(front_end, WebSocketOnlyApp(make_server(Probe()))) as url:
+            with pytest.raises(trio_websocket.ConnectionRejected) as info:
+                async with trio_websocket.open_websocket_url(url, subprotocols=["other"]):
+                    pass
+            assert info.value.status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [(b"{}", 1003), ("x" * 1001, 1009), ("é" * 600, 1009)],
+    ids=["binary", "characters", "bytes"],
+)
+async def test_front_end_closes_on_bad_messages(
+    front_end: str, message: str | bytes, code: int
+) -> None:
+    app = WebSocketOnlyApp(make_server(Probe()), max_frame_size=1000)
+    with trio.fail_after(IO_LIMIT):
+        async with front_end_url(front_end, app) as url, raw_client(url) as ws:
+            await ws.send_message(message)
+            with pytest.raises(trio_websocket.ConnectionClosed) as info:
+                await ws.get_message()
+            assert info.value.reason is not None and info.value.reason.code == code

@@ -22,7 +22,9 @@ async def open_front_end(front_end: str, app: HttpApp, **limits: Any) -> AsyncIt
     ``limits`` are :class:`~mcptrio.transports.http.builtin_server.ServerLimits` fields. On
     Hypercorn, the ones it has an equivalent for are mapped onto its config
     (``keep_alive_timeout``, ``max_head_size``, ``header_timeout``); the others are ignored.
-    The server runs in a nursery this context manager owns and is cancelled on exit.
+    The server runs in a nursery this context manager owns and is cancelled on exit. The app's
+    ``run`` (``McpHttpApp`` has one) is *not* started here: start it yourself, or use
+    ``serve_http``, which does.
     """
     async with trio.open_nursery() as nursery:
         if front_end.startswith("builtin-"):
@@ -34,6 +36,7 @@ async def open_front_end(front_end: str, app: HttpApp, **limits: Any) -> AsyncIt
             )
         elif front_end == "hypercorn":
             from hypercorn.config import Config
+
             from mcptrio.transports.http.asgi import serve_hypercorn
 
             config = Config()

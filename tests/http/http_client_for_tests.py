@@ -100,7 +100,7 @@ class TestConnection:
     __test__ = False
 
     def __init__(self, stream: trio.abc.Stream, host: str, timeout: float) -> None:
-        self.stream = stream
+        self.socket_stream = stream
         self.host = host
         self.timeout = timeout
         self.reused = 0
@@ -125,7 +125,7 @@ class TestConnection:
             event = self._h11.next_event()
             if event is h11.NEED_DATA:
                 with trio.fail_after(self.timeout):
-                    data = await self.stream.receive_some(65536)
+                    data = await self.socket_stream.receive_some(65536)
                 self._h11.receive_data(data)
                 continue
             return event
@@ -151,10 +151,10 @@ class TestConnection:
             if body:
                 data += self._h11.send(h11.Data(data=body))
             data += self._h11.send(h11.EndOfMessage())
-            await self.stream.send_all(data)
+            await self.socket_stream.send_all(data)
             return
         # An iterable of pieces: sent chunked, one write per piece.
-        await self.stream.send_all(
+        await self.socket_stream.send_all(
             self._h11.send(
                 self._request_event(
                     method, target, [*headers, ("transfer-encoding", "chunked")], None
@@ -162,8 +162,8 @@ class TestConnection:
             )
         )
         for piece in body:
-            await self.stream.send_all(self._h11.send(h11.Data(data=piece)))
-        await self.stream.send_all(self._h11.send(h11.EndOfMessage()))
+            await self.socket_stream.send_all(self._h11.send(h11.Data(data=piece)))
+        await self.socket_stream.send_all(self._h11.send(h11.EndOfMessage()))
 
     async def _read_head(self) -> h11.Response:
         while True:
@@ -226,7 +226,7 @@ class TestConnection:
                 wire += client.send(h11.Data(data=body))
             wire += client.send(h11.EndOfMessage())
             clients.append(client)
-        await self.stream.send_all(wire)
+        await self.socket_stream.send_all(wire)
         responses = []
         leftover = b""
         for client in clients:
@@ -244,7 +244,7 @@ class TestConnection:
     async def send_raw(self, data: bytes) -> None:
         """Write bytes as they are (the h11 state is bypassed: use a fresh connection)."""
         self._used = True
-        await self.stream.send_all(data)
+        await self.socket_stream.send_all(data)
 
     async def receive_raw(self) -> bytes:
         """Everything the server sends until it closes the connection (within ``timeout``)."""
@@ -252,7 +252,7 @@ class TestConnection:
         with trio.fail_after(self.timeout):
             while True:
                 try:
-                    data = await self.stream.receive_some(65536)
+                    data = await self.socket_stream.receive_some(65536)
                 except trio.BrokenResourceError:
                     break
                 if not data:

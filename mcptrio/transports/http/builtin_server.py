@@ -280,6 +280,9 @@ class _Connection:
                 self.parser.feed(data)
             elif type(event) is RequestHead:
                 self.message_complete = False
+                if not event.chunked and not event.content_length:
+                    # No body: take its end now, so a stream may watch the socket at once.
+                    self.message_complete = self.parser.next_event() is END_OF_MESSAGE
                 return event
             elif event is CONNECTION_CLOSED:
                 return None

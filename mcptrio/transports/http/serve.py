@@ -1,0 +1,106 @@
+"""``serve_http``: one call to serve an MCP server, an HttpApp, or several, on either front end."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Mapping
+from functools import partial
+from typing import Any, Literal
+
+import trio
+
+from .builtin_server import ParserName, ServerLimits, serve_builtin
+from .exchange import HttpApp
+from .router import HttpRouter
+
+__all__ = ["as_http_app", "serve_http"]
+
+
+def as_http_app(target: Any) -> HttpApp:
+    """``target`` as an :class:`~.exchange.HttpApp`.
+
+    An HttpApp is used as is; a mapping of path prefix to targets becomes an
+    :class:`~.router.HttpRouter`; anything with a ``session(transport)`` method (a
+    :class:`mcptrio.Server`) is wrapped in ``McpHttpApp``.
+    """
+    if isinstance(target, Mapping):
+        return HttpRouter({prefix: as_http_app(inner) for prefix, inner in target.items()})
+    if callable(getattr(target, "handle_http", None)):
+        app: HttpApp = target
+        return app
+    if callable(getattr(target, "session", None)):
+        from .app import McpHttpApp
+
+        return McpHttpApp(target)
+    raise TypeError(f"cannot serve {target!r} over HTTP: not an HttpApp, a mapping or a server")
+
+
+async def serve_http(
+    target: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    front_end: Literal["builtin", "hypercorn"] = "builtin",
+    parser: ParserName = "auto",
+    limits: ServerLimits | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``target`` over HTTP until cancelled; reports the base URL (``http://host:port``).
+
+    ``target`` is a server, an :class:`~.exchange.HttpApp`, or a mapping of path prefix to
+    either (served by an :class:`~.router.HttpRouter`, longest prefix first). If the app has a
+    ``run`` method (``McpHttpApp`` keeps its sessions there), it is started first, in this
+    call's nursery, so sessions end when the call is cancelled.
+
+    ``front_end="builtin"`` is the built-in HTTP/1.1 server (``parser``, ``limits``);
+    ``"hypercorn"`` is Hypercorn's trio worker, where ``limits`` maps onto its config as far
+    as it has equivalents (keep-alive and header timeouts, head size).
+    """
+    app = as_http_app(target)
+    async with trio.open_nursery() as nursery:
+        run = getattr(app, "run", None)
+        if callable(run):
+            await nursery.start(run)
+        if front_end == "builtin":
+            url = await nursery.start(
+                partial(
+                    serve_builtin,
+                    app,
+                    host=host,
+                    port=port,
+                    parser=parser,
+                    limits=limits,
+                    ssl_context=ssl_context,
+                )
+            )
+        elif front_end == "hypercorn":
+            from .asgi import serve_hypercorn
+
+            config = hypercorn_config(limits) if limits is not None else None
+            url = await nursery.start(
+                partial(
+                    serve_hypercorn,
+                    app,
+                    host=host,
+                    port=port,
+                    config=config,
+                    ssl_context=ssl_context,
+                )
+            )
+        else:
+            raise ValueError(f"unknown front end {front_end!r}: use 'builtin' or 'hypercorn'")
+        task_status.started(url)
+
+
+def hypercorn_config(limits: ServerLimits) -> Any:
+    """A ``hypercorn.config.Config`` with the parts of ``limits`` Hypercorn has."""
+    from hypercorn.config import Config
+
+    config = Config()
+    config.accesslog = None
+    config.keep_alive_timeout = limits.keep_alive_timeout
+    config.h11_max_incomplete_size = limits.max_head_size
+    config.read_timeout = max(1, round(limits.header_timeout))
+    config.h2_max_header_list_size = limits.max_head_size
+    return config

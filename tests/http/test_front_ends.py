@@ -91,14 +91,13 @@ class EchoApp:
 
 async def test_method_path_query_and_headers_reach_the_app(front_end: str) -> None:
     with trio.fail_after(10):
-        async with open_front_end(front_end, EchoApp()) as url:
-            async with open_test_connection(url) as conn:
-                response = await conn.request(
-                    "PUT",
-                    "/some%20where/x?a=1&b=%20",
-                    headers=[("X-Test", "one"), ("x-test", "two")],
-                    body=b"payload",
-                )
+        async with open_front_end(front_end, EchoApp()) as url, open_test_connection(url) as conn:
+            response = await conn.request(
+                "PUT",
+                "/some%20where/x?a=1&b=%20",
+                headers=[("X-Test", "one"), ("x-test", "two")],
+                body=b"payload",
+            )
     assert response.status == 200
     assert response.header("content-type") == b"application/json"
     echo = response.json()
@@ -113,9 +112,8 @@ async def test_method_path_query_and_headers_reach_the_app(front_end: str) -> No
 
 async def test_body_over_the_limit_raises_body_too_large(front_end: str) -> None:
     with trio.fail_after(10):
-        async with open_front_end(front_end, EchoApp()) as url:
-            async with open_test_connection(url) as conn:
-                small = await conn.request("POST", "/limit", body=b"0123456789")
+        async with open_front_end(front_end, EchoApp()) as url, open_test_connection(url) as conn:
+            small = await conn.request("POST", "/limit", body=b"0123456789")
             async with open_test_connection(url) as conn:
                 large = await conn.request("POST", "/limit", body=b"x" * 5000)
             async with open_test_connection(url) as conn:
@@ -127,46 +125,42 @@ async def test_body_over_the_limit_raises_body_too_large(front_end: str) -> None
 
 async def test_keep_alive_reuses_the_connection(front_end: str) -> None:
     with trio.fail_after(10):
-        async with open_front_end(front_end, EchoApp()) as url:
-            async with open_test_connection(url) as conn:
-                for n in range(3):
-                    response = await conn.request("GET", f"/n{n}")
-                    assert response.json()["path"] == f"/n{n}"
-                assert conn.reused == 2
+        async with open_front_end(front_end, EchoApp()) as url, open_test_connection(url) as conn:
+            for n in range(3):
+                response = await conn.request("GET", f"/n{n}")
+                assert response.json()["path"] == f"/n{n}"
+            assert conn.reused == 2
 
 
 async def test_pipelined_requests_are_answered_in_order(front_end: str) -> None:
     with trio.fail_after(10):
-        async with open_front_end(front_end, EchoApp()) as url:
-            async with open_test_connection(url) as conn:
-                responses = await conn.pipeline(
-                    [("GET", "/first"), ("POST", "/second", b"body two"), ("GET", "/third")]
-                )
+        async with open_front_end(front_end, EchoApp()) as url, open_test_connection(url) as conn:
+            responses = await conn.pipeline(
+                [("GET", "/first"), ("POST", "/second", b"body two"), ("GET", "/third")]
+            )
     assert [r.json()["path"] for r in responses] == ["/first", "/second", "/third"]
     assert responses[1].json()["body"] == "body two"
 
 
 async def test_chunked_request_body_is_reassembled(front_end: str) -> None:
     with trio.fail_after(10):
-        async with open_front_end(front_end, EchoApp()) as url:
-            async with open_test_connection(url) as conn:
-                response = await conn.request("POST", "/echo", body=[b"ab", b"cd", b"ef"])
+        async with open_front_end(front_end, EchoApp()) as url, open_test_connection(url) as conn:
+            response = await conn.request("POST", "/echo", body=[b"ab", b"cd", b"ef"])
     assert response.json()["body"] == "abcdef"
 
 
 async def test_expect_100_continue_gets_continue_before_the_body(front_end: str) -> None:
     with trio.fail_after(10):
-        async with open_front_end(front_end, EchoApp()) as url:
-            async with open_test_connection(url) as conn:
-                host = url.split("//")[1]
-                await conn.send_raw(
-                    b"POST /echo HTTP/1.1\r\nhost: %b\r\ncontent-length: 5\r\n"
-                    b"expect: 100-continue\r\nconnection: close\r\n\r\n" % host.encode()
-                )
-                interim = await conn.socket_stream.receive_some(1000)
-                assert interim.startswith(b"HTTP/1.1 100")
-                await conn.send_raw(b"hello")
-                rest = await conn.receive_raw()
+        async with open_front_end(front_end, EchoApp()) as url, open_test_connection(url) as conn:
+            host = url.split("//")[1]
+            await conn.send_raw(
+                b"POST /echo HTTP/1.1\r\nhost: %b\r\ncontent-length: 5\r\n"
+                b"expect: 100-continue\r\nconnection: close\r\n\r\n" % host.encode()
+            )
+            interim = await conn.socket_stream.receive_some(1000)
+            assert interim.startswith(b"HTTP/1.1 100")
+            await conn.send_raw(b"hello")
+            rest = await conn.receive_raw()
     final = (interim + rest).split(b"\r\n\r\n", 1)[1]
     assert final.startswith(b"HTTP/1.1 200")
     assert b'"body": "hello"' in final
@@ -201,9 +195,8 @@ async def test_client_disconnect_mid_stream_cancels_the_handler(front_end: str) 
 
 async def test_handler_without_response_or_failing_gets_500(front_end: str) -> None:
     with trio.fail_after(10):
-        async with open_front_end(front_end, EchoApp()) as url:
-            async with open_test_connection(url) as conn:
-                silent = await conn.request("GET", "/no-reply")
+        async with open_front_end(front_end, EchoApp()) as url, open_test_connection(url) as conn:
+            silent = await conn.request("GET", "/no-reply")
             async with open_test_connection(url) as conn:
                 failing = await conn.request("GET", "/boom")
     assert silent.status == 500
@@ -212,10 +205,9 @@ async def test_handler_without_response_or_failing_gets_500(front_end: str) -> N
 
 async def test_malformed_request_gets_400(front_end: str) -> None:
     with trio.fail_after(10):
-        async with open_front_end(front_end, EchoApp()) as url:
-            async with open_test_connection(url) as conn:
-                await conn.send_raw(b"NOT HTTP AT ALL\r\n\r\n")
-                assert await conn.raw_status() == 400
+        async with open_front_end(front_end, EchoApp()) as url, open_test_connection(url) as conn:
+            await conn.send_raw(b"NOT HTTP AT ALL\r\n\r\n")
+            assert await conn.raw_status() == 400
 
 
 async def test_websocket_echo_with_subprotocol(front_end: str) -> None:
@@ -255,12 +247,11 @@ async def test_websocket_message_over_the_limit_closes_with_1009(front_end: str)
 async def test_router_picks_the_longest_prefix_and_404s_the_rest(front_end: str) -> None:
     router = HttpRouter({"/a": EchoApp("a"), "/a/b": EchoApp("ab")})
     with trio.fail_after(10):
-        async with open_front_end(front_end, router) as url:
-            async with open_test_connection(url) as conn:
-                deep = (await conn.request("GET", "/a/b/mcp")).json()
-                shallow = (await conn.request("GET", "/a/mcp")).json()
-                exact = (await conn.request("GET", "/a")).json()
-                missing = await conn.request("GET", "/ab/mcp")
+        async with open_front_end(front_end, router) as url, open_test_connection(url) as conn:
+            deep = (await conn.request("GET", "/a/b/mcp")).json()
+            shallow = (await conn.request("GET", "/a/mcp")).json()
+            exact = (await conn.request("GET", "/a")).json()
+            missing = await conn.request("GET", "/ab/mcp")
     assert (deep["app"], deep["path"], deep["root_path"]) == ("ab", "/mcp", "/a/b")
     assert (shallow["app"], shallow["path"], shallow["root_path"]) == ("a", "/mcp", "/a")
     assert (exact["app"], exact["path"]) == ("a", "/")

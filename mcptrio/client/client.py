@@ -42,6 +42,7 @@ from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.outgoing import ProgressCallback
 from ..runtime.session import RequestHandler, Session
 from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
+from ..transports.http.client_transport import open_http_client_transport
 from ..transports.memory import memory_transport_pair
 from ..transports.stdio import open_stdio_client_transport
 from ..transports.websocket import open_websocket_client_transport
@@ -138,12 +139,16 @@ async def open_client(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     handle_request: RequestHandler | None = None,
+    headers: Mapping[str, str] | None = None,
+    http_timeout: float = 30.0,
 ) -> AsyncIterator[Client]:
     """Connect to ``target`` and yield an initialized :class:`Client`.
 
     ``target`` is a :class:`~mcptrio.Server` (served in-memory, in this block's nursery), a
     command line (a list of arguments, or a string split like a shell would) to spawn as a stdio
-    server, a ``ws://`` or ``wss://`` URL (MCP over WebSocket), or any
+    server, a ``ws://`` or ``wss://`` URL (MCP over WebSocket), an ``http://`` or ``https://``
+    URL (Streamable HTTP, falling back to HTTP+SSE for older servers; ``headers`` go on every
+    HTTP request and ``http_timeout`` bounds connecting and each read), or any
     :class:`~mcptrio.transports.base.Transport`. The handshake must finish within
     ``initialize_timeout`` seconds; a server answering in a revision this client does not speak
     raises :class:`~mcptrio.protocol.errors.UnsupportedProtocolVersion`.
@@ -154,7 +159,9 @@ async def open_client(
     """
     async with open_unwrapping_nursery() as nursery:
         try:
-            async with _open_transport(nursery, target, max_frame_size, env, cwd) as transport:
+            async with _open_transport(
+                nursery, target, max_frame_size, env, cwd, headers, http_timeout
+            ) as transport:
                 connection = Connection(
                     "client",
                     info=client_info,
@@ -203,6 +210,8 @@ def _open_transport(
     max_frame_size: int,
     env: Mapping[str, str] | None,
     cwd: str | None,
+    headers: Mapping[str, str] | None = None,
+    http_timeout: float = 30.0,
 ) -> AbstractAsyncContextManager[Transport]:
     from ..server.server import Server
 
@@ -210,6 +219,10 @@ def _open_transport(
         return _in_memory(nursery, target, max_frame_size)
     if isinstance(target, str) and target.startswith(("ws://", "wss://")):
         return open_websocket_client_transport(target, max_frame_size=max_frame_size)
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        return open_http_client_transport(
+            target, headers=headers, timeout=http_timeout, max_frame_size=max_frame_size
+        )
     if isinstance(target, str):
         target = shlex.split(target)
     if isinstance(target, Sequence):

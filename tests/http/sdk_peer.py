@@ -15,6 +15,8 @@ from pathlib import Path
 
 import trio
 
+_SCRIPT = str(Path(__file__).resolve())
+
 
 def _build_and_run(mode: str, port: int) -> None:
     import uvicorn
@@ -53,7 +55,7 @@ async def open_sdk_server(mode: str) -> AsyncIterator[str]:
     """Start the SDK server in ``mode``; yields its base URL (``http://127.0.0.1:PORT``)."""
     port = _free_port()
     process = await trio.lowlevel.open_process(
-        [sys.executable, str(Path(__file__).resolve()), mode, str(port)],
+        [sys.executable, _SCRIPT, mode, str(port)],
         stdout=subprocess.DEVNULL,
     )
     try:

@@ -23,6 +23,7 @@ __all__ = [
     "OutgoingInfo",
     "http_error_response",
     "initialize_revision",
+    "offered_revision",
     "peek_outgoing",
     "response_ids",
 ]
@@ -44,10 +45,15 @@ class _InitializeResult(msgspec.Struct, rename="camel"):
     protocol_version: str | UnsetType = UNSET
 
 
+class _InitializeRequest(msgspec.Struct):
+    params: _InitializeResult | UnsetType = UNSET
+
+
 _peek_decoder = msgspec.json.Decoder(_Peek | list[_Peek])
 _cancel_decoder = msgspec.json.Decoder(_CancelParams)
 _init_decoder = msgspec.json.Decoder(_InitializeResult)
 _any_decoder = msgspec.json.Decoder()
+_offer_decoder = msgspec.json.Decoder(_InitializeRequest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +116,17 @@ def initialize_revision(data: bytes, request_id: RequestId) -> str | None:
             except (msgspec.DecodeError, UnicodeDecodeError):
                 return None
             return version if isinstance(version, str) else None
+    return None
+
+
+def offered_revision(data: bytes) -> str | None:
+    """The ``protocolVersion`` an ``initialize`` request offers."""
+    try:
+        params = _offer_decoder.decode(data).params
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    if isinstance(params, _InitializeResult) and isinstance(params.protocol_version, str):
+        return params.protocol_version
     return None
 
 

@@ -77,7 +77,7 @@ from .client_messages import (
 from .client_pool import HttpClientPool, HttpError, HttpResponse
 
 __all__ = [
-    "InitializeRejected",
+    "InitializeOutcome",
     "StreamableHttpClientTransport",
     "open_streamable_http_client_transport",
 ]
@@ -88,9 +88,10 @@ _ACCEPT_BOTH = "application/json, text/event-stream"
 # How much of an error body is read to explain the error.
 _ERROR_BODY_LIMIT = 4096
 
-#: Called with the ``initialize`` frame and the HTTP status when the very first ``initialize``
-#: POST is refused; returns ``True`` when it took the frame over (the legacy fallback).
-InitializeRejected = Callable[[bytes, int], Awaitable[bool]]
+#: Called once, with the first ``initialize`` frame and the HTTP status its POST got (0 when
+#: it got none); returns ``True`` when it took the frame over (the legacy fallback), and the
+#: transport then delivers nothing for it.
+InitializeOutcome = Callable[[bytes, int], Awaitable[bool]]
 
 
 @dataclass
@@ -135,7 +136,7 @@ class StreamableHttpClientTransport:
         reconnect_delay: float = 1.0,
         max_reconnect_delay: float = 30.0,
         max_reconnect_attempts: int = 5,
-        on_initialize_rejected: InitializeRejected | None = None,
+        on_initialize_outcome: InitializeOutcome | None = None,
     ) -> None:
         self.url = url
         self._pool = pool
@@ -152,7 +153,7 @@ class StreamableHttpClientTransport:
         self.reconnect_delay = reconnect_delay
         self.max_reconnect_delay = max_reconnect_delay
         self.max_reconnect_attempts = max_reconnect_attempts
-        self._on_initialize_rejected = on_initialize_rejected
+        self._on_initialize_outcome = on_initialize_outcome
         #: The session id the server assigned, if any.
         self.session_id: str | None = None
         #: The revision the server answered ``initialize`` with.
@@ -268,6 +269,9 @@ class StreamableHttpClientTransport:
                         "POST", self.url, headers=headers, body=data, read_timeout=self.timeout
                     ) as response:
                         status, reason = response.status, response.reason
+                        if is_initialize and await self._initialize_outcome(data, status):
+                            stream.pending.clear()
+                            return
                         if 200 <= status < 300:
                             if is_initialize:
                                 self._take_session_id(response)
@@ -278,6 +282,8 @@ class StreamableHttpClientTransport:
                     log.info("POST to %s failed: %s", self.url, exc)
                     if status == 0:
                         self._fail(stream, f"The HTTP request failed: {exc}")
+                        if is_initialize:
+                            await self._initialize_outcome(data, 0)
                         return
                     outcome = _ENDED
             if stream.scope.cancelled_caught:
@@ -286,7 +292,11 @@ class StreamableHttpClientTransport:
                 await self._post_again_after_404(data, info, sent_session, stream)
                 return
             if not 200 <= status < 300:
-                await self._refused(data, info, stream, status, reason, body)
+                if not info.request_ids:
+                    log.warning("the server refused a notification with HTTP %d", status)
+                for rid in sorted(stream.pending, key=str):
+                    await self._deliver(http_error_response(rid, status, reason, body))
+                stream.pending.clear()
                 return
             if outcome == _ENDED and stream.pending:
                 await self._resume(stream)
@@ -299,29 +309,12 @@ class StreamableHttpClientTransport:
             if stream.pending:
                 await self._fail_now(stream)
 
-    async def _refused(
-        self,
-        data: bytes,
-        info: OutgoingInfo,
-        stream: _Stream,
-        status: int,
-        reason: str,
-        body: bytes | None,
-    ) -> None:
-        hook = self._on_initialize_rejected
-        if (
-            hook is not None
-            and info.method == "initialize"
-            and self.protocol_version is None
-            and await hook(data, status)
-        ):
-            stream.pending.clear()
-            return
-        if not info.request_ids:
-            log.warning("the server refused a notification or response with HTTP %d", status)
-        for rid in list(stream.pending):
-            await self._deliver(http_error_response(rid, status, reason, body))
-        stream.pending.clear()
+    async def _initialize_outcome(self, data: bytes, status: int) -> bool:
+        hook = self._on_initialize_outcome
+        if hook is None:
+            return False
+        self._on_initialize_outcome = None
+        return await hook(data, status)
 
     def _take_session_id(self, response: HttpResponse) -> None:
         value = response.header(b"mcp-session-id")
@@ -599,7 +592,7 @@ async def open_streamable_http_client_transport(
     reconnect_delay: float = 1.0,
     max_reconnect_delay: float = 30.0,
     max_reconnect_attempts: int = 5,
-    on_initialize_rejected: InitializeRejected | None = None,
+    on_initialize_outcome: InitializeOutcome | None = None,
 ) -> AsyncIterator[StreamableHttpClientTransport]:
     """Open a Streamable HTTP client transport to the MCP endpoint ``url``.
 
@@ -634,7 +627,7 @@ async def open_streamable_http_client_transport(
                 reconnect_delay=reconnect_delay,
                 max_reconnect_delay=max_reconnect_delay,
                 max_reconnect_attempts=max_reconnect_attempts,
-                on_initialize_rejected=on_initialize_rejected,
+                on_initialize_outcome=on_initialize_outcome,
             )
             try:
                 yield transport

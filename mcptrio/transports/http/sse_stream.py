@@ -152,7 +152,6 @@ class OutboundStream:
         scope = trio.CancelScope()
         self.writer = scope
         self._detached = trio.Event()
-        self.close_requested = False
         return scope
 
     def detach(self, scope: trio.CancelScope) -> None:
@@ -177,13 +176,15 @@ async def write_stream(
     *,
     session_id: str,
     event_store: EventStore | None,
-    replay: list[tuple[str, bytes]] | None = None,
+    resume_after: str | None = None,
     prime: bool = False,
     retry_ms: int | None = None,
 ) -> None:
     """Write ``stream`` on ``responder`` (whose stream is started) until it ends or breaks.
 
-    ``replay`` is written first (events already stored, resumed with ``Last-Event-ID``). With
+    With ``resume_after`` (a ``Last-Event-ID``), the stream's stored events after that id are
+    written first; they are read only once this connection has taken the stream over, so that
+    nothing the previous writer stored meanwhile is missed. With
     ``prime``, an event with an id and empty data (and ``retry_ms``, if given) comes first, so
     the client can resume even before the first message. The response is ended when the stream
     is drained, or when the server asked to close the connection (after a ``retry:`` line). A
@@ -193,8 +194,12 @@ async def write_stream(
     try:
         with scope:
             try:
-                if replay:
-                    await responder.send_chunk(b"".join(sse_event(m, e) for e, m in replay))
+                if resume_after is not None and event_store is not None:
+                    replay = await event_store.replay_after(session_id, resume_after)
+                    if replay.events:
+                        await responder.send_chunk(
+                            b"".join(sse_event(m, e) for e, m in replay.events)
+                        )
                 if prime and event_store is not None:
                     with trio.CancelScope(shield=True):
                         event_id = await event_store.store(session_id, stream.stream_id, b"")

@@ -437,7 +437,7 @@ class StreamableHttpEndpoint:
             responder,
             session_id=transport.session_id,
             event_store=store,
-            replay=replay.events,
+            resume_after=last_event_id.decode("ascii").strip(),
             retry_ms=transport.retry_ms,
         )
         if stream.drained and stream is not transport.standalone:

@@ -18,7 +18,13 @@ import trio
 import trio.testing
 
 import mcptrio
-from mcptrio.protocol.types import GetPromptRequest, ResourceLink, TextContent
+from mcptrio.protocol.types import (
+    GetPromptRequest,
+    Icon,
+    ResourceLink,
+    TextContent,
+    ToolAnnotations,
+)
 from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
@@ -153,6 +159,79 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
             }
         ]
     }
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
+    server = mcptrio.Server("listing")
+
+    @server.tool(
+        title="Adder",
+        annotations=ToolAnnotations(read_only_hint=True),
+        icons=[Icon(src="https://example.com/add.png")],
+        meta={"com.example/k": "v"},
+    )
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    with trio.fail_after(5):
+        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+            client,
+            wire,
+            _,
+        ):
+            await client.list_tools()
+    response = next(m for m in wire.server_to_client if "tools" in m.get("result", {}))
+    validate_message(response, revision, "ListToolsResult")
+    expected: dict[str, Any] = {
+        "name": "add",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        },
+    }
+    if revision == "2025-03-26":
+        expected["annotations"] = {"title": "Adder", "readOnlyHint": True}
+    if revision >= STRUCTURED_SINCE:
+        expected["title"] = "Adder"
+        expected["annotations"] = {"readOnlyHint": True}
+        expected["outputSchema"] = {
+            "type": "object",
+            "properties": {"result": {"type": "integer"}},
+            "required": ["result"],
+        }
+        expected["_meta"] = {"com.example/k": "v"}
+    if revision >= "2025-11-25":
+        expected["icons"] = [{"src": "https://example.com/add.png"}]
+    assert response["result"] == {"tools": [expected]}
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> None:
+    server = mcptrio.Server("ctx")
+
+    @server.tool()
+    async def where(ctx: Context, label: str) -> str:
+        await ctx.report_progress(1, 1)
+        return f"{label} {ctx.revision} {ctx.request_id} {ctx.server is server}"
+
+    progress: list[float] = []
+    with trio.fail_after(5):
+        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+            client,
+            wire,
+            _,
+        ):
+            await client.call_tool(
+                "where", {"label": "here"}, on_progress=lambda p, t, m: progress.append(p)
+            )
+            result = result_of(wire, revision)
+            listed = await client.list_tools()
+    call_id = [m for m in wire.client_to_server if m.get("method") == "tools/call"][-1]["id"]
+    assert result == {"content": [text(f"here {revision} {call_id} True")]}
+    assert progress == [1]
+    assert listed.tools[0].input_schema["properties"] == {"label": {"type": "string"}}
 
 
 async def test_every_listed_tool_validates_in_every_revision() -> None:

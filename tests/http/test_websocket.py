@@ -25,7 +25,12 @@ from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.transports.base import Frame, Outgoing, Transport
-from mcptrio.transports.http.exchange import HttpRequest, HttpResponder, WebSocketPeer
+from mcptrio.transports.http.exchange import (
+    HttpRequest,
+    HttpResponder,
+    WebSocketClosed,
+    WebSocketPeer,
+)
 from mcptrio.transports.websocket import (
     WebSocketHandshakeError,
     WebSocketRejected,
@@ -612,3 +617,135 @@ async def test_front_end_closes_on_bad_messages(
             with pytest.raises(trio_websocket.ConnectionClosed) as info:
                 await ws.get_message()
             assert info.value.reason is not None and info.value.reason.code == code
+
+
+# ------------------------------------------------------------------ the transport's contract
+
+
+class ScriptedPeer:
+    """A WebSocketPeer that replays ``messages``, then reports the peer closed."""
+
+    def __init__(
+        self,
+        messages: Sequence[str | bytes] = (),
+        *,
+        subprotocols: Sequence[str] = ("mcp",),
+        hang: str = "",
+    ) -> None:
+        self.incoming = list(messages)
+        self.subprotocols = subprotocols
+        self.hang = hang
+        self.sent: list[str] = []
+        self.closed_with: list[int] = []
+        self.accepted: str | None = None
+        self.rejected: int | None = None
+
+    async def accept(
+        self, subprotocol: str | None, headers: Sequence[tuple[bytes, bytes]] = ()
+    ) -> None:
+        if self.hang == "accept":
+            await trio.sleep_forever()
+        self.accepted = subprotocol
+
+    async def reject(self, status: int, body: bytes = b"") -> None:
+        await trio.lowlevel.checkpoint()
+        self.rejected = status
+
+    async def receive_message(self, limit: int) -> str | bytes:
+        await trio.lowlevel.checkpoint()
+        if not self.incoming:
+            raise WebSocketClosed
+        return self.incoming.pop(0)
+
+    async def send_text(self, data: str) -> None:
+        if self.hang == "send":
+            await trio.sleep_forever()
+        self.sent.append(data)
+
+    async def aclose(self, code: int = 1000, reason: str = "") -> None:
+        self.closed_with.append(code)
+        if self.hang == "close":
+            await trio.sleep_forever()
+
+
+class NoRequest:
+    method = "GET"
+    path = "/mcp"
+    query_string = b""
+    headers: Sequence[tuple[bytes, bytes]] = ()
+    client = None
+    scheme = "http"
+
+    async def read_body(self, limit: int) -> bytes:
+        return b""
+
+
+async def test_transport_hands_over_text_as_utf8_and_ends_on_close() -> None:
+    peer = ScriptedPeer(['{"a": "é"}'])
+    transport = WebSocketTransport(peer)
+    assert await transport.receive() == '{"a": "é"}'.encode()
+    for _ in range(2):
+        with pytest.raises(trio.EndOfChannel):
+            await transport.receive()
+    await transport.send([Outgoing(b"1"), Outgoing(b"2", related=5)])
+    assert peer.sent == ["1", "2"]
+    await transport.aclose()
+    await transport.aclose()
+    assert peer.closed_with == [1000]
+
+
+@pytest.mark.parametrize(
+    ("message", "code"), [(b"{}", 1003), ("é" * 6, 1009)], ids=["binary", "oversized"]
+)
+async def test_transport_closes_on_a_bad_message_and_ends(message: str | bytes, code: int) -> None:
+    peer = ScriptedPeer([message, "{}"])
+    transport = WebSocketTransport(peer, max_frame_size=10)
+    with pytest.raises(trio.EndOfChannel):
+        await transport.receive()
+    with pytest.raises(trio.EndOfChannel):
+        await transport.receive()
+    assert peer.closed_with == [code] and transport.close_code == code
+    with pytest.raises(trio.ClosedResourceError):
+        await transport.send([Outgoing(b"{}")])
+
+
+async def test_peer_that_takes_nothing_is_closed_with_1008(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    peer = ScriptedPeer(hang="send")
+    transport = WebSocketTransport(peer, send_timeout=30)
+    with trio.fail_after(60):
+        started = trio.current_time()
+        with pytest.raises(trio.BrokenResourceError):
+            await transport.send([Outgoing(b"{}")])
+        assert trio.current_time() - started == pytest.approx(30)
+    assert peer.closed_with == [1008]
+
+
+async def test_close_is_shielded_and_bounded(autojump_clock: trio.testing.MockClock) -> None:
+    peer = ScriptedPeer(hang="close")
+    transport = WebSocketTransport(peer, close_timeout=5)
+    with trio.fail_after(60):
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            started = trio.current_time()
+            await transport.aclose()
+        assert trio.current_time() - started == pytest.approx(5)
+    assert peer.closed_with == [1000]
+
+
+async def test_session_refused_without_mcp_and_dropped_when_accept_hangs(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server = make_server(Probe())
+    with trio.fail_after(60):
+        refused = ScriptedPeer(subprotocols=("other",))
+        await serve_websocket_session(server, NoRequest(), refused)
+        assert refused.rejected == 400 and refused.accepted is None
+        stuck = ScriptedPeer(hang="accept")
+        started = trio.current_time()
+        await serve_websocket_session(server, NoRequest(), stuck, handshake_timeout=3)
+        assert trio.current_time() - started == pytest.approx(3)
+        ended = ScriptedPeer()
+        await serve_websocket_session(server, NoRequest(), ended)
+        assert ended.accepted == "mcp" and ended.closed_with == [1000]

@@ -207,3 +207,49 @@ def validate_message(
             _validate_one(element, revision, direction_hint)
         return
     _validate_one(message, revision, direction_hint)
+
+
+#: The result type of every request method, for validating responses.
+RESULT_TYPES = {
+    "initialize": "InitializeResult",
+    "ping": "EmptyResult",
+    "tools/list": "ListToolsResult",
+    "tools/call": "CallToolResult",
+    "resources/list": "ListResourcesResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
+    "resources/read": "ReadResourceResult",
+    "resources/subscribe": "EmptyResult",
+    "resources/unsubscribe": "EmptyResult",
+    "prompts/list": "ListPromptsResult",
+    "prompts/get": "GetPromptResult",
+    "completion/complete": "CompleteResult",
+    "logging/setLevel": "EmptyResult",
+    "sampling/createMessage": "CreateMessageResult",
+    "elicitation/create": "ElicitResult",
+    "roots/list": "ListRootsResult",
+}
+
+
+def validate_exchange(
+    client_to_server: list[Any], server_to_client: list[Any], revision: str
+) -> int:
+    """Validate every message of a recorded session both ways; returns how many were checked.
+
+    Requests and notifications are checked with their sender's side; responses against the
+    result type of the request they answer.
+    """
+    checked = 0
+    for sent, peer_sent, sender in (
+        (client_to_server, server_to_client, "client"),
+        (server_to_client, client_to_server, "server"),
+    ):
+        asked = {m["id"]: m["method"] for m in peer_sent if "method" in m and "id" in m}
+        for message in sent:
+            if "method" in message:
+                validate_message(message, revision, sender)
+            elif "result" in message:
+                validate_message(message, revision, RESULT_TYPES[asked[message["id"]]])
+            else:
+                validate_message(message, revision)
+            checked += 1
+    return checked

@@ -327,7 +327,10 @@ UNKNOWN_METHODS: list[Any] = [
     ),
     pytest.param(ID_NULL_REVISION, "prompts/get", {"name": "p"}, id="prompts-get-not-declared"),
     pytest.param(
-        ID_NULL_REVISION, "logging/setLevel", {"level": "info"}, id="logging-not-declared"
+        ID_NULL_REVISION,
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}},
+        id="completions-not-declared",
     ),
     pytest.param(ID_OMITTED_REVISION, "tasks/list", None, id="tasks-not-declared"),
     pytest.param(ID_NULL_REVISION, "sampling/createMessage", None, id="server-to-client-sampling"),
@@ -975,7 +978,7 @@ UNDECODABLE: list[Any] = [
 def test_undecodable_frame_is_answered_by_the_protocol_layer(
     revision: str, frame: bytes, code: int, echoed_id: int | None
 ) -> None:
-    connection = mcptrio.Server("undecodable").connection()
+    connection = mcptrio.Server("undecodable", declare=("tools",)).connection()
     connection.receive(json.dumps(initialize_request(0, revision)).encode())
     [reply] = connection.receive(frame)
     assert isinstance(reply, Reply)
@@ -983,7 +986,7 @@ def test_undecodable_frame_is_answered_by_the_protocol_layer(
 
 
 def test_undecodable_batch_item_gets_an_error_item() -> None:
-    connection = mcptrio.Server("undecodable").connection()
+    connection = mcptrio.Server("undecodable", declare=("tools",)).connection()
     connection.receive(json.dumps(initialize_request(0, BATCH_REVISION)).encode())
     [reply] = connection.receive(
         b'[{"jsonrpc": "2.0", "id": 1, "method": "ping\xff"}, {"jsonrpc": "2.0", "id": 2,'
@@ -1010,7 +1013,7 @@ async def test_undecodable_frame_does_not_end_the_session(
 
 def test_sans_io_connection_answers_every_bad_frame_and_keeps_its_state() -> None:
     """The inputs above, straight into the sans-IO core: one error each, nothing disturbed."""
-    connection: Connection = mcptrio.Server("sans-io").connection()
+    connection: Connection = mcptrio.Server("sans-io", declare=("tools",)).connection()
     connection.receive(json.dumps(initialize_request(0, ID_NULL_REVISION)).encode())
     [received] = connection.receive(json.dumps(tools_call("slow", "slow", {"tag": "x"})).encode())
     assert isinstance(received, RequestReceived)

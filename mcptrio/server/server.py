@@ -1,8 +1,11 @@
 """The decorator-level :class:`Server`.
 
-A ``Server`` is a description (its info, instructions and tools) plus the request handler every
-session of it shares. It owns no tasks: each ``serve_*`` method runs inside the caller's nursery,
-and one server object can serve any number of sessions over any mix of transports at once.
+A ``Server`` is a description (its info, instructions, tools, resources, prompts and
+completions) plus the request handler every session of it shares. It owns no tasks: each
+``serve_*`` method runs inside the caller's nursery, one server object can serve any number of
+sessions over any mix of transports at once, and what it does per session (list-changed
+notifications, resource subscriptions, queued log messages) runs as actors in that session's own
+nursery (see :mod:`.session_state`).
 
 ::
 
@@ -12,48 +15,94 @@ and one server object can serve any number of sessions over any mix of transport
     async def add(a: int, b: int) -> int:
         return a + b
 
+    @server.resource("notes://{name}")
+    def note(name: str) -> str:
+        return NOTES[name]
+
+    @server.prompt()
+    def review(code: str) -> str:
+        return f"Please review:\\n{code}"
+
     server.run_stdio()                               # a stdio server process
     await nursery.start(server.serve_session, t)     # one session over any transport
+
+Everything can also be added and removed while sessions run (``add_tool``, ``remove_tool``,
+``add_resource``, ...): every session that negotiated the feature then gets the matching
+``notifications/<kind>/list_changed``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import trio
 from msgspec import UNSET
 
-from ..protocol.base import Request, Result
+from ..protocol.base import EmptyResult, Request, Result
 from ..protocol.connection import Connection
-from ..protocol.errors import InvalidParams, MethodNotFound
+from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
+    Annotations,
     CallToolRequest,
     CallToolResult,
+    CompleteRequest,
+    CompleteResult,
+    GetPromptRequest,
+    GetPromptResult,
+    Icon,
     Implementation,
+    ListPromptsRequest,
+    ListPromptsResult,
+    ListResourcesRequest,
+    ListResourcesResult,
+    ListResourceTemplatesRequest,
+    ListResourceTemplatesResult,
     ListToolsRequest,
     ListToolsResult,
+    PromptsCapability,
+    ReadResourceRequest,
+    ReadResourceResult,
+    ResourcesCapability,
     ServerCapabilities,
-    TextContent,
+    SetLevelRequest,
+    SubscribeRequest,
+    ToolAnnotations,
     ToolsCapability,
+    UnsubscribeRequest,
 )
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
-from .tools import RegisteredTool, ToolArgumentsError, make_tool
+from .completion import CompletionEngine
+from .context import Context
+from .logging_bridge import ClientLogHandler, current_context
+from .pagination import paginate
+from .prompts import PromptRegistry, make_prompt
+from .resources import ResourceRegistry, make_resource, make_template
+from .session_state import ListKind, ServerSessionState
+from .tools import RegisteredTool, make_tool
 
 __all__ = ["Server"]
 
 log = logging.getLogger("mcptrio.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
+Route = Callable[[Context, Any], Awaitable[Result]]
 
 
 class Server:
-    """An MCP server: tools registered with decorators, served over any transport."""
+    """An MCP server: tools, resources, prompts and completions, served over any transport.
+
+    ``page_size`` is the number of items per page of every ``*/list`` answer (``None``: one
+    page). ``declare`` names features to declare even while nothing of that kind is registered
+    (for a server that adds tools later, say); otherwise a feature is declared to a client when
+    something of that kind is registered as its session starts.
+    """
 
     def __init__(
         self,
@@ -61,27 +110,84 @@ class Server:
         version: str = "0.1.0",
         *,
         title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Icon] | None = None,
+        website_url: str | None = None,
         instructions: str | None = None,
+        experimental: Mapping[str, dict[str, Any]] | None = None,
+        declare: Iterable[ListKind] = (),
+        page_size: int | None = 100,
         max_in_flight: int = 256,
         supported_revisions: tuple[str, ...] = SUPPORTED,
     ) -> None:
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1 (or None for a single page)")
         self.info = Implementation(
-            name=name, version=version, title=UNSET if title is None else title
+            name=name,
+            version=version,
+            title=UNSET if title is None else title,
+            description=UNSET if description is None else description,
+            icons=UNSET if icons is None else list(icons),
+            website_url=UNSET if website_url is None else website_url,
         )
         self.instructions = instructions
+        self.experimental = dict(experimental) if experimental else None
+        self.declared: frozenset[ListKind] = frozenset(declare)
+        self.page_size = page_size
         self.max_in_flight = max_in_flight
         self.supported_revisions = supported_revisions
         self._tools: dict[str, RegisteredTool] = {}
+        self.resources = ResourceRegistry(on_change=lambda: self._changed("resources"))
+        self.prompts = PromptRegistry(on_change=lambda: self._changed("prompts"))
+        self.completions = CompletionEngine(
+            self.prompts.get,
+            self.resources.get_template,
+            all_prompts=self.prompts.prompts,
+            all_templates=self.resources.templates,
+        )
+        self._states: weakref.WeakKeyDictionary[Session, ServerSessionState] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._routes: dict[type[Request[Any]], Route] = {
+            CallToolRequest: self._call_tool,
+            ListToolsRequest: self._list_tools,
+            ListResourcesRequest: self._list_resources,
+            ListResourceTemplatesRequest: self._list_templates,
+            ReadResourceRequest: self._read_resource,
+            SubscribeRequest: self._subscribe,
+            UnsubscribeRequest: self._unsubscribe,
+            ListPromptsRequest: self._list_prompts,
+            GetPromptRequest: self._get_prompt,
+            CompleteRequest: self._complete,
+            SetLevelRequest: self._set_level,
+        }
 
     # ---------------------------------------------------------------- tools
 
     def tool(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
     ) -> Callable[[F], F]:
-        """Register the decorated function as a tool (see :func:`make_tool`)."""
+        """Register the decorated function as a tool (see :func:`~.tools.make_tool`)."""
 
         def decorate(fn: F) -> F:
-            self.add_tool(fn, name=name, title=title, description=description)
+            self.add_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                structured_output=structured_output,
+            )
             return fn
 
         return decorate
@@ -93,22 +199,261 @@ class Server:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
     ) -> RegisteredTool:
         """Register ``fn`` as a tool; a second tool of the same name is refused."""
-        tool = make_tool(fn, name=name, title=title, description=description)
+        tool = make_tool(
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            structured_output=structured_output,
+        )
         if tool.name in self._tools:
             raise ValueError(f"A tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
+        self._changed("tools")
         return tool
+
+    def remove_tool(self, name: str) -> bool:
+        """Remove the tool called ``name``; ``False`` if there was none."""
+        if self._tools.pop(name, None) is None:
+            return False
+        self._changed("tools")
+        return True
 
     @property
     def tools(self) -> dict[str, RegisteredTool]:
         return dict(self._tools)
 
+    # ---------------------------------------------------------------- resources
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        completions: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register the decorated function as a resource, or as a resource template when
+        ``uri`` holds ``{variables}`` (RFC 6570): the function's parameters are the variables."""
+
+        def decorate(fn: F) -> F:
+            self.add_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                completions=completions,
+            )
+            return fn
+
+        return decorate
+
+    def add_resource(
+        self,
+        source: str | bytes | Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        completions: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Add a resource: fixed text (``str``), fixed binary (``bytes``) or a function.
+
+        A ``uri`` with ``{variables}`` makes a template, whose ``source`` must be a function.
+        """
+        if "{" in uri:
+            if not callable(source):
+                raise TypeError("A resource template needs a function to read it")
+            self.resources.add_template(
+                make_template(
+                    source,
+                    uri_template=uri,
+                    name=name,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                    completions=completions,
+                )
+            )
+            return
+        if completions:
+            raise ValueError("Only resource templates have arguments to complete")
+        self.resources.add_resource(
+            make_resource(
+                source,
+                uri=uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+            )
+        )
+
+    def remove_resource(self, uri: str) -> bool:
+        """Remove the resource (or template) registered under ``uri``."""
+        return self.resources.remove_resource(uri) or self.resources.remove_template(uri)
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Tell every session subscribed to ``uri`` that it changed; returns how many.
+
+        Never blocks: each subscription is an actor with a queue of one, and an update that
+        finds one already pending is merged into it (see :mod:`.session_state`).
+        """
+        return sum(state.resource_updated(uri) for state in self.session_states())
+
+    # ---------------------------------------------------------------- prompts and completion
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        completions: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register the decorated function as a prompt; its parameters are the arguments."""
+
+        def decorate(fn: F) -> F:
+            self.add_prompt(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                completions=completions,
+            )
+            return fn
+
+        return decorate
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        completions: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.prompts.add(
+            make_prompt(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                completions=completions,
+            )
+        )
+
+    def remove_prompt(self, name: str) -> bool:
+        return self.prompts.remove(name)
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the decorated function as the completion handler for every argument
+        that has no completer of its own (see :class:`~.completion.CompletionEngine`)."""
+
+        def decorate(fn: F) -> F:
+            self.completions.set_handler(fn)
+            return fn
+
+        return decorate
+
+    # ---------------------------------------------------------------- logging
+
+    def bridge_logging(
+        self, logger: str | logging.Logger | None = None, level: int = logging.DEBUG
+    ) -> ClientLogHandler:
+        """Forward the records of a stdlib logger (the root logger by default) to clients."""
+        handler = ClientLogHandler(self, level)
+        target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
+        target.addHandler(handler)
+        return handler
+
+    # ---------------------------------------------------------------- sessions
+
+    def session_state(self, session: Session) -> ServerSessionState:
+        """The server's state for ``session`` (its log level, subscriptions...)."""
+        state = self._states.get(session)
+        if state is None:
+            state = self._states[session] = ServerSessionState(session)
+        return state
+
+    def session_states(self) -> list[ServerSessionState]:
+        """The state of every session of this server that is still running."""
+        return [s for s in list(self._states.values()) if not s.session.closed.is_set()]
+
+    def _changed(self, kind: ListKind) -> None:
+        for state in self.session_states():
+            state.mark_changed(kind)
+
+    async def _session_actor(self, session: Session) -> None:
+        state = self.session_state(session)
+        try:
+            await state.run_notifier()
+        finally:
+            self._states.pop(session, None)
+
     # ---------------------------------------------------------------- protocol
 
     def capabilities(self) -> ServerCapabilities:
-        return ServerCapabilities(tools=ToolsCapability(list_changed=False))
+        """What this server declares to a client whose session starts now."""
+        declared = self.declared
+        has_resources = bool(self.resources.resources() or self.resources.templates())
+        return ServerCapabilities(
+            tools=ToolsCapability(list_changed=True)
+            if self._tools or "tools" in declared
+            else UNSET,
+            resources=ResourcesCapability(subscribe=True, list_changed=True)
+            if has_resources or "resources" in declared
+            else UNSET,
+            prompts=PromptsCapability(list_changed=True)
+            if self.prompts.prompts() or "prompts" in declared
+            else UNSET,
+            completions={} if self.completions.has_any() else UNSET,
+            logging={},
+            experimental=UNSET if self.experimental is None else self.experimental,
+        )
 
     def connection(self) -> Connection:
         """A fresh sans-IO connection for one session of this server."""
@@ -120,34 +465,117 @@ class Server:
             supported=self.supported_revisions,
         )
 
-    async def handle_request(self, ctx: RequestContext, request: Request[Any]) -> Result:
+    async def handle_request(self, rctx: RequestContext, request: Request[Any]) -> Result:
         """Answer one request (the session calls this in the request's own task)."""
-        if isinstance(request, CallToolRequest):
-            return await self._call_tool(ctx, request)
-        if isinstance(request, ListToolsRequest):
-            return ListToolsResult(tools=[t.definition for t in self._tools.values()])
-        raise MethodNotFound(f"Method not found: {request.METHOD}")
+        route = self._routes.get(type(request))
+        if route is None:
+            raise MethodNotFound(f"Method not found: {request.METHOD}")
+        ctx = Context(rctx, self)
+        token = current_context.set(ctx)
+        try:
+            return await route(ctx, request)
+        finally:
+            current_context.reset(token)
 
-    async def _call_tool(self, ctx: RequestContext, request: CallToolRequest) -> CallToolResult:
+    async def _call_tool(self, ctx: Context, request: CallToolRequest) -> CallToolResult:
         tool = self._tools.get(request.name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {request.name}")
-        arguments = request.arguments if isinstance(request.arguments, dict) else {}
-        try:
-            return await tool.call(ctx, arguments)
-        except ToolArgumentsError as exc:
-            return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+        arguments = request.arguments if isinstance(request.arguments, dict) else None
+        return await tool.call(ctx, arguments)
+
+    def _cursor(self, request: Any) -> str | None:
+        cursor = request.cursor
+        return cursor if isinstance(cursor, str) else None
+
+    async def _list_tools(self, ctx: Context, request: ListToolsRequest) -> ListToolsResult:
+        page, cursor = paginate(
+            "tools", list(self._tools.values()), self._cursor(request), self.page_size
+        )
+        revision = ctx.revision
+        return ListToolsResult(
+            tools=[t.definition_for(revision) for t in page],
+            next_cursor=UNSET if cursor is None else cursor,
+        )
+
+    async def _list_resources(
+        self, ctx: Context, request: ListResourcesRequest
+    ) -> ListResourcesResult:
+        page, cursor = paginate(
+            "resources", self.resources.resources(), self._cursor(request), self.page_size
+        )
+        revision = ctx.revision
+        return ListResourcesResult(
+            resources=[r.definition_for(revision) for r in page],
+            next_cursor=UNSET if cursor is None else cursor,
+        )
+
+    async def _list_templates(
+        self, ctx: Context, request: ListResourceTemplatesRequest
+    ) -> ListResourceTemplatesResult:
+        page, cursor = paginate(
+            "templates", self.resources.templates(), self._cursor(request), self.page_size
+        )
+        revision = ctx.revision
+        return ListResourceTemplatesResult(
+            resource_templates=[t.definition_for(revision) for t in page],
+            next_cursor=UNSET if cursor is None else cursor,
+        )
+
+    async def _read_resource(
+        self, ctx: Context, request: ReadResourceRequest
+    ) -> ReadResourceResult:
+        return await self.resources.read(ctx, request.uri)
+
+    def _known_uri(self, uri: str) -> bool:
+        if any(r.uri == uri for r in self.resources.resources()):
+            return True
+        return any(t.match(uri) is not None for t in self.resources.templates())
+
+    async def _subscribe(self, ctx: Context, request: SubscribeRequest) -> EmptyResult:
+        if not self._known_uri(request.uri):
+            raise ResourceNotFound(f"Resource not found: {request.uri}", data={"uri": request.uri})
+        self.session_state(ctx.session).subscribe(request.uri)
+        return EmptyResult()
+
+    async def _unsubscribe(self, ctx: Context, request: UnsubscribeRequest) -> EmptyResult:
+        self.session_state(ctx.session).unsubscribe(request.uri)
+        return EmptyResult()
+
+    async def _list_prompts(self, ctx: Context, request: ListPromptsRequest) -> ListPromptsResult:
+        page, cursor = paginate(
+            "prompts", self.prompts.prompts(), self._cursor(request), self.page_size
+        )
+        revision = ctx.revision
+        return ListPromptsResult(
+            prompts=[p.definition_for(revision) for p in page],
+            next_cursor=UNSET if cursor is None else cursor,
+        )
+
+    async def _get_prompt(self, ctx: Context, request: GetPromptRequest) -> GetPromptResult:
+        arguments = request.arguments if isinstance(request.arguments, dict) else None
+        return await self.prompts.render(ctx, request.name, arguments)
+
+    async def _complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:
+        return await self.completions.complete(ctx, request)
+
+    async def _set_level(self, ctx: Context, request: SetLevelRequest) -> EmptyResult:
+        self.session_state(ctx.session).log_level = request.level
+        return EmptyResult()
 
     # ---------------------------------------------------------------- serving
 
     def session(self, transport: Transport) -> Session:
         """A session of this server over ``transport``, ready to ``run``."""
-        return Session(
+        session = Session(
             self.connection(),
             transport,
             handle_request=self.handle_request,
             max_in_flight=self.max_in_flight,
+            actors=(self._session_actor,),
         )
+        self.session_state(session)
+        return session
 
     async def serve_session(
         self,

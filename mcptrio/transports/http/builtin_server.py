@@ -259,7 +259,7 @@ class _Connection:
         deadline = trio.current_time() + (
             limits.header_timeout if first else limits.keep_alive_timeout
         )
-        started = first
+        started = False
         while True:
             try:
                 event = self.parser.next_event()
@@ -276,7 +276,8 @@ class _Connection:
                     return None
                 if not started:
                     started = True
-                    deadline = trio.current_time() + limits.header_timeout
+                    if not first:
+                        deadline = trio.current_time() + limits.header_timeout
                 self.parser.feed(data)
             elif type(event) is RequestHead:
                 self.message_complete = False

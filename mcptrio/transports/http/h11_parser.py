@@ -44,7 +44,11 @@ class H11RequestParser:
         if kind is h11.Request:
             assert isinstance(event, h11.Request)
             return build_request_head(
-                event.method, event.target, list(event.headers), event.http_version
+                event.method,
+                event.target,
+                list(event.headers),
+                event.http_version,
+                self._max_head_size,
             )
         if kind is h11.EndOfMessage:
             return END_OF_MESSAGE

@@ -75,6 +75,8 @@ class HttptoolsRequestParser:
 
     def on_headers_complete(self) -> None:
         self._awaiting_head = False
+        if self._error is not None:
+            return
         parser = self._parser
         try:
             head = build_request_head(
@@ -82,6 +84,7 @@ class HttptoolsRequestParser:
                 self._url,
                 self._headers,
                 parser.get_http_version().encode("ascii"),
+                self._max_head_size,
             )
         except ParseError as error:
             self._error = error
@@ -89,10 +92,12 @@ class HttptoolsRequestParser:
         self._events.append(head)
 
     def on_body(self, body: bytes) -> None:
-        self._events.append(body)
+        if self._error is None:
+            self._events.append(body)
 
     def on_message_complete(self) -> None:
-        self._events.append(END_OF_MESSAGE)
+        if self._error is None:
+            self._events.append(END_OF_MESSAGE)
         self._in_message = False
         self._awaiting_head = True
         self._head_bytes = 0

@@ -145,14 +145,22 @@ class RequestParser(Protocol):
 
 
 def build_request_head(
-    method: bytes, target: bytes, headers: list[tuple[bytes, bytes]], http_version: bytes
+    method: bytes,
+    target: bytes,
+    headers: list[tuple[bytes, bytes]],
+    http_version: bytes,
+    max_size: int,
 ) -> RequestHead:
     """Read what the server acts on out of ``headers`` (names already lower-case), in one pass.
 
     HTTP/1.0 connections are not kept alive (as in h11). A request that asks to switch protocols
     (``Connection: upgrade``) or uses ``CONNECT`` closes the connection after its response unless
     it is handed over to WebSocket, because what follows it is not HTTP/1.1.
+
+    A head of more than ``max_size`` bytes (counted without the line ends) is refused with 431,
+    even when it arrived whole in one read.
     """
+    size = len(method) + len(target) + 10
     keep_alive = http_version == b"1.1"
     upgrade: bytes | None = None
     connection_upgrade = False
@@ -160,6 +168,7 @@ def build_request_head(
     content_length: int | None = None
     chunked = False
     for name, value in headers:
+        size += len(name) + len(value) + 2
         if name == b"connection":
             tokens = value.lower()
             if b"close" in tokens:
@@ -176,6 +185,8 @@ def build_request_head(
             content_length = int(value)
         elif name == b"transfer-encoding":
             chunked = b"chunked" in value.lower()
+    if size > max_size:
+        raise ParseError("request head too large", 431)
     if method == b"CONNECT" or (connection_upgrade and upgrade is not None):
         keep_alive = False
     if not connection_upgrade:

@@ -84,7 +84,8 @@ class OutboundStream:
         self.dropped = 0
         self.writer: trio.CancelScope | None = None
         self._detached: trio.Event | None = None
-        self._wake = trio.Event()
+        # Made only when a writer has to wait: most answers arrive before anyone waits.
+        self._wake: trio.Event | None = None
         self._space: trio.Event | None = None
 
     def __repr__(self) -> str:
@@ -105,18 +106,21 @@ class OutboundStream:
                 self.capacity,
             )
         self.pending.append(data)
-        self._wake.set()
+        if self._wake is not None:
+            self._wake.set()
 
     def finish(self) -> None:
         """No more messages come: the stream ends once what is pending is written."""
         self.finished = True
-        self._wake.set()
+        if self._wake is not None:
+            self._wake.set()
 
     def request_close(self, retry_ms: int | None) -> None:
         """Ask the attached connection to close after what is pending (the stream lives on)."""
         self.close_requested = True
         self.retry_ms = retry_ms
-        self._wake.set()
+        if self._wake is not None:
+            self._wake.set()
 
     async def wait_for_room(self) -> None:
         """Wait until a message is taken off ``pending``."""
@@ -132,8 +136,8 @@ class OutboundStream:
         """Wait until something is pending, the stream finished, or a close was requested."""
         if self.pending or self.finished or self.close_requested:
             return
-        self._wake = trio.Event()
-        await self._wake.wait()
+        wake = self._wake = trio.Event()
+        await wake.wait()
 
     def took(self) -> None:
         """Messages were taken off ``pending``: wake a router waiting for room."""

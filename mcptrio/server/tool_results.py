@@ -80,6 +80,7 @@ _BLOCK_TYPES = (
     EmbeddedResource,
 )
 _BYTES_TYPES = (bytes, bytearray, memoryview)
+_JSON_SCALARS = frozenset({int, float, str, bool})
 _CONTENT_LIKE = (str, Media, *_BYTES_TYPES, *_BLOCK_TYPES)
 
 _encoder = msgspec.json.Encoder()
@@ -108,8 +109,21 @@ def to_call_tool_result(value: Any, revision: str = LATEST) -> CallToolResult:
 
 def structured_result(value: Any, plan: OutputPlan, revision: str) -> CallToolResult:
     """The result for a tool with an ``outputSchema``; ``ToolOutputError`` on a bad value."""
-    if isinstance(value, CallToolResult):
+    if type(value) is plan.return_type and plan.return_type in _JSON_SCALARS:
+        data = value  # already exactly what the annotation says, and already JSON
+    elif isinstance(value, CallToolResult):
         return result_for_revision(value, revision)
+    else:
+        data = _checked_builtins(value, plan)
+    text = TextContent(text=_encoder.encode(data).decode())
+    if revision < _STRUCTURED_SINCE:
+        return CallToolResult(content=[text])
+    structured = {"result": data} if plan.wrapped else data
+    return CallToolResult(content=[text], structured_content=structured)
+
+
+def _checked_builtins(value: Any, plan: OutputPlan) -> Any:
+    """``value`` as JSON-ready builtins, after checking it against the return annotation."""
     try:
         data = msgspec.to_builtins(value, str_keys=True)
         msgspec.convert(data, plan.return_type, str_keys=True)
@@ -118,11 +132,7 @@ def structured_result(value: Any, plan: OutputPlan, revision: str) -> CallToolRe
             f"returned {type(value).__name__} does not match its return type"
             f" {_type_name(plan.return_type)}: {exc}"
         ) from None
-    text = TextContent(text=_encoder.encode(data).decode())
-    if revision < _STRUCTURED_SINCE:
-        return CallToolResult(content=[text])
-    structured = {"result": data} if plan.wrapped else data
-    return CallToolResult(content=[text], structured_content=structured)
+    return data
 
 
 def to_content(value: Any) -> list[ContentBlock]:

@@ -305,3 +305,28 @@ async def test_requests_without_credentials_get_401_and_sessions_belong_to_their
             own = await conn.request("POST", "/mcp", headers=[*headers, alice], body=call)
             assert own.status == 200
             assert json.loads(own.body)["result"]["structuredContent"] == {"result": 4}
+
+
+@pytest.mark.parametrize("front_end", ["builtin-h11", "hypercorn"])
+async def test_websocket_upgrades_pass_the_same_checks(front_end: str) -> None:
+    trio_websocket = pytest.importorskip("trio_websocket")
+    with trio.fail_after(10):
+        async with serve(front_end, McpHttpApp(make_server())) as url:
+            ws_url = url.replace("http://", "ws://") + "/mcp"
+            evil = [(b"origin", b"http://evil.example.com")]
+            with pytest.raises(trio_websocket.ConnectionRejected) as refused:
+                async with trio_websocket.open_websocket_url(
+                    ws_url, subprotocols=["mcp"], extra_headers=evil
+                ):
+                    pass
+            assert refused.value.status_code == 403
+            with pytest.raises(trio_websocket.ConnectionRejected) as elsewhere:
+                async with trio_websocket.open_websocket_url(
+                    url.replace("http://", "ws://") + "/elsewhere", subprotocols=["mcp"]
+                ):
+                    pass
+            assert elsewhere.value.status_code == 404
+            async with trio_websocket.open_websocket_url(ws_url, subprotocols=["mcp"]) as ws:
+                await ws.send_message(initialize_body("2025-11-25").decode())
+                answer = json.loads(await ws.get_message())
+                assert answer["result"]["protocolVersion"] == "2025-11-25"

@@ -10,11 +10,13 @@ Errors, as the model sees them:
 
 - arguments that fail validation: a tool error result (``isError: true``) with msgspec's reason,
   so the model can correct itself (2025-11-25, SEP-1303). Unknown arguments are ignored;
-- :class:`ToolError` raised by the function: a tool error result with its message;
+- :class:`ToolError` raised by the function: a tool error result with its message (also when a
+  nursery inside the tool raises a group of them: their messages, one a line);
 - any other exception: a tool error result ``"Error executing tool <name>: <exc>"``, and the
   traceback logged on ``mcptrio.server``;
 - :class:`~mcptrio.protocol.errors.McpError` raised by the function: not a tool result but a
-  JSON-RPC error response with its code (the session answers it);
+  JSON-RPC error response with its code (the session answers it); a group holding a single
+  one, from a nursery inside the tool, counts as that error;
 - ``trio.Cancelled`` (``notifications/cancelled``, the session ending) always propagates.
 
 Synchronous functions run in a worker thread (``trio.to_thread.run_sync``) so they never block
@@ -230,6 +232,17 @@ class RegisteredTool:
             return error_result(str(exc))
         except McpError:
             raise
+        except ExceptionGroup as group:
+            # A nursery inside the tool wraps what its tasks raised: look inside.
+            tool_errors, others = group.split(ToolError)
+            if others is None and tool_errors is not None:
+                return error_result("\n".join(str(e) for e in _leaves(tool_errors)))
+            mcp_errors, others = group.split(McpError)
+            if others is None and mcp_errors is not None and len(_leaves(mcp_errors)) == 1:
+                raise _leaves(mcp_errors)[0] from group
+            log.exception("Tool %r failed", self.name)
+            reasons = "; ".join(str(e) for e in _leaves(group))
+            return error_result(f"Error executing tool {self.name}: {reasons}")
         except Exception as exc:
             log.exception("Tool %r failed", self.name)
             return error_result(f"Error executing tool {self.name}: {exc}")
@@ -299,6 +312,14 @@ def make_tool(
         output=output,
         is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target),
     )
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions of ``group`` and its nested groups, in order."""
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
 
 
 def _default_name(fn: Callable[..., Any], target: Callable[..., Any]) -> str:

@@ -531,3 +531,41 @@ async def test_trio_cancelled_propagates_from_a_tool(
     with trio.move_on_after(1) as scope:
         await tool.call(make_context("2025-11-25"), {})
     assert scope.cancelled_caught
+
+
+async def test_errors_from_a_nursery_inside_a_tool(caplog: pytest.LogCaptureFixture) -> None:
+    async def raise_in_nursery(*errors: Exception) -> None:
+        async def fail(exc: Exception) -> None:
+            raise exc
+
+        async with trio.open_nursery() as nursery:
+            for exc in errors:
+                nursery.start_soon(fail, exc)
+
+    async def polite() -> str:
+        await raise_in_nursery(ToolError("first"), ToolError("second"))
+        return "never"
+
+    async def protocol() -> str:
+        await raise_in_nursery(mcptrio.InvalidParams("bad"))
+        return "never"
+
+    async def mixed() -> str:
+        await raise_in_nursery(ValueError("v"), ToolError("t"))
+        return "never"
+
+    context = make_context("2025-11-25")
+    polite_result = await make_tool(polite).call(context, {})
+    assert polite_result.is_error is True
+    # Trio runs the nursery's tasks in no fixed order, so the messages come in either order.
+    assert isinstance(polite_result.content[0], TextContent)
+    assert sorted(polite_result.content[0].text.split("\n")) == ["first", "second"]
+    with pytest.raises(mcptrio.InvalidParams, match="bad"):
+        await make_tool(protocol).call(context, {})
+    with caplog.at_level(logging.ERROR, logger="mcptrio.server"):
+        mixed_result = await make_tool(mixed).call(context, {})
+    assert mixed_result.content in (
+        [TextContent(text="Error executing tool mixed: v; t")],
+        [TextContent(text="Error executing tool mixed: t; v")],
+    )
+    assert "Tool 'mixed' failed" in caplog.text

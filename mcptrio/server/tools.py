@@ -154,6 +154,11 @@ class RegisteredTool:
         return self._arguments.input_schema
 
     @property
+    def arguments_type(self) -> type[msgspec.Struct]:
+        """The Struct each call's arguments are converted into (a field per parameter)."""
+        return self._arguments.arguments_type
+
+    @property
     def output_schema(self) -> dict[str, Any] | None:
         """The ``outputSchema`` (sent from 2025-06-18), or ``None`` for a content tool."""
         return self._output.output_schema

@@ -324,6 +324,45 @@ def test_an_unresolvable_hint_says_what_to_do() -> None:
         make_tool(use)
 
 
+def test_arguments_convert_into_every_kind_of_model() -> None:
+    seen: dict[str, Any] = {}
+
+    def take(
+        point: Point, box: Box, pet: Pet, to: Address, color: Color, routes: list[Route]
+    ) -> str:
+        seen.update(point=point, box=box, pet=pet, to=to, color=color, routes=routes)
+        return "ok"
+
+    def tag(names: list[str] = ["a"]) -> list[str]:  # noqa: B006
+        names.append("x")  # mutating the default must not leak into the next call
+        return names
+
+    arguments = msgspec.convert(
+        {
+            "point": {"x": 1},
+            "box": {"label": "b", "tags": ["t"]},
+            "pet": {"name": "Rex"},
+            "to": {"street": "Main", "zip": "1000"},
+            "color": "blue",
+            "routes": [{"start": {"x": 0, "y": 1}, "stops": []}],
+        },
+        make_tool(take).arguments_type,
+        str_keys=True,
+    )
+    take(**msgspec.structs.asdict(arguments))
+    assert seen == {
+        "point": Point(1, 0),
+        "box": Box("b", ["t"]),
+        "pet": Pet("Rex", 1),
+        "to": {"street": "Main", "zip": "1000"},
+        "color": Color.BLUE,
+        "routes": [Route(Point(0, 1), [])],
+    }
+    tag_arguments = make_tool(tag).arguments_type
+    for _ in range(2):
+        assert tag(**msgspec.structs.asdict(msgspec.convert({}, tag_arguments))) == ["a", "x"]
+
+
 # ------------------------------------------------------------------ outputSchema
 
 WRAPPED_INT = {

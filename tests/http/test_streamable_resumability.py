@@ -25,7 +25,7 @@ from mcptrio.protocol.sse import SseParser
 from mcptrio.runtime.context import RequestContext
 from mcptrio.stores.event_store import InMemoryEventStore, UnknownEventId
 from mcptrio.transports.http.app import McpHttpApp
-from mcptrio.transports.http.http_session import HttpStreamControl
+from mcptrio.transports.http.http_session import HttpSession, HttpStreamControl
 
 # ---------------------------------------------------------------------- the event store
 
@@ -290,3 +290,17 @@ async def test_every_one_of_10000_messages_arrives_exactly_once_across_random_cu
     assert progress == list(range(total))
     assert received[-1]["result"]["content"][0]["text"] == "flooded"
     assert cuts > 3
+
+
+async def test_a_session_keeps_a_bounded_number_of_unread_streams_for_resumption() -> None:
+    transport = HttpSession("s", event_store=InMemoryEventStore())
+    for rid in range(100):
+        request_stream = transport.open_request_stream([rid])
+        request_stream.resumable = True  # as if an event id had reached the client
+        transport.release_stream(request_stream)
+    kept = [s for s in transport.streams.values() if s is not transport.standalone]
+    assert len(kept) == 64
+    assert kept[-1].stream_id == "100"
+    # The answer to an abandoned request has nowhere to go and is dropped, not misrouted.
+    assert not transport.owns_any([0])
+    assert transport.owns_any([99])

@@ -54,6 +54,8 @@ STANDALONE_STREAM_ID = "0"
 # How long the session's writer waits for room on a request's stream before it starts dropping
 # that stream's oldest undelivered messages (its client went away and did not come back).
 _STALL_TIMEOUT = 30.0
+# Request streams a session keeps for resumption while no connection writes them.
+_MAX_DETACHED_STREAMS = 64
 
 
 class SessionEnded(Exception):
@@ -221,18 +223,36 @@ class HttpSession:
 
         A drained stream is forgotten (a resume replays it from the event store). One that no
         client can resume (no event id was ever written) is abandoned: later messages related
-        to its requests go to the standalone stream, and their answers are dropped.
+        to its requests go to the standalone stream, and their answers are dropped. At most
+        64 resumable streams are kept with no connection writing them; past that the oldest
+        is abandoned too.
         """
         if stream.drained:
             self.streams.pop(stream.stream_id, None)
         elif not stream.resumable:
-            self.streams.pop(stream.stream_id, None)
-            for rid in stream.owed:
-                if self._by_request.get(rid) is stream:
-                    del self._by_request[rid]
-            stream.owed.clear()
-            stream.pending.clear()
-            stream.finish()
+            self._abandon(stream)
+        else:
+            # Kept for a resume. A client that drops streams and never comes back must not make
+            # the session hoard them: past the limit the oldest detached one is given up.
+            detached = [
+                s for s in self.streams.values() if s is not self.standalone and not s.attached
+            ]
+            if len(detached) > _MAX_DETACHED_STREAMS:
+                log.warning(
+                    "session %s holds %d streams no client reads: giving up the oldest",
+                    self.session_id,
+                    len(detached),
+                )
+                self._abandon(detached[0])
+
+    def _abandon(self, stream: OutboundStream) -> None:
+        self.streams.pop(stream.stream_id, None)
+        for rid in stream.owed:
+            if self._by_request.get(rid) is stream:
+                del self._by_request[rid]
+        stream.owed.clear()
+        stream.pending.clear()
+        stream.finish()
 
     async def deliver(self, frame: bytes) -> None:
         """Hand one POSTed frame to the session; :class:`SessionEnded` if it is gone."""

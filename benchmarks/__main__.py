@@ -20,7 +20,7 @@ from typing import Any
 
 from . import LIBS, REPO_ROOT, SDK_MODES, WORKLOADS
 from .cell import default_warmup
-from .report import format_table, summarise, write_json
+from .report import format_decorator_table, format_table, summarise, write_json
 
 DEFAULT_DURATION = 2.5
 DEFAULT_REPEAT = 3
@@ -32,6 +32,11 @@ QUICK_OUTPUT = RESULTS_DIR / "quick.json"
 #: Checks, in a subprocess, that a library and the API the cells use are importable.
 _PROBES = {
     "mcptrio": "import mcptrio; mcptrio.Server; mcptrio.open_client; "
+    "print(getattr(mcptrio, '__version__', 'unknown'))",
+    "mcptrio-lowlevel": "import mcptrio; from mcptrio.runtime.session import Session; "
+    "from mcptrio.protocol.connection import Connection; "
+    "from mcptrio.transports.memory import memory_transport_pair; "
+    "from mcptrio.transports.stdio import open_stdio_server_transport; "
     "print(getattr(mcptrio, '__version__', 'unknown'))",
     "sdk": "from importlib.metadata import version; import mcp; "
     "from mcp.server.mcpserver import MCPServer; print(version('mcp'))",
@@ -163,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             libs.append(lib)
             versions[lib] = detail
         else:
-            name = "the official MCP SDK (`mcp`)" if lib == "sdk" else "mcptrio"
+            name = "the official MCP SDK (`mcp`)" if lib == "sdk" else lib
             log(f"NOTE: {name} is not available ({detail}); running without its cells.")
             if lib == "sdk":
                 log("      Install it with: pip install 'mcp==2.3.0'  (or the 'bench' extra)")
@@ -178,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.warmup:g} s warm-up + {args.duration:g} s each"
     )
     runs: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    lib_width = max(len(lib) for lib in libs)
     done = 0
     started = time.perf_counter()
     for rep in range(args.repeat):
@@ -193,12 +199,19 @@ def main(argv: list[str] | None = None) -> int:
                     else f"{result['calls_per_s']:,.0f} calls/s"
                 )
                 log(
-                    f"[{done:>2}/{total}] repeat {rep + 1}: {lib:<7} {workload:<9} "
+                    f"[{done:>2}/{total}] repeat {rep + 1}: {lib:<{lib_width}} {workload:<9} "
                     f"x{callers:<3} {outcome} ({result['wall_s']:.1f} s wall)"
                 )
 
     rows = summarise(runs, tuple(libs))
     print(format_table(rows))
+    decorator_table = format_decorator_table(rows)
+    if decorator_table is not None:
+        print(
+            "\nThe decorator layer: mcptrio.Server + @server.tool() next to a bare Session with a"
+            " hand-written handler (same client, same run)"
+        )
+        print(decorator_table)
     meta = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),

@@ -1,26 +1,60 @@
-"""One mcptrio cell, run under ``trio.run``."""
+"""One mcptrio cell, run under ``trio.run``: the decorator server or the bare session.
+
+Both variants use the same client (``mcptrio.open_client``) and the same ``add`` tool, so the
+difference between their rates is the server's decorator layer alone:
+
+- ``lowlevel=False``: ``mcptrio.Server`` with ``@server.tool()`` (:mod:`.servers.mcptrio_server`);
+- ``lowlevel=True``: a ``Session`` with a hand-written request handler
+  (:mod:`.servers.mcptrio_lowlevel_server`).
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import trio
 
 import mcptrio
+from mcptrio.transports.memory import memory_transport_pair
 
 from ._window import ARGS, Window, check_text
+from .servers import mcptrio_lowlevel_server
 from .servers.mcptrio_server import build_server
 
-#: The stdio server command; the cell runs with the repository root as cwd and on PYTHONPATH.
+#: The stdio server commands; the cell runs with the repository root as cwd and on PYTHONPATH.
 STDIO_COMMAND = [sys.executable, "-m", "benchmarks.servers.mcptrio_server"]
+LOWLEVEL_STDIO_COMMAND = [sys.executable, "-m", "benchmarks.servers.mcptrio_lowlevel_server"]
 
 
-async def _measure(workload: str, callers: int, warmup: float, duration: float) -> dict[str, Any]:
-    target: Any = build_server() if workload == "in-memory" else STDIO_COMMAND
+@asynccontextmanager
+async def _open_lowlevel_in_memory() -> AsyncIterator[mcptrio.Client]:
+    """A client of the bare low-level session, which runs in this block's nursery."""
+    client_end, server_end = memory_transport_pair()
+    session = mcptrio_lowlevel_server.build_session(server_end)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(session.run)
+        try:
+            async with mcptrio.open_client(client_end) as client:
+                yield client
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+def _open(workload: str, lowlevel: bool) -> AbstractAsyncContextManager[mcptrio.Client]:
+    if workload == "in-memory":
+        return _open_lowlevel_in_memory() if lowlevel else mcptrio.open_client(build_server())
+    return mcptrio.open_client(LOWLEVEL_STDIO_COMMAND if lowlevel else STDIO_COMMAND)
+
+
+async def _measure(
+    workload: str, callers: int, warmup: float, duration: float, lowlevel: bool
+) -> dict[str, Any]:
     t0 = time.perf_counter()
-    async with mcptrio.open_client(target) as client:
+    async with _open(workload, lowlevel) as client:
         first = await client.call_tool("add", ARGS)
         check_text(getattr(first.content[0], "text", None))
         connect_s = time.perf_counter() - t0
@@ -42,10 +76,13 @@ async def _measure(workload: str, callers: int, warmup: float, duration: float) 
     return window.result(connect_s)
 
 
-def run(workload: str, callers: int, warmup: float, duration: float) -> dict[str, Any]:
-    result = trio.run(_measure, workload, callers, warmup, duration)
+def run(
+    workload: str, callers: int, warmup: float, duration: float, *, lowlevel: bool = False
+) -> dict[str, Any]:
+    result = trio.run(_measure, workload, callers, warmup, duration, lowlevel)
     result["versions"] = {
         "mcptrio": getattr(mcptrio, "__version__", "unknown"),
         "trio": trio.__version__,
     }
+    result["server"] = "Session + hand-written handler" if lowlevel else "Server + @tool"
     return result

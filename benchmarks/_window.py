@@ -2,7 +2,9 @@
 
 Callers run in a loop from the start of warm-up until the window closes; only calls that
 complete while the window is open are counted, and the rate divides them by the window's
-measured length.
+measured length. The window also records the CPU time this process used while it was open: for
+an in-memory cell, where client and server share the process, calls per CPU second is the cost
+of a call with the time other programs took from this machine's cores left out.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ EXPECTED_TEXT = "3"
 class Window:
     """Counts calls completed between :meth:`open` and :meth:`close`."""
 
-    __slots__ = ("count", "measuring", "started", "stopped", "t_close", "t_open")
+    __slots__ = (
+        "count",
+        "cpu_close",
+        "cpu_open",
+        "measuring",
+        "started",
+        "stopped",
+        "t_close",
+        "t_open",
+    )
 
     def __init__(self) -> None:
         self.count = 0
@@ -27,8 +38,11 @@ class Window:
         self.started = time.perf_counter()
         self.t_open = 0.0
         self.t_close = 0.0
+        self.cpu_open = 0.0
+        self.cpu_close = 0.0
 
     def open(self) -> None:
+        self.cpu_open = time.process_time()
         self.t_open = time.perf_counter()
         self.measuring = True
 
@@ -36,13 +50,17 @@ class Window:
         self.measuring = False
         self.stopped = True
         self.t_close = time.perf_counter()
+        self.cpu_close = time.process_time()
 
     def result(self, connect_s: float) -> dict[str, Any]:
         elapsed = self.t_close - self.t_open
+        cpu = self.cpu_close - self.cpu_open
         return {
             "calls": self.count,
             "elapsed_s": round(elapsed, 6),
             "calls_per_s": self.count / elapsed if elapsed > 0 else 0.0,
+            "cpu_s": round(cpu, 6),
+            "calls_per_cpu_s": self.count / cpu if cpu > 0 else 0.0,
             "connect_s": round(connect_s, 6),
         }
 

@@ -2,8 +2,9 @@
 
     python -m benchmarks.cell <lib> <workload> <callers> <duration> [--warmup S] [--sdk-mode M]
 
-``lib`` is ``mcptrio`` or ``sdk``; ``workload`` is ``in-memory`` or ``stdio``. Only the chosen
-library is imported, so the two never share an event loop or interpreter state.
+``lib`` is ``mcptrio`` (the decorator server), ``mcptrio-lowlevel`` (a bare session with a
+hand-written handler) or ``sdk``; ``workload`` is ``in-memory`` or ``stdio``. Only the chosen
+library is imported, so they never share an event loop or interpreter state.
 """
 
 from __future__ import annotations
@@ -37,10 +38,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def run_cell(args: argparse.Namespace) -> dict[str, Any]:
     warmup = default_warmup(args.duration) if args.warmup is None else args.warmup
-    if args.lib == "mcptrio":
+    if args.lib in ("mcptrio", "mcptrio-lowlevel"):
         from . import _run_mcptrio
 
-        measured = _run_mcptrio.run(args.workload, args.callers, warmup, args.duration)
+        measured = _run_mcptrio.run(
+            args.workload,
+            args.callers,
+            warmup,
+            args.duration,
+            lowlevel=args.lib == "mcptrio-lowlevel",
+        )
     else:
         from . import _run_sdk
 

@@ -74,3 +74,12 @@ def test_any_text_survives_encoding_in_any_chunking(datas: list[str], step: int)
     normalised = [d.replace("\r\n", "\n").replace("\r", "\n") for d in datas]
     assert [e.data for e in events] == normalised
     assert [e.id for e in events] == [str(i) for i in range(len(datas))]
+
+
+def test_last_event_id_changes_only_when_the_event_completes() -> None:
+    parser = SseParser()
+    parser.feed(b"id: 1\ndata: a\n\n")
+    parser.feed(b"id: 2\ndata: half")
+    assert parser.last_event_id == "1"
+    assert parser.feed(b"\n\n") == [SseEvent(data="half", id="2")]
+    assert parser.last_event_id == "2"

@@ -82,6 +82,7 @@ class SseParser:
         self._data: list[str] = []
         self._event = ""
         self._id_seen = False
+        self._id_buffer: str | None = None
         self._retry_seen: int | None = None
         self._pending_cr = False
         self._first = True
@@ -136,7 +137,9 @@ class SseParser:
             self._event = value
         elif field == "id":
             if "\0" not in value:
-                self.last_event_id = value
+                # Like a browser's "last event ID buffer": it becomes the stream's last event
+                # id only when the event completes, so a cut inside an event resumes before it.
+                self._id_buffer = value
                 self._id_seen = True
         elif field == "retry" and value.isascii() and value.isdigit():
             self.retry = int(value)
@@ -145,6 +148,8 @@ class SseParser:
 
     def _dispatch(self) -> SseEvent | None:
         had_fields = bool(self._data) or self._id_seen or self._retry_seen is not None
+        if self._id_seen:
+            self.last_event_id = self._id_buffer
         data = "\n".join(self._data)
         event = SseEvent(
             data=data,

@@ -34,9 +34,10 @@ Everything can also be added and removed while sessions run (``add_tool``, ``rem
 from __future__ import annotations
 
 import logging
+import ssl
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 from msgspec import UNSET
@@ -86,6 +87,10 @@ from .prompts import PromptRegistry, make_prompt
 from .resources import ResourceRegistry, make_resource, make_template
 from .session_state import ListKind, ServerSessionState
 from .tools import RegisteredTool, make_tool
+
+if TYPE_CHECKING:
+    from ..transports.http.builtin_server import ServerLimits
+    from ..transports.http.security import HttpSecurity
 
 __all__ = ["Server"]
 
@@ -174,6 +179,7 @@ class Server:
         icons: Sequence[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool (see :func:`~.tools.make_tool`)."""
 
@@ -187,6 +193,7 @@ class Server:
                 icons=icons,
                 meta=meta,
                 structured_output=structured_output,
+                input_schema=input_schema,
             )
             return fn
 
@@ -203,6 +210,7 @@ class Server:
         icons: Sequence[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> RegisteredTool:
         """Register ``fn`` as a tool; a second tool of the same name is refused."""
         tool = make_tool(
@@ -214,6 +222,7 @@ class Server:
             icons=icons,
             meta=meta,
             structured_output=structured_output,
+            input_schema=input_schema,
         )
         if tool.name in self._tools:
             raise ValueError(f"A tool named {tool.name!r} is already registered")
@@ -598,6 +607,46 @@ class Server:
         """Serve one session on this process's stdin/stdout until stdin ends."""
         async with open_stdio_server_transport(max_frame_size=max_frame_size) as transport:
             await self.serve_session(transport, task_status=task_status)
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        path: str = "/mcp",
+        front_end: Literal["builtin", "hypercorn"] = "builtin",
+        parser: Literal["auto", "h11", "httptools"] = "auto",
+        json_response: bool = True,
+        stateless: bool = False,
+        security: HttpSecurity | None = None,
+        limits: ServerLimits | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve this server over HTTP until cancelled; reports the base URL.
+
+        Streamable HTTP and WebSocket are served at ``path``, the legacy HTTP+SSE endpoints at
+        ``/sse`` and ``/messages``. See :func:`mcptrio.transports.http.serve.serve_http` to serve
+        several servers on one port, and :class:`~mcptrio.transports.http.app.McpHttpApp` for
+        every option.
+        """
+        # Imported here so that stdio servers do not pay for loading the HTTP stack.
+        from ..transports.http.app import McpHttpApp
+        from ..transports.http.serve import serve_http
+
+        app = McpHttpApp(
+            self, path=path, json_response=json_response, stateless=stateless, security=security
+        )
+        await serve_http(
+            app,
+            host=host,
+            port=port,
+            front_end=front_end,
+            parser=parser,
+            limits=limits,
+            ssl_context=ssl_context,
+            task_status=task_status,
+        )
 
     def run_stdio(self) -> None:
         """Run a stdio server in this process: ``trio.run(self.serve_stdio)``."""

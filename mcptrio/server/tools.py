@@ -32,11 +32,12 @@ neither appears in the schema.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -282,6 +283,7 @@ def make_tool(
     icons: Sequence[Icon] | None = None,
     meta: dict[str, Any] | None = None,
     structured_output: bool | None = None,
+    input_schema: Mapping[str, Any] | None = None,
 ) -> RegisteredTool:
     """Describe ``fn`` (a function, method, ``functools.partial`` or callable object) as a tool.
 
@@ -289,6 +291,9 @@ def make_tool(
     (1-128 characters of ``A-Za-z0-9_-.``); ``description`` defaults to the cleaned docstring.
     ``structured_output``: ``None`` infers it from the return annotation (data types get an
     ``outputSchema``, content types do not), ``True`` requires it, ``False`` turns it off.
+    ``input_schema`` replaces the schema clients are shown (kept exactly as given, ``$schema``,
+    ``$defs`` and all) where the signature cannot say everything; arguments are still checked
+    and converted through the signature, so keep the two in agreement.
 
     Raises ``ValueError`` for a bad name, or a signature or return type that cannot be described
     (``*args``, ``**kwargs``, generators, types msgspec does not know).
@@ -301,6 +306,10 @@ def make_tool(
         )
     hints = resolve_hints(fn, tool_name)
     arguments = describe_arguments(fn, hints, tool_name)
+    if input_schema is not None:
+        if input_schema.get("type") != "object":
+            raise ValueError(f"Tool {tool_name!r}: an inputSchema must have type 'object'")
+        arguments = dataclasses.replace(arguments, input_schema=dict(input_schema))
     output = describe_output(
         hints.get("return", inspect.Signature.empty), structured_output, tool_name
     )

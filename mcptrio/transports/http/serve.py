@@ -90,7 +90,20 @@ async def serve_http(
             )
         else:
             raise ValueError(f"unknown front end {front_end!r}: use 'builtin' or 'hypercorn'")
+        _allow_bound_address(app, host, int(url.rsplit(":", 1)[1]))
         task_status.started(url)
+
+
+def _allow_bound_address(app: HttpApp, host: str, port: int) -> None:
+    """Let clients name the server by the (non-loopback) address it is bound to."""
+    if isinstance(app, HttpRouter):
+        for _prefix, inner in app.routes:
+            _allow_bound_address(inner, host, port)
+        return
+    security = getattr(app, "security", None)
+    allow = getattr(security, "allow_bound_address", None)
+    if callable(allow):
+        allow(host, port)
 
 
 def hypercorn_config(limits: ServerLimits) -> Any:

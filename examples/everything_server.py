@@ -8,6 +8,8 @@ Run it::
     python examples/everything_server.py                     # stdio (the default)
     python examples/everything_server.py --transport stdio
     python examples/everything_server.py --transport http --host 127.0.0.1 --port 8000
+    python examples/everything_server.py --transport http --parser h11     # or httptools
+    python examples/everything_server.py --transport http --front-end hypercorn
 
 Over HTTP, Streamable HTTP is served at ``/mcp`` (WebSocket upgrades too), with the legacy
 HTTP+SSE endpoints at ``/sse`` and ``/messages`` beside it.
@@ -21,6 +23,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -163,7 +166,7 @@ def build_server() -> mcptrio.Server:
         )
 
     @server.tool()
-    def test_multiple_content_types() -> list[Any]:
+    def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedResource]:
         """Tests response with multiple content types (text, image, resource)"""
         return [
             TextContent(text="Multiple content types test:"),
@@ -426,6 +429,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--parser",
+        choices=("auto", "h11", "httptools"),
+        default="auto",
+        help="the built-in HTTP server's parser (auto: httptools when installed)",
+    )
+    parser.add_argument("--front-end", choices=("builtin", "hypercorn"), default="builtin")
     args, _unknown = parser.parse_known_args(argv)
     server = build_server()
     if args.transport == "stdio":
@@ -434,7 +444,15 @@ def main(argv: list[str] | None = None) -> None:
 
     async def serve_http() -> None:
         async with trio.open_nursery() as nursery:
-            url = await nursery.start(server.serve_http, args.host, args.port)
+            url = await nursery.start(
+                partial(
+                    server.serve_http,
+                    args.host,
+                    args.port,
+                    parser=args.parser,
+                    front_end=args.front_end,
+                )
+            )
             print(f"mcptrio everything server at {url}/mcp", file=sys.stderr, flush=True)
 
     trio.run(serve_http)

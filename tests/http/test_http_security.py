@@ -93,11 +93,6 @@ BAD_INPUTS: dict[str, tuple[BadRequest, int, int | None]] = {
         400,
         None,
     ),
-    "another protocol version than negotiated": (
-        post([ACCEPT_BOTH, JSON_BODY, SID, ("mcp-protocol-version", "2025-06-18")], CALL),
-        400,
-        None,
-    ),
     "bad origin": (post([*GOOD, ("origin", "http://evil.example.com")], CALL), 403, None),
     "bad host": (post([*GOOD, ("host", "evil.example.com")], CALL), 403, None),
     "get without event-stream accept": (get([("accept", "application/json"), SID]), 406, None),

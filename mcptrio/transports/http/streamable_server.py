@@ -10,8 +10,8 @@ POST body over ``max_body_size``                        413
 body is not JSON / not a JSON-RPC message               400, JSON-RPC -32700 / -32600, no id
 no ``Mcp-Session-Id`` on anything but ``initialize``    400
 unknown, ended or someone else's session                404
-``MCP-Protocol-Version`` unsupported, or not the one    400
-the session negotiated (absent: accepted)
+``MCP-Protocol-Version`` not a supported revision       400
+(absent, or another supported one: accepted)
 a batch outside 2025-03-26                              400, -32600
 a request id already being answered in the session      400, -32600 with that id
 ``initialize`` past ``max_sessions``                    503 + ``Retry-After``
@@ -195,18 +195,12 @@ class StreamableHttpEndpoint:
             # The spec's fallback (assume 2025-03-26) is for servers that cannot tell; this one
             # knows what the session negotiated.
             return True
-        negotiated = transport.revision
+        # A supported version other than the negotiated one is accepted, as the official SDKs
+        # do (and the conformance suite expects): the session keeps its negotiated revision,
+        # and the header is there for intermediaries. Only an unsupported value is refused.
         supported = self._supported
         if supported is not None and version not in supported:
             await send_error(responder, 400, f"Unsupported MCP-Protocol-Version: {version!r}")
-            return False
-        if negotiated is not None and version != negotiated.encode():
-            await send_error(
-                responder,
-                400,
-                f"MCP-Protocol-Version {version.decode('latin-1')} is not the version this"
-                f" session negotiated ({negotiated})",
-            )
             return False
         return True
 

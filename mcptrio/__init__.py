@@ -12,9 +12,14 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "Audio": "mcptrio.server.media",
     "CapabilityNotNegotiated": "mcptrio.protocol.errors",
     "Client": "mcptrio.client",
     "ConnectionClosed": "mcptrio.protocol.errors",
+    "Context": "mcptrio.server.context",
+    "Elicited": "mcptrio.server.context",
+    "File": "mcptrio.server.media",
+    "Image": "mcptrio.server.media",
     "InternalError": "mcptrio.protocol.errors",
     "InvalidParams": "mcptrio.protocol.errors",
     "InvalidRequest": "mcptrio.protocol.errors",
@@ -23,8 +28,10 @@ _EXPORTS: dict[str, str] = {
     "ParseError": "mcptrio.protocol.errors",
     "RequestContext": "mcptrio.runtime.context",
     "RequestTimeout": "mcptrio.protocol.errors",
+    "ResourceNotFound": "mcptrio.protocol.errors",
     "Server": "mcptrio.server",
     "Session": "mcptrio.runtime.session",
+    "ToolError": "mcptrio.server.tools",
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
     "open_client": "mcptrio.client",
 }
@@ -43,10 +50,17 @@ if TYPE_CHECKING:
     from .protocol.errors import MethodNotFound as MethodNotFound
     from .protocol.errors import ParseError as ParseError
     from .protocol.errors import RequestTimeout as RequestTimeout
+    from .protocol.errors import ResourceNotFound as ResourceNotFound
     from .protocol.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
     from .runtime.context import RequestContext as RequestContext
     from .runtime.session import Session as Session
     from .server import Server as Server
+    from .server.context import Context as Context
+    from .server.context import Elicited as Elicited
+    from .server.media import Audio as Audio
+    from .server.media import File as File
+    from .server.media import Image as Image
+    from .server.tools import ToolError as ToolError
 
 
 def __getattr__(name: str) -> Any:

@@ -8,7 +8,14 @@ import sys
 import mcptrio
 
 PUBLIC = {
+    "Audio",
     "CapabilityNotNegotiated",
+    "Context",
+    "Elicited",
+    "File",
+    "Image",
+    "ResourceNotFound",
+    "ToolError",
     "Client",
     "ConnectionClosed",
     "InternalError",
@@ -42,7 +49,8 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
 
 def test_errors_are_one_hierarchy() -> None:
-    for name in PUBLIC:
+    # ToolError is not a protocol error: it becomes a tool result with isError, for the model.
+    for name in PUBLIC - {"ToolError"}:
         value = getattr(mcptrio, name)
         if isinstance(value, type) and issubclass(value, Exception):
             assert issubclass(value, mcptrio.McpError)

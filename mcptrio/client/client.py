@@ -40,7 +40,7 @@ from ..protocol.types import (
 from ..runtime.context import RequestContext
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.outgoing import ProgressCallback
-from ..runtime.session import RequestHandler, Session
+from ..runtime.session import NotificationHandler, RequestHandler, Session
 from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.http.client_transport import open_http_client_transport
 from ..transports.memory import memory_transport_pair
@@ -139,6 +139,7 @@ async def open_client(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     handle_request: RequestHandler | None = None,
+    handle_notification: NotificationHandler | None = None,
     headers: Mapping[str, str] | None = None,
     http_timeout: float = 30.0,
 ) -> AsyncIterator[Client]:
@@ -156,6 +157,12 @@ async def open_client(
     ``handle_request`` answers the server's requests (sampling, elicitation, roots) at the
     lowest level: it gets each request and returns its result. Without it, every server request
     but ``ping`` is refused with -32601. Declare the matching ``capabilities`` too.
+
+    ``handle_notification(session, notification)`` (sync or async) sees every notification the
+    server sends (log messages, list changes, resource updates), except progress about a request
+    this client is waiting on, which goes to that request's ``on_progress``. It runs in the
+    session's reader, in the order messages arrive, so while it waits nothing else is read from
+    the server: keep it quick.
     """
     async with open_unwrapping_nursery() as nursery:
         try:
@@ -169,7 +176,10 @@ async def open_client(
                     supported=supported_revisions,
                 )
                 session = Session(
-                    connection, transport, handle_request=handle_request or _refuse_requests
+                    connection,
+                    transport,
+                    handle_request=handle_request or _refuse_requests,
+                    handle_notification=handle_notification,
                 )
                 session_scope = trio.CancelScope()
                 await nursery.start(_run_in_scope, session, session_scope)

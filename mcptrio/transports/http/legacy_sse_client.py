@@ -123,9 +123,12 @@ class LegacySseClientTransport:
     async def aclose(self) -> None:
         """Stop the stream and every POST; idempotent."""
         self._closed = True
+        # The caller usually runs inside this nursery (the transport's ``async with`` body), so
+        # what follows must not raise the Cancelled this line causes: it would replace whatever
+        # error is leaving the block.
         self._nursery.cancel_scope.cancel()
         self._incoming_send.close()
-        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     # ------------------------------------------------------------ the SSE stream
 

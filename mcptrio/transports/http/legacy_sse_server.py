@@ -119,7 +119,12 @@ class LegacySseEndpoint:
         try:
             await responder.start_stream(200, SSE_HEADERS)
             await responder.send_chunk(
-                encode_event(self.endpoint_uri(request.path, session_id), event="endpoint")
+                encode_event(
+                    # A router hands over the path below its mount point and the mount point
+                    # as ``root_path``; the client needs the whole path.
+                    self.endpoint_uri(getattr(request, "root_path", "") + request.path, session_id),
+                    event="endpoint",
+                )
             )
             async with trio.open_nursery() as nursery:
                 await nursery.start(session.run)

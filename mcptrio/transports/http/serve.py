@@ -37,9 +37,9 @@ def as_http_app(target: Any) -> HttpApp:
 
 async def serve_http(
     target: Any,
-    *,
     host: str = "127.0.0.1",
     port: int = 0,
+    *,
     front_end: Literal["builtin", "hypercorn"] = "builtin",
     parser: ParserName = "auto",
     limits: ServerLimits | None = None,

@@ -199,14 +199,17 @@ class StreamableHttpClientTransport:
     async def aclose(self) -> None:
         """Stop every POST and stream, and end the server session with DELETE."""
         if self._closed:
-            await trio.lowlevel.checkpoint()
+            await trio.lowlevel.cancel_shielded_checkpoint()
             return
         self._closed = True
+        # The caller usually runs inside this nursery (the transport's ``async with`` body), so
+        # what follows must not raise the Cancelled this line causes: it would replace whatever
+        # error is leaving the block.
         self._nursery.cancel_scope.cancel()
         self._incoming_send.close()
         session_id = self.session_id
         if session_id is None:
-            await trio.lowlevel.checkpoint()
+            await trio.lowlevel.cancel_shielded_checkpoint()
             return
         with trio.CancelScope(shield=True), trio.move_on_after(self.timeout):
             try:

@@ -60,6 +60,16 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "try_stdio.py",
         "try_http.py",
     ],
+    "how-to/talk-back-to-the-client.md": [
+        "progress_and_logs.py",
+        "capability_fallback.py",
+        "sampling.py",
+        "sampling_with_tools.py",
+        "elicit_form.py",
+        "elicit_url.py",
+        "roots.py",
+        "cancellation.py",
+    ],
 }
 
 

@@ -70,6 +70,13 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "roots.py",
         "cancellation.py",
     ],
+    "how-to/change-the-server-at-run-time.md": [
+        "plugins.py",
+        "declare.py",
+        "subscriptions.py",
+        "slow_subscriber.py",
+        "pagination.py",
+    ],
 }
 
 

@@ -11,6 +11,7 @@ with a lenient msgspec decode that skips everything else, and builds the error r
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -141,8 +142,13 @@ def http_error_response(
     """The error response a caller gets when its request's POST was answered ``status``.
 
     When the body is itself a JSON-RPC error (servers often send one, with no id), its code and
-    message are kept; otherwise the code is -32603 and the message quotes the HTTP status.
+    message are kept; otherwise the code is -32603 and the message quotes the HTTP status and
+    the start of the body. The reason phrase is optional on the wire (h11 sends none unless
+    told, HTTP/2 has none at all), so an empty ``reason`` becomes the standard phrase for
+    ``status``: the message reads ``HTTP 400 Bad Request: ...`` whatever the server is.
     """
+    if not reason:
+        reason = _standard_phrase(status)
     code = INTERNAL_ERROR
     detail = ""
     if body:
@@ -161,3 +167,10 @@ def http_error_response(
     if detail:
         message += f": {detail}"
     return error_response(request_id, code, message)
+
+
+def _standard_phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""

@@ -31,7 +31,7 @@ from functools import partial
 
 import trio
 
-from ...runtime.nurseries import open_unwrapping_nursery
+from ...runtime.nurseries import open_unwrapping_nursery, run_task_nursery
 from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
 from .client_messages import offered_revision, peek_outgoing
 from .client_pool import HttpClientPool, HttpError
@@ -160,7 +160,9 @@ async def open_http_client_transport(
                 max_frame_size=max_frame_size,
                 max_concurrent_posts=max_concurrent_posts,
             )
-            transport = HttpClientTransport(url, nursery, open_legacy)
+            # The fallback's home, which closing cancels: the caller's block is not in it.
+            tasks: trio.Nursery = await nursery.start(run_task_nursery)
+            transport = HttpClientTransport(url, tasks, open_legacy)
             async with open_streamable_http_client_transport(
                 url,
                 headers=headers,

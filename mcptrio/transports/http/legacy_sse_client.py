@@ -32,7 +32,7 @@ import trio
 
 from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.sse import SseError, SseEvent, SseParser
-from ...runtime.nurseries import open_unwrapping_nursery
+from ...runtime.nurseries import open_unwrapping_nursery, run_task_nursery
 from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 from .client_messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
 from .client_pool import HttpClientPool, HttpError, HttpResponse, split_url
@@ -123,12 +123,11 @@ class LegacySseClientTransport:
     async def aclose(self) -> None:
         """Stop the stream and every POST; idempotent."""
         self._closed = True
-        # The caller usually runs inside this nursery (the transport's ``async with`` body), so
-        # what follows must not raise the Cancelled this line causes: it would replace whatever
-        # error is leaving the block.
+        # The transport's own nursery: the caller's block (often the one calling this, through
+        # ``open_client(transport)``) runs outside it and carries on.
         self._nursery.cancel_scope.cancel()
         self._incoming_send.close()
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        await trio.lowlevel.checkpoint()
 
     # ------------------------------------------------------------ the SSE stream
 
@@ -274,17 +273,18 @@ async def open_legacy_sse_client_transport(
     )
     try:
         async with open_unwrapping_nursery() as nursery:
+            tasks: trio.Nursery = await nursery.start(run_task_nursery)
             transport = LegacySseClientTransport(
                 url,
                 http,
-                nursery,
+                tasks,
                 headers=headers,
                 timeout=timeout,
                 sse_read_timeout=sse_read_timeout,
                 max_frame_size=max_frame_size,
                 max_concurrent_posts=max_concurrent_posts,
             )
-            await nursery.start(transport.run_stream)
+            await tasks.start(transport.run_stream)
             try:
                 yield transport
             finally:

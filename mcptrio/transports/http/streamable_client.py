@@ -64,7 +64,7 @@ import trio
 from ...protocol.base import RequestId
 from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.sse import SseError, SseParser
-from ...runtime.nurseries import open_unwrapping_nursery
+from ...runtime.nurseries import open_unwrapping_nursery, run_task_nursery
 from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 from .client_messages import (
     OutgoingInfo,
@@ -199,17 +199,16 @@ class StreamableHttpClientTransport:
     async def aclose(self) -> None:
         """Stop every POST and stream, and end the server session with DELETE."""
         if self._closed:
-            await trio.lowlevel.cancel_shielded_checkpoint()
+            await trio.lowlevel.checkpoint()
             return
         self._closed = True
-        # The caller usually runs inside this nursery (the transport's ``async with`` body), so
-        # what follows must not raise the Cancelled this line causes: it would replace whatever
-        # error is leaving the block.
+        # The transport's own nursery: the caller's block (often the one calling this, through
+        # ``open_client(transport)``) runs outside it and carries on.
         self._nursery.cancel_scope.cancel()
         self._incoming_send.close()
         session_id = self.session_id
         if session_id is None:
-            await trio.lowlevel.cancel_shielded_checkpoint()
+            await trio.lowlevel.checkpoint()
             return
         with trio.CancelScope(shield=True), trio.move_on_after(self.timeout):
             try:
@@ -617,10 +616,11 @@ async def open_streamable_http_client_transport(
     )
     try:
         async with open_unwrapping_nursery() as nursery:
+            tasks: trio.Nursery = await nursery.start(run_task_nursery)
             transport = StreamableHttpClientTransport(
                 url,
                 http,
-                nursery,
+                tasks,
                 headers=headers,
                 timeout=timeout,
                 sse_read_timeout=sse_read_timeout,

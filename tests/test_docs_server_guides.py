@@ -77,6 +77,11 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "slow_subscriber.py",
         "pagination.py",
     ],
+    "how-to/log-to-the-client.md": [
+        "log_levels.py",
+        "per_session_levels.py",
+        "bridge_logging.py",
+    ],
 }
 
 

@@ -82,6 +82,11 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "per_session_levels.py",
         "bridge_logging.py",
     ],
+    "how-to/describe-your-server.md": [
+        "describe.py",
+        "capabilities.py",
+        "who_is_calling.py",
+    ],
 }
 
 

@@ -14,16 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import mcptrio
-
 HOW_TO = Path(__file__).resolve().parents[2] / "docs" / "how-to"
 _BLOCK = re.compile(r"```python\n(.*?)```\s*```text\n(.*?)```", re.S)
-
-_DECORATORS_PENDING = pytest.mark.xfail(
-    not hasattr(mcptrio.Server, "prompt"),
-    strict=False,
-    reason="decorators land with the server core",
-)
 
 
 def programs(page: str) -> list[tuple[str, str, str]]:
@@ -58,7 +50,6 @@ def test_every_how_to_has_its_programs() -> None:
     ]
 
 
-@_DECORATORS_PENDING
 @pytest.mark.parametrize(("page", "name", "source", "output"), CASES)
 def test_how_to_program_prints_what_the_page_says(
     page: str, name: str, source: str, output: str, tmp_path: Path

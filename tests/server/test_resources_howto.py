@@ -7,10 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-import mcptrio
-
 HOWTO = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "resources.md"
 # A fenced block: its language, and its body.
 _BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
@@ -40,11 +36,6 @@ def test_the_howto_has_a_server_and_programs_with_their_output() -> None:
     assert list(outputs) == ["read_library.py", "library_errors.py"]
 
 
-@pytest.mark.xfail(
-    not hasattr(mcptrio.Server, "resource"),
-    strict=False,
-    reason="Server.resource, the decorator the how-to uses, is not in server.py yet",
-)
 def test_howto_programs_print_what_the_howto_shows(tmp_path: Path) -> None:
     programs, outputs = programs_and_outputs(HOWTO.read_text())
     for name, body in programs.items():

@@ -10,10 +10,16 @@ A streamed response is different: while it is open the handler may sit idle (an 
 still has to learn that the client went away. So :meth:`_Connection.start_watcher` starts one
 reader task in the connection's nursery, only while a stream is open and only once the request
 body has been fully received (so that it never competes with ``read_body`` for the socket). It
-reads the socket; EOF cancels the handler's cancel scope; anything else is a pipelined next
-request, fed to the parser and kept there, up to a cap beyond which the watcher stops reading.
+reads the socket; EOF cancels the connection's scope (ending the handler, then the
+connection); anything else is a pipelined next request, fed to the parser and kept there, up to a
+cap beyond which the watcher stops reading.
 When the stream ends the watcher is cancelled and awaited before the connection reads again,
 so the two never read at once.
+
+No request pays for a cancel scope of its own: the whole request loop runs in one per
+connection, whose deadline is set around each wait on the client (reading a head, a piece of
+body, a write) and reset after it; when it fires, what the loop was waiting for decides whether
+the client still gets a 408.
 
 Limits (:class:`ServerLimits`) defend against slow or hostile clients: a request head must
 arrive within ``header_timeout``; an idle keep-alive connection is closed after
@@ -62,6 +68,8 @@ _RECEIVE_SIZE = 65536
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
+# What the connection was waiting for when its scope's deadline fired.
+_IDLE, _HEAD, _BODY, _WRITE = range(4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,13 +200,16 @@ async def _serve_connection(
         connection.client = client
         async with trio.open_nursery() as nursery:
             connection.nursery = nursery
-            try:
+            with connection.scope:
                 await connection.run()
-            finally:
-                connection.nursery = None
+            connection.nursery = None
+            nursery.cancel_scope.cancel()
+        if connection.scope.cancelled_caught:
+            await connection.interrupted()
         await connection.close()
     finally:
         slots.release()
+        await trio.aclose_forcefully(stream)
 
 
 class _ClientError(Exception):
@@ -231,7 +242,13 @@ class _Connection:
         self.writable = True
         # Whether the client closed (or broke) its side: no more requests will come.
         self.peer_gone = False
-        self.handler_scope: trio.CancelScope | None = None
+        # One cancel scope for the whole request loop, so that no request pays for its own:
+        # its deadline is set around each wait on the client (what the wait was is in
+        # ``phase``), and the watcher cancels it when the client leaves mid-stream.
+        self.scope = trio.CancelScope()
+        self.phase = _IDLE
+        # Whether the current request's response has started (what a timeout may still send).
+        self.responding = False
         self.message_complete = False
         # Whether a streamed response is open (the watcher may run).
         self.streaming = False
@@ -240,18 +257,21 @@ class _Connection:
 
     # -- reading ----------------------------------------------------------------------------
 
-    async def receive(self, deadline: float) -> bytes | bytearray | None:
-        """Bytes from the client; ``b""`` at EOF or breakage; ``None`` past ``deadline``."""
-        with trio.move_on_at(deadline):
-            try:
-                data = await self.stream.receive_some(_RECEIVE_SIZE)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
-            if not data:
-                self.peer_gone = True
-                self.readable = False
-            return data
-        return None
+    async def receive(self, deadline: float, phase: int) -> bytes | bytearray:
+        """Bytes from the client; ``b""`` at EOF or breakage; past ``deadline`` the loop ends."""
+        scope = self.scope
+        self.phase = phase
+        scope.deadline = deadline
+        try:
+            data = await self.stream.receive_some(_RECEIVE_SIZE)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = b""
+        finally:
+            scope.deadline = math.inf
+        if not data:
+            self.peer_gone = True
+            self.readable = False
+        return data
 
     async def read_head(self, first: bool) -> RequestHead | None:
         """The next request head, or ``None`` when the connection should end quietly."""
@@ -259,7 +279,7 @@ class _Connection:
         deadline = trio.current_time() + (
             limits.header_timeout if first else limits.keep_alive_timeout
         )
-        started = False
+        phase = _IDLE
         while True:
             try:
                 event = self.parser.next_event()
@@ -269,13 +289,11 @@ class _Connection:
             if event is None:
                 if not self.readable:
                     return None
-                data = await self.receive(deadline)
+                data = await self.receive(deadline, phase)
                 if not data:
-                    if data is None and started:
-                        await self.refuse(408, "request head timeout")
                     return None
-                if not started:
-                    started = True
+                if phase == _IDLE:
+                    phase = _HEAD
                     if not first:
                         deadline = trio.current_time() + limits.header_timeout
                 self.parser.feed(data)
@@ -300,9 +318,7 @@ class _Connection:
             if event is None:
                 if not self.readable:
                     raise trio.BrokenResourceError("the client closed during the request body")
-                data = await self.receive(trio.current_time() + self.limits.body_timeout)
-                if data is None:
-                    raise _ClientError(408, "request body timeout")
+                data = await self.receive(trio.current_time() + self.limits.body_timeout, _BODY)
                 if not data:
                     raise trio.BrokenResourceError("the client closed during the request body")
                 self.parser.feed(data)
@@ -319,23 +335,39 @@ class _Connection:
     async def send(self, data: bytes) -> None:
         if not self.writable:
             raise trio.BrokenResourceError("the client connection is closed")
-        with trio.move_on_after(self.limits.write_timeout) as scope:
-            try:
-                await self.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
-                self.writable = False
-                raise trio.BrokenResourceError("the client connection is closed") from error
-        if scope.cancelled_caught:
+        scope = self.scope
+        self.phase = _WRITE
+        scope.deadline = trio.current_time() + self.limits.write_timeout
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
             self.writable = False
-            raise trio.BrokenResourceError("writing to the client timed out")
+            raise trio.BrokenResourceError("the client connection is closed") from error
+        finally:
+            scope.deadline = math.inf
 
     async def refuse(self, status: int, message: str) -> None:
-        """Answer an error the front end detected itself, then end the connection."""
+        """Answer an error the front end detected itself (no app involved), then close."""
         self.readable = False
+        if not self.writable:
+            return
+        self.writable = False
         body = message.encode("utf-8", "replace")
         head = response_head(status, _TEXT, content_length=len(body), keep_alive=False)
-        with contextlib.suppress(trio.BrokenResourceError):
-            await self.send(head + body)
+        with trio.move_on_after(self.limits.write_timeout):
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self.stream.send_all(head + body)
+                # What refuse sent is all the client gets: let close() linger for it.
+                self.writable = True
+
+    async def interrupted(self) -> None:
+        """The loop's scope fired: a wait on the client timed out, or it left mid-stream."""
+        if self.phase == _HEAD:
+            await self.refuse(408, "request head timeout")
+        elif self.phase == _BODY and not self.responding:
+            await self.refuse(408, "request body timeout")
+        else:
+            self.writable = False
 
     # -- the watcher ------------------------------------------------------------------------
 
@@ -355,7 +387,9 @@ class _Connection:
         if self._watcher_scope is None or self._watcher_done is None:
             return
         self._watcher_scope.cancel()
-        await self._watcher_done.wait()
+        # It is cancelled: it finishes at once, and must have before anyone reads again.
+        with trio.CancelScope(shield=True):
+            await self._watcher_done.wait()
         self._watcher_scope = self._watcher_done = None
 
     async def _watch(self, scope: trio.CancelScope, done: trio.Event) -> None:
@@ -363,10 +397,14 @@ class _Connection:
             with scope:
                 buffered = 0
                 while buffered < self.limits.pipeline_buffer_limit:
-                    data = await self.receive(math.inf)
+                    try:
+                        data = await self.stream.receive_some(_RECEIVE_SIZE)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        data = b""
                     if not data:
-                        if self.handler_scope is not None:
-                            self.handler_scope.cancel()
+                        self.peer_gone = True
+                        self.readable = False
+                        self.scope.cancel()
                         return
                     buffered += len(data)
                     self.parser.feed(data)
@@ -396,10 +434,9 @@ class _Connection:
 
     async def _run_handler(self, request: BuiltinRequest, responder: BuiltinResponder) -> bool:
         """Run the app for one request; whether the connection can carry another."""
-        scope = self.handler_scope = trio.CancelScope()
+        self.responding = False
         try:
-            with scope:
-                await self.app.handle_http(request, responder)
+            await self.app.handle_http(request, responder)
         except _ClientError as error:
             if responder.state == _NOT_STARTED:
                 await self.refuse(error.status, str(error))
@@ -414,10 +451,9 @@ class _Connection:
             await responder.send_quietly(500, b"internal server error")
             return False
         finally:
-            self.handler_scope = None
             self.streaming = False
             await self.stop_watcher()
-        if scope.cancelled_caught or not self.writable:
+        if not self.writable:
             return False
         if responder.state == _NOT_STARTED:
             logger.error("HTTP handler for %s %s did not respond", request.method, request.path)
@@ -598,6 +634,7 @@ class BuiltinResponder:
         if self.state != _NOT_STARTED:
             raise RuntimeError("a response was already sent")
         self.state = _DONE
+        self._connection.responding = True
         request = self._request
         keep_alive = request.keep_alive = request.can_keep_alive()
         head = response_head(status, headers, content_length=len(body), keep_alive=keep_alive)
@@ -616,6 +653,7 @@ class BuiltinResponder:
         self.state = _STREAMING
         request = self._request
         connection = self._connection
+        connection.responding = True
         chunked = request.head.http_version == b"1.1"
         keep_alive = request.keep_alive = chunked and request.can_keep_alive()
         if chunked:

@@ -268,3 +268,19 @@ async def test_no_task_left_after_a_thousand_sessions_open_and_close() -> None:
                     await client.call_tool("add", {"a": i, "b": 1})
     await trio.testing.wait_all_tasks_blocked()
     assert len(_all_tasks()) == before
+
+
+async def test_a_handler_cancelling_its_own_scope_still_answers_with_an_error() -> None:
+    server = mcptrio.Server("self-cancel")
+
+    @server.tool()
+    async def gives_up(ctx: mcptrio.Context) -> str:
+        ctx.cancel_scope.cancel()
+        await trio.sleep_forever()
+        return "never"
+
+    with trio.fail_after(5):
+        async with mcptrio.open_client(server) as client:
+            with pytest.raises(mcptrio.InternalError, match="cancelled"):
+                await client.call_tool("gives_up", {})
+            await client.ping()

@@ -313,7 +313,7 @@ class Connection:
         result = InitializeResult(
             protocol_version=revision,
             capabilities=self.capabilities,
-            server_info=self.info,
+            server_info=_info_for(self.info, revision),
             instructions=UNSET if self.instructions is None else self.instructions,
         )
         self.revision = revision
@@ -477,3 +477,17 @@ class Connection:
 
 def _readable_id(rid: RequestId | UnsetType | None) -> RequestId | None:
     return None if rid is UNSET else rid
+
+
+def _info_for(info: Implementation, revision: str) -> Implementation:
+    """``info`` without the fields ``revision`` does not define (``title`` is 2025-06-18,
+    ``description``, ``icons`` and ``websiteUrl`` 2025-11-25)."""
+    if revision_at_least(revision, "2025-11-25"):
+        return info
+    return msgspec.structs.replace(
+        info,
+        title=info.title if revision_at_least(revision, "2025-06-18") else UNSET,
+        description=UNSET,
+        icons=UNSET,
+        website_url=UNSET,
+    )

@@ -92,6 +92,9 @@ class Session:
         self._in_flight_slots = trio.Semaphore(max_in_flight)
         self._out_send, self._out_receive = trio.open_memory_channel[Outgoing](send_buffer)
         self._handlers: dict[RequestId, trio.CancelScope] = {}
+        # Requests the peer cancelled: they end with no answer. Any other cancellation of a
+        # handler's scope (the handler's own) still answers, so the peer is never left waiting.
+        self._peer_cancelled: set[RequestId] = set()
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[int | str, PendingRequest] = {}
         self._nursery: trio.Nursery | None = None
@@ -181,6 +184,7 @@ class Session:
                 scope = self._handlers.get(rid)
                 if scope is not None:
                     log.debug("peer cancelled request %r: %s", rid, reason)
+                    self._peer_cancelled.add(rid)
                     scope.cancel()
             case NotificationReceived(notification=notification):
                 await self._notification(notification)
@@ -239,8 +243,14 @@ class Session:
                         rid, InternalError(f"{type(exc).__name__}: {exc}")
                     )
             if scope.cancelled_caught:
-                data = connection.drop_request(rid)
+                if rid in self._peer_cancelled:
+                    data = connection.drop_request(rid)
+                else:
+                    data = connection.respond_error(
+                        rid, InternalError("The server cancelled this request")
+                    )
         finally:
+            self._peer_cancelled.discard(rid)
             del self._handlers[rid]
             self._in_flight_slots.release()
         if data is not None:

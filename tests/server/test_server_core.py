@@ -488,3 +488,24 @@ async def test_client_features_are_refused_without_the_capability() -> None:
                     await client.call_tool(tool, args)
                 assert "did not declare" in info.value.message
     assert not [m for m in wire.server_to_client if "method" in m and "id" in m]
+
+
+@pytest.mark.parametrize("revision", SUPPORTED)
+async def test_server_info_has_only_the_fields_of_the_negotiated_revision(revision: str) -> None:
+    server = mcptrio.Server(
+        "info", "2.0.0", title="Info", description="Describes", website_url="https://x.test"
+    )
+    with trio.fail_after(5):
+        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+            _client,
+            wire,
+            _session,
+        ):
+            validate(wire, revision)
+    info = next(m for m in wire.server_to_client if "result" in m)["result"]["serverInfo"]
+    expected = {"name", "version"}
+    if revision >= "2025-06-18":
+        expected.add("title")
+    if revision >= "2025-11-25":
+        expected |= {"description", "websiteUrl"}
+    assert set(info) == expected

@@ -29,7 +29,7 @@ from ...protocol.sse import encode_event
 from ...stores.event_store import EventStore
 from .exchange import HttpResponder
 
-__all__ = ["OutboundStream", "sse_event", "write_stream"]
+__all__ = ["OutboundStream", "drain_events", "sse_event", "write_stream"]
 
 log = logging.getLogger("mcptrio.http")
 
@@ -221,6 +221,62 @@ async def write_stream(
         # the connection is still there.
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await responder.end_stream()
+
+
+async def drain_events(
+    stream: OutboundStream,
+    *,
+    session_id: str,
+    event_store: EventStore | None,
+    prime: bool = False,
+    retry_ms: int | None = None,
+) -> bytes:
+    """Everything ``stream`` holds, as one SSE body, for a stream that is already finished.
+
+    The events are what :func:`write_stream` would write (the priming event first when
+    ``prime``), and they are stored first in the same way, so a client that loses the response
+    resumes it with ``Last-Event-ID`` as it would resume a streamed one. Taking the messages is
+    not interrupted by cancellation (they must reach the store once off ``pending``).
+    """
+    if event_store is None or callable(getattr(event_store, "store_nowait", None)):
+        # The in-memory store answers at once: nothing can interrupt the drain.
+        return await _drain(stream, session_id, event_store, prime, retry_ms)
+    with trio.CancelScope(shield=True):
+        body = await _drain(stream, session_id, event_store, prime, retry_ms)
+    return body
+
+
+async def _drain(
+    stream: OutboundStream,
+    session_id: str,
+    event_store: EventStore | None,
+    prime: bool,
+    retry_ms: int | None,
+) -> bytes:
+    store_nowait = getattr(event_store, "store_nowait", None)
+    stream_id = stream.stream_id
+    chunks: list[bytes] = []
+    if prime and event_store is not None:
+        if callable(store_nowait):
+            event_id = store_nowait(session_id, stream_id, b"")
+        else:
+            event_id = await event_store.store(session_id, stream_id, b"")
+        stream.resumable = True
+        chunks.append(encode_event(b"", event_id=event_id, retry_ms=retry_ms))
+    pending = stream.pending
+    while pending:
+        message = pending[0]
+        event_id = None
+        if event_store is not None:
+            if callable(store_nowait):
+                event_id = store_nowait(session_id, stream_id, message)
+            else:
+                event_id = await event_store.store(session_id, stream_id, message)
+            stream.resumable = True
+        pending.popleft()
+        chunks.append(sse_event(message, event_id))
+    stream.took()
+    return b"".join(chunks)
 
 
 async def _pump(

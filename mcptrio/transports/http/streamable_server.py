@@ -26,8 +26,11 @@ any other method                                        405 + ``Allow``
 
 A POST with requests is answered as JSON when the first thing the session sends for it is its
 answer, and switches to SSE as soon as anything else comes first (progress, a log message, a
-request to the client); ``json_response=False`` always streams. ``initialize`` is always JSON
-(the session id must be on the response head, and the session kept only if it succeeds).
+request to the client); ``json_response=False`` always answers with SSE. An SSE answer whose
+messages are all there within 50 ms goes out as one whole ``text/event-stream`` body (the same
+events, stored the same way for resumption); otherwise its head goes out then and the messages
+follow as they come. ``initialize`` is always JSON (the session id must be on the response head,
+and the session kept only if it succeeds).
 
 Disconnection is not cancellation: when a POST's client goes away, its request runs on and what
 it sends waits on its stream (and in the event store) for a GET with ``Last-Event-ID``.
@@ -54,7 +57,7 @@ from .responses import (
 )
 from .security import HttpSecurity, Principal
 from .session_registry import NotRunning, SessionFactory, SessionLimitReached, SessionRegistry
-from .sse_stream import OutboundStream, sse_event, write_stream
+from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
 
 __all__ = ["StreamableHttpEndpoint"]
 
@@ -63,6 +66,9 @@ log = logging.getLogger("mcptrio.http")
 _ALLOW = ((b"allow", b"GET, POST, DELETE"),)
 _ALLOW_STATELESS = ((b"allow", b"POST"),)
 _CANCEL_POLL = 0.01
+# How long an SSE answer's head waits for the first message, so that a prompt answer is sent
+# as one whole response instead of a stream (see ``_answer``).
+_SSE_HEAD_DELAY = 0.05
 
 
 def accepts(value: bytes | None, media_type: bytes) -> bool:
@@ -77,9 +83,29 @@ def accepts(value: bytes | None, media_type: bytes) -> bool:
     return False
 
 
+# Verdicts on recent ``Accept`` values: a client sends the same one with every POST.
+_ACCEPT_VERDICTS: dict[bytes, bool] = {}
+_ACCEPT_VERDICTS_MAX = 64
+
+
+def _accepts_json_and_sse(value: bytes | None) -> bool:
+    """Whether an ``Accept`` value lists both media types a POST's answer may take."""
+    if value is None:
+        return False
+    verdict = _ACCEPT_VERDICTS.get(value)
+    if verdict is None:
+        verdict = accepts(value, b"application/json") and accepts(value, b"text/event-stream")
+        if len(_ACCEPT_VERDICTS) >= _ACCEPT_VERDICTS_MAX:
+            _ACCEPT_VERDICTS.clear()
+        _ACCEPT_VERDICTS[value] = verdict
+    return verdict
+
+
 def _is_json(content_type: bytes | None) -> bool:
     if content_type is None:
         return False
+    if content_type == b"application/json":
+        return True
     return content_type.split(b";", 1)[0].strip().lower() == b"application/json"
 
 
@@ -136,8 +162,7 @@ class StreamableHttpEndpoint:
         self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
     ) -> None:
         headers = request.headers
-        accept = header(headers, b"accept")
-        if not (accepts(accept, b"application/json") and accepts(accept, b"text/event-stream")):
+        if not _accepts_json_and_sse(header(headers, b"accept")):
             await send_error(
                 responder, 406, "Accept must list both application/json and text/event-stream"
             )
@@ -289,6 +314,23 @@ class StreamableHttpEndpoint:
             if not pending and transport.is_ended:
                 await send_error(responder, 404, "Session ended")
                 return
+        elif not (stream.pending or stream.finished or stream.close_requested):
+            # Most answers come within a few scheduler turns: waiting a moment for the first
+            # message lets a prompt answer go out as one whole response (one write, nothing
+            # to watch), while a slow request still gets its head, and priming event, soon.
+            with trio.move_on_after(_SSE_HEAD_DELAY):
+                await stream.wait()
+        if stream.finished and stream.pending and not stream.close_requested:
+            # Everything this request will ever send is here: one response, SSE all the same.
+            body = await drain_events(
+                stream,
+                session_id=transport.session_id,
+                event_store=transport.event_store,
+                prime=transport.primes,
+                retry_ms=transport.retry_ms,
+            )
+            await responder.send_response(200, SSE_HEADERS, body)
+            return
         await responder.start_stream(200, SSE_HEADERS)
         await write_stream(
             stream,

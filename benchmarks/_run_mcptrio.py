@@ -31,7 +31,7 @@ LOWLEVEL_STDIO_COMMAND = [sys.executable, "-m", "benchmarks.servers.mcptrio_lowl
 
 
 @asynccontextmanager
-async def _open_lowlevel_in_memory() -> AsyncIterator[mcptrio.Client]:
+async def open_lowlevel_in_memory() -> AsyncIterator[mcptrio.Client]:
     """A client of the bare low-level session, which runs in this block's nursery."""
     client_end, server_end = memory_transport_pair()
     session = mcptrio_lowlevel_server.build_session(server_end)
@@ -46,7 +46,7 @@ async def _open_lowlevel_in_memory() -> AsyncIterator[mcptrio.Client]:
 
 def _open(workload: str, lowlevel: bool) -> AbstractAsyncContextManager[mcptrio.Client]:
     if workload == "in-memory":
-        return _open_lowlevel_in_memory() if lowlevel else mcptrio.open_client(build_server())
+        return open_lowlevel_in_memory() if lowlevel else mcptrio.open_client(build_server())
     return mcptrio.open_client(LOWLEVEL_STDIO_COMMAND if lowlevel else STDIO_COMMAND)
 
 

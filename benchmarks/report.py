@@ -99,7 +99,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         ]
         for row in rows
     ]
-    return _table(header, body)
+    return table(header, body)
 
 
 def format_decorator_table(rows: list[dict[str, Any]]) -> str | None:
@@ -140,10 +140,10 @@ def format_decorator_table(rows: list[dict[str, Any]]) -> str | None:
                 "yes" if decorator["meets_target"] else "NO",
             ]
         body.append(values)
-    return _table(header, body)
+    return table(header, body)
 
 
-def _table(header: list[str], body: list[list[str]]) -> str:
+def table(header: list[str], body: list[list[str]]) -> str:
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     lines = [_line(header, widths), rule]

@@ -52,7 +52,7 @@ class OutboundStream:
     __slots__ = (
         "_detached",
         "_space",
-        "_wake",
+        "_waiters",
         "capacity",
         "close_requested",
         "drop_oldest",
@@ -84,8 +84,9 @@ class OutboundStream:
         self.dropped = 0
         self.writer: trio.CancelScope | None = None
         self._detached: trio.Event | None = None
-        # Made only when a writer has to wait: most answers arrive before anyone waits.
-        self._wake: trio.Event | None = None
+        # The tasks parked in wait(), woken directly by whoever routes, finishes or closes: a
+        # JSON answer costs one park and one reschedule, no Event.
+        self._waiters: list[trio.lowlevel.Task] = []
         self._space: trio.Event | None = None
 
     def __repr__(self) -> str:
@@ -106,21 +107,21 @@ class OutboundStream:
                 self.capacity,
             )
         self.pending.append(data)
-        if self._wake is not None:
-            self._wake.set()
+        if self._waiters:
+            self._wake()
 
     def finish(self) -> None:
         """No more messages come: the stream ends once what is pending is written."""
         self.finished = True
-        if self._wake is not None:
-            self._wake.set()
+        if self._waiters:
+            self._wake()
 
     def request_close(self, retry_ms: int | None) -> None:
         """Ask the attached connection to close after what is pending (the stream lives on)."""
         self.close_requested = True
         self.retry_ms = retry_ms
-        if self._wake is not None:
-            self._wake.set()
+        if self._waiters:
+            self._wake()
 
     async def wait_for_room(self) -> None:
         """Wait until a message is taken off ``pending``."""
@@ -136,8 +137,20 @@ class OutboundStream:
         """Wait until something is pending, the stream finished, or a close was requested."""
         if self.pending or self.finished or self.close_requested:
             return
-        wake = self._wake = trio.Event()
-        await wake.wait()
+        task = trio.lowlevel.current_task()
+        waiters = self._waiters
+        waiters.append(task)
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            waiters.remove(task)
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for task in waiters:
+            trio.lowlevel.reschedule(task)
 
     def took(self) -> None:
         """Messages were taken off ``pending``: wake a router waiting for room."""

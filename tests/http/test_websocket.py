@@ -269,9 +269,16 @@ async def test_cancelled_call_reaches_the_server_as_notifications_cancelled() ->
 
 async def test_cancelling_the_server_ends_the_client_session() -> None:
     probe = Probe()
+    # The server's own scope: the client block, outside it, lives on to see the session end.
+    server_scope = trio.CancelScope()
+
+    async def run_server(*, task_status: trio.TaskStatus[str]) -> None:
+        with server_scope:
+            await serve_websocket(make_server(probe), task_status=task_status)
+
     with trio.fail_after(IO_LIMIT):
         async with trio.open_nursery() as server_nursery:
-            url = await server_nursery.start(partial(serve_websocket, make_server(probe)))
+            url = await server_nursery.start(run_server)
             async with mcptrio.open_client(url) as client:
                 async with trio.open_nursery() as nursery:
 
@@ -282,10 +289,10 @@ async def test_cancelling_the_server_ends_the_client_session() -> None:
                     nursery.start_soon(call)
                     await probe.entered.wait()
                     stopped_at = trio.current_time()
-                    server_nursery.cancel_scope.cancel()
+                    server_scope.cancel()
                 assert probe.cancelled.is_set()
-        # Every session said goodbye properly instead of waiting out the close timeout.
-        assert trio.current_time() - stopped_at < 1.0
+            # Every session said goodbye properly instead of waiting out the close timeout.
+            assert trio.current_time() - stopped_at < 1.0
 
 
 async def test_wss_with_tls() -> None:

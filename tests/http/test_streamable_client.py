@@ -19,6 +19,7 @@ from mcptrio.protocol.errors import McpError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
 from mcptrio.transports.base import Outgoing, OversizedFrame
+from mcptrio.transports.http.client_messages import http_error_response
 from mcptrio.transports.http.streamable_client import open_streamable_http_client_transport
 
 # --------------------------------------------------------------------------- the SDK's server
@@ -203,6 +204,31 @@ async def test_error_status_answers_the_request_promptly_with_the_http_status() 
             with pytest.raises(McpError, match="HTTP 503 Service Unavailable: overloaded"):
                 await client.ping()
             assert (await client.list_tools()).tools[0].name == "echo"
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "body", "code", "message"),
+    [
+        # The server's own reason phrase is kept.
+        (400, "Invalid Session", b"", -32603, "HTTP 400 Invalid Session"),
+        # None sent (h11's default, and HTTP/2 has none): the standard phrase stands in.
+        (404, "", b"no such session", -32603, "HTTP 404 Not Found: no such session"),
+        # No standard phrase either: the status alone.
+        (599, "", b"", -32603, "HTTP 599"),
+        (
+            403,
+            "",
+            b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"not yours"}}',
+            -32001,
+            "HTTP 403 Forbidden: not yours",
+        ),
+    ],
+)
+def test_http_error_response_carries_status_reason_and_the_body_s_error(
+    status: int, reason: str, body: bytes, code: int, message: str
+) -> None:
+    answer = json.loads(http_error_response(7, status, reason, body))
+    assert answer == {"jsonrpc": "2.0", "id": 7, "error": {"code": code, "message": message}}
 
 
 async def test_sse_stream_cut_after_retry_is_resumed_after_that_delay(

@@ -33,6 +33,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
+import msgspec
 import trio
 
 from ...protocol.base import RequestId
@@ -56,6 +57,25 @@ STANDALONE_STREAM_ID = "0"
 _STALL_TIMEOUT = 30.0
 # Request streams a session keeps for resumption while no connection writes them.
 _MAX_DETACHED_STREAMS = 64
+
+
+_ANSWER_HEAD = b'{"jsonrpc":"2.0","id":'
+
+
+def _is_answer_to(data: bytes, rid: RequestId) -> bool:
+    """Whether ``data`` is, as the codec writes them, the response to ``rid`` (not a batch).
+
+    The codec writes ``jsonrpc``, ``id``, then ``result`` or ``error``, so the prefix decides
+    it; anything else (a request or notification about ``rid``, a batch) says ``False`` and is
+    routed by :func:`peek`.
+    """
+    if not data.startswith(_ANSWER_HEAD):
+        return False
+    encoded = msgspec.json.encode(rid)
+    if not data.startswith(encoded, len(_ANSWER_HEAD)):
+        return False
+    after = len(_ANSWER_HEAD) + len(encoded)
+    return data.startswith(b',"result":', after) or data.startswith(b',"error":', after)
 
 
 class SessionEnded(Exception):
@@ -172,6 +192,18 @@ class HttpSession:
     def _route(self, frame: Outgoing) -> OutboundStream | None:
         """Queue ``frame`` on its stream; the stream that has no room for it, if any."""
         data = frame.data
+        related = frame.related
+        if related is not None and _is_answer_to(data, related):
+            # The common case, a handler's answer tagged with its own request: no decode.
+            stream = self._by_request.pop(related, None)
+            if stream is None:
+                log.debug("dropped an answer nobody waits for: %r", related)
+                return None
+            stream.push(data)
+            stream.owed.discard(related)
+            if not stream.owed:
+                stream.finish()
+            return None
         try:
             routing = peek(data)
         except McpError:
@@ -191,7 +223,6 @@ class HttpSession:
             if not stream.owed:
                 stream.finish()
             return None
-        related = frame.related
         stream = self.standalone
         if related is not None:
             stream = self._by_request.get(related, self.standalone)

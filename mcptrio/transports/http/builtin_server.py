@@ -42,6 +42,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import unquote_to_bytes
 
 import trio
 
@@ -539,8 +540,6 @@ class BuiltinRequest:
 
     @property
     def path(self) -> str:
-        from urllib.parse import unquote_to_bytes
-
         raw = self._path
         if b"%" in raw:
             raw = unquote_to_bytes(raw)

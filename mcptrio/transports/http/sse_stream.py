@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Callable
 
 import trio
 
@@ -29,7 +30,7 @@ from ...protocol.sse import encode_event
 from ...stores.event_store import EventStore
 from .exchange import HttpResponder
 
-__all__ = ["OutboundStream", "drain_events", "sse_event", "write_stream"]
+__all__ = ["OutboundStream", "drain_events", "priming_event", "sse_event", "write_stream"]
 
 log = logging.getLogger("mcptrio.http")
 
@@ -44,6 +45,15 @@ def sse_event(message: bytes, event_id: str | None) -> bytes:
     if event_id is None:
         return b"data: " + message + b"\n\n"
     return b"id: " + event_id.encode() + b"\ndata: " + message + b"\n\n"
+
+
+def priming_event(event_id: str, retry_ms: int | None) -> bytes:
+    """The priming event of a stream: its first id, empty data, and the retry delay if any."""
+    if "\n" in event_id or "\r" in event_id or "\0" in event_id:
+        return encode_event(b"", event_id=event_id, retry_ms=retry_ms)  # raises ValueError
+    if retry_ms is None:
+        return b"id: %s\ndata: \n\n" % event_id.encode()
+    return b"id: %s\nretry: %d\ndata: \n\n" % (event_id.encode(), retry_ms)
 
 
 class OutboundStream:
@@ -221,9 +231,7 @@ async def write_stream(
                     with trio.CancelScope(shield=True):
                         event_id = await event_store.store(session_id, stream.stream_id, b"")
                     stream.resumable = True
-                    await responder.send_chunk(
-                        encode_event(b"", event_id=event_id, retry_ms=retry_ms)
-                    )
+                    await responder.send_chunk(priming_event(event_id, retry_ms))
                 await _pump(stream, responder, session_id, event_store)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return
@@ -251,11 +259,12 @@ async def drain_events(
     resumes it with ``Last-Event-ID`` as it would resume a streamed one. Taking the messages is
     not interrupted by cancellation (they must reach the store once off ``pending``).
     """
-    if event_store is None or callable(getattr(event_store, "store_nowait", None)):
+    store_nowait = getattr(event_store, "store_nowait", None)
+    if event_store is None or callable(store_nowait):
         # The in-memory store answers at once: nothing can interrupt the drain.
-        return await _drain(stream, session_id, event_store, prime, retry_ms)
+        return await _drain(stream, session_id, event_store, store_nowait, prime, retry_ms)
     with trio.CancelScope(shield=True):
-        body = await _drain(stream, session_id, event_store, prime, retry_ms)
+        body = await _drain(stream, session_id, event_store, None, prime, retry_ms)
     return body
 
 
@@ -263,31 +272,31 @@ async def _drain(
     stream: OutboundStream,
     session_id: str,
     event_store: EventStore | None,
+    store_nowait: Callable[[str, str, bytes], str] | None,
     prime: bool,
     retry_ms: int | None,
 ) -> bytes:
-    store_nowait = getattr(event_store, "store_nowait", None)
     stream_id = stream.stream_id
     chunks: list[bytes] = []
     if prime and event_store is not None:
-        if callable(store_nowait):
+        if store_nowait is not None:
             event_id = store_nowait(session_id, stream_id, b"")
         else:
             event_id = await event_store.store(session_id, stream_id, b"")
         stream.resumable = True
-        chunks.append(encode_event(b"", event_id=event_id, retry_ms=retry_ms))
+        chunks.append(priming_event(event_id, retry_ms))
     pending = stream.pending
     while pending:
         message = pending[0]
-        event_id = None
+        message_id: str | None = None
         if event_store is not None:
-            if callable(store_nowait):
-                event_id = store_nowait(session_id, stream_id, message)
+            if store_nowait is not None:
+                message_id = store_nowait(session_id, stream_id, message)
             else:
-                event_id = await event_store.store(session_id, stream_id, message)
+                message_id = await event_store.store(session_id, stream_id, message)
             stream.resumable = True
         pending.popleft()
-        chunks.append(sse_event(message, event_id))
+        chunks.append(sse_event(message, message_id))
     stream.took()
     return b"".join(chunks)
 

@@ -21,6 +21,7 @@ import trio
 import mcptrio
 from mcptrio.transports.memory import memory_transport_pair
 
+from ._cpu import server_cpu_reader
 from ._window import ARGS, Window, check_text
 from .servers import mcptrio_lowlevel_server
 from .servers.mcptrio_server import build_server
@@ -58,7 +59,8 @@ async def _measure(
         first = await client.call_tool("add", ARGS)
         check_text(getattr(first.content[0], "text", None))
         connect_s = time.perf_counter() - t0
-        window = Window()
+        server_cpu = server_cpu_reader(client) if workload == "stdio" else None
+        window = Window(server_cpu)
 
         async def caller() -> None:
             while not window.stopped:
@@ -73,7 +75,10 @@ async def _measure(
             window.open()
             await trio.sleep(duration)
             window.close()
-    return window.result(connect_s)
+    result = window.result(connect_s)
+    # In memory the server runs in this process, so its CPU time is in the window's.
+    result["cpu_includes_server"] = workload == "in-memory" or server_cpu is not None
+    return result
 
 
 def run(

@@ -2,14 +2,16 @@
 
 Callers run in a loop from the start of warm-up until the window closes; only calls that
 complete while the window is open are counted, and the rate divides them by the window's
-measured length. The window also records the CPU time this process used while it was open: for
-an in-memory cell, where client and server share the process, calls per CPU second is the cost
-of a call with the time other programs took from this machine's cores left out.
+measured length. The window also records the CPU time used while it was open, by this process
+and (when given a reader for it) by the stdio server process: calls per CPU second is then the
+cost of a call with the time other programs took from this machine's cores left out. An
+in-memory cell covers the server with its own process time.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 #: The arguments of every benchmark call; the expected text result is "3".
@@ -25,13 +27,15 @@ class Window:
         "cpu_close",
         "cpu_open",
         "measuring",
+        "server_cpu",
         "started",
         "stopped",
         "t_close",
         "t_open",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, server_cpu: Callable[[], float] | None = None) -> None:
+        self.server_cpu = server_cpu
         self.count = 0
         self.measuring = False
         self.stopped = False
@@ -41,8 +45,12 @@ class Window:
         self.cpu_open = 0.0
         self.cpu_close = 0.0
 
+    def _cpu(self) -> float:
+        server = self.server_cpu() if self.server_cpu is not None else 0.0
+        return time.process_time() + server
+
     def open(self) -> None:
-        self.cpu_open = time.process_time()
+        self.cpu_open = self._cpu()
         self.t_open = time.perf_counter()
         self.measuring = True
 
@@ -50,7 +58,7 @@ class Window:
         self.measuring = False
         self.stopped = True
         self.t_close = time.perf_counter()
-        self.cpu_close = time.process_time()
+        self.cpu_close = self._cpu()
 
     def result(self, connect_s: float) -> dict[str, Any]:
         elapsed = self.t_close - self.t_open

@@ -11,6 +11,7 @@ For each cell this prints the decorator server's rate as a share of the low-leve
 slices, and the median and quartiles of the share within each A/B pair of slices.
 
     python -m benchmarks.decorator_cost [--duration S] [--slice S] [--warmup S]
+                                        [--workloads in-memory stdio]
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ import trio
 import mcptrio
 
 from . import WORKLOADS
+from ._cpu import server_cpu_reader
 from ._run_mcptrio import LOWLEVEL_STDIO_COMMAND, STDIO_COMMAND, open_lowlevel_in_memory
 from ._window import ARGS, check_text
 from .report import DECORATOR_TARGET, table
@@ -36,13 +39,19 @@ from .servers.mcptrio_server import build_server
 
 RESULTS = Path(__file__).resolve().parent / "results" / "decorator_cost.json"
 
+#: The workloads both mcptrio servers are measured on.
+MEASURED = ("in-memory", "stdio")
+
 
 class Side:
     """One server's client and its callers, counting calls only while its slice is open."""
 
-    def __init__(self, name: str, client: mcptrio.Client) -> None:
+    def __init__(
+        self, name: str, client: mcptrio.Client, server_cpu: Callable[[], float] | None
+    ) -> None:
         self.name = name
         self.client = client
+        self.server_cpu = server_cpu
         self.active = False
         self.counting = False
         self.in_flight = 0
@@ -55,11 +64,16 @@ class Side:
         #: (calls, seconds, CPU seconds) of every measured slice, in order.
         self.slices: list[tuple[int, float, float]] = []
 
+    def _cpu(self) -> float:
+        """CPU seconds of this process and, over stdio, of this side's server process."""
+        server = self.server_cpu() if self.server_cpu is not None else 0.0
+        return time.process_time() + server
+
     def open(self, counting: bool) -> None:
         self.counting = counting
         self.slice_count = 0
         self.drained = trio.Event()
-        self.cpu_open = time.process_time()
+        self.cpu_open = self._cpu()
         self.t_open = time.perf_counter()
         self.active = True
         self.opened.set()
@@ -67,7 +81,7 @@ class Side:
     async def close(self) -> None:
         """Stop issuing calls, record the slice, and wait (untimed) until none is in flight."""
         elapsed = time.perf_counter() - self.t_open
-        cpu = time.process_time() - self.cpu_open
+        cpu = self._cpu() - self.cpu_open
         self.active = False
         self.opened = trio.Event()
         if self.counting:
@@ -105,7 +119,12 @@ async def _measure(
         for client in (decorated, lowlevel):
             first = await client.call_tool("add", ARGS)
             check_text(getattr(first.content[0], "text", None))
-        a, b = Side("mcptrio", decorated), Side("mcptrio-lowlevel", lowlevel)
+        readers = [
+            server_cpu_reader(c) if workload == "stdio" else None for c in (decorated, lowlevel)
+        ]
+        a = Side("mcptrio", decorated, readers[0])
+        b = Side("mcptrio-lowlevel", lowlevel, readers[1])
+        cpu_covers_servers = workload == "in-memory" or None not in readers
         async with trio.open_nursery() as nursery:
             for side in (a, b):
                 for _ in range(callers):
@@ -118,10 +137,12 @@ async def _measure(
                     await trio.sleep(slice_s)
                     await side.close()
             nursery.cancel_scope.cancel()
-    return _summary(workload, callers, a, b)
+    return _summary(workload, callers, a, b, cpu_covers_servers)
 
 
-def _summary(workload: str, callers: int, a: Side, b: Side) -> dict[str, Any]:
+def _summary(
+    workload: str, callers: int, a: Side, b: Side, cpu_covers_servers: bool
+) -> dict[str, Any]:
     def rate(side: Side, cpu: bool = False) -> float:
         calls = sum(s[0] for s in side.slices)
         seconds = sum(s[2] if cpu else s[1] for s in side.slices)
@@ -141,8 +162,8 @@ def _summary(workload: str, callers: int, a: Side, b: Side) -> dict[str, Any]:
         "decorator_calls_per_s": rate(a),
         "lowlevel_calls_per_s": low_rate,
         "share": rate(a) / low_rate if low_rate else None,
-        # Over stdio the servers' CPU time is in other processes: only in-memory has this.
-        "cpu_share": rate(a, cpu=True) / low_cpu if workload == "in-memory" and low_cpu else None,
+        # Client and server CPU time together; None where the servers' could not be read.
+        "cpu_share": rate(a, cpu=True) / low_cpu if cpu_covers_servers and low_cpu else None,
         "paired_median": statistics.median(paired) if paired else None,
         "paired_quartiles": [quartiles[0], quartiles[2]],
         "slices": {"mcptrio": a.slices, "mcptrio-lowlevel": b.slices},
@@ -187,15 +208,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=10.0, help="measured seconds per side")
     parser.add_argument("--slice", type=float, default=0.2, help="seconds per slice")
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds first")
+    parser.add_argument(
+        "--workloads", nargs="+", choices=MEASURED, default=list(MEASURED), help="cells to run"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS, help="JSON results file")
     args = parser.parse_args(argv)
     if args.duration <= 0 or args.slice <= 0 or args.warmup < 0:
         parser.error("need duration > 0, slice > 0 and warmup >= 0")
     results = []
-    for workload, counts in WORKLOADS.items():
-        for callers in counts:
-            if workload not in ("in-memory", "stdio"):
-                continue
+    for workload in args.workloads:
+        for callers in WORKLOADS[workload]:
             print(f"{workload} x{callers} ...", file=sys.stderr, flush=True)
             results.append(
                 trio.run(_measure, workload, callers, args.duration, args.slice, args.warmup)

@@ -60,13 +60,15 @@ def _decorator_share(row: dict[str, Any]) -> dict[str, Any] | None:
         if "error" not in d and "error" not in low and low["calls_per_s"] > 0
     ]
     share = top / bottom
-    # In memory the whole call runs in the cell's process, so calls per CPU second compare the
-    # two servers with other programs' use of the cores left out; over stdio the server runs in
-    # another process whose CPU time the cell does not see.
+    # Calls per CPU second of client and server together compare the two servers with other
+    # programs' use of the cores left out; only runs whose CPU time covers the server count.
     cpu_top, cpu_bottom = decorated["median_calls_per_cpu_s"], lowlevel["median_calls_per_cpu_s"]
-    cpu_share = (
-        cpu_top / cpu_bottom if row["workload"] == "in-memory" and cpu_top and cpu_bottom else None
+    covered = all(
+        r.get("cpu_includes_server", False)
+        for r in (*decorated["runs"], *lowlevel["runs"])
+        if "error" not in r
     )
+    cpu_share = cpu_top / cpu_bottom if covered and cpu_top and cpu_bottom else None
     return {
         "share": share,
         "cost": 1 - share,

@@ -6,7 +6,9 @@ stream or HTTP exchange underneath are its only concerns.
 
 - :meth:`Transport.receive` returns the next frame. A frame larger than the transport's limit is
   not buffered whole: the transport skips its bytes and returns :class:`OversizedFrame` so the
-  session can answer with an error and carry on. At the clean end of input it raises
+  session can answer with an error and carry on. A frame already read and buffered may be
+  returned without a checkpoint (so one read's requests start together); a receive that waits
+  is a checkpoint and loses nothing when cancelled. At the clean end of input it raises
   ``trio.EndOfChannel``; a broken connection raises ``trio.BrokenResourceError``.
 - :meth:`Transport.send` writes one or more frames, in order. Each is tagged with the id of the
   request it relates to (or ``None``), which HTTP transports use to pick the stream it goes on.

@@ -102,7 +102,11 @@ class StdioTransport:
         """The next incoming frame; ``trio.EndOfChannel`` at the end of input."""
         pending = self._pending
         if pending:
-            await trio.lowlevel.checkpoint()
+            # Frames left from the last read are handed over without yielding: the session then
+            # starts every request of that read in one tick, their answers reach its writer
+            # together and go out in one write. That is bounded (one read's worth), since the
+            # read below is a checkpoint; yielding here made the writer send one answer per
+            # write under load, costing a third of the throughput.
             return pending.popleft()
         framer = self._framer
         while not pending:

@@ -13,6 +13,7 @@ killed. Nothing is printed unless it fails.
 
 from __future__ import annotations
 
+import logging
 import sys
 from functools import partial
 
@@ -27,6 +28,8 @@ def serve_mcptrio(server: str, mode: str, port: int) -> None:
     from benchmarks.servers.mcptrio_server import build_server
 
     mcp = build_server()
+    # Hypercorn logs its start at INFO (and sets its logger's level itself): warnings only.
+    logging.getLogger("hypercorn.error").addFilter(lambda record: record.levelno >= logging.WARNING)
     parser = {"mcptrio-h11": "h11", "mcptrio-httptools": "httptools"}.get(server, "auto")
     front_end = "hypercorn" if server == "mcptrio-hypercorn" else "builtin"
     trio.run(
@@ -49,6 +52,8 @@ def serve_sdk(mode: str, port: int) -> None:
     # MCPServer.streamable_http_app() is the Starlette app run_streamable_http_async() serves;
     # uvicorn with its defaults (loop and HTTP parser "auto"), one worker, as that method does.
     app = build_server().streamable_http_app(json_response=mode == "json")
+    # MCPServer configures logging at INFO (one line per session); warnings only, as uvicorn's.
+    logging.getLogger().setLevel(logging.WARNING)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", workers=1)
     uvicorn.Server(config).run()
 

@@ -36,44 +36,25 @@ from __future__ import annotations
 import logging
 import ssl
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 from msgspec import UNSET
 
-from ..protocol.base import EmptyResult, Request, Result
+from ..protocol.base import Request, Result
 from ..protocol.connection import Connection
-from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from ..protocol.errors import MethodNotFound
 from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
     Annotations,
-    CallToolRequest,
-    CallToolResult,
-    CompleteRequest,
-    CompleteResult,
-    GetPromptRequest,
-    GetPromptResult,
     Icon,
     Implementation,
-    ListPromptsRequest,
-    ListPromptsResult,
-    ListResourcesRequest,
-    ListResourcesResult,
-    ListResourceTemplatesRequest,
-    ListResourceTemplatesResult,
-    ListToolsRequest,
-    ListToolsResult,
     PromptsCapability,
-    ReadResourceRequest,
-    ReadResourceResult,
     ResourcesCapability,
     ServerCapabilities,
-    SetLevelRequest,
-    SubscribeRequest,
     ToolAnnotations,
     ToolsCapability,
-    UnsubscribeRequest,
 )
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
@@ -82,7 +63,7 @@ from ..transports.stdio import open_stdio_server_transport
 from .completion import CompletionEngine
 from .context import Context
 from .logging_bridge import ClientLogHandler, current_context
-from .pagination import paginate
+from .method_handlers import MethodHandlers
 from .prompts import PromptRegistry, make_prompt
 from .resources import ResourceRegistry, make_resource, make_template
 from .session_state import ListKind, ServerSessionState
@@ -97,7 +78,6 @@ __all__ = ["Server"]
 log = logging.getLogger("mcptrio.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-Route = Callable[[Context, Any], Awaitable[Result]]
 
 
 class Server:
@@ -153,19 +133,7 @@ class Server:
         self._states: weakref.WeakKeyDictionary[Session, ServerSessionState] = (
             weakref.WeakKeyDictionary()
         )
-        self._routes: dict[type[Request[Any]], Route] = {
-            CallToolRequest: self._call_tool,
-            ListToolsRequest: self._list_tools,
-            ListResourcesRequest: self._list_resources,
-            ListResourceTemplatesRequest: self._list_templates,
-            ReadResourceRequest: self._read_resource,
-            SubscribeRequest: self._subscribe,
-            UnsubscribeRequest: self._unsubscribe,
-            ListPromptsRequest: self._list_prompts,
-            GetPromptRequest: self._get_prompt,
-            CompleteRequest: self._complete,
-            SetLevelRequest: self._set_level,
-        }
+        self._routes = MethodHandlers(self).routes
 
     # ---------------------------------------------------------------- tools
 
@@ -239,7 +207,13 @@ class Server:
 
     @property
     def tools(self) -> dict[str, RegisteredTool]:
+        """A copy of the registered tools by name."""
         return dict(self._tools)
+
+    @property
+    def tools_by_name(self) -> Mapping[str, RegisteredTool]:
+        """The registered tools by name, live (read-only; not a copy, for the request path)."""
+        return self._tools
 
     # ---------------------------------------------------------------- resources
 
@@ -485,92 +459,6 @@ class Server:
             return await route(ctx, request)
         finally:
             current_context.reset(token)
-
-    async def _call_tool(self, ctx: Context, request: CallToolRequest) -> CallToolResult:
-        tool = self._tools.get(request.name)
-        if tool is None:
-            raise InvalidParams(f"Unknown tool: {request.name}")
-        arguments = request.arguments if isinstance(request.arguments, dict) else None
-        return await tool.call(ctx, arguments)
-
-    def _cursor(self, request: Any) -> str | None:
-        cursor = request.cursor
-        return cursor if isinstance(cursor, str) else None
-
-    async def _list_tools(self, ctx: Context, request: ListToolsRequest) -> ListToolsResult:
-        page, cursor = paginate(
-            "tools", list(self._tools.values()), self._cursor(request), self.page_size
-        )
-        revision = ctx.revision
-        return ListToolsResult(
-            tools=[t.definition_for(revision) for t in page],
-            next_cursor=UNSET if cursor is None else cursor,
-        )
-
-    async def _list_resources(
-        self, ctx: Context, request: ListResourcesRequest
-    ) -> ListResourcesResult:
-        page, cursor = paginate(
-            "resources", self.resources.resources(), self._cursor(request), self.page_size
-        )
-        revision = ctx.revision
-        return ListResourcesResult(
-            resources=[r.definition_for(revision) for r in page],
-            next_cursor=UNSET if cursor is None else cursor,
-        )
-
-    async def _list_templates(
-        self, ctx: Context, request: ListResourceTemplatesRequest
-    ) -> ListResourceTemplatesResult:
-        page, cursor = paginate(
-            "templates", self.resources.templates(), self._cursor(request), self.page_size
-        )
-        revision = ctx.revision
-        return ListResourceTemplatesResult(
-            resource_templates=[t.definition_for(revision) for t in page],
-            next_cursor=UNSET if cursor is None else cursor,
-        )
-
-    async def _read_resource(
-        self, ctx: Context, request: ReadResourceRequest
-    ) -> ReadResourceResult:
-        return await self.resources.read(ctx, request.uri)
-
-    def _known_uri(self, uri: str) -> bool:
-        if any(r.uri == uri for r in self.resources.resources()):
-            return True
-        return any(t.match(uri) is not None for t in self.resources.templates())
-
-    async def _subscribe(self, ctx: Context, request: SubscribeRequest) -> EmptyResult:
-        if not self._known_uri(request.uri):
-            raise ResourceNotFound(f"Resource not found: {request.uri}", data={"uri": request.uri})
-        self.session_state(ctx.session).subscribe(request.uri)
-        return EmptyResult()
-
-    async def _unsubscribe(self, ctx: Context, request: UnsubscribeRequest) -> EmptyResult:
-        self.session_state(ctx.session).unsubscribe(request.uri)
-        return EmptyResult()
-
-    async def _list_prompts(self, ctx: Context, request: ListPromptsRequest) -> ListPromptsResult:
-        page, cursor = paginate(
-            "prompts", self.prompts.prompts(), self._cursor(request), self.page_size
-        )
-        revision = ctx.revision
-        return ListPromptsResult(
-            prompts=[p.definition_for(revision) for p in page],
-            next_cursor=UNSET if cursor is None else cursor,
-        )
-
-    async def _get_prompt(self, ctx: Context, request: GetPromptRequest) -> GetPromptResult:
-        arguments = request.arguments if isinstance(request.arguments, dict) else None
-        return await self.prompts.render(ctx, request.name, arguments)
-
-    async def _complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:
-        return await self.completions.complete(ctx, request)
-
-    async def _set_level(self, ctx: Context, request: SetLevelRequest) -> EmptyResult:
-        self.session_state(ctx.session).log_level = request.level
-        return EmptyResult()
 
     # ---------------------------------------------------------------- serving
 

@@ -332,14 +332,7 @@ class StreamableHttpEndpoint:
             await responder.send_response(200, SSE_HEADERS, body)
             return
         await responder.start_stream(200, SSE_HEADERS)
-        await write_stream(
-            stream,
-            responder,
-            session_id=transport.session_id,
-            event_store=transport.event_store,
-            prime=transport.primes,
-            retry_ms=transport.retry_ms,
-        )
+        await _write_live(stream, responder, transport)
 
     def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:
         """End ``rid``'s stream if its handler stops without an answer (it was cancelled).
@@ -427,14 +420,7 @@ class StreamableHttpEndpoint:
                 await send_error(responder, 409, "This session already has a GET stream open")
                 return
             await responder.start_stream(200, SSE_HEADERS)
-            await write_stream(
-                stream,
-                responder,
-                session_id=transport.session_id,
-                event_store=transport.event_store,
-                prime=transport.primes,
-                retry_ms=transport.retry_ms,
-            )
+            await _write_live(stream, responder, transport)
         finally:
             transport.exchanges -= 1
             transport.touch()
@@ -497,3 +483,17 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
+
+
+async def _write_live(
+    stream: OutboundStream, responder: HttpResponder, transport: HttpSession
+) -> None:
+    """Write a live stream of ``transport`` with the session's event store and SSE settings."""
+    await write_stream(
+        stream,
+        responder,
+        session_id=transport.session_id,
+        event_store=transport.event_store,
+        prime=transport.primes,
+        retry_ms=transport.retry_ms,
+    )

@@ -2,19 +2,18 @@
 
 Theory of operation
 -------------------
-One task per connection runs :meth:`_Connection.run`: read a request head, call the app in the
-same task, finish the request body, loop. A plain response costs no task and one ``send_all``
-(head and body joined). Pipelined requests are therefore answered in order by construction.
+One task per connection runs :meth:`BuiltinConnection.run`: read a request head, call the app in
+the same task, finish the request body, loop. A plain response costs no task and one
+``send_all`` (head and body joined). Pipelined requests are therefore answered in order by
+construction.
 
 A streamed response is different: while it is open the handler may sit idle (an SSE stream) and
-still has to learn that the client went away. So :meth:`_Connection.start_watcher` starts one
-reader task in the connection's nursery, only while a stream is open and only once the request
-body has been fully received (so that it never competes with ``read_body`` for the socket). It
-reads the socket; EOF cancels the connection's scope (ending the handler, then the
-connection); anything else is a pipelined next request, fed to the parser and kept there, up to a
-cap beyond which the watcher stops reading.
-When the stream ends the watcher is cancelled and awaited before the connection reads again,
-so the two never read at once.
+still has to learn that the client went away. So a
+:class:`~.builtin_exchange.DisconnectWatcher` reads the socket in the connection's nursery while
+a stream is open, once the request body has been fully received; EOF cancels the connection's
+scope (ending the handler, then the connection). When the stream ends the watcher is cancelled
+and awaited before the connection reads again, so the two never read at once. The request and
+responder the app gets (:mod:`.builtin_exchange`) do their I/O through the connection.
 
 No request pays for a cancel scope of its own: the whole request loop runs in one per
 connection, whose deadline is set around each wait on the client (reading a head, a piece of
@@ -42,12 +41,20 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import unquote_to_bytes
 
 import trio
 
+from .builtin_exchange import (
+    NOT_STARTED,
+    STREAMING,
+    TEXT_PLAIN,
+    BadRequestBody,
+    BuiltinRequest,
+    BuiltinResponder,
+    DisconnectWatcher,
+)
 from .builtin_websocket import serve_websocket_upgrade
-from .exchange import BodyTooLarge, Headers, HttpApp
+from .exchange import BodyTooLarge, HttpApp
 from .h11_parser import H11RequestParser
 from .parser import (
     CONNECTION_CLOSED,
@@ -55,7 +62,6 @@ from .parser import (
     ParseError,
     RequestHead,
     RequestParser,
-    chunk,
     response_head,
 )
 
@@ -66,9 +72,7 @@ logger = logging.getLogger("mcptrio.transports.http")
 ParserName = Literal["auto", "h11", "httptools"]
 
 _RECEIVE_SIZE = 65536
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
-_TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 # What the connection was waiting for when its scope's deadline fired.
 _IDLE, _HEAD, _BODY, _WRITE = range(4)
 
@@ -111,6 +115,19 @@ def _parser_factory(parser: ParserName) -> Callable[[int], RequestParser]:
     return H11RequestParser
 
 
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """What every connection of one :func:`serve_builtin` call shares."""
+
+    app: HttpApp
+    parser_type: Callable[[int], RequestParser]
+    limits: ServerLimits
+    ssl_context: object | None
+    scheme: str
+    #: One per connection being served (``max_connections`` in all).
+    slots: trio.Semaphore
+
+
 async def serve_builtin(
     app: HttpApp,
     *,
@@ -137,24 +154,17 @@ async def serve_builtin(
     sockname = listeners[0].socket.getsockname()
     scheme = "https" if ssl_context is not None else "http"
     bound_host = f"[{sockname[0]}]" if ":" in sockname[0] else sockname[0]
-    slots = trio.Semaphore(limits.max_connections)
+    site = _Site(
+        app, parser_type, limits, ssl_context, scheme, trio.Semaphore(limits.max_connections)
+    )
     async with trio.open_nursery() as nursery:
         for listener in listeners:
-            nursery.start_soon(
-                _accept_loop, listener, app, parser_type, limits, ssl_context, scheme, slots
-            )
+            nursery.start_soon(_accept_loop, listener, site)
         task_status.started(f"{scheme}://{bound_host}:{sockname[1]}")
 
 
-async def _accept_loop(
-    listener: trio.SocketListener,
-    app: HttpApp,
-    parser_type: Callable[[int], RequestParser],
-    limits: ServerLimits,
-    ssl_context: object | None,
-    scheme: str,
-    slots: trio.Semaphore,
-) -> None:
+async def _accept_loop(listener: trio.SocketListener, site: _Site) -> None:
+    slots = site.slots
     async with listener, trio.open_nursery() as nursery:
         while True:
             await slots.acquire()
@@ -170,20 +180,11 @@ async def _accept_loop(
             except BaseException:
                 slots.release()
                 raise
-            nursery.start_soon(
-                _serve_connection, stream, app, parser_type, limits, ssl_context, scheme, slots
-            )
+            nursery.start_soon(_serve_connection, stream, site)
 
 
-async def _serve_connection(
-    stream: trio.SocketStream,
-    app: HttpApp,
-    parser_type: Callable[[int], RequestParser],
-    limits: ServerLimits,
-    ssl_context: object | None,
-    scheme: str,
-    slots: trio.Semaphore,
-) -> None:
+async def _serve_connection(stream: trio.SocketStream, site: _Site) -> None:
+    ssl_context = site.ssl_context
     try:
         try:
             peer = stream.socket.getpeername()
@@ -196,8 +197,11 @@ async def _serve_connection(
 
             assert isinstance(ssl_context, ssl.SSLContext)
             wrapped = trio.SSLStream(stream, ssl_context, server_side=True, https_compatible=True)
-        connection = _Connection(wrapped, app, parser_type(limits.max_head_size), limits)
-        connection.scheme = scheme
+        limits = site.limits
+        connection = BuiltinConnection(
+            wrapped, site.app, site.parser_type(limits.max_head_size), limits
+        )
+        connection.scheme = site.scheme
         connection.client = client
         async with trio.open_nursery() as nursery:
             connection.nursery = nursery
@@ -209,19 +213,11 @@ async def _serve_connection(
             await connection.interrupted()
         await connection.close()
     finally:
-        slots.release()
+        site.slots.release()
         await trio.aclose_forcefully(stream)
 
 
-class _ClientError(Exception):
-    """The client broke the request body rules; answer ``status`` and close."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class _Connection:
+class BuiltinConnection:
     """One client connection: the request loop and what the request/responder pair share."""
 
     def __init__(
@@ -253,26 +249,30 @@ class _Connection:
         self.message_complete = False
         # Whether a streamed response is open (the watcher may run).
         self.streaming = False
-        self._watcher_scope: trio.CancelScope | None = None
-        self._watcher_done: trio.Event | None = None
+        self.watcher = DisconnectWatcher(self)
 
     # -- reading ----------------------------------------------------------------------------
 
-    async def receive(self, deadline: float, phase: int) -> bytes | bytearray:
-        """Bytes from the client; ``b""`` at EOF or breakage; past ``deadline`` the loop ends."""
-        scope = self.scope
-        self.phase = phase
-        scope.deadline = deadline
+    async def receive_some(self) -> bytes | bytearray:
+        """Bytes from the client; ``b""`` at EOF or breakage (the client is then gone)."""
         try:
             data = await self.stream.receive_some(_RECEIVE_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             data = b""
-        finally:
-            scope.deadline = math.inf
         if not data:
             self.peer_gone = True
             self.readable = False
         return data
+
+    async def receive(self, deadline: float, phase: int) -> bytes | bytearray:
+        """:meth:`receive_some`, ending the request loop if nothing comes by ``deadline``."""
+        scope = self.scope
+        self.phase = phase
+        scope.deadline = deadline
+        try:
+            return await self.receive_some()
+        finally:
+            scope.deadline = math.inf
 
     async def read_head(self, first: bool) -> RequestHead | None:
         """The next request head, or ``None`` when the connection should end quietly."""
@@ -315,7 +315,7 @@ class _Connection:
             try:
                 event = self.parser.next_event()
             except ParseError as error:
-                raise _ClientError(400, str(error)) from None
+                raise BadRequestBody(400, str(error)) from None
             if event is None:
                 if not self.readable:
                     raise trio.BrokenResourceError("the client closed during the request body")
@@ -329,7 +329,7 @@ class _Connection:
             elif isinstance(event, bytes):
                 return event
             else:
-                raise _ClientError(400, "malformed request body")
+                raise BadRequestBody(400, "malformed request body")
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -354,7 +354,7 @@ class _Connection:
             return
         self.writable = False
         body = message.encode("utf-8", "replace")
-        head = response_head(status, _TEXT, content_length=len(body), keep_alive=False)
+        head = response_head(status, TEXT_PLAIN, content_length=len(body), keep_alive=False)
         with trio.move_on_after(self.limits.write_timeout):
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 await self.stream.send_all(head + body)
@@ -369,49 +369,6 @@ class _Connection:
             await self.refuse(408, "request body timeout")
         else:
             self.writable = False
-
-    # -- the watcher ------------------------------------------------------------------------
-
-    def start_watcher(self) -> None:
-        if (
-            self._watcher_scope is not None
-            or not self.message_complete
-            or not self.readable
-            or self.nursery is None
-        ):
-            return
-        self._watcher_scope = trio.CancelScope()
-        self._watcher_done = trio.Event()
-        self.nursery.start_soon(self._watch, self._watcher_scope, self._watcher_done)
-
-    async def stop_watcher(self) -> None:
-        if self._watcher_scope is None or self._watcher_done is None:
-            return
-        self._watcher_scope.cancel()
-        # It is cancelled: it finishes at once, and must have before anyone reads again.
-        with trio.CancelScope(shield=True):
-            await self._watcher_done.wait()
-        self._watcher_scope = self._watcher_done = None
-
-    async def _watch(self, scope: trio.CancelScope, done: trio.Event) -> None:
-        try:
-            with scope:
-                buffered = 0
-                while buffered < self.limits.pipeline_buffer_limit:
-                    try:
-                        data = await self.stream.receive_some(_RECEIVE_SIZE)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
-                        data = b""
-                    if not data:
-                        self.peer_gone = True
-                        self.readable = False
-                        self.scope.cancel()
-                        return
-                    buffered += len(data)
-                    self.parser.feed(data)
-                await trio.sleep_forever()
-        finally:
-            done.set()
 
     # -- the request loop -------------------------------------------------------------------
 
@@ -438,28 +395,28 @@ class _Connection:
         self.responding = False
         try:
             await self.app.handle_http(request, responder)
-        except _ClientError as error:
-            if responder.state == _NOT_STARTED:
+        except BadRequestBody as error:
+            if responder.state == NOT_STARTED:
                 await self.refuse(error.status, str(error))
             return False
         except trio.BrokenResourceError:
             return False
         except Exception:
             logger.exception("HTTP handler for %s %s failed", request.method, request.path)
-            if responder.state != _NOT_STARTED:
+            if responder.state != NOT_STARTED:
                 return False
             request.keep_alive = False
             await responder.send_quietly(500, b"internal server error")
             return False
         finally:
             self.streaming = False
-            await self.stop_watcher()
+            await self.watcher.stop()
         if not self.writable:
             return False
-        if responder.state == _NOT_STARTED:
+        if responder.state == NOT_STARTED:
             logger.error("HTTP handler for %s %s did not respond", request.method, request.path)
             await responder.send_quietly(500, b"the handler did not respond")
-        elif responder.state == _STREAMING:
+        elif responder.state == STREAMING:
             try:
                 await responder.end_stream()
             except trio.BrokenResourceError:
@@ -471,7 +428,7 @@ class _Connection:
         try:
             if await request.read_body(0):
                 raise BodyTooLarge
-        except (BodyTooLarge, _ClientError):
+        except (BodyTooLarge, BadRequestBody):
             await self.refuse(400, "a WebSocket upgrade request has no body")
             return
         except trio.BrokenResourceError:
@@ -503,184 +460,3 @@ class _Connection:
                     pass
         with trio.CancelScope(shield=True), trio.move_on_after(self.limits.linger_timeout):
             await stream.aclose()
-
-
-_NOT_STARTED, _STREAMING, _DONE = 0, 1, 2
-
-
-class BuiltinRequest:
-    """:class:`~.exchange.HttpRequest` of the built-in server."""
-
-    __slots__ = (
-        "_body",
-        "_connection",
-        "_continue_sent",
-        "_path",
-        "_query",
-        "_state",
-        "head",
-        "keep_alive",
-    )
-
-    def __init__(self, connection: _Connection, head: RequestHead) -> None:
-        self._connection = connection
-        self.head = head
-        self.keep_alive = head.keep_alive
-        target = head.target
-        path, _, self._query = target.partition(b"?")
-        self._path = path
-        # _state: 0 unread, 1 read, 2 over a limit (the rest is unread)
-        self._state = 0
-        self._body = b""
-        self._continue_sent = False
-
-    @property
-    def method(self) -> str:
-        return self.head.method.decode("ascii")
-
-    @property
-    def path(self) -> str:
-        raw = self._path
-        if b"%" in raw:
-            raw = unquote_to_bytes(raw)
-        return raw.decode("utf-8", "surrogateescape")
-
-    @property
-    def query_string(self) -> bytes:
-        return self._query
-
-    @property
-    def headers(self) -> Headers:
-        return self.head.headers
-
-    @property
-    def client(self) -> tuple[str, int] | None:
-        return self._connection.client
-
-    @property
-    def scheme(self) -> str:
-        return self._connection.scheme
-
-    async def read_body(self, limit: int) -> bytes:
-        if self._state == 1:
-            return self._body
-        if self._state == 2:
-            raise BodyTooLarge(f"the request body is over {limit} bytes")
-        connection = self._connection
-        head = self.head
-        if connection.message_complete:
-            self._state = 1
-            return b""
-        if head.content_length is not None and head.content_length > limit:
-            self._state = 2
-            raise BodyTooLarge(f"the request body is over {limit} bytes")
-        if head.expect_continue and not self._continue_sent:
-            self._continue_sent = True
-            await connection.send(_CONTINUE)
-        parts: list[bytes] = []
-        size = 0
-        while (data := await connection.next_body_event()) is not None:
-            size += len(data)
-            if size > limit:
-                self._state = 2
-                raise BodyTooLarge(f"the request body is over {limit} bytes")
-            parts.append(data)
-        self._state = 1
-        self._body = parts[0] if len(parts) == 1 else b"".join(parts)
-        if connection.streaming:
-            connection.start_watcher()
-        return self._body
-
-    def can_keep_alive(self) -> bool:
-        """Whether the connection may carry another request after this response."""
-        if not self.keep_alive:
-            return False
-        if self._connection.message_complete:
-            return True
-        if self.head.expect_continue and not self._continue_sent:
-            # The client may or may not send the body it announced: no way to tell its end.
-            return False
-        length = self.head.content_length
-        return length is None or length <= self._connection.limits.discard_body_limit
-
-    async def discard_rest(self) -> bool:
-        """Read and drop what the app left of the body; whether the connection survives."""
-        connection = self._connection
-        if connection.message_complete:
-            return True
-        remaining = connection.limits.discard_body_limit
-        try:
-            while (data := await connection.next_body_event()) is not None:
-                remaining -= len(data)
-                if remaining < 0:
-                    return False
-        except (_ClientError, trio.BrokenResourceError):
-            return False
-        return True
-
-
-class BuiltinResponder:
-    """:class:`~.exchange.HttpResponder` of the built-in server."""
-
-    __slots__ = ("_connection", "_request", "state")
-
-    def __init__(self, connection: _Connection, request: BuiltinRequest) -> None:
-        self._connection = connection
-        self._request = request
-        self.state = _NOT_STARTED
-
-    async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
-        if self.state != _NOT_STARTED:
-            raise RuntimeError("a response was already sent")
-        self.state = _DONE
-        self._connection.responding = True
-        request = self._request
-        keep_alive = request.keep_alive = request.can_keep_alive()
-        head = response_head(status, headers, content_length=len(body), keep_alive=keep_alive)
-        if body and request.head.method != b"HEAD":
-            head += body
-        await self._connection.send(head)
-
-    async def send_quietly(self, status: int, message: bytes) -> None:
-        """Send an error response the front end generated; a gone client is not an error."""
-        with contextlib.suppress(trio.BrokenResourceError):
-            await self.send_response(status, _TEXT, message)
-
-    async def start_stream(self, status: int, headers: Headers) -> None:
-        if self.state != _NOT_STARTED:
-            raise RuntimeError("a response was already sent")
-        self.state = _STREAMING
-        request = self._request
-        connection = self._connection
-        connection.responding = True
-        chunked = request.head.http_version == b"1.1"
-        keep_alive = request.keep_alive = chunked and request.can_keep_alive()
-        if chunked:
-            head = response_head(status, headers, content_length=None, keep_alive=keep_alive)
-        else:
-            # HTTP/1.0 has no chunked coding: the body ends where the connection does.
-            head = response_head(status, headers, content_length=0, keep_alive=False)
-            head = head.replace(b"content-length: 0\r\n", b"", 1)
-        connection.streaming = True
-        await connection.send(head)
-        connection.start_watcher()
-
-    async def send_chunk(self, data: bytes) -> None:
-        if self.state != _STREAMING:
-            raise RuntimeError("no streamed response is open")
-        connection = self._connection
-        if connection.peer_gone:
-            raise trio.BrokenResourceError("the client went away")
-        if not data or self._request.head.method == b"HEAD":
-            return
-        if self._request.head.http_version == b"1.1":
-            data = chunk(data)
-        await connection.send(data)
-
-    async def end_stream(self) -> None:
-        if self.state != _STREAMING:
-            raise RuntimeError("no streamed response is open")
-        self.state = _DONE
-        self._connection.streaming = False
-        if self._request.head.http_version == b"1.1" and self._request.head.method != b"HEAD":
-            await self._connection.send(b"0\r\n\r\n")

@@ -1,0 +1,279 @@
+"""One request/response exchange on a built-in server connection, and its disconnect watcher.
+
+:class:`BuiltinRequest` and :class:`BuiltinResponder` are the :class:`~.exchange.HttpRequest`
+and :class:`~.exchange.HttpResponder` the built-in server (:mod:`.builtin_server`) hands to the
+app for each request. They hold no I/O of their own: every read and write goes through the
+connection, whose cancel scope carries the deadlines.
+
+While a streamed response is open the handler may sit idle (an SSE stream) and still has to
+learn that the client went away: that is the :class:`DisconnectWatcher`'s job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+from urllib.parse import unquote_to_bytes
+
+import trio
+
+from .exchange import BodyTooLarge, Headers
+from .parser import RequestHead, chunk, response_head
+
+if TYPE_CHECKING:
+    from .builtin_server import BuiltinConnection
+
+__all__ = ["BadRequestBody", "BuiltinRequest", "BuiltinResponder", "DisconnectWatcher"]
+
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+TEXT_PLAIN = [(b"content-type", b"text/plain; charset=utf-8")]
+# BuiltinResponder.state
+NOT_STARTED, STREAMING, DONE = 0, 1, 2
+
+
+class BadRequestBody(Exception):
+    """The client broke the request body rules; answer ``status`` and close."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BuiltinRequest:
+    """:class:`~.exchange.HttpRequest` of the built-in server."""
+
+    __slots__ = (
+        "_body",
+        "_connection",
+        "_continue_sent",
+        "_path",
+        "_query",
+        "_state",
+        "head",
+        "keep_alive",
+    )
+
+    def __init__(self, connection: BuiltinConnection, head: RequestHead) -> None:
+        self._connection = connection
+        self.head = head
+        self.keep_alive = head.keep_alive
+        target = head.target
+        path, _, self._query = target.partition(b"?")
+        self._path = path
+        # _state: 0 unread, 1 read, 2 over a limit (the rest is unread)
+        self._state = 0
+        self._body = b""
+        self._continue_sent = False
+
+    @property
+    def method(self) -> str:
+        return self.head.method.decode("ascii")
+
+    @property
+    def path(self) -> str:
+        raw = self._path
+        if b"%" in raw:
+            raw = unquote_to_bytes(raw)
+        return raw.decode("utf-8", "surrogateescape")
+
+    @property
+    def query_string(self) -> bytes:
+        return self._query
+
+    @property
+    def headers(self) -> Headers:
+        return self.head.headers
+
+    @property
+    def client(self) -> tuple[str, int] | None:
+        return self._connection.client
+
+    @property
+    def scheme(self) -> str:
+        return self._connection.scheme
+
+    def _too_large(self, limit: int) -> BodyTooLarge:
+        # What is left of the body stays unread: discard_rest decides whether it can go.
+        self._state = 2
+        return BodyTooLarge(f"the request body is over {limit} bytes")
+
+    async def read_body(self, limit: int) -> bytes:
+        if self._state == 1:
+            return self._body
+        if self._state == 2:
+            raise self._too_large(limit)
+        connection = self._connection
+        head = self.head
+        if connection.message_complete:
+            self._state = 1
+            return b""
+        if head.content_length is not None and head.content_length > limit:
+            raise self._too_large(limit)
+        if head.expect_continue and not self._continue_sent:
+            self._continue_sent = True
+            await connection.send(_CONTINUE)
+        parts: list[bytes] = []
+        size = 0
+        while (data := await connection.next_body_event()) is not None:
+            size += len(data)
+            if size > limit:
+                raise self._too_large(limit)
+            parts.append(data)
+        self._state = 1
+        self._body = parts[0] if len(parts) == 1 else b"".join(parts)
+        if connection.streaming:
+            connection.watcher.start()
+        return self._body
+
+    def can_keep_alive(self) -> bool:
+        """Whether the connection may carry another request after this response."""
+        if not self.keep_alive:
+            return False
+        if self._connection.message_complete:
+            return True
+        if self.head.expect_continue and not self._continue_sent:
+            # The client may or may not send the body it announced: no way to tell its end.
+            return False
+        length = self.head.content_length
+        return length is None or length <= self._connection.limits.discard_body_limit
+
+    async def discard_rest(self) -> bool:
+        """Read and drop what the app left of the body; whether the connection survives."""
+        connection = self._connection
+        if connection.message_complete:
+            return True
+        remaining = connection.limits.discard_body_limit
+        try:
+            while (data := await connection.next_body_event()) is not None:
+                remaining -= len(data)
+                if remaining < 0:
+                    return False
+        except (BadRequestBody, trio.BrokenResourceError):
+            return False
+        return True
+
+
+class BuiltinResponder:
+    """:class:`~.exchange.HttpResponder` of the built-in server."""
+
+    __slots__ = ("_connection", "_request", "state")
+
+    def __init__(self, connection: BuiltinConnection, request: BuiltinRequest) -> None:
+        self._connection = connection
+        self._request = request
+        self.state = NOT_STARTED
+
+    async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
+        if self.state != NOT_STARTED:
+            raise RuntimeError("a response was already sent")
+        self.state = DONE
+        self._connection.responding = True
+        request = self._request
+        keep_alive = request.keep_alive = request.can_keep_alive()
+        head = response_head(status, headers, content_length=len(body), keep_alive=keep_alive)
+        if body and request.head.method != b"HEAD":
+            head += body
+        await self._connection.send(head)
+
+    async def send_quietly(self, status: int, message: bytes) -> None:
+        """Send an error response the front end generated; a gone client is not an error."""
+        with contextlib.suppress(trio.BrokenResourceError):
+            await self.send_response(status, TEXT_PLAIN, message)
+
+    async def start_stream(self, status: int, headers: Headers) -> None:
+        if self.state != NOT_STARTED:
+            raise RuntimeError("a response was already sent")
+        self.state = STREAMING
+        request = self._request
+        connection = self._connection
+        connection.responding = True
+        chunked = request.head.http_version == b"1.1"
+        keep_alive = request.keep_alive = chunked and request.can_keep_alive()
+        if chunked:
+            head = response_head(status, headers, content_length=None, keep_alive=keep_alive)
+        else:
+            # HTTP/1.0 has no chunked coding: the body ends where the connection does.
+            head = response_head(status, headers, content_length=0, keep_alive=False)
+            head = head.replace(b"content-length: 0\r\n", b"", 1)
+        connection.streaming = True
+        await connection.send(head)
+        connection.watcher.start()
+
+    async def send_chunk(self, data: bytes) -> None:
+        if self.state != STREAMING:
+            raise RuntimeError("no streamed response is open")
+        connection = self._connection
+        if connection.peer_gone:
+            raise trio.BrokenResourceError("the client went away")
+        if not data or self._request.head.method == b"HEAD":
+            return
+        if self._request.head.http_version == b"1.1":
+            data = chunk(data)
+        await connection.send(data)
+
+    async def end_stream(self) -> None:
+        if self.state != STREAMING:
+            raise RuntimeError("no streamed response is open")
+        self.state = DONE
+        self._connection.streaming = False
+        if self._request.head.http_version == b"1.1" and self._request.head.method != b"HEAD":
+            await self._connection.send(b"0\r\n\r\n")
+
+
+class DisconnectWatcher:
+    """Reads a connection's socket while a streamed response is open.
+
+    It runs in the connection's nursery, only while a stream is open and only once the request
+    body has been fully received (so that it never competes with ``read_body`` for the socket).
+    EOF cancels the connection's scope (ending the handler, then the connection); anything else
+    is a pipelined next request, fed to the parser and kept there, up to
+    ``pipeline_buffer_limit`` bytes beyond which the watcher stops reading. :meth:`stop`
+    cancels it and waits for it, so that it and the connection never read at once.
+    """
+
+    __slots__ = ("_connection", "_done", "_scope")
+
+    def __init__(self, connection: BuiltinConnection) -> None:
+        self._connection = connection
+        self._scope: trio.CancelScope | None = None
+        self._done: trio.Event | None = None
+
+    def start(self) -> None:
+        """Start watching, unless it already is or the connection cannot be read now."""
+        connection = self._connection
+        if (
+            self._scope is not None
+            or not connection.message_complete
+            or not connection.readable
+            or connection.nursery is None
+        ):
+            return
+        self._scope = trio.CancelScope()
+        self._done = trio.Event()
+        connection.nursery.start_soon(self._watch, self._scope, self._done)
+
+    async def stop(self) -> None:
+        """Stop watching; returns once the watcher no longer reads."""
+        if self._scope is None or self._done is None:
+            return
+        self._scope.cancel()
+        # It is cancelled: it finishes at once, and must have before anyone reads again.
+        with trio.CancelScope(shield=True):
+            await self._done.wait()
+        self._scope = self._done = None
+
+    async def _watch(self, scope: trio.CancelScope, done: trio.Event) -> None:
+        connection = self._connection
+        try:
+            with scope:
+                buffered = 0
+                while buffered < connection.limits.pipeline_buffer_limit:
+                    data = await connection.receive_some()
+                    if not data:
+                        connection.scope.cancel()
+                        return
+                    buffered += len(data)
+                    connection.parser.feed(data)
+                await trio.sleep_forever()
+        finally:
+            done.set()

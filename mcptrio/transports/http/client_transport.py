@@ -26,15 +26,15 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from functools import partial
 
 import trio
 
-from ...runtime.nurseries import open_unwrapping_nursery, run_task_nursery
 from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
 from .client_messages import offered_revision, peek_outgoing
 from .client_pool import HttpClientPool, HttpError
+from .client_resources import open_client_resources
 from .legacy_sse_client import (
     LegacySseClientTransport,
     LegacySseError,
@@ -141,44 +141,31 @@ async def open_http_client_transport(
     :func:`~mcptrio.transports.http.streamable_client.open_streamable_http_client_transport`,
     and apply to whichever transport is chosen. Leaving the block closes it.
     """
-    own_pool = pool is None
-    http = pool or HttpClientPool(
-        ssl_context=ssl_context,
-        connect_timeout=timeout,
-        read_timeout=timeout,
-        max_connections=max_concurrent_posts + 8,
-    )
-    try:
-        async with open_unwrapping_nursery() as nursery:
-            open_legacy = partial(
-                open_legacy_sse_client_transport,
-                url,
-                headers=headers,
-                timeout=timeout,
-                sse_read_timeout=sse_read_timeout,
-                pool=http,
-                max_frame_size=max_frame_size,
-                max_concurrent_posts=max_concurrent_posts,
-            )
-            # The fallback's home, which closing cancels: the caller's block is not in it.
-            tasks: trio.Nursery = await nursery.start(run_task_nursery)
-            transport = HttpClientTransport(url, tasks, open_legacy)
-            async with open_streamable_http_client_transport(
-                url,
-                headers=headers,
-                timeout=timeout,
-                sse_read_timeout=sse_read_timeout,
-                pool=http,
-                max_frame_size=max_frame_size,
-                max_concurrent_posts=max_concurrent_posts,
-                on_initialize_outcome=transport.on_initialize_outcome,
-            ) as streamable:
-                transport._current = streamable
-                try:
-                    yield transport
-                finally:
-                    await transport.aclose()
-    finally:
-        if own_pool:
-            with trio.CancelScope(shield=True):
-                await http.aclose()
+    # ``tasks`` is the fallback's home, which closing cancels: the caller's block is not in it.
+    async with open_client_resources(
+        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 8
+    ) as (http, tasks):
+        open_legacy = partial(
+            open_legacy_sse_client_transport,
+            url,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            pool=http,
+            max_frame_size=max_frame_size,
+            max_concurrent_posts=max_concurrent_posts,
+        )
+        transport = HttpClientTransport(url, tasks, open_legacy)
+        async with open_streamable_http_client_transport(
+            url,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            pool=http,
+            max_frame_size=max_frame_size,
+            max_concurrent_posts=max_concurrent_posts,
+            on_initialize_outcome=transport.on_initialize_outcome,
+        ) as streamable:
+            transport._current = streamable
+            async with aclosing(transport):
+                yield transport

@@ -25,17 +25,17 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from urllib.parse import urljoin
 
 import trio
 
 from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.sse import SseError, SseEvent, SseParser
-from ...runtime.nurseries import open_unwrapping_nursery, run_task_nursery
 from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 from .client_messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
 from .client_pool import HttpClientPool, HttpError, HttpResponse, split_url
+from .client_resources import open_client_resources
 
 __all__ = ["LegacySseClientTransport", "LegacySseError", "open_legacy_sse_client_transport"]
 
@@ -264,32 +264,19 @@ async def open_legacy_sse_client_transport(
     :func:`~mcptrio.transports.http.streamable_client.open_streamable_http_client_transport`.
     Leaving the block closes the stream and stops every POST.
     """
-    own_pool = pool is None
-    http = pool or HttpClientPool(
-        ssl_context=ssl_context,
-        connect_timeout=timeout,
-        read_timeout=timeout,
-        max_connections=max_concurrent_posts + 2,
-    )
-    try:
-        async with open_unwrapping_nursery() as nursery:
-            tasks: trio.Nursery = await nursery.start(run_task_nursery)
-            transport = LegacySseClientTransport(
-                url,
-                http,
-                tasks,
-                headers=headers,
-                timeout=timeout,
-                sse_read_timeout=sse_read_timeout,
-                max_frame_size=max_frame_size,
-                max_concurrent_posts=max_concurrent_posts,
-            )
-            await tasks.start(transport.run_stream)
-            try:
-                yield transport
-            finally:
-                await transport.aclose()
-    finally:
-        if own_pool:
-            with trio.CancelScope(shield=True):
-                await http.aclose()
+    async with open_client_resources(
+        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 2
+    ) as (http, tasks):
+        transport = LegacySseClientTransport(
+            url,
+            http,
+            tasks,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            max_frame_size=max_frame_size,
+            max_concurrent_posts=max_concurrent_posts,
+        )
+        await tasks.start(transport.run_stream)
+        async with aclosing(transport):
+            yield transport

@@ -45,7 +45,8 @@ failing the application. What does not survive is the server's per-session state
 subscriptions, logging level, in-flight requests: requests that were waiting on a stream of the
 old session get an error response). If the renewal fails, or the server now answers with a
 different revision, the transport ends (``receive`` raises ``trio.EndOfChannel``) and the
-session with it, since carrying on would speak the wrong protocol.
+session with it, since carrying on would speak the wrong protocol. The renewal itself lives in
+:mod:`mcptrio.transports.http.session_renewal`.
 
 **Closing.** :meth:`~StreamableHttpClientTransport.aclose` stops every POST and stream and sends
 ``DELETE`` with the session id (a ``405`` is ignored), shielded and within ``timeout``.
@@ -56,7 +57,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 
 import trio
@@ -64,7 +65,6 @@ import trio
 from ...protocol.base import RequestId
 from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.sse import SseError, SseParser
-from ...runtime.nurseries import open_unwrapping_nursery, run_task_nursery
 from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 from .client_messages import (
     OutgoingInfo,
@@ -75,6 +75,8 @@ from .client_messages import (
     response_ids,
 )
 from .client_pool import HttpClientPool, HttpError, HttpResponse
+from .client_resources import open_client_resources
+from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
 
 __all__ = [
     "InitializeOutcome",
@@ -84,7 +86,6 @@ __all__ = [
 
 log = logging.getLogger("mcptrio.transports.http.streamable_client")
 
-_ACCEPT_BOTH = "application/json, text/event-stream"
 # How much of an error body is read to explain the error.
 _ERROR_BODY_LIMIT = 4096
 
@@ -158,13 +159,9 @@ class StreamableHttpClientTransport:
         self.session_id: str | None = None
         #: The revision the server answered ``initialize`` with.
         self.protocol_version: str | None = None
-        self._initialize_frame: bytes | None = None
-        self._initialize_id: RequestId | None = None
-        self._initialized_frame: bytes | None = None
+        self._renewal = SessionRenewal(self, pool, on_end=self._incoming_send.close)
         self._gate: trio.Event | None = None
         self._get_started = False
-        self._renew_lock = trio.Lock()
-        self._ended = False
         self._streams: dict[RequestId, _Stream] = {}
         self._closed = False
 
@@ -186,11 +183,8 @@ class StreamableHttpClientTransport:
             await self._post_slots.acquire()
             wait_for = self._gate
             opens_gate: trio.Event | None = None
-            if info.method == "initialize" and info.request_ids:
-                self._initialize_frame = frame.data
-                self._initialize_id = info.request_ids[0]
-            elif info.method == "notifications/initialized":
-                self._initialized_frame = frame.data
+            self._renewal.remember(frame.data, info)
+            if info.method == "notifications/initialized":
                 opens_gate = self._gate = trio.Event()
             elif info.cancels is not None:
                 self._abandon(info.cancels)
@@ -213,7 +207,7 @@ class StreamableHttpClientTransport:
         with trio.CancelScope(shield=True), trio.move_on_after(self.timeout):
             try:
                 async with self._pool.request(
-                    "DELETE", self.url, headers=self._headers("application/json, */*")
+                    "DELETE", self.url, headers=self.request_headers("application/json, */*")
                 ) as response:
                     if response.status not in (200, 202, 204, 405, 404):
                         log.info("DELETE of the session got HTTP %d", response.status)
@@ -222,7 +216,8 @@ class StreamableHttpClientTransport:
 
     # ------------------------------------------------------------ POST
 
-    def _headers(self, accept: str, *, session: bool = True) -> list[tuple[str, str]]:
+    def request_headers(self, accept: str, *, session: bool = True) -> list[tuple[str, str]]:
+        """The headers of a request, with the session's id and revision when ``session``."""
         headers = [*self._custom_headers, ("accept", accept)]
         if session:
             if self.session_id is not None:
@@ -259,7 +254,7 @@ class StreamableHttpClientTransport:
             self._streams[rid] = stream
         try:
             sent_session = self.session_id
-            headers = self._headers(_ACCEPT_BOTH, session=not is_initialize)
+            headers = self.request_headers(ACCEPT_JSON_OR_SSE, session=not is_initialize)
             headers.append(("content-type", "application/json"))
             status = 0
             reason = ""
@@ -276,7 +271,7 @@ class StreamableHttpClientTransport:
                             return
                         if 200 <= status < 300:
                             if is_initialize:
-                                self._take_session_id(response)
+                                self.take_session_id(response)
                             outcome = await self._read_post_response(response, stream)
                         else:
                             body = await response.read(_ERROR_BODY_LIMIT)
@@ -318,7 +313,8 @@ class StreamableHttpClientTransport:
         self._on_initialize_outcome = None
         return await hook(data, status)
 
-    def _take_session_id(self, response: HttpResponse) -> None:
+    def take_session_id(self, response: HttpResponse) -> None:
+        """Adopt the ``Mcp-Session-Id`` of an ``initialize`` response, if it has a valid one."""
         value = response.header(b"mcp-session-id")
         if value is None:
             return
@@ -425,7 +421,7 @@ class StreamableHttpClientTransport:
 
         Returns how it ended and whether it brought anything (an event or a retry value).
         """
-        headers = self._headers("text/event-stream")
+        headers = self.request_headers("text/event-stream")
         if stream.last_event_id is not None:
             headers.append(("last-event-id", stream.last_event_id))
         before = (stream.last_event_id, stream.retry_ms, len(stream.pending))
@@ -448,7 +444,7 @@ class StreamableHttpClientTransport:
         if status == 404 and sent_session is not None:
             # The session is gone, and a POST stream being resumed is lost with it.
             self._fail(stream, "The server ended the session while the request was running")
-            await self._renew(sent_session)
+            await self._renewal.renew(sent_session)
             return _SESSION_GONE, False
         log.info("GET of the SSE stream got HTTP %d", status)
         return _ENDED, False
@@ -457,7 +453,7 @@ class StreamableHttpClientTransport:
         """Keep the server's standalone GET stream open, resuming it when it drops."""
         stream = _Stream()
         failures = 0
-        while not self._ended:
+        while not self._renewal.ended:
             outcome, progressed = await self._get(stream)
             if outcome == _UNUSABLE:
                 # 405: the server offers no standalone stream.
@@ -479,7 +475,7 @@ class StreamableHttpClientTransport:
         self, data: bytes, info: OutgoingInfo, stale: str, stream: _Stream
     ) -> None:
         stream.pending.clear()
-        if not await self._renew(stale):
+        if not await self._renewal.renew(stale):
             for rid in info.request_ids:
                 await self._deliver(
                     error_response(rid, INTERNAL_ERROR, "The server ended the MCP session")
@@ -487,62 +483,6 @@ class StreamableHttpClientTransport:
             return
         if info.method != "notifications/initialized":
             await self._post(data, info, may_renew=False)
-
-    async def _renew(self, stale: str) -> bool:
-        """Start a new session after ``stale`` got a 404; ``False`` ends the transport."""
-        async with self._renew_lock:
-            if self.session_id != stale or self._ended:
-                # Another task renewed the session already (or failed to, and ended).
-                return not self._ended
-            init, init_id = self._initialize_frame, self._initialize_id
-            if init is None or init_id is None:
-                return self._end("The server ended the session before it was initialized")
-            log.info("the server ended session %s; starting a new one", stale)
-            self.session_id = None
-            revision = self.protocol_version
-            try:
-                answer = await self._exchange(init, init_id)
-                if answer is None:
-                    return self._end("The server refused to start a new session")
-                new_revision = initialize_revision(answer, init_id)
-                if new_revision != revision:
-                    return self._end(
-                        f"The new session speaks {new_revision!r}, not {revision!r} as before"
-                    )
-                if self._initialized_frame is not None:
-                    await self._exchange(self._initialized_frame, None)
-            except HttpError as exc:
-                return self._end(f"Could not start a new session: {exc}")
-            return True
-
-    async def _exchange(self, data: bytes, rid: RequestId | None) -> bytes | None:
-        """POST ``data`` and return the response for ``rid`` without delivering it."""
-        headers = self._headers(_ACCEPT_BOTH, session=rid is None)
-        headers.append(("content-type", "application/json"))
-        async with self._pool.request(
-            "POST", self.url, headers=headers, body=data, read_timeout=self.timeout
-        ) as response:
-            if not 200 <= response.status < 300:
-                log.warning("session renewal: HTTP %d", response.status)
-                return None
-            if rid is None:
-                return b""
-            self._take_session_id(response)
-            if response.content_type == "application/json":
-                return await response.read(self.max_frame_size)
-            parser = SseParser(max_line=self.max_frame_size + 64)
-            while chunk := await response.receive_some():
-                for event in parser.feed(chunk):
-                    data = event.data.encode("utf-8")
-                    if event.data and rid in response_ids(data):
-                        return data
-        return None
-
-    def _end(self, reason: str) -> bool:
-        log.error("%s; closing the transport", reason)
-        self._ended = True
-        self._incoming_send.close()
-        return False
 
     # ------------------------------------------------------------ delivery
 
@@ -607,36 +547,23 @@ async def open_streamable_http_client_transport(
 
     Leaving the block closes the transport (see :meth:`StreamableHttpClientTransport.aclose`).
     """
-    own_pool = pool is None
-    http = pool or HttpClientPool(
-        ssl_context=ssl_context,
-        connect_timeout=timeout,
-        read_timeout=timeout,
-        max_connections=max_concurrent_posts + 8,
-    )
-    try:
-        async with open_unwrapping_nursery() as nursery:
-            tasks: trio.Nursery = await nursery.start(run_task_nursery)
-            transport = StreamableHttpClientTransport(
-                url,
-                http,
-                tasks,
-                headers=headers,
-                timeout=timeout,
-                sse_read_timeout=sse_read_timeout,
-                max_frame_size=max_frame_size,
-                max_concurrent_posts=max_concurrent_posts,
-                open_get_stream=open_get_stream,
-                reconnect_delay=reconnect_delay,
-                max_reconnect_delay=max_reconnect_delay,
-                max_reconnect_attempts=max_reconnect_attempts,
-                on_initialize_outcome=on_initialize_outcome,
-            )
-            try:
-                yield transport
-            finally:
-                await transport.aclose()
-    finally:
-        if own_pool:
-            with trio.CancelScope(shield=True):
-                await http.aclose()
+    async with open_client_resources(
+        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 8
+    ) as (http, tasks):
+        transport = StreamableHttpClientTransport(
+            url,
+            http,
+            tasks,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            max_frame_size=max_frame_size,
+            max_concurrent_posts=max_concurrent_posts,
+            open_get_stream=open_get_stream,
+            reconnect_delay=reconnect_delay,
+            max_reconnect_delay=max_reconnect_delay,
+            max_reconnect_attempts=max_reconnect_attempts,
+            on_initialize_outcome=on_initialize_outcome,
+        )
+        async with aclosing(transport):
+            yield transport

@@ -35,6 +35,7 @@ from ...protocol.sse import SseError, SseEvent, SseParser
 from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 from .client_messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
 from .client_pool import HttpClientPool, HttpError, HttpResponse, split_url
+from .client_posts import PostScheduler
 from .client_resources import open_client_resources
 
 __all__ = ["LegacySseClientTransport", "LegacySseError", "open_legacy_sse_client_transport"]
@@ -90,11 +91,10 @@ class LegacySseClientTransport:
         self.timeout = timeout
         self.sse_read_timeout = sse_read_timeout
         self.max_frame_size = max_frame_size
-        self._post_slots = trio.Semaphore(max_concurrent_posts)
+        self._posts = PostScheduler(nursery, self._post, max_concurrent_posts=max_concurrent_posts)
         self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
             incoming_buffer
         )
-        self._gate: trio.Event | None = None
         self._broken = False
         self._closed = False
 
@@ -112,13 +112,7 @@ class LegacySseClientTransport:
         for frame in frames:
             if self._closed:
                 raise trio.ClosedResourceError("The transport is closed")
-            info = peek_outgoing(frame.data)
-            await self._post_slots.acquire()
-            wait_for = self._gate
-            opens_gate: trio.Event | None = None
-            if info.method == "notifications/initialized":
-                opens_gate = self._gate = trio.Event()
-            self._nursery.start_soon(self._post_task, frame.data, info, wait_for, opens_gate)
+            await self._posts.schedule(frame.data, peek_outgoing(frame.data))
 
     async def aclose(self) -> None:
         """Stop the stream and every POST; idempotent."""
@@ -203,22 +197,6 @@ class LegacySseClientTransport:
             log.debug("dropped a frame that arrived after the transport closed")
 
     # ------------------------------------------------------------ POST
-
-    async def _post_task(
-        self,
-        data: bytes,
-        info: OutgoingInfo,
-        wait_for: trio.Event | None,
-        opens_gate: trio.Event | None,
-    ) -> None:
-        try:
-            if wait_for is not None:
-                await wait_for.wait()
-            await self._post(data, info)
-        finally:
-            self._post_slots.release()
-            if opens_gate is not None:
-                opens_gate.set()
 
     async def _post(self, data: bytes, info: OutgoingInfo) -> None:
         assert self.endpoint is not None

@@ -75,6 +75,7 @@ from .client_messages import (
     response_ids,
 )
 from .client_pool import HttpClientPool, HttpError, HttpResponse
+from .client_posts import PostScheduler
 from .client_resources import open_client_resources
 from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
 
@@ -146,7 +147,9 @@ class StreamableHttpClientTransport:
         self.timeout = timeout
         self.sse_read_timeout = sse_read_timeout
         self.max_frame_size = max_frame_size
-        self._post_slots = trio.Semaphore(max_concurrent_posts)
+        self._posts = PostScheduler(
+            nursery, self._post_outgoing, max_concurrent_posts=max_concurrent_posts
+        )
         self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
             incoming_buffer
         )
@@ -160,7 +163,6 @@ class StreamableHttpClientTransport:
         #: The revision the server answered ``initialize`` with.
         self.protocol_version: str | None = None
         self._renewal = SessionRenewal(self, pool, on_end=self._incoming_send.close)
-        self._gate: trio.Event | None = None
         self._get_started = False
         self._streams: dict[RequestId, _Stream] = {}
         self._closed = False
@@ -180,15 +182,11 @@ class StreamableHttpClientTransport:
             if self._closed:
                 raise trio.ClosedResourceError("The transport is closed")
             info = peek_outgoing(frame.data)
-            await self._post_slots.acquire()
-            wait_for = self._gate
-            opens_gate: trio.Event | None = None
+            await self._posts.schedule(frame.data, info)
+            # The POST task has not run yet (no checkpoint since it started): this comes first.
             self._renewal.remember(frame.data, info)
-            if info.method == "notifications/initialized":
-                opens_gate = self._gate = trio.Event()
-            elif info.cancels is not None:
+            if info.cancels is not None:
                 self._abandon(info.cancels)
-            self._nursery.start_soon(self._post_task, frame.data, info, wait_for, opens_gate)
 
     async def aclose(self) -> None:
         """Stop every POST and stream, and end the server session with DELETE."""
@@ -226,24 +224,13 @@ class StreamableHttpClientTransport:
                 headers.append(("mcp-protocol-version", self.protocol_version))
         return headers
 
-    async def _post_task(
-        self,
-        data: bytes,
-        info: OutgoingInfo,
-        wait_for: trio.Event | None,
-        opens_gate: trio.Event | None,
-    ) -> None:
-        try:
-            if wait_for is not None:
-                await wait_for.wait()
-            await self._post(data, info, may_renew=True)
-            if opens_gate is not None and self._open_get_stream and not self._get_started:
-                self._get_started = True
-                self._nursery.start_soon(self._standalone_stream)
-        finally:
-            self._post_slots.release()
-            if opens_gate is not None:
-                opens_gate.set()
+    async def _post_outgoing(self, data: bytes, info: OutgoingInfo) -> None:
+        """POST a frame the session sent; the standalone stream opens once it is initialized."""
+        await self._post(data, info, may_renew=True)
+        initialized = info.method == "notifications/initialized"
+        if initialized and self._open_get_stream and not self._get_started:
+            self._get_started = True
+            self._nursery.start_soon(self._standalone_stream)
 
     async def _post(self, data: bytes, info: OutgoingInfo, *, may_renew: bool) -> None:
         is_initialize = info.method == "initialize"

@@ -45,6 +45,11 @@ class PostScheduler:
         this returns happens before the POST begins.
         """
         await self._slots.acquire()
+        if self._nursery.cancel_scope.cancel_called:
+            # The transport closed while this waited (even a free slot checkpoints): its nursery
+            # takes no more tasks, and the session's writer ends on this error.
+            self._slots.release()
+            raise trio.ClosedResourceError("The transport is closed")
         wait_for = self._gate
         opens_gate: trio.Event | None = None
         if info.method == "notifications/initialized":

@@ -487,3 +487,55 @@ async def test_cancelled_request_stops_following_its_stream(
             # The stream's connection was given up: the next call opens no new one beyond it.
             assert (await client.list_tools()).tools
     assert [m.get("method") for m in fake.posted][-2:] == ["notifications/cancelled", "tools/list"]
+
+
+async def test_first_request_after_initialized_waits_for_the_standalone_stream(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A server that sends notifications on the standalone stream in reaction to a request must
+    # have that stream before it sees the request, or what it sends there is lost.
+    order: list[str] = []
+
+    async def slow_get(
+        fake: FakeMcp, request: FakeRequest, exchange: FakeExchange, message: dict[str, Any]
+    ) -> bool:
+        if request.method == "GET":
+            await trio.sleep(0.5)
+            await exchange.start(200, _sse_head())
+            order.append("GET answered")
+            await trio.sleep_forever()
+        if message.get("method") == "tools/list":
+            order.append("tools/list")
+        return False
+
+    fake = FakeMcp(slow_get)
+    with trio.fail_after(30):
+        async with (
+            serve(fake) as url,
+            open_streamable_http_client_transport(url) as transport,
+            mcptrio.open_client(transport) as client,
+        ):
+            await client.list_tools()
+    assert order == ["GET answered", "tools/list"]
+
+
+async def test_a_standalone_get_never_answered_delays_the_first_request_only_briefly(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def silent_get(
+        fake: FakeMcp, request: FakeRequest, exchange: FakeExchange, message: dict[str, Any]
+    ) -> bool:
+        if request.method == "GET":
+            await trio.sleep_forever()
+        return False
+
+    fake = FakeMcp(silent_get)
+    with trio.fail_after(30):
+        async with (
+            serve(fake) as url,
+            open_streamable_http_client_transport(url) as transport,
+            mcptrio.open_client(transport) as client,
+        ):
+            start = trio.current_time()
+            await client.list_tools()
+            assert trio.current_time() - start <= 2.5

@@ -23,7 +23,9 @@ order, as with any HTTP client. One ordering matters to servers and is kept: eve
 after ``notifications/initialized`` waits until that notification's POST has been answered.
 
 **Standalone stream.** Once ``notifications/initialized`` has been accepted, a GET opens the
-server's standalone SSE stream (``405`` means the server has none, which is fine).
+server's standalone SSE stream (``405`` means the server has none, which is fine). The frames
+sent after ``notifications/initialized`` wait (at most 2 s) until the server has answered that
+GET, so what it sends there in reaction to them is not lost.
 
 **Resumption.** The last event id and ``retry:`` value of each SSE stream are kept. When a
 stream ends before it should (the connection breaks, a read times out after
@@ -89,6 +91,11 @@ log = logging.getLogger("mcptrio.transports.http.streamable_client")
 
 # How much of an error body is read to explain the error.
 _ERROR_BODY_LIMIT = 4096
+
+# How long the frames after ``notifications/initialized`` wait for the server to answer the GET
+# of the standalone stream: long enough for any live server, short enough that one holding
+# back the GET's headers costs the first request little.
+_STANDALONE_OPEN_WAIT = 2.0
 
 #: Called once, with the first ``initialize`` frame and the HTTP status its POST got (0 when
 #: it got none); returns ``True`` when it took the frame over (the legacy fallback), and the
@@ -230,7 +237,14 @@ class StreamableHttpClientTransport:
         initialized = info.method == "notifications/initialized"
         if initialized and self._open_get_stream and not self._get_started:
             self._get_started = True
-            self._nursery.start_soon(self._standalone_stream)
+            # Frames sent after this one wait until it returns (see PostScheduler), so the
+            # server has the standalone stream before it sees the first request: whatever it
+            # sends there in reaction (a log message, a list change) is not lost to a stream
+            # not yet opened, and no request of this client races its GET.
+            opened = trio.Event()
+            self._nursery.start_soon(self._standalone_stream, opened)
+            with trio.move_on_after(_STANDALONE_OPEN_WAIT):
+                await opened.wait()
 
     async def _post(self, data: bytes, info: OutgoingInfo, *, may_renew: bool) -> None:
         is_initialize = info.method == "initialize"
@@ -403,10 +417,11 @@ class StreamableHttpClientTransport:
                     self._fail(stream, "The response stream could not be resumed")
                     return
 
-    async def _get(self, stream: _Stream) -> tuple[str, bool]:
+    async def _get(self, stream: _Stream, opened: trio.Event | None = None) -> tuple[str, bool]:
         """One GET of an SSE stream (resuming when the stream has a cursor).
 
         Returns how it ended and whether it brought anything (an event or a retry value).
+        ``opened`` is set once the server answered the GET (or it failed).
         """
         headers = self.request_headers("text/event-stream")
         if stream.last_event_id is not None:
@@ -419,6 +434,8 @@ class StreamableHttpClientTransport:
                 "GET", self.url, headers=headers, read_timeout=self.sse_read_timeout
             ) as response:
                 status = response.status
+                if opened is not None:
+                    opened.set()
                 if status == 200 and response.content_type == "text/event-stream":
                     outcome = await self._read_events(response, stream)
                     after = (stream.last_event_id, stream.retry_ms, len(stream.pending))
@@ -436,12 +453,22 @@ class StreamableHttpClientTransport:
         log.info("GET of the SSE stream got HTTP %d", status)
         return _ENDED, False
 
-    async def _standalone_stream(self) -> None:
-        """Keep the server's standalone GET stream open, resuming it when it drops."""
+    async def _standalone_stream(self, opened: trio.Event) -> None:
+        """Keep the server's standalone GET stream open, resuming it when it drops.
+
+        ``opened`` is set once the first GET was answered or failed.
+        """
+        try:
+            await self._follow_standalone_stream(opened)
+        finally:
+            opened.set()
+
+    async def _follow_standalone_stream(self, opened: trio.Event) -> None:
         stream = _Stream()
         failures = 0
         while not self._renewal.ended:
-            outcome, progressed = await self._get(stream)
+            outcome, progressed = await self._get(stream, opened)
+            opened.set()
             if outcome == _UNUSABLE:
                 # 405: the server offers no standalone stream.
                 return

@@ -1,0 +1,167 @@
+"""The client the official MCP conformance suite drives.
+
+    conformance client --command "python examples/everything_client.py" --scenario initialize
+
+The suite starts a mock server for each scenario, then runs this script with the server's URL
+as the last argument and the scenario's name in ``MCP_CONFORMANCE_SCENARIO``. The script does
+what the scenario expects and exits 0; the suite judges the exchange from the server's side.
+
+Scenarios:
+
+- ``initialize``: connect (the handshake is the test), ping, leave.
+- ``tools_call``: call ``add_numbers`` with two numbers and check the sum comes back.
+- ``elicitation-sep1034-client-defaults``: call every tool; the server's
+  ``elicitation/create`` is accepted with the requested schema's ``default`` values (SEP-1034).
+- ``sse-retry``: call ``test_reconnection``; the server closes the SSE stream of the call after
+  a priming event with ``retry:``, and the Streamable HTTP transport resumes it with a GET
+  carrying ``Last-Event-ID`` after that delay, where the answer arrives.
+
+An unknown scenario exits 2 with a message; a failure exits 1 with the error on stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import trio
+from msgspec import UNSET
+
+import mcptrio
+from mcptrio.protocol.base import Request, Result
+from mcptrio.protocol.types import (
+    CallToolResult,
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequest,
+    ElicitResult,
+    ElicitValue,
+    Implementation,
+    TextContent,
+)
+from mcptrio.runtime.context import RequestContext
+
+CLIENT_INFO = Implementation(name="mcptrio-everything-client", version="0.1.0")
+# Every scenario's mock server answers within milliseconds; the suite's own limit is 30 s.
+TIMEOUT = 20.0
+
+
+class ScenarioFailed(Exception):
+    """The server's answers were not what the scenario expects."""
+
+
+def schema_defaults(schema: Mapping[str, Any]) -> dict[str, ElicitValue]:
+    """The ``default`` of every property of an elicitation's ``requestedSchema`` that has one.
+
+    Elicitation schemas are flat objects of primitives (strings, numbers, booleans, enums, and
+    arrays of enum strings), so each default is used as it is.
+    """
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return {}
+    values: dict[str, ElicitValue] = {}
+    for name, prop in properties.items():
+        if isinstance(prop, Mapping) and "default" in prop:
+            default = prop["default"]
+            if isinstance(default, str | int | float | bool):
+                values[name] = default
+            elif isinstance(default, list) and all(isinstance(v, str) for v in default):
+                values[name] = list(default)
+    return values
+
+
+async def accept_with_defaults(ctx: RequestContext, request: ElicitRequest) -> ElicitResult:
+    """Accept a form elicitation with the defaults its schema offers (what a user pressing OK
+    on an untouched form would send); decline anything else."""
+    if request.mode == "url" or not isinstance(request.requested_schema, dict):
+        return ElicitResult(action="decline")
+    return ElicitResult(action="accept", content=schema_defaults(request.requested_schema))
+
+
+async def answer_elicitation(ctx: RequestContext, request: Request[Any]) -> Result:
+    if isinstance(request, ElicitRequest):
+        return await accept_with_defaults(ctx, request)
+    raise mcptrio.MethodNotFound(f"Method not found: {request.METHOD}")
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def initialize(url: str) -> None:
+    async with mcptrio.open_client(url, client_info=CLIENT_INFO) as client:
+        # The handshake is the test; a ping shows the session works after it. Only what the
+        # server declared may be asked for (this scenario's server declares nothing).
+        await client.ping(timeout=TIMEOUT)
+        if client.server_capabilities.tools is not UNSET:
+            await client.list_tools(timeout=TIMEOUT)
+
+
+async def tools_call(url: str) -> None:
+    async with mcptrio.open_client(url, client_info=CLIENT_INFO) as client:
+        tools = {tool.name for tool in (await client.list_tools(timeout=TIMEOUT)).tools}
+        if "add_numbers" not in tools:
+            raise ScenarioFailed(f"the server has no add_numbers tool (it has {sorted(tools)})")
+        result = await client.call_tool("add_numbers", {"a": 5, "b": 3}, timeout=TIMEOUT)
+        if result.is_error is True or "8" not in text_of(result):
+            raise ScenarioFailed(f"add_numbers(5, 3) answered {text_of(result)!r}")
+
+
+async def elicitation_defaults(url: str) -> None:
+    async with mcptrio.open_client(
+        url,
+        client_info=CLIENT_INFO,
+        capabilities=ClientCapabilities(elicitation=ElicitationCapability(form={})),
+        handle_request=answer_elicitation,
+    ) as client:
+        tools = (await client.list_tools(timeout=TIMEOUT)).tools
+        if not tools:
+            raise ScenarioFailed("the server lists no tool to call")
+        for tool in tools:
+            result = await client.call_tool(tool.name, {}, timeout=TIMEOUT)
+            if result.is_error is True:
+                raise ScenarioFailed(f"{tool.name} failed: {text_of(result)!r}")
+
+
+async def sse_retry(url: str) -> None:
+    async with mcptrio.open_client(url, client_info=CLIENT_INFO) as client:
+        tools = {tool.name for tool in (await client.list_tools(timeout=TIMEOUT)).tools}
+        if "test_reconnection" not in tools:
+            raise ScenarioFailed(f"the server has no test_reconnection tool ({sorted(tools)})")
+        result = await client.call_tool("test_reconnection", {}, timeout=TIMEOUT)
+        if result.is_error is True:
+            raise ScenarioFailed(f"test_reconnection failed: {text_of(result)!r}")
+
+
+SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
+    "initialize": initialize,
+    "tools_call": tools_call,
+    "elicitation-sep1034-client-defaults": elicitation_defaults,
+    "sse-retry": sse_retry,
+}
+
+
+def main(argv: list[str]) -> int:
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    if len(argv) < 2:
+        print("usage: everything_client.py SERVER_URL (scenario in MCP_CONFORMANCE_SCENARIO)")
+        return 2
+    run = SCENARIOS.get(scenario)
+    if run is None:
+        known = ", ".join(SCENARIOS)
+        print(f"unknown scenario {scenario!r}; this client knows: {known}", file=sys.stderr)
+        return 2
+    try:
+        trio.run(run, argv[-1])
+    except (ScenarioFailed, mcptrio.McpError) as exc:
+        print(f"scenario {scenario} failed: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=sys.stderr)
+    sys.exit(main(sys.argv))

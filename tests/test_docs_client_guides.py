@@ -1,0 +1,56 @@
+"""The client tutorial and guides run as written and print what they say they print.
+
+The pages follow the rules of ``test_docs_server_guides.py``: every python block is a whole
+program whose first line names it; a block followed by a ``text`` block is run and must print
+exactly that text; one with no output block is a module the next programs import. The blocks of
+a page are written and run in order, in one temporary folder per page.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_docs_server_guides import programs
+
+# Each page, and its programs in order: name, or (name, None) for a module run by no one.
+PAGES: dict[str, list[str | tuple[str, None]]] = {
+    "how-to/client-connect.md": [
+        ("hello_server.py", None),
+        "connect_targets.py",
+        "server_facts.py",
+        "connect_options.py",
+    ],
+    "how-to/client-call-tools.md": [
+        "list_tools.py",
+        "call_tools.py",
+        "output_validation.py",
+    ],
+}
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_the_page_shows_its_programs_each_with_its_output(page: str) -> None:
+    shown = [p.name if p.output is not None else (p.name, None) for p in programs(page)]
+    assert shown == PAGES[page]
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_program_prints_what_the_page_says(page: str, tmp_path: Path) -> None:
+    for program in programs(page):
+        (tmp_path / program.name).write_text(program.source, encoding="utf-8")
+        if program.output is None:
+            continue
+        run = subprocess.run(
+            [sys.executable, program.name],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 0, f"{page}: {program.name} failed:\n{run.stderr}"
+        assert run.stdout.splitlines() == program.output.splitlines(), (
+            f"{page}: {program.name} printed something else:\n{run.stdout}"
+        )

@@ -1,68 +1,103 @@
-"""The client: connect to a server, complete the handshake, make typed calls.
+"""The :class:`Client`: a connected, initialized session and a typed call per server feature.
 
-::
+Every call takes ``timeout`` (``None``: the client's ``request_timeout``), ``max_total_timeout``
+and ``on_progress``, as :meth:`~mcptrio.runtime.session.Session.request` does: progress pushes
+the timeout back, never past ``max_total_timeout``; a timeout raises
+:class:`~mcptrio.protocol.errors.RequestTimeout`; leaving the caller's cancel scope sends
+``notifications/cancelled``. An error answer raises the matching
+:class:`~mcptrio.protocol.errors.McpError` subclass (``InvalidParams``, ``ResourceNotFound``...).
 
-    async with mcptrio.open_client(server) as client:              # in-memory
-        result = await client.call_tool("add", {"a": 1, "b": 2})
-    async with mcptrio.open_client(["python", "server.py"]) as client:   # stdio
-        tools = await client.list_tools()
-
-``open_client`` owns a nursery holding the session (and, for an in-memory ``Server``, the
-server's session too). Leaving the block closes the transport, cancels whatever is still
-running there and, for stdio, shuts the server process down as the spec says.
+Listing comes one page at a time (``list_*``) or as an async iterator over every page
+(``iter_*``), which refuses a cursor that repeats rather than loop for ever.
 """
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
 import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
-from ..protocol.connection import Connection
-from ..protocol.errors import MethodNotFound, RequestTimeout
-from ..protocol.revisions import SUPPORTED
+from ..protocol.errors import McpError, RequestTimeout
+from ..protocol.revisions import revision_at_least
 from ..protocol.types import (
     CallToolRequest,
     CallToolResult,
-    ClientCapabilities,
+    CompleteArgument,
+    CompleteContext,
+    CompleteRequest,
+    CompleteResult,
+    GetPromptRequest,
+    GetPromptResult,
     Implementation,
-    InitializedNotification,
     InitializeResult,
+    ListPromptsRequest,
+    ListPromptsResult,
+    ListResourcesRequest,
+    ListResourcesResult,
+    ListResourceTemplatesRequest,
+    ListResourceTemplatesResult,
     ListToolsRequest,
     ListToolsResult,
+    PingRequest,
+    Prompt,
+    PromptReference,
+    ReadResourceRequest,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    Root,
     ServerCapabilities,
+    SetLevelRequest,
+    SubscribeRequest,
+    Tool,
+    UnsubscribeRequest,
 )
-from ..runtime.context import RequestContext
-from ..runtime.nurseries import open_unwrapping_nursery
+from ..protocol.types.common import PaginatedResult
+from ..protocol.types.logging import LoggingLevel
 from ..runtime.outgoing import ProgressCallback
-from ..runtime.session import NotificationHandler, RequestHandler, Session
-from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
-from ..transports.http.client_transport import open_http_client_transport
-from ..transports.memory import memory_transport_pair
-from ..transports.stdio import open_stdio_client_transport
-from ..transports.websocket import open_websocket_client_transport
+from ..runtime.session import Session
+from .errors import RepeatedCursor
+from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
+from .output_validation import OutputSchemas
+from .server_requests import ServerRequestHandlers
 
-if TYPE_CHECKING:
-    from ..server.server import Server
-
-__all__ = ["Client", "open_client"]
+__all__ = ["UNSUBSCRIBE_TIMEOUT", "Client"]
 
 ResultT = TypeVar("ResultT", bound=Result)
+PageT = TypeVar("PageT", bound=PaginatedResult)
+ItemT = TypeVar("ItemT")
 
-DEFAULT_CLIENT_INFO = Implementation(name="mcptrio-client", version="0.1.0")
+#: How long leaving a ``subscribe`` block waits for the server to confirm the unsubscription.
+UNSUBSCRIBE_TIMEOUT = 10.0
 
 
 class Client:
-    """A connected, initialized MCP client session."""
+    """A connected, initialized MCP client session (made by :func:`~mcptrio.open_client`)."""
 
-    def __init__(self, session: Session, initialize_result: InitializeResult) -> None:
+    def __init__(
+        self,
+        session: Session,
+        initialize_result: InitializeResult,
+        *,
+        request_timeout: float | None = None,
+        handlers: ServerRequestHandlers | None = None,
+        notifications: NotificationRouter | None = None,
+        output_schemas: OutputSchemas | None = None,
+    ) -> None:
         self.session = session
         self.initialize_result = initialize_result
+        #: The timeout of every call that passes none (``None``: wait as long as it takes).
+        self.request_timeout = request_timeout
+        self._handlers = handlers if handlers is not None else ServerRequestHandlers()
+        self._notifications = notifications if notifications is not None else NotificationRouter()
+        self._output_schemas = output_schemas if output_schemas is not None else OutputSchemas()
+
+    # ---------------------------------------------------------------- what was negotiated
 
     @property
     def protocol_version(self) -> str:
@@ -82,6 +117,13 @@ class Client:
         value = self.initialize_result.instructions
         return value if isinstance(value, str) else None
 
+    @property
+    def roots(self) -> list[Root] | None:
+        """The roots this client answers ``roots/list`` with (``None``: it has none)."""
+        return None if self._handlers.roots is None else list(self._handlers.roots)
+
+    # ---------------------------------------------------------------- any request
+
     async def request(
         self,
         request: Request[ResultT],
@@ -92,174 +134,385 @@ class Client:
     ) -> ResultT:
         """Send any request and return its typed result (see :meth:`Session.request`)."""
         return await self.session.request(
-            request, timeout=timeout, max_total_timeout=max_total_timeout, on_progress=on_progress
+            request,
+            timeout=self.request_timeout if timeout is None else timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
         )
 
-    async def ping(self, *, timeout: float | None = None) -> None:
-        await self.session.ping(timeout=timeout)
+    async def ping(
+        self,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        await self.request(
+            PingRequest(),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
+
+    # ---------------------------------------------------------------- tools
 
     async def list_tools(
-        self, cursor: str | None = None, *, timeout: float | None = None
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> ListToolsResult:
-        """One page of ``tools/list``."""
-        request = ListToolsRequest(cursor=UNSET if cursor is None else cursor)
-        return await self.request(request, timeout=timeout)
+        """One page of ``tools/list`` (the tools' output schemas are remembered)."""
+        page = await self.request(
+            ListToolsRequest(cursor=_cursor(cursor)),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
+        self._output_schemas.learn(page.tools)
+        return page
+
+    async def iter_tools(
+        self,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[Tool]:
+        """Every tool, following ``nextCursor`` from page to page."""
+        async for page in self._pages(self.list_tools, timeout, max_total_timeout, on_progress):
+            for tool in page.tools:
+                yield tool
+        self._output_schemas.complete = True
 
     async def call_tool(
         self,
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
+        validate_output: bool = True,
         timeout: float | None = None,
         max_total_timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> CallToolResult:
-        """Call tool ``name``; a tool failure comes back as a result with ``is_error`` set."""
-        request = CallToolRequest(
-            name=name, arguments=UNSET if arguments is None else dict(arguments)
+        """Call tool ``name``; a tool failure comes back as a result with ``is_error`` set.
+
+        With ``validate_output`` a result is checked against the tool's ``outputSchema``
+        (learnt from the last listing; for a tool not listed yet, the tools are listed once
+        first) and :class:`~mcptrio.client.errors.OutputValidationError` is raised on mismatch.
+        """
+        if validate_output and not self._output_schemas.knows(name):
+            async for _tool in self.iter_tools(
+                timeout=timeout, max_total_timeout=max_total_timeout
+            ):
+                pass
+        result = await self.request(
+            CallToolRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
+        if validate_output:
+            self._output_schemas.check(name, result)
+        return result
+
+    # ---------------------------------------------------------------- resources
+
+    async def list_resources(
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ListResourcesResult:
+        """One page of ``resources/list``."""
+        return await self.request(
+            ListResourcesRequest(cursor=_cursor(cursor)),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
+
+    async def iter_resources(
+        self,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[Resource]:
+        """Every resource, page after page."""
+        async for page in self._pages(self.list_resources, timeout, max_total_timeout, on_progress):
+            for resource in page.resources:
+                yield resource
+
+    async def list_resource_templates(
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ListResourceTemplatesResult:
+        """One page of ``resources/templates/list``."""
+        return await self.request(
+            ListResourceTemplatesRequest(cursor=_cursor(cursor)),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
+
+    async def iter_resource_templates(
+        self,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[ResourceTemplate]:
+        """Every resource template, page after page."""
+        async for page in self._pages(
+            self.list_resource_templates, timeout, max_total_timeout, on_progress
+        ):
+            for template in page.resource_templates:
+                yield template
+
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ReadResourceResult:
+        """``resources/read``; an unknown URI raises ``ResourceNotFound`` (-32002)."""
+        return await self.request(
+            ReadResourceRequest(uri=uri),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
+
+    async def subscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
+        """The raw ``resources/subscribe`` (prefer :meth:`subscribe`, which counts users)."""
+        await self.request(SubscribeRequest(uri=uri), timeout=timeout)
+
+    async def unsubscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
+        """The raw ``resources/unsubscribe``."""
+        await self.request(UnsubscribeRequest(uri=uri), timeout=timeout)
+
+    @asynccontextmanager
+    async def subscribe(
+        self, uri: str, *, timeout: float | None = None
+    ) -> AsyncIterator[AsyncIterator[str]]:
+        """Subscribe to ``uri`` for the block; iterate to get each update (the URI).
+
+        ::
+
+            async with client.subscribe("file:///notes/a") as updates:
+                async for uri in updates:
+                    text = await client.read_resource(uri)
+
+        Blocks on the same URI share one server subscription: the first subscribes, the last
+        to leave unsubscribes (waiting at most :data:`UNSUBSCRIBE_TIMEOUT` seconds, even when
+        the block is being cancelled). Updates that arrive while one is still unread are merged
+        into it, so a slow reader never holds up the session. The iteration ends when the
+        connection ends. Leaving the block with an error, or after the connection ended, never
+        raises an unsubscription failure over it.
+        """
+        updates: MergedUpdates[str] = MergedUpdates()
+        subscriptions = self._notifications.subscriptions
+        await subscriptions.acquire(
+            uri, updates, lambda: self.subscribe_resource(uri, timeout=timeout)
+        )
+        failed = True
+        try:
+            yield updates
+            failed = False
+        finally:
+            with trio.CancelScope(shield=True) as scope:
+                # A little past the request's own timeout, which then reports the failure.
+                scope.deadline = trio.current_time() + UNSUBSCRIBE_TIMEOUT + 1.0
+                try:
+                    await subscriptions.release(uri, updates, self._unsubscribe_on_exit(uri))
+                except McpError:
+                    # Once the connection is gone there is nothing left to unsubscribe from.
+                    if not (failed or self.session.closed.is_set()):
+                        raise
+            if scope.cancelled_caught and not failed:
+                raise RequestTimeout(f"The server did not confirm unsubscribing from {uri}")
+
+    def _unsubscribe_on_exit(self, uri: str) -> Callable[[], Awaitable[None]]:
+        async def unsubscribe() -> None:
+            if not self.session.closed.is_set():
+                await self.unsubscribe_resource(uri, timeout=UNSUBSCRIBE_TIMEOUT)
+
+        return unsubscribe
+
+    # ---------------------------------------------------------------- prompts, completion
+
+    async def list_prompts(
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ListPromptsResult:
+        """One page of ``prompts/list``."""
+        return await self.request(
+            ListPromptsRequest(cursor=_cursor(cursor)),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
+
+    async def iter_prompts(
+        self,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[Prompt]:
+        """Every prompt, page after page."""
+        async for page in self._pages(self.list_prompts, timeout, max_total_timeout, on_progress):
+            for prompt in page.prompts:
+                yield prompt
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> GetPromptResult:
+        """``prompts/get``: the prompt's messages, filled with ``arguments``."""
+        return await self.request(
+            GetPromptRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
+
+    async def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference,
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CompleteResult:
+        """``completion/complete``: suggestions for ``argument`` of ``ref``, typed so far
+        ``value``. ``context`` (arguments already chosen) exists from 2025-06-18 and is left
+        out for older servers."""
+        with_context = context is not None and revision_at_least(
+            self.protocol_version, "2025-06-18"
+        )
+        request = CompleteRequest(
+            ref=ref,
+            argument=CompleteArgument(name=argument, value=value),
+            context=CompleteContext(arguments=dict(context or {})) if with_context else UNSET,
         )
         return await self.request(
-            request, timeout=timeout, max_total_timeout=max_total_timeout, on_progress=on_progress
+            request,
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
         )
 
+    # ---------------------------------------------------------------- logging, notifications
 
-async def _refuse_requests(ctx: RequestContext, request: Request[Any]) -> Result:
-    raise MethodNotFound(f"Method not found: {request.METHOD}")
+    async def set_logging_level(
+        self,
+        level: LoggingLevel,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        """``logging/setLevel``: ask for log messages at ``level`` and above."""
+        await self.request(
+            SetLevelRequest(level=level),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
 
+    @asynccontextmanager
+    async def log_messages(self) -> AsyncIterator[LogMessages]:
+        """The server's log messages from now on, for the block.
 
-@asynccontextmanager
-async def open_client(
-    target: Server | Sequence[str] | str | Transport,
-    *,
-    client_info: Implementation = DEFAULT_CLIENT_INFO,
-    capabilities: ClientCapabilities | None = None,
-    supported_revisions: tuple[str, ...] = SUPPORTED,
-    initialize_timeout: float = 30.0,
-    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    handle_request: RequestHandler | None = None,
-    handle_notification: NotificationHandler | None = None,
-    headers: Mapping[str, str] | None = None,
-    http_timeout: float = 30.0,
-) -> AsyncIterator[Client]:
-    """Connect to ``target`` and yield an initialized :class:`Client`.
+        The stream holds the last :data:`~mcptrio.client.notifications.LOG_BUFFER` unread
+        messages; older ones are dropped and counted in ``messages.dropped``.
+        """
+        stream = LogMessages()
+        async with self._registered(self._notifications.log_streams, stream):
+            yield stream
 
-    ``target`` is a :class:`~mcptrio.Server` (served in-memory, in this block's nursery), a
-    command line (a list of arguments, or a string split like a shell would) to spawn as a stdio
-    server, a ``ws://`` or ``wss://`` URL (MCP over WebSocket), an ``http://`` or ``https://``
-    URL (Streamable HTTP, falling back to HTTP+SSE for older servers; ``headers`` go on every
-    HTTP request and ``http_timeout`` bounds connecting and each read), or any
-    :class:`~mcptrio.transports.base.Transport`. The handshake must finish within
-    ``initialize_timeout`` seconds; a server answering in a revision this client does not speak
-    raises :class:`~mcptrio.protocol.errors.UnsupportedProtocolVersion`.
+    @asynccontextmanager
+    async def list_changes(self) -> AsyncIterator[MergedUpdates[ListKind]]:
+        """Which lists (``"tools"``, ``"resources"``, ``"prompts"``) changed, for the block;
+        a kind that changes again before it is read is reported once."""
+        stream: MergedUpdates[ListKind] = MergedUpdates()
+        async with self._registered(self._notifications.list_change_streams, stream):
+            yield stream
 
-    ``handle_request`` answers the server's requests (sampling, elicitation, roots) at the
-    lowest level: it gets each request and returns its result. Without it, every server request
-    but ``ping`` is refused with -32601. Declare the matching ``capabilities`` too.
-
-    ``handle_notification(session, notification)`` (sync or async) sees every notification the
-    server sends (log messages, list changes, resource updates), except progress about a request
-    this client is waiting on, which goes to that request's ``on_progress``. It runs in the
-    session's reader, in the order messages arrive, so while it waits nothing else is read from
-    the server: keep it quick.
-    """
-    async with open_unwrapping_nursery() as nursery:
+    @asynccontextmanager
+    async def _registered(
+        self, streams: set[Any], stream: LogMessages | MergedUpdates[Any]
+    ) -> AsyncIterator[None]:
+        if self._notifications.closed:
+            stream.close()
+        streams.add(stream)
         try:
-            async with _open_transport(
-                nursery, target, max_frame_size, env, cwd, headers, http_timeout
-            ) as transport:
-                connection = Connection(
-                    "client",
-                    info=client_info,
-                    capabilities=capabilities if capabilities is not None else ClientCapabilities(),
-                    supported=supported_revisions,
-                )
-                session = Session(
-                    connection,
-                    transport,
-                    handle_request=handle_request or _refuse_requests,
-                    handle_notification=handle_notification,
-                )
-                session_scope = trio.CancelScope()
-                await nursery.start(_run_in_scope, session, session_scope)
-                try:
-                    # initialize must not be cancelled with notifications/cancelled (the spec
-                    # forbids it), so its deadline is a plain trio one, not the request timeout.
-                    try:
-                        with trio.fail_after(initialize_timeout):
-                            result = await session.request(connection.initialize_request())
-                    except trio.TooSlowError:
-                        raise RequestTimeout(
-                            f"The server did not answer initialize within {initialize_timeout} s"
-                        ) from None
-                    await session.notify(InitializedNotification())
-                    yield Client(session, result)
-                finally:
-                    # Only the session is cancelled here: the transport then closes outside any
-                    # cancelled scope (a stdio server gets its graceful shutdown), and an error
-                    # from the body is not replaced by a Cancelled raised while closing.
-                    session_scope.cancel()
+            yield
         finally:
-            nursery.cancel_scope.cancel()
+            streams.discard(stream)
+            stream.close()
+
+    # ---------------------------------------------------------------- roots
+
+    async def set_roots(self, roots: Sequence[Root]) -> None:
+        """Replace the roots answered to ``roots/list``; send
+        ``notifications/roots/list_changed`` when ``roots.listChanged`` was declared."""
+        await self._handlers.set_roots(self.session, roots)
+
+    # ---------------------------------------------------------------- pagination
+
+    async def _pages(
+        self,
+        list_page: Callable[..., Awaitable[PageT]],
+        timeout: float | None,
+        max_total_timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> AsyncIterator[PageT]:
+        seen: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = await list_page(
+                cursor,
+                timeout=timeout,
+                max_total_timeout=max_total_timeout,
+                on_progress=on_progress,
+            )
+            yield page
+            next_cursor = page.next_cursor
+            if not isinstance(next_cursor, str):
+                return
+            if next_cursor in seen:
+                raise RepeatedCursor(
+                    f"The server answered nextCursor {next_cursor!r} a second time; stopping"
+                    " instead of listing for ever"
+                )
+            seen.add(next_cursor)
+            cursor = next_cursor
 
 
-async def _run_in_scope(
-    session: Session,
-    scope: trio.CancelScope,
-    *,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    with scope:
-        await session.run(task_status=task_status)
-
-
-def _open_transport(
-    nursery: trio.Nursery,
-    target: Server | Sequence[str] | str | Transport,
-    max_frame_size: int,
-    env: Mapping[str, str] | None,
-    cwd: str | None,
-    headers: Mapping[str, str] | None = None,
-    http_timeout: float = 30.0,
-) -> AbstractAsyncContextManager[Transport]:
-    from ..server.server import Server
-
-    if isinstance(target, Server):
-        return _in_memory(nursery, target, max_frame_size)
-    if isinstance(target, str) and target.startswith(("ws://", "wss://")):
-        return open_websocket_client_transport(target, max_frame_size=max_frame_size)
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
-        return open_http_client_transport(
-            target, headers=headers, timeout=http_timeout, max_frame_size=max_frame_size
-        )
-    if isinstance(target, str):
-        target = shlex.split(target)
-    if isinstance(target, Sequence):
-        return open_stdio_client_transport(
-            list(target),
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            max_frame_size=max_frame_size,
-        )
-    return _given(target)
-
-
-@asynccontextmanager
-async def _in_memory(
-    nursery: trio.Nursery, server: Server, max_frame_size: int
-) -> AsyncIterator[Transport]:
-    client_end, server_end = memory_transport_pair(max_frame_size=max_frame_size)
-    await nursery.start(server.serve_session, server_end)
-    try:
-        yield client_end
-    finally:
-        await client_end.aclose()
-
-
-@asynccontextmanager
-async def _given(transport: Transport) -> AsyncIterator[Transport]:
-    try:
-        yield transport
-    finally:
-        await transport.aclose()
+def _cursor(cursor: str | None) -> str | Any:
+    return UNSET if cursor is None else cursor

@@ -1,0 +1,281 @@
+"""The server's requests to the client: sampling, elicitation and roots.
+
+The application hands :func:`~mcptrio.client.open_client` a handler per feature it supports;
+:func:`derive_capabilities` declares exactly those (merged with any the application passes
+explicitly), in the shape of the revision the client offers, and :class:`ServerRequestHandlers`
+answers the requests:
+
+- a request whose typed handler was given goes to it; any other goes to the low-level
+  ``handle_request`` hook, if given; otherwise it is refused with -32601;
+- a handler raising :class:`~mcptrio.protocol.errors.McpError` answers with that error; any
+  other exception answers -32603 naming the handler, is logged, and leaves the session running;
+- answers are checked against the negotiated revision, so the server never sees a member its
+  revision lacks (a list of sampling content blocks before 2025-11-25, say): what can be
+  reshaped is, what cannot is answered -32603 with the reason.
+
+Each handler runs in the request's own task (see :class:`~mcptrio.runtime.session.Session`),
+so a slow one (a person answering a form) holds up nothing else; the server cancelling the
+request cancels the handler.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any, Literal, TypeAlias
+
+import msgspec
+from msgspec import UNSET
+
+from ..protocol.base import Request, Result
+from ..protocol.connection import capability_declared
+from ..protocol.errors import InternalError, InvalidParams, McpError, MethodNotFound
+from ..protocol.revisions import revision_at_least
+from ..protocol.types import (
+    AudioContent,
+    ClientCapabilities,
+    CreateMessageRequest,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitResult,
+    ListRootsRequest,
+    ListRootsResult,
+    Root,
+    RootsListChangedNotification,
+    ToolResultContent,
+    ToolUseContent,
+)
+from ..runtime.context import RequestContext
+from ..runtime.session import RequestHandler, Session
+
+__all__ = [
+    "ElicitationHandler",
+    "ElicitationMode",
+    "SamplingHandler",
+    "ServerRequestHandlers",
+    "derive_capabilities",
+    "elicitation_modes_declared",
+]
+
+log = logging.getLogger("mcptrio.client")
+
+ElicitationMode: TypeAlias = Literal["form", "url"]
+#: ``async (ctx, request) -> CreateMessageResult``: sample the application's LLM.
+SamplingHandler: TypeAlias = Callable[
+    [RequestContext, CreateMessageRequest], Awaitable[CreateMessageResult]
+]
+#: ``async (ctx, request) -> ElicitResult``: ask the user (form mode or, 2025-11-25, URL mode).
+ElicitationHandler: TypeAlias = Callable[[RequestContext, ElicitRequest], Awaitable[ElicitResult]]
+
+
+# ------------------------------------------------------------------------------ capabilities
+
+
+def derive_capabilities(
+    revision: str,
+    *,
+    sampling: bool,
+    elicitation_modes: Collection[ElicitationMode] | None,
+    roots: bool,
+    extra: ClientCapabilities | None = None,
+) -> ClientCapabilities:
+    """The capabilities to declare in ``initialize`` offering ``revision``.
+
+    ``sampling`` declares ``sampling`` (with ``tools`` and ``context`` in 2025-11-25),
+    ``elicitation_modes`` (``None``: no elicitation) declares ``elicitation`` (``{form?, url?}``
+    in 2025-11-25, ``{}`` in 2025-06-18 when form mode is among them, nothing earlier), ``roots``
+    declares ``roots: {listChanged: true}``. ``extra`` is merged in (its members win) and the
+    result is cut to what ``revision`` defines.
+    """
+    derived: dict[str, Any] = {}
+    if sampling:
+        derived["sampling"] = {"tools": {}, "context": {}}
+    if elicitation_modes is not None:
+        if not elicitation_modes:
+            raise ValueError("An elicitation handler needs at least one of the modes form, url")
+        unknown = set(elicitation_modes) - {"form", "url"}
+        if unknown:
+            raise ValueError(f"Unknown elicitation modes: {sorted(unknown)}")
+        derived["elicitation"] = {mode: {} for mode in ("form", "url") if mode in elicitation_modes}
+    if roots:
+        derived["roots"] = {"listChanged": True}
+    if extra is not None:
+        _merge(derived, msgspec.to_builtins(extra))
+    return msgspec.convert(_for_revision(derived, revision), ClientCapabilities)
+
+
+def _merge(into: dict[str, Any], other: dict[str, Any]) -> None:
+    for key, value in other.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _for_revision(caps: dict[str, Any], revision: str) -> dict[str, Any]:
+    """``caps`` without the members ``revision`` does not define (CHECKLIST §4)."""
+    if not revision_at_least(revision, "2025-11-25"):
+        caps.pop("tasks", None)
+        sampling = caps.get("sampling")
+        if isinstance(sampling, dict):
+            sampling.pop("tools", None)
+            sampling.pop("context", None)
+        elicitation = caps.pop("elicitation", None)
+        # 2025-06-18 has elicitation without modes, where {} means form mode.
+        if (
+            revision_at_least(revision, "2025-06-18")
+            and isinstance(elicitation, dict)
+            and ("form" in elicitation or "url" not in elicitation)
+        ):
+            caps["elicitation"] = {k: v for k, v in elicitation.items() if k not in ("form", "url")}
+    return caps
+
+
+def elicitation_modes_declared(
+    capabilities: ClientCapabilities, revision: str
+) -> frozenset[ElicitationMode]:
+    """The elicitation modes ``capabilities`` declare, read as ``revision`` reads them."""
+    elicitation = capabilities.elicitation
+    if elicitation is UNSET:
+        return frozenset()
+    if not revision_at_least(revision, "2025-11-25"):
+        return frozenset({"form"})
+    modes: set[ElicitationMode] = set()
+    if elicitation.form is not UNSET:
+        modes.add("form")
+    if elicitation.url is not UNSET:
+        modes.add("url")
+    # An empty object is form mode only (for compatibility with 2025-06-18).
+    return frozenset(modes or {"form"})
+
+
+# ------------------------------------------------------------------------------ answering
+
+
+class ServerRequestHandlers:
+    """Answers the server's requests with the application's handlers (see the module docs).
+
+    Use an instance as a :class:`~mcptrio.runtime.session.Session`'s ``handle_request``.
+    """
+
+    def __init__(
+        self,
+        *,
+        sampling: SamplingHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        roots: Sequence[Root] | None = None,
+        fallback: RequestHandler | None = None,
+    ) -> None:
+        self.sampling = sampling
+        self.elicitation = elicitation
+        self.roots: list[Root] | None = None if roots is None else list(roots)
+        self.fallback = fallback
+
+    async def __call__(self, ctx: RequestContext, request: Request[Any]) -> Result:
+        revision = ctx.session.connection.revision or ""
+        if isinstance(request, CreateMessageRequest) and self.sampling is not None:
+            _check_sampling_request(ctx.session, request, revision)
+            result = await _run("sampling", self.sampling, ctx, request, CreateMessageResult)
+            return _sampling_result_for(result, revision)
+        if isinstance(request, ElicitRequest) and self.elicitation is not None:
+            _check_elicitation_mode(ctx.session, request, revision)
+            answer = await _run("elicitation", self.elicitation, ctx, request, ElicitResult)
+            return _elicit_result_for(answer, request, revision)
+        if isinstance(request, ListRootsRequest) and self.roots is not None:
+            return ListRootsResult(roots=_roots_for(self.roots, revision))
+        if self.fallback is not None:
+            return await self.fallback(ctx, request)
+        raise MethodNotFound(f"Method not found: {request.METHOD} (this client has no handler)")
+
+    async def set_roots(self, session: Session, roots: Sequence[Root]) -> None:
+        """Answer later ``roots/list`` with ``roots``; tell the server if it may be told.
+
+        ``notifications/roots/list_changed`` is sent when this client declared
+        ``roots.listChanged``; otherwise the new roots are simply what the next
+        ``roots/list`` gets.
+        """
+        self.roots = list(roots)
+        if capability_declared(session.connection.capabilities, ("roots", "listChanged")):
+            await session.notify(RootsListChangedNotification())
+
+
+async def _run(
+    feature: str,
+    handler: Callable[[RequestContext, Any], Awaitable[Any]],
+    ctx: RequestContext,
+    request: Request[Any],
+    expected: type[Result],
+) -> Any:
+    try:
+        result = await handler(ctx, request)
+    except McpError:
+        raise
+    except Exception as exc:
+        log.exception("the %s handler failed (request %r)", feature, ctx.request_id)
+        raise InternalError(
+            f"The client's {feature} handler failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(result, expected):
+        raise InternalError(
+            f"The client's {feature} handler returned {type(result).__name__},"
+            f" not {expected.__name__}"
+        )
+    return result
+
+
+def _check_sampling_request(session: Session, request: CreateMessageRequest, revision: str) -> None:
+    # The client MUST answer an error when tools arrive without sampling.tools declared.
+    if (request.tools is not UNSET or request.tool_choice is not UNSET) and not (
+        revision_at_least(revision, "2025-11-25")
+        and capability_declared(session.connection.capabilities, ("sampling", "tools"))
+    ):
+        raise InvalidParams("This client did not declare sampling.tools: tools cannot be sent")
+
+
+def _sampling_result_for(result: CreateMessageResult, revision: str) -> CreateMessageResult:
+    content = result.content
+    if revision_at_least(revision, "2025-11-25"):
+        return result
+    if isinstance(content, list):
+        if len(content) != 1:
+            raise InternalError(
+                f"The sampling handler answered {len(content)} content blocks; protocol"
+                f" revision {revision} allows exactly one"
+            )
+        content = content[0]
+    if isinstance(content, ToolUseContent | ToolResultContent):
+        raise InternalError(
+            f"The sampling handler answered {type(content).__name__}, which revision {revision}"
+            " does not have"
+        )
+    if isinstance(content, AudioContent) and not revision_at_least(revision, "2025-03-26"):
+        raise InternalError("The sampling handler answered audio content, new in 2025-03-26")
+    return msgspec.structs.replace(result, content=content)
+
+
+def _check_elicitation_mode(session: Session, request: ElicitRequest, revision: str) -> None:
+    capabilities = session.connection.capabilities
+    assert isinstance(capabilities, ClientCapabilities)
+    mode = request.effective_mode
+    if mode not in elicitation_modes_declared(capabilities, revision):
+        raise InvalidParams(f"This client did not declare {mode}-mode elicitation")
+
+
+def _elicit_result_for(answer: ElicitResult, request: ElicitRequest, revision: str) -> ElicitResult:
+    if request.effective_mode == "url" or answer.action != "accept":
+        # Only an accepted form carries content.
+        return msgspec.structs.replace(answer, content=UNSET)
+    if isinstance(answer.content, dict) and not revision_at_least(revision, "2025-11-25"):
+        for name, value in answer.content.items():
+            if isinstance(value, list):
+                raise InternalError(
+                    f"The elicitation handler answered a list for {name!r}; string arrays are"
+                    f" new in 2025-11-25 (this session speaks {revision})"
+                )
+    return answer
+
+
+def _roots_for(roots: list[Root], revision: str) -> list[Root]:
+    if revision_at_least(revision, "2025-06-18"):
+        return roots
+    return [msgspec.structs.replace(root, meta=UNSET) for root in roots]

@@ -15,6 +15,7 @@ _EXPORTS: dict[str, str] = {
     "Audio": "mcptrio.server.media",
     "CapabilityNotNegotiated": "mcptrio.protocol.errors",
     "Client": "mcptrio.client",
+    "ClientError": "mcptrio.client",
     "ConnectionClosed": "mcptrio.protocol.errors",
     "Context": "mcptrio.server.context",
     "Elicited": "mcptrio.server.context",
@@ -25,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidRequest": "mcptrio.protocol.errors",
     "McpError": "mcptrio.protocol.errors",
     "MethodNotFound": "mcptrio.protocol.errors",
+    "OutputValidationError": "mcptrio.client",
     "ParseError": "mcptrio.protocol.errors",
     "RequestContext": "mcptrio.runtime.context",
     "RequestTimeout": "mcptrio.protocol.errors",
@@ -40,6 +42,8 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from .client import Client as Client
+    from .client import ClientError as ClientError
+    from .client import OutputValidationError as OutputValidationError
     from .client import open_client as open_client
     from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
     from .protocol.errors import ConnectionClosed as ConnectionClosed

@@ -17,6 +17,8 @@ PUBLIC = {
     "ResourceNotFound",
     "ToolError",
     "Client",
+    "ClientError",
+    "OutputValidationError",
     "ConnectionClosed",
     "InternalError",
     "InvalidParams",
@@ -50,7 +52,8 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
 def test_errors_are_one_hierarchy() -> None:
     # ToolError is not a protocol error: it becomes a tool result with isError, for the model.
-    for name in PUBLIC - {"ToolError"}:
+    # ClientError (and OutputValidationError) is the client's own check of a successful answer.
+    for name in PUBLIC - {"ToolError", "ClientError", "OutputValidationError"}:
         value = getattr(mcptrio, name)
         if isinstance(value, type) and issubclass(value, Exception):
             assert issubclass(value, mcptrio.McpError)

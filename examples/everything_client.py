@@ -31,11 +31,9 @@ import trio
 from msgspec import UNSET
 
 import mcptrio
-from mcptrio.protocol.base import Request, Result
+from mcptrio.client import ElicitationMode
 from mcptrio.protocol.types import (
     CallToolResult,
-    ClientCapabilities,
-    ElicitationCapability,
     ElicitRequest,
     ElicitResult,
     ElicitValue,
@@ -47,6 +45,8 @@ from mcptrio.runtime.context import RequestContext
 CLIENT_INFO = Implementation(name="mcptrio-everything-client", version="0.1.0")
 # Every scenario's mock server answers within milliseconds; the suite's own limit is 30 s.
 TIMEOUT = 20.0
+#: The defaults scenario is about form elicitation; no URL is ever opened here.
+FORM_ONLY: tuple[ElicitationMode, ...] = ("form",)
 
 
 class ScenarioFailed(Exception):
@@ -81,12 +81,6 @@ async def accept_with_defaults(ctx: RequestContext, request: ElicitRequest) -> E
     return ElicitResult(action="accept", content=schema_defaults(request.requested_schema))
 
 
-async def answer_elicitation(ctx: RequestContext, request: Request[Any]) -> Result:
-    if isinstance(request, ElicitRequest):
-        return await accept_with_defaults(ctx, request)
-    raise mcptrio.MethodNotFound(f"Method not found: {request.METHOD}")
-
-
 def text_of(result: CallToolResult) -> str:
     return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
@@ -112,10 +106,7 @@ async def tools_call(url: str) -> None:
 
 async def elicitation_defaults(url: str) -> None:
     async with mcptrio.open_client(
-        url,
-        client_info=CLIENT_INFO,
-        capabilities=ClientCapabilities(elicitation=ElicitationCapability(form={})),
-        handle_request=answer_elicitation,
+        url, client_info=CLIENT_INFO, elicitation=accept_with_defaults, elicitation_modes=FORM_ONLY
     ) as client:
         tools = (await client.list_tools(timeout=TIMEOUT)).tools
         if not tools:

@@ -28,6 +28,16 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "call_tools.py",
         "output_validation.py",
     ],
+    "how-to/client-resources.md": [
+        ("memo_server.py", None),
+        "read_resources.py",
+        "subscribe.py",
+    ],
+    "how-to/client-prompts-and-completion.md": [
+        ("review_server.py", None),
+        "prompts.py",
+        "complete.py",
+    ],
 }
 
 

@@ -38,6 +38,17 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "prompts.py",
         "complete.py",
     ],
+    "how-to/client-sampling.md": [
+        "answer_sampling.py",
+        "sampling_tools.py",
+    ],
+    "how-to/client-elicitation.md": [
+        "answer_form.py",
+        "answer_url.py",
+    ],
+    "how-to/client-roots.md": [
+        "roots.py",
+    ],
 }
 
 

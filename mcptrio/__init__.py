@@ -16,10 +16,12 @@ _EXPORTS: dict[str, str] = {
     "CapabilityNotNegotiated": "mcptrio.protocol.errors",
     "Client": "mcptrio.client",
     "ClientError": "mcptrio.client",
+    "ClientGroup": "mcptrio.client.group",
     "ConnectionClosed": "mcptrio.protocol.errors",
     "Context": "mcptrio.server.context",
     "Elicited": "mcptrio.server.context",
     "File": "mcptrio.server.media",
+    "GroupTool": "mcptrio.client.group",
     "Image": "mcptrio.server.media",
     "InternalError": "mcptrio.protocol.errors",
     "InvalidParams": "mcptrio.protocol.errors",
@@ -36,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "ToolError": "mcptrio.server.tools",
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
     "open_client": "mcptrio.client",
+    "open_client_group": "mcptrio.client.group",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -45,6 +48,9 @@ if TYPE_CHECKING:
     from .client import ClientError as ClientError
     from .client import OutputValidationError as OutputValidationError
     from .client import open_client as open_client
+    from .client.group import ClientGroup as ClientGroup
+    from .client.group import GroupTool as GroupTool
+    from .client.group import open_client_group as open_client_group
     from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
     from .protocol.errors import ConnectionClosed as ConnectionClosed
     from .protocol.errors import InternalError as InternalError

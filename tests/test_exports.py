@@ -32,6 +32,9 @@ PUBLIC = {
     "Session",
     "UnsupportedProtocolVersion",
     "open_client",
+    "ClientGroup",
+    "GroupTool",
+    "open_client_group",
 }
 
 

@@ -11,12 +11,14 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
-import trio
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / "interop"
@@ -62,49 +64,53 @@ def free_port() -> int:
         return port
 
 
-async def wait_for_port(port: int, process: trio.Process, timeout: float = 30.0) -> None:
-    """Wait until something accepts connections on 127.0.0.1:``port``.
-
-    Raises if ``process`` exits first or ``timeout`` passes.
-    """
-    with trio.fail_after(timeout):
-        while True:
-            try:
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-            except OSError:
-                if process.returncode is not None:
-                    raise RuntimeError(
-                        f"the server exited with {process.returncode} before listening"
-                    ) from None
-                await trio.sleep(0.05)
-            else:
-                await stream.aclose()
-                return
-
-
-@asynccontextmanager
-async def run_http_server(
+@contextmanager
+def running_http_server(
     command: Sequence[str], port: int, *, env: Mapping[str, str] | None = None
-) -> AsyncIterator[trio.Process]:
-    """Run ``command`` (an HTTP server that will listen on ``port``) for the block.
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``command`` (an HTTP server that listens on ``port``) for the block.
 
-    The process is terminated (killed after 5 s) when the block ends.
+    Synchronous, for module-scoped fixtures: a server starts once per test module and serves
+    every test's sessions. Waits (30 s at most) until the port accepts connections; the process
+    is terminated (killed after 5 s) when the block ends.
     """
-    process = await trio.lowlevel.open_process(
-        list(command),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        env=dict(env) if env is not None else None,
-        cwd=str(ROOT),
-    )
-    try:
-        await wait_for_port(port, process)
-        yield process
-    finally:
-        with trio.CancelScope(shield=True):
+    # stderr goes to a file, not a pipe nobody reads (a full pipe would stall the server).
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(
+            list(command),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            env=dict(env) if env is not None else None,
+            cwd=str(ROOT),
+        )
+        try:
+            _wait_until_listening(process, port, errors)
+            yield process
+        finally:
             process.terminate()
-            with trio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
                 process.kill()
-                await process.wait()
+                process.wait(timeout=5)
+
+
+def _wait_until_listening(
+    process: subprocess.Popen[bytes], port: int, errors: IO[bytes], timeout: float = 30.0
+) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                process.wait(timeout=5)
+                errors.seek(0)
+                output = errors.read().decode(errors="replace")[-2000:]
+                raise RuntimeError(
+                    f"{process.args!r} did not start listening on {port}: {output}"
+                ) from None
+            time.sleep(0.05)

@@ -13,6 +13,7 @@ Listing comes one page at a time (``list_*``) or as an async iterator over every
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -21,7 +22,7 @@ import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
-from ..protocol.errors import McpError, RequestTimeout
+from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
 from ..protocol.revisions import revision_at_least
 from ..protocol.types import (
     CallToolRequest,
@@ -67,6 +68,8 @@ from .output_validation import OutputSchemas
 from .server_requests import ServerRequestHandlers
 
 __all__ = ["UNSUBSCRIBE_TIMEOUT", "Client"]
+
+log = logging.getLogger("mcptrio.client")
 
 ResultT = TypeVar("ResultT", bound=Result)
 PageT = TypeVar("PageT", bound=PaginatedResult)
@@ -336,10 +339,12 @@ class Client:
                 scope.deadline = trio.current_time() + UNSUBSCRIBE_TIMEOUT + 1.0
                 try:
                     await subscriptions.release(uri, updates, self._unsubscribe_on_exit(uri))
+                except ConnectionClosed:
+                    pass  # Once the connection is gone there is nothing to unsubscribe from.
                 except McpError:
-                    # Once the connection is gone there is nothing left to unsubscribe from.
-                    if not (failed or self.session.closed.is_set()):
+                    if not failed:
                         raise
+                    log.warning("unsubscribing from %s failed", uri, exc_info=True)
             if scope.cancelled_caught and not failed:
                 raise RequestTimeout(f"The server did not confirm unsubscribing from {uri}")
 

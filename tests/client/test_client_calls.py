@@ -398,3 +398,15 @@ async def test_a_server_that_goes_away_fails_pending_calls_with_connection_close
                 with pytest.raises(mcptrio.ConnectionClosed):
                     await client.ping()
             server_scope.cancel()
+
+
+async def test_a_server_that_never_answers_initialize_times_out(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    client_end, _server_end = memory_transport_pair()
+    with trio.fail_after(100):
+        start = trio.current_time()
+        with pytest.raises(mcptrio.RequestTimeout, match="initialize"):
+            async with mcptrio.open_client(client_end, initialize_timeout=7):
+                pass  # pragma: no cover
+    assert trio.current_time() - start == pytest.approx(7)

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 import trio
+import trio.testing
 
 import mcptrio
 from mcptrio.protocol.base import Request, Result
@@ -411,3 +412,57 @@ async def test_elicitation_capability_struct_is_not_declared_before_2025_06_18()
         ) as (_client, wire, _):
             validate(wire, "2025-03-26")
     assert initialize_capabilities(wire) == {}
+
+
+@pytest.mark.parametrize("revision", SUPPORTED)
+async def test_client_info_carries_only_what_the_offered_revision_defines(revision: str) -> None:
+    info = mcptrio.protocol.types.Implementation(
+        name="c", version="1", title="C", description="d", website_url="https://c.test"
+    )
+    with trio.fail_after(5):
+        async with open_recorded_client(
+            asking_server(), supported_revisions=(revision,), client_info=info
+        ) as (_client, wire, _):
+            validate(wire, revision)
+    sent = wire.client_to_server[0]["params"]["clientInfo"]
+    assert ("title" in sent) == (revision >= "2025-06-18")
+    assert ("websiteUrl" in sent) == ("description" in sent) == (revision >= "2025-11-25")
+
+
+async def test_the_server_cancelling_its_request_cancels_the_handler(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    entered = trio.Event()
+    cancelled = trio.Event()
+
+    async def stuck(ctx: RequestContext, request: CreateMessageRequest) -> CreateMessageResult:
+        entered.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("unreachable")
+
+    server = mcptrio.Server("impatient")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await ctx.sample("hi", timeout=2)
+        except mcptrio.RequestTimeout:
+            return "gave up"
+        return "answered"  # pragma: no cover
+
+    with trio.fail_after(60):
+        async with open_recorded_client(server, sampling=stuck) as (client, wire, _):
+            result = await client.call_tool("ask", {})
+            await cancelled.wait()
+            await client.ping()
+            validate(wire, "2025-11-25")
+    assert entered.is_set()
+    assert text_of(result) == "gave up"
+    sampling_id = next(
+        m["id"] for m in wire.server_to_client if m.get("method") == "sampling/createMessage"
+    )
+    # No answer to the cancelled request.
+    assert not any(m.get("id") == sampling_id for m in wire.client_to_server if "method" not in m)

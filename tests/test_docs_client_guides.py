@@ -49,6 +49,14 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
     "how-to/client-roots.md": [
         "roots.py",
     ],
+    "how-to/client-notifications.md": [
+        "callbacks.py",
+        "streams.py",
+    ],
+    "how-to/client-timeouts-and-cancellation.md": [
+        "timeouts.py",
+        "cancellation.py",
+    ],
 }
 
 

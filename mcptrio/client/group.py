@@ -26,7 +26,9 @@ Failure policy:
 - **Later**, a connection that ends (its server exits, its transport breaks) is removed from the
   group and its error is kept in :attr:`ClientGroup.failures`; the other connections and the
   group's block carry on. A call already waiting on that server fails with
-  :class:`~mcptrio.ConnectionClosed`.
+  :class:`~mcptrio.ConnectionClosed`, and a call through the group that fails so has already
+  taken the server out of the group when it raises (so its name can be connected again at
+  once, without waiting for the dead connection's task to notice).
 - An error in the group's own block closes every connection and leaves the block unchanged.
 """
 
@@ -111,6 +113,10 @@ class GroupTool:
         return self.tool.name
 
 
+def _ended(name: str) -> ConnectionClosed:
+    return ConnectionClosed(f"The connection to MCP server {name!r} ended")
+
+
 @dataclass(eq=False)
 class _Connection:
     client: Client
@@ -118,6 +124,8 @@ class _Connection:
     # open_client block normally, so the connection closes as open_client closes.
     waiting: trio.CancelScope = field(default_factory=trio.CancelScope)
     leaving: bool = False
+    # Set once the connection is known to have ended on its own (see ClientGroup._lost).
+    lost: bool = False
     done: trio.Event = field(default_factory=trio.Event)
 
 
@@ -143,10 +151,13 @@ class ClientGroup:
     # ------------------------------------------------------------------ the mapping
 
     def __getitem__(self, name: str) -> Client:
+        return self._connection(name).client
+
+    def _connection(self, name: str) -> _Connection:
         connection = self._connections.get(name)
         if connection is None:
             raise UnknownServer(name, self.failures.get(name))
-        return connection.client
+        return connection
 
     def __contains__(self, name: object) -> bool:
         return name in self._connections
@@ -213,20 +224,31 @@ class ClientGroup:
                 with connection.waiting:
                     await client.session.closed.wait()
                 if not connection.leaving:
-                    # The session ended by itself: out of the group before the (maybe slow)
-                    # close, so that no new call is routed to it.
-                    self._forget(name, connection)
-                    raise ConnectionClosed(f"The connection to MCP server {name!r} ended")
+                    # Out of the group before the (maybe slow) close, so that no new call is
+                    # routed to it.
+                    self._lost(name, connection, _ended(name))
         except Exception as error:
             if connection is None:
                 raise  # not connected yet: nursery.start hands it to the caller of connect()
-            self._forget(name, connection)
-            self.failures[name] = error
-            log.warning("MCP server %r failed: %s", name, error)
+            if connection.leaving:
+                log.warning("Closing the connection to MCP server %r failed: %s", name, error)
+            else:
+                connection.lost = False  # its own error says more than "it ended": replace that
+                self._lost(name, connection, error)
         finally:
             if connection is not None:
                 self._forget(name, connection)
                 connection.done.set()
+
+    def _lost(self, name: str, connection: _Connection, error: BaseException) -> None:
+        """``connection`` ended on its own: out of the group, its error recorded (once)."""
+        if connection.lost or connection.leaving:
+            return
+        connection.lost = True
+        self._forget(name, connection)
+        if name not in self._connections:  # not connected again meanwhile
+            self.failures[name] = error
+        log.warning("MCP server %r failed: %s", name, error)
 
     def _forget(self, name: str, connection: _Connection) -> None:
         if self._connections.get(name) is connection:
@@ -239,9 +261,7 @@ class ClientGroup:
         that server fail with :class:`~mcptrio.ConnectionClosed`. Raises
         :class:`UnknownServer` when no server of that name is connected.
         """
-        connection = self._connections.get(name)
-        if connection is None:
-            raise UnknownServer(name, self.failures.get(name))
+        connection = self._connection(name)
         self._forget(name, connection)
         self._leave(connection)
         await connection.done.wait()
@@ -284,28 +304,28 @@ class ClientGroup:
         raised, with a note naming the server.
         """
         found: dict[str, list[GroupTool]] = {}
-        connected = self.items()
+        connected = list(self._connections.items())
 
-        async def list_one(name: str, client: Client) -> None:
+        async def list_one(name: str, connection: _Connection) -> None:
             try:
                 found[name] = [
                     GroupTool(name, tool)
-                    async for tool in client.iter_tools(
+                    async for tool in connection.client.iter_tools(
                         timeout=timeout,
                         max_total_timeout=max_total_timeout,
                         on_progress=on_progress,
                     )
                 ]
             except ConnectionClosed:
-                return
+                self._lost(name, connection, _ended(name))
             except Exception as error:
                 error.add_note(f"from MCP server {name!r}")
                 raise
 
         async with open_unwrapping_nursery() as nursery:
-            for name, client in connected:
-                if client.server_capabilities.tools is not UNSET:
-                    nursery.start_soon(list_one, name, client)
+            for name, connection in connected:
+                if connection.client.server_capabilities.tools is not UNSET:
+                    nursery.start_soon(list_one, name, connection)
         return [tool for name, _ in connected for tool in found.get(name, ())]
 
     @overload
@@ -368,14 +388,21 @@ class ClientGroup:
                 )
             if name is not None:
                 arguments = name
-        return await self[server].call_tool(
-            tool,
-            arguments,
-            validate_output=validate_output,
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        connection = self._connection(server)
+        try:
+            return await connection.client.call_tool(
+                tool,
+                arguments,
+                validate_output=validate_output,
+                timeout=timeout,
+                max_total_timeout=max_total_timeout,
+                on_progress=on_progress,
+            )
+        except ConnectionClosed:
+            # Only a session that has ended raises this: out of the group now, not once its
+            # task gets its turn, so that the caller may connect that name again at once.
+            self._lost(server, connection, _ended(server))
+            raise
 
 
 @asynccontextmanager

@@ -266,13 +266,12 @@ async def test_a_server_dying_later_is_recorded_and_the_others_keep_working() ->
             served_transport(notes_server()) as (transport, _),
             mcptrio.open_client_group() as group,
         ):
-            fragile = await group.connect("fragile", FRAGILE)
+            await group.connect("fragile", FRAGILE)
             await group.connect("notes", transport)
             await group.connect("weather", weather_server())
             with pytest.raises(mcptrio.ConnectionClosed):
                 await group.call_tool("fragile/die", {"after": 0})
-            await fragile.session.closed.wait()
-            await wait_all_tasks_blocked()  # the group's task for "fragile" runs
+            # The failed call already took it out of the group.
             assert "fragile" not in group
             assert isinstance(group.failures["fragile"], mcptrio.ConnectionClosed)
             assert "'fragile'" in str(group.failures["fragile"])
@@ -283,6 +282,36 @@ async def test_a_server_dying_later_is_recorded_and_the_others_keep_working() ->
             assert tools[0] == "notes/add"
             result = await group.call_tool("weather/forecast", {"city": "Oslo"})
             assert text_of(result) == "sunny in Oslo"
+            # Its task closing the dead connection later changes nothing.
+            await trio.sleep(0.5)
+            assert list(group) == ["notes", "weather"]
+            assert "'fragile'" in str(group.failures["fragile"])
+
+
+async def test_the_name_of_a_server_whose_call_found_it_dead_can_be_connected_at_once() -> None:
+    with trio.fail_after(20):
+        async with mcptrio.open_client_group({"fragile": FRAGILE}) as group:
+            with pytest.raises(mcptrio.ConnectionClosed):
+                await group.call_tool("fragile", "die", {"after": 0})
+            again = await group.connect("fragile", FRAGILE)
+            assert "fragile" not in group.failures
+            await trio.sleep(0.5)  # the old connection's task finishes closing meanwhile
+            assert group["fragile"] is again
+            assert group.failures == {}
+            assert text_of(await group.call_tool("fragile/chatty", {"text": "hi"})) == "hi"
+
+
+async def test_list_tools_leaves_out_a_server_found_dead_and_records_it() -> None:
+    with trio.fail_after(10):
+        async with mcptrio.open_client_group({"weather": weather_server()}) as group:
+            async with served_transport(notes_server()) as (transport, _):
+                notes = await group.connect("notes", transport)
+            # The server end is gone; the group's own task may not have noticed yet.
+            await notes.session.closed.wait()
+            tools = await group.list_tools()
+            assert [t.server for t in tools] == ["weather", "weather"]
+            assert "notes" not in group
+            assert isinstance(group.failures["notes"], mcptrio.ConnectionClosed)
 
 
 async def test_an_in_memory_server_crashing_is_recorded_and_a_reconnect_clears_it() -> None:

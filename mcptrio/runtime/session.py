@@ -22,6 +22,10 @@ Behaviour that users can rely on:
 - **Ending.** When the transport ends (or breaks), every in-flight handler is cancelled, every
   pending outgoing request fails at once with
   :class:`~mcptrio.protocol.errors.ConnectionClosed`, and ``run()`` returns with no task left.
+- **Answering in the caller's task.** A transport whose incoming messages each arrive in a task
+  of their own (an HTTP POST) may hand them to :meth:`Session.receive_inline` instead of its
+  ``receive``: the message is taken in that task, and a single request in it is answered there
+  too, with no task spawned, and with the same cancellation rules as a request actor.
 - **Errors.** A handler that raises becomes an error response (its ``McpError`` code, else
   -32603) and a log line; the session carries on. Bad input is answered by the protocol layer
   and never ends the session.
@@ -92,6 +96,9 @@ class Session:
         self._in_flight_slots = trio.Semaphore(max_in_flight)
         self._out_send, self._out_receive = trio.open_memory_channel[Outgoing](send_buffer)
         self._handlers: dict[RequestId, trio.CancelScope] = {}
+        # Scopes of the handlers running in a caller's task (receive_inline): outside the
+        # session's nursery, so ending the session cancels them one by one.
+        self._inline_scopes: set[trio.CancelScope] = set()
         # Requests the peer cancelled: they end with no answer. Any other cancellation of a
         # handler's scope (the handler's own) still answers, so the peer is never left waiting.
         self._peer_cancelled: set[RequestId] = set()
@@ -141,6 +148,8 @@ class Session:
                 pending.fail(error)
             self._pending.clear()
             self._progress.clear()
+            for scope in self._inline_scopes:
+                scope.cancel()
         if nursery is not None:
             nursery.cancel_scope.cancel()
 
@@ -158,6 +167,50 @@ class Session:
                 events = connection.receive(frame)
             for event in events:
                 await self._dispatch(event, nursery)
+
+    async def receive_inline(self, frame: bytes, *, expect_request: bool) -> None:
+        """Take ``frame`` in the caller's task, as the reader would; answer its request here.
+
+        For transports whose messages each arrive in a task of their own (an HTTP POST): the
+        frame is decoded and dispatched in the caller's task, so it is handled in the order
+        the caller delivers it, with no hand-off to the reader. When the frame holds exactly
+        one request (``expect_request`` says the caller saw one, so that the in-flight slot is
+        taken before anything is consumed), its handler runs here as well, under its own cancel
+        scope and shielded from the caller's: like a request actor, it is stopped only by the
+        peer's ``notifications/cancelled`` or by the session ending, never by the caller going
+        away. Returns once the answer is handed to the transport. Raises
+        :class:`ConnectionClosed` if the session is not running.
+        """
+        nursery = self._nursery
+        if nursery is None or self._closed:
+            raise ConnectionClosed("The session is not running")
+        if expect_request:
+            try:
+                self._in_flight_slots.acquire_nowait()
+            except trio.WouldBlock:
+                await self._in_flight_slots.acquire()
+            if self._closed:
+                self._in_flight_slots.release()
+                raise ConnectionClosed("The session has ended")
+        events = self.connection.receive(frame)
+        requests = [event for event in events if type(event) is RequestReceived]
+        inline = requests[0] if expect_request and len(requests) == 1 else None
+        if expect_request and inline is None:
+            self._in_flight_slots.release()
+        for event in events:
+            if event is not inline:
+                await self._dispatch(event, nursery)
+        if inline is not None:
+            rid = inline.id
+            scope = self._handlers[rid] = trio.CancelScope()
+            self._inline_scopes.add(scope)
+            if self._closed:
+                scope.cancel()
+            try:
+                with trio.CancelScope(shield=True):
+                    await self._run_request(rid, inline.request, scope)
+            finally:
+                self._inline_scopes.discard(scope)
 
     async def _dispatch(self, event: object, nursery: trio.Nursery) -> None:
         match event:

@@ -37,12 +37,13 @@ import msgspec
 import trio
 
 from ...protocol.base import RequestId
-from ...protocol.errors import McpError
+from ...protocol.errors import ConnectionClosed, McpError
 from ...runtime.session import Session
 from ...stores.event_store import EventStore
 from ..base import Frame, Outgoing
 from .envelope_peek import peek
 from .security import Principal
+from .sse_head_timer import SseHeadTimer
 from .sse_stream import OutboundStream
 
 __all__ = ["STANDALONE_STREAM_ID", "HttpSession", "HttpStreamControl", "SessionEnded"]
@@ -133,6 +134,7 @@ class HttpSession:
         self.last_activity = trio.current_time()
         #: HTTP exchanges using the session right now (it is not idle while any is open).
         self.exchanges = 0
+        self._head_timer: SseHeadTimer | None = None
 
     @property
     def revision(self) -> str | None:
@@ -228,7 +230,7 @@ class HttpSession:
             stream = self._by_request.get(related, self.standalone)
         if not stream.drop_oldest and not stream.has_room():
             return stream
-        stream.push(data)
+        stream.push_related(data)
         return None
 
     # ---------------------------------------------------------------- exchanges
@@ -296,6 +298,20 @@ class HttpSession:
                 raise SessionEnded from None
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise SessionEnded from None
+
+    def start_head_timer(self, stream: OutboundStream, delay: float) -> None:
+        """Fire ``stream.on_activity`` if its POST is still unanswered ``delay`` s from now."""
+        timer = self._head_timer
+        if timer is None:
+            if self.session is None:
+                return
+            timer = SseHeadTimer(delay)
+            try:
+                self.session.start_actor(timer.run)
+            except ConnectionClosed:
+                return
+            self._head_timer = timer
+        timer.arm(stream)
 
     def drop_unanswered(self, rid: RequestId) -> None:
         """``rid`` ended without an answer (cancelled): its stream no longer waits for one."""

@@ -68,6 +68,7 @@ class OutboundStream:
         "drop_oldest",
         "dropped",
         "finished",
+        "on_activity",
         "owed",
         "pending",
         "resumable",
@@ -93,6 +94,10 @@ class OutboundStream:
         #: Messages dropped for want of room (standalone stream only).
         self.dropped = 0
         self.writer: trio.CancelScope | None = None
+        #: Called once, when a message other than an answer is queued or a close is requested:
+        #: a POST answered in its own task starts writing its stream then (see
+        #: ``StreamableHttpEndpoint``).
+        self.on_activity: Callable[[], None] | None = None
         self._detached: trio.Event | None = None
         # The tasks parked in wait(), woken directly by whoever routes, finishes or closes: a
         # JSON answer costs one park and one reschedule, no Event.
@@ -120,6 +125,18 @@ class OutboundStream:
         if self._waiters:
             self._wake()
 
+    def push_related(self, data: bytes) -> None:
+        """Queue a message that is not an answer (it may need a writer started)."""
+        self.push(data)
+        self.fire_activity()
+
+    def fire_activity(self) -> None:
+        """Call the ``on_activity`` hook, once."""
+        hook = self.on_activity
+        if hook is not None:
+            self.on_activity = None
+            hook()
+
     def finish(self) -> None:
         """No more messages come: the stream ends once what is pending is written."""
         self.finished = True
@@ -132,6 +149,7 @@ class OutboundStream:
         self.retry_ms = retry_ms
         if self._waiters:
             self._wake()
+        self.fire_activity()
 
     async def wait_for_room(self) -> None:
         """Wait until a message is taken off ``pending``."""

@@ -43,8 +43,9 @@ import logging
 import trio
 
 from ...protocol.base import RequestId
-from ...protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
+from ...protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, ParseError
 from ...protocol.revisions import BATCH_REVISIONS
+from ...runtime.session import Session
 from ...stores.event_store import EventStore, UnknownEventId
 from .envelope_peek import Peek, peek
 from .exchange import BodyTooLarge, HttpRequest, HttpResponder, header
@@ -273,10 +274,17 @@ class StreamableHttpEndpoint:
         self, transport: HttpSession, responder: HttpResponder, body: bytes, routing: Peek
     ) -> None:
         request_ids = routing.request_ids
+        # A single message is taken in this task (no hand-off to the session's reader) and a
+        # request in it is answered here too; a batch goes through the reader, whose request
+        # actors answer its requests concurrently.
+        session = None if routing.batch else transport.session
         if not request_ids:
             try:
-                await transport.deliver(body)
-            except SessionEnded:
+                if session is not None:
+                    await session.receive_inline(body, expect_request=False)
+                else:
+                    await transport.deliver(body)
+            except (SessionEnded, ConnectionClosed):
                 await send_error(responder, 404, "Session ended")
                 return
             for rid in routing.cancelled:
@@ -291,6 +299,9 @@ class StreamableHttpEndpoint:
             return
         stream = transport.open_request_stream(request_ids)
         try:
+            if session is not None:
+                await self._answer_inline(transport, session, stream, responder, body)
+                return
             try:
                 await transport.deliver(body)
             except SessionEnded:
@@ -299,6 +310,55 @@ class StreamableHttpEndpoint:
             await self._answer(transport, stream, responder)
         finally:
             transport.release_stream(stream)
+
+    async def _answer_inline(
+        self,
+        transport: HttpSession,
+        session: Session,
+        stream: OutboundStream,
+        responder: HttpResponder,
+        body: bytes,
+    ) -> None:
+        """Answer a POST of one request with its handler running in this task.
+
+        The common case costs no task and no wait: the handler's answer is on ``stream`` when
+        it returns, and goes out as JSON (or one whole SSE body). If the handler sends anything
+        else first (progress, a log message, a request to the client), asks to close the
+        stream, or (in SSE mode) has not answered within ``_SSE_HEAD_DELAY``, a writer task
+        starts streaming SSE at once, while the handler runs on here.
+        """
+        streaming = False
+        async with trio.open_nursery() as nursery:
+
+            def start_streaming() -> None:
+                nonlocal streaming
+                streaming = True
+                nursery.start_soon(self._stream_answer, transport, stream, responder)
+
+            stream.on_activity = start_streaming
+            if not self.json_response:
+                transport.start_head_timer(stream, _SSE_HEAD_DELAY)
+            try:
+                await session.receive_inline(body, expect_request=True)
+            except ConnectionClosed:
+                if not streaming:
+                    await send_error(responder, 404, "Session ended")
+                    return
+            finally:
+                stream.on_activity = None
+            # A request the client cancelled ends with no answer: its stream must still end.
+            for rid in tuple(stream.owed):
+                if not transport.answer_owed(rid):
+                    transport.drop_unanswered(rid)
+        if not streaming:
+            await self._answer(transport, stream, responder)
+
+    @staticmethod
+    async def _stream_answer(
+        transport: HttpSession, stream: OutboundStream, responder: HttpResponder
+    ) -> None:
+        await responder.start_stream(200, SSE_HEADERS)
+        await _write_live(stream, responder, transport)
 
     async def _answer(
         self, transport: HttpSession, stream: OutboundStream, responder: HttpResponder

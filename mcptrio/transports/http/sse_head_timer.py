@@ -1,0 +1,61 @@
+"""Starts the SSE response of a POST whose answer is slow, when its handler runs in the POST.
+
+A POST answered in SSE mode goes out as one whole ``text/event-stream`` body when its messages
+are all there within a short delay, and as a live stream otherwise, so that a slow request gets
+its head (and its 2025-11-25 priming event) soon. When the POST's own task is busy running the
+handler (``Session.receive_inline``), something else must notice that the delay has passed:
+one :class:`SseHeadTimer` per session does, for all of that session's POSTs.
+
+Arming costs an append; the timer's task sleeps until the oldest armed stream is due (all delays
+are equal, so arrival order is deadline order), and is woken only when it had nothing armed.
+A stream whose POST finished first (its ``on_activity`` hook cleared) is skipped.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import trio
+
+from .sse_stream import OutboundStream
+
+__all__ = ["SseHeadTimer"]
+
+
+class SseHeadTimer:
+    """Fires ``on_activity`` of streams still unanswered ``delay`` seconds after being armed."""
+
+    __slots__ = ("_armed", "_idle", "delay", "running")
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self._armed: deque[tuple[float, OutboundStream]] = deque()
+        self._idle: trio.Event | None = None
+        #: Whether :meth:`run` has been started (by whoever owns the timer).
+        self.running = False
+
+    def arm(self, stream: OutboundStream) -> None:
+        """Start ``stream``'s response in ``delay`` s unless its hook is cleared before."""
+        self._armed.append((trio.current_time() + self.delay, stream))
+        idle = self._idle
+        if idle is not None:
+            self._idle = None
+            idle.set()
+
+    async def run(self) -> None:
+        """Fire streams as they fall due, until cancelled (with the session)."""
+        armed = self._armed
+        while True:
+            if not armed:
+                idle = self._idle = trio.Event()
+                await idle.wait()
+                continue
+            due, stream = armed[0]
+            if stream.on_activity is None:
+                armed.popleft()
+                continue
+            if trio.current_time() < due:
+                await trio.sleep_until(due)
+                continue
+            armed.popleft()
+            stream.fire_activity()

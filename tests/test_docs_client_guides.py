@@ -57,6 +57,11 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "timeouts.py",
         "cancellation.py",
     ],
+    "how-to/client-several-servers.md": [
+        ("notes_server.py", None),
+        "group_basics.py",
+        "group_failures.py",
+    ],
 }
 
 

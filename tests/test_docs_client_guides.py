@@ -17,6 +17,15 @@ from test_docs_server_guides import programs
 
 # Each page, and its programs in order: name, or (name, None) for a module run by no one.
 PAGES: dict[str, list[str | tuple[str, None]]] = {
+    "tutorials/use-two-servers-from-a-trio-app.md": [
+        ("notes_server.py", None),
+        "step2.py",
+        ("weather.py", None),
+        "step3.py",
+        "step4.py",
+        "step5.py",
+        "step6.py",
+    ],
     "how-to/client-connect.md": [
         ("hello_server.py", None),
         "connect_targets.py",

@@ -539,3 +539,48 @@ async def test_a_standalone_get_never_answered_delays_the_first_request_only_bri
             start = trio.current_time()
             await client.list_tools()
             assert trio.current_time() - start <= 2.5
+
+
+async def test_an_answer_arriving_on_another_stream_ends_the_wait_on_the_requests_own(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A lax server (the conformance suite's sse-retry mock is one) may put the answer to a POST
+    # on the standalone GET stream; the POST's broken stream must not then be resumed.
+    primed = trio.Event()
+    resumptions: list[str] = []
+
+    async def answer_elsewhere(
+        fake: FakeMcp, request: FakeRequest, exchange: FakeExchange, message: dict[str, Any]
+    ) -> bool:
+        if request.method == "GET":
+            if "last-event-id" in request.headers:
+                resumptions.append(request.headers["last-event-id"])
+                await exchange.respond(200, _sse_head(), b"")
+                return True
+            await exchange.start(200, _sse_head())
+            await primed.wait()
+            await exchange.send(encode_event(_text(call_ids[0], "from the GET"), event_id="g-1"))
+            await trio.sleep_forever()
+        if message.get("method") == "tools/call":
+            call_ids.append(message["id"])
+            await exchange.start(200, _sse_head())
+            await exchange.send(encode_event("", event_id="p-1", retry_ms=100))
+            primed.set()
+            await trio.sleep(0.05)
+            await exchange.end()
+            return True
+        return False
+
+    call_ids: list[Any] = []
+    fake = FakeMcp(answer_elsewhere)
+    with trio.fail_after(30):
+        async with (
+            serve(fake) as url,
+            open_streamable_http_client_transport(url) as transport,
+            mcptrio.open_client(transport) as client,
+        ):
+            result = await client.call_tool("echo", {})
+            assert result.content == [TextContent(text="from the GET")]
+            await trio.sleep(2)
+            await client.ping()
+    assert resumptions == []

@@ -381,6 +381,11 @@ class StreamableHttpClientTransport:
                     answered = response_ids(data)
                     owed = bool(stream.pending)
                     stream.pending.difference_update(answered)
+                    for rid in answered:
+                        if self._streams.get(rid) not in (None, stream):
+                            # Answered on another stream (a lax server replays on any GET):
+                            # the request's own stream owes it no more, nor a resumption.
+                            self._abandon(rid)
                     await self._deliver_response(data, stream)
                     if owed and not stream.pending:
                         return _DONE

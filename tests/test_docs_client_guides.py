@@ -8,12 +8,13 @@ a page are written and run in order, in one temporary folder per page.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_docs_server_guides import programs
+from test_docs_server_guides import DOCS, programs
 
 # Each page, and its programs in order: name, or (name, None) for a module run by no one.
 PAGES: dict[str, list[str | tuple[str, None]]] = {
@@ -72,6 +73,22 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "group_failures.py",
     ],
 }
+
+
+_LINK = re.compile(r"\]\(([^)#]+)(?:#[^)]*)?\)")
+
+
+def test_every_client_guide_is_run_here() -> None:
+    guides = {f"how-to/{path.name}" for path in (DOCS / "how-to").glob("client-*.md")}
+    assert guides <= set(PAGES)
+
+
+@pytest.mark.parametrize("page", [*PAGES, "explanation/client-design.md"])
+def test_the_pages_links_to_other_pages_resolve(page: str) -> None:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    for target in _LINK.findall(text):
+        if not target.startswith("http"):
+            assert (DOCS / page).parent.joinpath(target).exists(), f"{page}: {target}"
 
 
 @pytest.mark.parametrize("page", list(PAGES))

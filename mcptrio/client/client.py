@@ -185,10 +185,12 @@ class Client:
         on_progress: ProgressCallback | None = None,
     ) -> AsyncIterator[Tool]:
         """Every tool, following ``nextCursor`` from page to page."""
+        generation = self._output_schemas.generation
         async for page in self._pages(self.list_tools, timeout, max_total_timeout, on_progress):
             for tool in page.tools:
                 yield tool
-        self._output_schemas.complete = True
+        # A list change during the listing means the listing may already be stale.
+        self._output_schemas.complete = generation == self._output_schemas.generation
 
     async def call_tool(
         self,
@@ -205,7 +207,9 @@ class Client:
         With ``validate_output`` a result is checked against the tool's ``outputSchema``
         (learnt from the last listing; for a tool not listed yet, the tools are listed once
         first) and :class:`~mcptrio.client.errors.OutputValidationError` is raised on mismatch.
+        Revisions before 2025-06-18 have no output schemas: nothing is checked there.
         """
+        validate_output = validate_output and revision_at_least(self.protocol_version, "2025-06-18")
         if validate_output and not self._output_schemas.knows(name):
             async for _tool in self.iter_tools(
                 timeout=timeout, max_total_timeout=max_total_timeout
@@ -297,13 +301,37 @@ class Client:
             on_progress=on_progress,
         )
 
-    async def subscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
+    async def subscribe_resource(
+        self,
+        uri: str,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
         """The raw ``resources/subscribe`` (prefer :meth:`subscribe`, which counts users)."""
-        await self.request(SubscribeRequest(uri=uri), timeout=timeout)
+        await self.request(
+            SubscribeRequest(uri=uri),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
 
-    async def unsubscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
+    async def unsubscribe_resource(
+        self,
+        uri: str,
+        *,
+        timeout: float | None = None,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
         """The raw ``resources/unsubscribe``."""
-        await self.request(UnsubscribeRequest(uri=uri), timeout=timeout)
+        await self.request(
+            UnsubscribeRequest(uri=uri),
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            on_progress=on_progress,
+        )
 
     @asynccontextmanager
     async def subscribe(

@@ -38,6 +38,8 @@ class OutputSchemas:
         self._schemas: dict[str, dict[str, Any] | None] = {}
         self._validators: dict[str, Any] = {}
         self.complete = False
+        #: Bumped by :meth:`forget`, so a listing that straddles a change is not "complete".
+        self.generation = 0
 
     def learn(self, tools: Iterable[Tool]) -> None:
         """Remember the schemas of ``tools`` (a page or a whole listing)."""
@@ -52,6 +54,7 @@ class OutputSchemas:
         self._schemas.clear()
         self._validators.clear()
         self.complete = False
+        self.generation += 1
 
     def knows(self, name: str) -> bool:
         """Whether the schema of ``name`` is known (or known to be absent)."""

@@ -91,9 +91,15 @@ async def test_missing_structured_content_is_a_mismatch_but_an_error_result_is_n
 @pytest.mark.parametrize("revision", ["2024-11-05", "2025-03-26"])
 async def test_revisions_without_output_schemas_check_nothing(revision: str) -> None:
     with trio.fail_after(5):
-        async with mcptrio.open_client(weather_server(), supported_revisions=(revision,)) as client:
+        async with open_recorded_client(weather_server(), supported_revisions=(revision,)) as (
+            client,
+            wire,
+            _,
+        ):
             result = await client.call_tool("broken", {"shape": "missing"})
     assert result.structured_content is msgspec.UNSET
+    # No listing just to learn schemas that cannot exist.
+    assert "tools/list" not in wire.methods_sent_by_client()
 
 
 class SchemaServer(mcptrio.Server):

@@ -7,6 +7,7 @@ reason printed, unless ``MCPTRIO_REQUIRE_INTEROP=1`` (set by CI) makes the absen
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
@@ -36,6 +37,17 @@ def require_interop(*paths: Path) -> None:
     if not missing:
         return
     reason = f"{', '.join(missing)} missing: run `npm ci --prefix interop`"
+    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
+        raise RuntimeError(reason)
+    print(f"skipping: {reason}", file=sys.stderr)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def require_module(name: str) -> None:
+    """Skip the calling test module unless ``name`` imports (fail under CI instead)."""
+    if importlib.util.find_spec(name) is not None:
+        return
+    reason = f"the {name!r} package is missing: install the dev extra (pip install -e .[dev])"
     if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
         raise RuntimeError(reason)
     print(f"skipping: {reason}", file=sys.stderr)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 import trio
-from real_servers import ROOT, free_port, running_http_server
+from real_servers import ROOT, free_port, require_module, running_http_server
 
 import mcptrio
 from mcptrio.protocol.types import (
@@ -29,6 +29,8 @@ from mcptrio.protocol.types import (
     TextResourceContents,
 )
 from mcptrio.runtime.context import RequestContext
+
+require_module("mcp")
 
 SERVER = str(ROOT / "tests" / "servers" / "sdk_everything_server.py")
 

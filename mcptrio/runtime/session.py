@@ -202,13 +202,13 @@ class Session:
                 await self._dispatch(event, nursery)
         if inline is not None:
             rid = inline.id
-            scope = self._handlers[rid] = trio.CancelScope()
+            # Shielded from the caller's scope; cancel() on it still stops the handler.
+            scope = self._handlers[rid] = trio.CancelScope(shield=True)
             self._inline_scopes.add(scope)
             if self._closed:
                 scope.cancel()
             try:
-                with trio.CancelScope(shield=True):
-                    await self._run_request(rid, inline.request, scope)
+                await self._run_request(rid, inline.request, scope)
             finally:
                 self._inline_scopes.discard(scope)
 

@@ -324,24 +324,20 @@ class StreamableHttpEndpoint:
         The common case costs no task and no wait: the handler's answer is on ``stream`` when
         it returns, and goes out as JSON (or one whole SSE body). If the handler sends anything
         else first (progress, a log message, a request to the client), asks to close the
-        stream, or (in SSE mode) has not answered within ``_SSE_HEAD_DELAY``, a writer task
-        starts streaming SSE at once, while the handler runs on here.
+        stream, or (in SSE mode) has not answered within ``_SSE_HEAD_DELAY``, a writer starts
+        streaming SSE at once while the handler runs on here. The writer runs in the session
+        (a nursery per POST would cost every POST), and this task waits for it: the response
+        belongs to this exchange, so the writer never outlives it.
         """
-        streaming = False
-        async with trio.open_nursery() as nursery:
-
-            def start_streaming() -> None:
-                nonlocal streaming
-                streaming = True
-                nursery.start_soon(self._stream_answer, transport, stream, responder)
-
-            stream.on_activity = start_streaming
-            if not self.json_response:
-                transport.start_head_timer(stream, _SSE_HEAD_DELAY)
+        writer = _StreamWriter(transport, stream, responder)
+        stream.on_activity = writer.start
+        if not self.json_response:
+            transport.start_head_timer(stream, _SSE_HEAD_DELAY)
+        try:
             try:
                 await session.receive_inline(body, expect_request=True)
             except ConnectionClosed:
-                if not streaming:
+                if not writer.started:
                     await send_error(responder, 404, "Session ended")
                     return
             finally:
@@ -350,15 +346,15 @@ class StreamableHttpEndpoint:
             for rid in tuple(stream.owed):
                 if not transport.answer_owed(rid):
                     transport.drop_unanswered(rid)
-        if not streaming:
-            await self._answer(transport, stream, responder)
-
-    @staticmethod
-    async def _stream_answer(
-        transport: HttpSession, stream: OutboundStream, responder: HttpResponder
-    ) -> None:
-        await responder.start_stream(200, SSE_HEADERS)
-        await _write_live(stream, responder, transport)
+            if writer.started:
+                await writer.done.wait()
+            else:
+                await self._answer(transport, stream, responder)
+        finally:
+            if writer.started and not writer.done.is_set():
+                writer.scope.cancel()
+                with trio.CancelScope(shield=True):
+                    await writer.done.wait()
 
     async def _answer(
         self, transport: HttpSession, stream: OutboundStream, responder: HttpResponder
@@ -557,3 +553,41 @@ async def _write_live(
         prime=transport.primes,
         retry_ms=transport.retry_ms,
     )
+
+
+class _StreamWriter:
+    """Streams a POST's SSE answer from the session's nursery, for a handler running inline."""
+
+    __slots__ = ("done", "responder", "scope", "started", "stream", "transport")
+
+    def __init__(
+        self, transport: HttpSession, stream: OutboundStream, responder: HttpResponder
+    ) -> None:
+        self.transport = transport
+        self.stream = stream
+        self.responder = responder
+        self.started = False
+        self.scope = trio.CancelScope()
+        self.done = trio.Event()
+
+    def start(self) -> None:
+        session = self.transport.session
+        if self.started or session is None:
+            return
+        try:
+            session.start_actor(self._run)
+        except ConnectionClosed:
+            return
+        self.started = True
+
+    async def _run(self) -> None:
+        try:
+            with self.scope:
+                await self.responder.start_stream(200, SSE_HEADERS)
+                await _write_live(self.stream, self.responder, self.transport)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        except Exception:
+            log.exception("writing the SSE answer of stream %s failed", self.stream.stream_id)
+        finally:
+            self.done.set()

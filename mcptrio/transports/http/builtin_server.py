@@ -38,6 +38,7 @@ import contextlib
 import errno
 import logging
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -217,6 +218,28 @@ async def _serve_connection(stream: trio.SocketStream, site: _Site) -> None:
         await trio.aclose_forcefully(stream)
 
 
+def _read_nowait(fd: int) -> bytes | None:
+    """What the socket holds now (``b""`` at EOF or breakage), ``None`` if nothing yet."""
+    try:
+        return os.read(fd, _RECEIVE_SIZE)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+async def _wait_and_read(fd: int) -> bytes:
+    """The next bytes from the socket once it is readable (``b""`` at EOF or breakage)."""
+    while True:
+        try:
+            await trio.lowlevel.wait_readable(fd)
+        except trio.ClosedResourceError:
+            return b""
+        data = _read_nowait(fd)
+        if data is not None:
+            return data
+
+
 class BuiltinConnection:
     """One client connection: the request loop and what the request/responder pair share."""
 
@@ -228,6 +251,10 @@ class BuiltinConnection:
         limits: ServerLimits,
     ) -> None:
         self.stream = stream
+        # A plain TCP connection is read and written through its descriptor directly: trio's
+        # SocketStream would add a task switch to every read and write that completes at once.
+        # TLS goes through the stream.
+        self._fd: int | None = stream.socket.fileno() if type(stream) is trio.SocketStream else None
         self.app = app
         self.parser = parser
         self.limits = limits
@@ -255,10 +282,21 @@ class BuiltinConnection:
 
     async def receive_some(self) -> bytes | bytearray:
         """Bytes from the client; ``b""`` at EOF or breakage (the client is then gone)."""
-        try:
-            data = await self.stream.receive_some(_RECEIVE_SIZE)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            data = b""
+        fd = self._fd
+        data: bytes | bytearray | None
+        if fd is None:
+            try:
+                data = await self.stream.receive_some(_RECEIVE_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+        else:
+            data = _read_nowait(fd)
+            if data is None:
+                data = await _wait_and_read(fd)
+            else:
+                # Fairness: a client that keeps the socket full must not starve the others. The
+                # yield cannot raise Cancelled: that would lose the bytes just read.
+                await trio.lowlevel.cancel_shielded_checkpoint()
         if not data:
             self.peer_gone = True
             self.readable = False
@@ -266,11 +304,26 @@ class BuiltinConnection:
 
     async def receive(self, deadline: float, phase: int) -> bytes | bytearray:
         """:meth:`receive_some`, ending the request loop if nothing comes by ``deadline``."""
+        fd = self._fd
+        if fd is not None and (data := _read_nowait(fd)) is not None:
+            # Already there: no deadline to arm (a read that has to wait arms it below). As
+            # above, the yield must not lose the bytes to a cancellation.
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            if not data:
+                self.peer_gone = True
+                self.readable = False
+            return data
         scope = self.scope
         self.phase = phase
         scope.deadline = deadline
         try:
-            return await self.receive_some()
+            if fd is None:
+                return await self.receive_some()
+            data = await _wait_and_read(fd)
+            if not data:
+                self.peer_gone = True
+                self.readable = False
+            return data
         finally:
             scope.deadline = math.inf
 
@@ -336,6 +389,21 @@ class BuiltinConnection:
     async def send(self, data: bytes) -> None:
         if not self.writable:
             raise trio.BrokenResourceError("the client connection is closed")
+        fd = self._fd
+        if fd is not None:
+            # A write the socket takes whole costs neither a deadline nor a task switch.
+            await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                sent = os.write(fd, data)
+            except BlockingIOError:
+                sent = 0
+            except OSError as error:
+                self.writable = False
+                raise trio.BrokenResourceError("the client connection is closed") from error
+            if sent == len(data):
+                return
+            await self._send_rest(fd, memoryview(data)[sent:])
+            return
         scope = self.scope
         self.phase = _WRITE
         scope.deadline = trio.current_time() + self.limits.write_timeout
@@ -344,6 +412,24 @@ class BuiltinConnection:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
             self.writable = False
             raise trio.BrokenResourceError("the client connection is closed") from error
+        finally:
+            scope.deadline = math.inf
+
+    async def _send_rest(self, fd: int, data: memoryview) -> None:
+        """Write what the socket did not take at once, waiting for room within the deadline."""
+        scope = self.scope
+        self.phase = _WRITE
+        scope.deadline = trio.current_time() + self.limits.write_timeout
+        try:
+            while data:
+                try:
+                    await trio.lowlevel.wait_writable(fd)
+                    data = data[os.write(fd, data) :]
+                except BlockingIOError:
+                    continue
+                except (OSError, trio.ClosedResourceError) as error:
+                    self.writable = False
+                    raise trio.BrokenResourceError("the client connection is closed") from error
         finally:
             scope.deadline = math.inf
 

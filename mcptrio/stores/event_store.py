@@ -75,6 +75,14 @@ class _SessionLog:
     streams: dict[str, _Stream] = field(default_factory=dict)
     # The stream of every event held, oldest first: eviction pops from here.
     order: deque[str] = field(default_factory=deque)
+    # Streams whose every event was evicted are dropped from ``streams`` (a long session opens
+    # a stream per request: keeping them all would grow without bound). Their next sequence
+    # number is kept here, newest last, for at most _RETIRED_STREAMS of them, so that a replay
+    # can still say how much it missed and a stream that stores again continues its ids.
+    retired: dict[str, int] = field(default_factory=dict)
+
+
+_RETIRED_STREAMS = 4096
 
 
 class InMemoryEventStore:
@@ -100,20 +108,32 @@ class InMemoryEventStore:
             log = self._sessions[session_id] = _SessionLog()
         stream = log.streams.get(stream_id)
         if stream is None:
-            stream = log.streams[stream_id] = _Stream()
+            stream = log.streams[stream_id] = _Stream(log.retired.pop(stream_id, 1))
         seq = stream.next_seq
         stream.next_seq = seq + 1
         stream.events.append((seq, message))
         log.order.append(stream_id)
         if len(log.order) > self.max_events_per_session:
-            log.streams[log.order.popleft()].events.popleft()
+            evicted_id = log.order.popleft()
+            evicted = log.streams[evicted_id]
+            evicted.events.popleft()
+            if not evicted.events:
+                del log.streams[evicted_id]
+                log.retired[evicted_id] = evicted.next_seq
+                if len(log.retired) > _RETIRED_STREAMS:
+                    del log.retired[next(iter(log.retired))]
         return f"{stream_id}-{seq}"
 
     async def replay_after(self, session_id: str, last_event_id: str) -> Replay:
         stream_id, seq = parse_event_id(last_event_id)
         log = self._sessions.get(session_id)
         stream = None if log is None else log.streams.get(stream_id)
-        if stream is None or seq >= stream.next_seq:
+        if stream is None:
+            next_seq = None if log is None else log.retired.get(stream_id)
+            if next_seq is None or seq >= next_seq:
+                raise UnknownEventId(last_event_id)
+            return Replay(stream_id, [], next_seq - 1 - seq)
+        if seq >= stream.next_seq:
             raise UnknownEventId(last_event_id)
         events = stream.events
         first = events[0][0] if events else stream.next_seq

@@ -64,6 +64,26 @@ async def test_the_store_evicts_the_oldest_events_and_says_what_a_replay_missed(
     assert store.event_count("s") == 0
 
 
+async def test_the_store_holds_nothing_for_streams_whose_events_were_all_evicted() -> None:
+    # A long session opens a stream per request: the store must not keep one entry per stream.
+    store = InMemoryEventStore(max_events_per_session=4)
+    first = await store.store("s", "1", b"a")
+    for stream_id in range(2, 20_002):
+        await store.store("s", str(stream_id), b"x")
+    assert store.event_count("s") == 4
+    assert len(store._sessions["s"].streams) <= 4
+    assert len(store._sessions["s"].retired) <= 4096
+    recent = await store.replay_after("s", "20000-1")
+    assert recent.events == [] and recent.missed == 0
+    # A stream evicted long ago is unknown; one evicted recently still reports what it missed.
+    with pytest.raises(UnknownEventId):
+        await store.replay_after("s", first)
+    evicted = await store.replay_after("s", "19990-1")
+    assert evicted.events == [] and evicted.missed == 0
+    # A retired stream that stores again continues its ids rather than reusing them.
+    assert await store.store("s", "19990", b"late") == "19990-2"
+
+
 # ---------------------------------------------------------------------- over HTTP
 
 

@@ -193,13 +193,20 @@ class Session:
                 self._in_flight_slots.release()
                 raise ConnectionClosed("The session has ended")
         events = self.connection.receive(frame)
-        requests = [event for event in events if type(event) is RequestReceived]
-        inline = requests[0] if expect_request and len(requests) == 1 else None
-        if expect_request and inline is None:
-            self._in_flight_slots.release()
+        inline: RequestReceived | None = None
+        if expect_request:
+            if len(events) == 1 and type(events[0]) is RequestReceived:
+                inline = events[0]
+                events = []
+            else:
+                requests = [event for event in events if type(event) is RequestReceived]
+                if len(requests) == 1:
+                    inline = requests[0]
+                    events = [event for event in events if event is not inline]
+                else:
+                    self._in_flight_slots.release()
         for event in events:
-            if event is not inline:
-                await self._dispatch(event, nursery)
+            await self._dispatch(event, nursery)
         if inline is not None:
             rid = inline.id
             # Shielded from the caller's scope; cancel() on it still stops the handler.

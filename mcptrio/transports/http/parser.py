@@ -221,6 +221,33 @@ def _date_header_line() -> bytes:
     return _date_line
 
 
+# Header blocks of recent responses, by their (tuple) headers: an endpoint answers with the same
+# few header sets over and over, so each is joined and checked once.
+_HEADER_BLOCKS: dict[tuple[tuple[bytes, bytes], ...], bytes] = {}
+_HEADER_BLOCKS_MAX = 256
+
+
+def _header_block(headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """``headers`` as header lines; ``ValueError`` if a name or value holds CR or LF."""
+    key = headers if isinstance(headers, tuple) else None
+    if key is not None:
+        block = _HEADER_BLOCKS.get(key)
+        if block is not None:
+            return block
+    parts: list[bytes] = []
+    for name, value in headers:
+        parts += (name, b": ", value, b"\r\n")
+    block = b"".join(parts)
+    # One scan of the joined lines, not one per header (response splitting).
+    if block.count(b"\n") != len(headers) or block.count(b"\r") != len(headers):
+        raise ValueError("response header names and values must not contain CR or LF")
+    if key is not None:
+        if len(_HEADER_BLOCKS) >= _HEADER_BLOCKS_MAX:
+            _HEADER_BLOCKS.clear()
+        _HEADER_BLOCKS[key] = block
+    return block
+
+
 def response_head(
     status: int,
     headers: Sequence[tuple[bytes, bytes]],
@@ -230,25 +257,22 @@ def response_head(
 ) -> bytes:
     """Serialise a response head; ``content_length=None`` means a chunked body.
 
-    Header values are checked for CR/LF (response splitting) with one scan of the joined head,
-    not one per header.
+    Header names and values are refused (``ValueError``) if they hold CR or LF.
     """
     status_line = _STATUS_LINES.get(status) or b"HTTP/1.1 %d Unknown\r\n" % status
-    parts = [status_line, _date_header_line()]
-    for name, value in headers:
-        parts += (name, b": ", value, b"\r\n")
     if content_length is None:
-        parts.append(b"transfer-encoding: chunked\r\n")
+        length = b"transfer-encoding: chunked\r\n"
     else:
-        parts.append(b"content-length: %d\r\n" % content_length)
-    if not keep_alive:
-        parts.append(b"connection: close\r\n")
-    parts.append(b"\r\n")
-    head = b"".join(parts)
-    expected_lines = len(headers) + 5 - keep_alive
-    if head.count(b"\n") != expected_lines or head.count(b"\r") != expected_lines:
-        raise ValueError("response header names and values must not contain CR or LF")
-    return head
+        length = b"content-length: %d\r\n" % content_length
+    return b"".join(
+        (
+            status_line,
+            _date_header_line(),
+            _header_block(headers),
+            length,
+            b"\r\n" if keep_alive else b"connection: close\r\n\r\n",
+        )
+    )
 
 
 def chunk(data: bytes) -> bytes:

@@ -560,6 +560,10 @@ class _StreamWriter:
 
     __slots__ = ("done", "responder", "scope", "started", "stream", "transport")
 
+    # Most POSTs never start their writer: its scope and event are made only when one does.
+    scope: trio.CancelScope
+    done: trio.Event
+
     def __init__(
         self, transport: HttpSession, stream: OutboundStream, responder: HttpResponder
     ) -> None:
@@ -567,13 +571,13 @@ class _StreamWriter:
         self.stream = stream
         self.responder = responder
         self.started = False
-        self.scope = trio.CancelScope()
-        self.done = trio.Event()
 
     def start(self) -> None:
         session = self.transport.session
         if self.started or session is None:
             return
+        self.scope = trio.CancelScope()
+        self.done = trio.Event()
         try:
             session.start_actor(self._run)
         except ConnectionClosed:

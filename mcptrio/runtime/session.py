@@ -33,9 +33,10 @@ Behaviour that users can rely on:
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -184,14 +185,6 @@ class Session:
         nursery = self._nursery
         if nursery is None or self._closed:
             raise ConnectionClosed("The session is not running")
-        if expect_request:
-            try:
-                self._in_flight_slots.acquire_nowait()
-            except trio.WouldBlock:
-                await self._in_flight_slots.acquire()
-            if self._closed:
-                self._in_flight_slots.release()
-                raise ConnectionClosed("The session has ended")
         events = self.connection.receive(frame)
         inline: RequestReceived | None = None
         if expect_request:
@@ -203,32 +196,42 @@ class Session:
                 if len(requests) == 1:
                     inline = requests[0]
                     events = [event for event in events if event is not inline]
-                else:
-                    self._in_flight_slots.release()
         for event in events:
             await self._dispatch(event, nursery)
         if inline is not None:
             rid = inline.id
-            # Shielded from the caller's scope; cancel() on it still stops the handler.
+            # Registered before the wait for a slot, so that the peer's cancellation (or the
+            # session's end) reaches it while it waits; shielded from the caller's scope.
             scope = self._handlers[rid] = trio.CancelScope(shield=True)
             self._inline_scopes.add(scope)
             if self._closed:
                 scope.cancel()
             try:
-                await self._run_request(rid, inline.request, scope)
+                # In a copy of the caller's context, as a request actor would be: what the
+                # handler sets there does not outlive it in the caller's task (a keep-alive
+                # connection serves other requests, of other sessions, in that task next).
+                await _InContext(
+                    self._run_request(rid, inline.request, scope, acquire=True),
+                    contextvars.copy_context(),
+                )
             finally:
                 self._inline_scopes.discard(scope)
 
     async def _dispatch(self, event: object, nursery: trio.Nursery) -> None:
         match event:
             case RequestReceived(id=rid, request=request):
+                # The scope is registered before the wait for a slot and before the task
+                # starts, so a cancellation that arrives meanwhile (later in the same batch, or
+                # in a POST answered inline) still lands.
+                handler_scope = self._handlers[rid] = trio.CancelScope()
                 try:
                     self._in_flight_slots.acquire_nowait()
                 except trio.WouldBlock:
-                    await self._in_flight_slots.acquire()
-                # The scope is registered before the task starts, so a cancellation that
-                # arrives before the task first runs (later in the same batch) still lands.
-                handler_scope = self._handlers[rid] = trio.CancelScope()
+                    try:
+                        await self._in_flight_slots.acquire()
+                    except BaseException:
+                        del self._handlers[rid]
+                        raise
                 nursery.start_soon(self._run_request, rid, request, handler_scope)
             case ResponseReceived(id=rid, result=result):
                 pending = self._pending.pop(rid, None)
@@ -280,12 +283,26 @@ class Session:
                 log.exception("notification handler for %s failed", notification.METHOD)
 
     async def _run_request(
-        self, rid: RequestId, request: Request[Any], scope: trio.CancelScope
+        self,
+        rid: RequestId,
+        request: Request[Any],
+        scope: trio.CancelScope,
+        *,
+        acquire: bool = False,
     ) -> None:
         connection = self.connection
         data: bytes | None = None
+        holding = not acquire
         try:
             with scope:
+                if not holding:
+                    # Inside the handler's scope: only the peer's cancellation or the session's
+                    # end interrupts the wait for a slot (the request is taken already).
+                    try:
+                        self._in_flight_slots.acquire_nowait()
+                    except trio.WouldBlock:
+                        await self._in_flight_slots.acquire()
+                    holding = True
                 try:
                     if self._handle_request is None:
                         raise InternalError("This session does not handle requests")
@@ -312,7 +329,8 @@ class Session:
         finally:
             self._peer_cancelled.discard(rid)
             del self._handlers[rid]
-            self._in_flight_slots.release()
+            if holding:
+                self._in_flight_slots.release()
         if data is not None:
             try:
                 await self._send(Outgoing(data, rid))
@@ -454,7 +472,7 @@ class Session:
 
     def statistics(self) -> SessionStatistics:
         return SessionStatistics(
-            in_flight_incoming=len(self._handlers),
+            in_flight_incoming=self.max_in_flight - self._in_flight_slots.value,
             pending_outgoing=len(self._pending),
             queued_outgoing=self._out_send.statistics().current_buffer_used,
         )
@@ -466,3 +484,30 @@ class SessionStatistics(msgspec.Struct, frozen=True):
     in_flight_incoming: int
     pending_outgoing: int
     queued_outgoing: int
+
+
+class _InContext:
+    """Awaits a coroutine with each of its steps run in ``context``, within the current task."""
+
+    __slots__ = ("_context", "_coro")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], context: contextvars.Context) -> None:
+        self._coro = coro
+        self._context = context
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        run = self._context.run
+        send = self._coro.send
+        throw = self._coro.throw
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                yielded = run(send, value) if error is None else run(throw, error)
+            except StopIteration:
+                return
+            try:
+                value = yield yielded
+                error = None
+            except BaseException as exc:  # handed on to the coroutine, which decides
+                value, error = None, exc

@@ -70,12 +70,16 @@ def make_server() -> mcptrio.Server:
 
 @asynccontextmanager
 async def serve(front_end: str, app: McpHttpApp) -> AsyncIterator[str]:
-    """Run ``app`` (its ``run`` and a front end); yields the base URL."""
+    """Run ``app`` (its ``run`` and a front end); yields the base URL.
+
+    Both stop together, as ``serve_http`` stops them: a handler answering a POST runs in that
+    POST's task, so a front end stopped alone would wait for it.
+    """
     async with trio.open_nursery() as nursery:
         await nursery.start(app.run)
         async with open_front_end(front_end, app) as url:
             yield url
-        nursery.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()
 
 
 def request_body(rid: int | str, method: str, params: dict[str, Any] | None = None) -> bytes:

@@ -21,6 +21,10 @@ Start it before serving, in the same nursery as the front end::
 Front ends that take an app (``serve_http``) do this themselves when the app has a ``run``
 attribute: ``await nursery.start(app.run)`` before they start listening. When ``run`` is
 cancelled every session ends. Until ``run`` has started, ``initialize`` is answered 503.
+
+Stop ``run`` together with the front ends, or before them (``serve_http`` does): a POST's
+request is answered in the POST's own task, shielded from the client going away, so a front end
+stopped while the sessions live on waits for the handlers running in its connections.
 Stateless mode and the legacy transport need no ``run`` (their sessions live in the task of
 the request that carries them), but starting it does no harm.
 """

@@ -416,22 +416,30 @@ class BuiltinConnection:
             scope.deadline = math.inf
 
     async def _send_rest(self, fd: int, data: memoryview) -> None:
-        """Write what the socket did not take at once, waiting for room within the deadline."""
-        scope = self.scope
-        self.phase = _WRITE
-        scope.deadline = trio.current_time() + self.limits.write_timeout
+        """Write what the socket did not take at once, waiting for room within the deadline.
+
+        The deadline is this write's own: the writing task may not be the connection's (an SSE
+        writer running in a session). Part of the message is out already, so a write that does
+        not finish (timeout, cancellation, breakage) leaves the response cut: the connection
+        can carry nothing more.
+        """
+        completed = False
         try:
-            while data:
-                try:
-                    await trio.lowlevel.wait_writable(fd)
-                    data = data[os.write(fd, data) :]
-                except BlockingIOError:
-                    continue
-                except (OSError, trio.ClosedResourceError) as error:
-                    self.writable = False
-                    raise trio.BrokenResourceError("the client connection is closed") from error
+            with trio.move_on_after(self.limits.write_timeout):
+                while data:
+                    try:
+                        await trio.lowlevel.wait_writable(fd)
+                        data = data[os.write(fd, data) :]
+                    except BlockingIOError:
+                        continue
+                    except (OSError, trio.ClosedResourceError) as error:
+                        raise trio.BrokenResourceError("the client connection is closed") from error
+                completed = True
         finally:
-            scope.deadline = math.inf
+            if not completed:
+                self.writable = False
+        if data:
+            raise trio.BrokenResourceError("a write to the client timed out")
 
     async def refuse(self, status: int, message: str) -> None:
         """Answer an error the front end detected itself (no app involved), then close."""

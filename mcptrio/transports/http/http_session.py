@@ -135,6 +135,7 @@ class HttpSession:
         #: HTTP exchanges using the session right now (it is not idle while any is open).
         self.exchanges = 0
         self._head_timer: SseHeadTimer | None = None
+        self._queued_in = 0
 
     @property
     def revision(self) -> str | None:
@@ -149,7 +150,13 @@ class HttpSession:
 
     @property
     def is_ended(self) -> bool:
-        return self.ended.is_set()
+        # Cancelled counts: DELETE cancels the session before its transport is closed.
+        return self.ended.is_set() or self.cancel_scope.cancel_called
+
+    @property
+    def has_queued_frames(self) -> bool:
+        """Whether frames wait in the channel to the session's reader (a batch, initialize)."""
+        return self._queued_in > 0
 
     def close(self) -> None:
         """End the session (DELETE, expiry, shutdown); its tasks are cancelled."""
@@ -159,9 +166,11 @@ class HttpSession:
 
     async def receive(self) -> Frame:
         try:
-            return await self._in_receive.receive()
+            frame = await self._in_receive.receive()
         except trio.ClosedResourceError:
             raise trio.EndOfChannel from None
+        self._queued_in -= 1
+        return frame
 
     def send_nowait(self, frame: Outgoing) -> bool:
         return self._route(frame) is None
@@ -298,6 +307,7 @@ class HttpSession:
                 raise SessionEnded from None
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise SessionEnded from None
+        self._queued_in += 1
 
     def start_head_timer(self, stream: OutboundStream, delay: float) -> None:
         """Fire ``stream.on_activity`` if its POST is still unanswered ``delay`` s from now."""

@@ -277,7 +277,8 @@ class StreamableHttpEndpoint:
         # A single message is taken in this task (no hand-off to the session's reader) and a
         # request in it is answered here too; a batch goes through the reader, whose request
         # actors answer its requests concurrently.
-        session = None if routing.batch else transport.session
+        # While frames wait for the reader, later ones queue behind them, to keep their order.
+        session = None if routing.batch or transport.has_queued_frames else transport.session
         if not request_ids:
             try:
                 if session is not None:
@@ -586,7 +587,10 @@ class _StreamWriter:
 
     async def _run(self) -> None:
         try:
-            with self.scope:
+            # The response belongs to the POST, not to the session: the session's end must not
+            # cut a write in half (the POST finishes the stream instead, and the writer ends it
+            # properly). Only the POST (``scope``) or a takeover stops it early.
+            with trio.CancelScope(shield=True), self.scope:
                 await self.responder.start_stream(200, SSE_HEADERS)
                 await _write_live(self.stream, self.responder, self.transport)
         except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -50,6 +50,7 @@ from ...stores.event_store import EventStore, UnknownEventId
 from .envelope_peek import Peek, peek
 from .exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .http_session import HttpSession, SessionEnded
+from .live_stream import StreamWriter, write_live
 from .responses import (
     JSON_HEADERS,
     SSE_HEADERS,
@@ -330,7 +331,7 @@ class StreamableHttpEndpoint:
         (a nursery per POST would cost every POST), and this task waits for it: the response
         belongs to this exchange, so the writer never outlives it.
         """
-        writer = _StreamWriter(transport, stream, responder)
+        writer = StreamWriter(transport, stream, responder)
         stream.on_activity = writer.start
         if not self.json_response:
             transport.start_head_timer(stream, _SSE_HEAD_DELAY)
@@ -389,7 +390,7 @@ class StreamableHttpEndpoint:
             await responder.send_response(200, SSE_HEADERS, body)
             return
         await responder.start_stream(200, SSE_HEADERS)
-        await _write_live(stream, responder, transport)
+        await write_live(stream, responder, transport)
 
     def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:
         """End ``rid``'s stream if its handler stops without an answer (it was cancelled).
@@ -477,7 +478,7 @@ class StreamableHttpEndpoint:
                 await send_error(responder, 409, "This session already has a GET stream open")
                 return
             await responder.start_stream(200, SSE_HEADERS)
-            await _write_live(stream, responder, transport)
+            await write_live(stream, responder, transport)
         finally:
             transport.exchanges -= 1
             transport.touch()
@@ -540,62 +541,3 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
-
-
-async def _write_live(
-    stream: OutboundStream, responder: HttpResponder, transport: HttpSession
-) -> None:
-    """Write a live stream of ``transport`` with the session's event store and SSE settings."""
-    await write_stream(
-        stream,
-        responder,
-        session_id=transport.session_id,
-        event_store=transport.event_store,
-        prime=transport.primes,
-        retry_ms=transport.retry_ms,
-    )
-
-
-class _StreamWriter:
-    """Streams a POST's SSE answer from the session's nursery, for a handler running inline."""
-
-    __slots__ = ("done", "responder", "scope", "started", "stream", "transport")
-
-    # Most POSTs never start their writer: its scope and event are made only when one does.
-    scope: trio.CancelScope
-    done: trio.Event
-
-    def __init__(
-        self, transport: HttpSession, stream: OutboundStream, responder: HttpResponder
-    ) -> None:
-        self.transport = transport
-        self.stream = stream
-        self.responder = responder
-        self.started = False
-
-    def start(self) -> None:
-        session = self.transport.session
-        if self.started or session is None:
-            return
-        self.scope = trio.CancelScope()
-        self.done = trio.Event()
-        try:
-            session.start_actor(self._run)
-        except ConnectionClosed:
-            return
-        self.started = True
-
-    async def _run(self) -> None:
-        try:
-            # The response belongs to the POST, not to the session: the session's end must not
-            # cut a write in half (the POST finishes the stream instead, and the writer ends it
-            # properly). Only the POST (``scope``) or a takeover stops it early.
-            with trio.CancelScope(shield=True), self.scope:
-                await self.responder.start_stream(200, SSE_HEADERS)
-                await _write_live(self.stream, self.responder, self.transport)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        except Exception:
-            log.exception("writing the SSE answer of stream %s failed", self.stream.stream_id)
-        finally:
-            self.done.set()

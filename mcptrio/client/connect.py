@@ -19,13 +19,11 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
-import msgspec
 import trio
-from msgspec import UNSET
 
-from ..protocol.connection import Connection
+from ..protocol.connection import Connection, info_for_revision
 from ..protocol.errors import RequestTimeout
-from ..protocol.revisions import SUPPORTED, revision_at_least
+from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
     ClientCapabilities,
     Implementation,
@@ -144,7 +142,7 @@ async def open_client(
             ) as transport:
                 connection = Connection(
                     "client",
-                    info=_info_for(client_info, offered),
+                    info=info_for_revision(client_info, offered),
                     capabilities=declared,
                     # The first revision is the one initialize offers.
                     supported=(offered, *(r for r in supported_revisions if r != offered)),
@@ -184,20 +182,6 @@ async def open_client(
                     session_scope.cancel()
         finally:
             nursery.cancel_scope.cancel()
-
-
-def _info_for(info: Implementation, revision: str) -> Implementation:
-    """``info`` without the members ``revision`` lacks: ``title`` is 2025-06-18,
-    ``description``, ``icons`` and ``websiteUrl`` 2025-11-25."""
-    if revision_at_least(revision, "2025-11-25"):
-        return info
-    return msgspec.structs.replace(
-        info,
-        title=info.title if revision_at_least(revision, "2025-06-18") else UNSET,
-        description=UNSET,
-        icons=UNSET,
-        website_url=UNSET,
-    )
 
 
 async def _run_in_scope(

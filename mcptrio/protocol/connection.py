@@ -75,7 +75,7 @@ from .types import (
     ServerCapabilities,
 )
 
-__all__ = ["Connection", "Role", "capability_declared"]
+__all__ = ["Connection", "Role", "capability_declared", "info_for_revision"]
 
 Role = Literal["client", "server"]
 ResultT = TypeVar("ResultT", bound=Result)
@@ -313,7 +313,7 @@ class Connection:
         result = InitializeResult(
             protocol_version=revision,
             capabilities=self.capabilities,
-            server_info=_info_for(self.info, revision),
+            server_info=info_for_revision(self.info, revision),
             instructions=UNSET if self.instructions is None else self.instructions,
         )
         self.revision = revision
@@ -479,7 +479,7 @@ def _readable_id(rid: RequestId | UnsetType | None) -> RequestId | None:
     return None if rid is UNSET else rid
 
 
-def _info_for(info: Implementation, revision: str) -> Implementation:
+def info_for_revision(info: Implementation, revision: str) -> Implementation:
     """``info`` without the fields ``revision`` does not define (``title`` is 2025-06-18,
     ``description``, ``icons`` and ``websiteUrl`` 2025-11-25)."""
     if revision_at_least(revision, "2025-11-25"):

@@ -6,7 +6,13 @@ import pytest
 import trio
 from front_ends_for_tests import open_front_end
 from http_client_for_tests import open_test_connection
+from test_answers_in_post_task import open_small_window_connection
 from test_front_ends import EchoApp
+from test_streamable_http import call_body, initialize, session_headers, stream
+
+import mcptrio
+from mcptrio.runtime.context import RequestContext
+from mcptrio.transports.http.app import McpHttpApp
 
 BUILTIN = ["builtin-h11", "builtin-httptools"]
 
@@ -95,3 +101,47 @@ async def test_connections_beyond_the_limit_wait_for_a_free_slot(front_end: str)
                 await first.socket_stream.aclose()
                 answer = await second.socket_stream.receive_some(1000)
                 assert answer.startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_an_sse_writer_stops_after_the_write_timeout_while_its_handler_runs(
+    front_end: str,
+) -> None:
+    big = "x" * 2_000_000
+    server = mcptrio.Server("big-progress")
+
+    @server.tool()
+    async def send_big_progress(ctx: RequestContext) -> str:
+        await ctx.report_progress(0, 1, message=big)
+        await trio.sleep_forever()
+        return "never"
+
+    app = McpHttpApp(server)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(app.run)
+            async with (
+                open_front_end(front_end, app, write_timeout=0.1) as url,
+                open_test_connection(url) as conn,
+                open_small_window_connection(url) as stalled,
+            ):
+                try:
+                    session_id = await initialize(conn, "2025-06-18")
+                    headers = session_headers(session_id, "2025-06-18")
+                    body = call_body(1, "send_big_progress", {}, token="t")
+                    async with stream(stalled, "POST", "/mcp", headers=headers, body=body) as sse:
+                        assert sse.status == 200
+                        # The client reads nothing for well over the write timeout...
+                        await trio.sleep(0.4)
+                        received = 0
+                        with trio.move_on_after(0.4):
+                            while received < len(big) // 2:
+                                piece = await stalled.socket_stream.receive_some(65536)
+                                if not piece:
+                                    break
+                                received += len(piece)
+                        # ...so the writer gave up: only what the socket buffers held arrives.
+                        assert received < len(big) // 2
+                finally:
+                    # The sessions end first: the handler runs in its POST's connection task.
+                    nursery.cancel_scope.cancel()

@@ -78,8 +78,10 @@ async def serve(front_end: str, app: McpHttpApp) -> AsyncIterator[str]:
     async with trio.open_nursery() as nursery:
         await nursery.start(app.run)
         async with open_front_end(front_end, app) as url:
-            yield url
-            nursery.cancel_scope.cancel()
+            try:
+                yield url
+            finally:
+                nursery.cancel_scope.cancel()
 
 
 def request_body(rid: int | str, method: str, params: dict[str, Any] | None = None) -> bytes:

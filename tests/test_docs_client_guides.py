@@ -9,12 +9,10 @@ a page are written and run in order, in one temporary folder per page.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from test_docs_server_guides import DOCS, programs
+from test_docs_server_guides import DOCS, check_programs_print_their_output, programs
 
 # Each page, and its programs in order: name, or (name, None) for a module run by no one.
 PAGES: dict[str, list[str | tuple[str, None]]] = {
@@ -99,18 +97,4 @@ def test_the_page_shows_its_programs_each_with_its_output(page: str) -> None:
 
 @pytest.mark.parametrize("page", list(PAGES))
 def test_every_program_prints_what_the_page_says(page: str, tmp_path: Path) -> None:
-    for program in programs(page):
-        (tmp_path / program.name).write_text(program.source, encoding="utf-8")
-        if program.output is None:
-            continue
-        run = subprocess.run(
-            [sys.executable, program.name],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert run.returncode == 0, f"{page}: {program.name} failed:\n{run.stderr}"
-        assert run.stdout.splitlines() == program.output.splitlines(), (
-            f"{page}: {program.name} printed something else:\n{run.stdout}"
-        )
+    check_programs_print_their_output(page, tmp_path)

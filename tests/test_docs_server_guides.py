@@ -98,6 +98,12 @@ def test_the_page_shows_its_programs_each_with_its_output(page: str) -> None:
 
 @pytest.mark.parametrize("page", list(PAGES))
 def test_every_program_prints_what_the_page_says(page: str, tmp_path: Path) -> None:
+    check_programs_print_their_output(page, tmp_path)
+
+
+def check_programs_print_their_output(page: str, tmp_path: Path) -> None:
+    """Write every program of ``page`` into ``tmp_path``, run those with an output block, and
+    compare what each prints with it (the client guides use this too)."""
     for program in programs(page):
         (tmp_path / program.name).write_text(program.source, encoding="utf-8")
         if program.output is None:
@@ -111,5 +117,5 @@ def test_every_program_prints_what_the_page_says(page: str, tmp_path: Path) -> N
         )
         assert run.returncode == 0, f"{page}: {program.name} failed:\n{run.stderr}"
         assert run.stdout.splitlines() == program.output.splitlines(), (
-            f"{page}: {program.name} printed something else"
+            f"{page}: {program.name} printed something else:\n{run.stdout}"
         )

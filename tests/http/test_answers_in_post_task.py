@@ -65,6 +65,18 @@ def _server(log: list[str], release: trio.Event, *, max_in_flight: int = 256) ->
     return server
 
 
+async def _occupy_the_only_slot(
+    nursery: trio.Nursery, conn: TestConnection, headers: list[tuple[str, str]], log: list[str]
+) -> None:
+    """Start request 1 (``a``), which holds the session's one in-flight slot until released."""
+    nursery.start_soon(
+        lambda: conn.request(
+            "POST", "/mcp", headers=headers, body=call_body(1, "wait_for_release", {"name": "a"})
+        )
+    )
+    await wait_until(lambda: log == ["a started"])
+
+
 async def test_a_handler_runs_on_after_its_client_goes_away(front_end: str) -> None:
     log: list[str] = []
     release = trio.Event()
@@ -224,15 +236,7 @@ async def test_a_request_waiting_for_a_slot_survives_its_client_going_away(
             session_id = await initialize(first, "2025-06-18")
             headers = session_headers(session_id, "2025-06-18")
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(
-                    lambda: first.request(
-                        "POST",
-                        "/mcp",
-                        headers=headers,
-                        body=call_body(1, "wait_for_release", {"name": "a"}),
-                    )
-                )
-                await wait_until(lambda: log == ["a started"])
+                await _occupy_the_only_slot(nursery, first, headers, log)
                 async with (
                     open_test_connection(url) as doomed,
                     stream(
@@ -269,15 +273,7 @@ async def test_cancelling_a_request_that_waits_for_a_slot_keeps_it_from_running(
             session_id = await initialize(first, "2025-06-18")
             headers = session_headers(session_id, "2025-06-18")
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(
-                    lambda: first.request(
-                        "POST",
-                        "/mcp",
-                        headers=headers,
-                        body=call_body(1, "wait_for_release", {"name": "a"}),
-                    )
-                )
-                await wait_until(lambda: log == ["a started"])
+                await _occupy_the_only_slot(nursery, first, headers, log)
                 async with stream(
                     second,
                     "POST",

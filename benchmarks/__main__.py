@@ -20,7 +20,7 @@ from typing import Any
 
 from . import LIBS, REPO_ROOT, SDK_MODES, WORKLOADS
 from .cell import default_warmup
-from .report import format_decorator_table, format_table, summarise, write_json
+from .tables import format_decorator_table, format_table, summarise, write_json
 
 DEFAULT_DURATION = 2.5
 DEFAULT_REPEAT = 3

@@ -34,8 +34,8 @@ from . import WORKLOADS
 from ._cpu import server_cpu_reader
 from ._run_mcptrio import LOWLEVEL_STDIO_COMMAND, STDIO_COMMAND, open_lowlevel_in_memory
 from ._window import ARGS, check_text
-from .report import DECORATOR_TARGET, table
 from .servers.mcptrio_server import build_server
+from .tables import DECORATOR_TARGET, table
 
 RESULTS = Path(__file__).resolve().parent / "results" / "decorator_cost.json"
 

@@ -1,27 +1,83 @@
-"""The mcptrio benchmark server.
+"""The mcptrio benchmark server: every fixture of ``matrix.FIXTURES``, declared with decorators.
 
 Run it as a stdio server with ``python -m benchmarks.servers.mcptrio_server`` (from the
-repository root) or ``python benchmarks/servers/mcptrio_server.py`` (with mcptrio importable).
+repository root), or over WebSocket with ``python -m benchmarks.servers.mcptrio_server
+--websocket`` (prints its ``ws://`` URL on the first line of stdout, then serves until killed).
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+import trio
+
 import mcptrio
+from mcptrio.transports.websocket_server import serve_websocket
+
+from .fixtures import (
+    BLOB_100K,
+    BLOB_MIME_TYPE,
+    BLOB_URI,
+    SEARCH_TOOL_NAMES,
+    TEXT_10K,
+    search_result,
+    search_tool_description,
+)
+
+SearchTool = Callable[[str, float, list[str], int, bool], Awaitable[str]]
+
+
+def _search_tool(name: str) -> SearchTool:
+    async def search(
+        query: str, ratio: float, tags: list[str], limit: int = 10, flag: bool = False
+    ) -> str:
+        return search_result(name, query, limit, ratio, flag, tags)
+
+    return search
 
 
 def build_server() -> mcptrio.Server:
-    """A server with the single benchmark tool, ``add(a, b) -> a + b``."""
+    """A server with the benchmark fixtures: ``add``, ``text_10k``, 48 search tools, a blob."""
     server = mcptrio.Server("bench")
 
-    # Text content only, the same result as the SDK server and the low-level server: without
-    # this mcptrio infers structured output from `-> int` and also validates the value and sends
+    # Text content only, the same result as the other libraries' servers: without this mcptrio
+    # infers structured output from the return annotation and also validates the value and sends
     # `structuredContent` (see benchmarks/README.md, "Same result everywhere").
     @server.tool(structured_output=False)
     async def add(a: int, b: int) -> int:
+        """Add two integers."""
         return a + b
+
+    @server.tool(structured_output=False)
+    async def text_10k() -> str:
+        """Return 10 KiB of text."""
+        return TEXT_10K
+
+    for name in SEARCH_TOOL_NAMES:
+        server.tool(name, description=search_tool_description(name), structured_output=False)(
+            _search_tool(name)
+        )
+
+    @server.resource(BLOB_URI, name="blob_100k", mime_type=BLOB_MIME_TYPE)
+    async def blob_100k() -> str:
+        """100 KiB of text."""
+        return BLOB_100K
 
     return server
 
 
+async def serve_websocket_printing_url(server: mcptrio.Server) -> None:
+    """Serve ``server`` over WebSocket on a free loopback port; print the URL, then serve."""
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve_websocket, server))
+        sys.stdout.write(f"{url}\n")
+        sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    build_server().run_stdio()
+    if "--websocket" in sys.argv[1:]:
+        trio.run(serve_websocket_printing_url, build_server())
+    else:
+        build_server().run_stdio()

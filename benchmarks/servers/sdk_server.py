@@ -1,24 +1,63 @@
 """The official MCP Python SDK benchmark server (``MCPServer``, the SDK's decorator server).
 
-Run it as a stdio server with ``python -m benchmarks.servers.sdk_server`` (from the repository
-root) or ``python benchmarks/servers/sdk_server.py``. ``MCPServer.run()`` serves stdio under
-``anyio.run`` with its default (asyncio) backend.
+Every fixture of ``matrix.FIXTURES``, declared with the SDK's decorators. Run it as a stdio
+server with ``python -m benchmarks.servers.sdk_server`` (from the repository root).
+``MCPServer.run()`` serves stdio under ``anyio.run`` with its default (asyncio) backend.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from mcp.server.mcpserver import MCPServer
+
+from .fixtures import (
+    BLOB_100K,
+    BLOB_MIME_TYPE,
+    BLOB_URI,
+    SEARCH_TOOL_NAMES,
+    TEXT_10K,
+    search_result,
+    search_tool_description,
+)
+
+SearchTool = Callable[[str, float, list[str], int, bool], Awaitable[str]]
+
+
+def _search_tool(name: str) -> SearchTool:
+    async def search(
+        query: str, ratio: float, tags: list[str], limit: int = 10, flag: bool = False
+    ) -> str:
+        return search_result(name, query, limit, ratio, flag, tags)
+
+    return search
 
 
 def build_server() -> MCPServer:
-    """A server with the single benchmark tool, ``add(a, b) -> a + b``."""
+    """A server with the benchmark fixtures: ``add``, ``text_10k``, 48 search tools, a blob."""
     server: MCPServer = MCPServer("bench")
 
     # Text content only, as mcptrio returns: without this the SDK infers structured output from
-    # `-> int` and also builds and validates `structuredContent`, which costs it a third or so.
+    # the return annotation and also builds and validates `structuredContent`.
     @server.tool(structured_output=False)
     async def add(a: int, b: int) -> int:
+        """Add two integers."""
         return a + b
+
+    @server.tool(structured_output=False)
+    async def text_10k() -> str:
+        """Return 10 KiB of text."""
+        return TEXT_10K
+
+    for name in SEARCH_TOOL_NAMES:
+        server.tool(name, description=search_tool_description(name), structured_output=False)(
+            _search_tool(name)
+        )
+
+    @server.resource(BLOB_URI, name="blob_100k", mime_type=BLOB_MIME_TYPE)
+    async def blob_100k() -> str:
+        """100 KiB of text."""
+        return BLOB_100K
 
     return server
 

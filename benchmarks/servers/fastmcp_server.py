@@ -1,0 +1,66 @@
+"""The FastMCP 4.x benchmark server: every fixture of ``matrix.FIXTURES``, with its decorators.
+
+Run it as a stdio server with ``python -m benchmarks.servers.fastmcp_server`` (from the
+repository root). ``FastMCP.run()`` serves stdio under ``anyio.run`` (asyncio).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastmcp import FastMCP
+
+from .fixtures import (
+    BLOB_100K,
+    BLOB_MIME_TYPE,
+    BLOB_URI,
+    SEARCH_TOOL_NAMES,
+    TEXT_10K,
+    search_result,
+    search_tool_description,
+)
+
+SearchTool = Callable[[str, float, list[str], int, bool], Awaitable[str]]
+
+
+def _search_tool(name: str) -> SearchTool:
+    async def search(
+        query: str, ratio: float, tags: list[str], limit: int = 10, flag: bool = False
+    ) -> str:
+        return search_result(name, query, limit, ratio, flag, tags)
+
+    return search
+
+
+def build_server() -> FastMCP[Any]:
+    """A server with the benchmark fixtures: ``add``, ``text_10k``, 48 search tools, a blob."""
+    server: FastMCP[Any] = FastMCP("bench")
+
+    # Text content only, as the other servers return: `output_schema=None` stops FastMCP from
+    # inferring an output schema from the return annotation and sending `structuredContent`.
+    @server.tool(output_schema=None)
+    async def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool(output_schema=None)
+    async def text_10k() -> str:
+        """Return 10 KiB of text."""
+        return TEXT_10K
+
+    for name in SEARCH_TOOL_NAMES:
+        server.tool(name=name, description=search_tool_description(name), output_schema=None)(
+            _search_tool(name)
+        )
+
+    @server.resource(BLOB_URI, name="blob_100k", mime_type=BLOB_MIME_TYPE)
+    async def blob_100k() -> str:
+        """100 KiB of text."""
+        return BLOB_100K
+
+    return server
+
+
+if __name__ == "__main__":
+    build_server().run(show_banner=False)

@@ -1,0 +1,36 @@
+"""What every benchmark server serves, independent of the library (see ``matrix.FIXTURES``).
+
+The values and descriptions live here so that the three servers return the same bytes; each
+server declares its tools and resource with its own library's decorators.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..matrix import BLOB_100K_SIZE, LISTED_TOOLS, TEXT_10K_SIZE
+
+#: ``text_10k()``'s result and ``bench://blob/100k``'s text.
+TEXT_10K: Final = "x" * TEXT_10K_SIZE
+BLOB_100K: Final = "y" * BLOB_100K_SIZE
+BLOB_URI: Final = "bench://blob/100k"
+BLOB_MIME_TYPE: Final = "text/plain"
+
+#: ``tool_00`` .. ``tool_47``: with ``add`` and ``text_10k``, ``tools/list`` lists 50 tools.
+SEARCH_TOOL_NAMES: Final = tuple(f"tool_{i:02d}" for i in range(LISTED_TOOLS - 2))
+
+
+def search_tool_description(name: str) -> str:
+    """A description of the length a real tool's has (a sentence or two)."""
+    return (
+        f"{name}: search the benchmark catalogue for entries matching a query, returning at most "
+        "`limit` results whose score is above `ratio`, optionally only flagged ones, filtered by "
+        "tags."
+    )
+
+
+def search_result(
+    name: str, query: str, limit: int, ratio: float, flag: bool, tags: list[str]
+) -> str:
+    """What a search tool returns (never called by the benchmark; it lists them)."""
+    return f"{name}: {query!r} limit={limit} ratio={ratio} flag={flag} tags={','.join(tags)}"

@@ -1,0 +1,260 @@
+"""The Markdown report: the run's meta, a table per transport, capacity, and the targets."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchmarks.report import formatting
+from benchmarks.report.document import (
+    LIB_DESCRIPTIONS,
+    Cell,
+    Results,
+    cells_by_key,
+    failed,
+    figure,
+    lib_title,
+    lib_version,
+    libs_in,
+    loads_in,
+    machine_summary,
+    ordered,
+    run_date,
+    run_errors,
+    speedup,
+    transports_in,
+    workloads_in,
+)
+from benchmarks.report.targets import check_targets
+
+TRANSPORT_TITLES: dict[str, str] = {
+    "in-memory": "In memory (client and server in one process)",
+    "stdio": "stdio (the server a subprocess)",
+    "http-json": "Streamable HTTP, JSON answers (load from wrk)",
+    "http-sse": "Streamable HTTP, SSE answers (load from wrk)",
+    "websocket": "WebSocket",
+}
+
+#: The server CPU column of the capacity table is taken from these cells.
+CPU_WORKLOAD, CPU_LOAD = "call", "x32"
+
+
+def format_markdown(results: Results) -> str:
+    """The whole report as Markdown (GitHub tables), from a Results document."""
+    parts = [_meta(results)]
+    for transport in transports_in(results):
+        parts.append(_transport_section(results, transport))
+    parts.append(_capacity_section(results))
+    parts.append(_targets_section(results))
+    return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
+
+
+def _meta(results: Results) -> str:
+    meta: Mapping[str, Any] = results.get("meta", {})
+    versions: Mapping[str, Any] = meta.get("versions", {})
+    lines = [
+        "# Benchmark: mcptrio, the official MCP Python SDK and FastMCP",
+        "",
+        f"- Date: {run_date(results)}",
+        f"- Machine: {machine_summary(results)}",
+    ]
+    if versions:
+        listed = ", ".join(f"{name} {version}" for name, version in versions.items())
+        lines.append(f"- Versions: {listed}")
+    for lib in libs_in(results):
+        version = lib_version(results, lib)
+        described = LIB_DESCRIPTIONS.get(lib, lib)
+        lines.append(f"- {lib_title(lib)}: {described}" + (f", {version}" if version else ""))
+    repeat, duration, warmup = meta.get("repeat"), meta.get("duration_s"), meta.get("warmup_s")
+    if repeat is not None and duration is not None:
+        runs = f"the median of {repeat} run{'s' if repeat != 1 else ''} of {duration:g} s"
+        warm = f", each after {warmup:g} s of warm-up" if warmup is not None else ""
+        lines.append(f"- Each figure: {runs}{warm}; the libraries interleaved (A B A B ...)")
+    if meta.get("total_wall_s") is not None:
+        lines.append(f"- Whole run: {formatting.wall_time(float(meta['total_wall_s']))}")
+    if meta.get("quick"):
+        lines += [
+            "",
+            "> **Quick smoke run**: short windows, one run per cell. The figures show that every"
+            " cell works, not how fast it is.",
+        ]
+    lines += [
+        "",
+        "A cell reads *calls per second · p50 / p99 latency per call*. `xN` is N concurrent"
+        " callers in one session (over HTTP: N wrk connections); `s100x20` is 100 sessions at"
+        " once, each opened, used for 20 calls and closed. *vs X* is mcptrio's calls per second"
+        ' divided by X\'s. "failed": no run of the cell succeeded (the errors follow the'
+        f' table); "{formatting.NOT_MEASURED}": not measured.',
+    ]
+    return "\n".join(lines)
+
+
+def _cell_text(cell: Cell | None) -> str:
+    if cell is None:
+        return formatting.NOT_MEASURED
+    if failed(cell):
+        return formatting.FAILED
+    text = (
+        f"{formatting.rate(figure(cell, 'calls_per_s'))} · "
+        f"{formatting.latency(figure(cell, 'p50_us'))} / "
+        f"{formatting.latency(figure(cell, 'p99_us'))}"
+    )
+    return text + ("*" if run_errors(cell) else "")
+
+
+def _transport_section(results: Results, transport: str) -> str:
+    cells = [c for c in results.get("cells", []) if c["transport"] == transport]
+    by_key = cells_by_key(results)
+    libs = ordered((c["lib"] for c in cells), tuple(libs_in(results)))
+    others = [lib for lib in libs if lib != "mcptrio"]
+    header = ["workload", "load", *(lib_title(lib) for lib in libs)]
+    header += [f"vs {lib_title(lib)}" for lib in others] if "mcptrio" in libs else []
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for workload in workloads_in(cells):
+        for load in loads_in(c for c in cells if c["workload"] == workload):
+            row_cells = {lib: by_key.get((lib, transport, workload, load)) for lib in libs}
+            row = [f"`{workload}`", load, *(_cell_text(row_cells[lib]) for lib in libs)]
+            if "mcptrio" in libs:
+                mine = row_cells["mcptrio"]
+                row += [formatting.ratio(speedup(row_cells[lib], mine)) for lib in others]
+            rows.append(row)
+            notes += _error_notes(row_cells, f"{workload} {load}")
+    title = TRANSPORT_TITLES.get(transport, transport)
+    text = f"## {title}\n\n" + _table(header, rows, numeric_from=2)
+    if notes:
+        text += "\n\nErrors (* marks a figure some of whose runs failed):\n\n" + "\n".join(notes)
+    return text
+
+
+def _error_notes(row_cells: Mapping[str, Cell | None], where: str) -> list[str]:
+    notes: list[str] = []
+    for lib, cell in row_cells.items():
+        if cell is None:
+            continue
+        errors = run_errors(cell)
+        if not errors:
+            continue
+        runs = len(cell.get("runs", []))
+        count = f"{len(errors)} of {runs} runs failed" if runs else "failed"
+        distinct = list(dict.fromkeys(formatting.one_line(e) for e in errors))
+        shown = "; ".join(f"`{e}`" for e in distinct[:2])
+        more = f" (+{len(distinct) - 2} other errors)" if len(distinct) > 2 else ""
+        notes.append(f"- {lib_title(lib)}, `{where}`: {count}: {shown}{more}")
+    return notes
+
+
+def _capacity_section(results: Results) -> str:
+    records = {r["lib"]: r for r in results.get("capacity", []) if "lib" in r}
+    by_key = cells_by_key(results)
+    transports = transports_in(results)
+    header = [
+        "library",
+        "KiB / idle session",
+        "KiB / session with GET stream",
+        "session open p50 / p99",
+        "import",
+        "stdio server start",
+        *(f"CPU / call, {t}" for t in transports),
+    ]
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    scoped_both = False
+    for lib in libs_in(results):
+        record = records.get(lib)
+        row = [lib_title(lib), *_capacity_figures(record)]
+        for transport in transports:
+            cell = by_key.get((lib, transport, CPU_WORKLOAD, CPU_LOAD))
+            cpu = formatting.micros(figure(cell, "cpu_us_per_call"))
+            if (
+                cell is not None
+                and cell.get("cpu_scope") == "client+server"
+                and figure(cell, "cpu_us_per_call")
+            ):
+                cpu += "†"
+                scoped_both = True
+            row.append(cpu)
+        rows.append(row)
+        if record is not None and record.get("error"):
+            notes.append(f"- {lib_title(lib)}: `{formatting.one_line(str(record['error']))}`")
+    sessions = sorted({r["sessions"] for r in records.values() if r.get("sessions")})
+    measured_with = (
+        f" Memory is the growth of the server's resident set per session, measured with"
+        f" {' / '.join(f'{n:,}' for n in sessions)} sessions open."
+        if sessions
+        else ""
+    )
+    text = (
+        "## Capacity\n\n"
+        f"CPU per call is the server process's, taken from the `{CPU_WORKLOAD}` {CPU_LOAD}"
+        f" cells.{measured_with}"
+        "\n\n" + _table(header, rows, numeric_from=1)
+    )
+    if scoped_both:
+        text += (
+            "\n\n† client and server CPU together: they share one process (in memory), so the"
+            " figure includes the client's work."
+        )
+    if notes:
+        text += "\n\nErrors:\n\n" + "\n".join(notes)
+    return text
+
+
+def _capacity_figures(record: Mapping[str, Any] | None) -> list[str]:
+    if record is None:
+        return [formatting.NOT_MEASURED] * 5
+
+    def value(field: str) -> float | None:
+        raw = record.get(field)
+        return float(raw) if isinstance(raw, int | float) else None
+
+    missing = formatting.FAILED if record.get("error") else formatting.NOT_MEASURED
+
+    def shown(text: str) -> str:
+        return missing if text == formatting.NOT_MEASURED else text
+
+    p50, p99 = value("session_open_p50_us"), value("session_open_p99_us")
+    opening = (
+        f"{formatting.latency(p50)} / {formatting.latency(p99)}"
+        if p50 is not None or p99 is not None
+        else missing
+    )
+    return [
+        shown(formatting.kib(value("rss_idle_kib_per_session"))),
+        shown(formatting.kib(value("rss_get_stream_kib_per_session"))),
+        opening,
+        shown(formatting.seconds(value("import_s"))),
+        shown(formatting.seconds(value("stdio_start_s"))),
+    ]
+
+
+def _targets_section(results: Results) -> str:
+    rows = [
+        [r.target.description, r.target.show(r.measured), f"**{r.status}**"]
+        for r in check_targets(results)
+    ]
+    sdk = lib_version(results, "sdk")
+    fastmcp = lib_version(results, "fastmcp")
+    against = ", ".join(
+        f"{name} {version}"
+        for name, version in (("mcp", sdk), ("fastmcp", fastmcp))
+        if version is not None
+    )
+    text = (
+        "## Targets\n\n"
+        "The issue's targets for mcptrio"
+        + (f" (against {against})" if against else "")
+        + "; reported here, never asserted.\n\n"
+        + _table(["target", "measured", "status"], rows, numeric_from=1)
+    )
+    if results.get("meta", {}).get("quick"):
+        text += "\n\nA quick smoke run's figures say nothing about the targets."
+    return text
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, numeric_from: int) -> str:
+    """A GitHub table; columns from ``numeric_from`` on are right-aligned."""
+    align = ["---" if i < numeric_from else "---:" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)

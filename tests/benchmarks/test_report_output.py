@@ -1,0 +1,125 @@
+"""The benchmark report: the files it writes and what its Markdown says (no timing asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from synthetic_results import add_speedups, synthetic_results
+
+from benchmarks.report import format_markdown, write_results
+from benchmarks.report.__main__ import main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CHARTS = ("throughput-by-transport.png", "latency.png", "memory.png")
+
+
+def _cell(doc: dict[str, Any], lib: str, transport: str, workload: str, load: str) -> Any:
+    (found,) = [
+        c
+        for c in doc["cells"]
+        if (c["lib"], c["transport"], c["workload"], c["load"]) == (lib, transport, workload, load)
+    ]
+    return found
+
+
+def small_results() -> dict[str, Any]:
+    """Two transports, three libraries; one failed cell, one library missing from a transport,
+    one cell not measured, one capacity record that failed."""
+    doc = synthetic_results(
+        libs=("mcptrio", "sdk", "fastmcp"), transports=("in-memory", "http-json"), repeat=3
+    )
+    _cell(doc, "mcptrio", "in-memory", "call", "x32")["calls_per_s"] = 21_000.0
+    _cell(doc, "sdk", "in-memory", "call", "x32")["calls_per_s"] = 5_000.0
+    broken = _cell(doc, "sdk", "in-memory", "call", "x100")
+    for field in ("calls_per_s", "p50_us", "p90_us", "p99_us", "p999_us", "cpu_us_per_call"):
+        del broken[field]
+    broken["runs"] = [{**run, "error": "answer was 'oops', expected '3'"} for run in broken["runs"]]
+    unmeasured = ("fastmcp", "http-json", "list-50", "x32")
+    doc["cells"] = [
+        c
+        for c in doc["cells"]
+        if not (c["lib"] == "fastmcp" and c["transport"] == "in-memory")
+        and (c["lib"], c["transport"], c["workload"], c["load"]) != unmeasured
+    ]
+    add_speedups(doc["cells"])
+    doc["capacity"] = [r for r in doc["capacity"] if r["lib"] != "fastmcp"]
+    doc["capacity"].append({"lib": "fastmcp", "sessions": 1000, "error": "server did not start"})
+    return doc
+
+
+def _row(markdown: str, section: str, workload: str, load: str) -> str:
+    text = markdown.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| `{workload}` | {load} |")]
+    return row
+
+
+def test_write_results_writes_json_markdown_and_png_charts(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    doc = small_results()
+    written = write_results(doc, tmp_path / "out")
+    names = sorted(p.name for p in written)
+    assert names == sorted(["results.json", "results.md", *CHARTS])
+    for name in CHARTS:
+        data = (tmp_path / "out" / name).read_bytes()
+        assert data.startswith(PNG_MAGIC)
+        assert len(data) > 10_000
+    assert json.loads((tmp_path / "out" / "results.json").read_text()) == doc
+    assert (tmp_path / "out" / "results.md").read_text() == format_markdown(doc)
+
+
+def test_markdown_shows_speedups_failures_and_unmeasured_cells() -> None:
+    markdown = format_markdown(small_results())
+    in_memory = "In memory"
+    row = _row(markdown, in_memory, "call", "x32")
+    assert "21,000/s" in row and "5,000/s" in row and "| 4.2x |" in row
+    failed_row = _row(markdown, in_memory, "call", "x100")
+    assert "| failed |" in failed_row
+    assert "SDK, `call x100`: 3 of 3 runs failed: `answer was 'oops', expected '3'`" in markdown
+    # FastMCP has no in-memory cell: no column there, but one over HTTP.
+    header = markdown.split(f"## {in_memory}", 1)[1].splitlines()[2]
+    assert "FastMCP" not in header
+    assert "| \u2013 |" in _row(markdown, "Streamable HTTP, JSON", "list-50", "x32")
+
+
+def test_markdown_capacity_and_targets() -> None:
+    markdown = format_markdown(small_results())
+    capacity = markdown.split("## Capacity", 1)[1].split("\n## ", 1)[0]
+    assert "| mcptrio | 3.4 KiB | 10.8 KiB | 240 µs / 610 µs | 0.14 s | 0.21 s |" in capacity
+    assert "| FastMCP | failed | failed | failed | failed | failed |" in capacity
+    assert "server did not start" in capacity
+    targets = markdown.split("## Targets", 1)[1]
+    assert "| memory per idle session ≤ 4 KiB | 3.4 KiB | **met** |" in targets
+    assert "| in-memory, `call` x100: ≥ 10x the official SDK | \u2013 | **not measured** |" in (
+        targets
+    )
+    assert "16 connections: ≥ 5x the official SDK |" in targets
+
+
+def test_every_transport_of_a_full_run_gets_a_table() -> None:
+    markdown = format_markdown(synthetic_results())
+    for title in ("In memory", "stdio", "JSON answers", "SSE answers", "WebSocket", "Capacity"):
+        assert f"## {title}" in markdown or title in markdown
+
+
+def test_command_line_regenerates_the_report_from_saved_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    saved = tmp_path / "run" / "results.json"
+    saved.parent.mkdir()
+    saved.write_text(json.dumps(small_results()))
+    assert main([str(saved), "--out", str(tmp_path / "again")]) == 0
+    printed = capsys.readouterr().out.split()
+    assert sorted(Path(p).name for p in printed) == sorted(["results.json", "results.md", *CHARTS])
+    assert (tmp_path / "again" / "memory.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_command_line_rejects_a_file_that_is_not_results(tmp_path: Path) -> None:
+    bad = tmp_path / "results.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(bad)])
+    assert exit_info.value.code == 2

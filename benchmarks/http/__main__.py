@@ -1,174 +1,83 @@
-"""Tool calls per second over Streamable HTTP: ``python -m benchmarks.http [--quick]``.
+"""The Streamable HTTP cells on their own: ``python -m benchmarks.http [--quick] [options]``.
 
-Every cell (server x response mode x connections) starts a fresh server process and drives it
-with ``wrk`` (see ``cell.py``). Within a repeat the servers alternate cell by cell, and their
-order rotates from one repeat to the next; the table reports each cell's median.
+Runs each selected cell once per library and transport with :class:`~.runner.HttpRunner` (one
+server process per library and transport) and prints a table; ``--output`` also writes the run
+records as JSON. The whole benchmark (``python -m benchmarks``) calls the same runner, with
+repeats, interleaving and medians. ``--quick``: the ``call`` workload at ``x1`` and ``s100x20``
+only, 1 s each, a smoke test of every library's server in both transports.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import platform
 import shutil
-import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from .cell import WRK, CellError, run_cell
-from .report import errors, format_table, format_targets, summarise
-from .server import MODES, SERVERS
+from benchmarks.matrix import HTTP_TRANSPORTS, LOADS, WORKLOADS, RunRecord, cells_for
 
-DEFAULT_DURATION = 3
-DEFAULT_REPEAT = 3
-CONNECTIONS = (1, 16)
-RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
-DEFAULT_OUTPUT = RESULTS_DIR / "http.json"
-QUICK_OUTPUT = RESULTS_DIR / "http-quick.json"
+from .runner import LIBS, HttpRunner
+from .wrk import WRK
 
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+QUICK_CELLS = {("call", "x1"), ("call", "s100x20")}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.http", description=__doc__)
+    parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
     parser.add_argument(
-        "--duration", type=int, default=None, help=f"whole seconds per cell ({DEFAULT_DURATION})"
+        "--transports", nargs="+", choices=HTTP_TRANSPORTS, default=list(HTTP_TRANSPORTS)
     )
-    parser.add_argument(
-        "--repeat", type=int, default=None, help=f"runs per cell, median shown ({DEFAULT_REPEAT})"
-    )
-    parser.add_argument(
-        "--warmup",
-        type=int,
-        default=None,
-        help="whole seconds of wrk warm-up per cell (1; 0 = 50 calls from Python)",
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke test: 1 repeat of 1 s, no wrk warm-up"
-    )
-    parser.add_argument(
-        "--pin",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="pin the server to core 0 and wrk to core 1 (default: off, see the README)",
-    )
-    parser.add_argument("--servers", nargs="+", choices=SERVERS, default=list(SERVERS))
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
-    parser.add_argument("--connections", nargs="+", type=int, default=list(CONNECTIONS))
-    parser.add_argument("--output", type=Path, default=None, help="JSON results file")
-    args = parser.parse_args(argv)
-    if args.duration is None:
-        args.duration = 1 if args.quick else DEFAULT_DURATION
-    if args.repeat is None:
-        args.repeat = 1 if args.quick else DEFAULT_REPEAT
-    if args.warmup is None:
-        args.warmup = 0 if args.quick else 1
-    if args.output is None:
-        args.output = QUICK_OUTPUT if args.quick else DEFAULT_OUTPUT
-    if args.duration < 1 or args.repeat < 1:
-        parser.error("--duration and --repeat must be at least 1")
-    return args
+    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument("--loads", nargs="+", choices=LOADS, default=list(LOADS))
+    parser.add_argument("--duration", type=float, default=1.0, help="seconds measured (whole)")
+    parser.add_argument("--warmup", type=float, default=0.2, help="seconds of calls before")
+    parser.add_argument("--quick", action="store_true", help="call at x1 and s100x20 only")
+    parser.add_argument("--output", type=Path, default=None, help="write the records as JSON")
+    return parser.parse_args(argv)
 
 
-def _available(servers: list[str]) -> tuple[str, ...]:
-    """The servers whose libraries import; the others are skipped with a note."""
-    probes = {
-        "sdk-uvicorn": "import uvicorn; from mcp.server.mcpserver import MCPServer",
-        "mcptrio-httptools": "import mcptrio, httptools",
-        "mcptrio-hypercorn": "import mcptrio, hypercorn",
-        "mcptrio-h11": "import mcptrio",
-    }
-    kept = []
-    for server in servers:
-        probe = subprocess.run([sys.executable, "-c", probes[server]], capture_output=True)
-        if probe.returncode == 0:
-            kept.append(server)
-        else:
-            log(f"skipping {server}: its libraries do not import")
-    return tuple(kept)
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = {}
-    for name in ("mcptrio", "mcp", "uvicorn", "h11", "httptools", "hypercorn", "trio"):
-        with contextlib.suppress(PackageNotFoundError):
-            found[name] = version(name)
-    wrk = subprocess.run([WRK, "--version"], capture_output=True, text=True)
-    found["wrk"] = (wrk.stdout or wrk.stderr).split("Copyright")[0].strip()
-    return found
+def format_row(record: RunRecord) -> str:
+    name = f"{record['lib']:8} {record['transport']:9} {record['workload']:9} {record['load']:8}"
+    if "error" in record:
+        return f"{name} ERROR {record['error']}"
+    row = (
+        f"{name} {record['calls_per_s']:9.0f}/s  p50 {record['p50_us'] / 1000:7.2f} ms"
+        f"  p99 {record['p99_us'] / 1000:7.2f} ms  cpu {record['cpu_us_per_call']:6.0f} us/call"
+    )
+    if "sessions" in record:
+        row += (
+            f"  sessions {record['sessions']}  open p50 {record['open_p50_us'] / 1000:.1f} ms"
+            f" p99 {record['open_p99_us'] / 1000:.1f} ms"
+        )
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if shutil.which(WRK) is None:
-        log(f"wrk not found ({WRK}): install it (apt-get install wrk)")
+        print(f"wrk not found ({WRK}): install it (apt-get install wrk)", file=sys.stderr)
         return 2
-    servers = _available(args.servers)
-    if not servers:
-        log("no server can run")
-        return 2
-    cells = [(mode, conns) for mode in args.modes for conns in args.connections]
-    log(
-        f"{len(cells) * len(servers)} cells x {args.repeat} repeats, {args.duration} s each"
-        f" (warm-up {args.warmup} s), wrk -t1, pinning {'on' if args.pin else 'off'}"
-    )
-    runs: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
     started = time.monotonic()
-    for repeat in range(args.repeat):
-        shift = repeat % len(servers)
-        order = servers[shift:] + servers[:shift]
-        for mode, conns in cells:
-            for server in order:
-                try:
-                    result = run_cell(
-                        server, mode, conns, args.duration, pin=args.pin, warmup=args.warmup
-                    )
-                except CellError as error:
-                    result = {"error": str(error)}
-                result["repeat"] = repeat
-                runs.setdefault((mode, conns, server), []).append(result)
-                rate = result.get("calls_per_s")
-                shown = f"{rate:,.0f} calls/s" if rate is not None else ""
-                log(
-                    f"  [{repeat + 1}/{args.repeat}] {mode:4} c={conns:<3} {server:18} {shown}"
-                    + (f"  ERROR {result['error']}" if "error" in result else "")
-                )
-    rows = summarise(runs, servers)
-    print(format_table(rows, servers))
-    print()
-    print(format_targets(rows))
-    failures = errors(rows)
-    for failure in failures:
-        log(f"error: {failure}")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    document = {
-        "benchmark": "http",
-        "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "python": platform.python_version(),
-        "versions": _versions(),
-        "settings": {
-            "duration": args.duration,
-            "repeat": args.repeat,
-            "warmup": args.warmup,
-            "pin": args.pin,
-            "wrk_threads": 1,
-        },
-        "elapsed_s": round(time.monotonic() - started, 1),
-        "rows": rows,
-    }
-    args.output.write_text(json.dumps(document, indent=2) + "\n")
-    log(f"results written to {args.output} ({document['elapsed_s']} s)")
-    return 1 if failures else 0
+    records: list[RunRecord] = []
+    for lib in args.libs:
+        for transport in args.transports:
+            with HttpRunner(lib, transport) as runner:
+                for workload, load in cells_for(lib, transport):
+                    if workload not in args.workloads or load not in args.loads:
+                        continue
+                    if args.quick and (workload, load) not in QUICK_CELLS:
+                        continue
+                    record = runner.run(workload, load, args.duration, args.warmup)
+                    records.append(record)
+                    print(format_row(record), flush=True)
+    print(f"{len(records)} runs in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(records, indent=1) + "\n")
+    return 1 if any("error" in record for record in records) else 0
 
 
 if __name__ == "__main__":

@@ -1,26 +1,27 @@
--- wrk script of the HTTP benchmark: every request is one `tools/call` of add(1, 2) on an
--- initialized Streamable HTTP session.
+-- wrk script of the HTTP benchmark's xN loads: every request is one call of the workload on one
+-- Streamable HTTP session opened beforehand (from Python).
 --
---   wrk -t T -c C -d D -s calls.lua http://127.0.0.1:PORT/mcp -- SESSION_ID PROTOCOL_VERSION
+--   wrk -t1 -cN -d S -s calls.lua http://127.0.0.1:PORT/mcp -- SESSION_ID PROTOCOL_VERSION \
+--       CONTENT_TYPE METHOD PARAMS_JSON CHECK_KIND CHECK_ARG1 CHECK_ARG2
 --
--- JSON-RPC ids must not repeat while a request with that id is in flight (a duplicate is
--- refused with -32600), so every request gets its own id: a counter per wrk thread (all the
--- connections of a thread share its Lua state), offset by the thread's number.
--- Every response is checked: status 200 and a result carrying "3" (JSON or one SSE event).
--- done() prints one JSON line that the orchestrator reads.
+-- Every request gets its own JSON-RPC id: a counter per wrk thread (all the connections of a
+-- thread share its Lua state), offset by the thread's number. Every response is checked (see
+-- check.lua). done() prints one JSON line that the runner reads; latency is wrk's own, per
+-- request, from writing it to reading its answer.
+
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local check = dofile(here .. "check.lua")
 
 local threads = {}
-local thread_count = 0
 
 function setup(thread)
-  thread_count = thread_count + 1
-  thread:set("thread_index", thread_count)
   table.insert(threads, thread)
+  thread:set("thread_index", #threads)
 end
 
 function init(args)
-  session_id = args[1]
-  protocol_version = args[2]
+  local method, params = args[4], args[5]
+  check_answer = check.answer_checker(args[3], args[6], args[7], args[8])
   next_id = thread_index * 1000000000
   ok = 0
   bad = 0
@@ -28,34 +29,29 @@ function init(args)
   headers = {
     ["Content-Type"] = "application/json",
     ["Accept"] = "application/json, text/event-stream",
-    ["Mcp-Session-Id"] = session_id,
-    ["MCP-Protocol-Version"] = protocol_version,
+    ["Mcp-Session-Id"] = args[1],
+    ["MCP-Protocol-Version"] = args[2],
   }
+  body_of = function(id)
+    return check.request_body(id, method, params)
+  end
 end
 
 function request()
   next_id = next_id + 1
-  local body = '{"jsonrpc":"2.0","id":' .. next_id
-    .. ',"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
-  return wrk.format("POST", nil, headers, body)
+  return wrk.format("POST", nil, headers, body_of(next_id))
 end
 
-function response(status, headers, body)
-  if status == 200 and body:find('"result":', 1, true) and body:find('"text":"3"', 1, true)
-    and not body:find('"isError":true', 1, true) then
+function response(status, response_headers, body)
+  local problem = check_answer(status, response_headers, body)
+  if problem == nil then
     ok = ok + 1
   else
     bad = bad + 1
     if sample == "" then
-      sample = status .. " " .. string.sub(body, 1, 300)
+      sample = check.sample(problem, status, body)
     end
   end
-end
-
-local function json_string(s)
-  return '"' .. s:gsub('[%c"\\]', function(c)
-    return string.format("\\u%04x", string.byte(c))
-  end) .. '"'
 end
 
 function done(summary, latency, requests)
@@ -70,8 +66,9 @@ function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
     '{"requests":%d,"duration_us":%d,"ok":%d,"bad":%d,"socket_errors":%d,"status_errors":%d,'
-      .. '"timeouts":%d,"latency_p50_us":%d,"latency_p99_us":%d,"first_bad":%s}\n',
+      .. '"timeouts":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d,"first_bad":%s}\n',
     summary.requests, summary.duration, ok_total, bad_total,
     e.connect + e.read + e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(99), json_string(first_bad)))
+    latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), check.json_string(first_bad)))
 end

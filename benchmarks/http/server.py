@@ -1,14 +1,17 @@
-"""The servers of the HTTP benchmark, one per process: ``python -m benchmarks.http.server``.
+"""The HTTP benchmark's server processes: ``python -m benchmarks.http.server <lib> <mode> <port>``.
 
-::
+``lib`` is one of :data:`LIBS`; ``mode`` is ``json`` (one JSON body per answer) or ``sse`` (every
+answer streamed as one SSE event). Each serves its library's benchmark server
+(``benchmarks/servers/<lib>_server.py``, ``build_server()``, with every fixture) over Streamable
+HTTP at ``http://127.0.0.1:<port>/mcp`` the way that library's users run it, with every other
+setting at its default, until it is stopped. Nothing is printed unless something fails.
 
-    python -m benchmarks.http.server <server> <mode> <port>
-
-``server`` is one of :data:`SERVERS`; ``mode`` is ``json`` (one JSON body per answer) or ``sse``
-(every answer streamed as an SSE event). Each serves the benchmark's ``add`` tool (the same
-decorated servers as the stdio benchmark, ``benchmarks/servers/``) over Streamable HTTP at
-``http://127.0.0.1:<port>/mcp``, with every other setting at its default, and runs until it is
-killed. Nothing is printed unless it fails.
+- mcptrio: ``Server.serve_http`` under ``trio.run``: the built-in front end, parser ``auto``
+  (httptools when installed).
+- sdk: ``MCPServer.streamable_http_app()`` on uvicorn, one worker, loop and HTTP parser
+  ``auto``, as ``MCPServer.run_streamable_http_async()`` serves it.
+- fastmcp: ``FastMCP.run(transport="http", ...)``, which builds its Starlette app and serves it
+  with uvicorn under ``anyio.run``.
 """
 
 from __future__ import annotations
@@ -17,55 +20,53 @@ import logging
 import sys
 from functools import partial
 
-#: The servers, by the name the report uses.
-SERVERS = ("mcptrio-h11", "mcptrio-httptools", "mcptrio-hypercorn", "sdk-uvicorn")
+LIBS = ("mcptrio", "sdk", "fastmcp")
 MODES = ("json", "sse")
+PATH = "/mcp"
 
 
-def serve_mcptrio(server: str, mode: str, port: int) -> None:
+def serve_mcptrio(json_response: bool, port: int) -> None:
     import trio
 
     from benchmarks.servers.mcptrio_server import build_server
 
-    mcp = build_server()
-    # Hypercorn logs its start at INFO (and sets its logger's level itself): warnings only.
-    logging.getLogger("hypercorn.error").addFilter(lambda record: record.levelno >= logging.WARNING)
-    parser = {"mcptrio-h11": "h11", "mcptrio-httptools": "httptools"}.get(server, "auto")
-    front_end = "hypercorn" if server == "mcptrio-hypercorn" else "builtin"
-    trio.run(
-        partial(
-            mcp.serve_http,
-            "127.0.0.1",
-            port,
-            parser=parser,  # type: ignore[arg-type]
-            front_end=front_end,  # type: ignore[arg-type]
-            json_response=mode == "json",
-        )
-    )
+    server = build_server()
+    trio.run(partial(server.serve_http, "127.0.0.1", port, json_response=json_response))
 
 
-def serve_sdk(mode: str, port: int) -> None:
+def serve_sdk(json_response: bool, port: int) -> None:
     import uvicorn
 
     from benchmarks.servers.sdk_server import build_server
 
-    # MCPServer.streamable_http_app() is the Starlette app run_streamable_http_async() serves;
-    # uvicorn with its defaults (loop and HTTP parser "auto"), one worker, as that method does.
-    app = build_server().streamable_http_app(json_response=mode == "json")
-    # MCPServer configures logging at INFO (one line per session); warnings only, as uvicorn's.
+    app = build_server().streamable_http_app(json_response=json_response)
+    # MCPServer configures logging at INFO (a line per session): warnings only, as uvicorn's.
     logging.getLogger().setLevel(logging.WARNING)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", workers=1)
     uvicorn.Server(config).run()
 
 
+def serve_fastmcp(json_response: bool, port: int) -> None:
+    from benchmarks.servers.fastmcp_server import build_server
+
+    # FastMCP logs at INFO through its own handler (a line per request and session): warnings
+    # only, and no start-up banner, so that the benchmark measures serving, not logging.
+    build_server().run(
+        transport="http",
+        host="127.0.0.1",
+        port=port,
+        path=PATH,
+        json_response=json_response,
+        show_banner=False,
+        log_level="WARNING",
+    )
+
+
 def main(argv: list[str]) -> None:
-    if len(argv) != 3 or argv[0] not in SERVERS or argv[1] not in MODES:
-        sys.exit(f"usage: python -m benchmarks.http.server {{{','.join(SERVERS)}}} json|sse PORT")
-    server, mode, port = argv[0], argv[1], int(argv[2])
-    if server == "sdk-uvicorn":
-        serve_sdk(mode, port)
-    else:
-        serve_mcptrio(server, mode, port)
+    if len(argv) != 3 or argv[0] not in LIBS or argv[1] not in MODES:
+        sys.exit(f"usage: python -m benchmarks.http.server {{{','.join(LIBS)}}} json|sse PORT")
+    lib, json_response, port = argv[0], argv[1] == "json", int(argv[2])
+    {"mcptrio": serve_mcptrio, "sdk": serve_sdk, "fastmcp": serve_fastmcp}[lib](json_response, port)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,97 @@
+-- The checks of the HTTP benchmark's answers, shared by calls.lua and sessions.lua, which load
+-- this file with dofile. wrk gives every thread its own Lua state, so each loads its own copy.
+
+local check = {}
+
+-- A response header by name, whatever its case (servers differ: uvicorn sends lower case).
+function check.header(headers, name)
+  local wanted = name:lower()
+  for key, value in pairs(headers) do
+    if key:lower() == wanted then
+      return value
+    end
+  end
+  return nil
+end
+
+-- The JSON-RPC request body of the workload, with its own id (ids must not repeat while a request
+-- with that id is in flight: a duplicate is refused).
+function check.request_body(id, method, params)
+  return '{"jsonrpc":"2.0","id":' .. id .. ',"method":"' .. method .. '","params":' .. params .. '}'
+end
+
+-- A checker of the workload's answers: check_answer(status, headers, body) returns nil for a good
+-- answer and a short reason otherwise. A good answer has status 200, the transport's content
+-- type (JSON, or one SSE event), a JSON-RPC result that is not a tool error, and the workload's
+-- content:
+--   kind "text": the first text block is `arg2` times the character `arg1` ("3" is "3", 1);
+--   kind "tools": a `tools` list with exactly `arg1` tools (counted by their inputSchema).
+function check.answer_checker(content_type, kind, arg1, arg2)
+  local expected_text
+  if kind == "text" then
+    expected_text = string.rep(arg1, tonumber(arg2)) .. '"'
+  elseif kind ~= "tools" then
+    error("unknown check kind " .. tostring(kind))
+  end
+  local tool_count = tonumber(arg1)
+
+  local function content_problem(body)
+    if kind == "text" then
+      local _, quote = body:find('"text"%s*:%s*"')
+      if quote == nil then
+        return "no text content"
+      end
+      if body:sub(quote + 1, quote + #expected_text) ~= expected_text then
+        return "wrong text content"
+      end
+      return nil
+    end
+    if not body:find('"tools"%s*:%s*%[') then
+      return "no tools list"
+    end
+    local found, from = 0, 1
+    while true do
+      local _, last = body:find('"inputSchema"', from, true)
+      if last == nil then
+        break
+      end
+      found = found + 1
+      from = last + 1
+    end
+    if found ~= tool_count then
+      return found .. " tools listed"
+    end
+    return nil
+  end
+
+  return function(status, headers, body)
+    if status ~= 200 then
+      return "status " .. status
+    end
+    local got_type = check.header(headers, "Content-Type") or ""
+    if got_type:sub(1, #content_type) ~= content_type then
+      return "content type " .. got_type
+    end
+    if not body:find('"result"%s*:') then
+      return "no JSON-RPC result"
+    end
+    if body:find('"isError"%s*:%s*true') then
+      return "a tool error"
+    end
+    return content_problem(body)
+  end
+end
+
+-- The first bad response of a thread, kept short for the report.
+function check.sample(reason, status, body)
+  return reason .. " (status " .. status .. "): " .. string.sub(body, 1, 300)
+end
+
+-- A string as a JSON string literal (control characters, quotes and backslashes escaped).
+function check.json_string(s)
+  return '"' .. s:gsub('[%c"\\]', function(c)
+    return string.format("\\u%04x", string.byte(c))
+  end) .. '"'
+end
+
+return check

@@ -1,0 +1,139 @@
+"""A Streamable HTTP session opened from Python, and the check of every workload's answer.
+
+The runner opens the session that wrk's ``xN`` loads call on, checks one answer of the workload
+before measuring (a missing fixture is then reported clearly, not as thousands of bad answers),
+warms the server up with a burst of calls, and deletes sessions afterwards. It speaks plain
+HTTP/1.1 over one keep-alive connection (``http.client``): it is not the library under test.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from typing import Any
+
+from benchmarks.matrix import BLOB_100K_SIZE, FIXTURES, LISTED_TOOLS, TEXT_10K_SIZE
+
+PATH = "/mcp"
+#: The revision the benchmark's sessions ask for (every library under test supports it).
+PROTOCOL_VERSION = "2025-11-25"
+_TIMEOUT = 10.0
+
+#: How the Lua scripts check each workload's answer: (kind, arg1, arg2), see check.lua.
+LUA_CHECKS: dict[str, tuple[str, str, str]] = {
+    "call": ("text", "3", "1"),
+    "call-10k": ("text", "x", str(TEXT_10K_SIZE)),
+    "list-50": ("tools", str(LISTED_TOOLS), ""),
+    "read-100k": ("text", "y", str(BLOB_100K_SIZE)),
+}
+
+
+class SessionError(Exception):
+    """The session could not be opened, or an answer was not the expected one."""
+
+
+def check_result(workload: str, result: dict[str, Any]) -> str | None:
+    """Why ``result`` is not the workload's expected answer, or ``None`` if it is."""
+    if workload == "list-50":
+        tools = result.get("tools")
+        if not isinstance(tools, list) or len(tools) != LISTED_TOOLS:
+            return f"expected {LISTED_TOOLS} tools, got {len(tools or [])}"
+        return None
+    expected = {"call": "3", "call-10k": "x" * TEXT_10K_SIZE, "read-100k": "y" * BLOB_100K_SIZE}
+    if result.get("isError"):
+        return f"a tool error: {str(result)[:300]}"
+    blocks = result.get("contents" if workload == "read-100k" else "content") or [{}]
+    text = blocks[0].get("text")
+    if text != expected[workload]:
+        return f"wrong text: {str(text)[:100]!r} ({len(text or '')} chars)"
+    return None
+
+
+class Session:
+    """One Streamable HTTP session over one keep-alive connection to ``127.0.0.1:port``."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=_TIMEOUT)
+        self.session_id = ""
+        self.protocol_version = ""
+        self._next_id = 0
+
+    def _send(
+        self, method: str, body: dict[str, Any] | None, session_id: str
+    ) -> tuple[int, bytes, http.client.HTTPResponse]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        if session_id:
+            headers["Mcp-Session-Id"] = session_id
+            headers["MCP-Protocol-Version"] = self.protocol_version or PROTOCOL_VERSION
+        data = None if body is None else json.dumps(body)
+        try:
+            self.connection.request(method, PATH, data, headers)
+            response = self.connection.getresponse()
+            return response.status, response.read(), response
+        except (OSError, http.client.HTTPException) as error:
+            self.connection.close()
+            raise SessionError(f"{method} failed: {error!r}") from error
+
+    def post(self, message: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str | None]:
+        """POST one message: the status, the JSON-RPC answer (JSON or SSE) and the session id."""
+        status, body, response = self._send("POST", message, self.session_id)
+        session_id = response.getheader("mcp-session-id")
+        if not body:
+            return status, None, session_id
+        if (response.getheader("content-type") or "").startswith("text/event-stream"):
+            for line in body.decode().splitlines():
+                if line.startswith("data:") and line[5:].strip():
+                    answer: dict[str, Any] = json.loads(line[5:])
+                    if "id" in answer:
+                        return status, answer, session_id
+            return status, None, session_id
+        return status, json.loads(body), session_id
+
+    def open(self) -> None:
+        """``initialize`` and ``notifications/initialized``."""
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "benchmarks.http", "version": "1"},
+        }
+        message = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+        status, answer, session_id = self.post(message)
+        if status != 200 or answer is None or "result" not in answer or not session_id:
+            raise SessionError(f"initialize got {status} {answer} (session id {session_id!r})")
+        self.session_id = session_id
+        self.protocol_version = answer["result"]["protocolVersion"]
+        status, _, _ = self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if status != 202:
+            raise SessionError(f"notifications/initialized got {status}")
+
+    def call(self, workload: str) -> None:
+        """One call of ``workload``, its answer checked."""
+        method, params = FIXTURES[workload]
+        self._next_id += 1
+        message = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
+        status, answer, _ = self.post(message)
+        if status != 200 or answer is None or "result" not in answer:
+            raise SessionError(f"{method} got {status}: {str(answer)[:300]}")
+        problem = check_result(workload, answer["result"])
+        if problem is not None:
+            raise SessionError(f"{workload}: {problem}")
+
+    def burst(self, workload: str, seconds: float) -> None:
+        """Calls of ``workload`` one after the other for ``seconds`` (at least a few)."""
+        deadline = time.monotonic() + seconds
+        for done in range(1_000_000):
+            if done >= 5 and time.monotonic() >= deadline:
+                return
+            self.call(workload)
+
+    def delete(self, session_id: str | None = None) -> None:
+        """End a session (this one by default) with DELETE; the answer is not checked."""
+        self._send("DELETE", None, session_id or self.session_id)
+
+    def close(self) -> None:
+        self.connection.close()

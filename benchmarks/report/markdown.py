@@ -152,7 +152,7 @@ def _capacity_section(results: Results) -> str:
         "library",
         "KiB / idle session",
         "KiB / session with GET stream",
-        "session open p50 / p99",
+        "session open (HTTP) p50 / p99",
         "import",
         "stdio server start",
         *(f"CPU / call, {t}" for t in transports),
@@ -176,7 +176,11 @@ def _capacity_section(results: Results) -> str:
             row.append(cpu)
         rows.append(row)
         if record is not None and record.get("error"):
-            notes.append(f"- {lib_title(lib)}: `{formatting.one_line(str(record['error']))}`")
+            error = formatting.one_line(str(record["error"]), limit=300)
+            notes.append(f"- {lib_title(lib)}: failed: `{error}`")
+        if record is not None and record.get("notes"):
+            remark = formatting.one_line(str(record["notes"]), limit=300)
+            notes.append(f"- {lib_title(lib)}: {remark}")
     sessions = sorted({r["sessions"] for r in records.values() if r.get("sessions")})
     measured_with = (
         f" Memory is the growth of the server's resident set per session, measured with"
@@ -196,7 +200,7 @@ def _capacity_section(results: Results) -> str:
             " figure includes the client's work."
         )
     if notes:
-        text += "\n\nErrors:\n\n" + "\n".join(notes)
+        text += "\n\nNotes:\n\n" + "\n".join(notes)
     return text
 
 

@@ -1,0 +1,139 @@
+"""The worker's mcptrio side: ``mcptrio.open_client`` under ``trio.run``.
+
+In memory the client runs the server in its own nursery (``open_client(server)``); over stdio
+it spawns ``python -m benchmarks.servers.mcptrio_server``; over WebSocket the worker starts
+that module with ``--websocket`` once and every session connects to its URL.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from functools import partial
+
+import trio
+
+import mcptrio
+
+from .harness import (
+    Backend,
+    BenchSession,
+    Call,
+    OpenSession,
+    check_add,
+    check_blob,
+    check_text_10k,
+    check_tool_count,
+)
+from .matrix import FIXTURES
+from .servers.mcptrio_server import build_server
+
+SERVER_MODULE = "benchmarks.servers.mcptrio_server"
+#: Seconds the WebSocket server process gets to print its URL.
+SERVER_START_TIMEOUT = 30.0
+
+
+async def _read_line() -> str:
+    return await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+
+
+BACKEND = Backend(
+    name="trio",
+    open_nursery=trio.open_nursery,
+    sleep=trio.sleep,
+    move_on_after=trio.move_on_after,
+    read_line=_read_line,
+)
+
+
+def run(main: Callable[[], object]) -> None:
+    trio.run(main)  # type: ignore[arg-type]
+
+
+def versions() -> dict[str, str]:
+    return {"mcptrio": mcptrio.__version__, "trio": trio.__version__}
+
+
+class McptrioSession:
+    def __init__(self, client: mcptrio.Client) -> None:
+        self.client = client
+
+    def caller(self, workload: str) -> Call:
+        client = self.client
+        name, params = FIXTURES[workload]
+        if workload == "call":
+            arguments = params["arguments"]
+
+            async def call() -> None:
+                result = await client.call_tool("add", arguments)
+                check_add(getattr(result.content[0], "text", None))
+
+        elif workload == "call-10k":
+
+            async def call() -> None:
+                result = await client.call_tool("text_10k", {})
+                check_text_10k(getattr(result.content[0], "text", None))
+
+        elif workload == "list-50":
+
+            async def call() -> None:
+                check_tool_count(len((await client.list_tools()).tools))
+
+        elif workload == "read-100k":
+            uri = params["uri"]
+
+            async def call() -> None:
+                result = await client.read_resource(uri)
+                check_blob(getattr(result.contents[0], "text", None))
+
+        else:
+            raise ValueError(f"unknown workload {workload!r} ({name})")
+        return call
+
+
+@asynccontextmanager
+async def _session(target: mcptrio.Server | list[str] | str) -> AsyncIterator[BenchSession]:
+    async with mcptrio.open_client(target) as client:
+        yield McptrioSession(client)
+
+
+@contextmanager
+def websocket_server_process() -> Iterator[str]:
+    """Start the WebSocket bench server process; yield its ``ws://`` URL; stop it."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", SERVER_MODULE, "--websocket"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        # The server prints its URL once bound, or exits (end of file) if it cannot start.
+        url = process.stdout.readline().strip()
+        if not url.startswith("ws://"):
+            raise RuntimeError(f"the WebSocket server did not start (exit {process.poll()})")
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(SERVER_START_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@asynccontextmanager
+async def open_target(lib: str, transport: str) -> AsyncIterator[OpenSession]:
+    """A way to open sessions of the bench server over ``transport``."""
+    if transport == "in-memory":
+        server = build_server()
+        yield partial(_session, server)
+    elif transport == "stdio":
+        yield partial(_session, [sys.executable, "-m", SERVER_MODULE])
+    elif transport == "websocket":
+        with websocket_server_process() as url:
+            yield partial(_session, url)
+    else:
+        raise ValueError(f"mcptrio has no worker for {transport!r}")

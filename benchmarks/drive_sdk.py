@@ -1,0 +1,98 @@
+"""The worker's official-SDK side: ``mcp.Client`` against ``MCPServer``, under ``anyio.run``.
+
+``sdk`` uses the client's default ``mode="auto"`` (in memory it calls the server's handlers
+directly, over stdio it negotiates the 2026-07-28 revision); ``sdk-legacy`` uses
+``mode="legacy"`` (the initialize handshake; in memory, JSON-RPC message objects on memory
+streams). See ``matrix.LIBS``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from importlib.metadata import version
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+from . import REPO_ROOT
+from .drive_anyio import BACKEND, run, server_env
+from .harness import (
+    BenchSession,
+    Call,
+    OpenSession,
+    check_add,
+    check_blob,
+    check_text_10k,
+    check_tool_count,
+)
+from .matrix import FIXTURES
+from .servers.sdk_server import build_server
+
+__all__ = ["BACKEND", "open_target", "run", "versions"]
+
+SERVER_MODULE = "benchmarks.servers.sdk_server"
+
+
+def versions() -> dict[str, str]:
+    return {"mcp": version("mcp"), "anyio": version("anyio")}
+
+
+class SdkSession:
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def caller(self, workload: str) -> Call:
+        client = self.client
+        _method, params = FIXTURES[workload]
+        if workload == "call":
+            arguments = params["arguments"]
+
+            async def call() -> None:
+                result = await client.call_tool("add", arguments)
+                check_add(getattr(result.content[0], "text", None))
+
+        elif workload == "call-10k":
+
+            async def call() -> None:
+                result = await client.call_tool("text_10k", {})
+                check_text_10k(getattr(result.content[0], "text", None))
+
+        elif workload == "list-50":
+
+            async def call() -> None:
+                check_tool_count(len((await client.list_tools()).tools))
+
+        elif workload == "read-100k":
+            uri = params["uri"]
+
+            async def call() -> None:
+                result = await client.read_resource(uri)
+                check_blob(getattr(result.contents[0], "text", None))
+
+        else:
+            raise ValueError(f"unknown workload {workload!r}")
+        return call
+
+
+@asynccontextmanager
+async def _session(target: Any, mode: str) -> AsyncIterator[BenchSession]:
+    async with Client(target, mode=mode) as client:
+        yield SdkSession(client)
+
+
+@asynccontextmanager
+async def open_target(lib: str, transport: str) -> AsyncIterator[OpenSession]:
+    """A way to open sessions of the bench server over ``transport``."""
+    mode = "legacy" if lib == "sdk-legacy" else "auto"
+    if transport == "in-memory":
+        yield partial(_session, build_server(), mode)
+    elif transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", SERVER_MODULE], cwd=REPO_ROOT, env=server_env()
+        )
+        yield partial(_session, params, mode)
+    else:
+        raise ValueError(f"the SDK has no worker for {transport!r}")

@@ -123,3 +123,37 @@ def test_command_line_rejects_a_file_that_is_not_results(tmp_path: Path) -> None
     with pytest.raises(SystemExit) as exit_info:
         main([str(bad)])
     assert exit_info.value.code == 2
+
+
+def test_publish_replaces_only_the_marked_section_and_draws_the_charts_beside_it(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("matplotlib")
+    page = tmp_path / "benchmarks.md"
+    page.write_text(
+        "# Benchmarks\n\nbefore\n\n<!-- latest-results: begin. notes -->\n\nold table\n\n"
+        "<!-- latest-results: end -->\n\nafter\n"
+    )
+    saved = tmp_path / "results.json"
+    saved.write_text(json.dumps(small_results()))
+    assert main([str(saved), "--out", str(tmp_path / "run"), "--publish", "--page", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("# Benchmarks\n\nbefore\n\n<!-- latest-results: begin. notes -->\n")
+    assert text.endswith("<!-- latest-results: end -->\n\nafter\n")
+    assert "old table" not in text
+    assert "### In memory" in text and "| 4.2x |" in text
+    assert "![" in text and "(benchmarks/latency.png)" in text
+    for name in CHARTS:
+        assert (tmp_path / "benchmarks" / name).read_bytes().startswith(PNG_MAGIC)
+
+
+def test_publish_refuses_a_quick_run(tmp_path: Path) -> None:
+    doc = small_results()
+    doc["meta"]["quick"] = True
+    saved = tmp_path / "results.json"
+    saved.write_text(json.dumps(doc))
+    page = tmp_path / "page.md"
+    page.write_text("<!-- latest-results: begin -->\n<!-- latest-results: end -->\n")
+    with pytest.raises(SystemExit):
+        main([str(saved), "--out", str(tmp_path / "run"), "--publish", "--page", str(page)])
+    assert page.read_text() == "<!-- latest-results: begin -->\n<!-- latest-results: end -->\n"

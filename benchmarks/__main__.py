@@ -1,46 +1,49 @@
-"""Orchestrate the benchmark: ``python -m benchmarks [--duration S] [--repeat N] [--quick]``.
+"""``python -m benchmarks``: mcptrio, the official SDK and FastMCP on every cell of the matrix.
 
-Every cell runs in a fresh ``python -m benchmarks.cell`` subprocess. Within each repeat the
-libraries alternate cell by cell (and which goes first alternates between repeats); the table
-reports each cell's median over the repeats.
+Runs every (library, transport, workload, load) of ``benchmarks/matrix.py`` ``--repeat`` times,
+the libraries interleaved, then the capacity figures, and writes the Markdown table, the JSON
+file and the charts to the output folder. Progress goes to stderr. Exits with status 1 if any
+cell produced no figure. See benchmarks/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import subprocess
+import importlib.util
 import sys
 import time
-from datetime import UTC, datetime
+from contextlib import AbstractContextManager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from . import LIBS, REPO_ROOT, SDK_MODES, WORKLOADS
-from .cell import default_warmup
-from .tables import format_decorator_table, format_table, summarise, write_json
+from . import REPO_ROOT
+from .matrix import HTTP_TRANSPORTS, LIBS, LOADS, TRANSPORTS, WORKLOADS
+from .orchestrate import Progress, Runner, assemble, failures, plan, run_matrix
+from .worker_runner import WorkerRunner
 
-DEFAULT_DURATION = 2.5
+#: Seconds measured per run, and of warm-up before it. HTTP runs last whole seconds (wrk's -d),
+#: so at least 1 s whatever is asked.
+DEFAULT_DURATION = 0.5
+DEFAULT_WARMUP = 0.15
+QUICK_DURATION = 0.1
+QUICK_WARMUP = 0.05
 DEFAULT_REPEAT = 3
-QUICK_DURATION = 0.5
+MIN_REPEAT = 3
+CAPACITY_SESSIONS = 1000
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-DEFAULT_OUTPUT = RESULTS_DIR / "first.json"
-QUICK_OUTPUT = RESULTS_DIR / "quick.json"
 
-#: Checks, in a subprocess, that a library and the API the cells use are importable.
-_PROBES = {
-    "mcptrio": "import mcptrio; mcptrio.Server; mcptrio.open_client; "
-    "print(getattr(mcptrio, '__version__', 'unknown'))",
-    "mcptrio-lowlevel": "import mcptrio; from mcptrio.runtime.session import Session; "
-    "from mcptrio.protocol.connection import Connection; "
-    "from mcptrio.transports.memory import memory_transport_pair; "
-    "from mcptrio.transports.stdio import open_stdio_server_transport; "
-    "print(getattr(mcptrio, '__version__', 'unknown'))",
-    "sdk": "from importlib.metadata import version; import mcp; "
-    "from mcp.server.mcpserver import MCPServer; print(version('mcp'))",
+#: The module each library needs, to tell which are installed without importing them here.
+REQUIRED_MODULES = {"mcptrio": "mcptrio", "sdk": "mcp", "sdk-legacy": "mcp", "fastmcp": "fastmcp"}
+#: The distribution whose version stands for each library.
+DISTRIBUTIONS = {"mcptrio": "mcptrio", "sdk": "mcp", "sdk-legacy": "mcp", "fastmcp": "fastmcp"}
+INSTALL_HINTS = {
+    "sdk": "pip install 'mcp==2.3.0'",
+    "sdk-legacy": "pip install 'mcp==2.3.0'",
+    "fastmcp": "pip install 'fastmcp==4.1.2'",
 }
+#: Libraries with capacity figures.
+CAPACITY_LIBS = ("mcptrio", "sdk", "fastmcp")
 
 
 def log(message: str) -> None:
@@ -50,185 +53,192 @@ def log(message: str) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument(
-        "--duration",
-        type=float,
-        default=None,
-        help=f"seconds measured per cell (default {DEFAULT_DURATION})",
+        "--quick",
+        action="store_true",
+        help=f"smoke run: one repeat of {QUICK_DURATION:g} s runs (HTTP: 1 s), small capacity",
     )
     parser.add_argument(
         "--repeat",
         type=int,
         default=None,
-        help=f"runs per cell; the median is reported (default {DEFAULT_REPEAT})",
+        help=f"runs per cell, the median reported (default {DEFAULT_REPEAT}; "
+        f"at least {MIN_REPEAT} unless --quick)",
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help=f"seconds measured per run (default {DEFAULT_DURATION:g}; HTTP at least 1)",
     )
     parser.add_argument(
         "--warmup",
         type=float,
         default=None,
-        help="seconds of warm-up per cell (default: min(0.5, duration/4))",
-    )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help=f"smoke test: one repeat of {QUICK_DURATION} s per cell",
-    )
-    parser.add_argument(
-        "--sdk-mode",
-        choices=SDK_MODES,
-        default="auto",
-        help="the SDK Client's mode=: 'auto' (its default) or 'legacy' (initialize first)",
+        help=f"seconds of calls before each run's window (default {DEFAULT_WARMUP:g})",
     )
     parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
+    parser.add_argument("--transports", nargs="+", choices=TRANSPORTS, default=list(TRANSPORTS))
+    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument("--loads", nargs="+", choices=LOADS, default=list(LOADS))
     parser.add_argument(
-        "--output",
+        "--output-dir",
         type=Path,
         default=None,
-        help=f"JSON results file (default {DEFAULT_OUTPUT}; {QUICK_OUTPUT.name} with --quick)",
+        help="where results.md, results.json and the charts go "
+        "(default benchmarks/results/latest/, latest-quick/ with --quick)",
+    )
+    parser.add_argument("--no-capacity", action="store_true", help="skip the capacity figures")
+    parser.add_argument(
+        "--capacity-sessions",
+        type=int,
+        default=CAPACITY_SESSIONS,
+        help=f"sessions opened for the memory figures (default {CAPACITY_SESSIONS})",
     )
     args = parser.parse_args(argv)
-    if args.duration is None:
-        args.duration = QUICK_DURATION if args.quick else DEFAULT_DURATION
     if args.repeat is None:
         args.repeat = 1 if args.quick else DEFAULT_REPEAT
-    if args.output is None:
-        args.output = QUICK_OUTPUT if args.quick else DEFAULT_OUTPUT
+    if args.duration is None:
+        args.duration = QUICK_DURATION if args.quick else DEFAULT_DURATION
     if args.warmup is None:
-        args.warmup = default_warmup(args.duration)
-    if args.duration <= 0 or args.repeat < 1 or args.warmup < 0:
-        parser.error("need duration > 0, repeat >= 1 and warmup >= 0")
+        args.warmup = QUICK_WARMUP if args.quick else DEFAULT_WARMUP
+    if args.repeat < (1 if args.quick else MIN_REPEAT):
+        parser.error(f"--repeat must be at least {MIN_REPEAT} (medians of fewer are noise)")
+    if args.duration <= 0 or args.warmup < 0 or args.capacity_sessions < 1:
+        parser.error("need --duration > 0, --warmup >= 0 and --capacity-sessions >= 1")
     return args
 
 
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
-    return env
-
-
-def probe(lib: str) -> tuple[bool, str]:
-    """(available, version or the reason it is not)."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBES[lib]],
-        cwd=REPO_ROOT,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode == 0:
-        return True, proc.stdout.strip()
-    lines = proc.stderr.strip().splitlines()
-    return False, lines[-1] if lines else f"exit status {proc.returncode}"
-
-
-def run_cell(lib: str, workload: str, callers: int, args: argparse.Namespace) -> dict[str, Any]:
-    command = [
-        sys.executable,
-        "-m",
-        "benchmarks.cell",
-        lib,
-        workload,
-        str(callers),
-        str(args.duration),
-        "--warmup",
-        str(args.warmup),
-        "--sdk-mode",
-        args.sdk_mode,
-    ]
-    started = time.perf_counter()
+def library_version(lib: str) -> str | None:
+    """The installed version of ``lib``, or None if it cannot be imported here."""
+    if importlib.util.find_spec(REQUIRED_MODULES[lib]) is None:
+        return None
     try:
-        proc = subprocess.run(
-            command,
-            cwd=REPO_ROOT,
-            env=child_env(),
-            capture_output=True,
-            text=True,
-            timeout=args.duration + args.warmup + 60,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return {"error": "timed out", "wall_s": time.perf_counter() - started}
-    wall = time.perf_counter() - started
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-        return {"error": f"exit status {proc.returncode}", "stderr": tail, "wall_s": wall}
-    result: dict[str, Any] = json.loads(lines[-1])
-    result["wall_s"] = round(wall, 3)
-    return result
+        return version(DISTRIBUTIONS[lib])
+    except PackageNotFoundError:
+        # mcptrio run from the checkout without being installed.
+        return "checkout"
+
+
+def available_libs(wanted: list[str]) -> tuple[list[str], dict[str, str]]:
+    libs: list[str] = []
+    versions: dict[str, str] = {}
+    for lib in wanted:
+        found = library_version(lib)
+        if found is None:
+            hint = INSTALL_HINTS.get(lib, "pip install -e .")
+            log(f"NOTE: {lib} is not installed; running without it ({hint}, or the bench extra)")
+            continue
+        libs.append(lib)
+        versions[lib] = found
+    return libs, versions
+
+
+def http_runner_class() -> Any:
+    """``benchmarks.http.runner.HttpRunner``, or None (said on stderr) if it cannot load."""
+    try:
+        from .http.runner import HttpRunner
+    except ImportError as error:
+        log(f"NOTE: the HTTP runner is not available ({error}); skipping the HTTP transports")
+        return None
+    return HttpRunner
+
+
+def measure_capacity(libs: list[str], sessions: int, quick: bool) -> list[dict[str, Any]]:
+    try:
+        from .capacity import measure
+    except ImportError as error:
+        log(f"NOTE: the capacity measurements are not available ({error}); skipping them")
+        return []
+    records: list[dict[str, Any]] = []
+    for lib in (lib for lib in CAPACITY_LIBS if lib in libs):
+        started = time.perf_counter()
+        log(f"capacity {lib}: {sessions} sessions{' (quick)' if quick else ''} ...")
+        record = dict(measure(lib, sessions=sessions, quick=quick))
+        took = time.perf_counter() - started
+        log(f"capacity {lib}: {record.get('error') or 'done'} ({took:.1f} s)")
+        records.append(record)
+    return records
+
+
+def write_report(results: dict[str, Any], out_dir: Path) -> list[Path]:
+    """The report's files; without matplotlib, the table and the JSON file only."""
+    from .report import format_markdown, results_json, write_results
+
+    try:
+        return write_results(results, out_dir)
+    except ImportError as error:
+        log(f"NOTE: no charts ({error}; pip install matplotlib, or the bench extra)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "results.json", out_dir / "results.md"]
+    paths[0].write_text(results_json(results), encoding="utf-8")
+    paths[1].write_text(format_markdown(results), encoding="utf-8")
+    return paths
+
+
+def output_dir(args: argparse.Namespace) -> Path:
+    if args.output_dir is not None:
+        return Path(args.output_dir)
+    return RESULTS_DIR / ("latest-quick" if args.quick else "latest")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    libs: list[str] = []
-    versions: dict[str, str] = {}
-    for lib in args.libs:
-        ok, detail = probe(lib)
-        if ok:
-            libs.append(lib)
-            versions[lib] = detail
-        else:
-            name = "the official MCP SDK (`mcp`)" if lib == "sdk" else lib
-            log(f"NOTE: {name} is not available ({detail}); running without its cells.")
-            if lib == "sdk":
-                log("      Install it with: pip install 'mcp==2.3.0'  (or the 'bench' extra)")
-    if not libs:
-        log("Nothing to run.")
-        return 1
-
-    cells = [(w, c) for w, callers in WORKLOADS.items() for c in callers]
-    total = len(cells) * len(libs) * args.repeat
-    log(
-        f"{total} cells: {len(cells)} workloads x {len(libs)} libs x {args.repeat} repeats, "
-        f"{args.warmup:g} s warm-up + {args.duration:g} s each"
-    )
-    runs: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
-    lib_width = max(len(lib) for lib in libs)
-    done = 0
     started = time.perf_counter()
-    for rep in range(args.repeat):
-        for workload, callers in cells:
-            order = libs if rep % 2 == 0 else libs[::-1]
-            for lib in order:
-                done += 1
-                result = run_cell(lib, workload, callers, args)
-                runs.setdefault((workload, callers, lib), []).append(result)
-                outcome = (
-                    f"FAILED: {result['error']}\n{result.get('stderr', '')}".rstrip()
-                    if "error" in result
-                    else f"{result['calls_per_s']:,.0f} calls/s"
-                )
-                log(
-                    f"[{done:>2}/{total}] repeat {rep + 1}: {lib:<{lib_width}} {workload:<9} "
-                    f"x{callers:<3} {outcome} ({result['wall_s']:.1f} s wall)"
-                )
+    libs, versions = available_libs(args.libs)
+    if not libs:
+        log("Nothing to run: none of the libraries is installed.")
+        return 1
+    transports = list(args.transports)
+    http_runner = None
+    if any(t in HTTP_TRANSPORTS for t in transports):
+        http_runner = http_runner_class()
+        if http_runner is None:
+            transports = [t for t in transports if t not in HTTP_TRANSPORTS]
 
-    rows = summarise(runs, tuple(libs))
-    print(format_table(rows))
-    decorator_table = format_decorator_table(rows)
-    if decorator_table is not None:
-        print(
-            "\nThe decorator layer: mcptrio.Server + @server.tool() next to a bare Session with a"
-            " hand-written handler (same client, same run)"
-        )
-        print(decorator_table)
-    meta = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "versions": versions,
-        "duration_s": args.duration,
-        "warmup_s": args.warmup,
-        "repeat": args.repeat,
-        "sdk_mode": args.sdk_mode,
-        "sdk_backend": "asyncio (anyio.run default)",
-        "mcptrio_backend": "trio.run",
-        "total_wall_s": round(time.perf_counter() - started, 1),
-    }
-    write_json(args.output, meta, rows)
-    log(f"results written to {args.output} ({meta['total_wall_s']} s)")
-    failed = any("error" in r for results in runs.values() for r in results)
+    def runner_for(lib: str, transport: str) -> AbstractContextManager[Runner]:
+        if transport in HTTP_TRANSPORTS:
+            runner: AbstractContextManager[Runner] = http_runner(lib, transport)
+            return runner
+        return WorkerRunner(lib, transport)
+
+    plans = plan(libs, transports, args.workloads, args.loads)
+    total = sum(tp.runs(args.repeat) for tp in plans)
+    log(
+        f"{total} runs: {len(plans)} transports, {', '.join(libs)}, {args.repeat} repeat(s); "
+        f"{args.warmup:g} s warm-up + {args.duration:g} s per run (HTTP: whole seconds, >= 1)"
+    )
+    runs = run_matrix(
+        plans,
+        runner_for,
+        repeat=args.repeat,
+        duration=args.duration,
+        warmup=args.warmup,
+        progress=Progress(total),
+    )
+    capacity = (
+        [] if args.no_capacity else measure_capacity(libs, args.capacity_sessions, args.quick)
+    )
+    results = assemble(
+        runs,
+        capacity,
+        versions=versions,
+        duration=args.duration,
+        warmup=args.warmup,
+        repeat=args.repeat,
+        quick=args.quick,
+        total_wall_s=time.perf_counter() - started,
+    )
+    out_dir = output_dir(args)
+    written = write_report(results, out_dir)
+    try:
+        shown = out_dir.resolve().relative_to(REPO_ROOT)
+    except ValueError:
+        shown = out_dir
+    log(f"wrote {', '.join(p.name for p in written)} to {shown}/")
+    log(f"whole run: {results['meta']['total_wall_s']:.0f} s")
+    failed = failures(results)
+    for line in failed:
+        log(f"FAILED: {line}")
     return 1 if failed else 0
 
 

@@ -308,7 +308,8 @@ async def measure_sessions(
 
 def percentile(ordered: list[float], p: float) -> float:
     """The nearest-rank ``p``-th percentile of an ascending list (not empty)."""
-    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    # Rounded first: 99.9 / 100 * 1000 is 999.0000000000001 in floating point.
+    rank = max(1, math.ceil(round(p / 100 * len(ordered), 9)))
     return ordered[min(rank, len(ordered)) - 1]
 
 

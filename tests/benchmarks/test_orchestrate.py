@@ -1,0 +1,204 @@
+"""The orchestrator's pure parts: the cell list, the run order, medians, speedup, the Results.
+
+No timing is asserted anywhere: the figures here are made up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from benchmarks.harness import CpuClock, Window, percentile, record
+from benchmarks.matrix import RunRecord
+from benchmarks.orchestrate import (
+    Progress,
+    assemble,
+    failures,
+    lib_order,
+    plan,
+    run_matrix,
+    summarise,
+)
+
+ALL_LIBS = ("mcptrio", "sdk", "sdk-legacy", "fastmcp")
+
+
+def run(lib: str, calls_per_s: float, p99: float = 100.0, **extra: object) -> RunRecord:
+    figures: RunRecord = {
+        "lib": lib,
+        "transport": "in-memory",
+        "workload": "call",
+        "load": "x1",
+        "calls": 10,
+        "calls_per_s": calls_per_s,
+        "p50_us": p99 / 2,
+        "p90_us": p99 / 1.5,
+        "p99_us": p99,
+        "p999_us": p99 * 2,
+        "cpu_us_per_call": 50.0,
+        "cpu_scope": "client+server",
+    }
+    figures.update(extra)  # type: ignore[typeddict-item]
+    return figures
+
+
+def failed(lib: str) -> RunRecord:
+    return {"lib": lib, "transport": "in-memory", "workload": "call", "load": "x1", "error": "x"}
+
+
+def test_plan_measures_each_library_only_over_its_transports() -> None:
+    plans = {tp.transport: tp for tp in plan(ALL_LIBS)}
+    assert list(plans) == ["in-memory", "stdio", "http-json", "http-sse", "websocket"]
+    assert plans["in-memory"].libs == ALL_LIBS
+    assert plans["stdio"].libs == ALL_LIBS
+    assert plans["http-json"].libs == ("mcptrio", "sdk", "fastmcp")
+    assert plans["websocket"].libs == ("mcptrio",)
+
+
+def test_plan_cells_follow_the_matrix() -> None:
+    plans = {tp.transport: tp for tp in plan(ALL_LIBS)}
+    assert len(plans["in-memory"].cells) == 16
+    assert ("call", "s100x20") in plans["in-memory"].cells
+    assert not any(load == "s100x20" for _w, load in plans["stdio"].cells)
+    assert ("call", "x16") in plans["http-json"].cells
+    assert ("list-50", "x16") not in plans["http-json"].cells
+    assert sum(tp.runs(3) for tp in plans.values()) == 3 * (16 * 4 + 12 * 4 + 17 * 3 * 2 + 16)
+
+
+def test_plan_filters_and_drops_what_is_left_empty() -> None:
+    plans = plan(["sdk", "fastmcp"], ["stdio", "websocket"], ["call"], ["x1", "x32"])
+    assert [(tp.transport, tp.libs, tp.cells) for tp in plans] == [
+        ("stdio", ("sdk", "fastmcp"), (("call", "x1"), ("call", "x32")))
+    ]
+
+
+def test_libraries_alternate_between_repeats() -> None:
+    libs = ["mcptrio", "sdk", "fastmcp"]
+    assert lib_order(libs, 0) == libs
+    assert lib_order(libs, 1) == libs[::-1]
+    assert lib_order(libs, 2) == libs
+
+
+def test_medians_leave_failed_runs_out_and_speedup_is_over_mcptrio() -> None:
+    key_m = ("mcptrio", "in-memory", "call", "x1")
+    key_s = ("sdk", "in-memory", "call", "x1")
+    cells = summarise(
+        {
+            key_m: [run("mcptrio", 900), run("mcptrio", 1000), run("mcptrio", 5000)],
+            key_s: [run("sdk", 100, p99=300), failed("sdk"), run("sdk", 300, p99=100)],
+        }
+    )
+    mcptrio, sdk = cells
+    assert mcptrio["calls_per_s"] == 1000
+    assert mcptrio["speedup"] == 1.0
+    assert sdk["calls_per_s"] == 200
+    assert sdk["p99_us"] == 200
+    assert sdk["speedup"] == pytest.approx(5.0)
+    assert sdk["cpu_scope"] == "client+server"
+    assert len(sdk["runs"]) == 3
+
+
+def test_no_speedup_without_both_figures() -> None:
+    cells = summarise(
+        {
+            ("mcptrio", "stdio", "call", "x1"): [failed("mcptrio")],
+            ("sdk", "stdio", "call", "x1"): [run("sdk", 100)],
+            ("fastmcp", "in-memory", "call", "x1"): [run("fastmcp", 100)],
+        }
+    )
+    assert all("speedup" not in cell for cell in cells)
+    assert "calls_per_s" not in cells[0]
+
+
+def test_results_document_has_the_contracts_shape_and_lists_failures() -> None:
+    runs = {
+        ("mcptrio", "in-memory", "call", "x1"): [run("mcptrio", 1000)],
+        ("sdk", "in-memory", "call", "x1"): [failed("sdk")],
+    }
+    results = assemble(
+        runs,
+        [{"lib": "sdk", "sessions": 10, "error": "boom"}],
+        versions={"mcptrio": "0.1.0", "sdk": "2.3.0"},
+        duration=0.5,
+        warmup=0.1,
+        repeat=3,
+        quick=False,
+        total_wall_s=12.34,
+        machine_info={"cores": 2},
+        date="2026-11-21T00:00:00+00:00",
+    )
+    assert set(results) == {"meta", "cells", "capacity"}
+    assert results["meta"] == {
+        "date": "2026-11-21T00:00:00+00:00",
+        "machine": {"cores": 2},
+        "versions": {"mcptrio": "0.1.0", "sdk": "2.3.0"},
+        "duration_s": 0.5,
+        "warmup_s": 0.1,
+        "repeat": 3,
+        "quick": False,
+        "total_wall_s": 12.3,
+    }
+    assert [c["lib"] for c in results["cells"]] == ["mcptrio", "sdk"]
+    assert failures(results) == ["sdk in-memory call x1: x", "capacity sdk: boom"]
+
+
+class FakeRunner:
+    def __init__(self, lib: str, transport: str, calls: list[str]) -> None:
+        self.lib = lib
+        self.transport = transport
+        self.calls = calls
+
+    def run(self, workload: str, load: str, duration: float, warmup: float) -> RunRecord:
+        self.calls.append(f"{self.lib}:{workload}:{load}")
+        return {**run(self.lib, 10.0), "transport": self.transport, "workload": workload}
+
+
+def test_run_matrix_interleaves_libraries_and_keeps_every_run() -> None:
+    calls: list[str] = []
+    opened: list[str] = []
+
+    @contextmanager
+    def runner_for(lib: str, transport: str) -> Iterator[FakeRunner]:
+        opened.append(f"{lib}:{transport}")
+        yield FakeRunner(lib, transport, calls)
+
+    plans = plan(["mcptrio", "sdk"], ["in-memory"], ["call", "list-50"], ["x1"])
+    lines: list[str] = []
+    runs = run_matrix(
+        plans, runner_for, repeat=2, duration=0.1, warmup=0.0, progress=Progress(8, lines.append)
+    )
+    assert opened == ["mcptrio:in-memory", "sdk:in-memory"]
+    assert calls == [
+        "mcptrio:call:x1",
+        "sdk:call:x1",
+        "mcptrio:list-50:x1",
+        "sdk:list-50:x1",
+        "sdk:call:x1",
+        "mcptrio:call:x1",
+        "sdk:list-50:x1",
+        "mcptrio:list-50:x1",
+    ]
+    assert all(len(records) == 2 for records in runs.values())
+    assert len(lines) == 8
+    assert lines[-1].startswith("[8/8] repeat 2 in-memory list-50")
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    ordered = [float(i) for i in range(1, 1001)]
+    assert percentile(ordered, 50) == 500
+    assert percentile(ordered, 99.9) == 999
+    assert percentile([7.0], 99) == 7.0
+
+
+def test_a_window_without_calls_is_an_error_not_a_figure() -> None:
+    window = Window(CpuClock("client+server"))
+    window.open()
+    window.close()
+    assert record("mcptrio", "in-memory", "call", "x1", window)["error"]
+    window.latencies.extend([0.001, 0.002])
+    figures = record("mcptrio", "in-memory", "call", "s100x20", window)
+    assert figures["calls"] == 2
+    assert figures["p50_us"] == pytest.approx(1000)
+    assert figures["sessions"] == 0

@@ -21,26 +21,84 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import trio
 
 import mcptrio
+from mcptrio.transports.memory import memory_transport_pair
 
-from . import WORKLOADS
-from ._cpu import server_cpu_reader
-from ._run_mcptrio import LOWLEVEL_STDIO_COMMAND, STDIO_COMMAND, open_lowlevel_in_memory
-from ._window import ARGS, check_text
+from .harness import process_cpu_seconds
+from .servers import mcptrio_lowlevel_server
 from .servers.mcptrio_server import build_server
-from .tables import DECORATOR_TARGET, table
 
 RESULTS = Path(__file__).resolve().parent / "results" / "decorator_cost.json"
 
-#: The workloads both mcptrio servers are measured on.
-MEASURED = ("in-memory", "stdio")
+#: The workloads both mcptrio servers are measured on, and the concurrent callers of each.
+WORKLOADS: dict[str, tuple[int, ...]] = {"in-memory": (1, 100), "stdio": (1, 32)}
+MEASURED = tuple(WORKLOADS)
+
+#: Issue 3: the decorator server keeps at least this share of the low-level session's rate.
+DECORATOR_TARGET = 0.85
+
+#: The stdio server commands; run from the repository root, with it on PYTHONPATH.
+STDIO_COMMAND = [sys.executable, "-m", "benchmarks.servers.mcptrio_server"]
+LOWLEVEL_STDIO_COMMAND = [sys.executable, "-m", "benchmarks.servers.mcptrio_lowlevel_server"]
+
+#: The arguments of every call; the expected text result is "3".
+ARGS: dict[str, Any] = {"a": 1, "b": 2}
+
+
+def check_text(text: object) -> None:
+    """Fail loudly if a warm-up call did not return the expected sum."""
+    if text != "3":
+        raise RuntimeError(f"add(1, 2) returned {text!r}, expected '3'")
+
+
+@asynccontextmanager
+async def open_lowlevel_in_memory() -> AsyncIterator[mcptrio.Client]:
+    """A client of the bare low-level session, which runs in this block's nursery."""
+    client_end, server_end = memory_transport_pair()
+    session = mcptrio_lowlevel_server.build_session(server_end)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(session.run)
+        try:
+            async with mcptrio.open_client(client_end) as client:
+                yield client
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+def server_cpu_reader(client: mcptrio.Client) -> Callable[[], float] | None:
+    """A reader of the CPU time of ``client``'s stdio server process (``/proc``), or None."""
+    process = getattr(getattr(client.session, "transport", None), "process", None)
+    pid = getattr(process, "pid", None)
+    if not isinstance(pid, int):
+        return None
+    try:
+        process_cpu_seconds(pid)
+    except OSError:
+        return None
+    return partial(process_cpu_seconds, pid)
+
+
+def table(header: list[str], body: list[list[str]]) -> str:
+    """A Markdown table, the first column left-aligned and the others right-aligned."""
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+
+    def line(values: list[str]) -> str:
+        cells = [
+            v.ljust(w) if i == 0 else v.rjust(w)
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ]
+        return "| " + " | ".join(cells) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(header), rule, *(line(values) for values in body)])
 
 
 class Side:

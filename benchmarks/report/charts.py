@@ -330,7 +330,9 @@ def _titles(
     meta = results.get("meta", {})
     run = f"{machine_summary(results)} · {run_date(results)}"
     if repeats and meta.get("repeat") is not None and meta.get("duration_s") is not None:
-        run += f" · median of {meta['repeat']} runs of {meta['duration_s']:g} s"
+        repeat = int(meta["repeat"])
+        runs = f"median of {repeat} runs" if repeat != 1 else "one run"
+        run += f" · {runs} of {meta['duration_s']:g} s"
     if meta.get("quick"):
         run += " · QUICK SMOKE RUN: not a measurement"
     # The blank lines reserve room (constrained layout sees the title, not free text) for the

@@ -67,9 +67,13 @@ def _meta(results: Results) -> str:
         lines.append(f"- {lib_title(lib)}: {described}" + (f", {version}" if version else ""))
     repeat, duration, warmup = meta.get("repeat"), meta.get("duration_s"), meta.get("warmup_s")
     if repeat is not None and duration is not None:
-        runs = f"the median of {repeat} run{'s' if repeat != 1 else ''} of {duration:g} s"
+        runs = f"the median of {repeat} runs" if repeat != 1 else "one run"
+        runs += f" of {duration:g} s"
         warm = f", each after {warmup:g} s of warm-up" if warmup is not None else ""
         lines.append(f"- Each figure: {runs}{warm}; the libraries interleaved (A B A B ...)")
+    load = meta.get("machine", {}).get("load_average")
+    if isinstance(load, list) and load:
+        lines.append(f"- Load average when the run began: {' / '.join(map(str, load))}")
     if meta.get("total_wall_s") is not None:
         lines.append(f"- Whole run: {formatting.wall_time(float(meta['total_wall_s']))}")
     if meta.get("quick"):

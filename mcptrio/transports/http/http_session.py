@@ -28,7 +28,6 @@ Handlers reach the HTTP-specific controls through their session's transport, whi
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
@@ -122,20 +121,45 @@ class HttpSession:
         self.retry_ms = retry_ms
         #: The MCP session this transport feeds; set by whoever creates both.
         self.session: Session | None = None
-        self._in_send, self._in_receive = trio.open_memory_channel[bytes](incoming_buffer)
-        self.standalone = OutboundStream(STANDALONE_STREAM_ID, unrelated_buffer, drop_oldest=True)
-        #: Live streams by id: the standalone one, and request streams not yet drained.
-        self.streams: dict[str, OutboundStream] = {STANDALONE_STREAM_ID: self.standalone}
+        # An idle session holds thousands of these: what only some sessions ever need (the
+        # incoming queue, the standalone stream, a parked task) is made when first needed.
+        # Frames POSTed for the session's reader (a batch, initialize), at most
+        # ``incoming_buffer``; the reader parked waiting for one; POSTs waiting for room.
+        self._incoming: list[bytes] | None = None
+        self._incoming_limit = incoming_buffer
+        self._reader: trio.lowlevel.Task | None = None
+        self._room: trio.lowlevel.ParkingLot | None = None
+        self._unrelated_buffer = unrelated_buffer
+        self._standalone: OutboundStream | None = None
+        #: Live request streams by id (not yet drained); the standalone one is apart.
+        self.streams: dict[str, OutboundStream] = {}
         self._by_request: dict[RequestId, OutboundStream] = {}
-        self._stream_ids = itertools.count(1)
+        self._next_stream_id = 1
         #: The scope the session runs in; cancelling it ends the session.
         self.cancel_scope = trio.CancelScope()
-        self.ended = trio.Event()
+        self._ended = False
         self.last_activity = trio.current_time()
         #: HTTP exchanges using the session right now (it is not idle while any is open).
         self.exchanges = 0
         self._head_timer: SseHeadTimer | None = None
-        self._queued_in = 0
+
+    @property
+    def standalone(self) -> OutboundStream:
+        """The standalone stream (carried by a GET); made on first use."""
+        stream = self._standalone
+        if stream is None:
+            stream = self._standalone = OutboundStream(
+                STANDALONE_STREAM_ID, self._unrelated_buffer, drop_oldest=True
+            )
+            if self._ended:
+                stream.finish()
+        return stream
+
+    def stream(self, stream_id: str) -> OutboundStream | None:
+        """The live stream ``stream_id`` (the standalone one included), if any."""
+        if stream_id == STANDALONE_STREAM_ID:
+            return self.standalone
+        return self.streams.get(stream_id)
 
     @property
     def revision(self) -> str | None:
@@ -151,12 +175,12 @@ class HttpSession:
     @property
     def is_ended(self) -> bool:
         # Cancelled counts: DELETE cancels the session before its transport is closed.
-        return self.ended.is_set() or self.cancel_scope.cancel_called
+        return self._ended or self.cancel_scope.cancel_called
 
     @property
     def has_queued_frames(self) -> bool:
-        """Whether frames wait in the channel to the session's reader (a batch, initialize)."""
-        return self._queued_in > 0
+        """Whether frames wait for the session's reader (a batch, initialize)."""
+        return bool(self._incoming)
 
     def close(self) -> None:
         """End the session (DELETE, expiry, shutdown); its tasks are cancelled."""
@@ -165,12 +189,37 @@ class HttpSession:
     # ---------------------------------------------------------------- Transport
 
     async def receive(self) -> Frame:
-        try:
-            frame = await self._in_receive.receive()
-        except trio.ClosedResourceError:
-            raise trio.EndOfChannel from None
-        self._queued_in -= 1
-        return frame
+        # A bounded queue with one consumer, instead of a memory channel: an idle session's
+        # reader parks here for the session's whole life, and a channel (its state, its two
+        # ends, the bookkeeping of a waiting receiver) costs about 3 KiB per session.
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while True:
+            if self._ended:
+                raise trio.EndOfChannel
+            incoming = self._incoming
+            if incoming:
+                frame = incoming.pop(0)
+                if not incoming:
+                    self._incoming = None
+                room = self._room
+                if room is not None:
+                    room.unpark()
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return frame
+            if self._reader is not None:
+                raise trio.BusyResourceError("another task is receiving from this session")
+            self._reader = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(self._abort_receive)
+
+    def _abort_receive(self, _: object) -> trio.lowlevel.Abort:
+        self._reader = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
+    def _wake_reader(self) -> None:
+        reader = self._reader
+        if reader is not None:
+            self._reader = None
+            trio.lowlevel.reschedule(reader)
 
     def send_nowait(self, frame: Outgoing) -> bool:
         return self._route(frame) is None
@@ -191,14 +240,18 @@ class HttpSession:
                     full.pending.popleft()
 
     async def aclose(self) -> None:
-        if self.ended.is_set():
+        if self._ended:
             return
-        self._in_send.close()
-        self._in_receive.close()
+        self._ended = True
+        self._incoming = None
+        self._wake_reader()
+        if self._room is not None:
+            self._room.unpark_all()
         for stream in self.streams.values():
             stream.finish()
+        if self._standalone is not None:
+            self._standalone.finish()
         self._by_request.clear()
-        self.ended.set()
 
     def _route(self, frame: Outgoing) -> OutboundStream | None:
         """Queue ``frame`` on its stream; the stream that has no room for it, if any."""
@@ -234,9 +287,8 @@ class HttpSession:
             if not stream.owed:
                 stream.finish()
             return None
-        stream = self.standalone
-        if related is not None:
-            stream = self._by_request.get(related, self.standalone)
+        found = None if related is None else self._by_request.get(related)
+        stream = self.standalone if found is None else found
         if not stream.drop_oldest and not stream.has_room():
             return stream
         stream.push_related(data)
@@ -253,7 +305,9 @@ class HttpSession:
 
     def open_request_stream(self, request_ids: Sequence[RequestId]) -> OutboundStream:
         """A new stream for the answers to ``request_ids`` (and messages related to them)."""
-        stream = OutboundStream(str(next(self._stream_ids)), self.stream_buffer)
+        stream_id = self._next_stream_id
+        self._next_stream_id = stream_id + 1
+        stream = OutboundStream(str(stream_id), self.stream_buffer)
         stream.owed.update(request_ids)
         for rid in request_ids:
             self._by_request[rid] = stream
@@ -276,9 +330,7 @@ class HttpSession:
         else:
             # Kept for a resume. A client that drops streams and never comes back must not make
             # the session hoard them: past the limit the oldest detached one is given up.
-            detached = [
-                s for s in self.streams.values() if s is not self.standalone and not s.attached
-            ]
+            detached = [s for s in self.streams.values() if not s.attached]
             if len(detached) > _MAX_DETACHED_STREAMS:
                 log.warning(
                     "session %s holds %d streams no client reads: giving up the oldest",
@@ -297,17 +349,25 @@ class HttpSession:
         stream.finish()
 
     async def deliver(self, frame: bytes) -> None:
-        """Hand one POSTed frame to the session; :class:`SessionEnded` if it is gone."""
-        try:
-            self._in_send.send_nowait(frame)
-        except trio.WouldBlock:
-            try:
-                await self._in_send.send(frame)
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
-                raise SessionEnded from None
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise SessionEnded from None
-        self._queued_in += 1
+        """Hand one POSTed frame to the session; :class:`SessionEnded` if it is gone.
+
+        Waits while ``incoming_buffer`` frames wait for the session's reader (a session at its
+        in-flight limit stops reading, which makes POSTs wait: the design's backpressure).
+        """
+        while True:
+            if self._ended:
+                raise SessionEnded
+            incoming = self._incoming
+            if incoming is None:
+                self._incoming = [frame]
+                break
+            if len(incoming) < self._incoming_limit:
+                incoming.append(frame)
+                break
+            if self._room is None:
+                self._room = trio.lowlevel.ParkingLot()
+            await self._room.park()
+        self._wake_reader()
 
     def start_head_timer(self, stream: OutboundStream, delay: float) -> None:
         """Fire ``stream.on_activity`` if its POST is still unanswered ``delay`` s from now."""
@@ -349,8 +409,8 @@ class HttpSession:
         return True
 
     def close_standalone_stream(self, *, retry_ms: int | None = None) -> bool:
-        stream = self.standalone
-        if not stream.attached:
+        stream = self._standalone
+        if stream is None or not stream.attached:
             return False
         stream.request_close(self.retry_ms if retry_ms is None else retry_ms)
         return True

@@ -49,7 +49,7 @@ from ...runtime.session import Session
 from ...stores.event_store import EventStore, UnknownEventId
 from .envelope_peek import Peek, peek
 from .exchange import BodyTooLarge, HttpRequest, HttpResponder, header
-from .http_session import HttpSession, SessionEnded
+from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
 from .live_stream import StreamWriter, write_live
 from .responses import (
     JSON_HEADERS,
@@ -504,7 +504,7 @@ class StreamableHttpEndpoint:
                 transport.session_id,
                 replay.missed,
             )
-        stream = transport.streams.get(replay.stream_id)
+        stream = transport.stream(replay.stream_id)
         await responder.start_stream(200, SSE_HEADERS)
         if stream is None:
             # The stream is over and fully written: replay what the client missed, then end.
@@ -520,7 +520,7 @@ class StreamableHttpEndpoint:
             resume_after=last_event_id.decode("ascii").strip(),
             retry_ms=transport.retry_ms,
         )
-        if stream.drained and stream is not transport.standalone:
+        if stream.drained and stream.stream_id != STANDALONE_STREAM_ID:
             transport.streams.pop(stream.stream_id, None)
 
     # ------------------------------------------------------------------ DELETE

@@ -24,8 +24,8 @@ from .worker_runner import WorkerRunner
 
 #: Seconds measured per run, and of warm-up before it. HTTP runs last whole seconds (wrk's -d),
 #: so at least 1 s whatever is asked.
-DEFAULT_DURATION = 0.5
-DEFAULT_WARMUP = 0.15
+DEFAULT_DURATION = 0.3
+DEFAULT_WARMUP = 0.1
 QUICK_DURATION = 0.1
 QUICK_WARMUP = 0.05
 DEFAULT_REPEAT = 3

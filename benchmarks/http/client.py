@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from benchmarks.matrix import BLOB_100K_SIZE, FIXTURES, LISTED_TOOLS, TEXT_10K_SIZE
@@ -18,7 +19,12 @@ from benchmarks.matrix import BLOB_100K_SIZE, FIXTURES, LISTED_TOOLS, TEXT_10K_S
 PATH = "/mcp"
 #: The revision the benchmark's sessions ask for (every library under test supports it).
 PROTOCOL_VERSION = "2025-11-25"
-_TIMEOUT = 10.0
+#: Long enough for a slow server to drain what the previous run's 100 connections left in flight
+#: (the SDK answers about 20 list-50 calls per second on this machine).
+_TIMEOUT = 30.0
+#: Connections deleting the sessions a run left open (a slow server answers a DELETE in tens of
+#: milliseconds: one after the other, 100 of them would take seconds of the budget).
+_DELETERS = 8
 
 #: How the Lua scripts check each workload's answer: (kind, arg1, arg2), see check.lua.
 LUA_CHECKS: dict[str, tuple[str, str, str]] = {
@@ -137,3 +143,29 @@ class Session:
 
     def close(self) -> None:
         self.connection.close()
+
+
+def delete_sessions(port: int, session_ids: list[str], protocol_version: str) -> int:
+    """DELETE every session of ``session_ids`` over a few connections; how many failed.
+
+    Failures are counted, not raised: the measurement is over, and a session the server could not
+    delete (or had already ended) only costs it memory.
+    """
+
+    def delete_share(share: list[str]) -> int:
+        session = Session(port)
+        session.protocol_version = protocol_version
+        failed = 0
+        try:
+            for session_id in share:
+                try:
+                    session.delete(session_id)
+                except SessionError:
+                    failed += 1
+        finally:
+            session.close()
+        return failed
+
+    shares = [session_ids[start::_DELETERS] for start in range(_DELETERS)]
+    with ThreadPoolExecutor(_DELETERS) as pool:
+        return sum(pool.map(delete_share, [share for share in shares if share]))

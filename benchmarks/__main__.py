@@ -152,7 +152,8 @@ def measure_capacity(libs: list[str], sessions: int, quick: bool) -> list[dict[s
     records: list[dict[str, Any]] = []
     for lib in (lib for lib in CAPACITY_LIBS if lib in libs):
         started = time.perf_counter()
-        log(f"capacity {lib}: {sessions} sessions{' (quick)' if quick else ''} ...")
+        what = "quick, fewer sessions" if quick else f"{sessions} sessions"
+        log(f"capacity {lib} ({what}) ...")
         record = dict(measure(lib, sessions=sessions, quick=quick))
         took = time.perf_counter() - started
         log(f"capacity {lib}: {record.get('error') or 'done'} ({took:.1f} s)")

@@ -198,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def runner_for(lib: str, transport: str) -> AbstractContextManager[Runner]:
         if transport in HTTP_TRANSPORTS:
+            assert http_runner is not None
             runner: AbstractContextManager[Runner] = http_runner(lib, transport)
             return runner
         return WorkerRunner(lib, transport)

@@ -26,8 +26,8 @@ from .harness import (
     check_blob,
     check_text_10k,
     check_tool_count,
+    fixture_params,
 )
-from .matrix import FIXTURES
 from .servers.fastmcp_server import build_server
 
 __all__ = ["BACKEND", "open_target", "run", "versions"]
@@ -45,7 +45,7 @@ class FastMcpSession:
 
     def caller(self, workload: str) -> Call:
         client = self.client
-        _method, params = FIXTURES[workload]
+        params = fixture_params(workload)
         if workload == "call":
             arguments = params["arguments"]
 

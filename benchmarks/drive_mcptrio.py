@@ -26,8 +26,8 @@ from .harness import (
     check_blob,
     check_text_10k,
     check_tool_count,
+    fixture_params,
 )
-from .matrix import FIXTURES
 from .servers.mcptrio_server import build_server
 
 SERVER_MODULE = "benchmarks.servers.mcptrio_server"
@@ -62,7 +62,7 @@ class McptrioSession:
 
     def caller(self, workload: str) -> Call:
         client = self.client
-        name, params = FIXTURES[workload]
+        params = fixture_params(workload)
         if workload == "call":
             arguments = params["arguments"]
 
@@ -89,7 +89,7 @@ class McptrioSession:
                 check_blob(getattr(result.contents[0], "text", None))
 
         else:
-            raise ValueError(f"unknown workload {workload!r} ({name})")
+            raise ValueError(f"unknown workload {workload!r}")
         return call
 
 

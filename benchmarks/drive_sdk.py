@@ -27,8 +27,8 @@ from .harness import (
     check_blob,
     check_text_10k,
     check_tool_count,
+    fixture_params,
 )
-from .matrix import FIXTURES
 from .servers.sdk_server import build_server
 
 __all__ = ["BACKEND", "open_target", "run", "versions"]
@@ -46,7 +46,7 @@ class SdkSession:
 
     def caller(self, workload: str) -> Call:
         client = self.client
-        _method, params = FIXTURES[workload]
+        params = fixture_params(workload)
         if workload == "call":
             arguments = params["arguments"]
 

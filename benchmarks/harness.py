@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from .matrix import (
     BLOB_100K_SIZE,
     CALLS_PER_SESSION,
+    FIXTURES,
     LISTED_TOOLS,
     SESSION_LOAD,
     SESSIONS_PER_ROUND,
@@ -84,6 +85,12 @@ OpenSession = Callable[[], AbstractAsyncContextManager[BenchSession]]
 
 
 # ---------------------------------------------------------------- answers
+
+
+def fixture_params(workload: str) -> dict[str, Any]:
+    """The request parameters of ``workload``'s call (``matrix.FIXTURES``)."""
+    params: dict[str, Any] = FIXTURES[workload][1]  # type: ignore[assignment]
+    return params
 
 
 def check_add(text: object) -> None:

@@ -96,7 +96,7 @@ class WorkerRunner:
         if self._start_error:
             raise WorkerFailed(self._start_error)
         try:
-            message = json.loads(self._read_line(time.monotonic() + START_TIMEOUT))
+            message: dict[str, Any] = json.loads(self._read_line(time.monotonic() + START_TIMEOUT))
             if not message.get("ready"):
                 raise WorkerFailed(message.get("error", "the worker did not start"))
         except WorkerFailed as error:

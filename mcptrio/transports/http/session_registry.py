@@ -47,6 +47,26 @@ class NotRunning(Exception):
     """The endpoint's ``run`` has not been started (or has stopped): no session can live."""
 
 
+class _StartedOnce:
+    """Hands ``started()`` on to a task status, then lets go of it.
+
+    ``nursery.start`` gives its task a status that refers to a temporary nursery; a session
+    keeps the status it was given for its whole life, and with it that nursery (about 1 KiB).
+    This stand-in is all the session keeps.
+    """
+
+    __slots__ = ("_status",)
+
+    def __init__(self, status: trio.TaskStatus[None]) -> None:
+        self._status: trio.TaskStatus[None] | None = status
+
+    def started(self, value: None = None) -> None:
+        status, self._status = self._status, None
+        if status is None:
+            raise RuntimeError("called 'started' twice on the same task status")
+        status.started(value)
+
+
 def new_session_id() -> str:
     """128 random bits, as 32 hex digits (visible ASCII, as the spec requires)."""
     return secrets.token_hex(16)
@@ -135,9 +155,11 @@ class SessionRegistry:
     ) -> None:
         session = transport.session
         assert session is not None
+        started = _StartedOnce(task_status)
+        del task_status
         try:
             with transport.cancel_scope:
-                await session.run(task_status=task_status)
+                await session.run(task_status=started)
         finally:
             self.sessions.pop(transport.session_id, None)
             with trio.CancelScope(shield=True):

@@ -237,7 +237,7 @@ class HttpSession:
                         self.session_id,
                         _STALL_TIMEOUT,
                     )
-                    full.pending.popleft()
+                    del full.pending[0]
 
     async def aclose(self) -> None:
         if self._ended:

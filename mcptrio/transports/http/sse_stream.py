@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Callable
 
 import trio
@@ -81,7 +80,9 @@ class OutboundStream:
         self.stream_id = stream_id
         self.capacity = capacity
         self.drop_oldest = drop_oldest
-        self.pending: deque[bytes] = deque()
+        # A list, not a deque: a session's streams hold a few messages at a time, and an empty
+        # deque costs 760 bytes (a GET stream keeps one for its whole life, a POST makes one).
+        self.pending: list[bytes] = []
         #: The request ids (of a POST stream) still waiting for their answer.
         self.owed: set[RequestId] = set()
         #: No more messages will be routed here; the stream ends once ``pending`` is written.
@@ -98,10 +99,11 @@ class OutboundStream:
         #: a POST answered in its own task starts writing its stream then (see
         #: ``StreamableHttpEndpoint``).
         self.on_activity: Callable[[], None] | None = None
+        # Made by a connection taking the stream over, set when the previous writer lets go.
         self._detached: trio.Event | None = None
         # The tasks parked in wait(), woken directly by whoever routes, finishes or closes: a
         # JSON answer costs one park and one reschedule, no Event.
-        self._waiters: list[trio.lowlevel.Task] = []
+        self._waiters: list[trio.lowlevel.Task] | None = None
         self._space: trio.Event | None = None
 
     def __repr__(self) -> str:
@@ -115,7 +117,7 @@ class OutboundStream:
     def push(self, data: bytes) -> None:
         """Queue ``data`` (the caller checked :meth:`has_room`, or it is an answer)."""
         if self.drop_oldest and len(self.pending) >= self.capacity:
-            self.pending.popleft()
+            del self.pending[0]
             self.dropped += 1
             log.warning(
                 "standalone SSE stream full (%d messages undelivered): dropped the oldest",
@@ -167,6 +169,8 @@ class OutboundStream:
             return
         task = trio.lowlevel.current_task()
         waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = []
         waiters.append(task)
 
         def abort(_: object) -> trio.lowlevel.Abort:
@@ -176,8 +180,8 @@ class OutboundStream:
         await trio.lowlevel.wait_task_rescheduled(abort)
 
     def _wake(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for task in waiters:
+        waiters, self._waiters = self._waiters, None
+        for task in waiters or ():
             trio.lowlevel.reschedule(task)
 
     def took(self) -> None:
@@ -189,21 +193,24 @@ class OutboundStream:
     async def attach(self) -> trio.CancelScope:
         """Become the stream's writer, taking over from a previous one; returns its scope."""
         previous = self.writer
-        if previous is not None and self._detached is not None:
+        if previous is not None:
             detached = self._detached
+            if detached is None:
+                detached = self._detached = trio.Event()
             previous.cancel()
             with trio.move_on_after(_TAKEOVER_TIMEOUT):
                 await detached.wait()
         scope = trio.CancelScope()
         self.writer = scope
-        self._detached = trio.Event()
         return scope
 
     def detach(self, scope: trio.CancelScope) -> None:
         if self.writer is scope:
             self.writer = None
-            if self._detached is not None:
-                self._detached.set()
+            detached = self._detached
+            if detached is not None:
+                self._detached = None
+                detached.set()
 
     @property
     def attached(self) -> bool:
@@ -313,7 +320,7 @@ async def _drain(
             else:
                 message_id = await event_store.store(session_id, stream_id, message)
             stream.resumable = True
-        pending.popleft()
+        del pending[0]
         chunks.append(sse_event(message, message_id))
     stream.took()
     return b"".join(chunks)
@@ -340,7 +347,7 @@ async def _pump(
                     else:
                         event_id = await event_store.store(session_id, stream_id, message)
                         stream.resumable = True
-                    pending.popleft()
+                    del pending[0]
                     chunks.append(sse_event(message, event_id))
                 stream.took()
             await responder.send_chunk(b"".join(chunks))

@@ -255,7 +255,7 @@ class StreamableHttpEndpoint:
             if not stream.pending:
                 await send_error(responder, 404, "Session ended")
                 return
-            answer = stream.pending.popleft()
+            answer = stream.pending.pop(0)
             stream.took()
             if _is_error_answer(answer):
                 transport.close()
@@ -365,7 +365,7 @@ class StreamableHttpEndpoint:
             await stream.wait()
             pending = stream.pending
             if stream.finished and len(pending) == 1 and not stream.close_requested:
-                answer = pending.popleft()
+                answer = pending.pop(0)
                 stream.took()
                 await responder.send_response(200, JSON_HEADERS, answer)
                 return

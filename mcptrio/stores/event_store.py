@@ -17,8 +17,6 @@ a client that gets most of a stream is better off than one refused outright.
 
 from __future__ import annotations
 
-import itertools
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -63,18 +61,28 @@ def parse_event_id(event_id: str) -> tuple[str, int]:
     return stream_id, int(seq)
 
 
+# Lists, not deques, and no (seq, message) pairs: a server holds a log for every session with
+# an SSE stream (a GET's priming event is enough), and an empty deque alone costs 760 bytes.
+# Evicting from the front of a list moves at most ``max_events_per_session`` pointers.
+
+
 @dataclass(slots=True)
 class _Stream:
     next_seq: int = 1
-    # (seq, message), oldest first; seqs are consecutive.
-    events: deque[tuple[int, bytes]] = field(default_factory=deque)
+    # The messages held, oldest first; their seqs are consecutive, up to ``next_seq - 1``.
+    messages: list[bytes] = field(default_factory=list)
+
+    @property
+    def first_seq(self) -> int:
+        """The seq of the oldest message held (``next_seq`` when none is)."""
+        return self.next_seq - len(self.messages)
 
 
 @dataclass(slots=True)
 class _SessionLog:
     streams: dict[str, _Stream] = field(default_factory=dict)
-    # The stream of every event held, oldest first: eviction pops from here.
-    order: deque[str] = field(default_factory=deque)
+    # The stream of every event held, oldest first: eviction takes from here.
+    order: list[str] = field(default_factory=list)
     # Streams whose every event was evicted are dropped from ``streams`` (a long session opens
     # a stream per request: keeping them all would grow without bound). Their next sequence
     # number is kept here, newest last, for at most _RETIRED_STREAMS of them, so that a replay
@@ -111,13 +119,14 @@ class InMemoryEventStore:
             stream = log.streams[stream_id] = _Stream(log.retired.pop(stream_id, 1))
         seq = stream.next_seq
         stream.next_seq = seq + 1
-        stream.events.append((seq, message))
-        log.order.append(stream_id)
-        if len(log.order) > self.max_events_per_session:
-            evicted_id = log.order.popleft()
+        stream.messages.append(message)
+        order = log.order
+        order.append(stream_id)
+        if len(order) > self.max_events_per_session:
+            evicted_id = order.pop(0)
             evicted = log.streams[evicted_id]
-            evicted.events.popleft()
-            if not evicted.events:
+            del evicted.messages[0]
+            if not evicted.messages:
                 del log.streams[evicted_id]
                 log.retired[evicted_id] = evicted.next_seq
                 if len(log.retired) > _RETIRED_STREAMS:
@@ -135,11 +144,12 @@ class InMemoryEventStore:
             return Replay(stream_id, [], next_seq - 1 - seq)
         if seq >= stream.next_seq:
             raise UnknownEventId(last_event_id)
-        events = stream.events
-        first = events[0][0] if events else stream.next_seq
+        first = stream.first_seq
         start = max(seq + 1 - first, 0)
         missed = max(first - (seq + 1), 0)
-        replayed = [(f"{stream_id}-{s}", m) for s, m in itertools.islice(events, start, None)]
+        replayed = [
+            (f"{stream_id}-{first + i}", m) for i, m in enumerate(stream.messages[start:], start)
+        ]
         return Replay(stream_id, replayed, missed)
 
     async def forget_session(self, session_id: str) -> None:

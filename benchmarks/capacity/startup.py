@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 
 from .http_client import PROTOCOL_VERSION
 from .server_process import REPO_ROOT, environment
@@ -61,9 +64,21 @@ def _import_once(statement: str) -> float:
     return float(done.stdout.split()[-1])
 
 
-def import_s(lib: str, runs: int) -> float:
-    """Median over ``runs`` fresh interpreters of the time ``IMPORTS[lib]`` takes, in seconds."""
-    return statistics.median(_import_once(IMPORTS[lib]) for _ in range(runs))
+def _median_within(once: Callable[[], float], runs: int, budget_s: float) -> float:
+    """The median of up to ``runs`` results of ``once``: no new run starts once ``budget_s`` has
+    passed, unless fewer than ``min(runs, 3)`` have been made (a slow library gets fewer runs so
+    that the whole benchmark keeps to its time)."""
+    results: list[float] = []
+    deadline = time.perf_counter() + budget_s
+    while len(results) < runs and (len(results) < min(runs, 3) or time.perf_counter() < deadline):
+        results.append(once())
+    return statistics.median(results)
+
+
+def import_s(lib: str, runs: int, budget_s: float = math.inf) -> float:
+    """Median over ``runs`` fresh interpreters of the time ``IMPORTS[lib]`` takes, in seconds
+    (see :func:`_median_within` for ``budget_s``)."""
+    return _median_within(partial(_import_once, IMPORTS[lib]), runs, budget_s)
 
 
 def _read_line(process: subprocess.Popen[bytes], deadline: float) -> bytes:
@@ -116,7 +131,8 @@ def _stdio_start_once(lib: str) -> float:
             process.stdout.close()
 
 
-def stdio_start_s(lib: str, runs: int) -> float:
+def stdio_start_s(lib: str, runs: int, budget_s: float = math.inf) -> float:
     """Median over ``runs`` of spawning ``python -m benchmarks.servers.<lib>_server`` until its
-    answer to a raw ``initialize`` line is read, in seconds."""
-    return statistics.median(_stdio_start_once(lib) for _ in range(runs))
+    answer to a raw ``initialize`` line is read, in seconds (``budget_s``: see
+    :func:`_median_within`)."""
+    return _median_within(partial(_stdio_start_once, lib), runs, budget_s)

@@ -250,7 +250,13 @@ class StreamableHttpEndpoint:
         transport.exchanges += 1
         stream = transport.open_request_stream(routing.request_ids)
         try:
-            await transport.deliver(body)
+            session = transport.session
+            if session is None:
+                raise SessionEnded
+            # Taken in this task, not handed to the session's reader: the protocol layer
+            # answers it at once, and a reader that never took a frame holds none (a reader
+            # parked after initialize kept that frame and its answer for the session's life).
+            await session.receive_inline(body, expect_request=False)
             await stream.wait()
             if not stream.pending:
                 await send_error(responder, 404, "Session ended")
@@ -264,7 +270,7 @@ class StreamableHttpEndpoint:
             await responder.send_response(
                 200, with_session_id(JSON_HEADERS, transport.session_id), answer
             )
-        except SessionEnded:
+        except (SessionEnded, ConnectionClosed):
             await send_error(responder, 404, "Session ended")
         finally:
             transport.release_stream(stream)

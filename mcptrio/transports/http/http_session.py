@@ -103,6 +103,30 @@ class HttpStreamControl(Protocol):
 class HttpSession:
     """One Streamable HTTP session's transport. See the module docstring."""
 
+    __slots__ = (
+        "__weakref__",
+        "_by_request",
+        "_ended",
+        "_head_timer",
+        "_incoming",
+        "_incoming_limit",
+        "_next_stream_id",
+        "_reader",
+        "_room",
+        "_standalone",
+        "_unrelated_buffer",
+        "cancel_scope",
+        "event_store",
+        "exchanges",
+        "last_activity",
+        "principal",
+        "retry_ms",
+        "session",
+        "session_id",
+        "stream_buffer",
+        "streams",
+    )
+
     def __init__(
         self,
         session_id: str,
@@ -298,6 +322,10 @@ class HttpSession:
 
     def touch(self) -> None:
         self.last_activity = trio.current_time()
+        if not self._by_request and self.exchanges == 0:
+            # A dict keeps the table it grew to: an idle session need not keep one sized for
+            # the requests it once had in flight (an empty literal allocates no table).
+            self._by_request = {}
 
     def owns_any(self, request_ids: Iterable[RequestId]) -> bool:
         """Whether any of ``request_ids`` is still being answered on a stream of this session."""

@@ -53,7 +53,7 @@ def measure(lib: str, *, sessions: int = 1000, quick: bool = False) -> CapacityR
     gives ``session_open_p50_us``/``p99_us`` over sequential openings.
     ``rss_get_stream_kib_per_session``: the same on another fresh server, each session (the
     first too) also holding its GET SSE stream open. ``import_s`` and ``stdio_start_s``: medians
-    over 5 fresh processes, fewer (at least 3) for a library whose runs pass 8 s in all (see
+    over 5 fresh processes, fewer (at least 3) for a library whose runs pass 6 s in all (see
     :mod:`benchmarks.capacity.startup`). ``quick`` opens at most 100 sessions, times 20
     openings and one import and start-up. ``notes`` says how a library was served where that
     differs from its defaults, and whether sessions or streams were lost during the readings.
@@ -65,7 +65,7 @@ def measure(lib: str, *, sessions: int = 1000, quick: bool = False) -> CapacityR
         sessions = min(sessions, QUICK_SESSIONS)
     latency_count, runs = (20, 1) if quick else (200, 5)
     # Seconds after which no further import or stdio start run begins (at least 3 are made).
-    budget_s = 8.0
+    budget_s = 6.0
     pause_s, max_wait_s = (0.1, 0.5) if quick else (0.3, 3.0)
     record: CapacityRecord = {"lib": lib, "sessions": sessions}
     errors: list[str] = []

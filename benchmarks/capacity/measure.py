@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TypedDict
 
-from .server_process import running_server
+from .server_process import ServerProcess, running_server
 from .sessions import memory_per_session, open_latency_us, percentile
 from .startup import import_s, stdio_start_s
 
@@ -55,8 +56,9 @@ def measure(lib: str, *, sessions: int = 1000, quick: bool = False) -> CapacityR
     first too) also holding its GET SSE stream open. ``import_s`` and ``stdio_start_s``: medians
     over 5 fresh processes, fewer (at least 3) for a library whose runs pass 6 s in all (see
     :mod:`benchmarks.capacity.startup`). ``quick`` opens at most 100 sessions, times 20
-    openings and one import and start-up. ``notes`` says how a library was served where that
-    differs from its defaults, and whether sessions or streams were lost during the readings.
+    openings and one import and start-up, and uses one server for the idle and GET-stream
+    figures. ``notes`` says how a library was served where that differs from its defaults, and
+    whether sessions or streams were lost during the readings.
     """
     if lib not in LIBS:
         raise ValueError(f"unknown lib {lib!r}: one of {', '.join(LIBS)}")
@@ -80,24 +82,32 @@ def measure(lib: str, *, sessions: int = 1000, quick: bool = False) -> CapacityR
         except Exception as exc:  # a failed figure is reported, not raised
             errors.append(f"{what}: {type(exc).__name__}: {exc}")
 
-    def idle_and_latency() -> None:
-        with running_server(lib, max_connections) as server:
-            memory = memory_per_session(
-                server, sessions, get_stream=False, pause_s=pause_s, max_wait_s=max_wait_s
-            )
-            record["rss_idle_kib_per_session"] = round(memory.kib_per_session, 2)
-            notes.extend(f"idle: {lost}" for lost in memory.lost)
-            samples = open_latency_us(server, latency_count)
-            record["session_open_p50_us"] = round(percentile(samples, 50), 1)
-            record["session_open_p99_us"] = round(percentile(samples, 99), 1)
+    def idle(server: ServerProcess) -> None:
+        memory = memory_per_session(
+            server, sessions, get_stream=False, pause_s=pause_s, max_wait_s=max_wait_s
+        )
+        record["rss_idle_kib_per_session"] = round(memory.kib_per_session, 2)
+        notes.extend(f"idle: {lost}" for lost in memory.lost)
 
-    def get_stream() -> None:
-        with running_server(lib, max_connections) as server:
-            memory = memory_per_session(
-                server, sessions, get_stream=True, pause_s=pause_s, max_wait_s=max_wait_s
-            )
-            record["rss_get_stream_kib_per_session"] = round(memory.kib_per_session, 2)
-            notes.extend(f"get stream: {lost}" for lost in memory.lost)
+    def latency(server: ServerProcess) -> None:
+        samples = open_latency_us(server, latency_count)
+        record["session_open_p50_us"] = round(percentile(samples, 50), 1)
+        record["session_open_p99_us"] = round(percentile(samples, 99), 1)
+
+    def streams(server: ServerProcess) -> None:
+        memory = memory_per_session(
+            server, sessions, get_stream=True, pause_s=pause_s, max_wait_s=max_wait_s
+        )
+        record["rss_get_stream_kib_per_session"] = round(memory.kib_per_session, 2)
+        notes.extend(f"get stream: {lost}" for lost in memory.lost)
+
+    def on_server(*steps: tuple[str, Callable[[ServerProcess], None]]) -> None:
+        try:
+            with running_server(lib, max_connections) as server:
+                for what, step in steps:
+                    attempt(what, partial(step, server))
+        except Exception as exc:  # the server did not start, or died
+            errors.append(f"{' + '.join(what for what, _ in steps)}: {exc}")
 
     def imports() -> None:
         record["import_s"] = round(import_s(lib, runs, budget_s), 4)
@@ -105,8 +115,13 @@ def measure(lib: str, *, sessions: int = 1000, quick: bool = False) -> CapacityR
     def stdio() -> None:
         record["stdio_start_s"] = round(stdio_start_s(lib, runs, budget_s), 4)
 
-    attempt("idle sessions", idle_and_latency)
-    attempt("GET streams", get_stream)
+    if quick:
+        # One server for all (SDK and FastMCP take seconds to start): the GET-stream sessions
+        # are measured against a baseline read after the idle ones and the timed openings.
+        on_server(("idle sessions", idle), ("session open", latency), ("GET streams", streams))
+    else:
+        on_server(("idle sessions", idle), ("session open", latency))
+        on_server(("GET streams", streams))
     attempt("import", imports)
     attempt("stdio start", stdio)
     if notes:

@@ -15,6 +15,9 @@ Scenarios:
 - ``sse-retry``: call ``test_reconnection``; the server closes the SSE stream of the call after
   a priming event with ``retry:``, and the Streamable HTTP transport resumes it with a GET
   carrying ``Last-Event-ID`` after that delay, where the answer arrives.
+- ``json-schema-2020-12-preservation`` (suite 0.2): list the tools and send the
+  ``inputSchema`` of ``json_schema_2020_12_tool`` back, as the client holds it, to
+  ``json_schema_echo``; the server checks that no 2020-12 keyword was stripped or changed.
 
 An unknown scenario exits 2 with a message; a failure exits 1 with the error on stderr.
 """
@@ -47,6 +50,10 @@ CLIENT_INFO = Implementation(name="mcptrio-everything-client", version="0.1.0")
 TIMEOUT = 20.0
 #: The defaults scenario is about form elicitation; no URL is ever opened here.
 FORM_ONLY: tuple[ElicitationMode, ...] = ("form",)
+#: The tool whose JSON Schema 2020-12 ``inputSchema`` must survive the client, and the tool the
+#: client hands it back to (json-schema-2020-12-preservation).
+SCHEMA_TOOL = "json_schema_2020_12_tool"
+SCHEMA_ECHO_TOOL = "json_schema_echo"
 
 
 class ScenarioFailed(Exception):
@@ -127,11 +134,27 @@ async def sse_retry(url: str) -> None:
             raise ScenarioFailed(f"test_reconnection failed: {text_of(result)!r}")
 
 
+async def json_schema_preservation(url: str) -> None:
+    async with mcptrio.open_client(url, client_info=CLIENT_INFO) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools(timeout=TIMEOUT)).tools}
+        focal, echo = tools.get(SCHEMA_TOOL), tools.get(SCHEMA_ECHO_TOOL)
+        if focal is None or echo is None:
+            raise ScenarioFailed(f"the server lacks {SCHEMA_TOOL} or {SCHEMA_ECHO_TOOL}")
+        # The schema as the client holds it goes back verbatim: the server compares it with the
+        # one it listed, so anything the client stripped or rewrote shows.
+        result = await client.call_tool(
+            SCHEMA_ECHO_TOOL, {"schema": focal.input_schema}, timeout=TIMEOUT
+        )
+        if result.is_error is True:
+            raise ScenarioFailed(f"{SCHEMA_ECHO_TOOL} failed: {text_of(result)!r}")
+
+
 SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
     "initialize": initialize,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,
     "sse-retry": sse_retry,
+    "json-schema-2020-12-preservation": json_schema_preservation,
 }
 
 

@@ -231,12 +231,15 @@ class DisconnectWatcher:
     cancels it and waits for it, so that it and the connection never read at once.
     """
 
-    __slots__ = ("_connection", "_done", "_scope")
+    __slots__ = ("_connection", "_running", "_scope", "_stopper")
 
     def __init__(self, connection: BuiltinConnection) -> None:
         self._connection = connection
         self._scope: trio.CancelScope | None = None
-        self._done: trio.Event | None = None
+        # Whether the watcher task still runs, and the task parked in stop() until it ends
+        # (no Event: an open SSE stream keeps its watcher for its whole life).
+        self._running = False
+        self._stopper: trio.lowlevel.Task | None = None
 
     def start(self) -> None:
         """Start watching, unless it already is or the connection cannot be read now."""
@@ -249,20 +252,30 @@ class DisconnectWatcher:
         ):
             return
         self._scope = trio.CancelScope()
-        self._done = trio.Event()
-        connection.nursery.start_soon(self._watch, self._scope, self._done)
+        self._running = True
+        connection.nursery.start_soon(self._watch, self._scope)
 
     async def stop(self) -> None:
         """Stop watching; returns once the watcher no longer reads."""
-        if self._scope is None or self._done is None:
+        if self._scope is None:
             return
         self._scope.cancel()
         # It is cancelled: it finishes at once, and must have before anyone reads again.
-        with trio.CancelScope(shield=True):
-            await self._done.wait()
-        self._scope = self._done = None
+        if self._running:
+            self._stopper = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(_not_abortable)
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        self._scope = None
 
-    async def _watch(self, scope: trio.CancelScope, done: trio.Event) -> None:
+    def _ended(self) -> None:
+        self._running = False
+        stopper = self._stopper
+        if stopper is not None:
+            self._stopper = None
+            trio.lowlevel.reschedule(stopper)
+
+    async def _watch(self, scope: trio.CancelScope) -> None:
         connection = self._connection
         try:
             with scope:
@@ -276,4 +289,9 @@ class DisconnectWatcher:
                     connection.parser.feed(data)
                 await trio.sleep_forever()
         finally:
-            done.set()
+            self._ended()
+
+
+def _not_abortable(_: object) -> trio.lowlevel.Abort:
+    # stop() waits for a watcher that is cancelled already: shielded, as it must be.
+    return trio.lowlevel.Abort.FAILED

@@ -243,6 +243,27 @@ async def _wait_and_read(fd: int) -> bytes:
 class BuiltinConnection:
     """One client connection: the request loop and what the request/responder pair share."""
 
+    # A server may hold thousands of connections open (SSE streams): no per-instance dict.
+    __slots__ = (
+        "_fd",
+        "app",
+        "client",
+        "limits",
+        "message_complete",
+        "nursery",
+        "parser",
+        "peer_gone",
+        "phase",
+        "readable",
+        "responding",
+        "scheme",
+        "scope",
+        "stream",
+        "streaming",
+        "watcher",
+        "writable",
+    )
+
     def __init__(
         self,
         stream: trio.abc.Stream,

@@ -3,6 +3,9 @@
 Each outgoing request has one :class:`PendingRequest`. The session's reader completes it when
 the answer arrives, or fails it when the connection ends; progress notifications for its token
 push its deadline back, but never past its hard maximum.
+
+The waiting caller is parked and woken directly (no ``trio.Event``): one request has one waiter,
+and the answer is handed over with the wake-up.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class PendingRequest:
 
     __slots__ = (
         "_done",
+        "_waiter",
         "error",
         "hard_deadline",
         "on_progress",
@@ -41,7 +45,9 @@ class PendingRequest:
         max_total_timeout: float | None,
         on_progress: ProgressCallback | None,
     ) -> None:
-        self._done = trio.Event()
+        self._done = False
+        # The caller's task while it is parked in wait(); None otherwise.
+        self._waiter: trio.lowlevel.Task | None = None
         self.result: Result | None = None
         self.error: McpError | None = None
         self.timeout = timeout
@@ -58,12 +64,19 @@ class PendingRequest:
 
     def succeed(self, result: Result) -> None:
         self.result = result
-        self._done.set()
+        self._finish()
 
     def fail(self, error: McpError) -> None:
-        if not self._done.is_set():
+        if not self._done:
             self.error = error
-            self._done.set()
+            self._finish()
+
+    def _finish(self) -> None:
+        self._done = True
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
 
     def progressed(self) -> None:
         """Progress arrived: restart the timeout, up to the hard maximum."""
@@ -72,18 +85,29 @@ class PendingRequest:
 
     async def wait(self) -> Any:
         """Wait for the answer within the request's deadline (the caller handles expiry)."""
-        if self.scope is None:
-            await self._done.wait()
+        if self._done:
+            await trio.lowlevel.checkpoint()
+        elif self.scope is None:
+            await self._park()
         else:
             with self.scope:
-                await self._done.wait()
+                await self._park()
         if self.error is not None:
             raise self.error
         return self.result
 
+    async def _park(self) -> None:
+        self._waiter = trio.lowlevel.current_task()
+        await trio.lowlevel.wait_task_rescheduled(self._abort)
+
+    def _abort(self, _raise_cancel: Any) -> trio.lowlevel.Abort:
+        # Cancelled (or timed out) while parked: an answer arriving later wakes no one.
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
     @property
     def answered(self) -> bool:
-        return self._done.is_set()
+        return self._done
 
     @property
     def timed_out(self) -> bool:

@@ -143,6 +143,10 @@ class Connection:
         self._next_id = itertools.count(1)
         self._pending: dict[RequestId, type[Result]] = {}
         self._in_flight: dict[RequestId, _Batch | None] = {}
+        # Methods found allowed once the handshake is done: what decides it (the revision and
+        # both sides' capabilities) is settled by then and never changes again.
+        self._allowed_in: dict[str, MethodSpec] = {}
+        self._allowed_out: set[tuple[str, str]] = set()
 
     # ------------------------------------------------------------------ state
 
@@ -279,6 +283,15 @@ class Connection:
         events.append(RequestReceived(rid, request))
 
     def _incoming_spec(self, method: str, kind: str) -> MethodSpec:
+        spec = self._allowed_in.get(method)
+        if spec is not None and spec.kind == kind:
+            return spec
+        spec = self._check_incoming(method, kind)
+        if self.revision is not None:
+            self._allowed_in[method] = spec
+        return spec
+
+    def _check_incoming(self, method: str, kind: str) -> MethodSpec:
         spec = METHODS.get(method)
         revision = self.revision
         if (
@@ -419,6 +432,13 @@ class Connection:
         return codec.encode_notification(notification.METHOD, notification)
 
     def _check_outgoing(self, method: str, kind: str) -> None:
+        if (method, kind) in self._allowed_out:
+            return
+        self._gate_outgoing(method, kind)
+        if self.revision is not None:
+            self._allowed_out.add((method, kind))
+
+    def _gate_outgoing(self, method: str, kind: str) -> None:
         spec = METHODS.get(method)
         if spec is None or spec.kind != kind or spec.sender not in (self.role, "both"):
             raise CapabilityNotNegotiated(f"A {self.role} does not send {method!r}")

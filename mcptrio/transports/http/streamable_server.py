@@ -484,7 +484,16 @@ class StreamableHttpEndpoint:
                 await send_error(responder, 409, "This session already has a GET stream open")
                 return
             await responder.start_stream(200, SSE_HEADERS)
-            await write_live(stream, responder, transport)
+            # Not through write_live: a GET stream's frames live as long as it does, and one
+            # coroutine frame less is 300 bytes less for each open stream.
+            await write_stream(
+                stream,
+                responder,
+                session_id=transport.session_id,
+                event_store=transport.event_store,
+                prime=transport.primes,
+                retry_ms=transport.retry_ms,
+            )
         finally:
             transport.exchanges -= 1
             transport.touch()

@@ -28,7 +28,7 @@ ResultT = TypeVar("ResultT", bound=Result)
 class RequestContext:
     """What a handler knows about, and can do for, the request it is answering."""
 
-    __slots__ = ("cancel_scope", "request", "request_id", "session")
+    __slots__ = ("_cancel_scope", "request", "request_id", "scope_lent", "session")
 
     def __init__(
         self,
@@ -40,7 +40,15 @@ class RequestContext:
         self.session = session
         self.request_id = request_id
         self.request = request
-        self.cancel_scope = cancel_scope
+        self._cancel_scope = cancel_scope
+        #: Whether the handler asked for :attr:`cancel_scope` (it may still hold it).
+        self.scope_lent = False
+
+    @property
+    def cancel_scope(self) -> trio.CancelScope:
+        """The scope ``notifications/cancelled`` and the session's end cancel."""
+        self.scope_lent = True
+        return self._cancel_scope
 
     @property
     def progress_token(self) -> int | str | None:

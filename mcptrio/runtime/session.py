@@ -6,7 +6,8 @@
     ├── writer                         Outgoing frames -> transport, coalescing bursts
     ├── reader (the run() task)        transport -> Connection.receive -> events
     ├── actors                         tasks the owner asked for (``actors=``, ``start_actor``)
-    ├── request actor (one per incoming request, in its own CancelScope)
+    ├── request actor (one per incoming request in flight, in its own CancelScope; an actor
+    │                  parks after answering and takes the next request: request_actors.py)
     └── ...
 
 Behaviour that users can rely on:
@@ -36,7 +37,7 @@ from __future__ import annotations
 import contextvars
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -59,7 +60,9 @@ from ..protocol.events import (
 from ..protocol.types import CancelledNotification, PingRequest, ProgressNotification
 from ..transports.base import Outgoing, OversizedFrame, Transport
 from .context import RequestContext
+from .in_context import InContext
 from .outgoing import PendingRequest, ProgressCallback
+from .request_actors import RequestActors
 
 __all__ = ["NotificationHandler", "RequestHandler", "Session", "SessionActor"]
 
@@ -106,6 +109,7 @@ class Session:
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[int | str, PendingRequest] = {}
         self._nursery: trio.Nursery | None = None
+        self._actors_of_requests = RequestActors(self, self, max_in_flight)
         self._closed = False
         # Frames handed to the writer and not yet written; the fast path below may only skip
         # the writer when this is zero, or it would overtake them.
@@ -210,9 +214,8 @@ class Session:
                 # In a copy of the caller's context, as a request actor would be: what the
                 # handler sets there does not outlive it in the caller's task (a keep-alive
                 # connection serves other requests, of other sessions, in that task next).
-                await _InContext(
-                    self._run_request(rid, inline.request, scope, acquire=True),
-                    contextvars.copy_context(),
+                await InContext(
+                    self._run_request(rid, inline.request, scope), contextvars.copy_context()
                 )
             finally:
                 self._inline_scopes.discard(scope)
@@ -220,19 +223,22 @@ class Session:
     async def _dispatch(self, event: object, nursery: trio.Nursery) -> None:
         match event:
             case RequestReceived(id=rid, request=request):
-                # The scope is registered before the wait for a slot and before the task
-                # starts, so a cancellation that arrives meanwhile (later in the same batch, or
-                # in a POST answered inline) still lands.
-                handler_scope = self._handlers[rid] = trio.CancelScope()
+                # The request's scope is registered before its actor runs, so a cancellation
+                # that arrives meanwhile (later in the same batch, or in a POST answered
+                # inline) still lands.
                 try:
                     self._in_flight_slots.acquire_nowait()
                 except trio.WouldBlock:
+                    # Registered before the wait for a slot too; a new actor takes this scope.
+                    waiting = self._handlers[rid] = trio.CancelScope()
                     try:
                         await self._in_flight_slots.acquire()
                     except BaseException:
                         del self._handlers[rid]
                         raise
-                nursery.start_soon(self._run_request, rid, request, handler_scope)
+                    self._actors_of_requests.start(nursery, rid, request, waiting)
+                else:
+                    self._handlers[rid] = self._actors_of_requests.start(nursery, rid, request)
             case ResponseReceived(id=rid, result=result):
                 pending = self._pending.pop(rid, None)
                 if pending is not None:
@@ -283,59 +289,70 @@ class Session:
                 log.exception("notification handler for %s failed", notification.METHOD)
 
     async def _run_request(
-        self,
-        rid: RequestId,
-        request: Request[Any],
-        scope: trio.CancelScope,
-        *,
-        acquire: bool = False,
+        self, rid: RequestId, request: Request[Any], scope: trio.CancelScope
     ) -> None:
-        connection = self.connection
+        """Answer a request in the caller's task (``receive_inline``), as its actor would."""
         data: bytes | None = None
-        holding = not acquire
+        holding = False
         try:
             with scope:
-                if not holding:
-                    # Inside the handler's scope: only the peer's cancellation or the session's
-                    # end interrupts the wait for a slot (the request is taken already).
-                    try:
-                        self._in_flight_slots.acquire_nowait()
-                    except trio.WouldBlock:
-                        await self._in_flight_slots.acquire()
-                    holding = True
+                # Inside the handler's scope: only the peer's cancellation or the session's
+                # end interrupts the wait for a slot (the request is taken already).
                 try:
-                    if self._handle_request is None:
-                        raise InternalError("This session does not handle requests")
-                    result = await self._handle_request(
-                        RequestContext(self, rid, request, scope), request
-                    )
-                    data = connection.respond(rid, result)
-                except LocalError as exc:
-                    data = connection.respond_error(rid, InternalError(exc.message))
-                except McpError as exc:
-                    data = connection.respond_error(rid, exc)
-                except Exception as exc:
-                    log.exception("handler for %s (id %r) failed", request.METHOD, rid)
-                    data = connection.respond_error(
-                        rid, InternalError(f"{type(exc).__name__}: {exc}")
-                    )
+                    self._in_flight_slots.acquire_nowait()
+                except trio.WouldBlock:
+                    await self._in_flight_slots.acquire()
+                holding = True
+                data = await self.answer(RequestContext(self, rid, request, scope))
             if scope.cancelled_caught:
-                if rid in self._peer_cancelled:
-                    data = connection.drop_request(rid)
-                else:
-                    data = connection.respond_error(
-                        rid, InternalError("The server cancelled this request")
-                    )
+                data = self.answer_cut(rid)
         finally:
-            self._peer_cancelled.discard(rid)
-            del self._handlers[rid]
-            if holding:
-                self._in_flight_slots.release()
+            self.request_done(rid, holding=holding)
         if data is not None:
-            try:
-                await self._send(Outgoing(data, rid))
-            except ConnectionClosed:
-                log.debug("session ended before the answer to %r could be sent", rid)
+            await self.send_answer(data, rid)
+
+    # The request actors' side (see request_actors.py).
+
+    async def answer(self, rctx: RequestContext) -> bytes | None:
+        """Run the handler of ``rctx``'s request; its answer (``None`` while its batch is open).
+
+        A handler's error becomes an error answer; a cancellation passes through.
+        """
+        connection = self.connection
+        rid = rctx.request_id
+        try:
+            if self._handle_request is None:
+                raise InternalError("This session does not handle requests")
+            result = await self._handle_request(rctx, rctx.request)
+            return connection.respond(rid, result)
+        except LocalError as exc:
+            return connection.respond_error(rid, InternalError(exc.message))
+        except McpError as exc:
+            return connection.respond_error(rid, exc)
+        except Exception as exc:
+            log.exception("handler for %s (id %r) failed", rctx.request.METHOD, rid)
+            return connection.respond_error(rid, InternalError(f"{type(exc).__name__}: {exc}"))
+
+    def answer_cut(self, rid: RequestId) -> bytes | None:
+        """The answer to a request whose scope caught a cancellation: none if the peer asked."""
+        if rid in self._peer_cancelled:
+            return self.connection.drop_request(rid)
+        return self.connection.respond_error(
+            rid, InternalError("The server cancelled this request")
+        )
+
+    def request_done(self, rid: RequestId, *, holding: bool = True) -> None:
+        """Forget a finished request and free its in-flight slot."""
+        self._peer_cancelled.discard(rid)
+        del self._handlers[rid]
+        if holding:
+            self._in_flight_slots.release()
+
+    async def send_answer(self, data: bytes, rid: RequestId) -> None:
+        try:
+            await self._send(Outgoing(data, rid))
+        except ConnectionClosed:
+            log.debug("session ended before the answer to %r could be sent", rid)
 
     async def _writer(self) -> None:
         send = self.transport.send
@@ -484,30 +501,3 @@ class SessionStatistics(msgspec.Struct, frozen=True):
     in_flight_incoming: int
     pending_outgoing: int
     queued_outgoing: int
-
-
-class _InContext:
-    """Awaits a coroutine with each of its steps run in ``context``, within the current task."""
-
-    __slots__ = ("_context", "_coro")
-
-    def __init__(self, coro: Coroutine[Any, Any, None], context: contextvars.Context) -> None:
-        self._coro = coro
-        self._context = context
-
-    def __await__(self) -> Generator[Any, Any, None]:
-        run = self._context.run
-        send = self._coro.send
-        throw = self._coro.throw
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                yielded = run(send, value) if error is None else run(throw, error)
-            except StopIteration:
-                return
-            try:
-                value = yield yielded
-                error = None
-            except BaseException as exc:  # handed on to the coroutine, which decides
-                value, error = None, exc

@@ -99,6 +99,10 @@ class Client:
         self._handlers = handlers if handlers is not None else ServerRequestHandlers()
         self._notifications = notifications if notifications is not None else NotificationRouter()
         self._output_schemas = output_schemas if output_schemas is not None else OutputSchemas()
+        # Output schemas exist from 2025-06-18; the revision is settled for the session.
+        self._has_output_schemas = revision_at_least(
+            initialize_result.protocol_version, "2025-06-18"
+        )
 
     # ---------------------------------------------------------------- what was negotiated
 
@@ -209,15 +213,16 @@ class Client:
         first) and :class:`~mcptrio.client.errors.OutputValidationError` is raised on mismatch.
         Revisions before 2025-06-18 have no output schemas: nothing is checked there.
         """
-        validate_output = validate_output and revision_at_least(self.protocol_version, "2025-06-18")
+        validate_output = validate_output and self._has_output_schemas
         if validate_output and not self._output_schemas.knows(name):
             async for _tool in self.iter_tools(
                 timeout=timeout, max_total_timeout=max_total_timeout
             ):
                 pass
-        result = await self.request(
+        # Straight to the session (what request() does, one coroutine less per call).
+        result = await self.session.request(
             CallToolRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
-            timeout=timeout,
+            timeout=self.request_timeout if timeout is None else timeout,
             max_total_timeout=max_total_timeout,
             on_progress=on_progress,
         )

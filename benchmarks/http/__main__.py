@@ -32,7 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     parser.add_argument("--loads", nargs="+", choices=LOADS, default=list(LOADS))
-    parser.add_argument("--duration", type=float, default=1.0, help="seconds measured (whole)")
+    parser.add_argument("--duration", type=float, default=1.0, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=0.2, help="seconds of calls before")
     parser.add_argument("--quick", action="store_true", help="call at x1 and s100x20 only")
     parser.add_argument("--output", type=Path, default=None, help="write the records as JSON")

@@ -11,9 +11,9 @@ loopback port once and keeps it for every cell (starting the SDK takes about a s
 it on exit. A run:
 
 1. opens a session from Python and checks one answer of the workload;
-2. warms up with calls from Python for ``warmup`` seconds (a wrk warm-up would cost at least a
-   whole second per run: wrk's ``-d`` is whole seconds);
-3. measures with wrk for ``duration`` rounded to whole seconds (at least 1):
+2. warms up with calls from Python for ``warmup`` seconds;
+3. measures with wrk for ``duration`` seconds (wrk is interrupted when the window ends, so the
+   window may be shorter than wrk's whole-second ``-d``):
    ``xN``: ``wrk -t1 -cN`` calling the workload on that session (``calls.lua``);
    ``s100x20``: ``wrk -t100 -c100``, every connection opening sessions, 20 calls each, and
    closing them, in a loop (``sessions.lua``); the Python session is not used;
@@ -217,7 +217,7 @@ class HttpRunner:
     def _measure(
         self, pid: int, workload: str, load: str, duration: float, warmup: float
     ) -> RunRecord:
-        seconds = wrk.whole_seconds(duration)
+        seconds = duration
         session = Session(self.port)
         step = "opening a session"
         try:
@@ -252,7 +252,7 @@ class HttpRunner:
         delete_sessions(self.port, left_open, session.protocol_version)
         return _figures(result.summary, cpu_s)
 
-    def _wrk(self, session: Session, workload: str, load: str, seconds: int) -> wrk.WrkResult:
+    def _wrk(self, session: Session, workload: str, load: str, seconds: float) -> wrk.WrkResult:
         content_type = CONTENT_TYPES[self.transport]
         if load == SESSION_LOAD:
             return wrk.run_sessions(

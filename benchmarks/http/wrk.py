@@ -7,10 +7,15 @@ its header). Both check every answer and print one JSON summary line from ``done
 
 from __future__ import annotations
 
+import ctypes
 import json
+import math
+import os
 import resource
 import shutil
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +30,7 @@ SESSIONS_SCRIPT = HERE / "sessions.lua"
 WRK = shutil.which("wrk") or "/usr/bin/wrk"
 #: A request unanswered this long counts as a timeout (an error of the run).
 REQUEST_TIMEOUT_S = 5
-#: How long past its duration wrk may take before it is stopped (it starts and joins threads).
+#: How long wrk may take to stop after SIGINT (it joins its threads and runs done()).
 _GRACE_S = 30
 
 
@@ -41,9 +46,12 @@ class WrkResult:
     wrk_cpu_s: float
 
 
-def whole_seconds(duration: float) -> int:
-    """wrk's ``-d`` is whole seconds, at least one."""
-    return max(1, round(duration))
+#: Linux x86-64's tgkill system call: a signal to one thread of a process.
+_SYS_TGKILL = 234
+_SIGINT_BIT = 1 << (signal.SIGINT - 1)
+
+#: The shortest window: below this, thread start-up and connecting dominate what wrk counts.
+MIN_WINDOW_S = 0.05
 
 
 def _workload_args(workload: str, content_type: str) -> list[str]:
@@ -53,8 +61,16 @@ def _workload_args(workload: str, content_type: str) -> list[str]:
 
 
 def _run(
-    script: Path, threads: int, connections: int, seconds: int, port: int, args: list[str]
+    script: Path, threads: int, connections: int, window: float, port: int, args: list[str]
 ) -> WrkResult:
+    """Run wrk for ``window`` seconds, which may be less than a second.
+
+    wrk's ``-d`` takes whole seconds, so wrk is given one more whole second than the window and
+    interrupted with SIGINT when the window ends: it then stops its threads, and ``done()``
+    prints the summary with the duration wrk really measured, as at the end of ``-d``.
+    """
+    window = max(MIN_WINDOW_S, window)
+    seconds = math.ceil(window) + 1
     command = [
         WRK,
         f"-t{threads}",
@@ -70,26 +86,70 @@ def _run(
     ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        completed = subprocess.run(
-            command, capture_output=True, text=True, timeout=seconds + _GRACE_S, check=False
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
     except FileNotFoundError as error:
         raise WrkError(f"wrk not found ({WRK}): install it (apt-get install wrk)") from error
+    try:
+        time.sleep(window)
+        _interrupt(process)
+        stdout, stderr = process.communicate(timeout=_GRACE_S)
     except subprocess.TimeoutExpired as error:
-        raise WrkError(f"wrk did not finish within {seconds + _GRACE_S} s") from error
+        raise WrkError(f"wrk did not stop within {_GRACE_S} s of its window's end") from error
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    line = next((ln for ln in completed.stdout.splitlines() if ln.startswith("{")), None)
-    if completed.returncode != 0 or line is None:
-        output = (completed.stderr or completed.stdout).strip()[-500:]
-        raise WrkError(f"wrk failed (status {completed.returncode}): {output}")
+    line = next((ln for ln in stdout.splitlines() if ln.startswith("{")), None)
+    if process.returncode != 0 or line is None:
+        output = (stderr or stdout).strip()[-500:]
+        raise WrkError(f"wrk failed (status {process.returncode}): {output}")
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return WrkResult(json.loads(line), cpu)
+
+
+def _catches_sigint(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & _SIGINT_BIT)
+    return False
+
+
+def _interrupt(process: subprocess.Popen[str]) -> None:
+    """End wrk's run now, as the end of ``-d`` would.
+
+    wrk's main thread sleeps for ``-d`` and then stops the threads; a SIGINT handler cuts the
+    sleep short, but only when the signal lands on the main thread: sent to the process, it may
+    be taken by any of wrk's threads (with ``-t100`` almost surely not the main one), which then
+    only sets the stop flag while the main thread sleeps on. So the signal goes to the main
+    thread alone (tgkill), and only once wrk has installed its handler: before that, SIGINT
+    would kill it.
+    """
+    deadline = time.monotonic() + _GRACE_S
+    while process.poll() is None and not _catches_sigint(process.pid):
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.005)
+    if process.poll() is not None:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if (
+        os.uname().machine != "x86_64"
+        or libc.syscall(_SYS_TGKILL, process.pid, process.pid, signal.SIGINT) != 0
+    ):
+        process.send_signal(signal.SIGINT)
 
 
 def run_calls(
     port: int,
     connections: int,
-    seconds: int,
+    window: float,
     *,
     session_id: str,
     protocol_version: str,
@@ -98,14 +158,14 @@ def run_calls(
 ) -> WrkResult:
     """``connections`` connections on one wrk thread, calling ``workload`` on one session."""
     args = [session_id, protocol_version, *_workload_args(workload, content_type)]
-    return _run(CALLS_SCRIPT, 1, connections, seconds, port, args)
+    return _run(CALLS_SCRIPT, 1, connections, window, port, args)
 
 
-def run_sessions(port: int, seconds: int, *, workload: str, content_type: str) -> WrkResult:
+def run_sessions(port: int, window: float, *, workload: str, content_type: str) -> WrkResult:
     """``SESSIONS_PER_ROUND`` sessions at once, each of ``CALLS_PER_SESSION`` calls, in a loop."""
     args = [
         PROTOCOL_VERSION,
         *_workload_args(workload, content_type),
         str(CALLS_PER_SESSION),
     ]
-    return _run(SESSIONS_SCRIPT, SESSIONS_PER_ROUND, SESSIONS_PER_ROUND, seconds, port, args)
+    return _run(SESSIONS_SCRIPT, SESSIONS_PER_ROUND, SESSIONS_PER_ROUND, window, port, args)

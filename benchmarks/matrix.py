@@ -79,6 +79,10 @@ class RunRecord(TypedDict, total=False):
     open_p50_us: float
     open_p99_us: float
     error: str
+    #: Set when the first attempt of this run failed and the run was measured once more: the
+    #: first attempt's error (a shared machine or a library's transient fault; the report and
+    #: the JSON keep it visible).
+    retried: str
 
 
 def cells_for(lib: str, transport: str) -> list[tuple[str, str]]:

@@ -218,6 +218,8 @@ class Progress:
                 f"{record['calls_per_s']:>9,.0f} calls/s  p99 {_ms(record['p99_us'])}"
                 f"  cpu {record['cpu_us_per_call']:,.0f} µs/call"
             )
+        if "retried" in record:
+            outcome += f"  (second attempt; the first: {record['retried'][:80]})"
         elapsed = time.perf_counter() - self.started
         eta = elapsed / self.done * (self.total - self.done)
         self.write(
@@ -248,7 +250,12 @@ def run_matrix(
     warmup: float,
     progress: Progress,
 ) -> dict[CellKey, list[RunRecord]]:
-    """Run every cell of every plan ``repeat`` times; the runs by cell, in plan order."""
+    """Run every cell of every plan ``repeat`` times; the runs by cell, in plan order.
+
+    A run that fails is measured once more, at once, and the record says so (``retried``): on
+    a shared machine one fault (a stalled server, a timeout) should not cost the cell, and a
+    cell that fails twice in a row is a failure.
+    """
     runs: dict[CellKey, list[RunRecord]] = {}
     for tp in plans:
         for workload, load in tp.cells:
@@ -260,6 +267,10 @@ def run_matrix(
                 for workload, load in tp.cells:
                     for lib in lib_order(tp.libs, repeat_index):
                         record = runners[lib].run(workload, load, duration, warmup)
+                        if "error" in record:
+                            first_error = record["error"]
+                            record = runners[lib].run(workload, load, duration, warmup)
+                            record["retried"] = first_error
                         runs[(lib, tp.transport, workload, load)].append(record)
                         progress.report(repeat_index, record)
     return runs

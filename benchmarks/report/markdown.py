@@ -136,6 +136,13 @@ def _error_notes(row_cells: Mapping[str, Cell | None], where: str) -> list[str]:
     for lib, cell in row_cells.items():
         if cell is None:
             continue
+        retried = [str(r["retried"]) for r in cell.get("runs", []) if r.get("retried")]
+        if retried:
+            first = formatting.one_line(retried[0])
+            notes.append(
+                f"- {lib_title(lib)}, `{where}`: {len(retried)} run(s) measured again after a"
+                f" failed attempt: `{first}`"
+            )
         errors = run_errors(cell)
         if not errors:
             continue

@@ -185,6 +185,42 @@ def test_run_matrix_interleaves_libraries_and_keeps_every_run() -> None:
     assert lines[-1].startswith("[8/8] repeat 2 in-memory list-50")
 
 
+def test_a_failed_run_is_measured_once_more_and_says_so() -> None:
+    attempts: list[str] = []
+
+    class FlakyRunner:
+        def run(self, workload: str, load: str, duration: float, warmup: float) -> RunRecord:
+            attempts.append(load)
+            record: RunRecord = {
+                "lib": "sdk",
+                "transport": "in-memory",
+                "workload": workload,
+                "load": load,
+            }
+            if load == "x1" and attempts.count("x1") == 1:
+                record["error"] = "TimeoutError: stalled"
+            elif load == "x32":
+                record["error"] = "always fails"
+            else:
+                record.update(calls_per_s=100.0, p99_us=1000.0, cpu_us_per_call=50.0)
+            return record
+
+    @contextmanager
+    def runner_for(lib: str, transport: str) -> Iterator[FlakyRunner]:
+        yield FlakyRunner()
+
+    plans = plan(["sdk"], ["in-memory"], ["call"], ["x1", "x32"])
+    runs = run_matrix(
+        plans, runner_for, repeat=1, duration=0.1, warmup=0.0, progress=Progress(2, lambda _: None)
+    )
+    assert attempts == ["x1", "x1", "x32", "x32"]
+    (recovered,) = runs[("sdk", "in-memory", "call", "x1")]
+    assert recovered["calls_per_s"] == 100.0
+    assert recovered["retried"] == "TimeoutError: stalled"
+    (failed,) = runs[("sdk", "in-memory", "call", "x32")]
+    assert failed["error"] == "always fails"
+
+
 def test_percentiles_are_nearest_rank() -> None:
     ordered = [float(i) for i in range(1, 1001)]
     assert percentile(ordered, 50) == 500

@@ -202,7 +202,9 @@ def test_a_failed_run_is_measured_once_more_and_says_so() -> None:
             elif load == "x32":
                 record["error"] = "always fails"
             else:
-                record.update(calls_per_s=100.0, p99_us=1000.0, cpu_us_per_call=50.0)
+                record["calls_per_s"] = 100.0
+                record["p99_us"] = 1000.0
+                record["cpu_us_per_call"] = 50.0
             return record
 
     @contextmanager

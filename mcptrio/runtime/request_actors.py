@@ -45,7 +45,8 @@ class _Host(Protocol):
     """What the actors need from their session."""
 
     def answer_cut(self, rid: RequestId) -> bytes | None: ...
-    def request_done(self, rid: RequestId) -> None: ...
+    def request_done(self, rid: RequestId) -> bool: ...
+    def send_answer_nowait(self, data: bytes, rid: RequestId) -> bool: ...
     async def answer(self, rctx: RequestContext) -> bytes | None: ...
     async def send_answer(self, data: bytes, rid: RequestId) -> None: ...
 
@@ -129,19 +130,20 @@ class RequestActors:
                         rctx = RequestContext(self._session, rid, actor.request, scope)
                         data = await host.answer(rctx)
                         actor.rid = actor.request = None
-                        host.request_done(rid)
+                        cancelled = host.request_done(rid)
                         if copy_context() != context:
                             # The handler left a context variable set: answer, then end.
                             if data is not None:
                                 await host.send_answer(data, rid)
                             return
-                        if rctx.scope_lent or scope.cancel_called:
+                        if rctx.scope_lent or cancelled:
                             # Someone may hold this scope, or it is spent: answer outside it,
                             # then leave it. (Only the handler, which asked for it, could have
-                            # changed its deadline or shield.)
+                            # changed its deadline or shield; only the peer's cancellation
+                            # reaches a scope no one was lent.)
                             answer = (data, rid)
                             break
-                        if data is not None:
+                        if data is not None and not host.send_answer_nowait(data, rid):
                             await host.send_answer(data, rid)
                 if actor.rid is not None:
                     # The scope caught a cancellation of the request it was running.

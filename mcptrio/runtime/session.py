@@ -38,7 +38,7 @@ import contextvars
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
 import trio
@@ -171,7 +171,25 @@ class Session:
             else:
                 events = connection.receive(frame)
             for event in events:
-                await self._dispatch(event, nursery)
+                # The two events of every call are taken here, without a coroutine each.
+                kind = type(event)
+                if kind is ResponseReceived:
+                    response = cast(ResponseReceived, event)
+                    pending = self._pending.pop(response.id, None)
+                    if pending is not None:
+                        pending.succeed(response.result)
+                elif kind is not RequestReceived or not self._start_nowait(event, nursery):
+                    await self._dispatch(event, nursery)
+
+    def _start_nowait(self, event: Any, nursery: trio.Nursery) -> bool:
+        """Start the request of ``event`` if an in-flight slot is free, else return ``False``."""
+        try:
+            self._in_flight_slots.acquire_nowait()
+        except trio.WouldBlock:
+            return False
+        rid = event.id
+        self._handlers[rid] = self._actors_of_requests.start(nursery, rid, event.request)
+        return True
 
     async def receive_inline(self, frame: bytes, *, expect_request: bool) -> None:
         """Take ``frame`` in the caller's task, as the reader would; answer its request here.
@@ -341,12 +359,20 @@ class Session:
             rid, InternalError("The server cancelled this request")
         )
 
-    def request_done(self, rid: RequestId, *, holding: bool = True) -> None:
-        """Forget a finished request and free its in-flight slot."""
-        self._peer_cancelled.discard(rid)
+    def request_done(self, rid: RequestId, *, holding: bool = True) -> bool:
+        """Forget a finished request and free its in-flight slot; whether the peer cancelled it
+        (the only way its scope could have been cancelled, unless the handler was lent it)."""
         del self._handlers[rid]
         if holding:
             self._in_flight_slots.release()
+        if rid in self._peer_cancelled:
+            self._peer_cancelled.remove(rid)
+            return True
+        return False
+
+    def send_answer_nowait(self, data: bytes, rid: RequestId) -> bool:
+        """Hand an answer straight to the transport if nothing is queued ahead of it."""
+        return self._direct(Outgoing(data, rid))
 
     async def send_answer(self, data: bytes, rid: RequestId) -> None:
         try:
@@ -442,7 +468,9 @@ class Session:
             rid, data = self.connection.send_request(request)
         self._pending[rid] = pending
         try:
-            await self._send(Outgoing(data, related))
+            outgoing = Outgoing(data, related)
+            if not self._direct(outgoing):
+                await self._send(outgoing)
             result: ResultT = await pending.wait()
         except trio.Cancelled:
             # The spec forbids cancelling initialize; every other request is called off.

@@ -88,17 +88,15 @@ class PendingRequest:
         if self._done:
             await trio.lowlevel.checkpoint()
         elif self.scope is None:
-            await self._park()
+            self._waiter = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(self._abort)
         else:
             with self.scope:
-                await self._park()
+                self._waiter = trio.lowlevel.current_task()
+                await trio.lowlevel.wait_task_rescheduled(self._abort)
         if self.error is not None:
             raise self.error
         return self.result
-
-    async def _park(self) -> None:
-        self._waiter = trio.lowlevel.current_task()
-        await trio.lowlevel.wait_task_rescheduled(self._abort)
 
     def _abort(self, _raise_cancel: Any) -> trio.lowlevel.Abort:
         # Cancelled (or timed out) while parked: an answer arriving later wakes no one.

@@ -117,26 +117,30 @@ class RequestActors:
         host = self._host
         context = contextvars.copy_context()
         copy_context = contextvars.copy_context
+        idle = self._idle
+        ending = False
         try:
-            while True:
+            while not ending:
                 scope = actor.scope
                 answer: tuple[bytes | None, RequestId] | None = None
                 with scope:
                     while True:
-                        if actor.rid is None and not await self._park(actor):
-                            return
+                        if actor.rid is None:
+                            # Park until the reader hands over a request (enough are parked
+                            # already: end instead).
+                            if len(idle) >= self._limit:
+                                return
+                            idle.append(actor)
+                            await trio.lowlevel.wait_task_rescheduled(actor.abort)
                         rid = actor.rid
                         assert rid is not None and actor.request is not None
                         rctx = RequestContext(self._session, rid, actor.request, scope)
                         data = await host.answer(rctx)
                         actor.rid = actor.request = None
                         cancelled = host.request_done(rid)
-                        if copy_context() != context:
-                            # The handler left a context variable set: answer, then end.
-                            if data is not None:
-                                await host.send_answer(data, rid)
-                            return
-                        if rctx.scope_lent or cancelled:
+                        # A handler that left a context variable set ends its actor.
+                        ending = copy_context() != context
+                        if ending or rctx.scope_lent or cancelled:
                             # Someone may hold this scope, or it is spent: answer outside it,
                             # then leave it. (Only the handler, which asked for it, could have
                             # changed its deadline or shield; only the peer's cancellation
@@ -158,11 +162,3 @@ class RequestActors:
             if actor.rid is not None:
                 host.request_done(actor.rid)
                 actor.rid = actor.request = None
-
-    async def _park(self, actor: _Actor) -> bool:
-        """Wait for the next request; ``False`` when enough actors are parked already."""
-        if len(self._idle) >= self._limit:
-            return False
-        self._idle.append(actor)
-        await trio.lowlevel.wait_task_rescheduled(actor.abort)
-        return True

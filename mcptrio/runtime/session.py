@@ -481,8 +481,9 @@ class Session:
             self._abandon(rid, None, related)
             raise
         finally:
-            self._progress.pop(rid, None)
-        if pending.timed_out:
+            if on_progress is not None:
+                self._progress.pop(rid, None)
+        if pending.scope is not None and pending.timed_out:
             self._abandon(rid, "The request timed out", related)
             raise RequestTimeout(f"{request.METHOD} (id {rid}) got no response in time")
         return result

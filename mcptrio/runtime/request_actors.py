@@ -17,9 +17,11 @@ end: it parks, still inside its scope, and the reader hands it the next request 
   a new one: a stale reference can then cancel nothing but a scope no longer in use, exactly as
   with a scope per request.
 - **Its own context.** Each request runs in the context the actor started in, as it would in a
-  task of its own. A handler that leaves a context variable changed ends its actor after
-  answering, so the next request never sees it (comparing two contexts costs next to nothing;
-  running each request in a copy of its own cost a generator step per await).
+  task of its own. After every request, however it ended (answered, failed, cancelled), the
+  actor checks that each variable is still bound to the very object it started with (identity,
+  never ``==``, which may raise or call different objects equal); if not, it ends after
+  answering, so the next request never sees what a handler set. (Running each request in a copy
+  of its own instead costs a generator step per await.)
 - **Cancellation.** A scope that catches a cancellation ends its request as a request actor
   would: no answer to the peer's cancellation, an error for any other. The session's end is not
   caught: it ends the actor, parked or busy.
@@ -115,8 +117,7 @@ class RequestActors:
     async def _run(self, actor: _Actor) -> None:
         actor.task = trio.lowlevel.current_task()
         host = self._host
-        context = contextvars.copy_context()
-        copy_context = contextvars.copy_context
+        bindings = tuple(contextvars.copy_context().items())
         idle = self._idle
         ending = False
         try:
@@ -139,7 +140,7 @@ class RequestActors:
                         actor.rid = actor.request = None
                         cancelled = host.request_done(rid)
                         # A handler that left a context variable set ends its actor.
-                        ending = copy_context() != context
+                        ending = not _bound_as(bindings)
                         if ending or rctx.scope_lent or cancelled:
                             # Someone may hold this scope, or it is spent: answer outside it,
                             # then leave it. (Only the handler, which asked for it, could have
@@ -155,6 +156,7 @@ class RequestActors:
                     actor.rid = actor.request = None
                     answer = (host.answer_cut(rid), rid)
                     host.request_done(rid)
+                    ending = not _bound_as(bindings)
                 actor.scope = trio.CancelScope()
                 if answer is not None and answer[0] is not None:
                     await host.send_answer(answer[0], answer[1])
@@ -162,3 +164,16 @@ class RequestActors:
             if actor.rid is not None:
                 host.request_done(actor.rid)
                 actor.rid = actor.request = None
+
+
+_ABSENT = object()
+
+
+def _bound_as(bindings: tuple[tuple[contextvars.ContextVar[Any], Any], ...]) -> bool:
+    """Whether the current context binds exactly ``bindings``: the same variables, each to the
+    very same object."""
+    current = contextvars.copy_context()
+    if len(current) != len(bindings):
+        return False
+    get = current.get
+    return all(get(var, _ABSENT) is value for var, value in bindings)

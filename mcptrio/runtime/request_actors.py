@@ -176,4 +176,8 @@ def _bound_as(bindings: tuple[tuple[contextvars.ContextVar[Any], Any], ...]) -> 
     if len(current) != len(bindings):
         return False
     get = current.get
-    return all(get(var, _ABSENT) is value for var, value in bindings)
+    # A plain loop: no generator object per request.
+    for var, value in bindings:  # noqa: SIM110
+        if get(var, _ABSENT) is not value:
+            return False
+    return True

@@ -22,11 +22,7 @@ from .harness import (
     BenchSession,
     Call,
     OpenSession,
-    check_add,
-    check_blob,
-    check_text_10k,
-    check_tool_count,
-    fixture_params,
+    workload_caller,
 )
 from .servers.fastmcp_server import build_server
 
@@ -39,41 +35,17 @@ def versions() -> dict[str, str]:
     return {"fastmcp": version("fastmcp"), "mcp": version("mcp"), "anyio": version("anyio")}
 
 
+def _itself(result: Any) -> Any:
+    return result
+
+
 class FastMcpSession:
     def __init__(self, client: Client[Any]) -> None:
         self.client = client
 
     def caller(self, workload: str) -> Call:
-        client = self.client
-        params = fixture_params(workload)
-        if workload == "call":
-            arguments = params["arguments"]
-
-            async def call() -> None:
-                result = await client.call_tool("add", arguments)
-                check_add(getattr(result.content[0], "text", None))
-
-        elif workload == "call-10k":
-
-            async def call() -> None:
-                result = await client.call_tool("text_10k", {})
-                check_text_10k(getattr(result.content[0], "text", None))
-
-        elif workload == "list-50":
-
-            async def call() -> None:
-                check_tool_count(len(await client.list_tools()))
-
-        elif workload == "read-100k":
-            uri = params["uri"]
-
-            async def call() -> None:
-                contents = await client.read_resource(uri)
-                check_blob(getattr(contents[0], "text", None))
-
-        else:
-            raise ValueError(f"unknown workload {workload!r}")
-        return call
+        # FastMCP's list_tools and read_resource return the lists themselves.
+        return workload_caller(self.client, workload, listed_tools=_itself, read_contents=_itself)
 
 
 def _opener(make_target: Callable[[], Any]) -> OpenSession:

@@ -23,11 +23,7 @@ from .harness import (
     BenchSession,
     Call,
     OpenSession,
-    check_add,
-    check_blob,
-    check_text_10k,
-    check_tool_count,
-    fixture_params,
+    workload_caller,
 )
 from .servers.sdk_server import build_server
 
@@ -45,36 +41,7 @@ class SdkSession:
         self.client = client
 
     def caller(self, workload: str) -> Call:
-        client = self.client
-        params = fixture_params(workload)
-        if workload == "call":
-            arguments = params["arguments"]
-
-            async def call() -> None:
-                result = await client.call_tool("add", arguments)
-                check_add(getattr(result.content[0], "text", None))
-
-        elif workload == "call-10k":
-
-            async def call() -> None:
-                result = await client.call_tool("text_10k", {})
-                check_text_10k(getattr(result.content[0], "text", None))
-
-        elif workload == "list-50":
-
-            async def call() -> None:
-                check_tool_count(len((await client.list_tools()).tools))
-
-        elif workload == "read-100k":
-            uri = params["uri"]
-
-            async def call() -> None:
-                result = await client.read_resource(uri)
-                check_blob(getattr(result.contents[0], "text", None))
-
-        else:
-            raise ValueError(f"unknown workload {workload!r}")
-        return call
+        return workload_caller(self.client, workload)
 
 
 @asynccontextmanager

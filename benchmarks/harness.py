@@ -113,6 +113,57 @@ def check_blob(text: object) -> None:
         raise WrongAnswer(f"bench://blob/100k read {_show(text)}, expected {BLOB_100K_SIZE} 'y'")
 
 
+def _listed_tools(result: Any) -> Any:
+    return result.tools
+
+
+def _read_contents(result: Any) -> Any:
+    return result.contents
+
+
+def workload_caller(
+    client: Any,
+    workload: str,
+    *,
+    listed_tools: Callable[[Any], Any] = _listed_tools,
+    read_contents: Callable[[Any], Any] = _read_contents,
+) -> Call:
+    """One checked call of ``workload`` through ``client``'s ``call_tool``, ``list_tools`` and
+    ``read_resource``, which mcptrio, the SDK and FastMCP all have. mcptrio's and the SDK's
+    return result objects; FastMCP's return the list itself: ``listed_tools`` and
+    ``read_contents`` take the tools and the contents out of a result.
+    """
+    params = fixture_params(workload)
+    if workload == "call":
+        arguments = params["arguments"]
+
+        async def call() -> None:
+            result = await client.call_tool("add", arguments)
+            check_add(getattr(result.content[0], "text", None))
+
+    elif workload == "call-10k":
+
+        async def call() -> None:
+            result = await client.call_tool("text_10k", {})
+            check_text_10k(getattr(result.content[0], "text", None))
+
+    elif workload == "list-50":
+
+        async def call() -> None:
+            check_tool_count(len(listed_tools(await client.list_tools())))
+
+    elif workload == "read-100k":
+        uri = params["uri"]
+
+        async def call() -> None:
+            contents = read_contents(await client.read_resource(uri))
+            check_blob(getattr(contents[0], "text", None))
+
+    else:
+        raise ValueError(f"unknown workload {workload!r}")
+    return call
+
+
 def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:40]}... ({len(text)} chars)"

@@ -6,7 +6,6 @@ repository root). ``FastMCP.run()`` serves stdio under ``anyio.run`` (asyncio).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastmcp import FastMCP
@@ -17,20 +16,9 @@ from .fixtures import (
     BLOB_URI,
     SEARCH_TOOL_NAMES,
     TEXT_10K,
-    search_result,
+    search_tool,
     search_tool_description,
 )
-
-SearchTool = Callable[[str, float, list[str], int, bool], Awaitable[str]]
-
-
-def _search_tool(name: str) -> SearchTool:
-    async def search(
-        query: str, ratio: float, tags: list[str], limit: int = 10, flag: bool = False
-    ) -> str:
-        return search_result(name, query, limit, ratio, flag, tags)
-
-    return search
 
 
 def build_server() -> FastMCP[Any]:
@@ -51,7 +39,7 @@ def build_server() -> FastMCP[Any]:
 
     for name in SEARCH_TOOL_NAMES:
         server.tool(name=name, description=search_tool_description(name), output_schema=None)(
-            _search_tool(name)
+            search_tool(name)
         )
 
     @server.resource(BLOB_URI, name="blob_100k", mime_type=BLOB_MIME_TYPE)

@@ -6,6 +6,7 @@ server declares its tools and resource with its own library's decorators.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 from ..matrix import BLOB_100K_SIZE, LISTED_TOOLS, TEXT_10K_SIZE
@@ -34,3 +35,18 @@ def search_result(
 ) -> str:
     """What a search tool returns (never called by the benchmark; it lists them)."""
     return f"{name}: {query!r} limit={limit} ratio={ratio} flag={flag} tags={','.join(tags)}"
+
+
+SearchTool = Callable[[str, float, list[str], int, bool], Awaitable[str]]
+
+
+def search_tool(name: str) -> SearchTool:
+    """The function behind tool ``name``: every library derives the same five-parameter schema
+    from its signature."""
+
+    async def search(
+        query: str, ratio: float, tags: list[str], limit: int = 10, flag: bool = False
+    ) -> str:
+        return search_result(name, query, limit, ratio, flag, tags)
+
+    return search

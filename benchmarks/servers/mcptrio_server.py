@@ -8,7 +8,6 @@ repository root), or over WebSocket with ``python -m benchmarks.servers.mcptrio_
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
 from functools import partial
 
 import trio
@@ -22,20 +21,9 @@ from .fixtures import (
     BLOB_URI,
     SEARCH_TOOL_NAMES,
     TEXT_10K,
-    search_result,
+    search_tool,
     search_tool_description,
 )
-
-SearchTool = Callable[[str, float, list[str], int, bool], Awaitable[str]]
-
-
-def _search_tool(name: str) -> SearchTool:
-    async def search(
-        query: str, ratio: float, tags: list[str], limit: int = 10, flag: bool = False
-    ) -> str:
-        return search_result(name, query, limit, ratio, flag, tags)
-
-    return search
 
 
 def build_server() -> mcptrio.Server:
@@ -57,7 +45,7 @@ def build_server() -> mcptrio.Server:
 
     for name in SEARCH_TOOL_NAMES:
         server.tool(name, description=search_tool_description(name), structured_output=False)(
-            _search_tool(name)
+            search_tool(name)
         )
 
     @server.resource(BLOB_URI, name="blob_100k", mime_type=BLOB_MIME_TYPE)

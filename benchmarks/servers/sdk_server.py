@@ -7,8 +7,6 @@ server with ``python -m benchmarks.servers.sdk_server`` (from the repository roo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from mcp.server.mcpserver import MCPServer
 
 from .fixtures import (
@@ -17,20 +15,9 @@ from .fixtures import (
     BLOB_URI,
     SEARCH_TOOL_NAMES,
     TEXT_10K,
-    search_result,
+    search_tool,
     search_tool_description,
 )
-
-SearchTool = Callable[[str, float, list[str], int, bool], Awaitable[str]]
-
-
-def _search_tool(name: str) -> SearchTool:
-    async def search(
-        query: str, ratio: float, tags: list[str], limit: int = 10, flag: bool = False
-    ) -> str:
-        return search_result(name, query, limit, ratio, flag, tags)
-
-    return search
 
 
 def build_server() -> MCPServer:
@@ -51,7 +38,7 @@ def build_server() -> MCPServer:
 
     for name in SEARCH_TOOL_NAMES:
         server.tool(name, description=search_tool_description(name), structured_output=False)(
-            _search_tool(name)
+            search_tool(name)
         )
 
     @server.resource(BLOB_URI, name="blob_100k", mime_type=BLOB_MIME_TYPE)

@@ -14,11 +14,11 @@ import trio
 import mcptrio
 from mcptrio.runtime.nurseries import open_unwrapping_nursery
 from mcptrio.transports.base import Transport
-from mcptrio.transports.http.client_transport import open_http_client_transport
-from mcptrio.transports.http.legacy_sse_client import open_legacy_sse_client_transport
-from mcptrio.transports.http.legacy_sse_server import LegacySseEndpoint
+from mcptrio.transports.http.client.legacy_sse import open_legacy_sse_client_transport
+from mcptrio.transports.http.client.streamable import open_streamable_http_client_transport
+from mcptrio.transports.http.client.transport import open_http_client_transport
+from mcptrio.transports.http.endpoints.legacy_sse import LegacySseEndpoint
 from mcptrio.transports.http.serve import serve_http
-from mcptrio.transports.http.streamable_client import open_streamable_http_client_transport
 from mcptrio.transports.stdio import open_stdio_client_transport
 from mcptrio.transports.websocket import open_websocket_client_transport
 from mcptrio.transports.websocket_server import serve_websocket

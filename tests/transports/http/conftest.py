@@ -7,7 +7,7 @@ Two helpers, for every engineer testing HTTP endpoints:
     that takes it runs once per front end.
 
 ``open_front_end(front_end, app, **limits)`` (async context manager)
-    Serves an :class:`~mcptrio.transports.http.exchange.HttpApp` on that front end on
+    Serves an :class:`~mcptrio.transports.http.engine.exchange.HttpApp` on that front end on
     127.0.0.1, port 0, and yields the base URL (``"http://127.0.0.1:54321"``). The server runs
     in a nursery the context manager owns and is cancelled when the block ends. ``limits`` are
     ``ServerLimits`` fields (``header_timeout=0.5``...), mapped onto Hypercorn's config where it

@@ -8,7 +8,7 @@ from typing import Any
 
 import trio
 
-from mcptrio.transports.http.exchange import HttpApp
+from mcptrio.transports.http.engine.exchange import HttpApp
 
 __all__ = ["FRONT_ENDS", "open_front_end"]
 
@@ -19,7 +19,7 @@ FRONT_ENDS = ["builtin-h11", "builtin-httptools", "hypercorn"]
 async def open_front_end(front_end: str, app: HttpApp, **limits: Any) -> AsyncIterator[str]:
     """Serve ``app`` on ``front_end`` (one of :data:`FRONT_ENDS`) and yield its base URL.
 
-    ``limits`` are :class:`~mcptrio.transports.http.builtin_server.ServerLimits` fields. On
+    ``limits`` are :class:`~mcptrio.transports.http.engine.builtin_server.ServerLimits` fields. On
     Hypercorn, the ones it has an equivalent for are mapped onto its config
     (``keep_alive_timeout``, ``max_head_size``, ``header_timeout``); the others are ignored.
     The server runs in a nursery this context manager owns and is cancelled on exit. The app's
@@ -28,7 +28,7 @@ async def open_front_end(front_end: str, app: HttpApp, **limits: Any) -> AsyncIt
     """
     async with trio.open_nursery() as nursery:
         if front_end.startswith("builtin-"):
-            from mcptrio.transports.http.builtin_server import ServerLimits, serve_builtin
+            from mcptrio.transports.http.engine.builtin_server import ServerLimits, serve_builtin
 
             parser = front_end.removeprefix("builtin-")
             url = await nursery.start(
@@ -37,7 +37,7 @@ async def open_front_end(front_end: str, app: HttpApp, **limits: Any) -> AsyncIt
         elif front_end == "hypercorn":
             from hypercorn.config import Config
 
-            from mcptrio.transports.http.asgi import serve_hypercorn
+            from mcptrio.transports.http.engine.asgi import serve_hypercorn
 
             config = Config()
             config.accesslog = None

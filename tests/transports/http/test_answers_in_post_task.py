@@ -33,7 +33,7 @@ from test_streamable_http import (
 import mcptrio
 from mcptrio.protocol.sse import SseParser
 from mcptrio.runtime.context import RequestContext
-from mcptrio.transports.http.app import McpHttpApp
+from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 
 def _server(log: list[str], release: trio.Event, *, max_in_flight: int = 256) -> mcptrio.Server:

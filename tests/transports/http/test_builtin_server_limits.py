@@ -12,7 +12,7 @@ from test_streamable_http import call_body, initialize, session_headers, stream
 
 import mcptrio
 from mcptrio.runtime.context import RequestContext
-from mcptrio.transports.http.app import McpHttpApp
+from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 BUILTIN = ["builtin-h11", "builtin-httptools"]
 

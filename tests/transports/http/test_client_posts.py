@@ -12,8 +12,8 @@ import pytest
 import trio
 
 import mcptrio
-from mcptrio.transports.http.client_messages import OutgoingInfo
-from mcptrio.transports.http.client_posts import PostScheduler
+from mcptrio.transports.http.client.messages import OutgoingInfo
+from mcptrio.transports.http.client.posts import PostScheduler
 from mcptrio.transports.http.serve import serve_http
 
 

@@ -11,7 +11,7 @@ import trio
 
 import mcptrio
 from mcptrio.protocol.types import TextContent
-from mcptrio.transports.http.client_transport import open_http_client_transport
+from mcptrio.transports.http.client.transport import open_http_client_transport
 from mcptrio.transports.http.serve import serve_http
 
 HOWTO = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "connect-over-http.md"

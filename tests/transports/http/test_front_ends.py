@@ -11,15 +11,15 @@ import trio_websocket
 from front_ends_for_tests import open_front_end
 from http_client_for_tests import open_test_connection
 
-from mcptrio.transports.http.asgi import AsgiApp, mount_asgi
-from mcptrio.transports.http.exchange import (
+from mcptrio.transports.http.engine.asgi import AsgiApp, mount_asgi
+from mcptrio.transports.http.engine.exchange import (
     BodyTooLarge,
     HttpRequest,
     HttpResponder,
     WebSocketClosed,
     WebSocketPeer,
 )
-from mcptrio.transports.http.router import HttpRouter
+from mcptrio.transports.http.engine.router import HttpRouter
 from mcptrio.transports.http.serve import serve_http
 
 JSON = [(b"content-type", b"application/json")]

@@ -11,7 +11,7 @@ import trio.testing
 import trustme
 from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_fake_http
 
-from mcptrio.transports.http.client_pool import (
+from mcptrio.transports.http.engine.client_pool import (
     HttpClientPool,
     HttpConnectError,
     HttpProtocolError,

@@ -24,9 +24,9 @@ from test_streamable_http import (
     wait_until,
 )
 
-from mcptrio.transports.http.app import McpHttpApp
-from mcptrio.transports.http.exchange import HttpRequest, header
-from mcptrio.transports.http.security import HttpSecurity
+from mcptrio.transports.http.endpoints.app import McpHttpApp
+from mcptrio.transports.http.endpoints.security import HttpSecurity
+from mcptrio.transports.http.engine.exchange import HttpRequest, header
 
 
 async def assert_healthy(conn: TestConnection, session_id: str, rid: int) -> None:

@@ -6,7 +6,7 @@ import pytest
 import trio
 import trio.testing
 
-from mcptrio.transports.http.http_session import HttpSession, SessionEnded
+from mcptrio.transports.http.endpoints.http_session import HttpSession, SessionEnded
 
 
 async def test_frames_reach_the_reader_in_order_and_a_full_queue_makes_posts_wait() -> None:

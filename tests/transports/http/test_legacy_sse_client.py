@@ -17,14 +17,14 @@ import mcptrio
 from mcptrio.protocol.errors import McpError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
-from mcptrio.transports.http.client_transport import (
-    fallback_statuses,
-    open_http_client_transport,
-)
-from mcptrio.transports.http.legacy_sse_client import (
+from mcptrio.transports.http.client.legacy_sse import (
     LegacySseError,
     open_legacy_sse_client_transport,
     resolve_endpoint,
+)
+from mcptrio.transports.http.client.transport import (
+    fallback_statuses,
+    open_http_client_transport,
 )
 
 

@@ -19,7 +19,7 @@ from test_streamable_http import (
 )
 
 from mcptrio.protocol.sse import SseEvent, SseParser
-from mcptrio.transports.http.app import McpHttpApp
+from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 SSE_ACCEPT = [("accept", "text/event-stream")]
 

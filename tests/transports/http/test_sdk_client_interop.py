@@ -11,7 +11,7 @@ from test_streamable_http import serve, wait_until
 
 import mcptrio
 from mcptrio.runtime.context import RequestContext
-from mcptrio.transports.http.app import McpHttpApp
+from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 pytest.importorskip("mcp")
 

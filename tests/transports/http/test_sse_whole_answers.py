@@ -24,7 +24,7 @@ from test_streamable_http import (
 )
 
 from mcptrio.protocol.sse import SseParser
-from mcptrio.transports.http.app import McpHttpApp
+from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 from schema_validation import validate_message
 

@@ -19,8 +19,8 @@ from mcptrio.protocol.errors import McpError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
 from mcptrio.transports.base import Outgoing, OversizedFrame
-from mcptrio.transports.http.client_messages import http_error_response
-from mcptrio.transports.http.streamable_client import open_streamable_http_client_transport
+from mcptrio.transports.http.client.messages import http_error_response
+from mcptrio.transports.http.client.streamable import open_streamable_http_client_transport
 
 # --------------------------------------------------------------------------- the SDK's server
 

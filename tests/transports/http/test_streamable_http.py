@@ -20,7 +20,7 @@ import mcptrio
 from mcptrio.protocol.sse import SseEvent, SseParser
 from mcptrio.protocol.types import PingRequest, ProgressNotification
 from mcptrio.runtime.context import RequestContext
-from mcptrio.transports.http.app import McpHttpApp
+from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 from schema_validation import validate_message
 

@@ -24,8 +24,8 @@ import mcptrio
 from mcptrio.protocol.sse import SseParser
 from mcptrio.runtime.context import RequestContext
 from mcptrio.stores.event_store import InMemoryEventStore, UnknownEventId
-from mcptrio.transports.http.app import McpHttpApp
-from mcptrio.transports.http.http_session import HttpSession, HttpStreamControl
+from mcptrio.transports.http.endpoints.app import McpHttpApp
+from mcptrio.transports.http.endpoints.http_session import HttpSession, HttpStreamControl
 
 # ---------------------------------------------------------------------- the event store
 

@@ -25,7 +25,7 @@ from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.transports.base import Frame, Outgoing, Transport
-from mcptrio.transports.http.exchange import (
+from mcptrio.transports.http.engine.exchange import (
     HttpRequest,
     HttpResponder,
     WebSocketClosed,

@@ -1,7 +1,7 @@
 """Starting a new Streamable HTTP session after the server ended the old one (a ``404``).
 
 The behaviour, and why the transport renews the session instead of failing, is described in
-:mod:`mcptrio.transports.http.streamable_client`. This module keeps what a renewal needs (the
+:mod:`mcptrio.transports.http.client.streamable`. This module keeps what a renewal needs (the
 ``initialize`` request and ``notifications/initialized`` the transport relayed) and replays them:
 the ``initialize`` POST goes without a session id, its response is swallowed rather than
 delivered, the revision it names must be the one the old session spoke, and then
@@ -20,15 +20,15 @@ from typing import Protocol
 
 import trio
 
-from ...protocol.base import RequestId
-from ...protocol.sse import SseParser
-from .client_messages import OutgoingInfo, initialize_revision, response_ids
-from .client_pool import HttpClientPool, HttpError, HttpResponse
+from ....protocol.base import RequestId
+from ....protocol.sse import SseParser
+from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
+from .messages import OutgoingInfo, initialize_revision, response_ids
 
 __all__ = ["ACCEPT_JSON_OR_SSE", "RenewalHost", "SessionRenewal"]
 
 # Renewal is part of what the Streamable HTTP client does: its log lines stay under that logger.
-log = logging.getLogger("mcptrio.transports.http.streamable_client")
+log = logging.getLogger("mcptrio.transports.http.client.streamable")
 
 #: The ``Accept`` header of every Streamable HTTP POST.
 ACCEPT_JSON_OR_SSE = "application/json, text/event-stream"

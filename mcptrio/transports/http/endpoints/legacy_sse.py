@@ -17,11 +17,11 @@ from urllib.parse import parse_qs
 
 import trio
 
-from ...protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
-from ...protocol.sse import encode_event
-from ..base import Frame, Outgoing
+from ....protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
+from ....protocol.sse import encode_event
+from ...base import Frame, Outgoing
+from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import peek
-from .exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .responses import SSE_HEADERS, send_error
 from .security import HttpSecurity, Principal
 from .session_registry import SessionFactory, new_session_id

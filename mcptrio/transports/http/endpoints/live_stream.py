@@ -13,8 +13,8 @@ import logging
 
 import trio
 
-from ...protocol.errors import ConnectionClosed
-from .exchange import HttpResponder
+from ....protocol.errors import ConnectionClosed
+from ..engine.exchange import HttpResponder
 from .http_session import HttpSession
 from .responses import SSE_HEADERS
 from .sse_stream import OutboundStream, write_stream

@@ -1,4 +1,4 @@
-"""The fast :class:`~mcptrio.transports.http.parser.RequestParser`, on httptools (llhttp, in C).
+"""The fast :class:`~.parser.RequestParser`, on httptools (llhttp, in C).
 
 httptools is callback-driven and parses everything it is fed, so several pipelined requests in
 one read turn into a queue of events here; the server takes them one at a time. It has no limit

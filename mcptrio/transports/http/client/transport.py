@@ -31,20 +31,20 @@ from functools import partial
 
 import trio
 
-from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
-from .client_messages import offered_revision, peek_outgoing
-from .client_pool import HttpClientPool, HttpError
-from .client_resources import open_client_resources
-from .legacy_sse_client import (
+from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
+from ..engine.client_pool import HttpClientPool, HttpError
+from .legacy_sse import (
     LegacySseClientTransport,
     LegacySseError,
     open_legacy_sse_client_transport,
 )
-from .streamable_client import open_streamable_http_client_transport
+from .messages import offered_revision, peek_outgoing
+from .resources import open_client_resources
+from .streamable import open_streamable_http_client_transport
 
 __all__ = ["HttpClientTransport", "fallback_statuses", "open_http_client_transport"]
 
-log = logging.getLogger("mcptrio.transports.http.client_transport")
+log = logging.getLogger("mcptrio.transports.http.client.transport")
 
 
 def fallback_statuses(offered: str | None) -> frozenset[int]:
@@ -138,7 +138,7 @@ async def open_http_client_transport(
     """Open a client transport to the MCP server at ``url``, falling back to HTTP+SSE.
 
     The arguments are those of
-    :func:`~mcptrio.transports.http.streamable_client.open_streamable_http_client_transport`,
+    :func:`~mcptrio.transports.http.client.streamable.open_streamable_http_client_transport`,
     and apply to whichever transport is chosen. Leaving the block closes it.
     """
     # ``tasks`` is the fallback's home, which closing cancels: the caller's block is not in it.

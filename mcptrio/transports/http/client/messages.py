@@ -16,9 +16,9 @@ from http import HTTPStatus
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ...protocol import codec
-from ...protocol.base import RequestId
-from ...protocol.errors import INTERNAL_ERROR, McpError
+from ....protocol import codec
+from ....protocol.base import RequestId
+from ....protocol.errors import INTERNAL_ERROR, McpError
 
 __all__ = [
     "OutgoingInfo",

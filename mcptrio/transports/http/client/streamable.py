@@ -48,7 +48,7 @@ subscriptions, logging level, in-flight requests: requests that were waiting on 
 old session get an error response). If the renewal fails, or the server now answers with a
 different revision, the transport ends (``receive`` raises ``trio.EndOfChannel``) and the
 session with it, since carrying on would speak the wrong protocol. The renewal itself lives in
-:mod:`mcptrio.transports.http.session_renewal`.
+:mod:`mcptrio.transports.http.client.session_renewal`.
 
 **Closing.** :meth:`~StreamableHttpClientTransport.aclose` stops every POST and stream and sends
 ``DELETE`` with the session id (a ``405`` is ignored), shielded and within ``timeout``.
@@ -64,11 +64,12 @@ from dataclasses import dataclass, field
 
 import trio
 
-from ...protocol.base import RequestId
-from ...protocol.errors import INTERNAL_ERROR
-from ...protocol.sse import SseError, SseParser
-from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
-from .client_messages import (
+from ....protocol.base import RequestId
+from ....protocol.errors import INTERNAL_ERROR
+from ....protocol.sse import SseError, SseParser
+from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
+from .messages import (
     OutgoingInfo,
     error_response,
     http_error_response,
@@ -76,9 +77,8 @@ from .client_messages import (
     peek_outgoing,
     response_ids,
 )
-from .client_pool import HttpClientPool, HttpError, HttpResponse
-from .client_posts import PostScheduler
-from .client_resources import open_client_resources
+from .posts import PostScheduler
+from .resources import open_client_resources
 from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
 
 __all__ = [
@@ -87,7 +87,7 @@ __all__ = [
     "open_streamable_http_client_transport",
 ]
 
-log = logging.getLogger("mcptrio.transports.http.streamable_client")
+log = logging.getLogger("mcptrio.transports.http.client.streamable")
 
 # How much of an error body is read to explain the error.
 _ERROR_BODY_LIMIT = 4096

@@ -30,17 +30,17 @@ from urllib.parse import urljoin
 
 import trio
 
-from ...protocol.errors import INTERNAL_ERROR
-from ...protocol.sse import SseError, SseEvent, SseParser
-from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
-from .client_messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
-from .client_pool import HttpClientPool, HttpError, HttpResponse, split_url
-from .client_posts import PostScheduler
-from .client_resources import open_client_resources
+from ....protocol.errors import INTERNAL_ERROR
+from ....protocol.sse import SseError, SseEvent, SseParser
+from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse, split_url
+from .messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
+from .posts import PostScheduler
+from .resources import open_client_resources
 
 __all__ = ["LegacySseClientTransport", "LegacySseError", "open_legacy_sse_client_transport"]
 
-log = logging.getLogger("mcptrio.transports.http.legacy_sse_client")
+log = logging.getLogger("mcptrio.transports.http.client.legacy_sse")
 
 _ERROR_BODY_LIMIT = 4096
 
@@ -239,7 +239,7 @@ async def open_legacy_sse_client_transport(
     Connects, waits up to ``timeout`` seconds for the ``endpoint`` event (raising
     :class:`LegacySseError` otherwise) and yields the transport. ``headers`` go on every
     request. ``pool`` and ``ssl_context`` are as for
-    :func:`~mcptrio.transports.http.streamable_client.open_streamable_http_client_transport`.
+    :func:`~mcptrio.transports.http.client.streamable.open_streamable_http_client_transport`.
     Leaving the block closes the stream and stops every POST.
     """
     async with open_client_resources(

@@ -13,8 +13,8 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from ...runtime.nurseries import open_unwrapping_nursery, run_task_nursery
-from .client_pool import HttpClientPool
+from ....runtime.nurseries import open_unwrapping_nursery, run_task_nursery
+from ..engine.client_pool import HttpClientPool
 
 __all__ = ["open_client_resources"]
 

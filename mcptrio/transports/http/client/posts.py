@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from .client_messages import OutgoingInfo
+from .messages import OutgoingInfo
 
 __all__ = ["PostFrame", "PostScheduler"]
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from ..base import DEFAULT_MAX_FRAME_SIZE
-from .exchange import HttpRequest
+from ...base import DEFAULT_MAX_FRAME_SIZE
+from ..engine.exchange import HttpRequest
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",

@@ -1,7 +1,7 @@
-"""The pure-Python :class:`~mcptrio.transports.http.parser.RequestParser`, on h11.
+"""The pure-Python :class:`~mcptrio.transports.http.engine.parser.RequestParser`, on h11.
 
 h11 also tracks the server's side of the connection, but the built-in server writes responses
-itself (:func:`~mcptrio.transports.http.parser.response_head`), so h11 is used for reading
+itself (:func:`~mcptrio.transports.http.engine.parser.response_head`), so h11 is used for reading
 only: each request gets a fresh ``h11.Connection`` (cheap: under a microsecond) seeded with the
 bytes the previous one had received but not parsed, which is exactly h11's ``trailing_data``.
 """

@@ -42,13 +42,13 @@ import logging
 
 import trio
 
-from ...protocol.base import RequestId
-from ...protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, ParseError
-from ...protocol.revisions import BATCH_REVISIONS
-from ...runtime.session import Session
-from ...stores.event_store import EventStore, UnknownEventId
+from ....protocol.base import RequestId
+from ....protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, ParseError
+from ....protocol.revisions import BATCH_REVISIONS
+from ....runtime.session import Session
+from ....stores.event_store import EventStore, UnknownEventId
+from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
-from .exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
 from .live_stream import StreamWriter, write_live
 from .responses import (

@@ -1,4 +1,4 @@
-"""The MCP HTTP endpoint family as one :class:`~.exchange.HttpApp`: :class:`McpHttpApp`.
+"""The MCP HTTP endpoint family as one :class:`~..engine.exchange.HttpApp`: :class:`McpHttpApp`.
 
 For an app with the default paths, mounted at prefix ``P``:
 
@@ -35,14 +35,14 @@ import logging
 
 import trio
 
-from ...stores.event_store import EventStore, InMemoryEventStore
-from .exchange import HttpRequest, HttpResponder, WebSocketPeer, header
+from ....stores.event_store import EventStore, InMemoryEventStore
+from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer, header
 from .http_session import HttpSession
-from .legacy_sse_server import LegacySseEndpoint
+from .legacy_sse import LegacySseEndpoint
 from .responses import send_error
 from .security import HttpSecurity, Principal
 from .session_registry import SessionFactory, SessionRegistry
-from .streamable_server import StreamableHttpEndpoint
+from .streamable import StreamableHttpEndpoint
 
 __all__ = ["McpHttpApp"]
 
@@ -209,7 +209,7 @@ class McpHttpApp:
         if self.registry.live_count() >= security.max_sessions:
             await peer.reject(503, b"Too many sessions")
             return
-        from ..websocket import serve_websocket_session
+        from ...websocket import serve_websocket_session
 
         await serve_websocket_session(
             self.server, request, peer, max_frame_size=security.max_body_size

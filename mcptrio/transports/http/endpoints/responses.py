@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
-from ...protocol import codec
-from ...protocol.errors import INVALID_REQUEST, McpError
-from .exchange import Headers, HttpResponder
+from ....protocol import codec
+from ....protocol.errors import INVALID_REQUEST, McpError
+from ..engine.exchange import Headers, HttpResponder
 
 __all__ = [
     "JSON_HEADERS",

@@ -35,11 +35,11 @@ from typing import Protocol, runtime_checkable
 import msgspec
 import trio
 
-from ...protocol.base import RequestId
-from ...protocol.errors import ConnectionClosed, McpError
-from ...runtime.session import Session
-from ...stores.event_store import EventStore
-from ..base import Frame, Outgoing
+from ....protocol.base import RequestId
+from ....protocol.errors import ConnectionClosed, McpError
+from ....runtime.session import Session
+from ....stores.event_store import EventStore
+from ...base import Frame, Outgoing
 from .envelope_peek import peek
 from .security import Principal
 from .sse_head_timer import SseHeadTimer

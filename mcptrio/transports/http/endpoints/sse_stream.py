@@ -24,10 +24,10 @@ from collections.abc import Callable
 
 import trio
 
-from ...protocol.base import RequestId
-from ...protocol.sse import encode_event
-from ...stores.event_store import EventStore
-from .exchange import HttpResponder
+from ....protocol.base import RequestId
+from ....protocol.sse import encode_event
+from ....stores.event_store import EventStore
+from ..engine.exchange import HttpResponder
 
 __all__ = ["OutboundStream", "drain_events", "priming_event", "sse_event", "write_stream"]
 

@@ -15,8 +15,8 @@ from typing import NamedTuple
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ...protocol.base import RequestId
-from ...protocol.errors import InvalidRequest, ParseError
+from ....protocol.base import RequestId
+from ....protocol.errors import InvalidRequest, ParseError
 
 __all__ = ["Peek", "peek", "peek_cancelled_id"]
 

@@ -22,9 +22,9 @@ from typing import Protocol
 
 import trio
 
-from ...runtime.session import Session
-from ...stores.event_store import EventStore
-from ..base import Transport
+from ....runtime.session import Session
+from ....stores.event_store import EventStore
+from ...base import Transport
 from .http_session import HttpSession
 from .security import HttpSecurity, Principal
 

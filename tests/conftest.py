@@ -10,7 +10,7 @@ from typing import Any
 import trio
 
 import mcptrio
-from mcptrio.transports.base import Frame, Outgoing, Transport
+from mcptrio.runtime.transport import Frame, Outgoing, Transport
 from mcptrio.transports.memory import memory_transport_pair
 
 

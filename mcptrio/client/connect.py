@@ -33,7 +33,7 @@ from ..protocol.types import (
 )
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import NotificationHandler, RequestHandler, Session
-from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.http.client.transport import open_http_client_transport
 from ..transports.memory import memory_transport_pair
 from ..transports.stdio import open_stdio_client_transport
@@ -90,7 +90,7 @@ async def open_client(
     server, a ``ws://`` or ``wss://`` URL (MCP over WebSocket), an ``http://`` or ``https://``
     URL (Streamable HTTP, falling back to HTTP+SSE for older servers; ``headers`` go on every
     HTTP request and ``http_timeout`` bounds connecting and each read), or any
-    :class:`~mcptrio.transports.base.Transport`.
+    :class:`~mcptrio.runtime.transport.Transport`.
 
     The client offers ``protocol_version`` (default: the newest of ``supported_revisions``) and
     accepts any of ``supported_revisions`` in answer; the handshake must finish within

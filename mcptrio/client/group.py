@@ -47,7 +47,7 @@ from ..protocol.errors import ConnectionClosed
 from ..protocol.types import CallToolResult, Tool
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.outgoing import ProgressCallback
-from ..transports.base import Transport
+from ..runtime.transport import Transport
 from .client import Client
 from .connect import open_client
 from .errors import ClientError

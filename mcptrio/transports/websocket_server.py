@@ -31,7 +31,7 @@ from urllib.parse import unquote, urlsplit
 import trio
 import trio_websocket
 
-from .base import DEFAULT_MAX_FRAME_SIZE
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE
 from .http.engine.exchange import Headers, header
 from .websocket import (
     _MESSAGE_QUEUE_SIZE,

@@ -24,7 +24,7 @@ from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
-from mcptrio.transports.base import Frame, Outgoing, Transport
+from mcptrio.runtime.transport import Frame, Outgoing, Transport
 from mcptrio.transports.http.engine.exchange import (
     HttpRequest,
     HttpResponder,

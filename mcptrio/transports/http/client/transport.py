@@ -31,7 +31,7 @@ from functools import partial
 
 import trio
 
-from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
 from ..engine.client_pool import HttpClientPool, HttpError
 from .legacy_sse import (
     LegacySseClientTransport,

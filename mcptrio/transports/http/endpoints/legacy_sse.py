@@ -19,7 +19,7 @@ import trio
 
 from ....protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
 from ....protocol.sse import encode_event
-from ...base import Frame, Outgoing
+from ....runtime.transport import Frame, Outgoing
 from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import peek
 from .responses import SSE_HEADERS, send_error

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from ...base import DEFAULT_MAX_FRAME_SIZE
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE
 from ..engine.exchange import HttpRequest
 
 __all__ = [

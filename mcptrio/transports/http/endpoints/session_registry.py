@@ -23,8 +23,8 @@ from typing import Protocol
 import trio
 
 from ....runtime.session import Session
+from ....runtime.transport import Transport
 from ....stores.event_store import EventStore
-from ...base import Transport
 from .http_session import HttpSession
 from .security import HttpSecurity, Principal
 

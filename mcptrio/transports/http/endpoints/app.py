@@ -36,11 +36,11 @@ import logging
 import trio
 
 from ....stores.event_store import EventStore, InMemoryEventStore
-from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer, header
+from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer
 from .http_session import HttpSession
 from .legacy_sse import LegacySseEndpoint
 from .responses import send_error
-from .security import HttpSecurity, Principal
+from .security import HttpSecurity, Principal, Refusal
 from .session_registry import SessionFactory, SessionRegistry
 from .streamable import StreamableHttpEndpoint
 
@@ -140,71 +140,46 @@ class McpHttpApp:
     async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
         path = request.path
         if path == self.path:
-            admitted, principal = await self._admit(request, responder)
-            if admitted:
-                await self.streamable.handle(request, responder, principal)
+            endpoint = self.streamable.handle
+        elif self.legacy_sse and path == self.sse_path:
+            endpoint = self._open_legacy_stream
+        elif self.legacy_sse and path == self.messages_path:
+            endpoint = self._post_legacy_message
+        else:
+            await send_error(responder, 404, f"No MCP endpoint at {path}")
             return
-        if self.legacy_sse and path == self.sse_path:
-            admitted, principal = await self._admit(request, responder)
-            if not admitted:
-                return
-            if request.method != "GET":
-                await send_error(responder, 405, "Use GET", headers=_ALLOW_LEGACY_SSE)
-                return
-            at_capacity = self.registry.live_count() >= self.security.max_sessions
-            await self.legacy.open_stream(request, responder, principal, at_capacity=at_capacity)
+        admitted = await self.security.admit(request)
+        if isinstance(admitted, Refusal):
+            await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)
             return
-        if self.legacy_sse and path == self.messages_path:
-            admitted, principal = await self._admit(request, responder)
-            if not admitted:
-                return
-            if request.method != "POST":
-                await send_error(responder, 405, "Use POST", headers=_ALLOW_LEGACY_MESSAGES)
-                return
-            await self.legacy.post_message(request, responder, principal)
-            return
-        await send_error(responder, 404, f"No MCP endpoint at {path}")
+        await endpoint(request, responder, admitted)
 
-    async def _admit(
-        self, request: HttpRequest, responder: HttpResponder
-    ) -> tuple[bool, Principal | None]:
-        """Whether the request may proceed, and its principal (``None`` without an
-        authenticator). A refused request is answered here: 403 for Host/Origin, 401 for
-        credentials."""
-        headers = request.headers
-        security = self.security
-        if not security.host_allowed(header(headers, b"host")):
-            await send_error(responder, 403, "Host not allowed")
-            return False, None
-        if not security.origin_allowed(header(headers, b"origin")):
-            await send_error(responder, 403, "Origin not allowed")
-            return False, None
-        authenticator = security.authenticator
-        if authenticator is None:
-            return True, None
-        principal = await authenticator.authenticate(request)
-        if principal is None:
-            challenge = (b"www-authenticate", authenticator.challenge(request))
-            await send_error(responder, 401, "Unauthorized", headers=(challenge,))
-            return False, None
-        return True, principal
+    async def _open_legacy_stream(
+        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+    ) -> None:
+        if request.method != "GET":
+            await send_error(responder, 405, "Use GET", headers=_ALLOW_LEGACY_SSE)
+            return
+        at_capacity = self.registry.live_count() >= self.security.max_sessions
+        await self.legacy.open_stream(request, responder, principal, at_capacity=at_capacity)
+
+    async def _post_legacy_message(
+        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+    ) -> None:
+        if request.method != "POST":
+            await send_error(responder, 405, "Use POST", headers=_ALLOW_LEGACY_MESSAGES)
+            return
+        await self.legacy.post_message(request, responder, principal)
 
     async def handle_websocket(self, request: HttpRequest, peer: WebSocketPeer) -> None:
         """MCP over WebSocket at ``path``, after the same Host/Origin/credential checks."""
         if request.path != self.path:
             await peer.reject(404, b"No MCP endpoint here")
             return
-        headers = request.headers
         security = self.security
-        if not security.host_allowed(header(headers, b"host")):
-            await peer.reject(403, b"Host not allowed")
-            return
-        if not security.origin_allowed(header(headers, b"origin")):
-            await peer.reject(403, b"Origin not allowed")
-            return
-        authenticator = security.authenticator
-        if authenticator is not None and await authenticator.authenticate(request) is None:
-            await peer.reject(401, b"Unauthorized")
+        admitted = await security.admit(request)
+        if isinstance(admitted, Refusal):
+            await peer.reject(admitted.status, admitted.message.encode())
             return
         if self.registry.live_count() >= security.max_sessions:
             await peer.reject(503, b"Too many sessions")

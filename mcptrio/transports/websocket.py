@@ -38,11 +38,11 @@ import trio
 import trio_websocket
 
 from ..runtime.nurseries import open_unwrapping_nursery
-from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
+from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, SessionFactory
 from .http.engine.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
 
 if TYPE_CHECKING:
-    from ..runtime.session import Session
+    pass
 
 __all__ = [
     "CLOSE_MESSAGE_TOO_BIG",
@@ -54,7 +54,6 @@ __all__ = [
     "DEFAULT_HANDSHAKE_TIMEOUT",
     "DEFAULT_SEND_TIMEOUT",
     "MCP_SUBPROTOCOL",
-    "SessionFactory",
     "WebSocketHandshakeError",
     "WebSocketMessages",
     "WebSocketRejected",
@@ -122,12 +121,6 @@ class WebSocketMessages(Protocol):
     async def aclose(self, code: int = 1000, reason: str = "") -> None:
         """Close the connection with ``code``; idempotent."""
         ...
-
-
-class SessionFactory(Protocol):
-    """Anything that makes a session over a transport, such as :class:`mcptrio.Server`."""
-
-    def session(self, transport: Transport) -> Session: ...
 
 
 class WebSocketTransport:

@@ -32,7 +32,7 @@ from urllib.parse import unquote
 import trio
 import trio_websocket
 
-from .base import DEFAULT_MAX_FRAME_SIZE
+from .base import DEFAULT_MAX_FRAME_SIZE, SessionFactory
 from .http.endpoints.security import OriginHostCheck, Refusal
 from .http.engine.exchange import Headers
 from .websocket import (
@@ -41,7 +41,6 @@ from .websocket import (
     DEFAULT_CLOSE_TIMEOUT,
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_SEND_TIMEOUT,
-    SessionFactory,
     _ShieldedReaders,
     _TrioWebSocketPeer,
     serve_websocket_session,

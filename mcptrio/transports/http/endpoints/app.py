@@ -36,12 +36,13 @@ import logging
 import trio
 
 from ....stores.event_store import EventStore, InMemoryEventStore
+from ...base import SessionFactory
 from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer
 from .http_session import HttpSession
 from .legacy_sse import LegacySseEndpoint
 from .responses import send_error
 from .security import HttpSecurity, Principal, Refusal
-from .session_registry import SessionFactory, SessionRegistry
+from .session_registry import SessionRegistry
 from .streamable import StreamableHttpEndpoint
 
 __all__ = ["McpHttpApp"]

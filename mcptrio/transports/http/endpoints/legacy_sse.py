@@ -19,12 +19,12 @@ import trio
 
 from ....protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
 from ....protocol.sse import encode_event
-from ...base import Frame, Outgoing
+from ...base import Frame, Outgoing, SessionFactory
 from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import peek
 from .responses import SSE_HEADERS, send_error
 from .security import HttpSecurity, Principal
-from .session_registry import SessionFactory, new_session_id
+from .session_registry import new_session_id
 from .sse_stream import sse_event
 
 __all__ = ["LegacySseEndpoint", "LegacySseTransport"]

@@ -18,25 +18,17 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
-from typing import Protocol
 
 import trio
 
-from ....runtime.session import Session
 from ....stores.event_store import EventStore
-from ...base import Transport
+from ...base import SessionFactory
 from .http_session import HttpSession
 from .security import HttpSecurity, Principal
 
-__all__ = ["NotRunning", "SessionFactory", "SessionLimitReached", "SessionRegistry"]
+__all__ = ["NotRunning", "SessionLimitReached", "SessionRegistry"]
 
 log = logging.getLogger("mcptrio.http")
-
-
-class SessionFactory(Protocol):
-    """Makes the MCP session of each new connection (a :class:`mcptrio.Server` is one)."""
-
-    def session(self, transport: Transport) -> Session: ...
 
 
 class SessionLimitReached(Exception):

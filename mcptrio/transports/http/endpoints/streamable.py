@@ -47,6 +47,7 @@ from ....protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, P
 from ....protocol.revisions import BATCH_REVISIONS
 from ....runtime.session import Session
 from ....stores.event_store import EventStore, UnknownEventId
+from ...base import SessionFactory
 from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
@@ -58,7 +59,7 @@ from .responses import (
     with_session_id,
 )
 from .security import HttpSecurity, Principal
-from .session_registry import NotRunning, SessionFactory, SessionLimitReached, SessionRegistry
+from .session_registry import NotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
 
 __all__ = ["StreamableHttpEndpoint"]

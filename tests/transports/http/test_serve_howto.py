@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-HOWTO = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "serve-over-http.md"
+HOWTO = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "serve-over-http.md"
 
 EXPECTED = {
     "serve_builtin.py": ["5"],

@@ -14,7 +14,7 @@ from mcptrio.protocol.types import TextContent
 from mcptrio.transports.http.client.transport import open_http_client_transport
 from mcptrio.transports.http.serve import serve_http
 
-HOWTO = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "connect-over-http.md"
+HOWTO = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "connect-over-http.md"
 
 
 def test_connect_over_http_sample_runs(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def _reexport_root_conftest() -> None:
     root = sys.modules.get(name)
     if root is None:
         spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).resolve().parent.parent / "conftest.py"
+            name, Path(__file__).resolve().parents[2] / "conftest.py"
         )
         assert spec is not None and spec.loader is not None
         root = importlib.util.module_from_spec(spec)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-HOWTO = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "connect-over-websocket.md"
+HOWTO = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "connect-over-websocket.md"
 # A fenced block: its language, and its body.
 _BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 

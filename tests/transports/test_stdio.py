@@ -34,7 +34,7 @@ from mcptrio.transports.stdio_framing import LineFramer
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="stdio tests are Unix-only")
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TRANSPORT_LOGGER = "mcptrio.transports.stdio"
 
 

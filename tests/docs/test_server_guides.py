@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 _HEADER = re.compile(r"# (\S+\.py)\n")
 

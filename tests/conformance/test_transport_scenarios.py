@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / "interop"
 BIN = INTEROP / "node_modules" / ".bin"
 SCENARIOS = ("server-sse-multiple-streams", "server-sse-polling", "dns-rebinding-protection")

@@ -1,6 +1,6 @@
 """The client tutorial and guides run as written and print what they say they print.
 
-The pages follow the rules of ``test_docs_server_guides.py``: every python block is a whole
+The pages follow the rules of ``test_server_guides.py``: every python block is a whole
 program whose first line names it; a block followed by a ``text`` block is run and must print
 exactly that text; one with no output block is a module the next programs import. The blocks of
 a page are written and run in order, in one temporary folder per page.
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_docs_server_guides import DOCS, check_programs_print_their_output, programs
+from test_server_guides import DOCS, check_programs_print_their_output, programs
 
 # Each page, and its programs in order: name, or (name, None) for a module run by no one.
 PAGES: dict[str, list[str | tuple[str, None]]] = {

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR = ROOT / "interop" / "node_modules" / ".bin" / "mcp-inspector"
 SERVER = [sys.executable, str(ROOT / "examples" / "everything_server.py")]
 

@@ -29,7 +29,7 @@ from mcptrio.runtime.context import RequestContext
 from conftest import Wire, open_recorded_client
 from schema_validation import validate_exchange
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REVISION = "2025-11-25"
 
 

@@ -1,4 +1,4 @@
-"""Run any HttpApp on each of mcptrio's HTTP front ends, for tests; see tests/http/conftest.py."""
+"""Run any HttpApp on each of mcptrio's HTTP front ends, for tests; see this folder's conftest."""
 
 from __future__ import annotations
 

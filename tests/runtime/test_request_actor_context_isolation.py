@@ -1,5 +1,5 @@
-"""Review of the request-actor reuse (2f82321, 9b8d15c, e7b7ad5): a reused actor must behave as
-one task per request would, on every path out of a handler, not only the normal one."""
+"""A request never sees the context variables of an earlier one, on every path out of a handler:
+answered, cancelled by the peer, cancelled by itself, or bound to values that refuse comparison."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review pins (e7b7ad5, becade0): behaviour the hot-path changes must keep."""
+"""A flood of frames on one session neither starves other tasks nor stops the session ending."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from mcptrio.transports.stdio import open_stdio_client_transport
 from mcptrio.transports.websocket import open_websocket_client_transport
 from mcptrio.transports.websocket_server import serve_websocket
 
-SERVER = str(Path(__file__).resolve().parent.parent / "examples" / "demo_server.py")
+SERVER = str(Path(__file__).resolve().parents[2] / "examples" / "demo_server.py")
 
 
 class Boom(Exception):

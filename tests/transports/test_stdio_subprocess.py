@@ -12,9 +12,9 @@ import trio
 import mcptrio
 from mcptrio.protocol.types import TextContent
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = [sys.executable, str(ROOT / "examples" / "demo_server.py")]
-FRAGILE = [sys.executable, str(Path(__file__).with_name("servers") / "fragile_server.py")]
+FRAGILE = [sys.executable, str(ROOT / "tests" / "servers" / "fragile_server.py")]
 
 
 async def test_stdio_client_lists_and_calls_tools_of_a_real_server_process() -> None:

@@ -95,32 +95,20 @@ class _HandshakeRequest:
         return b""
 
 
+@dataclass(slots=True, kw_only=True)
 class _Endpoint:
     """Takes TCP connections through the steps in the module docstring."""
 
-    def __init__(
-        self,
-        factory: SessionFactory,
-        *,
-        path: str,
-        origin_host: OriginHostCheck,
-        max_frame_size: int,
-        max_connections: int,
-        handshake_timeout: float,
-        send_timeout: float | None,
-        close_timeout: float,
-        scheme: str,
-    ) -> None:
-        self.factory = factory
-        self.path = path
-        self.origin_host = origin_host
-        self.max_frame_size = max_frame_size
-        self.max_connections = max_connections
-        self.handshake_timeout = handshake_timeout
-        self.send_timeout = send_timeout
-        self.close_timeout = close_timeout
-        self.scheme = scheme
-        self.open_sessions = 0
+    factory: SessionFactory
+    path: str
+    origin_host: OriginHostCheck
+    max_frame_size: int
+    max_connections: int
+    handshake_timeout: float
+    send_timeout: float | None
+    close_timeout: float
+    scheme: str
+    open_sessions: int = 0
 
     def _refusal(self, request: _HandshakeRequest) -> Refusal | None:
         if request.path != self.path:
@@ -233,7 +221,7 @@ async def serve_websocket(
     origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
     origin_host.allow_bound_address(address, bound_port)
     endpoint = _Endpoint(
-        factory,
+        factory=factory,
         path=path,
         origin_host=origin_host,
         max_frame_size=max_frame_size,

@@ -50,8 +50,6 @@ __all__ = ["McpHttpApp"]
 log = logging.getLogger("mcptrio.http")
 
 _DEFAULT_STORE: EventStore = InMemoryEventStore.__new__(InMemoryEventStore)  # sentinel only
-_ALLOW_LEGACY_SSE = ((b"allow", b"GET"),)
-_ALLOW_LEGACY_MESSAGES = ((b"allow", b"POST"),)
 
 
 class McpHttpApp:
@@ -142,10 +140,8 @@ class McpHttpApp:
         path = request.path
         if path == self.path:
             endpoint = self.streamable.handle
-        elif self.legacy_sse and path == self.sse_path:
-            endpoint = self._open_legacy_stream
-        elif self.legacy_sse and path == self.messages_path:
-            endpoint = self._post_legacy_message
+        elif self.legacy_sse and path in (self.sse_path, self.messages_path):
+            endpoint = self._serve_legacy
         else:
             await send_error(responder, 404, f"No MCP endpoint at {path}")
             return
@@ -155,22 +151,20 @@ class McpHttpApp:
             return
         await endpoint(request, responder, admitted)
 
-    async def _open_legacy_stream(
+    async def _serve_legacy(
         self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
     ) -> None:
-        if request.method != "GET":
-            await send_error(responder, 405, "Use GET", headers=_ALLOW_LEGACY_SSE)
-            return
-        at_capacity = self.registry.live_count() >= self.security.max_sessions
-        await self.legacy.open_stream(request, responder, principal, at_capacity=at_capacity)
-
-    async def _post_legacy_message(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
-    ) -> None:
-        if request.method != "POST":
-            await send_error(responder, 405, "Use POST", headers=_ALLOW_LEGACY_MESSAGES)
-            return
-        await self.legacy.post_message(request, responder, principal)
+        """GET at ``sse_path`` opens a session's stream, POST at ``messages_path`` feeds it."""
+        opens_stream = request.path == self.sse_path
+        method = "GET" if opens_stream else "POST"
+        if request.method != method:
+            allow = (b"allow", method.encode())
+            await send_error(responder, 405, f"Use {method}", headers=(allow,))
+        elif opens_stream:
+            at_capacity = self.registry.live_count() >= self.security.max_sessions
+            await self.legacy.open_stream(request, responder, principal, at_capacity=at_capacity)
+        else:
+            await self.legacy.post_message(request, responder, principal)
 
     async def handle_websocket(self, request: HttpRequest, peer: WebSocketPeer) -> None:
         """MCP over WebSocket at ``path``, after the same Host/Origin/credential checks."""

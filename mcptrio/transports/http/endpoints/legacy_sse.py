@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from urllib.parse import parse_qs
 
 import trio
@@ -23,7 +24,7 @@ from ...base import Frame, Outgoing, SessionFactory
 from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import peek
 from .responses import SSE_HEADERS, send_error
-from .security import HttpSecurity, Principal
+from .security import HttpSecurity, Principal, may_use
 from .session_registry import new_session_id
 from .sse_stream import sse_event
 
@@ -74,22 +75,17 @@ class LegacySseTransport:
         self._out_send.close()
 
 
+@dataclass
 class LegacySseEndpoint:
     """Serves the two HTTP+SSE endpoints; see the module docstring."""
 
-    def __init__(
-        self,
-        factory: SessionFactory,
-        security: HttpSecurity,
-        *,
-        sse_path: str,
-        messages_path: str,
-    ) -> None:
-        self.factory = factory
-        self.security = security
-        self.sse_path = sse_path
-        self.messages_path = messages_path
-        self.sessions: dict[str, LegacySseTransport] = {}
+    factory: SessionFactory
+    security: HttpSecurity
+    _: KW_ONLY
+    sse_path: str
+    messages_path: str
+    #: The live sessions, by id.
+    sessions: dict[str, LegacySseTransport] = field(default_factory=dict)
 
     def endpoint_uri(self, request_path: str, session_id: str) -> str:
         """Where the client POSTs: the messages path under the same prefix as the SSE path."""
@@ -144,10 +140,7 @@ class LegacySseEndpoint:
             await send_error(responder, 400, "Missing session_id query parameter")
             return
         transport = self.sessions.get(values[0])
-        owner = None if transport is None else transport.principal
-        if transport is None or (
-            owner is not None and (principal is None or principal.subject != owner.subject)
-        ):
+        if transport is None or not may_use(principal, transport.principal):
             await send_error(responder, 404, "Session not found")
             return
         content_type = header(request.headers, b"content-type")

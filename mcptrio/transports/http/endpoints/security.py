@@ -46,6 +46,7 @@ __all__ = [
     "OriginHostCheck",
     "Principal",
     "Refusal",
+    "may_use",
 ]
 
 _LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
@@ -76,6 +77,12 @@ class Authenticator(Protocol):
     def challenge(self, request: HttpRequest) -> bytes:
         """The ``WWW-Authenticate`` value for a 401 answer to ``request``."""
         ...
+
+
+def may_use(principal: Principal | None, owner: Principal | None) -> bool:
+    """Whether ``principal`` may use a session that ``owner`` created: anyone may use one made
+    without credentials, and only its principal one made with them."""
+    return owner is None or (principal is not None and principal.subject == owner.subject)
 
 
 @dataclass(frozen=True, slots=True)

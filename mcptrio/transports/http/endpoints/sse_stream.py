@@ -310,20 +310,33 @@ async def _drain(
             event_id = await event_store.store(session_id, stream_id, b"")
         stream.resumable = True
         chunks.append(priming_event(event_id, retry_ms))
+    await _take_pending(stream, session_id, event_store, store_nowait, chunks)
+    return b"".join(chunks)
+
+
+async def _take_pending(
+    stream: OutboundStream,
+    session_id: str,
+    event_store: EventStore | None,
+    store_nowait: Callable[[str, str, bytes], str] | None,
+    chunks: list[bytes],
+) -> None:
+    """Move every message ``stream`` holds onto ``chunks`` as an SSE event, each stored first
+    (``store_nowait``, when given, is the store's synchronous form)."""
     pending = stream.pending
+    stream_id = stream.stream_id
     while pending:
         message = pending[0]
-        message_id: str | None = None
+        event_id: str | None = None
         if event_store is not None:
             if store_nowait is not None:
-                message_id = store_nowait(session_id, stream_id, message)
+                event_id = store_nowait(session_id, stream_id, message)
             else:
-                message_id = await event_store.store(session_id, stream_id, message)
+                event_id = await event_store.store(session_id, stream_id, message)
             stream.resumable = True
         del pending[0]
-        chunks.append(sse_event(message, message_id))
+        chunks.append(sse_event(message, event_id))
     stream.took()
-    return b"".join(chunks)
 
 
 async def _pump(
@@ -332,24 +345,17 @@ async def _pump(
     session_id: str,
     event_store: EventStore | None,
 ) -> None:
+    store_nowait = getattr(event_store, "store_nowait", None)
+    if not callable(store_nowait):
+        store_nowait = None
     pending = stream.pending
-    stream_id = stream.stream_id
     while True:
         if pending:
             chunks: list[bytes] = []
             # Store before writing, shielded: a message taken off ``pending`` must reach the
             # store even if the connection is cancelled meanwhile, or a resume would miss it.
             with trio.CancelScope(shield=True):
-                while pending:
-                    message = pending[0]
-                    if event_store is None:
-                        event_id = None
-                    else:
-                        event_id = await event_store.store(session_id, stream_id, message)
-                        stream.resumable = True
-                    del pending[0]
-                    chunks.append(sse_event(message, event_id))
-                stream.took()
+                await _take_pending(stream, session_id, event_store, store_nowait, chunks)
             await responder.send_chunk(b"".join(chunks))
             continue
         if stream.finished:

@@ -66,23 +66,22 @@ class HttpClientOptions:
 class HttpClientTransportBase:
     """The part of an HTTP client transport that does not depend on the HTTP transport spoken.
 
-    ``post`` is the subclass's way of POSTing one frame; it runs in ``nursery``.
+    A subclass says how it POSTs one frame in :attr:`_post_frame`; the POSTs run in
+    ``nursery``.
     """
 
+    #: POSTs one frame the session sent, and delivers (or fails) what the response brings.
+    _post_frame: PostFrame
+
     def __init__(
-        self,
-        url: str,
-        pool: HttpClientPool,
-        nursery: trio.Nursery,
-        options: HttpClientOptions,
-        post: PostFrame,
+        self, url: str, pool: HttpClientPool, nursery: trio.Nursery, options: HttpClientOptions
     ) -> None:
         self.url = url
         self.options = options
         self._pool = pool
         self._nursery = nursery
         self._posts = PostScheduler(
-            nursery, post, max_concurrent_posts=options.max_concurrent_posts
+            nursery, self._post_frame, max_concurrent_posts=options.max_concurrent_posts
         )
         self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
             options.incoming_buffer

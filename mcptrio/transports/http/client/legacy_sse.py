@@ -69,7 +69,7 @@ class LegacySseClientTransport(HttpClientTransportBase):
     def __init__(
         self, url: str, pool: HttpClientPool, nursery: trio.Nursery, options: HttpClientOptions
     ) -> None:
-        super().__init__(url, pool, nursery, options, self._post)
+        super().__init__(url, pool, nursery, options)
         #: The POST URL, once the server has named it.
         self.endpoint: str | None = None
 
@@ -147,7 +147,7 @@ class LegacySseClientTransport(HttpClientTransportBase):
 
     # ------------------------------------------------------------ POST
 
-    async def _post(self, data: bytes, info: OutgoingInfo) -> None:
+    async def _post_frame(self, data: bytes, info: OutgoingInfo) -> None:
         assert self.endpoint is not None
         headers = self._request_headers(("content-type", "application/json"))
         try:

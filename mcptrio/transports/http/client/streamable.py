@@ -145,7 +145,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         reconnection: Reconnection = Reconnection(),
         on_initialize_outcome: InitializeOutcome | None = None,
     ) -> None:
-        super().__init__(url, pool, nursery, options, self._post_outgoing)
+        super().__init__(url, pool, nursery, options)
         self._open_get_stream = open_get_stream
         self.reconnection = reconnection
         self._on_initialize_outcome = on_initialize_outcome
@@ -196,7 +196,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                 headers.append(("mcp-protocol-version", self.protocol_version))
         return headers
 
-    async def _post_outgoing(self, data: bytes, info: OutgoingInfo) -> None:
+    async def _post_frame(self, data: bytes, info: OutgoingInfo) -> None:
         """POST a frame the session sent; the standalone stream opens once it is initialized."""
         await self._post(data, info, may_renew=True)
         initialized = info.method == "notifications/initialized"

@@ -39,7 +39,7 @@ import trio_websocket
 
 from ..runtime.nurseries import open_unwrapping_nursery
 from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, SessionFactory
-from .http.engine.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
+from .http.engine.exchange import Headers, HttpRequest, WebSocketClosed, WebSocketPeer
 
 if TYPE_CHECKING:
     pass
@@ -362,11 +362,11 @@ class _TrioWebSocketPeer:
             subprotocol=subprotocol, extra_headers=list(headers)
         )
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
         if self._request is None or self._connection is not None:
             raise RuntimeError("this WebSocket is already open")
-        headers = [(b"content-type", b"text/plain; charset=utf-8")] if body else []
-        await self._request.reject(status, extra_headers=headers, body=body or None)
+        head = [*headers, (b"content-type", b"text/plain; charset=utf-8")] if body else [*headers]
+        await self._request.reject(status, extra_headers=head, body=body or None)
 
     async def receive_message(self, limit: int) -> str | bytes:
         connection = self._open()

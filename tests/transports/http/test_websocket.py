@@ -26,6 +26,7 @@ from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.transports.base import Frame, Outgoing, Transport
 from mcptrio.transports.http.engine.exchange import (
+    Headers,
     HttpRequest,
     HttpResponder,
     WebSocketClosed,
@@ -645,7 +646,7 @@ class ScriptedPeer:
             await trio.sleep_forever()
         self.accepted = subprotocol
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
         await trio.lowlevel.checkpoint()
         self.rejected = status
 

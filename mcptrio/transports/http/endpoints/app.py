@@ -174,7 +174,7 @@ class McpHttpApp:
         security = self.security
         admitted = await security.admit(request)
         if isinstance(admitted, Refusal):
-            await peer.reject(admitted.status, admitted.message.encode())
+            await peer.reject(admitted.status, admitted.message.encode(), admitted.headers)
             return
         if self.registry.live_count() >= security.max_sessions:
             await peer.reject(503, b"Too many sessions")

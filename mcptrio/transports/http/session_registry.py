@@ -28,7 +28,7 @@ from ..base import Transport
 from .http_session import HttpSession
 from .security import HttpSecurity, Principal
 
-__all__ = ["NotRunning", "SessionFactory", "SessionLimitReached", "SessionRegistry"]
+__all__ = ["EndpointNotRunning", "SessionFactory", "SessionLimitReached", "SessionRegistry"]
 
 log = logging.getLogger("mcptrio.http")
 
@@ -43,7 +43,7 @@ class SessionLimitReached(Exception):
     """``max_sessions`` sessions are live; no new one can start now."""
 
 
-class NotRunning(Exception):
+class EndpointNotRunning(Exception):
     """The endpoint's ``run`` has not been started (or has stopped): no session can live."""
 
 
@@ -116,10 +116,10 @@ class SessionRegistry:
             raise SessionLimitReached
 
     async def create(self, principal: Principal | None) -> HttpSession:
-        """Start a new session; :class:`SessionLimitReached` or :class:`NotRunning` if not."""
+        """A new session; raises :class:`SessionLimitReached` or :class:`EndpointNotRunning`."""
         nursery = self._nursery
         if nursery is None:
-            raise NotRunning
+            raise EndpointNotRunning
         self.check_capacity()
         session_id = new_session_id()
         transport = self._make_transport(session_id, principal)

@@ -30,7 +30,7 @@ from urllib.parse import urljoin
 
 import trio
 
-from ...protocol.errors import INTERNAL_ERROR
+from ...protocol.errors import INTERNAL_ERROR, TransportError
 from ...protocol.sse import SseError, SseEvent, SseParser
 from ..base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 from .client_messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
@@ -45,7 +45,7 @@ log = logging.getLogger("mcptrio.transports.http.legacy_sse_client")
 _ERROR_BODY_LIMIT = 4096
 
 
-class LegacySseError(Exception):
+class LegacySseError(TransportError):
     """The HTTP+SSE transport could not be opened."""
 
 

@@ -5,7 +5,7 @@ JSON-RPC message, or a 2025-03-26 batch) as one *text* message. This module hold
 
 - :class:`WebSocketTransport`, the :class:`~mcptrio.transports.base.Transport` over any open
   WebSocket that offers :class:`WebSocketMessages`; the HTTP front ends'
-  :class:`~mcptrio.transports.http.exchange.WebSocketPeer` does.
+  :class:`~mcptrio.transports.http.engine.exchange.WebSocketPeer` does.
 - :func:`serve_websocket_session`, what an HTTP endpoint awaits once a request has upgraded:
   it checks the subprotocol, accepts, and runs one session until the socket closes.
 - :func:`open_websocket_client_transport`, the client on trio-websocket;
@@ -41,7 +41,7 @@ import trio_websocket
 from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
 from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
-from .http.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
+from .http.engine.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
@@ -109,7 +109,7 @@ class WebSocketRejected(WebSocketHandshakeError):
 class WebSocketMessages(Protocol):
     """An open WebSocket, as :class:`WebSocketTransport` uses it.
 
-    The part of :class:`~mcptrio.transports.http.exchange.WebSocketPeer` that exists once the
+    The part of :class:`~mcptrio.transports.http.engine.exchange.WebSocketPeer` that exists once the
     handshake is done; every peer a front end hands over is one.
     """
 

@@ -19,9 +19,10 @@ normally, 1003 for a binary message (MCP frames are text), 1009 for a message ov
 ``max_frame_size``, 1008 for a peer that takes no data for ``send_timeout`` seconds, and 1002
 when the client finds the server did not select ``mcp``.
 
-Errors the client raises while connecting::
+Errors the client raises while connecting (a branch of the tree in
+:mod:`mcptrio.protocol.errors`)::
 
-    ConnectionError
+    TransportError, ConnectionError
     └── WebSocketHandshakeError       no MCP WebSocket came of it (network, timeout, no "mcp")
         └── WebSocketRejected         the server answered with an HTTP status instead
 """
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 import trio
 import trio_websocket
 
+from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
 from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, SessionFactory
 from .http.engine.exchange import Headers, HttpRequest, WebSocketClosed, WebSocketPeer
@@ -86,7 +88,7 @@ _RECEIVE_BUFFER_SIZE = 65536
 _MESSAGE_QUEUE_SIZE = 16
 
 
-class WebSocketHandshakeError(ConnectionError):
+class WebSocketHandshakeError(TransportError, ConnectionError):
     """The client could not open an MCP WebSocket: network error, timeout, or no ``mcp``."""
 
 

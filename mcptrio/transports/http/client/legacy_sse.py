@@ -30,6 +30,7 @@ from urllib.parse import urljoin
 
 import trio
 
+from ....protocol.errors import TransportError
 from ....protocol.sse import SseError, SseEvent, SseParser
 from ...base import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse, split_url
@@ -42,7 +43,7 @@ __all__ = ["LegacySseClientTransport", "LegacySseError", "open_legacy_sse_client
 log = logging.getLogger("mcptrio.transports.http.client.legacy_sse")
 
 
-class LegacySseError(Exception):
+class LegacySseError(TransportError):
     """The HTTP+SSE transport could not be opened."""
 
 

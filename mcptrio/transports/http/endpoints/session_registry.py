@@ -27,7 +27,7 @@ from ...base import SessionFactory
 from .http_session import HttpSession
 from .security import HttpSecurity, Principal, may_use
 
-__all__ = ["NotRunning", "SessionLimitReached", "SessionRegistry"]
+__all__ = ["EndpointNotRunning", "SessionLimitReached", "SessionRegistry"]
 
 log = logging.getLogger("mcptrio.http")
 
@@ -36,7 +36,7 @@ class SessionLimitReached(Exception):
     """``max_sessions`` sessions are live; no new one can start now."""
 
 
-class NotRunning(Exception):
+class EndpointNotRunning(Exception):
     """The endpoint's ``run`` has not been started (or has stopped): no session can live."""
 
 
@@ -110,10 +110,10 @@ class SessionRegistry:
             raise SessionLimitReached
 
     async def create(self, principal: Principal | None) -> HttpSession:
-        """Start a new session; :class:`SessionLimitReached` or :class:`NotRunning` if not."""
+        """A new session; raises :class:`SessionLimitReached` or :class:`EndpointNotRunning`."""
         nursery = self._nursery
         if nursery is None:
-            raise NotRunning
+            raise EndpointNotRunning
         self.check_capacity()
         session_id = new_session_id()
         transport = self.make_transport(session_id, principal)

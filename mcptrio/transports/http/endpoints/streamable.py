@@ -59,7 +59,7 @@ from .responses import (
     with_session_id,
 )
 from .security import HttpSecurity, Principal
-from .session_registry import NotRunning, SessionLimitReached, SessionRegistry
+from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
 
 __all__ = ["StreamableHttpEndpoint"]
@@ -245,7 +245,7 @@ class StreamableHttpEndpoint:
             retry = (b"retry-after", str(self.security.retry_after).encode())
             await send_error(responder, 503, "Too many sessions", headers=(retry,))
             return
-        except NotRunning:
+        except EndpointNotRunning:
             await send_error(responder, 503, "The MCP endpoint is not running")
             return
         transport.exchanges += 1

@@ -9,11 +9,11 @@ loop does no allocation the wire does not need:
   keep-alive, upgrade, ``Expect: 100-continue``, ``Content-Length``);
 - ``bytes``: a piece of the request body (already de-chunked);
 - :data:`END_OF_MESSAGE`: the request body is complete;
-- :data:`CONNECTION_CLOSED`: the client closed the connection between requests;
+- :data:`PEER_CLOSED`: the client closed the connection between requests;
 - ``None``: more bytes are needed.
 
-A head the parser cannot accept raises :class:`ParseError` carrying the status to answer with
-(400, or 431 when the head is over the size limit). Events of pipelined requests that were
+A head the parser cannot accept raises :class:`HttpParseError` carrying the status to answer
+with (400, or 431 when the head is over the size limit). Events of pipelined requests that were
 complete before the bad bytes are still delivered first.
 
 Responses are not the parsers' business: :func:`response_head` serialises a response head for
@@ -30,12 +30,12 @@ from http import HTTPStatus
 from typing import Final, Protocol
 
 __all__ = [
-    "CONNECTION_CLOSED",
     "END_OF_MESSAGE",
-    "ConnectionClosed",
+    "PEER_CLOSED",
     "EndOfMessage",
-    "ParseError",
+    "HttpParseError",
     "ParserEvent",
+    "PeerClosed",
     "RequestHead",
     "RequestParser",
     "build_request_head",
@@ -53,21 +53,24 @@ class EndOfMessage:
         return "END_OF_MESSAGE"
 
 
-class ConnectionClosed:
-    """The type of :data:`CONNECTION_CLOSED`."""
+class PeerClosed:
+    """The type of :data:`PEER_CLOSED`."""
 
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return "CONNECTION_CLOSED"
+        return "PEER_CLOSED"
 
 
 END_OF_MESSAGE: Final = EndOfMessage()
-CONNECTION_CLOSED: Final = ConnectionClosed()
+PEER_CLOSED: Final = PeerClosed()
 
 
-class ParseError(Exception):
-    """The client sent something that is not acceptable HTTP/1.1; answer ``status`` and close."""
+class HttpParseError(Exception):
+    """The client sent something that is not acceptable HTTP/1.1; answer ``status`` and close.
+
+    A signal inside the built-in server, never raised to a caller.
+    """
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
@@ -99,7 +102,7 @@ class RequestHead:
         return self.method == b"GET" and self.upgrade is not None and b"websocket" in self.upgrade
 
 
-ParserEvent = RequestHead | bytes | EndOfMessage | ConnectionClosed
+ParserEvent = RequestHead | bytes | EndOfMessage | PeerClosed
 
 
 class RequestParser(Protocol):
@@ -110,7 +113,7 @@ class RequestParser(Protocol):
         ...
 
     def next_event(self) -> ParserEvent | None:
-        """The next event, or ``None`` when more bytes are needed (:class:`ParseError`)."""
+        """The next event, or ``None`` when more bytes are needed (:class:`HttpParseError`)."""
         ...
 
     def next_request(self) -> None:
@@ -159,12 +162,12 @@ def build_request_head(
             expect_continue = value.lower() == b"100-continue"
         elif name == b"content-length":
             if not value.isdigit():
-                raise ParseError("invalid Content-Length")
+                raise HttpParseError("invalid Content-Length")
             content_length = int(value)
         elif name == b"transfer-encoding":
             chunked = b"chunked" in value.lower()
     if size > max_size:
-        raise ParseError("request head too large", 431)
+        raise HttpParseError("request head too large", 431)
     if method == b"CONNECT" or (connection_upgrade and upgrade is not None):
         keep_alive = False
     if not connection_upgrade:

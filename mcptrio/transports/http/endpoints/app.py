@@ -117,12 +117,7 @@ class McpHttpApp:
             count_others=lambda: len(self.legacy.sessions),
         )
         self.streamable = StreamableHttpEndpoint(
-            self.registry,
-            server,
-            self.security,
-            event_store=event_store,
-            json_response=json_response,
-            stateless=stateless,
+            self.registry, json_response=json_response, stateless=stateless
         )
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:

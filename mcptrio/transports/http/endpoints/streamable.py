@@ -46,8 +46,7 @@ from ....protocol.base import RequestId
 from ....protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, ParseError
 from ....protocol.revisions import BATCH_REVISIONS
 from ....runtime.session import Session
-from ....stores.event_store import EventStore, UnknownEventId
-from ...base import SessionFactory
+from ....stores.event_store import UnknownEventId
 from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
@@ -59,7 +58,7 @@ from .responses import (
     send_error,
     with_session_id,
 )
-from .security import HttpSecurity, Principal
+from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
 
@@ -83,27 +82,26 @@ def _is_error_answer(data: bytes) -> bool:
 
 
 class StreamableHttpEndpoint:
-    """The MCP endpoint of Streamable HTTP; see the module docstring."""
+    """The MCP endpoint of Streamable HTTP; see the module docstring.
+
+    Its sessions live in ``registry``, which also holds the server (``factory``) and the
+    security settings.
+    """
 
     def __init__(
         self,
         registry: SessionRegistry,
-        factory: SessionFactory,
-        security: HttpSecurity,
         *,
-        event_store: EventStore | None,
         json_response: bool = True,
         stateless: bool = False,
         stateless_transport: type[HttpSession] = HttpSession,
     ) -> None:
         self.registry = registry
-        self.factory = factory
-        self.security = security
-        self.event_store = event_store
+        self.security = registry.security
         self.json_response = json_response
         self.stateless = stateless
         self._stateless_transport = stateless_transport
-        supported = getattr(factory, "supported_revisions", None)
+        supported = getattr(registry.factory, "supported_revisions", None)
         self._supported: frozenset[bytes] | None = (
             frozenset(r.encode() for r in supported) if isinstance(supported, tuple) else None
         )
@@ -398,7 +396,7 @@ class StreamableHttpEndpoint:
             await send_error(responder, 400, "Batches are not accepted by a stateless server")
             return
         transport = self._stateless_transport("", event_store=None)
-        session = transport.session = self.factory.session(transport)
+        session = transport.session = self.registry.factory.session(transport)
         if not routing.initialize:
             version = header(request.headers, b"mcp-protocol-version")
             revision = "2025-03-26" if version is None else version.decode("latin-1")

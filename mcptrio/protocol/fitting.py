@@ -135,10 +135,6 @@ TYPES: Final[Mapping[type, str]] = {
 _Rule = Callable[[Any, Revision], Any]
 
 
-class _Unfit(Exception):
-    """A message the revision cannot carry; raised as the direction's error."""
-
-
 # ---------------------------------------------------------------------------- the rules
 
 
@@ -182,7 +178,7 @@ def _single_block(message: Any, revision: Revision) -> Any:
     if revision.sampling_tools or not isinstance(content, list):
         return message
     if len(content) != 1:
-        raise _Unfit(
+        raise CapabilityNotNegotiated(
             f"{len(content)} content blocks in one sampling message: protocol revision"
             f" {revision.version} allows exactly one"
         )
@@ -193,12 +189,16 @@ def _no_sampling_tools(request: CreateMessageRequest, revision: Revision) -> Non
     if not revision.sampling_tools and (
         request.tools is not UNSET or request.tool_choice is not UNSET
     ):
-        raise _Unfit(f"sampling with tools does not exist in protocol revision {revision.version}")
+        raise CapabilityNotNegotiated(
+            f"sampling with tools does not exist in protocol revision {revision.version}"
+        )
 
 
 def _no_url_mode(request: ElicitRequest, revision: Revision) -> None:
     if request.mode == "url" and not revision.url_elicitation:
-        raise _Unfit(f"URL-mode elicitation does not exist in protocol revision {revision.version}")
+        raise CapabilityNotNegotiated(
+            f"URL-mode elicitation does not exist in protocol revision {revision.version}"
+        )
 
 
 def _no_string_arrays(result: ElicitResult, revision: Revision) -> ElicitResult:
@@ -206,7 +206,7 @@ def _no_string_arrays(result: ElicitResult, revision: Revision) -> ElicitResult:
         return result
     for name, value in result.content.items():
         if isinstance(value, list):
-            raise _Unfit(
+            raise CapabilityNotNegotiated(
                 f"a list answer for {name!r}: string arrays are new in 2025-11-25 (this session"
                 f" speaks {revision.version})"
             )
@@ -310,16 +310,13 @@ def _features_touching(cls: type, direction: Direction) -> frozenset[str]:
 class Step:
     """Fits messages to one revision, one direction (see the module docstring)."""
 
-    __slots__ = ("_error", "_lacking", "_needs", "_rules", "direction", "revision")
+    __slots__ = ("_lacking", "_needs", "_rules", "direction", "revision")
 
     def __init__(self, revision: Revision, direction: Direction) -> None:
         self.revision = revision
         self.direction: Direction = direction
         self._lacking = frozenset(name for name in FEATURES if not getattr(revision, name))
         self._rules = _OUT_RULES if direction == "out" else _IN_RULES
-        self._error: type[Exception] = (
-            CapabilityNotNegotiated if direction == "out" else InvalidParams
-        )
         self._needs: dict[type, bool] = {}
 
     def __repr__(self) -> str:
@@ -327,11 +324,15 @@ class Step:
 
     def __call__(self, message: M) -> M:
         """``message`` fitted to the revision (``message`` itself when nothing changes)."""
-        try:
+        if self.direction == "out":
             fitted: M = self._value(message)
-        except _Unfit as exc:
-            raise self._error(str(exc)) from None
-        return fitted
+            return fitted
+        # Received, what the revision cannot carry is the peer's mistake: -32602.
+        try:
+            received: M = self._value(message)
+        except CapabilityNotNegotiated as exc:
+            raise InvalidParams(exc.message) from None
+        return received
 
     def needs(self, cls: type) -> bool:
         """Whether a message of type ``cls`` can change in this revision."""
@@ -357,7 +358,7 @@ class Step:
         if feature is not None and not getattr(revision, feature) and self.direction == "out":
             stand_in = _STAND_INS.get(cls)
             if stand_in is None:
-                raise _Unfit(
+                raise CapabilityNotNegotiated(
                     f"{cls.__name__} does not exist in protocol revision {revision.version}"
                 )
             return self._struct(stand_in(obj, revision))

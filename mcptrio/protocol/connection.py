@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -61,7 +61,7 @@ from .events import (
     UnmatchedResponse,
 )
 from .fitting import Step, check_incoming, fit_outgoing, incoming_step, outgoing_step
-from .methods import METHODS, MethodSpec
+from .methods import METHODS, MethodSpec, Side
 from .revisions import (
     SUPPORTED,
     Revision,
@@ -83,7 +83,8 @@ from .types import (
 
 __all__ = ["Connection", "Role", "capability_declared"]
 
-Role = Literal["client", "server"]
+#: Which side of the session a connection is.
+Role: TypeAlias = Side
 ResultT = TypeVar("ResultT", bound=Result)
 
 # Before a session is initialized only these may be sent or handled.

@@ -68,8 +68,9 @@ from .types import (
     UnsubscribeRequest,
 )
 
-__all__ = ["METHODS", "MethodSpec", "spec_for"]
+__all__ = ["METHODS", "MethodSpec", "Side", "spec_for"]
 
+#: One side of a session.
 Side = Literal["client", "server"]
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ..protocol.connection import Connection, info_for_revision
+from ..protocol.connection import Connection
 from ..protocol.errors import RequestTimeout
 from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
@@ -117,7 +117,6 @@ async def open_client(
             f"protocol_version {offered!r} is not one of supported_revisions {supported_revisions}"
         )
     declared = derive_capabilities(
-        offered,
         sampling=sampling is not None,
         elicitation_modes=None if elicitation is None else elicitation_modes,
         roots=roots is not None,
@@ -142,7 +141,7 @@ async def open_client(
             ) as transport:
                 connection = Connection(
                     "client",
-                    info=info_for_revision(client_info, offered),
+                    info=client_info,
                     capabilities=declared,
                     # The first revision is the one initialize offers.
                     supported=(offered, *(r for r in supported_revisions if r != offered)),

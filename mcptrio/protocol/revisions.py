@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from .errors import UnsupportedProtocolVersion
 
@@ -110,41 +110,47 @@ class Revision:
         return f"<Revision {self.version}>"
 
 
+#: The names of the boolean features of :class:`Revision`.
+FEATURES: Final[frozenset[str]] = frozenset(
+    field.name for field in dataclasses.fields(Revision) if field.type == "bool"
+)
+
+
+def _successor(
+    previous: Revision, version: str, *, gains: str, loses: str = "", **changes: Any
+) -> Revision:
+    """The row of ``version``: ``previous`` with the features named in ``gains`` and without
+    those in ``loses`` (names separated by spaces), and any other ``changes``."""
+    features: dict[str, Any] = dict.fromkeys(gains.split(), True)
+    features |= dict.fromkeys(loses.split(), False)
+    unknown = features.keys() - FEATURES
+    if unknown:
+        raise ValueError(f"Not features of a revision: {sorted(unknown)}")
+    return dataclasses.replace(previous, version=version, **features, **changes)
+
+
 _ANY_4XX = frozenset(range(400, 500))
 
-#: The first public revision has none of the later features.
+#: The first public revision has none of the later features; each row after it says what its
+#: revision brought and took away.
 _R_2024_11_05 = Revision(version="2024-11-05", era="handshake", http_sse_fallback_statuses=_ANY_4XX)
-_R_2025_03_26 = dataclasses.replace(
+_R_2025_03_26 = _successor(
     _R_2024_11_05,
-    version="2025-03-26",
-    batches=True,
-    audio=True,
-    tool_annotations=True,
-    progress_message=True,
-    completions_capability=True,
+    "2025-03-26",
+    gains="batches audio tool_annotations progress_message completions_capability",
 )
-_R_2025_06_18 = dataclasses.replace(
+_R_2025_06_18 = _successor(
     _R_2025_03_26,
-    version="2025-06-18",
-    batches=False,
-    titles=True,
-    data_meta=True,
-    last_modified=True,
-    structured_output=True,
-    resource_links=True,
-    completion_context=True,
-    elicitation=True,
+    "2025-06-18",
+    gains="titles data_meta last_modified structured_output resource_links completion_context"
+    " elicitation",
+    loses="batches",
 )
-_R_2025_11_25 = dataclasses.replace(
+_R_2025_11_25 = _successor(
     _R_2025_06_18,
-    version="2025-11-25",
-    url_elicitation=True,
-    multi_select_elicitation=True,
-    tasks=True,
-    sampling_tools=True,
-    icons=True,
-    error_id_optional=True,
-    sse_polling=True,
+    "2025-11-25",
+    gains="url_elicitation multi_select_elicitation tasks sampling_tools icons error_id_optional"
+    " sse_polling",
     http_sse_fallback_statuses=frozenset({400, 404, 405}),
 )
 
@@ -164,10 +170,6 @@ LATEST: Final[str] = SUPPORTED[0]
 ASSUMED_WITHOUT_VERSION_HEADER: Final[str] = "2025-03-26"
 
 _BY_VERSION: Final[dict[str, Revision]] = {revision.version: revision for revision in REVISIONS}
-#: The names of the boolean features of :class:`Revision`.
-FEATURES: Final[frozenset[str]] = frozenset(
-    field.name for field in dataclasses.fields(Revision) if field.type == "bool"
-)
 
 
 def revision_of(version: str) -> Revision:

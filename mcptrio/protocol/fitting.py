@@ -91,11 +91,12 @@ M = TypeVar("M")
 Direction = Literal["out", "in"]
 
 #: Members that not every revision defines, by the struct that declares them, with the feature
-#: that brought them. Subclasses inherit the entries of their bases.
+#: that brought them (``dict.fromkeys`` where several came with one feature). Subclasses
+#: inherit the entries of their bases.
 MEMBERS: Final[Mapping[type, Mapping[str, str]]] = {
     BaseMetadata: {"title": "titles"},
     Described: {"icons": "icons", "meta": "data_meta"},
-    Implementation: {"description": "icons", "icons": "icons", "website_url": "icons"},
+    Implementation: dict.fromkeys(("description", "icons", "website_url"), "icons"),
     Tool: {
         "output_schema": "structured_output",
         "annotations": "tool_annotations",
@@ -108,19 +109,15 @@ MEMBERS: Final[Mapping[type, Mapping[str, str]]] = {
     # A sampling message got ``_meta`` with sampling with tools, not in 2025-06-18.
     SamplingMessage: {"meta": "sampling_tools"},
     CallToolResult: {"structured_content": "structured_output"},
-    CreateMessageRequest: {"tools": "sampling_tools", "tool_choice": "sampling_tools"},
-    ElicitRequest: {
-        "mode": "url_elicitation",
-        "url": "url_elicitation",
-        "elicitation_id": "url_elicitation",
-    },
+    CreateMessageRequest: dict.fromkeys(("tools", "tool_choice"), "sampling_tools"),
+    ElicitRequest: dict.fromkeys(("mode", "url", "elicitation_id"), "url_elicitation"),
     # ``task`` on tools/call, sampling/createMessage and elicitation/create.
     Request: {"task": "tasks"},
     CompleteRequest: {"context": "completion_context"},
     ProgressNotification: {"message": "progress_message"},
     ClientCapabilities: {"elicitation": "elicitation", "tasks": "tasks"},
-    SamplingCapability: {"context": "sampling_tools", "tools": "sampling_tools"},
-    ElicitationCapability: {"form": "url_elicitation", "url": "url_elicitation"},
+    SamplingCapability: dict.fromkeys(("context", "tools"), "sampling_tools"),
+    ElicitationCapability: dict.fromkeys(("form", "url"), "url_elicitation"),
     ServerCapabilities: {"completions": "completions_capability", "tasks": "tasks"},
 }
 

@@ -95,7 +95,12 @@ def _task_kwargs(obj: Any) -> dict[str, Any]:
 
 
 class _TaskState(HasMeta, kw_only=True):
-    """A task's state with ``_meta``: the flat ``... & Task`` types of the schema."""
+    """A task's state with ``_meta``: the flat ``... & Task`` types of the schema.
+
+    The fields repeat :class:`Task`'s because they cannot be inherited from it: a msgspec struct
+    takes fields from one line of bases only (``Result`` and ``Notification`` bring ``_meta``),
+    and ``Task`` has no ``_meta`` in the schema. A test checks that each has every field of Task.
+    """
 
     task_id: str
     status: TaskStatus

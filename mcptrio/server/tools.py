@@ -61,7 +61,6 @@ from .tool_results import error_result, structured_result, to_call_tool_result
 
 __all__ = [
     "RegisteredTool",
-    "ToolArgumentsError",
     "ToolError",
     "make_tool",
     "to_call_tool_result",
@@ -77,19 +76,12 @@ _ANNOTATIONS_SINCE = "2025-03-26"
 _ICONS_SINCE = "2025-11-25"
 
 
-class ToolError(Exception):
+class ToolError(McpError):
     """Raise from a tool to report a failure to the model.
 
     The call is answered with a tool error result (``isError: true``) whose text is the message,
-    exactly as given: say what went wrong and, when the model can fix it, how.
-    """
-
-
-class ToolArgumentsError(ToolError):
-    """The arguments of a call did not fit the tool's input schema.
-
-    :meth:`RegisteredTool.call` answers such a call with a tool error result itself; the class
-    remains for code that reports argument problems of its own.
+    exactly as given: say what went wrong and, when the model can fix it, how. Raised anywhere
+    else (a resource, a prompt), it is an error answer like any :class:`McpError` (-32603).
     """
 
 

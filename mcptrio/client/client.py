@@ -112,22 +112,12 @@ class Client:
         # A changed tool list may have changed any tool's output schema.
         notifications.on_tools_changed = self._output_schemas.forget
 
-    # ---------------------------------------------------------------- what was negotiated
+    # ---------------------------------------------------------------- the connection
 
     @property
     def protocol_version(self) -> str:
         """The negotiated protocol revision."""
         return self.initialize_result.protocol_version
-
-    @property
-    def server_info(self) -> Implementation:
-        """The server's ``serverInfo``: its name, version and, by revision, title, icons..."""
-        return self.initialize_result.server_info
-
-    @property
-    def server_capabilities(self) -> ServerCapabilities:
-        """What the server declared; a feature it lacks is ``UNSET``."""
-        return self.initialize_result.capabilities
 
     @property
     def instructions(self) -> str | None:
@@ -136,9 +126,19 @@ class Client:
         return value if isinstance(value, str) else None
 
     @property
+    def server_info(self) -> Implementation:
+        """The server's ``serverInfo``: its name, version and, by revision, title, icons..."""
+        return self.initialize_result.server_info
+
+    @property
     def roots(self) -> list[Root] | None:
         """The roots this client answers ``roots/list`` with (``None``: it has none)."""
         return None if self._handlers.roots is None else list(self._handlers.roots)
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        """What the server declared; a feature it lacks is ``UNSET``."""
+        return self.initialize_result.capabilities
 
     # ---------------------------------------------------------------- any request
 

@@ -23,7 +23,7 @@ from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
-from ..protocol.revisions import revision_at_least
+from ..protocol.revisions import revision_of
 from ..protocol.types.common import PaginatedResult
 from ..protocol.types.completion import (
     CompleteArgument,
@@ -100,10 +100,8 @@ class Client:
     ) -> None:
         self.session = session
         self.initialize_result = initialize_result
-        # Output schemas exist from 2025-06-18; the revision is settled for the session.
-        self._has_output_schemas = revision_at_least(
-            initialize_result.protocol_version, "2025-06-18"
-        )
+        # Output schemas exist only in some revisions; the revision is settled for the session.
+        self._has_output_schemas = revision_of(initialize_result.protocol_version).structured_output
         #: The timeout of every call that passes none (``None``: wait as long as it takes).
         self.request_timeout = request_timeout
         self._handlers = handlers
@@ -347,13 +345,10 @@ class Client:
         """``completion/complete``: suggestions for ``argument`` of ``ref``, typed so far
         ``value``. ``context`` (arguments already chosen) exists from 2025-06-18 and is left
         out for older servers."""
-        with_context = context is not None and revision_at_least(
-            self.protocol_version, "2025-06-18"
-        )
         request = CompleteRequest(
             ref=ref,
             argument=CompleteArgument(name=argument, value=value),
-            context=CompleteContext(arguments=dict(context or {})) if with_context else UNSET,
+            context=UNSET if context is None else CompleteContext(arguments=dict(context)),
         )
         return await self.request(request, **options)
 

@@ -21,7 +21,7 @@ from typing import Unpack
 
 import trio
 
-from ..protocol.connection import Connection, info_for_revision
+from ..protocol.connection import Connection
 from ..protocol.errors import RequestTimeout
 from ..protocol.types import InitializedNotification
 from ..runtime.nurseries import open_unwrapping_nursery
@@ -58,8 +58,8 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
       :class:`~mcptrio.protocol.errors.RequestTimeout`) and the ``timeout`` of every call that
       passes none;
     - ``handlers=Handlers(sampling=, elicitation=, elicitation_modes=, roots=, fallback=)``:
-      answer the server's requests; the capabilities are declared from which are given, in the
-      shape of the offered revision (see :mod:`~mcptrio.client.server_requests`). Without a
+      answer the server's requests; the capabilities are declared from which are given (fitted
+      to the offered revision, see :mod:`~mcptrio.client.server_requests`). Without a
       handler, a request is refused with -32601;
     - ``notifications=NotificationCallbacks(on_log=, on_list_changed=, ...)``: called for the
       server's notifications, inline in the session's reader: keep them quick, or use the
@@ -70,9 +70,7 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
     revisions = options.get("revisions") or Revisions()
     timeouts = options.get("timeouts") or Timeouts()
     handlers = options.get("handlers") or Handlers()
-    offered = revisions.offered
     declared = derive_capabilities(
-        offered,
         sampling=handlers.sampling is not None,
         elicitation_modes=None if handlers.elicitation is None else handlers.elicitation_modes,
         roots=handlers.roots is not None,
@@ -85,7 +83,7 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
             async with open_target(target, nursery) as transport:
                 connection = Connection(
                     "client",
-                    info=info_for_revision(identity.info, offered),
+                    info=identity.info,
                     capabilities=declared,
                     supported=revisions.in_preference_order,
                 )

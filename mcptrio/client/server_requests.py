@@ -2,16 +2,16 @@
 
 The application hands :func:`~mcptrio.client.open_client` its :class:`Handlers`, one per
 feature it supports; :func:`derive_capabilities` declares exactly those (merged with any the
-application passes explicitly), in the shape of the revision the client offers, and
-:class:`ServerRequestRouter` answers the requests:
+application passes explicitly), in the newest shape (the connection fits them to the revision
+the client offers), and :class:`ServerRequestRouter` answers the requests:
 
 - a request whose typed handler was given goes to it; any other goes to the low-level
   ``fallback`` handler, if given; otherwise it is refused with -32601;
 - a handler raising :class:`~mcptrio.protocol.errors.McpError` answers with that error; any
   other exception answers -32603 naming the handler, is logged, and leaves the session running;
-- answers are checked against the negotiated revision, so the server never sees a member its
-  revision lacks (a list of sampling content blocks before 2025-11-25, say): what can be
-  reshaped is, what cannot is answered -32603 with the reason.
+- answers are fitted to the negotiated revision by the connection, so the server never sees a
+  member its revision lacks (a list of sampling content blocks before 2025-11-25, say): what can
+  be reshaped is, what cannot is answered -32603 with the reason.
 
 Each handler runs in the request's own task (see :class:`~mcptrio.runtime.session.Session`),
 so a slow one (a person answering a form) holds up nothing else; the server cancelling the
@@ -31,9 +31,7 @@ from msgspec import UNSET
 from ..protocol.base import Request, Result
 from ..protocol.connection import capability_declared
 from ..protocol.errors import InternalError, InvalidParams, McpError, MethodNotFound
-from ..protocol.revisions import revision_at_least
 from ..protocol.types import (
-    AudioContent,
     ClientCapabilities,
     CreateMessageRequest,
     CreateMessageResult,
@@ -43,8 +41,6 @@ from ..protocol.types import (
     ListRootsResult,
     Root,
     RootsListChangedNotification,
-    ToolResultContent,
-    ToolUseContent,
 )
 from ..runtime.context import RequestContext
 from ..runtime.session import RequestHandler, Session
@@ -103,20 +99,19 @@ class Handlers:
 
 
 def derive_capabilities(
-    revision: str,
     *,
     sampling: bool,
     elicitation_modes: Collection[ElicitationMode] | None,
     roots: bool,
     extra: ClientCapabilities | None = None,
 ) -> ClientCapabilities:
-    """The capabilities to declare in ``initialize`` offering ``revision``.
+    """The capabilities to declare in ``initialize``, in the newest shape.
 
-    ``sampling`` declares ``sampling`` (with ``tools`` and ``context`` in 2025-11-25),
-    ``elicitation_modes`` (``None``: no elicitation) declares ``elicitation`` (``{form?, url?}``
-    in 2025-11-25, ``{}`` in 2025-06-18 when form mode is among them, nothing earlier), ``roots``
-    declares ``roots: {listChanged: true}``. ``extra`` is merged in (its members win) and the
-    result is cut to what ``revision`` defines.
+    ``sampling`` declares ``sampling`` (with ``tools`` and ``context``), ``elicitation_modes``
+    (``None``: no elicitation) declares ``elicitation`` (``{form?, url?}``), ``roots`` declares
+    ``roots: {listChanged: true}``. ``extra`` is merged in (its members win). The connection
+    cuts them to what the offered revision defines (``{}`` for form mode in 2025-06-18,
+    nothing earlier).
     """
     derived: dict[str, Any] = {}
     if sampling:
@@ -132,7 +127,7 @@ def derive_capabilities(
         derived["roots"] = {"listChanged": True}
     if extra is not None:
         _merge(derived, msgspec.to_builtins(extra))
-    return msgspec.convert(_for_revision(derived, revision), ClientCapabilities)
+    return msgspec.convert(derived, ClientCapabilities)
 
 
 def _merge(into: dict[str, Any], other: dict[str, Any]) -> None:
@@ -143,34 +138,12 @@ def _merge(into: dict[str, Any], other: dict[str, Any]) -> None:
             into[key] = value
 
 
-def _for_revision(caps: dict[str, Any], revision: str) -> dict[str, Any]:
-    """``caps`` without the members ``revision`` does not define (CHECKLIST §4)."""
-    if not revision_at_least(revision, "2025-11-25"):
-        caps.pop("tasks", None)
-        sampling = caps.get("sampling")
-        if isinstance(sampling, dict):
-            sampling.pop("tools", None)
-            sampling.pop("context", None)
-        elicitation = caps.pop("elicitation", None)
-        # 2025-06-18 has elicitation without modes, where {} means form mode.
-        if (
-            revision_at_least(revision, "2025-06-18")
-            and isinstance(elicitation, dict)
-            and ("form" in elicitation or "url" not in elicitation)
-        ):
-            caps["elicitation"] = {k: v for k, v in elicitation.items() if k not in ("form", "url")}
-    return caps
-
-
-def elicitation_modes_declared(
-    capabilities: ClientCapabilities, revision: str
-) -> frozenset[ElicitationMode]:
-    """The elicitation modes ``capabilities`` declare, read as ``revision`` reads them."""
+def elicitation_modes_declared(capabilities: ClientCapabilities) -> frozenset[ElicitationMode]:
+    """The elicitation modes ``capabilities`` declare (a revision without modes has
+    ``elicitation: {}``, which is form mode)."""
     elicitation = capabilities.elicitation
     if elicitation is UNSET:
         return frozenset()
-    if not revision_at_least(revision, "2025-11-25"):
-        return frozenset({"form"})
     modes: set[ElicitationMode] = set()
     if elicitation.form is not UNSET:
         modes.add("form")
@@ -195,17 +168,18 @@ class ServerRequestRouter:
         self.fallback = handlers.fallback
 
     async def __call__(self, ctx: RequestContext, request: Request[Any]) -> Result:
-        revision = ctx.session.connection.revision or ""
         if isinstance(request, CreateMessageRequest) and self.sampling is not None:
-            _check_sampling_request(ctx.session, request, revision)
-            result = await _run("sampling", self.sampling, ctx, request, CreateMessageResult)
-            return _sampling_result_for(result, revision)
+            _check_sampling_request(ctx.session, request)
+            sampled: CreateMessageResult = await _run(
+                "sampling", self.sampling, ctx, request, CreateMessageResult
+            )
+            return sampled
         if isinstance(request, ElicitRequest) and self.elicitation is not None:
-            _check_elicitation_mode(ctx.session, request, revision)
+            _check_elicitation_mode(ctx.session, request)
             answer = await _run("elicitation", self.elicitation, ctx, request, ElicitResult)
-            return _elicit_result_for(answer, request, revision)
+            return _elicit_result_for(answer, request)
         if isinstance(request, ListRootsRequest) and self.roots is not None:
-            return ListRootsResult(roots=_roots_for(self.roots, revision))
+            return ListRootsResult(roots=list(self.roots))
         if self.fallback is not None:
             return await self.fallback(ctx, request)
         raise MethodNotFound(f"Method not found: {request.METHOD} (this client has no handler)")
@@ -246,59 +220,25 @@ async def _run(
     return result
 
 
-def _check_sampling_request(session: Session, request: CreateMessageRequest, revision: str) -> None:
-    # The client MUST answer an error when tools arrive without sampling.tools declared.
-    if (request.tools is not UNSET or request.tool_choice is not UNSET) and not (
-        revision_at_least(revision, "2025-11-25")
-        and capability_declared(session.connection.capabilities, ("sampling", "tools"))
+def _check_sampling_request(session: Session, request: CreateMessageRequest) -> None:
+    # The client MUST answer an error when tools arrive without sampling.tools declared (the
+    # connection already refused them in a revision without sampling with tools).
+    if (request.tools is not UNSET or request.tool_choice is not UNSET) and not capability_declared(
+        session.connection.capabilities, ("sampling", "tools")
     ):
         raise InvalidParams("This client did not declare sampling.tools: tools cannot be sent")
 
 
-def _sampling_result_for(result: CreateMessageResult, revision: str) -> CreateMessageResult:
-    content = result.content
-    if revision_at_least(revision, "2025-11-25"):
-        return result
-    if isinstance(content, list):
-        if len(content) != 1:
-            raise InternalError(
-                f"The sampling handler answered {len(content)} content blocks; protocol"
-                f" revision {revision} allows exactly one"
-            )
-        content = content[0]
-    if isinstance(content, ToolUseContent | ToolResultContent):
-        raise InternalError(
-            f"The sampling handler answered {type(content).__name__}, which revision {revision}"
-            " does not have"
-        )
-    if isinstance(content, AudioContent) and not revision_at_least(revision, "2025-03-26"):
-        raise InternalError("The sampling handler answered audio content, new in 2025-03-26")
-    return msgspec.structs.replace(result, content=content)
-
-
-def _check_elicitation_mode(session: Session, request: ElicitRequest, revision: str) -> None:
+def _check_elicitation_mode(session: Session, request: ElicitRequest) -> None:
     capabilities = session.connection.capabilities
     assert isinstance(capabilities, ClientCapabilities)
     mode = request.effective_mode
-    if mode not in elicitation_modes_declared(capabilities, revision):
+    if mode not in elicitation_modes_declared(capabilities):
         raise InvalidParams(f"This client did not declare {mode}-mode elicitation")
 
 
-def _elicit_result_for(answer: ElicitResult, request: ElicitRequest, revision: str) -> ElicitResult:
+def _elicit_result_for(answer: ElicitResult, request: ElicitRequest) -> ElicitResult:
     if request.effective_mode == "url" or answer.action != "accept":
         # Only an accepted form carries content.
         return msgspec.structs.replace(answer, content=UNSET)
-    if isinstance(answer.content, dict) and not revision_at_least(revision, "2025-11-25"):
-        for name, value in answer.content.items():
-            if isinstance(value, list):
-                raise InternalError(
-                    f"The elicitation handler answered a list for {name!r}; string arrays are"
-                    f" new in 2025-11-25 (this session speaks {revision})"
-                )
     return answer
-
-
-def _roots_for(roots: list[Root], revision: str) -> list[Root]:
-    if revision_at_least(revision, "2025-06-18"):
-        return roots
-    return [msgspec.structs.replace(root, meta=UNSET) for root in roots]

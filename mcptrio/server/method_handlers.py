@@ -3,7 +3,7 @@
 :class:`MethodHandlers` holds one handler per request type (``routes``); the server looks the
 request's type up there and awaits the handler with the request's :class:`~.context.Context`.
 The four list methods share :meth:`MethodHandlers._page`: one cursor scheme, one page size, and
-definitions shaped for the negotiated revision.
+definitions in the newest shape (the session's connection fits them to the negotiated revision).
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ D = TypeVar("D", covariant=True)
 
 
 class _Described(Protocol[D]):
-    def definition_for(self, revision: str) -> D: ...
+    @property
+    def definition(self) -> D: ...
 
 
 class MethodHandlers:
@@ -76,17 +77,13 @@ class MethodHandlers:
         self,
         kind: str,
         items: Sequence[_Described[D]],
-        ctx: Context,
         request: PaginatedRequest[Any],
     ) -> tuple[list[D], Any]:
-        """One page of ``items`` as definitions for the session's revision, and the next
-        cursor (``UNSET`` on the last page)."""
+        """One page of ``items`` as definitions, and the next cursor (``UNSET`` on the last
+        page)."""
         cursor = request.cursor if isinstance(request.cursor, str) else None
         page, next_cursor = paginate(kind, items, cursor, self.server.page_size)
-        revision = ctx.revision
-        return [item.definition_for(revision) for item in page], (
-            UNSET if next_cursor is None else next_cursor
-        )
+        return [item.definition for item in page], (UNSET if next_cursor is None else next_cursor)
 
     # ------------------------------------------------------------------ tools
 
@@ -99,7 +96,7 @@ class MethodHandlers:
 
     async def list_tools(self, ctx: Context, request: ListToolsRequest) -> ListToolsResult:
         tools = list(self.server.tools_by_name.values())
-        definitions, cursor = self._page("tools", tools, ctx, request)
+        definitions, cursor = self._page("tools", tools, request)
         return ListToolsResult(tools=definitions, next_cursor=cursor)
 
     # ------------------------------------------------------------------ resources
@@ -108,14 +105,14 @@ class MethodHandlers:
         self, ctx: Context, request: ListResourcesRequest
     ) -> ListResourcesResult:
         resources = self.server.resources.resources()
-        definitions, cursor = self._page("resources", resources, ctx, request)
+        definitions, cursor = self._page("resources", resources, request)
         return ListResourcesResult(resources=definitions, next_cursor=cursor)
 
     async def list_templates(
         self, ctx: Context, request: ListResourceTemplatesRequest
     ) -> ListResourceTemplatesResult:
         templates = self.server.resources.templates()
-        definitions, cursor = self._page("templates", templates, ctx, request)
+        definitions, cursor = self._page("templates", templates, request)
         return ListResourceTemplatesResult(resource_templates=definitions, next_cursor=cursor)
 
     async def read_resource(self, ctx: Context, request: ReadResourceRequest) -> ReadResourceResult:
@@ -141,7 +138,7 @@ class MethodHandlers:
 
     async def list_prompts(self, ctx: Context, request: ListPromptsRequest) -> ListPromptsResult:
         prompts = self.server.prompts.prompts()
-        definitions, cursor = self._page("prompts", prompts, ctx, request)
+        definitions, cursor = self._page("prompts", prompts, request)
         return ListPromptsResult(prompts=definitions, next_cursor=cursor)
 
     async def get_prompt(self, ctx: Context, request: GetPromptRequest) -> GetPromptResult:

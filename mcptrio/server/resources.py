@@ -40,9 +40,9 @@ Text and binary contents get the resource's ``mime_type`` (or the defaults above
 is the URI that was read. Synchronous functions run in a worker thread so they never block the
 event loop; async ones run in the request's task and are cancelled with it.
 
-Descriptions are fitted to the session's revision: ``title``, ``_meta`` and
-``annotations.lastModified`` are left out before 2025-06-18 and ``icons`` before 2025-11-25;
-``_meta`` on contents is left out before 2025-06-18.
+Descriptions and contents are built for the newest revision; the session's connection fits them
+to the negotiated one (:mod:`mcptrio.protocol.fitting`: ``title``, ``_meta`` and
+``annotations.lastModified`` are left out before 2025-06-18 and ``icons`` before 2025-11-25).
 
 :class:`ResourceRegistry` keeps a server's resources and templates, in registration order, and
 answers ``resources/read``: a static URI first, then each template in turn; nothing matching
@@ -61,7 +61,6 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import msgspec
 from msgspec import UNSET
-from msgspec.structs import replace
 
 from ..protocol.errors import InvalidParams, ResourceNotFound
 from ..protocol.types import (
@@ -85,8 +84,6 @@ __all__ = [
     "to_resource_contents",
 ]
 
-_TITLE_SINCE = "2025-06-18"  # also _meta on resources and contents, annotations.lastModified
-_ICONS_SINCE = "2025-11-25"
 _TEXT_DEFAULT = "text/plain"
 _BINARY_DEFAULT = "application/octet-stream"
 _JSON = "application/json"
@@ -146,24 +143,8 @@ def to_resource_contents(value: Any, uri: str, mime_type: str | None) -> list[Re
     )
 
 
-def _contents_for_revision(
-    contents: list[ResourceContents], revision: str
-) -> list[ResourceContents]:
-    if revision >= _TITLE_SINCE:
-        return contents
-    return [replace(c, meta=UNSET) if c.meta is not UNSET else c for c in contents]
-
-
-def _annotations_for(annotations: Annotations | None, revision: str) -> Any:
-    if annotations is None:
-        return UNSET
-    if revision < _TITLE_SINCE and annotations.last_modified is not UNSET:
-        return replace(annotations, last_modified=UNSET)
-    return annotations
-
-
 class _Description:
-    """The descriptive fields resources and templates share, fitted to a revision on demand."""
+    """The descriptive fields resources and templates share."""
 
     def __init__(
         self,
@@ -186,16 +167,15 @@ class _Description:
         self.icons: tuple[Icon, ...] | None = None if icons is None else tuple(icons)
         self.meta: dict[str, Any] | None = None if meta is None else dict(meta)
 
-    def _fields_for(self, revision: str) -> dict[str, Any]:
-        recent = revision >= _TITLE_SINCE
+    def _fields(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "title": self.title if recent and self.title is not None else UNSET,
+            "title": UNSET if self.title is None else self.title,
             "description": UNSET if self.description is None else self.description,
             "mime_type": UNSET if self.mime_type is None else self.mime_type,
-            "annotations": _annotations_for(self.annotations, revision),
-            "icons": list(self.icons) if self.icons and revision >= _ICONS_SINCE else UNSET,
-            "meta": self.meta if recent and self.meta is not None else UNSET,
+            "annotations": UNSET if self.annotations is None else self.annotations,
+            "icons": list(self.icons) if self.icons else UNSET,
+            "meta": UNSET if self.meta is None else self.meta,
         }
 
 
@@ -221,31 +201,29 @@ class RegisteredResource(_Description):
         self.fn = source
         self._contents = contents
         self._context_parameter = context_parameter
-        self._definitions: dict[str, Resource] = {}
+        self._definition: Resource | None = None
 
     def __repr__(self) -> str:
         return f"<RegisteredResource {self.uri!r}>"
 
-    def definition_for(self, revision: str) -> Resource:
-        """The ``Resource`` for ``resources/list`` in ``revision``, without fields it lacks."""
-        definition = self._definitions.get(revision)
-        if definition is None:
-            definition = self._definitions[revision] = Resource(
-                uri=self.uri,
-                size=UNSET if self.size is None else self.size,
-                **self._fields_for(revision),
+    @property
+    def definition(self) -> Resource:
+        """The ``Resource`` for ``resources/list``, in the newest shape."""
+        if self._definition is None:
+            self._definition = Resource(
+                uri=self.uri, size=UNSET if self.size is None else self.size, **self._fields()
             )
-        return definition
+        return self._definition
 
     async def read(self, ctx: Context) -> list[ResourceContents]:
-        """The contents, fitted to the session's revision (calls the function, if there is one)."""
+        """The contents (calls the function, if there is one)."""
         if self.fn is None:
             contents = list(self._contents)
         else:
             kwargs = {} if self._context_parameter is None else {self._context_parameter: ctx}
             value = await call_user_function(self.fn, **kwargs)
             contents = to_resource_contents(value, self.uri, self.mime_type)
-        return _contents_for_revision(contents, ctx.revision)
+        return contents
 
 
 def _context_parameter(fn: Callable[..., Any], owner: str) -> tuple[str | None, dict[str, Any]]:
@@ -379,7 +357,7 @@ class RegisteredTemplate(_Description):
         self.completions = completions
         self._parameters = parameters
         self._context_parameter = context_parameter
-        self._definitions: dict[str, ResourceTemplate] = {}
+        self._definition: ResourceTemplate | None = None
 
     def __repr__(self) -> str:
         return f"<RegisteredTemplate {self.template.template!r}>"
@@ -392,14 +370,14 @@ class RegisteredTemplate(_Description):
     def variables(self) -> tuple[str, ...]:
         return self.template.variables
 
-    def definition_for(self, revision: str) -> ResourceTemplate:
-        """The ``ResourceTemplate`` for ``resources/templates/list`` in ``revision``."""
-        definition = self._definitions.get(revision)
-        if definition is None:
-            definition = self._definitions[revision] = ResourceTemplate(
-                uri_template=self.template.template, **self._fields_for(revision)
+    @property
+    def definition(self) -> ResourceTemplate:
+        """The ``ResourceTemplate`` for ``resources/templates/list``, in the newest shape."""
+        if self._definition is None:
+            self._definition = ResourceTemplate(
+                uri_template=self.template.template, **self._fields()
             )
-        return definition
+        return self._definition
 
     def match(self, uri: str) -> dict[str, str | list[str]] | None:
         """The template's variables in ``uri``, or ``None`` if ``uri`` is not one of its members."""
@@ -417,8 +395,7 @@ class RegisteredTemplate(_Description):
         if self._context_parameter is not None:
             kwargs[self._context_parameter] = ctx
         value = await call_user_function(self.fn, **kwargs)
-        contents = to_resource_contents(value, uri, self.mime_type)
-        return _contents_for_revision(contents, ctx.revision)
+        return to_resource_contents(value, uri, self.mime_type)
 
     def _arguments(self, uri: str, variables: Mapping[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}

@@ -45,7 +45,6 @@ import trio
 from msgspec import UNSET
 
 from ..protocol.errors import InternalError, McpError
-from ..protocol.revisions import LATEST
 from ..protocol.types import CallToolResult, Icon, Tool, ToolAnnotations
 from ..runtime.context import RequestContext
 from .context import Context
@@ -71,9 +70,6 @@ log = logging.getLogger("mcptrio.server")
 
 # The 2025-11-25 naming guidance: 1-128 characters of A-Z a-z 0-9 _ - .
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-_TITLE_SINCE = "2025-06-18"  # title, outputSchema, _meta
-_ANNOTATIONS_SINCE = "2025-03-26"
-_ICONS_SINCE = "2025-11-25"
 
 
 class ToolError(McpError):
@@ -95,11 +91,11 @@ def validate_tool_name(name: str) -> str:
 
 
 class RegisteredTool:
-    """A tool as the server keeps it: its description per revision, and how to call it."""
+    """A tool as the server keeps it: its description, and how to call it."""
 
     __slots__ = (
         "_arguments",
-        "_definitions",
+        "_definition",
         "_fast",
         "_is_async",
         "_output",
@@ -140,7 +136,7 @@ class RegisteredTool:
         self._fast = not (
             arguments.positional_names or arguments.context_names or arguments.request_context_names
         )
-        self._definitions: dict[str, Tool] = {}
+        self._definition: Tool | None = None
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -158,56 +154,27 @@ class RegisteredTool:
 
     @property
     def definition(self) -> Tool:
-        """The tool as the newest revision describes it."""
-        return self.definition_for(LATEST)
-
-    def definition_for(self, revision: str) -> Tool:
-        """The tool as ``revision`` describes it: fields its schema lacks are left out.
-
-        ``title``, ``outputSchema`` and ``_meta`` appear from 2025-06-18, ``annotations`` from
-        2025-03-26 and ``icons`` from 2025-11-25. In 2025-03-26, which has no ``title``, the title
-        is sent as ``annotations.title`` (unless the annotations have one), the field clients of
-        that revision display.
-        """
-        definition = self._definitions.get(revision)
-        if definition is None:
-            definition = self._definitions[revision] = self._describe(revision)
-        return definition
-
-    def _describe(self, revision: str) -> Tool:
-        modern = revision >= _TITLE_SINCE
-        annotations: ToolAnnotations | None = None
-        if revision >= _ANNOTATIONS_SINCE:
-            annotations = self.annotations
-            if not modern and self.title is not None:
-                if annotations is None:
-                    annotations = ToolAnnotations(title=self.title)
-                elif annotations.title is UNSET:
-                    annotations = msgspec.structs.replace(annotations, title=self.title)
-        output_schema = self._output.output_schema
-        return Tool(
-            name=self.name,
-            title=self.title if modern and self.title is not None else UNSET,
-            description=self.description if self.description else UNSET,
-            input_schema=self._arguments.input_schema,
-            output_schema=output_schema if modern and output_schema is not None else UNSET,
-            annotations=annotations if annotations is not None else UNSET,
-            icons=self.icons if revision >= _ICONS_SINCE and self.icons is not None else UNSET,
-            meta=self.meta if modern and self.meta is not None else UNSET,
-        )
+        """The tool as the newest revision describes it (the session's connection fits it to
+        the negotiated one)."""
+        if self._definition is None:
+            output_schema = self._output.output_schema
+            self._definition = Tool(
+                name=self.name,
+                title=UNSET if self.title is None else self.title,
+                description=self.description if self.description else UNSET,
+                input_schema=self._arguments.input_schema,
+                output_schema=UNSET if output_schema is None else output_schema,
+                annotations=UNSET if self.annotations is None else self.annotations,
+                icons=UNSET if self.icons is None else self.icons,
+                meta=UNSET if self.meta is None else self.meta,
+            )
+        return self._definition
 
     async def call(
         self, ctx: Context | RequestContext, arguments: dict[str, Any] | None
     ) -> CallToolResult:
-        """Run the tool for one ``tools/call`` and return its result (see the module docstring).
-
-        The revision comes from ``ctx``: a :class:`Context`'s ``revision``, or the session's
-        negotiated revision for a :class:`RequestContext`.
-        """
-        if isinstance(ctx, Context):
-            revision = ctx.revision or LATEST
-        else:
-            revision = ctx.session.connection.revision or LATEST
+        """Run the tool for one ``tools/call`` and return its result (see the module docstring),
+        in the newest shape."""
         try:
             parsed = msgspec.convert(
                 {} if arguments is None else arguments,
@@ -224,8 +191,8 @@ class RegisteredTool:
             else:
                 value = await trio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
             if self._output.output_schema is None:
-                return to_call_tool_result(value, revision)
-            return structured_result(value, self._output, revision)
+                return to_call_tool_result(value)
+            return structured_result(value, self._output)
         except ToolError as exc:
             return error_result(str(exc))
         except McpError:

@@ -35,7 +35,7 @@ from mcptrio.server.context import Context
 from mcptrio.server.prompts import PromptRegistry, make_prompt
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import open_recorded_client
+from conftest import as_received, open_recorded_client
 from schema_validation import REVISIONS, validate_message
 
 LATEST = "2025-11-25"
@@ -83,7 +83,7 @@ def make_context(revision: str = LATEST) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request = CompleteRequest(
@@ -112,7 +112,8 @@ def template_request(uri: str, argument: str, value: str) -> CompleteRequest:
 async def complete(
     setup: Setup, request: CompleteRequest, revision: str = LATEST
 ) -> dict[str, Any]:
-    result = await setup.engine.complete(make_context(revision), request)
+    received = as_received(request, revision)
+    result = await setup.engine.complete(make_context(revision), received)
     completion: dict[str, Any] = msgspec.json.decode(encode(result))["completion"]
     return completion
 

@@ -33,7 +33,7 @@ from mcptrio.server.media import Audio
 from mcptrio.server.tools import ToolError, make_tool
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import Wire, open_recorded_client
+from conftest import Wire, as_sent, open_recorded_client
 from schema_validation import REVISIONS, validate_message
 
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
@@ -387,24 +387,14 @@ async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
     if revision >= "2025-03-26":
         assert spoken == {"content": [{"type": "audio", "data": B64_WAV, "mimeType": "audio/wav"}]}
     else:
-        assert spoken == {
-            "content": [
-                {
-                    "type": "resource",
-                    "resource": {
-                        "uri": "attachment:audio",
-                        "mimeType": "audio/wav",
-                        "blob": B64_WAV,
-                    },
-                }
-            ]
-        }
+        note = f"[audio (audio/wav) left out: protocol revision {revision} has no audio]"
+        assert spoken == {"content": [text(note)]}
     if revision >= STRUCTURED_SINCE:
         assert linked == {
             "content": [{"type": "resource_link", "uri": "file:///notes.md", "name": "notes.md"}]
         }
     else:
-        assert linked == {"content": [text("Resource: notes.md <file:///notes.md>")]}
+        assert linked == {"content": [text("[resource link: notes.md <file:///notes.md>]")]}
 
 
 async def test_a_sync_tool_runs_in_a_thread_and_never_blocks_the_loop() -> None:
@@ -480,7 +470,7 @@ def make_context(revision: str) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request = GetPromptRequest(name="x")
@@ -507,18 +497,17 @@ async def test_context_parameters_receive_the_contexts() -> None:
     assert (await positional.call(context, {"n": 5})).content == [TextContent(text="sync 5 7")]
 
 
-async def test_call_takes_the_revision_from_the_context() -> None:
+async def test_a_call_answers_in_the_newest_shape_which_the_connection_fits() -> None:
     async def add(a: int, b: int) -> int:
         return a + b
 
     tool = make_tool(add)
     old = await tool.call(make_context("2025-03-26"), {"a": 1, "b": 2})
-    assert old.structured_content is msgspec.UNSET
-    new = await tool.call(make_context("2025-11-25"), {"a": 1, "b": 2})
-    assert new.structured_content == {"result": 3}
-    # A RequestContext works too: the revision is the session's.
+    assert old.structured_content == {"result": 3}
+    assert as_sent(old, "2025-03-26").structured_content is msgspec.UNSET
+    # A RequestContext works too.
     from_request = await tool.call(make_context("2024-11-05").request_context, {"a": 1, "b": 2})
-    assert from_request.structured_content is msgspec.UNSET
+    assert from_request.structured_content == {"result": 3}
 
 
 async def test_a_tool_asking_for_a_context_called_with_a_request_context_is_an_internal_error() -> (

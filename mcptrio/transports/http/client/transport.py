@@ -31,6 +31,7 @@ from functools import partial
 
 import trio
 
+from ....protocol.revisions import REVISIONS, SUPPORTED, revision_of
 from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
 from ..engine.client_pool import HttpClientPool, HttpError
 from .legacy_sse import (
@@ -48,10 +49,10 @@ log = logging.getLogger("mcptrio.transports.http.client.transport")
 
 
 def fallback_statuses(offered: str | None) -> frozenset[int]:
-    """The ``initialize`` POST statuses that send a client to HTTP+SSE, by offered revision."""
-    if offered is not None and offered < "2025-11-25":
-        return frozenset(range(400, 500))
-    return frozenset({400, 404, 405})
+    """The ``initialize`` POST statuses that send a client to HTTP+SSE, by offered revision
+    (unknown: the newest revision's rule)."""
+    revision = revision_of(offered) if offered in SUPPORTED else REVISIONS[0]
+    return revision.http_sse_fallback_statuses
 
 
 class HttpClientTransport:

@@ -44,7 +44,7 @@ import trio
 
 from ....protocol.base import RequestId
 from ....protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, ParseError
-from ....protocol.revisions import BATCH_REVISIONS
+from ....protocol.revisions import ASSUMED_WITHOUT_VERSION_HEADER, revision_of
 from ....runtime.session import Session
 from ....stores.event_store import EventStore, UnknownEventId
 from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
@@ -207,9 +207,9 @@ class StreamableHttpEndpoint:
             return
         if not await self._version_ok(request, responder, transport):
             return
-        if routing.batch and transport.revision not in BATCH_REVISIONS:
+        if routing.batch and not _batches_allowed(transport.revision):
             await send_error(
-                responder, 400, "JSON-RPC batches are only allowed in protocol revision 2025-03-26"
+                responder, 400, f"Protocol revision {transport.revision} has no JSON-RPC batches"
             )
             return
         transport.exchanges += 1
@@ -446,7 +446,9 @@ class StreamableHttpEndpoint:
         session = transport.session = self.factory.session(transport)
         if not routing.initialize:
             version = header(request.headers, b"mcp-protocol-version")
-            revision = "2025-03-26" if version is None else version.decode("latin-1")
+            revision = (
+                ASSUMED_WITHOUT_VERSION_HEADER if version is None else version.decode("latin-1")
+            )
             try:
                 session.connection.start_initialized(revision)
             except ValueError:
@@ -561,3 +563,7 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
+
+
+def _batches_allowed(revision: str | None) -> bool:
+    return revision is not None and revision_of(revision).batches

@@ -1,18 +1,15 @@
 """What :func:`~mcptrio.open_client` connects to, told apart by type, never by guessing.
 
-======================================  ==================================================
-target                                  transport
-======================================  ==================================================
-a list (any sequence) of strings        stdio: the server is that command, a subprocess
-:func:`stdio` ``(command, env=, ...)``  stdio, with the subprocess's options
-``"http://..."``, ``"https://..."``     Streamable HTTP, falling back to HTTP+SSE
-:func:`http` ``(url, headers=, ...)``   the same, with the HTTP client's options
-``"ws://..."``, ``"wss://..."``         MCP over WebSocket (subprotocol ``mcp``)
-:func:`websocket` ``(url, ...)``        the same, with the WebSocket client's options
-a server object (:class:`SessionServer`)  in memory, served in the client's own nursery
-:func:`in_memory` ``(server, ...)``     the same, with the in-memory transport's options
-a :class:`~mcptrio.transports.base.Transport`  yours, already open (closed with the block)
-======================================  ==================================================
+- a list (any sequence but a string) of strings or paths: stdio, the server is that command,
+  run as a subprocess; :func:`stdio` ``(command, env=..., cwd=...)`` with the subprocess's
+  options;
+- ``"http://..."`` or ``"https://..."``: Streamable HTTP, falling back to HTTP+SSE;
+  :func:`http` ``(url, headers=..., timeout=...)`` with the HTTP client's options;
+- ``"ws://..."`` or ``"wss://..."``: MCP over WebSocket (subprotocol ``mcp``);
+  :func:`websocket` ``(url, headers=...)`` with the WebSocket client's options;
+- a server object (a :class:`SessionServer`, such as :class:`mcptrio.Server`): in memory, served
+  in the client's own nursery; :func:`in_memory` ``(server, max_frame_size=...)``;
+- an open :class:`~mcptrio.transports.base.Transport`: used as it is, closed with the block.
 
 A string is a URL or an error: a command is never split out of a string and run, since a
 string that is almost a URL (``"htp://..."``, a file name) would otherwise be executed. Each
@@ -49,6 +46,7 @@ __all__ = [
     "http",
     "in_memory",
     "open_target",
+    "resolve_target",
     "stdio",
     "websocket",
 ]

@@ -27,6 +27,7 @@ from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.transports.base import Frame, Outgoing, Transport
 from mcptrio.transports.http.engine.exchange import (
+    Headers,
     HttpRequest,
     HttpResponder,
     WebSocketClosed,
@@ -39,7 +40,7 @@ from mcptrio.transports.websocket import (
     open_websocket_client_transport,
     serve_websocket_session,
 )
-from mcptrio.transports.websocket_server import origin_allowed, serve_websocket
+from mcptrio.transports.websocket_server import serve_websocket
 
 from schema_validation import validate_message
 
@@ -358,15 +359,6 @@ async def test_allowed_origins_replace_the_default() -> None:
             assert info.value.status_code == 403
 
 
-def test_origin_rules() -> None:
-    assert origin_allowed(None, None)
-    assert origin_allowed(b"http://localhost", None)
-    assert not origin_allowed(b"http://localhost:99999999", None)
-    assert not origin_allowed(b"http://[::1", None)
-    assert not origin_allowed(b"file://localhost", None)
-    assert origin_allowed(None, ["https://app.example"])
-
-
 async def test_wrong_path_is_refused_with_404() -> None:
     with trio.fail_after(IO_LIMIT):
         async with serving(make_server(Probe()), path="/mcp") as url:
@@ -655,7 +647,7 @@ class ScriptedPeer:
             await trio.sleep_forever()
         self.accepted = subprotocol
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
         await trio.lowlevel.checkpoint()
         self.rejected = status
 

@@ -1,12 +1,12 @@
 """The server's requests to the client: sampling, elicitation and roots.
 
-The application hands :func:`~mcptrio.client.open_client` a handler per feature it supports;
-:func:`derive_capabilities` declares exactly those (merged with any the application passes
-explicitly), in the newest shape (the connection fits them to the revision the client offers),
-and :class:`ServerRequestHandlers` answers the requests:
+The application hands :func:`~mcptrio.client.open_client` its :class:`Handlers`, one per
+feature it supports; :func:`derive_capabilities` declares exactly those (merged with any the
+application passes explicitly), in the newest shape (the connection fits them to the revision
+the client offers), and :class:`ServerRequestRouter` answers the requests:
 
 - a request whose typed handler was given goes to it; any other goes to the low-level
-  ``handle_request`` hook, if given; otherwise it is refused with -32601;
+  ``fallback`` handler, if given; otherwise it is refused with -32601;
 - a handler raising :class:`~mcptrio.protocol.errors.McpError` answers with that error; any
   other exception answers -32603 naming the handler, is logged, and leaves the session running;
 - answers are fitted to the negotiated revision by the connection, so the server never sees a
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 import msgspec
@@ -47,8 +48,9 @@ from ..runtime.session import RequestHandler, Session
 __all__ = [
     "ElicitationHandler",
     "ElicitationMode",
+    "Handlers",
     "SamplingHandler",
-    "ServerRequestHandlers",
+    "ServerRequestRouter",
     "derive_capabilities",
     "elicitation_modes_declared",
 ]
@@ -62,6 +64,35 @@ SamplingHandler: TypeAlias = Callable[
 ]
 #: ``async (ctx, request) -> ElicitResult``: ask the user (form mode or, 2025-11-25, URL mode).
 ElicitationHandler: TypeAlias = Callable[[RequestContext, ElicitRequest], Awaitable[ElicitResult]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Handlers:
+    """How a client answers the server's requests; the client declares exactly these.
+
+    ``sampling``
+        ``async (ctx, CreateMessageRequest) -> CreateMessageResult``: sample the application's
+        LLM. Declares ``sampling`` (with ``tools`` and ``context`` from 2025-11-25).
+    ``elicitation``
+        ``async (ctx, ElicitRequest) -> ElicitResult``: ask the user. Declares ``elicitation``
+        in the modes of ``elicitation_modes`` (URL mode from 2025-11-25).
+    ``roots``
+        The roots to answer ``roots/list`` with (:meth:`~mcptrio.Client.set_roots` replaces
+        them). Declares ``roots: {listChanged: true}``.
+    ``fallback``
+        ``async (ctx, request) -> Result``, the low-level hook: answers any request that has no
+        typed handler above. Without it such a request is refused with -32601.
+
+    A handler raising :class:`~mcptrio.protocol.errors.McpError` answers with that error; any
+    other exception answers -32603, is logged, and leaves the session running. Each runs in the
+    request's own task, so a slow one holds up nothing else.
+    """
+
+    sampling: SamplingHandler | None = None
+    elicitation: ElicitationHandler | None = None
+    elicitation_modes: Collection[ElicitationMode] = ("form", "url")
+    roots: Sequence[Root] | None = None
+    fallback: RequestHandler | None = None
 
 
 # ------------------------------------------------------------------------------ capabilities
@@ -125,24 +156,16 @@ def elicitation_modes_declared(capabilities: ClientCapabilities) -> frozenset[El
 # ------------------------------------------------------------------------------ answering
 
 
-class ServerRequestHandlers:
-    """Answers the server's requests with the application's handlers (see the module docs).
-
-    Use an instance as a :class:`~mcptrio.runtime.session.Session`'s ``handle_request``.
+class ServerRequestRouter:
+    """Answers the server's requests with the application's :class:`Handlers` (see the module
+    docs). Use an instance as a :class:`~mcptrio.runtime.session.Session`'s ``handle_request``.
     """
 
-    def __init__(
-        self,
-        *,
-        sampling: SamplingHandler | None = None,
-        elicitation: ElicitationHandler | None = None,
-        roots: Sequence[Root] | None = None,
-        fallback: RequestHandler | None = None,
-    ) -> None:
-        self.sampling = sampling
-        self.elicitation = elicitation
-        self.roots: list[Root] | None = None if roots is None else list(roots)
-        self.fallback = fallback
+    def __init__(self, handlers: Handlers) -> None:
+        self.sampling = handlers.sampling
+        self.elicitation = handlers.elicitation
+        self.roots: list[Root] | None = None if handlers.roots is None else list(handlers.roots)
+        self.fallback = handlers.fallback
 
     async def __call__(self, ctx: RequestContext, request: Request[Any]) -> Result:
         if isinstance(request, CreateMessageRequest) and self.sampling is not None:

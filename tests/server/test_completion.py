@@ -14,6 +14,7 @@ import trio
 import trio.lowlevel
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
@@ -346,7 +347,7 @@ class CompletionServer(mcptrio.Server):
 async def open_completion_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     setup = Setup(language=LANGUAGES, framework=frameworks)
     async with open_recorded_client(
-        CompletionServer(setup.engine), supported_revisions=(revision,)
+        CompletionServer(setup.engine), revisions=Revisions(supported=(revision,))
     ) as (client, wire, _):
         assert client.protocol_version == revision
         yield client, wire

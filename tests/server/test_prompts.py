@@ -13,6 +13,7 @@ import pytest
 import trio
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
@@ -492,7 +493,9 @@ async def open_prompt_client(revision: str) -> AsyncIterator[tuple[mcptrio.Clien
     registry = PromptRegistry()
     registry.add(make_prompt(code_review, title="Request Code Review"))
     registry.add(make_prompt(every_block, name="media"))
-    async with open_recorded_client(PromptServer(registry), supported_revisions=(revision,)) as (
+    async with open_recorded_client(
+        PromptServer(registry), revisions=Revisions(supported=(revision,))
+    ) as (
         client,
         wire,
         _,

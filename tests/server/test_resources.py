@@ -17,6 +17,7 @@ import pytest
 import trio
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError, ResourceNotFound
@@ -576,7 +577,7 @@ def wire_registry() -> ResourceRegistry:
 @asynccontextmanager
 async def open_resource_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     server = ResourceServer(wire_registry())
-    async with open_recorded_client(server, supported_revisions=(revision,)) as (
+    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
         client,
         wire,
         _,

@@ -18,6 +18,7 @@ import trio
 import trio.testing
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.types import (
     GetPromptRequest,
     Icon,
@@ -135,7 +136,7 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
         return f"Hello, {name}{punctuation}"
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -175,7 +176,7 @@ async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
         return a + b
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -218,7 +219,7 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 
     progress: list[float] = []
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -237,7 +238,9 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 async def test_every_listed_tool_validates_in_every_revision() -> None:
     for revision in REVISIONS:
         with trio.fail_after(5):
-            async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+            async with open_recorded_client(
+                tools_server(), revisions=Revisions(supported=(revision,))
+            ) as (
                 client,
                 wire,
                 _,
@@ -266,7 +269,9 @@ async def test_every_listed_tool_validates_in_every_revision() -> None:
 async def test_calls_on_the_wire(revision: str) -> None:
     modern = revision >= STRUCTURED_SINCE
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -298,7 +303,9 @@ async def test_calls_on_the_wire(revision: str) -> None:
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -320,7 +327,9 @@ async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -366,7 +375,9 @@ async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) ->
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,

@@ -31,7 +31,7 @@ def serve_mcptrio(port: int, max_connections: int) -> None:
     import trio
 
     from benchmarks.servers.mcptrio_server import build_server
-    from mcptrio.transports.http.builtin_server import ServerLimits
+    from mcptrio.transports.http.engine.builtin_server import ServerLimits
 
     limits = ServerLimits(max_connections=max_connections)
     server = build_server()

@@ -138,7 +138,7 @@ def _diff(
 
 async def _measure(sessions: int, get_stream: bool) -> Breakdown:
     from benchmarks.servers.mcptrio_server import build_server
-    from mcptrio.transports.http.builtin_server import ServerLimits
+    from mcptrio.transports.http.engine.builtin_server import ServerLimits
 
     server = build_server()
     limits = ServerLimits(max_connections=max(1000, sessions + 16))

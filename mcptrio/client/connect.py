@@ -34,7 +34,7 @@ from ..protocol.types import (
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import NotificationHandler, RequestHandler, Session
 from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
-from ..transports.http.client_transport import open_http_client_transport
+from ..transports.http.client.transport import open_http_client_transport
 from ..transports.memory import memory_transport_pair
 from ..transports.stdio import open_stdio_client_transport
 from ..transports.websocket import open_websocket_client_transport

@@ -80,8 +80,8 @@ from .session_state import ListKind, ServerSessionState
 from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
-    from ..transports.http.builtin_server import ServerLimits
-    from ..transports.http.security import HttpSecurity
+    from ..transports.http.endpoints.security import HttpSecurity
+    from ..transports.http.engine.builtin_server import ServerLimits
 
 __all__ = ["Server"]
 
@@ -399,11 +399,11 @@ class Server:
 
         Streamable HTTP and WebSocket are served at ``path``, the legacy HTTP+SSE endpoints at
         ``/sse`` and ``/messages``. See :func:`mcptrio.transports.http.serve.serve_http` to serve
-        several servers on one port, and :class:`~mcptrio.transports.http.app.McpHttpApp` for
-        every option.
+        several servers on one port, and
+        :class:`~mcptrio.transports.http.endpoints.app.McpHttpApp` for every option.
         """
         # Imported here so that stdio servers do not pay for loading the HTTP stack.
-        from ..transports.http.app import McpHttpApp
+        from ..transports.http.endpoints.app import McpHttpApp
         from ..transports.http.serve import serve_http
 
         app = McpHttpApp(

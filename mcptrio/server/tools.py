@@ -47,7 +47,6 @@ from .tool_results import error_result, structured_result, to_call_tool_result
 
 __all__ = [
     "RegisteredTool",
-    "ToolArgumentsError",
     "ToolError",
     "ToolOptions",
     "make_tool",
@@ -81,19 +80,12 @@ class ToolOptions(DescriptionOptions, total=False):
     input_schema: Mapping[str, Any] | None
 
 
-class ToolError(Exception):
+class ToolError(McpError):
     """Raise from a tool to report a failure to the model.
 
     The call is answered with a tool error result (``isError: true``) whose text is the message,
-    exactly as given: say what went wrong and, when the model can fix it, how.
-    """
-
-
-class ToolArgumentsError(ToolError):
-    """The arguments of a call did not fit the tool's input schema.
-
-    :meth:`RegisteredTool.call` answers such a call with a tool error result itself; the class
-    remains for code that reports argument problems of its own.
+    exactly as given: say what went wrong and, when the model can fix it, how. Raised anywhere
+    else (a resource, a prompt), it is an error answer like any :class:`McpError` (-32603).
     """
 
 

@@ -5,7 +5,7 @@ JSON-RPC message, or a 2025-03-26 batch) as one *text* message. This module hold
 
 - :class:`WebSocketTransport`, the :class:`~mcptrio.transports.base.Transport` over any open
   WebSocket that offers :class:`WebSocketMessages`; the HTTP front ends'
-  :class:`~mcptrio.transports.http.exchange.WebSocketPeer` does.
+  :class:`~mcptrio.transports.http.engine.exchange.WebSocketPeer` does.
 - :func:`serve_websocket_session`, what an HTTP endpoint awaits once a request has upgraded:
   it checks the subprotocol, accepts, and runs one session until the socket closes.
 - :func:`open_websocket_client_transport`, the client on trio-websocket;
@@ -19,9 +19,10 @@ normally, 1003 for a binary message (MCP frames are text), 1009 for a message ov
 ``max_frame_size``, 1008 for a peer that takes no data for ``send_timeout`` seconds, and 1002
 when the client finds the server did not select ``mcp``.
 
-Errors the client raises while connecting::
+Errors the client raises while connecting (a branch of the tree in
+:mod:`mcptrio.protocol.errors`)::
 
-    ConnectionError
+    TransportError, ConnectionError
     └── WebSocketHandshakeError       no MCP WebSocket came of it (network, timeout, no "mcp")
         └── WebSocketRejected         the server answered with an HTTP status instead
 """
@@ -37,9 +38,10 @@ from typing import TYPE_CHECKING, Protocol, cast
 import trio
 import trio_websocket
 
+from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
 from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
-from .http.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
+from .http.engine.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
@@ -87,7 +89,7 @@ _RECEIVE_BUFFER_SIZE = 65536
 _MESSAGE_QUEUE_SIZE = 16
 
 
-class WebSocketHandshakeError(ConnectionError):
+class WebSocketHandshakeError(TransportError, ConnectionError):
     """The client could not open an MCP WebSocket: network error, timeout, or no ``mcp``."""
 
 
@@ -107,7 +109,7 @@ class WebSocketRejected(WebSocketHandshakeError):
 class WebSocketMessages(Protocol):
     """An open WebSocket, as :class:`WebSocketTransport` uses it.
 
-    The part of :class:`~mcptrio.transports.http.exchange.WebSocketPeer` that exists once the
+    The part of :class:`~mcptrio.transports.http.engine.exchange.WebSocketPeer` that exists once the
     handshake is done; every peer a front end hands over is one.
     """
 

@@ -32,7 +32,7 @@ import trio
 import trio_websocket
 
 from .base import DEFAULT_MAX_FRAME_SIZE
-from .http.exchange import Headers, header
+from .http.engine.exchange import Headers, header
 from .websocket import (
     _MESSAGE_QUEUE_SIZE,
     _RECEIVE_BUFFER_SIZE,
@@ -79,7 +79,7 @@ def origin_allowed(origin: bytes | None, allowed_origins: Collection[str] | None
 
 @dataclass(frozen=True, slots=True)
 class _HandshakeRequest:
-    """The upgrade request, as an :class:`~mcptrio.transports.http.exchange.HttpRequest`.
+    """The upgrade request, as an :class:`~mcptrio.transports.http.engine.exchange.HttpRequest`.
 
     wsproto keeps ``Host`` and ``Sec-WebSocket-Extensions`` to itself, so ``headers`` lacks
     them; ``Sec-WebSocket-Protocol`` is put back from the offered subprotocols.

@@ -57,7 +57,6 @@ def _row(markdown: str, section: str, workload: str, load: str) -> str:
 
 
 def test_write_results_writes_json_markdown_and_png_charts(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
     doc = small_results()
     written = write_results(doc, tmp_path / "out")
     names = sorted(p.name for p in written)
@@ -107,7 +106,6 @@ def test_every_transport_of_a_full_run_gets_a_table() -> None:
 def test_command_line_regenerates_the_report_from_saved_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("matplotlib")
     saved = tmp_path / "run" / "results.json"
     saved.parent.mkdir()
     saved.write_text(json.dumps(small_results()))
@@ -128,7 +126,6 @@ def test_command_line_rejects_a_file_that_is_not_results(tmp_path: Path) -> None
 def test_publish_replaces_only_the_marked_section_and_draws_the_charts_beside_it(
     tmp_path: Path,
 ) -> None:
-    pytest.importorskip("matplotlib")
     page = tmp_path / "benchmarks.md"
     page.write_text(
         "# Benchmarks\n\nbefore\n\n<!-- latest-results: begin. notes -->\n\nold table\n\n"

@@ -71,8 +71,9 @@ async def test_a_mismatch_raises_output_validation_error_naming_the_path() -> No
             # The session carries on, and the unchecked answer is still there.
             unchecked = await client.call_tool("broken", {"shape": "wrong"}, validate_output=False)
     error = caught.value
-    assert isinstance(error, mcptrio.ClientError)
-    assert not isinstance(error, mcptrio.McpError)
+    # The client's own check failed, not the server: a local error, never a protocol error.
+    assert isinstance(error, mcptrio.ClientError) and isinstance(error, mcptrio.LocalError)
+    assert not isinstance(error, mcptrio.ProtocolError)
     assert error.tool == "broken"
     assert error.result.structured_content == {"city": "Paris", "celsius": "warm"}
     assert "$.celsius" in str(error) and "'broken'" in str(error)

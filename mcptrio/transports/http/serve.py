@@ -9,18 +9,18 @@ from typing import Any, Literal
 
 import trio
 
-from .builtin_server import ParserName, ServerLimits, serve_builtin
-from .exchange import HttpApp
-from .router import HttpRouter
+from .engine.builtin_server import ParserName, ServerLimits, serve_builtin
+from .engine.exchange import HttpApp
+from .engine.router import HttpRouter
 
 __all__ = ["as_http_app", "serve_http"]
 
 
 def as_http_app(target: Any) -> HttpApp:
-    """``target`` as an :class:`~.exchange.HttpApp`.
+    """``target`` as an :class:`~.engine.exchange.HttpApp`.
 
     An HttpApp is used as is; a mapping of path prefix to targets becomes an
-    :class:`~.router.HttpRouter`; anything with a ``session(transport)`` method (a
+    :class:`~.engine.router.HttpRouter`; anything with a ``session(transport)`` method (a
     :class:`mcptrio.Server`) is wrapped in ``McpHttpApp``.
     """
     if isinstance(target, Mapping):
@@ -29,7 +29,7 @@ def as_http_app(target: Any) -> HttpApp:
         app: HttpApp = target
         return app
     if callable(getattr(target, "session", None)):
-        from .app import McpHttpApp
+        from .endpoints.app import McpHttpApp
 
         return McpHttpApp(target)
     raise TypeError(f"cannot serve {target!r} over HTTP: not an HttpApp, a mapping or a server")
@@ -48,9 +48,9 @@ async def serve_http(
 ) -> None:
     """Serve ``target`` over HTTP until cancelled; reports the base URL (``http://host:port``).
 
-    ``target`` is a server, an :class:`~.exchange.HttpApp`, or a mapping of path prefix to
-    either (served by an :class:`~.router.HttpRouter`, longest prefix first). If the app has a
-    ``run`` method (``McpHttpApp`` keeps its sessions there), it is started first, in this
+    ``target`` is a server, an :class:`~.engine.exchange.HttpApp`, or a mapping of path prefix
+    to either (served by an :class:`~.engine.router.HttpRouter`, longest prefix first). If the app
+    has a ``run`` method (``McpHttpApp`` keeps its sessions there), it is started first, in this
     call's nursery, so sessions end when the call is cancelled.
 
     ``front_end="builtin"`` is the built-in HTTP/1.1 server (``parser``, ``limits``);
@@ -75,7 +75,7 @@ async def serve_http(
                 )
             )
         elif front_end == "hypercorn":
-            from .asgi import serve_hypercorn
+            from .engine.asgi import serve_hypercorn
 
             config = hypercorn_config(limits) if limits is not None else None
             url = await nursery.start(

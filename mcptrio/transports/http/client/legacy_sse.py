@@ -1,0 +1,260 @@
+"""The client side of the 2024-11-05 HTTP+SSE transport (deprecated since 2025-03-26).
+
+The client GETs the SSE URL and keeps that stream open for the whole session. The server's
+first event is ``endpoint``, whose data is the URI to POST messages to; every later ``message``
+event carries one frame from the server. The endpoint is resolved against the SSE URL and must
+be on the same origin (scheme, host and port): a server naming another origin could otherwise
+make the client send its traffic, headers included, anywhere, so such an endpoint is refused.
+
+Opening waits at most ``timeout`` seconds for the ``endpoint`` event and raises
+:class:`LegacySseError` when it does not come (or the GET is refused). Then:
+
+- :meth:`LegacySseClientTransport.send` starts one POST per frame in the transport's nursery (at
+  most ``max_concurrent_posts`` at once) and returns. A POST that fails (non-2xx, broken
+  connection) answers the requests it carried with a JSON-RPC error response, so the caller
+  fails promptly. Frames sent after ``notifications/initialized`` wait until that
+  notification's POST has been answered, as for Streamable HTTP.
+- :meth:`LegacySseClientTransport.receive` returns the frames of ``message`` events; events
+  with other names are ignored. The transport has no resumption (2024-11-05 defines none): when
+  the stream ends ``receive`` raises ``trio.EndOfChannel``, when it breaks (or stays silent for
+  ``sse_read_timeout``) ``trio.BrokenResourceError``, and the session on top ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
+from urllib.parse import urljoin
+
+import trio
+
+from ....protocol.errors import INTERNAL_ERROR, TransportError
+from ....protocol.sse import SseError, SseEvent, SseParser
+from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse, split_url
+from .messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
+from .posts import PostScheduler
+from .resources import open_client_resources
+
+__all__ = ["LegacySseClientTransport", "LegacySseError", "open_legacy_sse_client_transport"]
+
+log = logging.getLogger("mcptrio.transports.http.client.legacy_sse")
+
+_ERROR_BODY_LIMIT = 4096
+
+
+class LegacySseError(TransportError):
+    """The HTTP+SSE transport could not be opened."""
+
+
+def resolve_endpoint(sse_url: str, data: str) -> str:
+    """The POST URL an ``endpoint`` event names, refused unless on the SSE URL's origin."""
+    endpoint = urljoin(sse_url, data.strip())
+    try:
+        same = split_url(endpoint)[0] == split_url(sse_url)[0]
+    except ValueError:
+        same = False
+    if not same:
+        raise LegacySseError(
+            f"The server's endpoint {endpoint!r} is not on the origin of {sse_url!r}"
+        )
+    return endpoint
+
+
+class LegacySseClientTransport:
+    """A :class:`~mcptrio.transports.base.Transport` over HTTP+SSE.
+
+    Made by :func:`open_legacy_sse_client_transport`, which owns the nursery its tasks run in.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        pool: HttpClientPool,
+        nursery: trio.Nursery,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_concurrent_posts: int = 32,
+        incoming_buffer: int = 64,
+    ) -> None:
+        self.url = url
+        #: The POST URL, once the server has named it.
+        self.endpoint: str | None = None
+        self._pool = pool
+        self._nursery = nursery
+        self._custom_headers = list((headers or {}).items())
+        self.timeout = timeout
+        self.sse_read_timeout = sse_read_timeout
+        self.max_frame_size = max_frame_size
+        self._posts = PostScheduler(nursery, self._post, max_concurrent_posts=max_concurrent_posts)
+        self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
+            incoming_buffer
+        )
+        self._broken = False
+        self._closed = False
+
+    async def receive(self) -> Frame:
+        """The next frame from a ``message`` event."""
+        try:
+            return await self._incoming_receive.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            if self._broken:
+                raise trio.BrokenResourceError("The SSE stream broke") from None
+            raise trio.EndOfChannel from None
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        """Start one POST per frame to the endpoint; waits only for a free POST slot."""
+        for frame in frames:
+            if self._closed:
+                raise trio.ClosedResourceError("The transport is closed")
+            await self._posts.schedule(frame.data, peek_outgoing(frame.data))
+
+    async def aclose(self) -> None:
+        """Stop the stream and every POST; idempotent."""
+        self._closed = True
+        # The transport's own nursery: the caller's block (often the one calling this, through
+        # ``open_client(transport)``) runs outside it and carries on.
+        self._nursery.cancel_scope.cancel()
+        self._incoming_send.close()
+        await trio.lowlevel.checkpoint()
+
+    # ------------------------------------------------------------ the SSE stream
+
+    async def run_stream(self, *, task_status: trio.TaskStatus[str]) -> None:
+        """Open the stream, report the endpoint through ``task_status``, then pump messages."""
+        headers = [*self._custom_headers, ("accept", "text/event-stream")]
+        try:
+            async with self._pool.request(
+                "GET", self.url, headers=headers, read_timeout=self.sse_read_timeout
+            ) as response:
+                if response.status != 200 or response.content_type != "text/event-stream":
+                    raise LegacySseError(
+                        f"GET {self.url} answered HTTP {response.status} "
+                        f"({response.content_type or 'no content type'}), not an SSE stream"
+                    )
+                parser = SseParser(max_line=self.max_frame_size + 64)
+                self.endpoint, early = await self._await_endpoint(response, parser)
+                task_status.started(self.endpoint)
+                for event in early:
+                    await self._on_event(event)
+                await self._pump(response, parser)
+        except HttpError as exc:
+            if self.endpoint is None:
+                raise LegacySseError(f"Cannot open the SSE stream {self.url}: {exc}") from exc
+            log.info("the SSE stream from %s broke: %s", self.url, exc)
+            self._broken = True
+        except SseError as exc:
+            if self.endpoint is None:
+                raise LegacySseError(f"Invalid SSE stream from {self.url}: {exc}") from exc
+            log.warning("unusable SSE stream from %s: %s", self.url, exc)
+            await self._deliver(OversizedFrame(self.max_frame_size))
+            self._broken = True
+        finally:
+            self._incoming_send.close()
+
+    async def _await_endpoint(
+        self, response: HttpResponse, parser: SseParser
+    ) -> tuple[str, list[SseEvent]]:
+        """Read until the ``endpoint`` event; returns it and the events that came after it."""
+        with trio.move_on_after(self.timeout):
+            while True:
+                chunk = await response.receive_some()
+                if not chunk:
+                    raise LegacySseError("The SSE stream ended before its endpoint event")
+                events = parser.feed(chunk)
+                for i, event in enumerate(events):
+                    if event.event == "endpoint":
+                        return resolve_endpoint(self.url, event.data), events[i + 1 :]
+                    log.info("ignored a %r event before the endpoint event", event.event)
+        raise LegacySseError(f"No endpoint event from {self.url} within {self.timeout} s")
+
+    async def _pump(self, response: HttpResponse, parser: SseParser) -> None:
+        while chunk := await response.receive_some():
+            for event in parser.feed(chunk):
+                await self._on_event(event)
+
+    async def _on_event(self, event: SseEvent) -> None:
+        if event.event != "message":
+            log.info("ignored an SSE event named %r", event.event)
+            return
+        if not event.data:
+            return
+        data = event.data.encode("utf-8")
+        if len(data) > self.max_frame_size:
+            await self._deliver(OversizedFrame(self.max_frame_size))
+        else:
+            await self._deliver(data)
+
+    async def _deliver(self, frame: Frame) -> None:
+        try:
+            await self._incoming_send.send(frame)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            log.debug("dropped a frame that arrived after the transport closed")
+
+    # ------------------------------------------------------------ POST
+
+    async def _post(self, data: bytes, info: OutgoingInfo) -> None:
+        assert self.endpoint is not None
+        headers = [*self._custom_headers, ("content-type", "application/json")]
+        try:
+            async with self._pool.request(
+                "POST", self.endpoint, headers=headers, body=data, read_timeout=self.timeout
+            ) as response:
+                if 200 <= response.status < 300:
+                    response.drain_buffered()
+                    return
+                body = await response.read(_ERROR_BODY_LIMIT)
+                status, reason = response.status, response.reason
+        except HttpError as exc:
+            log.info("POST to %s failed: %s", self.endpoint, exc)
+            for rid in info.request_ids:
+                message = f"The HTTP request failed: {exc}"
+                await self._deliver(error_response(rid, INTERNAL_ERROR, message))
+            return
+        if not info.request_ids:
+            log.warning("the server refused a notification or response with HTTP %d", status)
+        for rid in info.request_ids:
+            await self._deliver(http_error_response(rid, status, reason, body))
+
+
+@asynccontextmanager
+async def open_legacy_sse_client_transport(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    ssl_context: ssl.SSLContext | None = None,
+    pool: HttpClientPool | None = None,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_concurrent_posts: int = 32,
+) -> AsyncIterator[LegacySseClientTransport]:
+    """Open an HTTP+SSE client transport to the SSE URL ``url``.
+
+    Connects, waits up to ``timeout`` seconds for the ``endpoint`` event (raising
+    :class:`LegacySseError` otherwise) and yields the transport. ``headers`` go on every
+    request. ``pool`` and ``ssl_context`` are as for
+    :func:`~mcptrio.transports.http.client.streamable.open_streamable_http_client_transport`.
+    Leaving the block closes the stream and stops every POST.
+    """
+    async with open_client_resources(
+        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 2
+    ) as (http, tasks):
+        transport = LegacySseClientTransport(
+            url,
+            http,
+            tasks,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            max_frame_size=max_frame_size,
+            max_concurrent_posts=max_concurrent_posts,
+        )
+        await tasks.start(transport.run_stream)
+        async with aclosing(transport):
+            yield transport

@@ -1,0 +1,176 @@
+"""What the HTTP client transports need to know about the frames they carry.
+
+A transport moves opaque frames, but an HTTP client must look inside a little: which request ids
+a POST carries (to answer them with an error when the HTTP exchange fails, and to know when a
+POST's SSE stream has delivered every response), which method it is (``initialize`` and
+``notifications/initialized`` are remembered for a session renewal), and which revision the
+server answered ``initialize`` with (for the ``MCP-Protocol-Version`` header). This module peeks
+with a lenient msgspec decode that skips everything else, and builds the error responses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from http import HTTPStatus
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ....protocol import codec
+from ....protocol.base import RequestId
+from ....protocol.errors import INTERNAL_ERROR, McpError
+
+__all__ = [
+    "OutgoingInfo",
+    "http_error_response",
+    "initialize_revision",
+    "offered_revision",
+    "peek_outgoing",
+    "response_ids",
+]
+
+
+class _Peek(msgspec.Struct):
+    id: int | str | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    params: msgspec.Raw | UnsetType = UNSET
+    result: msgspec.Raw | UnsetType = UNSET
+    error: msgspec.Raw | UnsetType = UNSET
+
+
+class _CancelParams(msgspec.Struct, rename="camel"):
+    request_id: int | str | UnsetType = UNSET
+
+
+class _InitializeResult(msgspec.Struct, rename="camel"):
+    protocol_version: str | UnsetType = UNSET
+
+
+class _InitializeRequest(msgspec.Struct):
+    params: _InitializeResult | UnsetType = UNSET
+
+
+_peek_decoder = msgspec.json.Decoder(_Peek | list[_Peek])
+_cancel_decoder = msgspec.json.Decoder(_CancelParams)
+_init_decoder = msgspec.json.Decoder(_InitializeResult)
+_any_decoder = msgspec.json.Decoder()
+_offer_decoder = msgspec.json.Decoder(_InitializeRequest)
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingInfo:
+    """What one outgoing frame is: its request ids, and its method when it is one message."""
+
+    request_ids: tuple[RequestId, ...]
+    method: str | None
+    #: For ``notifications/cancelled``: the request it cancels.
+    cancels: RequestId | None = None
+
+
+def _items(data: bytes) -> list[_Peek]:
+    try:
+        value = _peek_decoder.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
+
+
+def peek_outgoing(data: bytes) -> OutgoingInfo:
+    """Classify an outgoing frame (a message or a batch)."""
+    items = _items(data)
+    ids: list[RequestId] = []
+    for item in items:
+        if isinstance(item.method, str) and _is_id(item.id):
+            ids.append(item.id)  # type: ignore[arg-type]
+    method = items[0].method if len(items) == 1 and isinstance(items[0].method, str) else None
+    cancels: RequestId | None = None
+    if method == "notifications/cancelled" and isinstance(items[0].params, msgspec.Raw):
+        try:
+            rid = _cancel_decoder.decode(items[0].params).request_id
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            rid = UNSET
+        if isinstance(rid, int | str):
+            cancels = rid
+    return OutgoingInfo(tuple(ids), method, cancels)
+
+
+def response_ids(data: bytes) -> list[RequestId]:
+    """The ids of the responses (results and errors) in an incoming frame."""
+    found: list[RequestId] = []
+    for item in _items(data):
+        is_response = item.result is not UNSET or item.error is not UNSET
+        if item.method is UNSET and is_response and _is_id(item.id):
+            found.append(item.id)  # type: ignore[arg-type]
+    return found
+
+
+def initialize_revision(data: bytes, request_id: RequestId) -> str | None:
+    """The ``protocolVersion`` of the result for ``request_id`` in ``data``, if it holds it."""
+    for item in _items(data):
+        if item.id == request_id and isinstance(item.result, msgspec.Raw):
+            try:
+                version = _init_decoder.decode(item.result).protocol_version
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                return None
+            return version if isinstance(version, str) else None
+    return None
+
+
+def offered_revision(data: bytes) -> str | None:
+    """The ``protocolVersion`` an ``initialize`` request offers."""
+    try:
+        params = _offer_decoder.decode(data).params
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    if isinstance(params, _InitializeResult) and isinstance(params.protocol_version, str):
+        return params.protocol_version
+    return None
+
+
+def error_response(request_id: RequestId, code: int, message: str) -> bytes:
+    """An encoded JSON-RPC error response."""
+    return codec.encode_error(request_id, McpError(message, code=code))
+
+
+def http_error_response(
+    request_id: RequestId, status: int, reason: str, body: bytes | None
+) -> bytes:
+    """The error response a caller gets when its request's POST was answered ``status``.
+
+    When the body is itself a JSON-RPC error (servers often send one, with no id), its code and
+    message are kept; otherwise the code is -32603 and the message quotes the HTTP status and
+    the start of the body. The reason phrase is optional on the wire (h11 sends none unless
+    told, HTTP/2 has none at all), so an empty ``reason`` becomes the standard phrase for
+    ``status``: the message reads ``HTTP 400 Bad Request: ...`` whatever the server is.
+    """
+    if not reason:
+        reason = _standard_phrase(status)
+    code = INTERNAL_ERROR
+    detail = ""
+    if body:
+        try:
+            value = _any_decoder.decode(body)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            value = None
+        error = value.get("error") if isinstance(value, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            detail = error["message"]
+            if isinstance(error.get("code"), int) and not isinstance(error["code"], bool):
+                code = error["code"]
+        else:
+            detail = body[:200].decode("utf-8", "replace").strip()
+    message = f"HTTP {status} {reason}".rstrip()
+    if detail:
+        message += f": {detail}"
+    return error_response(request_id, code, message)
+
+
+def _standard_phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""

@@ -1,0 +1,588 @@
+"""The client side of Streamable HTTP (2025-03-26 and later).
+
+Every outgoing frame is one POST to the MCP endpoint (``Accept: application/json,
+text/event-stream``). The POST runs in a task of the transport's own nursery, so
+:meth:`StreamableHttpClientTransport.send` returns as soon as the POST is started and a slow
+response never holds up the session's writer; at most ``max_concurrent_posts`` POSTs run at
+once, and ``send`` waits for a slot beyond that (backpressure). Whatever the server answers
+reaches :meth:`~StreamableHttpClientTransport.receive` through one bounded memory channel:
+
+- ``202 Accepted``: nothing.
+- ``application/json``: the body is one frame (a message, or a 2025-03-26 batch).
+- ``text/event-stream``: each event's data is one frame. The stream is read until it has
+  delivered a response for every request the POST carried.
+- anything else (4xx, 5xx, a broken connection, a timeout): every request the POST carried gets a
+  JSON-RPC error response right away, so the caller fails promptly with the HTTP status in the
+  message instead of waiting for its timeout.
+
+Headers: after ``initialize`` every request carries ``Mcp-Session-Id`` (when the server assigned
+one) and ``MCP-Protocol-Version`` (read from the ``initialize`` result the transport relays).
+
+Ordering: POSTs run concurrently, so two frames sent back to back may reach the server in either
+order, as with any HTTP client. One ordering matters to servers and is kept: every frame sent
+after ``notifications/initialized`` waits until that notification's POST has been answered.
+
+**Standalone stream.** Once ``notifications/initialized`` has been accepted, a GET opens the
+server's standalone SSE stream (``405`` means the server has none, which is fine). The frames
+sent after ``notifications/initialized`` wait (at most 2 s) until the server has answered that
+GET, so what it sends there in reaction to them is not lost.
+
+**Resumption.** The last event id and ``retry:`` value of each SSE stream are kept. When a
+stream ends before it should (the connection breaks, a read times out after
+``sse_read_timeout``, or the server closes it to make the client poll, as 2025-11-25 allows), the
+transport waits the server's ``retry`` delay (``reconnect_delay`` when it sent none) and resumes
+with a GET carrying ``Last-Event-ID``. Consecutive attempts that bring nothing back back off
+exponentially (up to ``max_reconnect_delay``) and stop after ``max_reconnect_attempts``; then
+the requests still waiting on that stream get an error response. A POST stream that never sent
+an event id cannot be resumed, so its requests get the error at once. Sending
+``notifications/cancelled`` for a request stops following its stream.
+
+**Session renewal (a decision).** A 404 to a request carrying a session id means the server
+ended the session, and the spec says the client MUST start a new one. The transport does it
+transparently: it re-sends the ``initialize`` request it relayed earlier (without a session id),
+swallows the response, checks the server still speaks the same revision, re-sends
+``notifications/initialized``, then re-sends the message that got the 404, once. The session
+above never learns of it, which is the point: a server restart costs one round trip instead of
+failing the application. What does not survive is the server's per-session state (resource
+subscriptions, logging level, in-flight requests: requests that were waiting on a stream of the
+old session get an error response). If the renewal fails, or the server now answers with a
+different revision, the transport ends (``receive`` raises ``trio.EndOfChannel``) and the
+session with it, since carrying on would speak the wrong protocol. The renewal itself lives in
+:mod:`mcptrio.transports.http.client.session_renewal`.
+
+**Closing.** :meth:`~StreamableHttpClientTransport.aclose` stops every POST and stream and sends
+``DELETE`` with the session id (a ``405`` is ignored), shielded and within ``timeout``.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
+from dataclasses import dataclass, field
+
+import trio
+
+from ....protocol.base import RequestId
+from ....protocol.errors import INTERNAL_ERROR
+from ....protocol.sse import SseError, SseParser
+from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
+from .messages import (
+    OutgoingInfo,
+    error_response,
+    http_error_response,
+    initialize_revision,
+    peek_outgoing,
+    response_ids,
+)
+from .posts import PostScheduler
+from .resources import open_client_resources
+from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
+
+__all__ = [
+    "InitializeOutcome",
+    "StreamableHttpClientTransport",
+    "open_streamable_http_client_transport",
+]
+
+log = logging.getLogger("mcptrio.transports.http.client.streamable")
+
+# How much of an error body is read to explain the error.
+_ERROR_BODY_LIMIT = 4096
+
+# How long the frames after ``notifications/initialized`` wait for the server to answer the GET
+# of the standalone stream: long enough for any live server, short enough that one holding
+# back the GET's headers costs the first request little.
+_STANDALONE_OPEN_WAIT = 2.0
+
+#: Called once, with the first ``initialize`` frame and the HTTP status its POST got (0 when
+#: it got none); returns ``True`` when it took the frame over (the legacy fallback), and the
+#: transport then delivers nothing for it.
+InitializeOutcome = Callable[[bytes, int], Awaitable[bool]]
+
+
+@dataclass
+class _Stream:
+    """One SSE stream being followed: its cursor, its retry delay, the answers it still owes."""
+
+    pending: set[RequestId] = field(default_factory=set)
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    #: Set for the ``initialize`` POST: the revision is read from its response.
+    initialize_id: RequestId | None = None
+    #: Why the requests still pending will fail, once that is known.
+    failure: str | None = None
+
+
+# How reading one response, or one GET of a stream, ended: everything owed arrived; the stream
+# ended or broke and may be resumed; it cannot be used (or resumed) at all; the session is gone.
+_DONE, _ENDED, _UNUSABLE, _SESSION_GONE = "done", "ended", "unusable", "session gone"
+
+
+class StreamableHttpClientTransport:
+    """A :class:`~mcptrio.transports.base.Transport` speaking Streamable HTTP to ``url``.
+
+    Made by :func:`open_streamable_http_client_transport`, which owns the nursery its tasks
+    run in.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        pool: HttpClientPool,
+        nursery: trio.Nursery,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_concurrent_posts: int = 32,
+        incoming_buffer: int = 64,
+        open_get_stream: bool = True,
+        reconnect_delay: float = 1.0,
+        max_reconnect_delay: float = 30.0,
+        max_reconnect_attempts: int = 5,
+        on_initialize_outcome: InitializeOutcome | None = None,
+    ) -> None:
+        self.url = url
+        self._pool = pool
+        self._nursery = nursery
+        self._custom_headers = list((headers or {}).items())
+        self.timeout = timeout
+        self.sse_read_timeout = sse_read_timeout
+        self.max_frame_size = max_frame_size
+        self._posts = PostScheduler(
+            nursery, self._post_outgoing, max_concurrent_posts=max_concurrent_posts
+        )
+        self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
+            incoming_buffer
+        )
+        self._open_get_stream = open_get_stream
+        self.reconnect_delay = reconnect_delay
+        self.max_reconnect_delay = max_reconnect_delay
+        self.max_reconnect_attempts = max_reconnect_attempts
+        self._on_initialize_outcome = on_initialize_outcome
+        #: The session id the server assigned, if any.
+        self.session_id: str | None = None
+        #: The revision the server answered ``initialize`` with.
+        self.protocol_version: str | None = None
+        self._renewal = SessionRenewal(self, pool, on_end=self._incoming_send.close)
+        self._get_started = False
+        self._streams: dict[RequestId, _Stream] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------ Transport
+
+    async def receive(self) -> Frame:
+        """The next frame from the server; ``trio.EndOfChannel`` once the transport ended."""
+        try:
+            return await self._incoming_receive.receive()
+        except trio.ClosedResourceError:
+            raise trio.EndOfChannel from None
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        """Start one POST per frame; waits only for a free POST slot."""
+        for frame in frames:
+            if self._closed:
+                raise trio.ClosedResourceError("The transport is closed")
+            info = peek_outgoing(frame.data)
+            await self._posts.schedule(frame.data, info)
+            # The POST task has not run yet (no checkpoint since it started): this comes first.
+            self._renewal.remember(frame.data, info)
+            if info.cancels is not None:
+                self._abandon(info.cancels)
+
+    async def aclose(self) -> None:
+        """Stop every POST and stream, and end the server session with DELETE."""
+        if self._closed:
+            await trio.lowlevel.checkpoint()
+            return
+        self._closed = True
+        # The transport's own nursery: the caller's block (often the one calling this, through
+        # ``open_client(transport)``) runs outside it and carries on.
+        self._nursery.cancel_scope.cancel()
+        self._incoming_send.close()
+        session_id = self.session_id
+        if session_id is None:
+            await trio.lowlevel.checkpoint()
+            return
+        with trio.CancelScope(shield=True), trio.move_on_after(self.timeout):
+            try:
+                async with self._pool.request(
+                    "DELETE", self.url, headers=self.request_headers("application/json, */*")
+                ) as response:
+                    if response.status not in (200, 202, 204, 405, 404):
+                        log.info("DELETE of the session got HTTP %d", response.status)
+            except HttpError as exc:
+                log.info("could not end the session with DELETE: %s", exc)
+
+    # ------------------------------------------------------------ POST
+
+    def request_headers(self, accept: str, *, session: bool = True) -> list[tuple[str, str]]:
+        """The headers of a request, with the session's id and revision when ``session``."""
+        headers = [*self._custom_headers, ("accept", accept)]
+        if session:
+            if self.session_id is not None:
+                headers.append(("mcp-session-id", self.session_id))
+            if self.protocol_version is not None:
+                headers.append(("mcp-protocol-version", self.protocol_version))
+        return headers
+
+    async def _post_outgoing(self, data: bytes, info: OutgoingInfo) -> None:
+        """POST a frame the session sent; the standalone stream opens once it is initialized."""
+        await self._post(data, info, may_renew=True)
+        initialized = info.method == "notifications/initialized"
+        if initialized and self._open_get_stream and not self._get_started:
+            self._get_started = True
+            # Frames sent after this one wait until it returns (see PostScheduler), so the
+            # server has the standalone stream before it sees the first request: whatever it
+            # sends there in reaction (a log message, a list change) is not lost to a stream
+            # not yet opened, and no request of this client races its GET.
+            opened = trio.Event()
+            self._nursery.start_soon(self._standalone_stream, opened)
+            with trio.move_on_after(_STANDALONE_OPEN_WAIT):
+                await opened.wait()
+
+    async def _post(self, data: bytes, info: OutgoingInfo, *, may_renew: bool) -> None:
+        is_initialize = info.method == "initialize"
+        stream = _Stream(pending=set(info.request_ids))
+        if is_initialize and info.request_ids:
+            stream.initialize_id = info.request_ids[0]
+        for rid in info.request_ids:
+            self._streams[rid] = stream
+        try:
+            sent_session = self.session_id
+            headers = self.request_headers(ACCEPT_JSON_OR_SSE, session=not is_initialize)
+            headers.append(("content-type", "application/json"))
+            status = 0
+            reason = ""
+            body: bytes | None = None
+            outcome = _DONE
+            with stream.scope:
+                try:
+                    async with self._pool.request(
+                        "POST", self.url, headers=headers, body=data, read_timeout=self.timeout
+                    ) as response:
+                        status, reason = response.status, response.reason
+                        if is_initialize and await self._initialize_outcome(data, status):
+                            stream.pending.clear()
+                            return
+                        if 200 <= status < 300:
+                            if is_initialize:
+                                self.take_session_id(response)
+                            outcome = await self._read_post_response(response, stream)
+                        else:
+                            body = await response.read(_ERROR_BODY_LIMIT)
+                except HttpError as exc:
+                    log.info("POST to %s failed: %s", self.url, exc)
+                    if status == 0:
+                        self._fail(stream, f"The HTTP request failed: {exc}")
+                        if is_initialize:
+                            await self._initialize_outcome(data, 0)
+                        return
+                    outcome = _ENDED
+            if stream.scope.cancelled_caught:
+                return
+            if status == 404 and sent_session is not None and may_renew and not is_initialize:
+                await self._post_again_after_404(data, info, sent_session, stream)
+                return
+            if not 200 <= status < 300:
+                if not info.request_ids:
+                    log.warning("the server refused a notification with HTTP %d", status)
+                for rid in sorted(stream.pending, key=str):
+                    await self._deliver(http_error_response(rid, status, reason, body))
+                stream.pending.clear()
+                return
+            if outcome == _ENDED and stream.pending:
+                await self._resume(stream)
+            elif stream.pending:
+                self._fail(stream, "The server ended the response stream without answering")
+        finally:
+            for rid in info.request_ids:
+                if self._streams.get(rid) is stream:
+                    del self._streams[rid]
+            if stream.pending:
+                await self._fail_now(stream)
+
+    async def _initialize_outcome(self, data: bytes, status: int) -> bool:
+        hook = self._on_initialize_outcome
+        if hook is None:
+            return False
+        self._on_initialize_outcome = None
+        return await hook(data, status)
+
+    def take_session_id(self, response: HttpResponse) -> None:
+        """Adopt the ``Mcp-Session-Id`` of an ``initialize`` response, if it has a valid one."""
+        value = response.header(b"mcp-session-id")
+        if value is None:
+            return
+        if value and all(0x21 <= c <= 0x7E for c in value):
+            self.session_id = value.decode("ascii")
+        else:
+            log.warning("ignored a session id with characters outside visible ASCII")
+
+    async def _read_post_response(self, response: HttpResponse, stream: _Stream) -> str:
+        if response.status == 202 or not stream.pending:
+            if stream.pending:
+                self._fail(stream, "The server accepted the request without answering it")
+            response.drain_buffered()
+            await trio.lowlevel.checkpoint()
+            return _DONE
+        ctype = response.content_type
+        if ctype == "application/json":
+            body = await response.read(self.max_frame_size)
+            if body is None:
+                await self._deliver(OversizedFrame(self.max_frame_size))
+                self._fail(stream, "The response is larger than the frame size limit")
+                return _DONE
+            stream.pending.difference_update(response_ids(body))
+            await self._deliver_response(body, stream)
+            return _DONE
+        if ctype == "text/event-stream":
+            response.read_timeout = self.sse_read_timeout
+            return await self._read_events(response, stream)
+        self._fail(stream, f"The server answered with an unexpected content type {ctype!r}")
+        return _DONE
+
+    async def _deliver_response(self, data: bytes, stream: _Stream) -> None:
+        if stream.initialize_id is not None and self.protocol_version is None:
+            self.protocol_version = initialize_revision(data, stream.initialize_id)
+        await self._deliver(data)
+
+    # ------------------------------------------------------------ SSE streams
+
+    async def _read_events(self, response: HttpResponse, stream: _Stream) -> str:
+        """Follow one SSE response until it owes nothing more, ends, or becomes unusable."""
+        parser = SseParser(max_line=self.max_frame_size + 64)
+        parser.last_event_id = stream.last_event_id
+        try:
+            while True:
+                try:
+                    chunk = await response.receive_some()
+                except HttpError as exc:
+                    log.info("SSE stream from %s broke: %s", self.url, exc)
+                    return _ENDED
+                if not chunk:
+                    return _ENDED
+                for event in parser.feed(chunk):
+                    if event.id is not None:
+                        stream.last_event_id = event.id
+                    if event.retry is not None:
+                        stream.retry_ms = event.retry
+                    if event.event != "message" or not event.data:
+                        continue
+                    data = event.data.encode("utf-8")
+                    if len(data) > self.max_frame_size:
+                        await self._deliver(OversizedFrame(self.max_frame_size))
+                        continue
+                    answered = response_ids(data)
+                    owed = bool(stream.pending)
+                    stream.pending.difference_update(answered)
+                    for rid in answered:
+                        if self._streams.get(rid) not in (None, stream):
+                            # Answered on another stream (a lax server replays on any GET):
+                            # the request's own stream owes it no more, nor a resumption.
+                            self._abandon(rid)
+                    await self._deliver_response(data, stream)
+                    if owed and not stream.pending:
+                        return _DONE
+        except SseError as exc:
+            log.warning("unusable SSE stream from %s: %s", self.url, exc)
+            await self._deliver(OversizedFrame(self.max_frame_size))
+            return _UNUSABLE
+
+    def _delay(self, stream: _Stream, failures: int) -> float:
+        base = stream.retry_ms / 1000 if stream.retry_ms is not None else self.reconnect_delay
+        if failures <= 1:
+            return base
+        return max(base, min(base * 2.0 ** (failures - 1), self.max_reconnect_delay))
+
+    async def _resume(self, stream: _Stream) -> None:
+        """Resume a POST stream with GET + Last-Event-ID until it has answered everything."""
+        failures = 0
+        # A cancel scope serves one block: the POST had the first, the resumption gets its own.
+        stream.scope = trio.CancelScope()
+        with stream.scope:
+            while stream.pending:
+                if stream.last_event_id is None:
+                    self._fail(stream, "The response stream broke and cannot be resumed")
+                    return
+                await trio.sleep(self._delay(stream, failures + 1))
+                outcome, progressed = await self._get(stream)
+                if outcome == _DONE or not stream.pending:
+                    return
+                if outcome in (_UNUSABLE, _SESSION_GONE):
+                    self._fail(stream, "The response stream could not be resumed")
+                    return
+                failures = 0 if progressed else failures + 1
+                if failures >= self.max_reconnect_attempts:
+                    self._fail(stream, "The response stream could not be resumed")
+                    return
+
+    async def _get(self, stream: _Stream, opened: trio.Event | None = None) -> tuple[str, bool]:
+        """One GET of an SSE stream (resuming when the stream has a cursor).
+
+        Returns how it ended and whether it brought anything (an event or a retry value).
+        ``opened`` is set once the server answered the GET (or it failed).
+        """
+        headers = self.request_headers("text/event-stream")
+        if stream.last_event_id is not None:
+            headers.append(("last-event-id", stream.last_event_id))
+        before = (stream.last_event_id, stream.retry_ms, len(stream.pending))
+        sent_session = self.session_id
+        status = 0
+        try:
+            async with self._pool.request(
+                "GET", self.url, headers=headers, read_timeout=self.sse_read_timeout
+            ) as response:
+                status = response.status
+                if opened is not None:
+                    opened.set()
+                if status == 200 and response.content_type == "text/event-stream":
+                    outcome = await self._read_events(response, stream)
+                    after = (stream.last_event_id, stream.retry_ms, len(stream.pending))
+                    return outcome, after != before
+        except HttpError as exc:
+            log.info("GET of the SSE stream failed: %s", exc)
+            return _ENDED, False
+        if status == 405:
+            return _UNUSABLE, False
+        if status == 404 and sent_session is not None:
+            # The session is gone, and a POST stream being resumed is lost with it.
+            self._fail(stream, "The server ended the session while the request was running")
+            await self._renewal.renew(sent_session)
+            return _SESSION_GONE, False
+        log.info("GET of the SSE stream got HTTP %d", status)
+        return _ENDED, False
+
+    async def _standalone_stream(self, opened: trio.Event) -> None:
+        """Keep the server's standalone GET stream open, resuming it when it drops.
+
+        ``opened`` is set once the first GET was answered or failed.
+        """
+        try:
+            await self._follow_standalone_stream(opened)
+        finally:
+            opened.set()
+
+    async def _follow_standalone_stream(self, opened: trio.Event) -> None:
+        stream = _Stream()
+        failures = 0
+        while not self._renewal.ended:
+            outcome, progressed = await self._get(stream, opened)
+            opened.set()
+            if outcome == _UNUSABLE:
+                # 405: the server offers no standalone stream.
+                return
+            if outcome == _SESSION_GONE:
+                # Event ids of the old session mean nothing to the new one.
+                stream = _Stream()
+                failures = 0
+                continue
+            failures = 0 if progressed else failures + 1
+            if failures >= self.max_reconnect_attempts:
+                log.warning("giving up on the standalone SSE stream of %s", self.url)
+                return
+            await trio.sleep(self._delay(stream, max(failures, 1)))
+
+    # ------------------------------------------------------------ session renewal
+
+    async def _post_again_after_404(
+        self, data: bytes, info: OutgoingInfo, stale: str, stream: _Stream
+    ) -> None:
+        stream.pending.clear()
+        if not await self._renewal.renew(stale):
+            for rid in info.request_ids:
+                await self._deliver(
+                    error_response(rid, INTERNAL_ERROR, "The server ended the MCP session")
+                )
+            return
+        if info.method != "notifications/initialized":
+            await self._post(data, info, may_renew=False)
+
+    # ------------------------------------------------------------ delivery
+
+    def _abandon(self, rid: RequestId) -> None:
+        """The session cancelled ``rid``: stop waiting for its answer."""
+        stream = self._streams.get(rid)
+        if stream is not None:
+            stream.pending.discard(rid)
+            if not stream.pending:
+                stream.scope.cancel()
+
+    @staticmethod
+    def _fail(stream: _Stream, message: str) -> None:
+        """Note why the requests still owed by ``stream`` fail (the first reason wins).
+
+        The POST task answers them with an error when it finishes.
+        """
+        if stream.failure is None:
+            stream.failure = message
+
+    async def _fail_now(self, stream: _Stream) -> None:
+        message = stream.failure or "The request was lost"
+        if self._closed:
+            stream.pending.clear()
+            return
+        for rid in sorted(stream.pending, key=str):
+            await self._deliver(error_response(rid, INTERNAL_ERROR, message))
+        stream.pending.clear()
+
+    async def _deliver(self, frame: Frame) -> None:
+        try:
+            await self._incoming_send.send(frame)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            log.debug("dropped a frame that arrived after the transport closed")
+
+
+@asynccontextmanager
+async def open_streamable_http_client_transport(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    ssl_context: ssl.SSLContext | None = None,
+    pool: HttpClientPool | None = None,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_concurrent_posts: int = 32,
+    open_get_stream: bool = True,
+    reconnect_delay: float = 1.0,
+    max_reconnect_delay: float = 30.0,
+    max_reconnect_attempts: int = 5,
+    on_initialize_outcome: InitializeOutcome | None = None,
+) -> AsyncIterator[StreamableHttpClientTransport]:
+    """Open a Streamable HTTP client transport to the MCP endpoint ``url``.
+
+    ``headers`` go on every request (for example ``Authorization``). ``timeout`` bounds
+    connecting and every read of a JSON response (and the DELETE on close);
+    ``sse_read_timeout`` is how long an SSE stream may stay silent before it is taken as broken
+    and resumed. ``pool`` shares an :class:`HttpClientPool` (its connections, TLS context and
+    connection cap) with other users; by default the transport makes its own, with
+    ``ssl_context`` (``ssl.create_default_context()`` when ``None``), and closes it on exit.
+
+    Leaving the block closes the transport (see :meth:`StreamableHttpClientTransport.aclose`).
+    """
+    async with open_client_resources(
+        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 8
+    ) as (http, tasks):
+        transport = StreamableHttpClientTransport(
+            url,
+            http,
+            tasks,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            max_frame_size=max_frame_size,
+            max_concurrent_posts=max_concurrent_posts,
+            open_get_stream=open_get_stream,
+            reconnect_delay=reconnect_delay,
+            max_reconnect_delay=max_reconnect_delay,
+            max_reconnect_attempts=max_reconnect_attempts,
+            on_initialize_outcome=on_initialize_outcome,
+        )
+        async with aclosing(transport):
+            yield transport

@@ -1,0 +1,171 @@
+"""Open an HTTP client transport to a URL, whichever of the two HTTP transports the server speaks.
+
+The spec's backwards-compatibility recipe for clients: POST the ``initialize`` request to the
+URL as Streamable HTTP; if that fails with ``400``, ``404`` or ``405`` (2025-11-25; the
+2025-03-26 text said any 4xx), GET the same URL expecting an SSE stream whose first event is
+``endpoint``, and if it comes, speak the old HTTP+SSE transport from then on.
+
+The ``initialize`` request is sent by the session through ``send()``, so the choice is made
+inside the transport, at that first POST:
+
+1. :class:`HttpClientTransport` starts as a Streamable HTTP transport and passes the session's
+   frames to it. Its ``receive`` waits until the choice is made.
+2. The Streamable transport reports the status of the first ``initialize`` POST. On a fallback
+   status, the HTTP+SSE transport is opened at the same URL (in this transport's nursery, with
+   the same connection pool); if its ``endpoint`` event arrives, the ``initialize`` frame is
+   re-sent through it and every later frame goes there too. If the fallback fails, the
+   ``initialize`` gets the original HTTP error as its response, so the caller sees why.
+3. Any other outcome keeps Streamable HTTP.
+
+Which statuses fall back depends on the revision the ``initialize`` offers: 400/404/405 from
+2025-11-25 on, any 4xx for older offers (as those revisions said).
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
+from functools import partial
+
+import trio
+
+from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
+from ..engine.client_pool import HttpClientPool, HttpError
+from .legacy_sse import (
+    LegacySseClientTransport,
+    LegacySseError,
+    open_legacy_sse_client_transport,
+)
+from .messages import offered_revision, peek_outgoing
+from .resources import open_client_resources
+from .streamable import open_streamable_http_client_transport
+
+__all__ = ["HttpClientTransport", "fallback_statuses", "open_http_client_transport"]
+
+log = logging.getLogger("mcptrio.transports.http.client.transport")
+
+
+def fallback_statuses(offered: str | None) -> frozenset[int]:
+    """The ``initialize`` POST statuses that send a client to HTTP+SSE, by offered revision."""
+    if offered is not None and offered < "2025-11-25":
+        return frozenset(range(400, 500))
+    return frozenset({400, 404, 405})
+
+
+class HttpClientTransport:
+    """Streamable HTTP, or HTTP+SSE when the server turns out to speak only that.
+
+    ``kind`` is ``"streamable"`` or ``"legacy"`` once the first ``initialize`` was answered.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        nursery: trio.Nursery,
+        open_legacy: Callable[[], AbstractAsyncContextManager[LegacySseClientTransport]],
+    ) -> None:
+        self.url = url
+        self.kind = "streamable"
+        self._nursery = nursery
+        self._open_legacy = open_legacy
+        self._current: Transport | None = None
+        self._decided = trio.Event()
+        self._first_sent = False
+
+    @property
+    def inner(self) -> Transport:
+        """The transport in use."""
+        assert self._current is not None
+        return self._current
+
+    async def receive(self) -> Frame:
+        await self._decided.wait()
+        return await self.inner.receive()
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        if not self._first_sent and frames:
+            self._first_sent = True
+            if peek_outgoing(frames[0].data).method != "initialize":
+                # Not the lifecycle the fallback is for: stay with Streamable HTTP.
+                self._decided.set()
+        await self.inner.send(frames)
+
+    async def aclose(self) -> None:
+        self._decided.set()
+        if self._current is not None:
+            await self._current.aclose()
+        self._nursery.cancel_scope.cancel()
+
+    async def on_initialize_outcome(self, frame: bytes, status: int) -> bool:
+        """The Streamable transport's report on the first ``initialize`` POST."""
+        try:
+            if status not in fallback_statuses(offered_revision(frame)):
+                return False
+            log.info("%s answered initialize with HTTP %d; trying HTTP+SSE", self.url, status)
+            try:
+                legacy: LegacySseClientTransport = await self._nursery.start(self._host_legacy)
+            except (LegacySseError, HttpError) as exc:
+                log.info("no HTTP+SSE server at %s either: %s", self.url, exc)
+                return False
+            # The Streamable transport stays open, idle, until the block exits: this very call
+            # runs in one of its tasks.
+            self._current, self.kind = legacy, "legacy"
+            await legacy.send([Outgoing(frame)])
+            return True
+        finally:
+            self._decided.set()
+
+    async def _host_legacy(self, *, task_status: trio.TaskStatus[LegacySseClientTransport]) -> None:
+        async with self._open_legacy() as legacy:
+            task_status.started(legacy)
+            await trio.sleep_forever()
+
+
+@asynccontextmanager
+async def open_http_client_transport(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    sse_read_timeout: float = 300.0,
+    ssl_context: ssl.SSLContext | None = None,
+    pool: HttpClientPool | None = None,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_concurrent_posts: int = 32,
+) -> AsyncIterator[HttpClientTransport]:
+    """Open a client transport to the MCP server at ``url``, falling back to HTTP+SSE.
+
+    The arguments are those of
+    :func:`~mcptrio.transports.http.client.streamable.open_streamable_http_client_transport`,
+    and apply to whichever transport is chosen. Leaving the block closes it.
+    """
+    # ``tasks`` is the fallback's home, which closing cancels: the caller's block is not in it.
+    async with open_client_resources(
+        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 8
+    ) as (http, tasks):
+        open_legacy = partial(
+            open_legacy_sse_client_transport,
+            url,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            pool=http,
+            max_frame_size=max_frame_size,
+            max_concurrent_posts=max_concurrent_posts,
+        )
+        transport = HttpClientTransport(url, tasks, open_legacy)
+        async with open_streamable_http_client_transport(
+            url,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=sse_read_timeout,
+            pool=http,
+            max_frame_size=max_frame_size,
+            max_concurrent_posts=max_concurrent_posts,
+            on_initialize_outcome=transport.on_initialize_outcome,
+        ) as streamable:
+            transport._current = streamable
+            async with aclosing(transport):
+                yield transport

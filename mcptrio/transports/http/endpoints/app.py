@@ -1,0 +1,216 @@
+"""The MCP HTTP endpoint family as one :class:`~..engine.exchange.HttpApp`: :class:`McpHttpApp`.
+
+For an app with the default paths, mounted at prefix ``P``:
+
+- ``P/mcp``: Streamable HTTP (POST, GET, DELETE) and WebSocket upgrades;
+- ``P/sse`` and ``P/messages``: the legacy HTTP+SSE transport of 2024-11-05.
+
+Every request, on every path, first passes the :class:`~.security.HttpSecurity` checks: a bad
+``Host`` or ``Origin`` gets 403, missing credentials (when an authenticator is set) 401.
+
+Lifetime
+--------
+Streamable HTTP sessions outlive the requests that use them, so the app owns a nursery for them.
+Start it before serving, in the same nursery as the front end::
+
+    app = McpHttpApp(server)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(app.run)          # sessions live here
+        await nursery.start(serve_builtin, app)
+
+Front ends that take an app (``serve_http``) do this themselves when the app has a ``run``
+attribute: ``await nursery.start(app.run)`` before they start listening. When ``run`` is
+cancelled every session ends. Until ``run`` has started, ``initialize`` is answered 503.
+
+Stop ``run`` together with the front ends, or before them (``serve_http`` does): a POST's
+request is answered in the POST's own task, shielded from the client going away, so a front end
+stopped while the sessions live on waits for the handlers running in its connections.
+Stateless mode and the legacy transport need no ``run`` (their sessions live in the task of
+the request that carries them), but starting it does no harm.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import trio
+
+from ....stores.event_store import EventStore, InMemoryEventStore
+from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer, header
+from .http_session import HttpSession
+from .legacy_sse import LegacySseEndpoint
+from .responses import send_error
+from .security import HttpSecurity, Principal
+from .session_registry import SessionFactory, SessionRegistry
+from .streamable import StreamableHttpEndpoint
+
+__all__ = ["McpHttpApp"]
+
+log = logging.getLogger("mcptrio.http")
+
+_DEFAULT_STORE: EventStore = InMemoryEventStore.__new__(InMemoryEventStore)  # sentinel only
+_ALLOW_LEGACY_SSE = ((b"allow", b"GET"),)
+_ALLOW_LEGACY_MESSAGES = ((b"allow", b"POST"),)
+
+
+class McpHttpApp:
+    """Streamable HTTP, legacy HTTP+SSE and WebSocket for one MCP server.
+
+    ``server`` is anything with ``session(transport) -> Session`` (a :class:`mcptrio.Server`).
+
+    - ``json_response``: answer a request as one JSON body when nothing else comes first
+      (default); ``False`` always streams SSE.
+    - ``stateless``: no sessions; each POST gets a fresh session, gone after its answer; GET
+      and DELETE get 405.
+    - ``event_store``: where SSE events are kept for ``Last-Event-ID`` resumption (default: a
+      bounded :class:`~mcptrio.stores.InMemoryEventStore`); ``None`` turns resumption off.
+    - ``sse_retry_ms``: the ``retry:`` sent with the 2025-11-25 priming event and before the
+      server closes a stream's connection.
+    - ``stream_buffer``: undelivered messages a request's stream holds before the session waits;
+      ``unrelated_buffer``: those the standalone stream holds (oldest dropped past it).
+    - ``legacy_sse``: serve the 2024-11-05 endpoints at ``sse_path`` and ``messages_path``.
+    """
+
+    def __init__(
+        self,
+        server: SessionFactory,
+        *,
+        path: str = "/mcp",
+        sse_path: str = "/sse",
+        messages_path: str = "/messages",
+        security: HttpSecurity | None = None,
+        event_store: EventStore | None = _DEFAULT_STORE,
+        json_response: bool = True,
+        stateless: bool = False,
+        legacy_sse: bool = True,
+        sse_retry_ms: int | None = 1000,
+        stream_buffer: int = 256,
+        unrelated_buffer: int = 256,
+    ) -> None:
+        self.server = server
+        self.path = path
+        self.sse_path = sse_path
+        self.messages_path = messages_path
+        self.security = security if security is not None else HttpSecurity()
+        if event_store is _DEFAULT_STORE:
+            event_store = InMemoryEventStore()
+        self.event_store = event_store
+        self.legacy_sse = legacy_sse and not stateless
+
+        def make_transport(session_id: str, principal: Principal | None) -> HttpSession:
+            return HttpSession(
+                session_id,
+                event_store=event_store,
+                principal=principal,
+                stream_buffer=stream_buffer,
+                unrelated_buffer=unrelated_buffer,
+                retry_ms=sse_retry_ms,
+            )
+
+        self.legacy = LegacySseEndpoint(
+            server, self.security, sse_path=sse_path, messages_path=messages_path
+        )
+        self.registry = SessionRegistry(
+            server,
+            self.security,
+            event_store=event_store,
+            make_transport=make_transport,
+            count_others=lambda: len(self.legacy.sessions),
+        )
+        self.streamable = StreamableHttpEndpoint(
+            self.registry,
+            server,
+            self.security,
+            event_store=event_store,
+            json_response=json_response,
+            stateless=stateless,
+        )
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Host the Streamable HTTP sessions until cancelled (see the module docstring)."""
+        await self.registry.run(task_status=task_status)
+
+    @property
+    def session_count(self) -> int:
+        """Live sessions, Streamable HTTP and legacy."""
+        return self.registry.live_count()
+
+    # ------------------------------------------------------------------ HttpApp
+
+    async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
+        path = request.path
+        if path == self.path:
+            admitted, principal = await self._admit(request, responder)
+            if admitted:
+                await self.streamable.handle(request, responder, principal)
+            return
+        if self.legacy_sse and path == self.sse_path:
+            admitted, principal = await self._admit(request, responder)
+            if not admitted:
+                return
+            if request.method != "GET":
+                await send_error(responder, 405, "Use GET", headers=_ALLOW_LEGACY_SSE)
+                return
+            at_capacity = self.registry.live_count() >= self.security.max_sessions
+            await self.legacy.open_stream(request, responder, principal, at_capacity=at_capacity)
+            return
+        if self.legacy_sse and path == self.messages_path:
+            admitted, principal = await self._admit(request, responder)
+            if not admitted:
+                return
+            if request.method != "POST":
+                await send_error(responder, 405, "Use POST", headers=_ALLOW_LEGACY_MESSAGES)
+                return
+            await self.legacy.post_message(request, responder, principal)
+            return
+        await send_error(responder, 404, f"No MCP endpoint at {path}")
+
+    async def _admit(
+        self, request: HttpRequest, responder: HttpResponder
+    ) -> tuple[bool, Principal | None]:
+        """Whether the request may proceed, and its principal (``None`` without an
+        authenticator). A refused request is answered here: 403 for Host/Origin, 401 for
+        credentials."""
+        headers = request.headers
+        security = self.security
+        if not security.host_allowed(header(headers, b"host")):
+            await send_error(responder, 403, "Host not allowed")
+            return False, None
+        if not security.origin_allowed(header(headers, b"origin")):
+            await send_error(responder, 403, "Origin not allowed")
+            return False, None
+        authenticator = security.authenticator
+        if authenticator is None:
+            return True, None
+        principal = await authenticator.authenticate(request)
+        if principal is None:
+            challenge = (b"www-authenticate", authenticator.challenge(request))
+            await send_error(responder, 401, "Unauthorized", headers=(challenge,))
+            return False, None
+        return True, principal
+
+    async def handle_websocket(self, request: HttpRequest, peer: WebSocketPeer) -> None:
+        """MCP over WebSocket at ``path``, after the same Host/Origin/credential checks."""
+        if request.path != self.path:
+            await peer.reject(404, b"No MCP endpoint here")
+            return
+        headers = request.headers
+        security = self.security
+        if not security.host_allowed(header(headers, b"host")):
+            await peer.reject(403, b"Host not allowed")
+            return
+        if not security.origin_allowed(header(headers, b"origin")):
+            await peer.reject(403, b"Origin not allowed")
+            return
+        authenticator = security.authenticator
+        if authenticator is not None and await authenticator.authenticate(request) is None:
+            await peer.reject(401, b"Unauthorized")
+            return
+        if self.registry.live_count() >= security.max_sessions:
+            await peer.reject(503, b"Too many sessions")
+            return
+        from ...websocket import serve_websocket_session
+
+        await serve_websocket_session(
+            self.server, request, peer, max_frame_size=security.max_body_size
+        )

@@ -1,0 +1,106 @@
+"""One cheap look at a JSON-RPC frame, for routing it over HTTP.
+
+The HTTP endpoint must know, before the session sees a POST body, whether it holds requests
+(answered on this exchange) or only notifications and responses (202), which request ids it
+carries, and whether it is ``initialize``; and for every frame the session sends, whether it is
+a response (and to which ids) or a request or notification. :func:`peek` answers all of that
+with one msgspec decode that leaves ``params`` and ``result`` unparsed, so routing costs one
+scan of the bytes and no Python objects beyond the ids.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ....protocol.base import RequestId
+from ....protocol.errors import InvalidRequest, ParseError
+
+__all__ = ["Peek", "peek", "peek_cancelled_id"]
+
+CANCELLED = "notifications/cancelled"
+
+
+class _Item(msgspec.Struct):
+    id: int | str | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    params: msgspec.Raw | UnsetType = UNSET
+    result: msgspec.Raw | UnsetType = UNSET
+    error: msgspec.Raw | UnsetType = UNSET
+
+
+class _CancelledParams(msgspec.Struct, rename="camel"):
+    request_id: int | str
+
+
+_decoder = msgspec.json.Decoder(_Item | list[_Item])
+_cancel_decoder = msgspec.json.Decoder(_CancelledParams)
+_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+class Peek(NamedTuple):
+    """What a frame holds, as far as HTTP routing cares."""
+
+    #: Ids of the requests in the frame, in order.
+    request_ids: list[RequestId]
+    #: Ids the responses in the frame answer, in order.
+    response_ids: list[RequestId]
+    #: Whether the frame is a batch (a JSON array).
+    batch: bool
+    #: Whether the frame is a single ``initialize`` request.
+    initialize: bool
+    #: The request ids of the ``notifications/cancelled`` in the frame.
+    cancelled: list[RequestId]
+
+
+def peek(frame: bytes) -> Peek:
+    """Classify ``frame``.
+
+    Raises :class:`ParseError` for bytes that are not JSON and :class:`InvalidRequest` for JSON
+    that is not a JSON-RPC message (or batch of them) this endpoint can route.
+    """
+    try:
+        decoded = _decoder.decode(frame)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"Not a JSON-RPC message: {exc}") from None
+    except _UNDECODABLE as exc:
+        raise ParseError(f"Parse error: {exc}") from None
+    items = decoded if isinstance(decoded, list) else (decoded,)
+    if not items:
+        raise InvalidRequest("Empty batch")
+    requests: list[RequestId] = []
+    responses: list[RequestId] = []
+    cancelled: list[RequestId] = []
+    initialize = False
+    for item in items:
+        rid = item.id
+        if item.method is not UNSET:
+            if rid is UNSET:
+                if item.method == CANCELLED:
+                    cancelled_id = peek_cancelled_id(item.params)
+                    if cancelled_id is not None:
+                        cancelled.append(cancelled_id)
+                continue
+            if rid is None:
+                raise InvalidRequest("Request id must be a string or an integer, not null")
+            requests.append(rid)
+            initialize = item.method == "initialize"
+        elif item.result is not UNSET or item.error is not UNSET:
+            if isinstance(rid, int | str):
+                responses.append(rid)
+        else:
+            raise InvalidRequest("Message is neither a request, a notification nor a response")
+    batch = isinstance(decoded, list)
+    return Peek(requests, responses, batch, initialize and not batch, cancelled)
+
+
+def peek_cancelled_id(params: msgspec.Raw | UnsetType) -> RequestId | None:
+    """The ``requestId`` of a ``notifications/cancelled``'s params, when readable."""
+    if params is UNSET:
+        return None
+    try:
+        return _cancel_decoder.decode(params).request_id
+    except (msgspec.ValidationError, *_UNDECODABLE):
+        return None

@@ -1,0 +1,444 @@
+"""The transport of one Streamable HTTP session: POST bodies in, frames routed to SSE streams.
+
+A Streamable HTTP session is many HTTP exchanges feeding one :class:`~mcptrio.runtime.session.
+Session`. :class:`HttpSession` is that session's :class:`~mcptrio.transports.base.Transport`:
+
+- **In.** Each POST hands its body to :meth:`HttpSession.deliver`; the session's reader takes it
+  from a bounded channel through :meth:`receive` (so a session that is at its in-flight limit
+  makes POSTs wait, which is the design's backpressure).
+- **Out.** Every frame the session sends is routed to exactly one stream (never broadcast):
+
+  1. a response goes to the stream of the POST that carried the request it answers (routed by
+     the response's own id, since the protocol layer answers some requests itself, untagged);
+  2. a request or notification tagged with a request that is still being answered goes on that
+     request's stream;
+  3. anything else goes to the standalone stream, which a GET carries. With no GET connected,
+     those messages wait there (at most ``unrelated_buffer``, oldest dropped first).
+
+  A response nobody waits for any more (its POST stream was abandoned before it could be
+  resumed) is dropped with a debug log: the spec forbids responses on the standalone stream.
+
+Handlers reach the HTTP-specific controls through their session's transport, which implements
+:class:`HttpStreamControl`::
+
+    transport = ctx.session.transport
+    if isinstance(transport, HttpStreamControl):
+        transport.close_sse_stream(ctx.request_id, retry_ms=500)   # SSE polling (2025-11-25)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+import msgspec
+import trio
+
+from ....protocol.base import RequestId
+from ....protocol.errors import ConnectionClosed, McpError
+from ....runtime.session import Session
+from ....stores.event_store import EventStore
+from ...base import Frame, Outgoing
+from .envelope_peek import peek
+from .security import Principal
+from .sse_head_timer import SseHeadTimer
+from .sse_stream import OutboundStream
+
+__all__ = ["STANDALONE_STREAM_ID", "HttpSession", "HttpStreamControl", "SessionEnded"]
+
+log = logging.getLogger("mcptrio.http")
+
+#: The stream id of the standalone (GET) stream; request streams are numbered from 1.
+STANDALONE_STREAM_ID = "0"
+
+# How long the session's writer waits for room on a request's stream before it starts dropping
+# that stream's oldest undelivered messages (its client went away and did not come back).
+_STALL_TIMEOUT = 30.0
+# Request streams a session keeps for resumption while no connection writes them.
+_MAX_DETACHED_STREAMS = 64
+
+
+_ANSWER_HEAD = b'{"jsonrpc":"2.0","id":'
+
+
+def _is_answer_to(data: bytes, rid: RequestId) -> bool:
+    """Whether ``data`` is, as the codec writes them, the response to ``rid`` (not a batch).
+
+    The codec writes ``jsonrpc``, ``id``, then ``result`` or ``error``, so the prefix decides
+    it; anything else (a request or notification about ``rid``, a batch) says ``False`` and is
+    routed by :func:`peek`.
+    """
+    if not data.startswith(_ANSWER_HEAD):
+        return False
+    encoded = msgspec.json.encode(rid)
+    if not data.startswith(encoded, len(_ANSWER_HEAD)):
+        return False
+    after = len(_ANSWER_HEAD) + len(encoded)
+    return data.startswith(b',"result":', after) or data.startswith(b',"error":', after)
+
+
+class SessionEnded(Exception):
+    """The session ended (deleted, expired or shut down) before the exchange could use it."""
+
+
+@runtime_checkable
+class HttpStreamControl(Protocol):
+    """What a handler may ask of the Streamable HTTP transport it is answered over."""
+
+    def close_sse_stream(self, request_id: RequestId, *, retry_ms: int | None = None) -> bool:
+        """Close the connection carrying ``request_id``'s SSE stream, not the stream itself.
+
+        The client reconnects (after ``retry_ms``, sent as ``retry:`` first) with a GET and
+        ``Last-Event-ID`` and gets the rest. Returns ``False`` when the request has no stream
+        that can be resumed (it is answered as JSON, or it already ended).
+        """
+        ...
+
+    def close_standalone_stream(self, *, retry_ms: int | None = None) -> bool:
+        """Close the connection carrying the standalone (GET) stream; ``False`` if none."""
+        ...
+
+
+class HttpSession:
+    """One Streamable HTTP session's transport. See the module docstring."""
+
+    __slots__ = (
+        "__weakref__",
+        "_by_request",
+        "_ended",
+        "_head_timer",
+        "_incoming",
+        "_incoming_limit",
+        "_next_stream_id",
+        "_reader",
+        "_room",
+        "_standalone",
+        "_unrelated_buffer",
+        "cancel_scope",
+        "event_store",
+        "exchanges",
+        "last_activity",
+        "principal",
+        "retry_ms",
+        "session",
+        "session_id",
+        "stream_buffer",
+        "streams",
+    )
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        event_store: EventStore | None,
+        principal: Principal | None = None,
+        stream_buffer: int = 256,
+        unrelated_buffer: int = 256,
+        incoming_buffer: int = 64,
+        retry_ms: int | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.event_store = event_store
+        self.principal = principal
+        self.stream_buffer = stream_buffer
+        self.retry_ms = retry_ms
+        #: The MCP session this transport feeds; set by whoever creates both.
+        self.session: Session | None = None
+        # An idle session holds thousands of these: what only some sessions ever need (the
+        # incoming queue, the standalone stream, a parked task) is made when first needed.
+        # Frames POSTed for the session's reader (a batch, initialize), at most
+        # ``incoming_buffer``; the reader parked waiting for one; POSTs waiting for room.
+        self._incoming: list[bytes] | None = None
+        self._incoming_limit = incoming_buffer
+        self._reader: trio.lowlevel.Task | None = None
+        self._room: trio.lowlevel.ParkingLot | None = None
+        self._unrelated_buffer = unrelated_buffer
+        self._standalone: OutboundStream | None = None
+        #: Live request streams by id (not yet drained); the standalone one is apart.
+        self.streams: dict[str, OutboundStream] = {}
+        self._by_request: dict[RequestId, OutboundStream] = {}
+        self._next_stream_id = 1
+        #: The scope the session runs in; cancelling it ends the session.
+        self.cancel_scope = trio.CancelScope()
+        self._ended = False
+        self.last_activity = trio.current_time()
+        #: HTTP exchanges using the session right now (it is not idle while any is open).
+        self.exchanges = 0
+        self._head_timer: SseHeadTimer | None = None
+
+    @property
+    def standalone(self) -> OutboundStream:
+        """The standalone stream (carried by a GET); made on first use."""
+        stream = self._standalone
+        if stream is None:
+            stream = self._standalone = OutboundStream(
+                STANDALONE_STREAM_ID, self._unrelated_buffer, drop_oldest=True
+            )
+            if self._ended:
+                stream.finish()
+        return stream
+
+    def stream(self, stream_id: str) -> OutboundStream | None:
+        """The live stream ``stream_id`` (the standalone one included), if any."""
+        if stream_id == STANDALONE_STREAM_ID:
+            return self.standalone
+        return self.streams.get(stream_id)
+
+    @property
+    def revision(self) -> str | None:
+        """The revision the session negotiated, once it has."""
+        return None if self.session is None else self.session.connection.revision
+
+    @property
+    def primes(self) -> bool:
+        """Whether request streams open with a priming event (2025-11-25 SSE polling)."""
+        revision = self.revision
+        return self.event_store is not None and revision is not None and revision >= "2025-11-25"
+
+    @property
+    def is_ended(self) -> bool:
+        # Cancelled counts: DELETE cancels the session before its transport is closed.
+        return self._ended or self.cancel_scope.cancel_called
+
+    @property
+    def has_queued_frames(self) -> bool:
+        """Whether frames wait for the session's reader (a batch, initialize)."""
+        return bool(self._incoming)
+
+    def close(self) -> None:
+        """End the session (DELETE, expiry, shutdown); its tasks are cancelled."""
+        self.cancel_scope.cancel()
+
+    # ---------------------------------------------------------------- Transport
+
+    async def receive(self) -> Frame:
+        # A bounded queue with one consumer, instead of a memory channel: an idle session's
+        # reader parks here for the session's whole life, and a channel (its state, its two
+        # ends, the bookkeeping of a waiting receiver) costs about 3 KiB per session.
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while True:
+            if self._ended:
+                raise trio.EndOfChannel
+            incoming = self._incoming
+            if incoming:
+                frame = incoming.pop(0)
+                if not incoming:
+                    self._incoming = None
+                room = self._room
+                if room is not None:
+                    room.unpark()
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return frame
+            if self._reader is not None:
+                raise trio.BusyResourceError("another task is receiving from this session")
+            self._reader = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(self._abort_receive)
+
+    def _abort_receive(self, _: object) -> trio.lowlevel.Abort:
+        self._reader = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
+    def _wake_reader(self) -> None:
+        reader = self._reader
+        if reader is not None:
+            self._reader = None
+            trio.lowlevel.reschedule(reader)
+
+    def send_nowait(self, frame: Outgoing) -> bool:
+        return self._route(frame) is None
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        for frame in frames:
+            while (full := self._route(frame)) is not None:
+                with trio.move_on_after(_STALL_TIMEOUT) as waited:
+                    await full.wait_for_room()
+                if waited.cancelled_caught:
+                    log.warning(
+                        "SSE stream %s of session %s has had no reader for %.0f s: dropping its"
+                        " oldest undelivered message",
+                        full.stream_id,
+                        self.session_id,
+                        _STALL_TIMEOUT,
+                    )
+                    del full.pending[0]
+
+    async def aclose(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        self._incoming = None
+        self._wake_reader()
+        if self._room is not None:
+            self._room.unpark_all()
+        for stream in self.streams.values():
+            stream.finish()
+        if self._standalone is not None:
+            self._standalone.finish()
+        self._by_request.clear()
+
+    def _route(self, frame: Outgoing) -> OutboundStream | None:
+        """Queue ``frame`` on its stream; the stream that has no room for it, if any."""
+        data = frame.data
+        related = frame.related
+        if related is not None and _is_answer_to(data, related):
+            # The common case, a handler's answer tagged with its own request: no decode.
+            stream = self._by_request.pop(related, None)
+            if stream is None:
+                log.debug("dropped an answer nobody waits for: %r", related)
+                return None
+            stream.push(data)
+            stream.owed.discard(related)
+            if not stream.owed:
+                stream.finish()
+            return None
+        try:
+            routing = peek(data)
+        except McpError:
+            log.error("dropped an undecodable outgoing frame: %r", data[:200])
+            return None
+        if routing.response_ids:
+            stream = self._by_request.get(routing.response_ids[0])
+            if stream is None:
+                log.debug("dropped an answer nobody waits for: %r", routing.response_ids)
+                return None
+            # Answers never wait for room: there is at most one per request in flight.
+            stream.push(data)
+            for rid in routing.response_ids:
+                if self._by_request.get(rid) is stream:
+                    del self._by_request[rid]
+                stream.owed.discard(rid)
+            if not stream.owed:
+                stream.finish()
+            return None
+        found = None if related is None else self._by_request.get(related)
+        stream = self.standalone if found is None else found
+        if not stream.drop_oldest and not stream.has_room():
+            return stream
+        stream.push_related(data)
+        return None
+
+    # ---------------------------------------------------------------- exchanges
+
+    def touch(self) -> None:
+        self.last_activity = trio.current_time()
+        if not self._by_request and self.exchanges == 0:
+            # A dict keeps the table it grew to: an idle session need not keep one sized for
+            # the requests it once had in flight (an empty literal allocates no table).
+            self._by_request = {}
+
+    def owns_any(self, request_ids: Iterable[RequestId]) -> bool:
+        """Whether any of ``request_ids`` is still being answered on a stream of this session."""
+        return any(rid in self._by_request for rid in request_ids)
+
+    def open_request_stream(self, request_ids: Sequence[RequestId]) -> OutboundStream:
+        """A new stream for the answers to ``request_ids`` (and messages related to them)."""
+        stream_id = self._next_stream_id
+        self._next_stream_id = stream_id + 1
+        stream = OutboundStream(str(stream_id), self.stream_buffer)
+        stream.owed.update(request_ids)
+        for rid in request_ids:
+            self._by_request[rid] = stream
+        self.streams[stream.stream_id] = stream
+        return stream
+
+    def release_stream(self, stream: OutboundStream) -> None:
+        """The POST that opened ``stream`` is done with it.
+
+        A drained stream is forgotten (a resume replays it from the event store). One that no
+        client can resume (no event id was ever written) is abandoned: later messages related
+        to its requests go to the standalone stream, and their answers are dropped. At most
+        64 resumable streams are kept with no connection writing them; past that the oldest
+        is abandoned too.
+        """
+        if stream.drained:
+            self.streams.pop(stream.stream_id, None)
+        elif not stream.resumable:
+            self._abandon(stream)
+        else:
+            # Kept for a resume. A client that drops streams and never comes back must not make
+            # the session hoard them: past the limit the oldest detached one is given up.
+            detached = [s for s in self.streams.values() if not s.attached]
+            if len(detached) > _MAX_DETACHED_STREAMS:
+                log.warning(
+                    "session %s holds %d streams no client reads: giving up the oldest",
+                    self.session_id,
+                    len(detached),
+                )
+                self._abandon(detached[0])
+
+    def _abandon(self, stream: OutboundStream) -> None:
+        self.streams.pop(stream.stream_id, None)
+        for rid in stream.owed:
+            if self._by_request.get(rid) is stream:
+                del self._by_request[rid]
+        stream.owed.clear()
+        stream.pending.clear()
+        stream.finish()
+
+    async def deliver(self, frame: bytes) -> None:
+        """Hand one POSTed frame to the session; :class:`SessionEnded` if it is gone.
+
+        Waits while ``incoming_buffer`` frames wait for the session's reader (a session at its
+        in-flight limit stops reading, which makes POSTs wait: the design's backpressure).
+        """
+        while True:
+            if self._ended:
+                raise SessionEnded
+            incoming = self._incoming
+            if incoming is None:
+                self._incoming = [frame]
+                break
+            if len(incoming) < self._incoming_limit:
+                incoming.append(frame)
+                break
+            if self._room is None:
+                self._room = trio.lowlevel.ParkingLot()
+            await self._room.park()
+        self._wake_reader()
+
+    def start_head_timer(self, stream: OutboundStream, delay: float) -> None:
+        """Fire ``stream.on_activity`` if its POST is still unanswered ``delay`` s from now."""
+        timer = self._head_timer
+        if timer is None:
+            if self.session is None:
+                return
+            timer = SseHeadTimer(delay)
+            try:
+                self.session.start_actor(timer.run)
+            except ConnectionClosed:
+                return
+            self._head_timer = timer
+        timer.arm(stream)
+
+    def drop_unanswered(self, rid: RequestId) -> None:
+        """``rid`` ended without an answer (cancelled): its stream no longer waits for one."""
+        stream = self._by_request.pop(rid, None)
+        if stream is not None:
+            stream.owed.discard(rid)
+            if not stream.owed:
+                stream.finish()
+
+    def answer_owed(self, rid: RequestId) -> bool:
+        """Whether the session still owes an answer to incoming request ``rid``."""
+        session = self.session
+        return session is not None and session.connection.owes_answer(rid)
+
+    # ---------------------------------------------------------------- HttpStreamControl
+
+    def close_sse_stream(self, request_id: RequestId, *, retry_ms: int | None = None) -> bool:
+        stream = self._by_request.get(request_id)
+        if stream is None or self.event_store is None:
+            return False
+        if not (stream.resumable or stream.pending or self.primes):
+            # Nothing with an id could reach the client first, so it could not resume.
+            return False
+        stream.request_close(self.retry_ms if retry_ms is None else retry_ms)
+        return True
+
+    def close_standalone_stream(self, *, retry_ms: int | None = None) -> bool:
+        stream = self._standalone
+        if stream is None or not stream.attached:
+            return False
+        stream.request_close(self.retry_ms if retry_ms is None else retry_ms)
+        return True

@@ -1,0 +1,197 @@
+"""The HTTP+SSE transport of 2024-11-05, server side: a GET stream and a POST endpoint.
+
+``GET <prefix>/sse`` opens the stream; its first event, ``endpoint``, carries the URI to POST
+to: ``<prefix>/messages?session_id=<id>``. Every message the client POSTs there is answered
+202 Accepted, and whatever the session sends (answers included) goes on the one SSE stream.
+
+The session lives exactly as long as its GET stream, in that request's own task: when the client
+goes away the front end cancels the task and the session ends with it. The protocol has no
+resumption, so nothing is kept after that; POSTs for the id then get 404.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from urllib.parse import parse_qs
+
+import trio
+
+from ....protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
+from ....protocol.sse import encode_event
+from ...base import Frame, Outgoing
+from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
+from .envelope_peek import peek
+from .responses import SSE_HEADERS, send_error
+from .security import HttpSecurity, Principal
+from .session_registry import SessionFactory, new_session_id
+from .sse_stream import sse_event
+
+__all__ = ["LegacySseEndpoint", "LegacySseTransport"]
+
+log = logging.getLogger("mcptrio.http")
+
+_COALESCE = 64
+
+
+class LegacySseTransport:
+    """The transport of one HTTP+SSE session: POSTs in, one SSE stream out."""
+
+    def __init__(self, session_id: str, principal: Principal | None, *, buffer: int = 256) -> None:
+        self.session_id = session_id
+        self.principal = principal
+        self._in_send, self._in_receive = trio.open_memory_channel[bytes](buffer)
+        self._out_send, self.outgoing = trio.open_memory_channel[bytes](buffer)
+
+    async def receive(self) -> Frame:
+        try:
+            return await self._in_receive.receive()
+        except trio.ClosedResourceError:
+            raise trio.EndOfChannel from None
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        for frame in frames:
+            await self._out_send.send(frame.data)
+
+    def send_nowait(self, frame: Outgoing) -> bool:
+        try:
+            self._out_send.send_nowait(frame.data)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            return False
+        return True
+
+    async def deliver(self, frame: bytes) -> bool:
+        """Hand a POSTed frame to the session; ``False`` if it has ended."""
+        try:
+            await self._in_send.send(frame)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            return False
+        return True
+
+    async def aclose(self) -> None:
+        self._in_send.close()
+        self._in_receive.close()
+        self._out_send.close()
+
+
+class LegacySseEndpoint:
+    """Serves the two HTTP+SSE endpoints; see the module docstring."""
+
+    def __init__(
+        self,
+        factory: SessionFactory,
+        security: HttpSecurity,
+        *,
+        sse_path: str,
+        messages_path: str,
+    ) -> None:
+        self.factory = factory
+        self.security = security
+        self.sse_path = sse_path
+        self.messages_path = messages_path
+        self.sessions: dict[str, LegacySseTransport] = {}
+
+    def endpoint_uri(self, request_path: str, session_id: str) -> str:
+        """Where the client POSTs: the messages path under the same prefix as the SSE path."""
+        prefix = request_path[: -len(self.sse_path)] if request_path.endswith(self.sse_path) else ""
+        return f"{prefix}{self.messages_path}?session_id={session_id}"
+
+    async def open_stream(
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        *,
+        at_capacity: bool,
+    ) -> None:
+        accept = header(request.headers, b"accept")
+        if accept is not None and not _accepts_sse(accept):
+            await send_error(responder, 406, "Accept must list text/event-stream")
+            return
+        if at_capacity:
+            retry = (b"retry-after", str(self.security.retry_after).encode())
+            await send_error(responder, 503, "Too many sessions", headers=(retry,))
+            return
+        session_id = new_session_id()
+        transport = LegacySseTransport(session_id, principal)
+        session = self.factory.session(transport)
+        self.sessions[session_id] = transport
+        try:
+            await responder.start_stream(200, SSE_HEADERS)
+            await responder.send_chunk(
+                encode_event(
+                    # A router hands over the path below its mount point and the mount point
+                    # as ``root_path``; the client needs the whole path.
+                    self.endpoint_uri(getattr(request, "root_path", "") + request.path, session_id),
+                    event="endpoint",
+                )
+            )
+            async with trio.open_nursery() as nursery:
+                await nursery.start(session.run)
+                try:
+                    await _pump(transport, responder)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    log.debug("legacy SSE client of session %s went away", session_id)
+                nursery.cancel_scope.cancel()
+        finally:
+            self.sessions.pop(session_id, None)
+
+    async def post_message(
+        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+    ) -> None:
+        values = parse_qs(request.query_string.decode("latin-1")).get("session_id")
+        if not values:
+            await send_error(responder, 400, "Missing session_id query parameter")
+            return
+        transport = self.sessions.get(values[0])
+        owner = None if transport is None else transport.principal
+        if transport is None or (
+            owner is not None and (principal is None or principal.subject != owner.subject)
+        ):
+            await send_error(responder, 404, "Session not found")
+            return
+        content_type = header(request.headers, b"content-type")
+        if content_type is None or (
+            content_type.split(b";", 1)[0].strip().lower() != b"application/json"
+        ):
+            await send_error(responder, 415, "Content-Type must be application/json")
+            return
+        try:
+            body = await request.read_body(self.security.max_body_size)
+        except BodyTooLarge:
+            limit = self.security.max_body_size
+            await send_error(responder, 413, f"Body exceeds the limit of {limit} bytes")
+            return
+        try:
+            peek(body)
+        except ParseError as exc:
+            await send_error(responder, 400, exc.message, code=PARSE_ERROR)
+            return
+        except InvalidRequest:
+            # JSON that is not a message: the session answers it on the stream (-32600).
+            pass
+        if not await transport.deliver(body):
+            await send_error(responder, 404, "Session not found")
+            return
+        await responder.send_response(202, ((b"content-type", b"text/plain"),), b"Accepted")
+
+
+def _accepts_sse(value: bytes) -> bool:
+    for part in value.split(b","):
+        media = part.split(b";", 1)[0].strip().lower()
+        if media in (b"text/event-stream", b"text/*", b"*/*"):
+            return True
+    return False
+
+
+async def _pump(transport: LegacySseTransport, responder: HttpResponder) -> None:
+    outgoing = transport.outgoing
+    async for first in outgoing:
+        chunks = [sse_event(first, None)]
+        while len(chunks) < _COALESCE:
+            try:
+                chunks.append(sse_event(outgoing.receive_nowait(), None))
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+        await responder.send_chunk(b"".join(chunks))
+    await responder.end_stream()

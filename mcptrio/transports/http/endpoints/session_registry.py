@@ -1,0 +1,181 @@
+"""The live Streamable HTTP sessions of one endpoint, and the nursery they run in.
+
+A session outlives any one HTTP request, so it cannot run in the task of the POST that created
+it. The registry owns a nursery (opened by :meth:`SessionRegistry.run`, which the app's ``run``
+calls) and runs each session there under the session's own cancel scope::
+
+    SessionRegistry.run()            sessions' nursery
+    ├── reaper                       closes sessions idle past session_idle_timeout
+    ├── session <id>                 Session.run over its HttpSession transport
+    └── ...
+
+A session ends when it is deleted, expires, or the registry stops; then its id is forgotten
+(404 from then on) and so are its stored events.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Protocol
+
+import trio
+
+from ....runtime.session import Session
+from ....stores.event_store import EventStore
+from ...base import Transport
+from .http_session import HttpSession
+from .security import HttpSecurity, Principal
+
+__all__ = ["EndpointNotRunning", "SessionFactory", "SessionLimitReached", "SessionRegistry"]
+
+log = logging.getLogger("mcptrio.http")
+
+
+class SessionFactory(Protocol):
+    """Makes the MCP session of each new connection (a :class:`mcptrio.Server` is one)."""
+
+    def session(self, transport: Transport) -> Session: ...
+
+
+class SessionLimitReached(Exception):
+    """``max_sessions`` sessions are live; no new one can start now."""
+
+
+class EndpointNotRunning(Exception):
+    """The endpoint's ``run`` has not been started (or has stopped): no session can live."""
+
+
+class _StartedOnce:
+    """Hands ``started()`` on to a task status, then lets go of it.
+
+    ``nursery.start`` gives its task a status that refers to a temporary nursery; a session
+    keeps the status it was given for its whole life, and with it that nursery (about 1 KiB).
+    This stand-in is all the session keeps.
+    """
+
+    __slots__ = ("_status",)
+
+    def __init__(self, status: trio.TaskStatus[None]) -> None:
+        self._status: trio.TaskStatus[None] | None = status
+
+    def started(self, value: None = None) -> None:
+        status, self._status = self._status, None
+        if status is None:
+            raise RuntimeError("called 'started' twice on the same task status")
+        status.started(value)
+
+
+def new_session_id() -> str:
+    """128 random bits, as 32 hex digits (visible ASCII, as the spec requires)."""
+    return secrets.token_hex(16)
+
+
+class SessionRegistry:
+    """Live sessions by id; see the module docstring."""
+
+    def __init__(
+        self,
+        factory: SessionFactory,
+        security: HttpSecurity,
+        *,
+        event_store: EventStore | None,
+        make_transport: Callable[[str, Principal | None], HttpSession],
+        count_others: Callable[[], int] = lambda: 0,
+    ) -> None:
+        self.factory = factory
+        self.security = security
+        self.event_store = event_store
+        self._make_transport = make_transport
+        self._count_others = count_others
+        self.sessions: dict[str, HttpSession] = {}
+        self._nursery: trio.Nursery | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._nursery is not None
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Host sessions until cancelled; on the way out every session ends."""
+        if self._nursery is not None:
+            raise RuntimeError("this endpoint is already running")
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._reap)
+                task_status.started()
+        finally:
+            self._nursery = None
+
+    def live_count(self) -> int:
+        return len(self.sessions) + self._count_others()
+
+    def check_capacity(self) -> None:
+        if self.live_count() >= self.security.max_sessions:
+            raise SessionLimitReached
+
+    async def create(self, principal: Principal | None) -> HttpSession:
+        """A new session; raises :class:`SessionLimitReached` or :class:`EndpointNotRunning`."""
+        nursery = self._nursery
+        if nursery is None:
+            raise EndpointNotRunning
+        self.check_capacity()
+        session_id = new_session_id()
+        transport = self._make_transport(session_id, principal)
+        transport.session = self.factory.session(transport)
+        self.sessions[session_id] = transport
+        try:
+            await nursery.start(self._run_session, transport)
+        except BaseException:
+            self.sessions.pop(session_id, None)
+            raise
+        return transport
+
+    def lookup(self, session_id: bytes, principal: Principal | None) -> HttpSession | None:
+        """The live session ``session_id`` if ``principal`` may use it (else ``None``: 404).
+
+        A session bound to a principal answers only that principal; to anyone else it does not
+        exist, so that ids cannot be probed.
+        """
+        try:
+            key = session_id.decode("ascii")
+        except UnicodeDecodeError:
+            return None
+        transport = self.sessions.get(key)
+        if transport is None or transport.is_ended:
+            return None
+        owner = transport.principal
+        if owner is not None and (principal is None or principal.subject != owner.subject):
+            return None
+        return transport
+
+    async def _run_session(
+        self, transport: HttpSession, *, task_status: trio.TaskStatus[None]
+    ) -> None:
+        session = transport.session
+        assert session is not None
+        started = _StartedOnce(task_status)
+        del task_status
+        try:
+            with transport.cancel_scope:
+                await session.run(task_status=started)
+        finally:
+            self.sessions.pop(transport.session_id, None)
+            with trio.CancelScope(shield=True):
+                # The session's own run closes the transport; this covers a cancel before it ran.
+                await transport.aclose()
+                if self.event_store is not None:
+                    await self.event_store.forget_session(transport.session_id)
+            log.debug("session %s ended", transport.session_id)
+
+    async def _reap(self) -> None:
+        timeout = self.security.session_idle_timeout
+        period = max(min(timeout / 4, 30.0), 0.01)
+        while True:
+            await trio.sleep(period)
+            deadline = trio.current_time() - timeout
+            for transport in list(self.sessions.values()):
+                if transport.exchanges == 0 and transport.last_activity < deadline:
+                    log.info("session %s idle for %.0f s: closing", transport.session_id, timeout)
+                    transport.close()

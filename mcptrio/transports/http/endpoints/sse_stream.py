@@ -1,0 +1,364 @@
+"""One logical SSE stream of a Streamable HTTP session, and the loop that writes it.
+
+A *stream* outlives the HTTP connections that carry it: the session routes messages to it
+whether or not a client is connected, they wait in :attr:`OutboundStream.pending`, and whichever
+connection is attached (the POST that opened it, or a GET resuming it with ``Last-Event-ID``)
+writes them. :func:`write_stream` stores each message in the event store *before* writing it,
+under the id it is written with, so a message taken off ``pending`` is never lost: if the write
+fails the client resumes from its last id and the store replays it.
+
+A later connection takes a stream over from an earlier one (which is then presumed dead: a
+client only resumes a stream it lost); the earlier writer is cancelled and the new one waits
+until it has let go, so two connections never write one stream.
+
+Backpressure: a request's stream holds at most ``capacity`` undelivered messages; past that the
+session's writer waits for room (see ``HttpSession``). The standalone (GET) stream never makes
+the session wait: past ``capacity`` it drops its oldest undelivered message, with a warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable
+
+import trio
+
+from ....protocol.base import RequestId
+from ....protocol.sse import encode_event
+from ....stores.event_store import EventStore
+from ..engine.exchange import HttpResponder
+
+__all__ = ["OutboundStream", "drain_events", "priming_event", "sse_event", "write_stream"]
+
+log = logging.getLogger("mcptrio.http")
+
+# How long a new connection waits for the writer it took a stream over from to let go.
+_TAKEOVER_TIMEOUT = 5.0
+
+
+def sse_event(message: bytes, event_id: str | None) -> bytes:
+    """One SSE ``message`` event; the fast path for JSON, which never holds a raw line break."""
+    if b"\n" in message or b"\r" in message or not message:
+        return encode_event(message, event_id=event_id)
+    if event_id is None:
+        return b"data: " + message + b"\n\n"
+    return b"id: " + event_id.encode() + b"\ndata: " + message + b"\n\n"
+
+
+def priming_event(event_id: str, retry_ms: int | None) -> bytes:
+    """The priming event of a stream: its first id, empty data, and the retry delay if any."""
+    if "\n" in event_id or "\r" in event_id or "\0" in event_id:
+        return encode_event(b"", event_id=event_id, retry_ms=retry_ms)  # raises ValueError
+    if retry_ms is None:
+        return b"id: %s\ndata: \n\n" % event_id.encode()
+    return b"id: %s\nretry: %d\ndata: \n\n" % (event_id.encode(), retry_ms)
+
+
+class OutboundStream:
+    """Messages routed to one SSE stream, waiting for a connection to write them."""
+
+    __slots__ = (
+        "_detached",
+        "_space",
+        "_waiters",
+        "capacity",
+        "close_requested",
+        "drop_oldest",
+        "dropped",
+        "finished",
+        "on_activity",
+        "owed",
+        "pending",
+        "resumable",
+        "retry_ms",
+        "stream_id",
+        "writer",
+    )
+
+    def __init__(self, stream_id: str, capacity: int, *, drop_oldest: bool = False) -> None:
+        self.stream_id = stream_id
+        self.capacity = capacity
+        self.drop_oldest = drop_oldest
+        # A list, not a deque: a session's streams hold a few messages at a time, and an empty
+        # deque costs 760 bytes (a GET stream keeps one for its whole life, a POST makes one).
+        self.pending: list[bytes] = []
+        #: The request ids (of a POST stream) still waiting for their answer.
+        self.owed: set[RequestId] = set()
+        #: No more messages will be routed here; the stream ends once ``pending`` is written.
+        self.finished = False
+        #: An event id of this stream has been written, so a client can resume it.
+        self.resumable = False
+        #: The server asked to close the connection (not the stream): SSE polling.
+        self.close_requested = False
+        self.retry_ms: int | None = None
+        #: Messages dropped for want of room (standalone stream only).
+        self.dropped = 0
+        self.writer: trio.CancelScope | None = None
+        #: Called once, when a message other than an answer is queued or a close is requested:
+        #: a POST answered in its own task starts writing its stream then (see
+        #: ``StreamableHttpEndpoint``).
+        self.on_activity: Callable[[], None] | None = None
+        # Made by a connection taking the stream over, set when the previous writer lets go.
+        self._detached: trio.Event | None = None
+        # The tasks parked in wait(), woken directly by whoever routes, finishes or closes: a
+        # JSON answer costs one park and one reschedule, no Event.
+        self._waiters: list[trio.lowlevel.Task] | None = None
+        self._space: trio.Event | None = None
+
+    def __repr__(self) -> str:
+        return f"<OutboundStream {self.stream_id} pending={len(self.pending)}>"
+
+    # ------------------------------------------------------------ routing side
+
+    def has_room(self) -> bool:
+        return len(self.pending) < self.capacity
+
+    def push(self, data: bytes) -> None:
+        """Queue ``data`` (the caller checked :meth:`has_room`, or it is an answer)."""
+        if self.drop_oldest and len(self.pending) >= self.capacity:
+            del self.pending[0]
+            self.dropped += 1
+            log.warning(
+                "standalone SSE stream full (%d messages undelivered): dropped the oldest",
+                self.capacity,
+            )
+        self.pending.append(data)
+        if self._waiters:
+            self._wake()
+
+    def push_related(self, data: bytes) -> None:
+        """Queue a message that is not an answer (it may need a writer started)."""
+        self.push(data)
+        self.fire_activity()
+
+    def fire_activity(self) -> None:
+        """Call the ``on_activity`` hook, once."""
+        hook = self.on_activity
+        if hook is not None:
+            self.on_activity = None
+            hook()
+
+    def finish(self) -> None:
+        """No more messages come: the stream ends once what is pending is written."""
+        self.finished = True
+        if self._waiters:
+            self._wake()
+
+    def request_close(self, retry_ms: int | None) -> None:
+        """Ask the attached connection to close after what is pending (the stream lives on)."""
+        self.close_requested = True
+        self.retry_ms = retry_ms
+        if self._waiters:
+            self._wake()
+        self.fire_activity()
+
+    async def wait_for_room(self) -> None:
+        """Wait until a message is taken off ``pending``."""
+        if self.has_room() or self.finished:
+            return
+        if self._space is None:
+            self._space = trio.Event()
+        await self._space.wait()
+
+    # ------------------------------------------------------------ writing side
+
+    async def wait(self) -> None:
+        """Wait until something is pending, the stream finished, or a close was requested."""
+        if self.pending or self.finished or self.close_requested:
+            return
+        task = trio.lowlevel.current_task()
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = []
+        waiters.append(task)
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            waiters.remove(task)
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, None
+        for task in waiters or ():
+            trio.lowlevel.reschedule(task)
+
+    def took(self) -> None:
+        """Messages were taken off ``pending``: wake a router waiting for room."""
+        if self._space is not None:
+            self._space.set()
+            self._space = None
+
+    async def attach(self) -> trio.CancelScope:
+        """Become the stream's writer, taking over from a previous one; returns its scope."""
+        previous = self.writer
+        if previous is not None:
+            detached = self._detached
+            if detached is None:
+                detached = self._detached = trio.Event()
+            previous.cancel()
+            with trio.move_on_after(_TAKEOVER_TIMEOUT):
+                await detached.wait()
+        scope = trio.CancelScope()
+        self.writer = scope
+        return scope
+
+    def detach(self, scope: trio.CancelScope) -> None:
+        if self.writer is scope:
+            self.writer = None
+            detached = self._detached
+            if detached is not None:
+                self._detached = None
+                detached.set()
+
+    @property
+    def attached(self) -> bool:
+        return self.writer is not None
+
+    @property
+    def drained(self) -> bool:
+        """Finished and fully written: nothing more will ever be written on it."""
+        return self.finished and not self.pending
+
+
+async def write_stream(
+    stream: OutboundStream,
+    responder: HttpResponder,
+    *,
+    session_id: str,
+    event_store: EventStore | None,
+    resume_after: str | None = None,
+    prime: bool = False,
+    retry_ms: int | None = None,
+) -> None:
+    """Write ``stream`` on ``responder`` (whose stream is started) until it ends or breaks.
+
+    With ``resume_after`` (a ``Last-Event-ID``), the stream's stored events after that id are
+    written first; they are read only once this connection has taken the stream over, so that
+    nothing the previous writer stored meanwhile is missed. With
+    ``prime``, an event with an id and empty data (and ``retry_ms``, if given) comes first, so
+    the client can resume even before the first message. The response is ended when the stream
+    is drained, or when the server asked to close the connection (after a ``retry:`` line). A
+    client that goes away ends the write quietly: what was not written stays pending or stored.
+    """
+    scope = await stream.attach()
+    try:
+        with scope:
+            try:
+                if resume_after is not None and event_store is not None:
+                    replay = await event_store.replay_after(session_id, resume_after)
+                    if replay.events:
+                        await responder.send_chunk(
+                            b"".join(sse_event(m, e) for e, m in replay.events)
+                        )
+                if prime and event_store is not None:
+                    with trio.CancelScope(shield=True):
+                        event_id = await event_store.store(session_id, stream.stream_id, b"")
+                    stream.resumable = True
+                    await responder.send_chunk(priming_event(event_id, retry_ms))
+                await _pump(stream, responder, session_id, event_store)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+    finally:
+        stream.detach(scope)
+    if scope.cancelled_caught:
+        # Taken over by a newer connection (or the session ended): close this response if
+        # the connection is still there.
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await responder.end_stream()
+
+
+async def drain_events(
+    stream: OutboundStream,
+    *,
+    session_id: str,
+    event_store: EventStore | None,
+    prime: bool = False,
+    retry_ms: int | None = None,
+) -> bytes:
+    """Everything ``stream`` holds, as one SSE body, for a stream that is already finished.
+
+    The events are what :func:`write_stream` would write (the priming event first when
+    ``prime``), and they are stored first in the same way, so a client that loses the response
+    resumes it with ``Last-Event-ID`` as it would resume a streamed one. Taking the messages is
+    not interrupted by cancellation (they must reach the store once off ``pending``).
+    """
+    store_nowait = getattr(event_store, "store_nowait", None)
+    if event_store is None or callable(store_nowait):
+        # The in-memory store answers at once: nothing can interrupt the drain.
+        return await _drain(stream, session_id, event_store, store_nowait, prime, retry_ms)
+    with trio.CancelScope(shield=True):
+        body = await _drain(stream, session_id, event_store, None, prime, retry_ms)
+    return body
+
+
+async def _drain(
+    stream: OutboundStream,
+    session_id: str,
+    event_store: EventStore | None,
+    store_nowait: Callable[[str, str, bytes], str] | None,
+    prime: bool,
+    retry_ms: int | None,
+) -> bytes:
+    stream_id = stream.stream_id
+    chunks: list[bytes] = []
+    if prime and event_store is not None:
+        if store_nowait is not None:
+            event_id = store_nowait(session_id, stream_id, b"")
+        else:
+            event_id = await event_store.store(session_id, stream_id, b"")
+        stream.resumable = True
+        chunks.append(priming_event(event_id, retry_ms))
+    pending = stream.pending
+    while pending:
+        message = pending[0]
+        message_id: str | None = None
+        if event_store is not None:
+            if store_nowait is not None:
+                message_id = store_nowait(session_id, stream_id, message)
+            else:
+                message_id = await event_store.store(session_id, stream_id, message)
+            stream.resumable = True
+        del pending[0]
+        chunks.append(sse_event(message, message_id))
+    stream.took()
+    return b"".join(chunks)
+
+
+async def _pump(
+    stream: OutboundStream,
+    responder: HttpResponder,
+    session_id: str,
+    event_store: EventStore | None,
+) -> None:
+    pending = stream.pending
+    stream_id = stream.stream_id
+    while True:
+        if pending:
+            chunks: list[bytes] = []
+            # Store before writing, shielded: a message taken off ``pending`` must reach the
+            # store even if the connection is cancelled meanwhile, or a resume would miss it.
+            with trio.CancelScope(shield=True):
+                while pending:
+                    message = pending[0]
+                    if event_store is None:
+                        event_id = None
+                    else:
+                        event_id = await event_store.store(session_id, stream_id, message)
+                        stream.resumable = True
+                    del pending[0]
+                    chunks.append(sse_event(message, event_id))
+                stream.took()
+            await responder.send_chunk(b"".join(chunks))
+            continue
+        if stream.finished:
+            await responder.end_stream()
+            return
+        if stream.close_requested:
+            stream.close_requested = False
+            if stream.retry_ms is not None:
+                await responder.send_chunk(b"retry: %d\n\n" % stream.retry_ms)
+            await responder.end_stream()
+            return
+        await stream.wait()

@@ -1,0 +1,88 @@
+"""scripts/conformance: its baseline file and how it judges the suite's results.
+
+The script itself runs in CI (.ci/run); these tests hold the parts that decide pass or fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "conformance_script", ROOT / "scripts" / "conformance.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("conformance_script", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+script = load_script()
+
+
+def test_expected_failures_hold_only_oauth_scenarios_each_with_a_reason() -> None:
+    path = ROOT / "conformance" / "expected-failures.yml"
+    lists = script.read_expected_failures(path)
+    assert lists["server"] == []
+    assert lists["client"]
+    assert all(name.startswith("auth/") for name in lists["client"])
+    lines = path.read_text().splitlines()
+    for number, line in enumerate(lines):
+        if line.strip().startswith("- "):
+            assert lines[number - 1].strip().startswith("#"), f"no reason above {line.strip()}"
+
+
+def test_a_baseline_file_outside_the_documented_form_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.yml"
+    path.write_text("server:\n  - ping\nclients: [initialize]\n")
+    with pytest.raises(script.ConformanceError, match=r"baseline\.yml:3"):
+        script.read_expected_failures(path)
+
+
+def test_results_directories_map_to_their_scenario_in_both_suite_layouts() -> None:
+    names = ["server-initialize", "ping", "tools-list"]
+    stamp = "-2026-01-02T03-04-05-678Z"
+    # 0.1.x names a server result directory <scenario>-<time>; 0.2 prefixes the mode.
+    assert script.scenario_of(f"server-initialize{stamp}", names, "server") == "server-initialize"
+    assert script.scenario_of(f"ping{stamp}", names, "server") == "ping"
+    assert script.scenario_of(f"server-server-initialize{stamp}", names, "server") == (
+        "server-initialize"
+    )
+    assert script.scenario_of(f"server-tools-list{stamp}", names, "server") == "tools-list"
+    assert script.scenario_of(f"tools-call{stamp}", names, "server") is None
+
+
+def outcome(expected: bool, **counts: int) -> Any:
+    result = script.Outcome("client", "x", expected)
+    result.counts.update(counts)
+    return result
+
+
+def test_a_warning_fails_a_scenario_like_a_failure() -> None:
+    assert outcome(False, SUCCESS=3).ok
+    assert not outcome(False, SUCCESS=3, WARNING=1).ok
+    assert not outcome(False, SUCCESS=3, FAILURE=1).ok
+
+
+def test_a_listed_scenario_must_fail_and_passing_makes_it_stale() -> None:
+    assert outcome(True, FAILURE=2).ok
+    stale = outcome(True, SUCCESS=2)
+    assert not stale.ok
+    assert stale.verdict.startswith("STALE")
+
+
+def test_missing_results_fail_a_scenario(tmp_path: Path) -> None:
+    result = script.Outcome("server", "ping")
+    script.read_checks(result, tmp_path.glob("*/checks.json"))
+    assert not result.ok
+    assert result.problems == ["no checks.json was written"]

@@ -1,0 +1,147 @@
+"""The built-in server's defences against slow, idle, oversized and too many clients."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+from front_ends_for_tests import open_front_end
+from http_client_for_tests import open_test_connection
+from test_answers_in_post_task import open_small_window_connection
+from test_front_ends import EchoApp
+from test_streamable_http import call_body, initialize, session_headers, stream
+
+import mcptrio
+from mcptrio.server.context import Context
+from mcptrio.transports.http.endpoints.app import McpHttpApp
+
+BUILTIN = ["builtin-h11", "builtin-httptools"]
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_slow_request_head_is_cut_off_after_the_header_timeout(front_end: str) -> None:
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, EchoApp(), header_timeout=0.3) as url,
+            open_test_connection(url) as conn,
+        ):
+            started = trio.current_time()
+            await conn.send_raw(b"GET / HTTP/1.1\r\nhost: x\r\n")
+            for _ in range(3):
+                await trio.sleep(0.1)
+                await conn.send_raw(b"x-slow: 1\r\n")
+            status = await conn.raw_status()
+            elapsed = trio.current_time() - started
+    assert status == 408
+    assert 0.3 <= elapsed < 2
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_silent_new_connection_is_closed_after_the_header_timeout(front_end: str) -> None:
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, EchoApp(), header_timeout=0.3) as url,
+            open_test_connection(url) as conn,
+        ):
+            assert await conn.receive_raw() == b""
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_idle_keep_alive_connection_is_closed(front_end: str) -> None:
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, EchoApp(), keep_alive_timeout=0.3) as url,
+            open_test_connection(url) as conn,
+        ):
+            assert (await conn.request("GET", "/one")).status == 200
+            started = trio.current_time()
+            assert await conn.receive_raw() == b""
+            assert trio.current_time() - started < 2
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_oversized_request_head_gets_431(front_end: str) -> None:
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, EchoApp(), max_head_size=1024) as url,
+            open_test_connection(url) as conn,
+        ):
+            await conn.send_raw(b"GET / HTTP/1.1\r\nhost: x\r\nx-big: " + b"a" * 4000 + b"\r\n\r\n")
+            assert await conn.raw_status() == 431
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_unread_large_body_closes_after_the_response(front_end: str) -> None:
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, EchoApp(), discard_body_limit=100) as url,
+            open_test_connection(url) as conn,
+        ):
+            response = await conn.request("POST", "/limit", body=b"x" * 5000)
+            assert response.status == 413
+            assert response.header("connection") == b"close"
+            async with open_test_connection(url) as conn:
+                small = await conn.request("POST", "/no-read", body=b"x" * 50)
+                assert small.status == 200
+                assert (await conn.request("GET", "/again")).status == 200
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_connections_beyond_the_limit_wait_for_a_free_slot(front_end: str) -> None:
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, EchoApp(), max_connections=1) as url,
+            open_test_connection(url) as first,
+        ):
+            assert (await first.request("GET", "/first")).status == 200
+            async with open_test_connection(url) as second:
+                await second.send_raw(b"GET /second HTTP/1.1\r\nhost: x\r\n\r\n")
+                with trio.move_on_after(0.3) as waited:
+                    await second.socket_stream.receive_some(1000)
+                assert waited.cancelled_caught
+                await first.socket_stream.aclose()
+                answer = await second.socket_stream.receive_some(1000)
+                assert answer.startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_an_sse_writer_stops_after_the_write_timeout_while_its_handler_runs(
+    front_end: str,
+) -> None:
+    big = "x" * 2_000_000
+    server = mcptrio.Server("big-progress")
+
+    @server.tool()
+    async def send_big_progress(ctx: Context) -> str:
+        await ctx.report_progress(0, 1, message=big)
+        await trio.sleep_forever()
+        return "never"
+
+    app = McpHttpApp(server)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(app.run)
+            async with (
+                open_front_end(front_end, app, write_timeout=0.1) as url,
+                open_test_connection(url) as conn,
+                open_small_window_connection(url) as stalled,
+            ):
+                try:
+                    session_id = await initialize(conn, "2025-06-18")
+                    headers = session_headers(session_id, "2025-06-18")
+                    body = call_body(1, "send_big_progress", {}, token="t")
+                    async with stream(stalled, "POST", "/mcp", headers=headers, body=body) as sse:
+                        assert sse.status == 200
+                        # The client reads nothing for well over the write timeout...
+                        await trio.sleep(0.4)
+                        received = 0
+                        with trio.move_on_after(0.4):
+                            while received < len(big) // 2:
+                                piece = await stalled.socket_stream.receive_some(65536)
+                                if not piece:
+                                    break
+                                received += len(piece)
+                        # ...so the writer gave up: only what the socket buffers held arrives.
+                        assert received < len(big) // 2
+                finally:
+                    # The sessions end first: the handler runs in its POST's connection task.
+                    nursery.cancel_scope.cancel()

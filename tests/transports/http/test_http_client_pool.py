@@ -1,0 +1,270 @@
+"""The h11 client pool: keep-alive, streamed bodies, deadlines and TLS, on a scripted server."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+
+import pytest
+import trio
+import trio.testing
+import trustme
+from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_fake_http
+
+from mcptrio.transports.http.engine.client_pool import (
+    HttpClientPool,
+    HttpConnectError,
+    HttpProtocolError,
+    HttpTimeout,
+    split_url,
+)
+
+
+async def _echo(request: FakeRequest, exchange: FakeExchange) -> None:
+    await exchange.respond(200, [("content-type", "text/plain")], request.body or b"empty")
+
+
+async def test_sequential_requests_reuse_one_keep_alive_connection() -> None:
+    stats = FakeServerStats()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, _echo, stats)
+            pool = HttpClientPool()
+            url = f"http://127.0.0.1:{port}/x?y=1"
+            for i in range(3):
+                async with pool.request("POST", url, body=f"m{i}".encode()) as response:
+                    assert response.status == 200
+                    assert response.content_type == "text/plain"
+                    assert await response.read(100) == f"m{i}".encode()
+            origin, _ = split_url(url)
+            assert pool.idle_connections(origin) == 1
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert stats.connections == 1
+    assert [r.target for r in stats.requests] == ["/x?y=1"] * 3
+    assert stats.requests[0].headers["host"] == f"127.0.0.1:{port}"
+    assert stats.requests[0].headers["content-length"] == "2"
+
+
+async def test_connection_close_from_server_gets_a_fresh_connection_next_time() -> None:
+    stats = FakeServerStats()
+
+    async def close_after(request: FakeRequest, exchange: FakeExchange) -> None:
+        exchange.keep_alive = False
+        await exchange.respond(200, body=b"bye")
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, close_after, stats)
+            pool = HttpClientPool()
+            for _ in range(2):
+                async with pool.request("GET", f"http://127.0.0.1:{port}/") as response:
+                    assert await response.read(10) == b"bye"
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert stats.connections == 2
+
+
+async def test_idle_connection_closed_silently_by_server_is_replaced() -> None:
+    stats = FakeServerStats()
+    seen = 0
+
+    async def answer_once_per_connection(request: FakeRequest, exchange: FakeExchange) -> None:
+        nonlocal seen
+        seen += 1
+        await exchange.respond(200, body=b"ok")
+        # Keep-alive announced, then the server drops the idle connection anyway.
+        raise Cut
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, answer_once_per_connection, stats)
+            pool = HttpClientPool()
+            for _ in range(3):
+                async with pool.request("GET", f"http://127.0.0.1:{port}/") as response:
+                    assert await response.read(10) == b"ok"
+                await trio.sleep(0.05)
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert seen == 3
+    assert stats.connections == 3
+
+
+async def test_chunked_body_is_streamed_piece_by_piece() -> None:
+    stats = FakeServerStats()
+    release = trio.Event()
+
+    async def chunked(request: FakeRequest, exchange: FakeExchange) -> None:
+        await exchange.start(200, [("content-type", "text/event-stream")])
+        await exchange.send(b"first")
+        await release.wait()
+        await exchange.send(b"second")
+        await exchange.end()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, chunked, stats)
+            pool = HttpClientPool()
+            async with pool.request("GET", f"http://127.0.0.1:{port}/") as response:
+                assert response.header(b"transfer-encoding") == b"chunked"
+                assert await response.receive_some() == b"first"
+                release.set()
+                assert await response.receive_some() == b"second"
+                assert await response.receive_some() == b""
+                assert response.complete
+            # A fully read chunked response leaves the connection reusable.
+            async with pool.request("GET", f"http://127.0.0.1:{port}/") as response:
+                release.set()
+                assert await response.read(100) == b"firstsecond"
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert stats.connections == 1
+
+
+async def test_body_over_the_limit_is_refused_and_connection_not_reused() -> None:
+    stats = FakeServerStats()
+
+    async def big(request: FakeRequest, exchange: FakeExchange) -> None:
+        await exchange.respond(200, body=b"x" * 1_000_000)
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, big, stats)
+            pool = HttpClientPool()
+            url = f"http://127.0.0.1:{port}/"
+            async with pool.request("GET", url) as response:
+                assert await response.read(100) is None
+            assert pool.idle_connections(split_url(url)[0]) == 0
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+
+
+async def test_silent_server_hits_the_per_read_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    stats = FakeServerStats()
+
+    async def stall(request: FakeRequest, exchange: FakeExchange) -> None:
+        await exchange.start(200)
+        await exchange.send(b"a")
+        await trio.sleep(1000)
+
+    with trio.fail_after(100):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, stall, stats)
+            pool = HttpClientPool(read_timeout=5)
+            started = trio.current_time()
+            with pytest.raises(HttpTimeout):
+                async with pool.request("GET", f"http://127.0.0.1:{port}/") as response:
+                    assert await response.receive_some() == b"a"
+                    await response.receive_some()
+            assert 5 <= trio.current_time() - started < 6
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+
+
+async def test_server_that_never_answers_times_out(autojump_clock: trio.testing.MockClock) -> None:
+    stats = FakeServerStats()
+
+    async def mute(request: FakeRequest, exchange: FakeExchange) -> None:
+        await trio.sleep(1000)
+
+    with trio.fail_after(100):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, mute, stats)
+            pool = HttpClientPool(read_timeout=30)
+            with pytest.raises(HttpTimeout):
+                async with pool.request(
+                    "GET", f"http://127.0.0.1:{port}/", read_timeout=2
+                ) as response:
+                    await response.read(10)
+            nursery.cancel_scope.cancel()
+
+
+async def test_waiting_for_a_free_connection_has_a_deadline(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    stats = FakeServerStats()
+
+    async def stream(request: FakeRequest, exchange: FakeExchange) -> None:
+        await exchange.start(200)
+        await trio.sleep(1000)
+
+    with trio.fail_after(100):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, stream, stats)
+            pool = HttpClientPool(max_connections=1, connect_timeout=3, read_timeout=500)
+            url = f"http://127.0.0.1:{port}/"
+            async with pool.request("GET", url) as held:
+                assert held.status == 200
+                with pytest.raises(HttpTimeout, match="No free connection"):
+                    async with pool.request("GET", url):
+                        pass
+            nursery.cancel_scope.cancel()
+
+
+async def test_server_closing_mid_body_is_a_protocol_error() -> None:
+    stats = FakeServerStats()
+
+    async def truncated(request: FakeRequest, exchange: FakeExchange) -> None:
+        await exchange.start(200, [("content-length", "100")])
+        await exchange.send(b"only a bit")
+        raise Cut
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, truncated, stats)
+            pool = HttpClientPool()
+            with pytest.raises(HttpProtocolError):
+                async with pool.request("GET", f"http://127.0.0.1:{port}/") as response:
+                    await response.read(1000)
+            nursery.cancel_scope.cancel()
+
+
+async def test_refused_connection_is_a_connect_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    pool = HttpClientPool()
+    with trio.fail_after(10), pytest.raises(HttpConnectError):
+        async with pool.request("GET", f"http://127.0.0.1:{port}/"):
+            pass
+
+
+async def test_https_with_a_trusted_self_signed_certificate() -> None:
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("localhost").configure_cert(server_context)
+    client_context = ssl.create_default_context()
+    ca.configure_trust(client_context)
+    stats = FakeServerStats()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(
+                lambda task_status: serve_fake_http(
+                    _echo, stats, ssl_context=server_context, task_status=task_status
+                )
+            )
+            pool = HttpClientPool(ssl_context=client_context)
+            url = f"https://localhost:{port}/secure"
+            for body in (b"one", b"two"):
+                async with pool.request("POST", url, body=body) as response:
+                    assert await response.read(10) == body
+            await pool.aclose()
+            # Without trusting the CA, the handshake fails as a connect error.
+            strict = HttpClientPool()
+            with pytest.raises(HttpConnectError):
+                async with strict.request("GET", url):
+                    pass
+            nursery.cancel_scope.cancel()
+    assert stats.connections == 2
+    assert stats.requests[0].headers["host"] == f"localhost:{port}"
+
+
+def test_only_http_urls_are_accepted() -> None:
+    with pytest.raises(ValueError):
+        split_url("ftp://example.com/")
+    origin, target = split_url("https://example.com")
+    assert (origin.host_header, target) == (b"example.com", b"/")
+    origin, _ = split_url("http://[::1]:8080/a")
+    assert origin.host_header == b"[::1]:8080"

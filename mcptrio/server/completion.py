@@ -62,8 +62,6 @@ __all__ = [
 
 #: The most values one ``completion/complete`` answer may carry (the spec's limit).
 MAX_COMPLETION_VALUES = 100
-#: ``context.arguments`` exists from this revision on.
-_CONTEXT_SINCE = "2025-06-18"
 
 #: ``completer(value, arguments)`` -> the suggestions, possibly awaitable; a parameter annotated
 #: ``Context`` may be added and receives the request's context.
@@ -253,7 +251,7 @@ class CompletionEngine:
         names = _argument_names(target)
         if argument.name not in names:
             raise InvalidParams(f"{owner} has no argument {argument.name!r}")
-        context = self._context_of(ctx, request)
+        context = self._context_of(request)
         if self._handler is not None:
             answer = await self._ask_handler(self._handler, ctx, ref, argument, context)
             if answer is not None:
@@ -271,11 +269,9 @@ class CompletionEngine:
         return CompleteResult(completion=_capped(values))
 
     @staticmethod
-    def _context_of(ctx: Context, request: CompleteRequest) -> CompleteContext | None:
+    def _context_of(request: CompleteRequest) -> CompleteContext | None:
         context = request.context
-        if not isinstance(context, CompleteContext) or ctx.revision < _CONTEXT_SINCE:
-            return None
-        return context
+        return context if isinstance(context, CompleteContext) else None
 
     async def _ask_handler(
         self,

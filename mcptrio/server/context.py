@@ -238,13 +238,14 @@ class Context:
         if caps.sampling is UNSET:
             raise CapabilityNotNegotiated("The client did not declare the sampling capability")
         sampling = caps.sampling
-        if (tools or tool_choice is not None) and (
-            self.revision < "2025-11-25" or sampling.tools is UNSET
-        ):
+        if (tools or tool_choice is not None) and sampling.tools is UNSET:
             raise CapabilityNotNegotiated("The client did not declare sampling.tools")
+        # sampling.context gates includeContext only where the revision has it.
+        features = self.session.connection.features
         if (
             include_context not in (None, "none")
-            and self.revision >= "2025-11-25"
+            and features is not None
+            and features.sampling_tools
             and sampling.context is UNSET
         ):
             raise CapabilityNotNegotiated("The client did not declare sampling.context")
@@ -297,11 +298,7 @@ class Context:
         if elicitation is UNSET or (elicitation.url is not UNSET and elicitation.form is UNSET):
             raise CapabilityNotNegotiated("The client did not declare form-mode elicitation")
         requested, target = schema_for_elicitation(schema)
-        request = ElicitRequest(
-            message=message,
-            requested_schema=requested,
-            mode="form" if self.revision >= "2025-11-25" else UNSET,
-        )
+        request = ElicitRequest(message=message, requested_schema=requested, mode="form")
         result = await self.send_request(request, timeout=timeout)
         return _elicited(result, target)
 

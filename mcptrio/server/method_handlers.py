@@ -3,7 +3,8 @@
 :class:`MethodHandlers` holds one handler per request type (``routes``); the server looks the
 request's type up there and awaits the handler with the request's :class:`~.context.Context`.
 The four list methods are one handler made four times (:meth:`MethodHandlers._lister`): one
-cursor scheme, one page size, and definitions shaped for the negotiated revision.
+cursor scheme, one page size, and definitions in the newest shape (the session's connection fits
+them to the negotiated revision).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ D = TypeVar("D", covariant=True)
 
 
 class _Described(Protocol[D]):
-    def definition_for(self, revision: str) -> D: ...
+    @property
+    def definition(self) -> D: ...
 
 
 class MethodHandlers:
@@ -81,17 +83,15 @@ class MethodHandlers:
         field: str,
         registry: Mapping[str, _Described[Any]],
     ) -> Route:
-        """The handler of a ``*/list`` method: one page of ``registry`` as definitions for the
-        session's revision, in the result's ``field``, with the next cursor (``UNSET`` on the
-        last page)."""
+        """The handler of a ``*/list`` method: one page of ``registry``'s definitions in the
+        result's ``field``, with the next cursor (``UNSET`` on the last page)."""
 
         async def list_page(ctx: Context, request: PaginatedRequest[Any]) -> Result:
             cursor = request.cursor if isinstance(request.cursor, str) else None
             items = list(registry.values())
             page, next_cursor = paginate(field, items, cursor, self.server.page_size)
-            revision = ctx.revision
             return result_type(
-                **{field: [item.definition_for(revision) for item in page]},
+                **{field: [item.definition for item in page]},
                 next_cursor=UNSET if next_cursor is None else next_cursor,
             )
 

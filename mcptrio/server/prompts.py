@@ -31,12 +31,11 @@ What the function returns becomes the ``GetPromptResult``:
 - a list or tuple of any of those: the messages in order (strings and blocks as user messages);
 - a ``GetPromptResult``: used as it is.
 
-The messages are then fitted to the session's revision rather than sent invalid: before
+The messages are built for the newest revision; the session's connection fits them to the
+negotiated one rather than send them invalid (:mod:`mcptrio.protocol.fitting`: before
 2025-03-26 an ``AudioContent`` becomes a ``TextContent`` saying that audio was left out; before
-2025-06-18 a ``ResourceLink`` becomes a ``TextContent`` naming the link (``"[resource link: name
-<uri>]"``, then its description on the next line), and ``_meta`` and
-``annotations.lastModified`` are dropped; a resource link's ``icons`` are dropped before
-2025-11-25.
+2025-06-18 a ``ResourceLink`` becomes a ``TextContent`` naming the link, and ``_meta`` and
+``annotations.lastModified`` are dropped; ``icons`` are dropped before 2025-11-25).
 
 The function is read and called as every handler is (see :mod:`.handler`): a parameter
 annotated :class:`~mcptrio.server.context.Context` receives the request's context; synchronous
@@ -51,11 +50,9 @@ from typing import Annotated, Any, Unpack, get_origin
 
 import msgspec
 from msgspec import UNSET
-from msgspec.structs import replace
 
 from ..protocol.errors import InvalidParams
 from ..protocol.types import (
-    Annotations,
     AudioContent,
     ContentBlock,
     EmbeddedResource,
@@ -81,9 +78,6 @@ __all__ = [
     "user",
 ]
 
-_AUDIO_SINCE = "2025-03-26"
-_TITLE_SINCE = "2025-06-18"  # also _meta on prompts and content, resource links, lastModified
-_ICONS_SINCE = "2025-11-25"
 _CONTENT_TYPES = (
     TextContent,
     ImageContent,
@@ -144,65 +138,6 @@ def _item(item: Any) -> PromptMessage:
     )
 
 
-# ------------------------------------------------------------------ revisions
-
-
-def _annotations_for(annotations: Any, revision: str) -> Any:
-    if (
-        isinstance(annotations, Annotations)
-        and revision < _TITLE_SINCE
-        and annotations.last_modified is not UNSET
-    ):
-        return replace(annotations, last_modified=UNSET)
-    return annotations
-
-
-def _downgraded_text(block: AudioContent | ResourceLink, revision: str) -> TextContent:
-    if isinstance(block, AudioContent):
-        text = f"[audio ({block.mime_type}) left out: protocol revision {revision} has no audio]"
-    else:
-        label = block.title if isinstance(block.title, str) else block.name
-        text = f"[resource link: {label} <{block.uri}>]"
-        if isinstance(block.description, str):
-            text += "\n" + block.description
-    return TextContent(text=text, annotations=_annotations_for(block.annotations, revision))
-
-
-def content_for_revision(block: ContentBlock, revision: str) -> ContentBlock:
-    """``block`` as ``revision`` can carry it in a prompt message (see the module docstring)."""
-    if revision >= _ICONS_SINCE:
-        return block
-    if revision >= _TITLE_SINCE:
-        if isinstance(block, ResourceLink) and block.icons is not UNSET:
-            return replace(block, icons=UNSET)
-        return block
-    if isinstance(block, ResourceLink) or (
-        isinstance(block, AudioContent) and revision < _AUDIO_SINCE
-    ):
-        return _downgraded_text(block, revision)
-    if isinstance(block, EmbeddedResource) and block.resource.meta is not UNSET:
-        block = replace(block, resource=replace(block.resource, meta=UNSET))
-    annotations = _annotations_for(block.annotations, revision)
-    if block.meta is not UNSET or annotations is not block.annotations:
-        block = replace(block, meta=UNSET, annotations=annotations)
-    return block
-
-
-def result_for_revision(result: GetPromptResult, revision: str) -> GetPromptResult:
-    """``result`` with every message fitted to ``revision``."""
-    if revision >= _ICONS_SINCE:
-        return result
-    messages = []
-    changed = False
-    for message in result.messages:
-        content = content_for_revision(message.content, revision)
-        if content is not message.content:
-            changed = True
-            message = PromptMessage(role=message.role, content=content)
-        messages.append(message)
-    return replace(result, messages=messages) if changed else result
-
-
 # ------------------------------------------------------------------ prompts
 
 
@@ -234,19 +169,14 @@ class RegisteredPrompt(Registered[Prompt]):
     def __repr__(self) -> str:
         return f"<RegisteredPrompt {self.name!r}>"
 
-    def _describe(self, revision: str) -> Prompt:
-        has_titles = revision >= _TITLE_SINCE
-        arguments = [
-            argument if has_titles else replace(argument, title=UNSET)
-            for argument in self.arguments
-        ]
+    def _describe(self) -> Prompt:
         return Prompt(
             name=self.name,
-            title=self.title if has_titles and self.title is not None else UNSET,
+            title=UNSET if self.title is None else self.title,
             description=UNSET if self.description is None else self.description,
-            arguments=arguments if arguments else UNSET,
-            icons=list(self.icons) if self.icons and revision >= _ICONS_SINCE else UNSET,
-            meta=self.meta if has_titles and self.meta is not None else UNSET,
+            arguments=list(self.arguments) if self.arguments else UNSET,
+            icons=list(self.icons) if self.icons else UNSET,
+            meta=UNSET if self.meta is None else self.meta,
         )
 
     async def render(self, ctx: Context, arguments: Mapping[str, str] | None) -> GetPromptResult:
@@ -264,7 +194,7 @@ class RegisteredPrompt(Registered[Prompt]):
                 messages=to_prompt_messages(value),
                 description=UNSET if self.description is None else self.description,
             )
-        return result_for_revision(result, ctx.revision)
+        return result
 
     def _arguments(self, given: Mapping[str, str]) -> dict[str, Any]:
         parameters = self.handler.parameters

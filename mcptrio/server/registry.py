@@ -50,12 +50,13 @@ class DescriptionOptions(TypedDict, total=False):
 class Registered(abc.ABC, Generic[D_co]):
     """What :class:`DescriptionOptions` become: the descriptive fields of a registered thing,
     its function as read at registration (``handler``; ``None`` for static contents), and its
-    definition for each revision (a ``Tool``, ``Prompt``...), made once per revision.
+    definition (a ``Tool``, ``Prompt``...) in the newest shape, made once: the session's
+    connection fits it to the negotiated revision.
 
     The function's docstring is the description's default; an empty description is none.
     """
 
-    __slots__ = ("_definitions", "description", "handler", "icons", "meta", "name", "title")
+    __slots__ = ("_definition", "description", "handler", "icons", "meta", "name", "title")
 
     def __init__(self, name: str, handler: Handler | None, options: DescriptionOptions) -> None:
         self.name = name
@@ -69,23 +70,24 @@ class Registered(abc.ABC, Generic[D_co]):
         self.icons: list[Icon] | None = None if icons is None else list(icons)
         meta = options.get("meta")
         self.meta: dict[str, Any] | None = None if meta is None else dict(meta)
-        self._definitions: dict[str, D_co] = {}
+        self._definition: D_co | None = None
 
     @property
     def fn(self) -> Callable[..., Any] | None:
         """The function (``None`` for static contents)."""
         return None if self.handler is None else self.handler.fn
 
-    def definition_for(self, revision: str) -> D_co:
-        """The definition for ``*/list`` in ``revision``, without fields it lacks."""
-        definition = self._definitions.get(revision)
+    @property
+    def definition(self) -> D_co:
+        """The definition for ``*/list``, in the newest shape."""
+        definition = self._definition
         if definition is None:
-            definition = self._definitions[revision] = self._describe(revision)
+            definition = self._definition = self._describe()
         return definition
 
     @abc.abstractmethod
-    def _describe(self, revision: str) -> D_co:
-        """The definition for ``revision`` (called once per revision)."""
+    def _describe(self) -> D_co:
+        """The definition (called once)."""
 
 
 class Registry(Mapping[str, T], Generic[T]):

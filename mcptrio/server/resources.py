@@ -42,9 +42,9 @@ is the URI that was read. Functions are read and called as every handler is (see
 request's context; synchronous functions run in a worker thread, async ones in the request's
 task; a generator's items are collected into a list, which is then the returned value.
 
-Descriptions are fitted to the session's revision: ``title``, ``_meta`` and
-``annotations.lastModified`` are left out before 2025-06-18 and ``icons`` before 2025-11-25;
-``_meta`` on contents is left out before 2025-06-18.
+Descriptions and contents are built for the newest revision; the session's connection fits them
+to the negotiated one (:mod:`mcptrio.protocol.fitting`: ``title``, ``_meta`` and
+``annotations.lastModified`` are left out before 2025-06-18 and ``icons`` before 2025-11-25).
 
 :func:`read_resource` answers ``resources/read`` from a server's resources and templates: a
 static URI first, then each template in turn; nothing matching gets ``ResourceNotFound``
@@ -61,7 +61,6 @@ from typing import Any, TypeVar, Unpack
 
 import msgspec
 from msgspec import UNSET
-from msgspec.structs import replace
 
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
@@ -87,8 +86,6 @@ __all__ = [
     "to_resource_contents",
 ]
 
-_TITLE_SINCE = "2025-06-18"  # also _meta on resources and contents, annotations.lastModified
-_ICONS_SINCE = "2025-11-25"
 D = TypeVar("D", Resource, ResourceTemplate)
 _TEXT_DEFAULT = "text/plain"
 _BINARY_DEFAULT = "application/octet-stream"
@@ -165,24 +162,8 @@ def to_resource_contents(value: Any, uri: str, mime_type: str | None) -> list[Re
     )
 
 
-def _contents_for_revision(
-    contents: list[ResourceContents], revision: str
-) -> list[ResourceContents]:
-    if revision >= _TITLE_SINCE:
-        return contents
-    return [replace(c, meta=UNSET) if c.meta is not UNSET else c for c in contents]
-
-
-def _annotations_for(annotations: Annotations | None, revision: str) -> Any:
-    if annotations is None:
-        return UNSET
-    if revision < _TITLE_SINCE and annotations.last_modified is not UNSET:
-        return replace(annotations, last_modified=UNSET)
-    return annotations
-
-
 class _Description(Registered[D]):
-    """The descriptive fields resources and templates share, fitted to a revision on demand."""
+    """The descriptive fields resources and templates share."""
 
     __slots__ = ("annotations", "mime_type")
 
@@ -201,16 +182,15 @@ class _Description(Registered[D]):
         self.mime_type = mime_type
         self.annotations = options.get("annotations")
 
-    def _fields_for(self, revision: str) -> dict[str, Any]:
-        recent = revision >= _TITLE_SINCE
+    def _fields(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "title": self.title if recent and self.title is not None else UNSET,
+            "title": UNSET if self.title is None else self.title,
             "description": UNSET if self.description is None else self.description,
             "mime_type": UNSET if self.mime_type is None else self.mime_type,
-            "annotations": _annotations_for(self.annotations, revision),
-            "icons": list(self.icons) if self.icons and revision >= _ICONS_SINCE else UNSET,
-            "meta": self.meta if recent and self.meta is not None else UNSET,
+            "annotations": UNSET if self.annotations is None else self.annotations,
+            "icons": list(self.icons) if self.icons else UNSET,
+            "meta": UNSET if self.meta is None else self.meta,
         }
 
 
@@ -241,21 +221,19 @@ class RegisteredResource(_Description[Resource]):
     def __repr__(self) -> str:
         return f"<RegisteredResource {self.uri!r}>"
 
-    def _describe(self, revision: str) -> Resource:
+    def _describe(self) -> Resource:
         return Resource(
-            uri=self.uri,
-            size=UNSET if self.size is None else self.size,
-            **self._fields_for(revision),
+            uri=self.uri, size=UNSET if self.size is None else self.size, **self._fields()
         )
 
     async def read(self, ctx: Context) -> list[ResourceContents]:
-        """The contents, fitted to the session's revision (calls the function, if there is one)."""
+        """The contents (calls the function, if there is one)."""
         if self.handler is None:
             contents = list(self._contents)
         else:
             value = await self.handler.call(ctx, {})
             contents = to_resource_contents(value, self.uri, self.mime_type)
-        return _contents_for_revision(contents, ctx.revision)
+        return contents
 
 
 def make_resource(
@@ -337,8 +315,8 @@ class RegisteredTemplate(_Description[ResourceTemplate]):
     def variables(self) -> tuple[str, ...]:
         return self.template.variables
 
-    def _describe(self, revision: str) -> ResourceTemplate:
-        return ResourceTemplate(uri_template=self.template.template, **self._fields_for(revision))
+    def _describe(self) -> ResourceTemplate:
+        return ResourceTemplate(uri_template=self.template.template, **self._fields())
 
     def match(self, uri: str) -> dict[str, str | list[str]] | None:
         """The template's variables in ``uri``, or ``None`` if ``uri`` is not one of its members."""
@@ -354,8 +332,7 @@ class RegisteredTemplate(_Description[ResourceTemplate]):
         """
         owner = f"resource template {self.uri_template!r} (reading {uri!r})"
         value = await self.handler.call(ctx, self.handler.values_from_text(variables, owner))
-        contents = to_resource_contents(value, uri, self.mime_type)
-        return _contents_for_revision(contents, ctx.revision)
+        return to_resource_contents(value, uri, self.mime_type)
 
 
 def make_template(

@@ -37,7 +37,6 @@ import msgspec
 from msgspec import UNSET
 
 from ..protocol.errors import McpError
-from ..protocol.revisions import LATEST
 from ..protocol.types import CallToolResult, Tool, ToolAnnotations
 from .context import Context
 from .handler import Handler, default_name, read_handler
@@ -58,9 +57,6 @@ log = logging.getLogger("mcptrio.server")
 
 # The 2025-11-25 naming guidance: 1-128 characters of A-Z a-z 0-9 _ - .
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-_TITLE_SINCE = "2025-06-18"  # title, outputSchema, _meta
-_ANNOTATIONS_SINCE = "2025-03-26"
-_ICONS_SINCE = "2025-11-25"
 
 
 class ToolOptions(DescriptionOptions, total=False):
@@ -99,7 +95,7 @@ def validate_tool_name(name: str) -> str:
 
 
 class RegisteredTool(Registered[Tool]):
-    """A tool as the server keeps it: its description per revision, and how to call it."""
+    """A tool as the server keeps it: its description, and how to call it."""
 
     __slots__ = ("_arguments", "_output", "annotations")
     handler: Handler
@@ -135,45 +131,22 @@ class RegisteredTool(Registered[Tool]):
         """The ``outputSchema`` (sent from 2025-06-18), or ``None`` for a content tool."""
         return self._output.output_schema
 
-    @property
-    def definition(self) -> Tool:
-        """The tool as the newest revision describes it."""
-        return self.definition_for(LATEST)
-
-    def _describe(self, revision: str) -> Tool:
-        """The tool as ``revision`` describes it: fields its schema lacks are left out.
-
-        ``title``, ``outputSchema`` and ``_meta`` appear from 2025-06-18, ``annotations`` from
-        2025-03-26 and ``icons`` from 2025-11-25. In 2025-03-26, which has no ``title``, the title
-        is sent as ``annotations.title`` (unless the annotations have one), the field clients of
-        that revision display.
-        """
-        modern = revision >= _TITLE_SINCE
-        annotations: ToolAnnotations | None = None
-        if revision >= _ANNOTATIONS_SINCE:
-            annotations = self.annotations
-            if not modern and self.title is not None:
-                if annotations is None:
-                    annotations = ToolAnnotations(title=self.title)
-                elif annotations.title is UNSET:
-                    annotations = msgspec.structs.replace(annotations, title=self.title)
+    def _describe(self) -> Tool:
         output_schema = self._output.output_schema
         return Tool(
             name=self.name,
-            title=self.title if modern and self.title is not None else UNSET,
+            title=UNSET if self.title is None else self.title,
             description=self.description if self.description else UNSET,
             input_schema=self._arguments.input_schema,
-            output_schema=output_schema if modern and output_schema is not None else UNSET,
-            annotations=annotations if annotations is not None else UNSET,
-            icons=self.icons if revision >= _ICONS_SINCE and self.icons is not None else UNSET,
-            meta=self.meta if modern and self.meta is not None else UNSET,
+            output_schema=UNSET if output_schema is None else output_schema,
+            annotations=UNSET if self.annotations is None else self.annotations,
+            icons=UNSET if self.icons is None else self.icons,
+            meta=UNSET if self.meta is None else self.meta,
         )
 
     async def call(self, ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
-        """Run the tool for one ``tools/call`` and return its result (see the module docstring).
-
-        The result is shaped for the revision of ``ctx``'s session.
-        """
+        """Run the tool for one ``tools/call`` and return its result (see the module docstring),
+        in the newest shape."""
         try:
             parsed = msgspec.convert(
                 {} if arguments is None else arguments,
@@ -184,10 +157,9 @@ class RegisteredTool(Registered[Tool]):
             return error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
         try:
             value = await self.handler.call(ctx, msgspec.structs.asdict(parsed))
-            revision = ctx.revision or LATEST
             if self._output.output_schema is None:
-                return to_call_tool_result(value, revision)
-            return structured_result(value, self._output, revision)
+                return to_call_tool_result(value)
+            return structured_result(value, self._output)
         except ToolError as exc:
             return error_result(str(exc))
         except McpError:

@@ -27,11 +27,21 @@ nothing else is queued, to skip the hop through its writer task (the in-memory t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..protocol.base import RequestId
 
-__all__ = ["DEFAULT_MAX_FRAME_SIZE", "Frame", "Outgoing", "OversizedFrame", "Transport"]
+if TYPE_CHECKING:
+    from ..runtime.session import Session
+
+__all__ = [
+    "DEFAULT_MAX_FRAME_SIZE",
+    "Frame",
+    "Outgoing",
+    "OversizedFrame",
+    "SessionFactory",
+    "Transport",
+]
 
 #: The default limit on one incoming frame: 4 MiB.
 DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
@@ -67,3 +77,13 @@ class Transport(Protocol):
     async def aclose(self) -> None:
         """Close the transport; safe to call more than once."""
         ...
+
+
+class SessionFactory(Protocol):
+    """Makes the session of each connection a server accepts: a :class:`mcptrio.Server` is one.
+
+    The servers that open sessions themselves (the WebSocket servers, each HTTP endpoint) take
+    one, so that they know nothing of the server behind it.
+    """
+
+    def session(self, transport: Transport) -> Session: ...

@@ -40,11 +40,11 @@ import trio_websocket
 
 from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
-from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
-from .http.engine.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
+from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, SessionFactory
+from .http.engine.exchange import Headers, HttpRequest, WebSocketClosed, WebSocketPeer
 
 if TYPE_CHECKING:
-    from ..runtime.session import Session
+    pass
 
 __all__ = [
     "CLOSE_MESSAGE_TOO_BIG",
@@ -56,7 +56,6 @@ __all__ = [
     "DEFAULT_HANDSHAKE_TIMEOUT",
     "DEFAULT_SEND_TIMEOUT",
     "MCP_SUBPROTOCOL",
-    "SessionFactory",
     "WebSocketHandshakeError",
     "WebSocketMessages",
     "WebSocketRejected",
@@ -124,12 +123,6 @@ class WebSocketMessages(Protocol):
     async def aclose(self, code: int = 1000, reason: str = "") -> None:
         """Close the connection with ``code``; idempotent."""
         ...
-
-
-class SessionFactory(Protocol):
-    """Anything that makes a session over a transport, such as :class:`mcptrio.Server`."""
-
-    def session(self, transport: Transport) -> Session: ...
 
 
 class WebSocketTransport:
@@ -371,11 +364,11 @@ class _TrioWebSocketPeer:
             subprotocol=subprotocol, extra_headers=list(headers)
         )
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
         if self._request is None or self._connection is not None:
             raise RuntimeError("this WebSocket is already open")
-        headers = [(b"content-type", b"text/plain; charset=utf-8")] if body else []
-        await self._request.reject(status, extra_headers=headers, body=body or None)
+        head = [*headers, (b"content-type", b"text/plain; charset=utf-8")] if body else [*headers]
+        await self._request.reject(status, extra_headers=head, body=body or None)
 
     async def receive_message(self, limit: int) -> str | bytes:
         connection = self._open()

@@ -9,6 +9,7 @@ import pytest
 import trio
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.types import (
     CallToolResult,
@@ -92,7 +93,9 @@ async def test_missing_structured_content_is_a_mismatch_but_an_error_result_is_n
 @pytest.mark.parametrize("revision", ["2024-11-05", "2025-03-26"])
 async def test_revisions_without_output_schemas_check_nothing(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(weather_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            weather_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,

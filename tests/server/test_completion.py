@@ -14,6 +14,7 @@ import trio
 import trio.lowlevel
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
@@ -40,7 +41,7 @@ from mcptrio.server.prompts import RegisteredPrompt, make_prompt
 from mcptrio.server.registry import Registry
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import open_recorded_client
+from conftest import as_received, open_recorded_client
 from schema_validation import REVISIONS, validate_message
 
 LATEST = "2025-11-25"
@@ -85,7 +86,7 @@ def make_context(revision: str = LATEST) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request = CompleteRequest(
@@ -114,7 +115,8 @@ def template_request(uri: str, argument: str, value: str) -> CompleteRequest:
 async def complete(
     setup: Setup, request: CompleteRequest, revision: str = LATEST
 ) -> dict[str, Any]:
-    result = await setup.engine.complete(make_context(revision), request)
+    received = as_received(request, revision)
+    result = await setup.engine.complete(make_context(revision), received)
     completion: dict[str, Any] = msgspec.json.decode(encode(result))["completion"]
     return completion
 
@@ -348,7 +350,7 @@ class CompletionServer(mcptrio.Server):
 async def open_completion_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     setup = Setup(language=LANGUAGES, framework=frameworks)
     async with open_recorded_client(
-        CompletionServer(setup.engine), supported_revisions=(revision,)
+        CompletionServer(setup.engine), revisions=Revisions(supported=(revision,))
     ) as (client, wire, _):
         assert client.protocol_version == revision
         yield client, wire

@@ -10,6 +10,7 @@ import pytest
 import trio
 
 import mcptrio
+from mcptrio.client import Handlers, NotificationCallbacks
 from mcptrio.protocol.types import ListRootsRequest, LoggingMessageNotification, Root
 from mcptrio.server.context import Context
 
@@ -92,7 +93,9 @@ async def test_any_notification_and_request_go_through_the_context() -> None:
     logged: list[Any] = []
     with trio.fail_after(10):
         async with mcptrio.open_client(
-            server, roots=[Root(uri="file:///a")], on_log=logged.append
+            server,
+            handlers=Handlers(roots=[Root(uri="file:///a")]),
+            notifications=NotificationCallbacks(on_log=logged.append),
         ) as client:
             result = await client.call_tool("forward")
     assert result.content[0].text == "file:///a"  # type: ignore[union-attr]

@@ -17,6 +17,7 @@ import pytest
 import trio
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError, ResourceNotFound
 from mcptrio.protocol.types import (
@@ -41,7 +42,7 @@ from mcptrio.server.resources import (
 )
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import open_recorded_client
+from conftest import as_sent, open_recorded_client
 from schema_validation import REVISIONS, SCHEMA_DIR, validate_definition, validate_message
 
 LATEST = "2025-11-25"
@@ -55,7 +56,7 @@ def make_context(revision: str = LATEST) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request = ReadResourceRequest(uri="test://x")
@@ -70,13 +71,15 @@ def schema_properties(revision: str, name: str) -> frozenset[str]:
 
 
 async def read(resource: RegisteredResource, revision: str = LATEST) -> list[Any]:
-    return [as_json(c) for c in await resource.read(make_context(revision))]
+    """The contents a read returns, as ``revision`` receives them."""
+    return [as_json(c) for c in as_sent(await resource.read(make_context(revision)), revision)]
 
 
 async def read_template(template: RegisteredTemplate, uri: str, revision: str = LATEST) -> Any:
     variables = template.match(uri)
     assert variables is not None, uri
-    return [as_json(c) for c in await template.read(make_context(revision), uri, variables)]
+    contents = await template.read(make_context(revision), uri, variables)
+    return [as_json(c) for c in as_sent(contents, revision)]
 
 
 ICON = Icon(src="https://example.com/i.png", mime_type="image/png", sizes=["48x48"])
@@ -89,7 +92,7 @@ ANNOTATIONS = Annotations(audience=["user"], priority=0.5, last_modified="2025-0
 async def test_static_text_is_read_back_as_text_plain_with_its_size() -> None:
     resource = make_resource("héllo", uri="test://static-text")
     assert resource.uri == "test://static-text"
-    assert as_json(resource.definition_for(LATEST)) == {
+    assert as_json(resource.definition) == {
         "uri": "test://static-text",
         "name": "test://static-text",
         "mimeType": "text/plain",
@@ -103,7 +106,7 @@ async def test_static_text_is_read_back_as_text_plain_with_its_size() -> None:
 async def test_static_bytes_go_out_base64_as_octet_stream() -> None:
     data = bytes(range(256))
     resource = make_resource(data, uri="test://static-blob", name="blob")
-    definition = as_json(resource.definition_for(LATEST))
+    definition = as_json(resource.definition)
     assert definition["mimeType"] == "application/octet-stream"
     assert definition["size"] == 256
     [contents] = await read(resource)
@@ -114,7 +117,7 @@ async def test_static_bytes_go_out_base64_as_octet_stream() -> None:
 
 async def test_a_declared_mime_type_and_size_win_over_the_defaults() -> None:
     resource = make_resource(b"\x89PNG", uri="file:///a.png", mime_type="image/png", size=99)
-    assert as_json(resource.definition_for(LATEST))["size"] == 99
+    assert as_json(resource.definition)["size"] == 99
     [contents] = await read(resource)
     assert contents["mimeType"] == "image/png"
 
@@ -153,7 +156,7 @@ async def test_an_async_function_is_called_on_every_read() -> None:
         return str(calls)
 
     resource = make_resource(counter, uri="test://counter")
-    definition = as_json(resource.definition_for(LATEST))
+    definition = as_json(resource.definition)
     assert definition == {
         "uri": "test://counter",
         "name": "counter",
@@ -299,8 +302,8 @@ def full_template() -> RegisteredTemplate:
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_definitions_carry_only_what_the_revision_defines(revision: str) -> None:
     recent = revision >= "2025-06-18"
-    resource = as_json(full_resource().definition_for(revision))
-    template = as_json(full_template().definition_for(revision))
+    resource = as_json(as_sent(full_resource().definition, revision))
+    template = as_json(as_sent(full_template().definition, revision))
     validate_definition(resource, revision, "Resource")
     validate_definition(template, revision, "ResourceTemplate")
     assert set(resource) <= schema_properties(revision, "Resource")
@@ -315,12 +318,11 @@ def test_definitions_carry_only_what_the_revision_defines(revision: str) -> None
     assert template["uriTemplate"] == "file:///{+path}"
 
 
-def test_definitions_are_built_once_per_revision() -> None:
+def test_definitions_are_built_once() -> None:
     resource = full_resource()
     template = full_template()
-    assert resource.definition_for(LATEST) is resource.definition_for(LATEST)
-    assert template.definition_for(LATEST) is template.definition_for(LATEST)
-    assert resource.definition_for(LATEST) is not resource.definition_for("2024-11-05")
+    assert resource.definition is resource.definition
+    assert template.definition is template.definition
 
 
 # ------------------------------------------------------------------ templates
@@ -547,7 +549,7 @@ def wire_server() -> mcptrio.Server:
 @asynccontextmanager
 async def open_resource_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     server = wire_server()
-    async with open_recorded_client(server, supported_revisions=(revision,)) as (
+    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
         client,
         wire,
         _,

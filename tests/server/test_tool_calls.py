@@ -19,6 +19,7 @@ import trio
 import trio.testing
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.types import (
     GetPromptRequest,
     Icon,
@@ -33,7 +34,7 @@ from mcptrio.server.media import Audio
 from mcptrio.server.tools import ToolError, make_tool
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import Wire, open_recorded_client
+from conftest import Wire, as_sent, open_recorded_client
 from schema_validation import REVISIONS, validate_message
 
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
@@ -136,7 +137,7 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
         return f"Hello, {name}{punctuation}"
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -176,7 +177,7 @@ async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
         return a + b
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -219,7 +220,7 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 
     progress: list[float] = []
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -238,7 +239,9 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 async def test_every_listed_tool_validates_in_every_revision() -> None:
     for revision in REVISIONS:
         with trio.fail_after(5):
-            async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+            async with open_recorded_client(
+                tools_server(), revisions=Revisions(supported=(revision,))
+            ) as (
                 client,
                 wire,
                 _,
@@ -267,7 +270,9 @@ async def test_every_listed_tool_validates_in_every_revision() -> None:
 async def test_calls_on_the_wire(revision: str) -> None:
     modern = revision >= STRUCTURED_SINCE
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -299,7 +304,9 @@ async def test_calls_on_the_wire(revision: str) -> None:
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -321,7 +328,9 @@ async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -367,7 +376,9 @@ async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) ->
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -377,24 +388,14 @@ async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
     if revision >= "2025-03-26":
         assert spoken == {"content": [{"type": "audio", "data": B64_WAV, "mimeType": "audio/wav"}]}
     else:
-        assert spoken == {
-            "content": [
-                {
-                    "type": "resource",
-                    "resource": {
-                        "uri": "attachment:audio",
-                        "mimeType": "audio/wav",
-                        "blob": B64_WAV,
-                    },
-                }
-            ]
-        }
+        note = f"[audio (audio/wav) left out: protocol revision {revision} has no audio]"
+        assert spoken == {"content": [text(note)]}
     if revision >= STRUCTURED_SINCE:
         assert linked == {
             "content": [{"type": "resource_link", "uri": "file:///notes.md", "name": "notes.md"}]
         }
     else:
-        assert linked == {"content": [text("Resource: notes.md <file:///notes.md>")]}
+        assert linked == {"content": [text("[resource link: notes.md <file:///notes.md>]")]}
 
 
 async def test_a_sync_tool_runs_in_a_thread_and_never_blocks_the_loop() -> None:
@@ -470,7 +471,7 @@ def make_context(revision: str) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request = GetPromptRequest(name="x")
@@ -497,15 +498,14 @@ async def test_context_parameters_receive_the_context() -> None:
     assert (await positional.call(context, {"n": 5})).content == [TextContent(text="sync 5 7")]
 
 
-async def test_call_takes_the_revision_from_the_context() -> None:
+async def test_a_call_answers_in_the_newest_shape_which_the_connection_fits() -> None:
     async def add(a: int, b: int) -> int:
         return a + b
 
     tool = make_tool(add)
     old = await tool.call(make_context("2025-03-26"), {"a": 1, "b": 2})
-    assert old.structured_content is msgspec.UNSET
-    new = await tool.call(make_context("2025-11-25"), {"a": 1, "b": 2})
-    assert new.structured_content == {"result": 3}
+    assert old.structured_content == {"result": 3}
+    assert as_sent(old, "2025-03-26").structured_content is msgspec.UNSET
 
 
 async def test_a_generator_tool_returns_its_items_as_a_list() -> None:

@@ -26,6 +26,7 @@ from mcptrio.server.context import Context
 from mcptrio.server.media import Audio, File, Image
 from mcptrio.server.tools import RegisteredTool, make_tool
 
+from conftest import as_sent
 from schema_validation import REVISIONS, validate_definition
 
 LATEST = "2025-11-25"
@@ -62,7 +63,7 @@ def described(fn: Any, **kwargs: Any) -> RegisteredTool:
     if tool.output_schema is not None:
         check_schema(tool.output_schema)
     for revision in REVISIONS:
-        validate_definition(as_json(tool.definition_for(revision)), revision, "Tool")
+        validate_definition(as_json(as_sent(tool.definition, revision)), revision, "Tool")
     return tool
 
 
@@ -500,7 +501,7 @@ def texts() -> tuple[str, ...]:
 def test_content_return_types_have_no_output_schema(fn: Any) -> None:
     tool = described(fn)
     assert tool.output_schema is None
-    assert "outputSchema" not in as_json(tool.definition_for(LATEST))
+    assert "outputSchema" not in as_json(tool.definition)
 
 
 def test_structured_output_can_be_forced_or_turned_off() -> None:
@@ -561,7 +562,7 @@ def test_description_is_the_cleaned_docstring() -> None:
     tool = described(documented)
     assert tool.description == "Add one.\n\nIndentation is removed."
     assert described(documented, description="Explicit").description == "Explicit"
-    assert "description" not in as_json(described(text).definition_for(LATEST))
+    assert "description" not in as_json(described(text).definition)
 
 
 class Multiplier:
@@ -639,11 +640,11 @@ INPUT = {
 }
 
 
-def test_definition_for_each_revision() -> None:
+def test_the_definition_as_each_revision_receives_it() -> None:
     tool = full_tool()
     base = {"name": "add", "description": "Add two integers.", "inputSchema": INPUT}
-    assert as_json(tool.definition_for("2024-11-05")) == base
-    assert as_json(tool.definition_for("2025-03-26")) == {
+    assert as_json(as_sent(tool.definition, "2024-11-05")) == base
+    assert as_json(as_sent(tool.definition, "2025-03-26")) == {
         **base,
         "annotations": {"title": "Adder", "readOnlyHint": True, "idempotentHint": True},
     }
@@ -654,26 +655,26 @@ def test_definition_for_each_revision() -> None:
         "annotations": {"readOnlyHint": True, "idempotentHint": True},
         "_meta": {"com.example/owner": "maths"},
     }
-    assert as_json(tool.definition_for("2025-06-18")) == modern
-    assert as_json(tool.definition_for("2025-11-25")) == {
+    assert as_json(as_sent(tool.definition, "2025-06-18")) == modern
+    assert as_json(as_sent(tool.definition, "2025-11-25")) == {
         **modern,
         "icons": [
             {"src": "https://example.com/add.png", "mimeType": "image/png", "sizes": ["48x48"]}
         ],
     }
-    assert tool.definition is tool.definition_for("2025-11-25")
-    assert tool.definition_for("2025-03-26") is tool.definition_for("2025-03-26")
+    # Built once, and sent as it is in the newest revision.
+    assert tool.definition is tool.definition is as_sent(tool.definition, "2025-11-25")
 
 
 def test_an_annotation_title_is_kept_in_2025_03_26() -> None:
     tool = make_tool(text, title="Shown", annotations=ToolAnnotations(title="Own"))
-    assert as_json(tool.definition_for("2025-03-26"))["annotations"] == {"title": "Own"}
+    assert as_json(as_sent(tool.definition, "2025-03-26"))["annotations"] == {"title": "Own"}
 
 
 def test_every_definition_validates_against_its_revision() -> None:
     tool = full_tool()
     for revision in REVISIONS:
-        validate_definition(as_json(tool.definition_for(revision)), revision, "Tool")
+        validate_definition(as_json(as_sent(tool.definition, revision)), revision, "Tool")
     with pytest.raises(jsonschema.ValidationError):
         # The 2024-11-05 Tool's schema is checked for real: a tool without inputSchema fails.
         validate_definition({"name": "x"}, "2024-11-05", "Tool")

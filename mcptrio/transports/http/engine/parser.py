@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
 from typing import Final, Protocol
@@ -76,48 +77,25 @@ class HttpParseError(Exception):
         self.status = status
 
 
+@dataclass(slots=True)
 class RequestHead:
     """A parsed request line and header block."""
 
-    __slots__ = (
-        "chunked",
-        "content_length",
-        "expect_continue",
-        "headers",
-        "http_version",
-        "keep_alive",
-        "method",
-        "target",
-        "upgrade",
-    )
-
-    def __init__(
-        self,
-        method: bytes,
-        target: bytes,
-        headers: list[tuple[bytes, bytes]],
-        http_version: bytes,
-        keep_alive: bool,
-        upgrade: bytes | None,
-        expect_continue: bool,
-        content_length: int | None,
-        chunked: bool = False,
-    ) -> None:
-        self.method = method
-        self.target = target
-        #: Names lower-case, values as received.
-        self.headers = headers
-        #: ``b"1.1"`` or ``b"1.0"``.
-        self.http_version = http_version
-        #: Whether the client allows another request on this connection afterwards.
-        self.keep_alive = keep_alive
-        #: The lower-cased ``Upgrade`` value when the client asked to switch protocols.
-        self.upgrade = upgrade
-        self.expect_continue = expect_continue
-        #: ``None`` for a chunked body (or none at all).
-        self.content_length = content_length
-        #: Whether the body comes in ``Transfer-Encoding: chunked``.
-        self.chunked = chunked
+    method: bytes
+    target: bytes
+    #: Names lower-case, values as received.
+    headers: list[tuple[bytes, bytes]]
+    #: ``b"1.1"`` or ``b"1.0"``.
+    http_version: bytes
+    #: Whether the client allows another request on this connection afterwards.
+    keep_alive: bool
+    #: The lower-cased ``Upgrade`` value when the client asked to switch protocols.
+    upgrade: bytes | None
+    expect_continue: bool
+    #: ``None`` for a chunked body (or none at all).
+    content_length: int | None
+    #: Whether the body comes in ``Transfer-Encoding: chunked``.
+    chunked: bool = False
 
     @property
     def is_websocket_upgrade(self) -> bool:

@@ -89,7 +89,7 @@ def asking_server() -> mcptrio.Server:
         else:
             request = ListRootsRequest()
         try:
-            result: Result = await ctx.request_context.send_request(request, timeout=5)
+            result: Result = await ctx.send_request(request, timeout=5)
         except mcptrio.McpError as exc:
             return f"error {exc.code}: {exc.message}"
         return f"ok {type(result).__name__}"

@@ -31,7 +31,7 @@ def busy_server() -> mcptrio.Server:
         return a + b
 
     @server.tool()
-    async def slow(ctx: mcptrio.RequestContext, steps: int = 2) -> str:
+    async def slow(ctx: mcptrio.Context, steps: int = 2) -> str:
         for i in range(steps):
             await ctx.report_progress(i + 1, steps, "working")
         await ctx.session.ping(timeout=5)

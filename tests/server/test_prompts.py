@@ -14,7 +14,6 @@ import trio
 
 import mcptrio
 from mcptrio.client import Revisions
-from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
 from mcptrio.protocol.types import (
@@ -26,11 +25,8 @@ from mcptrio.protocol.types import (
     Icon,
     ImageContent,
     ListPromptsRequest,
-    ListPromptsResult,
     PromptMessage,
-    PromptsCapability,
     ResourceLink,
-    ServerCapabilities,
     TextContent,
     TextResourceContents,
 )
@@ -38,7 +34,6 @@ from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
 from mcptrio.server.prompts import (
-    PromptRegistry,
     RegisteredPrompt,
     assistant,
     make_prompt,
@@ -169,7 +164,7 @@ def test_var_arguments_are_refused() -> None:
     def star(*topics: str) -> str:
         return ""
 
-    with pytest.raises(ValueError, match="keyword"):
+    with pytest.raises(ValueError, match=r"\*args and \*\*kwargs"):
         make_prompt(star)
 
 
@@ -190,7 +185,8 @@ def test_completions_are_kept_per_argument() -> None:
     prompt = make_prompt(
         code_review, completions={"language": ["python", "rust"], "code": complete_code}
     )
-    assert prompt.completions == {"language": ("python", "rust"), "code": complete_code}
+    sources = {name: completer.source for name, completer in prompt.completions.items()}
+    assert sources == {"language": ("python", "rust"), "code": complete_code}
 
 
 # ------------------------------------------------------------------ rendering
@@ -427,12 +423,11 @@ async def test_a_returned_result_is_fitted_to_the_revision_too() -> None:
     assert isinstance(result.messages[0].content, TextContent)
 
 
-# ------------------------------------------------------------------ registry
+# ------------------------------------------------------------------ registration
 
 
-async def test_the_registry_keeps_registration_order_and_refuses_duplicates() -> None:
-    changes: list[int] = []
-    registry = PromptRegistry(on_change=lambda: changes.append(len(registry)))
+def test_a_server_keeps_prompts_in_registration_order_and_refuses_duplicates() -> None:
+    server = mcptrio.Server("prompts")
 
     def first() -> str:
         return "1"
@@ -440,62 +435,25 @@ async def test_the_registry_keeps_registration_order_and_refuses_duplicates() ->
     def second() -> str:
         return "2"
 
-    registry.add(make_prompt(second))
-    registry.add(make_prompt(first))
-    assert [p.name for p in registry.prompts()] == ["second", "first"]
-    assert [p.name for p in registry.definitions()] == ["second", "first"]
-    with pytest.raises(ValueError, match="already registered"):
-        registry.add(make_prompt(first))
-    assert registry.get("first") is not None and "first" in registry
-    assert registry.remove("first") is True
-    assert registry.remove("first") is False
-    assert registry.get("first") is None
-    assert changes == [1, 2, 1]
-
-
-async def test_the_registry_renders_by_name_and_refuses_unknown_prompts() -> None:
-    registry = PromptRegistry()
-    registry.add(make_prompt(code_review))
-    result = await registry.render(make_context(), "code_review", {"code": "x"})
-    assert len(result.messages) == 1
-    with pytest.raises(InvalidParams, match="Unknown prompt: 'nope'") as info:
-        await registry.render(make_context(), "nope", {})
-    assert info.value.code == -32602
+    server.add_prompt(second)
+    server.add_prompt(first)
+    assert list(server.prompts) == ["second", "first"]
+    with pytest.raises(ValueError, match="A prompt named 'first' is already registered"):
+        server.add_prompt(first)
+    assert server.remove_prompt("first") is True
+    assert server.remove_prompt("first") is False
+    assert list(server.prompts) == ["second"]
 
 
 # ------------------------------------------------------------------ on the wire
 
 
-class PromptServer(mcptrio.Server):
-    """A server whose prompts/list and prompts/get go to a PromptRegistry."""
-
-    def __init__(self, registry: PromptRegistry) -> None:
-        super().__init__("prompt-test")
-        self.prompt_registry = registry
-
-    def capabilities(self) -> ServerCapabilities:
-        return msgspec.structs.replace(
-            super().capabilities(), prompts=PromptsCapability(list_changed=True)
-        )
-
-    async def handle_request(self, ctx: RequestContext, request: Request[Any]) -> Result:
-        context = Context(ctx, self)
-        if isinstance(request, ListPromptsRequest):
-            return ListPromptsResult(prompts=self.prompt_registry.definitions())
-        if isinstance(request, GetPromptRequest):
-            arguments = request.arguments if isinstance(request.arguments, dict) else None
-            return await self.prompt_registry.render(context, request.name, arguments)
-        return await super().handle_request(ctx, request)
-
-
 @asynccontextmanager
 async def open_prompt_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
-    registry = PromptRegistry()
-    registry.add(make_prompt(code_review, title="Request Code Review"))
-    registry.add(make_prompt(every_block, name="media"))
-    async with open_recorded_client(
-        PromptServer(registry), revisions=Revisions(supported=(revision,))
-    ) as (
+    server = mcptrio.Server("prompt-test")
+    server.add_prompt(code_review, title="Request Code Review")
+    server.add_prompt(every_block, name="media")
+    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
         client,
         wire,
         _,

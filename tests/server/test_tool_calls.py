@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import logging
 import threading
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import msgspec
@@ -87,8 +88,8 @@ def tools_server() -> mcptrio.Server:
         return ResourceLink(uri="file:///notes.md", name="notes.md")
 
     @server.tool()
-    async def who(rc: RequestContext, label: str = "me") -> str:
-        return f"{label}: request {rc.request_id}"
+    async def who(ctx: Context, label: str = "me") -> str:
+        return f"{label}: request {ctx.request_id}"
 
     return server
 
@@ -477,12 +478,12 @@ def make_context(revision: str) -> Context:
     return Context(RequestContext(session, 7, request, trio.CancelScope()), server)
 
 
-async def test_context_parameters_receive_the_contexts() -> None:
+async def test_context_parameters_receive_the_context() -> None:
     seen: dict[str, Any] = {}
 
-    async def inspect_contexts(ctx: Context, rc: RequestContext, n: int = 1) -> str:
-        seen.update(ctx=ctx, rc=rc)
-        return f"{ctx.revision} request {rc.request_id} n={n}"
+    async def inspect_contexts(ctx: Context, n: int = 1, again: Context | None = None) -> str:
+        seen.update(ctx=ctx, again=again)
+        return f"{ctx.revision} request {ctx.request_id} n={n}"
 
     def sync_inspect(n: int, /, ctx: Context | None = None) -> str:
         return f"sync {n} {ctx is not None and ctx.request_id}"
@@ -491,7 +492,7 @@ async def test_context_parameters_receive_the_contexts() -> None:
     tool = make_tool(inspect_contexts)
     result = await tool.call(context, {"n": 2})
     assert result.content == [TextContent(text="2025-06-18 request 7 n=2")]
-    assert seen == {"ctx": context, "rc": context.request_context}
+    assert seen == {"ctx": context, "again": context}
     positional = make_tool(sync_inspect)
     assert positional.input_schema["required"] == ["n"]
     assert (await positional.call(context, {"n": 5})).content == [TextContent(text="sync 5 7")]
@@ -505,19 +506,23 @@ async def test_a_call_answers_in_the_newest_shape_which_the_connection_fits() ->
     old = await tool.call(make_context("2025-03-26"), {"a": 1, "b": 2})
     assert old.structured_content == {"result": 3}
     assert as_sent(old, "2025-03-26").structured_content is msgspec.UNSET
-    # A RequestContext works too.
-    from_request = await tool.call(make_context("2024-11-05").request_context, {"a": 1, "b": 2})
-    assert from_request.structured_content == {"result": 3}
 
 
-async def test_a_tool_asking_for_a_context_called_with_a_request_context_is_an_internal_error() -> (
-    None
-):
-    async def needs(ctx: Context) -> str:
-        return "x"
+async def test_a_generator_tool_returns_its_items_as_a_list() -> None:
+    def numbers() -> Iterator[int]:
+        yield 1
+        yield 2
 
-    with pytest.raises(mcptrio.InternalError, match="takes a Context"):
-        await make_tool(needs).call(make_context("2025-11-25").request_context, {})
+    async def words() -> AsyncIterator[str]:
+        yield "a"
+        yield "b"
+
+    listed = await make_tool(numbers).call(make_context("2025-11-25"), {})
+    assert listed.structured_content == {"result": [1, 2]}
+    assert (await make_tool(words).call(make_context("2025-11-25"), {})).content == [
+        TextContent(text="a"),
+        TextContent(text="b"),
+    ]
 
 
 async def test_trio_cancelled_propagates_from_a_tool(

@@ -23,8 +23,8 @@ import mcptrio
 from mcptrio.client import Revisions
 from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.revisions import SUPPORTED
-from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
+from mcptrio.server.context import Context
 from mcptrio.transports.base import Frame, Outgoing, Transport
 from mcptrio.transports.http.engine.exchange import (
     Headers,
@@ -111,7 +111,7 @@ def make_server(probe: Probe) -> mcptrio.Server:
         return text
 
     @server.tool()
-    async def count(ctx: RequestContext, steps: int) -> int:
+    async def count(ctx: Context, steps: int) -> int:
         for step in range(1, steps + 1):
             await ctx.report_progress(step, steps, f"step {step}")
         return steps

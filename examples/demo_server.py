@@ -31,7 +31,7 @@ def shout(text: str, times: int = 1) -> str:
 
 
 @server.tool()
-async def countdown(ctx: mcptrio.RequestContext, start: int = 3, pause: float = 0.05) -> str:
+async def countdown(ctx: mcptrio.Context, start: int = 3, pause: float = 0.05) -> str:
     """Count down to zero, reporting progress at each step."""
     for step in range(start):
         log.info("countdown at %d", start - step)

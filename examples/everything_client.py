@@ -34,7 +34,7 @@ import trio
 from msgspec import UNSET
 
 import mcptrio
-from mcptrio.client import ElicitationMode
+from mcptrio.client import ClientIdentity, ElicitationMode, Handlers
 from mcptrio.protocol.types import (
     CallToolResult,
     ElicitRequest,
@@ -93,7 +93,7 @@ def text_of(result: CallToolResult) -> str:
 
 
 async def initialize(url: str) -> None:
-    async with mcptrio.open_client(url, client_info=CLIENT_INFO) as client:
+    async with mcptrio.open_client(url, identity=ClientIdentity(info=CLIENT_INFO)) as client:
         # The handshake is the test; a ping shows the session works after it. Only what the
         # server declared may be asked for (this scenario's server declares nothing).
         await client.ping(timeout=TIMEOUT)
@@ -102,7 +102,7 @@ async def initialize(url: str) -> None:
 
 
 async def tools_call(url: str) -> None:
-    async with mcptrio.open_client(url, client_info=CLIENT_INFO) as client:
+    async with mcptrio.open_client(url, identity=ClientIdentity(info=CLIENT_INFO)) as client:
         tools = {tool.name for tool in (await client.list_tools(timeout=TIMEOUT)).tools}
         if "add_numbers" not in tools:
             raise ScenarioFailed(f"the server has no add_numbers tool (it has {sorted(tools)})")
@@ -113,7 +113,9 @@ async def tools_call(url: str) -> None:
 
 async def elicitation_defaults(url: str) -> None:
     async with mcptrio.open_client(
-        url, client_info=CLIENT_INFO, elicitation=accept_with_defaults, elicitation_modes=FORM_ONLY
+        url,
+        identity=ClientIdentity(info=CLIENT_INFO),
+        handlers=Handlers(elicitation=accept_with_defaults, elicitation_modes=FORM_ONLY),
     ) as client:
         tools = (await client.list_tools(timeout=TIMEOUT)).tools
         if not tools:
@@ -125,7 +127,7 @@ async def elicitation_defaults(url: str) -> None:
 
 
 async def sse_retry(url: str) -> None:
-    async with mcptrio.open_client(url, client_info=CLIENT_INFO) as client:
+    async with mcptrio.open_client(url, identity=ClientIdentity(info=CLIENT_INFO)) as client:
         tools = {tool.name for tool in (await client.list_tools(timeout=TIMEOUT)).tools}
         if "test_reconnection" not in tools:
             raise ScenarioFailed(f"the server has no test_reconnection tool ({sorted(tools)})")
@@ -135,7 +137,7 @@ async def sse_retry(url: str) -> None:
 
 
 async def json_schema_preservation(url: str) -> None:
-    async with mcptrio.open_client(url, client_info=CLIENT_INFO) as client:
+    async with mcptrio.open_client(url, identity=ClientIdentity(info=CLIENT_INFO)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools(timeout=TIMEOUT)).tools}
         focal, echo = tools.get(SCHEMA_TOOL), tools.get(SCHEMA_ECHO_TOOL)
         if focal is None or echo is None:

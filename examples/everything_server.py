@@ -197,7 +197,7 @@ def build_server() -> mcptrio.Server:
             await ctx.report_progress(step, 100, f"Completed step {step} of 100")
             if step < 100:
                 await trio.sleep(0.05)
-        return str(ctx.request_context.progress_token)
+        return str(ctx.progress_token)
 
     @server.tool()
     def test_error_handling() -> str:

@@ -26,16 +26,19 @@ _EXPORTS: dict[str, str] = {
     "InternalError": "mcptrio.protocol.errors",
     "InvalidParams": "mcptrio.protocol.errors",
     "InvalidRequest": "mcptrio.protocol.errors",
+    "LocalError": "mcptrio.protocol.errors",
     "McpError": "mcptrio.protocol.errors",
     "MethodNotFound": "mcptrio.protocol.errors",
     "OutputValidationError": "mcptrio.client",
     "ParseError": "mcptrio.protocol.errors",
+    "ProtocolError": "mcptrio.protocol.errors",
     "RequestContext": "mcptrio.runtime.context",
     "RequestTimeout": "mcptrio.protocol.errors",
     "ResourceNotFound": "mcptrio.protocol.errors",
     "Server": "mcptrio.server",
     "Session": "mcptrio.runtime.session",
     "ToolError": "mcptrio.server.tools",
+    "TransportError": "mcptrio.protocol.errors",
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
     "open_client": "mcptrio.client",
     "open_client_group": "mcptrio.client.group",
@@ -56,11 +59,14 @@ if TYPE_CHECKING:
     from .protocol.errors import InternalError as InternalError
     from .protocol.errors import InvalidParams as InvalidParams
     from .protocol.errors import InvalidRequest as InvalidRequest
+    from .protocol.errors import LocalError as LocalError
     from .protocol.errors import McpError as McpError
     from .protocol.errors import MethodNotFound as MethodNotFound
     from .protocol.errors import ParseError as ParseError
+    from .protocol.errors import ProtocolError as ProtocolError
     from .protocol.errors import RequestTimeout as RequestTimeout
     from .protocol.errors import ResourceNotFound as ResourceNotFound
+    from .protocol.errors import TransportError as TransportError
     from .protocol.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
     from .runtime.context import RequestContext as RequestContext
     from .runtime.session import Session as Session

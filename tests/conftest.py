@@ -1,4 +1,5 @@
-"""Shared test helpers: a transport tap that records every frame, and session wiring."""
+"""Shared test helpers: a transport tap that records every frame, session wiring, and what a
+connection sends in a given revision."""
 
 from __future__ import annotations
 
@@ -10,8 +11,20 @@ from typing import Any
 import trio
 
 import mcptrio
+from mcptrio.protocol.fitting import check_incoming, fit_outgoing
+from mcptrio.protocol.revisions import revision_of
 from mcptrio.runtime.transport import Frame, Outgoing, Transport
 from mcptrio.transports.memory import memory_transport_pair
+
+
+def as_sent(message: Any, revision: str) -> Any:
+    """``message`` (built in the newest shape) as a connection sends it in ``revision``."""
+    return fit_outgoing(message, revision_of(revision))
+
+
+def as_received(message: Any, revision: str) -> Any:
+    """``message`` as a connection hands it on when received in ``revision``."""
+    return check_incoming(message, revision_of(revision))
 
 
 class RecordingTransport:

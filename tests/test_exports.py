@@ -16,6 +16,7 @@ PUBLIC = {
     "Image",
     "ResourceNotFound",
     "ToolError",
+    "TransportError",
     "Client",
     "ClientError",
     "OutputValidationError",
@@ -23,9 +24,11 @@ PUBLIC = {
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
+    "LocalError",
     "McpError",
     "MethodNotFound",
     "ParseError",
+    "ProtocolError",
     "RequestContext",
     "RequestTimeout",
     "Server",
@@ -53,13 +56,11 @@ def test_unknown_attribute_raises_attribute_error() -> None:
         raise AssertionError("expected AttributeError")
 
 
-def test_errors_are_one_hierarchy() -> None:
-    # ToolError is not a protocol error: it becomes a tool result with isError, for the model.
-    # ClientError (and OutputValidationError) is the client's own check of a successful answer.
-    for name in PUBLIC - {"ToolError", "ClientError", "OutputValidationError"}:
+def test_every_public_error_is_an_mcp_error() -> None:
+    for name in PUBLIC:
         value = getattr(mcptrio, name)
-        if isinstance(value, type) and issubclass(value, Exception):
-            assert issubclass(value, mcptrio.McpError)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            assert issubclass(value, mcptrio.McpError), name
 
 
 def test_importing_the_protocol_core_does_not_import_trio() -> None:

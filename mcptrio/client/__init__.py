@@ -1,9 +1,15 @@
-"""The client API: :func:`open_client`, :class:`Client` and the client's own errors.
+"""The client API: :func:`open_client`, :class:`Client`, its targets, options and errors.
 
 The modules, one concept each:
 
-- :mod:`.connect`: :func:`open_client`, choosing the transport, the session and the handshake;
+- :mod:`.connect`: :func:`open_client`, running the session and the handshake;
+- :mod:`.targets`: what a client connects to (:func:`stdio`, :func:`http`, :func:`websocket`,
+  :func:`in_memory`, or the plain forms: a list, a URL, a server), told apart by type;
+- :mod:`.options`: what a client is configured with, per call (:class:`CallOptions`) and per
+  connection (:class:`ClientOptions`: :class:`ClientIdentity`, :class:`Revisions`,
+  :class:`Timeouts`, :class:`Handlers`, :class:`NotificationCallbacks`);
 - :mod:`.client`: :class:`Client`, a typed call per server feature, pagination, subscriptions;
+- :mod:`.group`: :func:`~mcptrio.open_client_group`, several servers at once;
 - :mod:`.server_requests`: the application's sampling, elicitation and roots handlers, and the
   capabilities derived from them;
 - :mod:`.notifications`: callbacks and bounded streams for the server's notifications;
@@ -12,7 +18,6 @@ The modules, one concept each:
 """
 
 from .client import Client as Client
-from .connect import DEFAULT_CLIENT_INFO as DEFAULT_CLIENT_INFO
 from .connect import open_client as open_client
 from .errors import ClientError as ClientError
 from .errors import OutputValidationError as OutputValidationError
@@ -20,6 +25,24 @@ from .errors import RepeatedCursor as RepeatedCursor
 from .notifications import ListKind as ListKind
 from .notifications import LogMessages as LogMessages
 from .notifications import MergedUpdates as MergedUpdates
+from .notifications import NotificationCallbacks as NotificationCallbacks
+from .options import DEFAULT_CLIENT_INFO as DEFAULT_CLIENT_INFO
+from .options import CallOptions as CallOptions
+from .options import ClientIdentity as ClientIdentity
+from .options import ClientOptions as ClientOptions
+from .options import Revisions as Revisions
+from .options import Timeouts as Timeouts
 from .server_requests import ElicitationHandler as ElicitationHandler
 from .server_requests import ElicitationMode as ElicitationMode
+from .server_requests import Handlers as Handlers
 from .server_requests import SamplingHandler as SamplingHandler
+from .targets import HttpTarget as HttpTarget
+from .targets import InMemoryTarget as InMemoryTarget
+from .targets import SessionServer as SessionServer
+from .targets import StdioTarget as StdioTarget
+from .targets import Target as Target
+from .targets import WebSocketTarget as WebSocketTarget
+from .targets import http as http
+from .targets import in_memory as in_memory
+from .targets import stdio as stdio
+from .targets import websocket as websocket

@@ -1,8 +1,8 @@
 """The :class:`Client`: a connected, initialized session and a typed call per server feature.
 
-Every call takes ``timeout`` (``None``: the client's ``request_timeout``), ``max_total_timeout``
-and ``on_progress``, as :meth:`~mcptrio.runtime.session.Session.request` does: progress pushes
-the timeout back, never past ``max_total_timeout``; a timeout raises
+Every call takes the keywords of :class:`~mcptrio.client.options.CallOptions` (``timeout``,
+``max_total_timeout``, ``on_progress``), as :meth:`~mcptrio.runtime.session.Session.request`
+does: progress pushes the timeout back, never past ``max_total_timeout``; a timeout raises
 :class:`~mcptrio.protocol.errors.RequestTimeout`; leaving the caller's cancel scope sends
 ``notifications/cancelled``. An error answer raises the matching
 :class:`~mcptrio.protocol.errors.McpError` subclass (``InvalidParams``, ``ResourceNotFound``...).
@@ -16,56 +16,63 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
-from ..protocol.revisions import revision_at_least
-from ..protocol.types import (
-    CallToolRequest,
-    CallToolResult,
+from ..protocol.revisions import revision_of
+from ..protocol.types.common import PaginatedResult
+from ..protocol.types.completion import (
     CompleteArgument,
     CompleteContext,
     CompleteRequest,
     CompleteResult,
-    GetPromptRequest,
-    GetPromptResult,
+    PromptReference,
+    ResourceTemplateReference,
+)
+from ..protocol.types.lifecycle import (
     Implementation,
     InitializeResult,
+    PingRequest,
+    ServerCapabilities,
+)
+from ..protocol.types.logging import LoggingLevel, SetLevelRequest
+from ..protocol.types.prompts import (
+    GetPromptRequest,
+    GetPromptResult,
     ListPromptsRequest,
     ListPromptsResult,
+    Prompt,
+)
+from ..protocol.types.resources import (
     ListResourcesRequest,
     ListResourcesResult,
     ListResourceTemplatesRequest,
     ListResourceTemplatesResult,
-    ListToolsRequest,
-    ListToolsResult,
-    PingRequest,
-    Prompt,
-    PromptReference,
     ReadResourceRequest,
     ReadResourceResult,
     Resource,
     ResourceTemplate,
-    ResourceTemplateReference,
-    Root,
-    ServerCapabilities,
-    SetLevelRequest,
     SubscribeRequest,
-    Tool,
     UnsubscribeRequest,
 )
-from ..protocol.types.common import PaginatedResult
-from ..protocol.types.logging import LoggingLevel
-from ..runtime.outgoing import ProgressCallback
+from ..protocol.types.roots import Root
+from ..protocol.types.tools import (
+    CallToolRequest,
+    CallToolResult,
+    ListToolsRequest,
+    ListToolsResult,
+    Tool,
+)
 from ..runtime.session import Session
 from .errors import RepeatedCursor
 from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
+from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
-from .server_requests import ServerRequestHandlers
+from .server_requests import ServerRequestRouter
 
 __all__ = ["UNSUBSCRIBE_TIMEOUT", "Client"]
 
@@ -88,23 +95,22 @@ class Client:
         initialize_result: InitializeResult,
         *,
         request_timeout: float | None = None,
-        handlers: ServerRequestHandlers | None = None,
-        notifications: NotificationRouter | None = None,
-        output_schemas: OutputSchemas | None = None,
+        handlers: ServerRequestRouter,
+        notifications: NotificationRouter,
     ) -> None:
         self.session = session
         self.initialize_result = initialize_result
+        # Output schemas exist only in some revisions; the revision is settled for the session.
+        self._has_output_schemas = revision_of(initialize_result.protocol_version).structured_output
         #: The timeout of every call that passes none (``None``: wait as long as it takes).
         self.request_timeout = request_timeout
-        self._handlers = handlers if handlers is not None else ServerRequestHandlers()
-        self._notifications = notifications if notifications is not None else NotificationRouter()
-        self._output_schemas = output_schemas if output_schemas is not None else OutputSchemas()
-        # Output schemas exist from 2025-06-18; the revision is settled for the session.
-        self._has_output_schemas = revision_at_least(
-            initialize_result.protocol_version, "2025-06-18"
-        )
+        self._handlers = handlers
+        self._notifications = notifications
+        self._output_schemas = OutputSchemas()
+        # A changed tool list may have changed any tool's output schema.
+        notifications.on_tools_changed = self._output_schemas.forget
 
-    # ---------------------------------------------------------------- what was negotiated
+    # ---------------------------------------------------------------- the connection
 
     @property
     def protocol_version(self) -> str:
@@ -112,87 +118,60 @@ class Client:
         return self.initialize_result.protocol_version
 
     @property
-    def server_info(self) -> Implementation:
-        return self.initialize_result.server_info
-
-    @property
-    def server_capabilities(self) -> ServerCapabilities:
-        return self.initialize_result.capabilities
-
-    @property
     def instructions(self) -> str | None:
+        """The server's hint for the model, if it gave one."""
         value = self.initialize_result.instructions
         return value if isinstance(value, str) else None
+
+    @property
+    def server_info(self) -> Implementation:
+        """The server's ``serverInfo``: its name, version and, by revision, title, icons..."""
+        return self.initialize_result.server_info
 
     @property
     def roots(self) -> list[Root] | None:
         """The roots this client answers ``roots/list`` with (``None``: it has none)."""
         return None if self._handlers.roots is None else list(self._handlers.roots)
 
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        """What the server declared; a feature it lacks is ``UNSET``."""
+        return self.initialize_result.capabilities
+
     # ---------------------------------------------------------------- any request
 
     async def request(
-        self,
-        request: Request[ResultT],
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        self, request: Request[ResultT], /, **options: Unpack[CallOptions]
     ) -> ResultT:
         """Send any request and return its typed result (see :meth:`Session.request`)."""
+        if options:
+            check_options("A Client call", options, CallOptions)
+        timeout = options.get("timeout")
         return await self.session.request(
             request,
             timeout=self.request_timeout if timeout is None else timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
+            max_total_timeout=options.get("max_total_timeout"),
+            on_progress=options.get("on_progress"),
         )
 
-    async def ping(
-        self,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> None:
-        await self.request(
-            PingRequest(),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+    async def ping(self, **options: Unpack[CallOptions]) -> None:
+        await self.request(PingRequest(), **options)
 
     # ---------------------------------------------------------------- tools
 
     async def list_tools(
-        self,
-        cursor: str | None = None,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        self, cursor: str | None = None, **options: Unpack[CallOptions]
     ) -> ListToolsResult:
         """One page of ``tools/list`` (the tools' output schemas are remembered)."""
-        page = await self.request(
-            ListToolsRequest(cursor=_cursor(cursor)),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        page = await self.request(ListToolsRequest(cursor=_cursor(cursor)), **options)
         self._output_schemas.learn(page.tools)
         return page
 
-    async def iter_tools(
-        self,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> AsyncIterator[Tool]:
+    async def iter_tools(self, **options: Unpack[CallOptions]) -> AsyncIterator[Tool]:
         """Every tool, following ``nextCursor`` from page to page."""
         generation = self._output_schemas.generation
-        async for page in self._pages(self.list_tools, timeout, max_total_timeout, on_progress):
-            for tool in page.tools:
-                yield tool
+        async for tool in self._items(self.list_tools, lambda page: page.tools, options):
+            yield tool
         # A list change during the listing means the listing may already be stale.
         self._output_schemas.complete = generation == self._output_schemas.generation
 
@@ -202,9 +181,7 @@ class Client:
         arguments: Mapping[str, Any] | None = None,
         *,
         validate_output: bool = True,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> CallToolResult:
         """Call tool ``name``; a tool failure comes back as a result with ``is_error`` set.
 
@@ -215,16 +192,19 @@ class Client:
         """
         validate_output = validate_output and self._has_output_schemas
         if validate_output and not self._output_schemas.knows(name):
-            async for _tool in self.iter_tools(
-                timeout=timeout, max_total_timeout=max_total_timeout
-            ):
+            listing = options.copy()
+            listing.pop("on_progress", None)  # the progress of this call, not of the listing
+            async for _tool in self.iter_tools(**listing):
                 pass
         # Straight to the session (what request() does, one coroutine less per call).
+        if options:
+            check_options("A Client call", options, CallOptions)
+        timeout = options.get("timeout")
         result = await self.session.request(
             CallToolRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
             timeout=self.request_timeout if timeout is None else timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
+            max_total_timeout=options.get("max_total_timeout"),
+            on_progress=options.get("on_progress"),
         )
         if validate_output:
             self._output_schemas.check(name, result)
@@ -233,114 +213,56 @@ class Client:
     # ---------------------------------------------------------------- resources
 
     async def list_resources(
-        self,
-        cursor: str | None = None,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        self, cursor: str | None = None, **options: Unpack[CallOptions]
     ) -> ListResourcesResult:
         """One page of ``resources/list``."""
-        return await self.request(
-            ListResourcesRequest(cursor=_cursor(cursor)),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        return await self.request(ListResourcesRequest(cursor=_cursor(cursor)), **options)
 
-    async def iter_resources(
-        self,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> AsyncIterator[Resource]:
+    def iter_resources(self, **options: Unpack[CallOptions]) -> AsyncIterator[Resource]:
         """Every resource, page after page."""
-        async for page in self._pages(self.list_resources, timeout, max_total_timeout, on_progress):
-            for resource in page.resources:
-                yield resource
+        return self._items(self.list_resources, lambda page: page.resources, options)
 
     async def list_resource_templates(
-        self,
-        cursor: str | None = None,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        self, cursor: str | None = None, **options: Unpack[CallOptions]
     ) -> ListResourceTemplatesResult:
         """One page of ``resources/templates/list``."""
-        return await self.request(
-            ListResourceTemplatesRequest(cursor=_cursor(cursor)),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        return await self.request(ListResourceTemplatesRequest(cursor=_cursor(cursor)), **options)
 
-    async def iter_resource_templates(
-        self,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+    def iter_resource_templates(
+        self, **options: Unpack[CallOptions]
     ) -> AsyncIterator[ResourceTemplate]:
         """Every resource template, page after page."""
-        async for page in self._pages(
-            self.list_resource_templates, timeout, max_total_timeout, on_progress
-        ):
-            for template in page.resource_templates:
-                yield template
+        return self._items(
+            self.list_resource_templates, lambda page: page.resource_templates, options
+        )
 
     async def read_resource(
         self,
         uri: str,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> ReadResourceResult:
         """``resources/read``; an unknown URI raises ``ResourceNotFound`` (-32002)."""
-        return await self.request(
-            ReadResourceRequest(uri=uri),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        return await self.request(ReadResourceRequest(uri=uri), **options)
 
     async def subscribe_resource(
         self,
         uri: str,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> None:
         """The raw ``resources/subscribe`` (prefer :meth:`subscribe`, which counts users)."""
-        await self.request(
-            SubscribeRequest(uri=uri),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        await self.request(SubscribeRequest(uri=uri), **options)
 
     async def unsubscribe_resource(
         self,
         uri: str,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> None:
         """The raw ``resources/unsubscribe``."""
-        await self.request(
-            UnsubscribeRequest(uri=uri),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        await self.request(UnsubscribeRequest(uri=uri), **options)
 
     @asynccontextmanager
     async def subscribe(
-        self, uri: str, *, timeout: float | None = None
+        self, uri: str, **options: Unpack[CallOptions]
     ) -> AsyncIterator[AsyncIterator[str]]:
         """Subscribe to ``uri`` for the block; iterate to get each update (the URI).
 
@@ -359,9 +281,7 @@ class Client:
         """
         updates: MergedUpdates[str] = MergedUpdates()
         subscriptions = self._notifications.subscriptions
-        await subscriptions.acquire(
-            uri, updates, lambda: self.subscribe_resource(uri, timeout=timeout)
-        )
+        await subscriptions.acquire(uri, updates, lambda: self.subscribe_resource(uri, **options))
         failed = True
         try:
             yield updates
@@ -391,48 +311,26 @@ class Client:
     # ---------------------------------------------------------------- prompts, completion
 
     async def list_prompts(
-        self,
-        cursor: str | None = None,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        self, cursor: str | None = None, **options: Unpack[CallOptions]
     ) -> ListPromptsResult:
-        """One page of ``prompts/list``."""
-        return await self.request(
-            ListPromptsRequest(cursor=_cursor(cursor)),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        """One page of ``prompts/list``: each prompt's name, description and arguments (to fill
+        in with :meth:`get_prompt`)."""
+        return await self.request(ListPromptsRequest(cursor=_cursor(cursor)), **options)
 
-    async def iter_prompts(
-        self,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> AsyncIterator[Prompt]:
+    def iter_prompts(self, **options: Unpack[CallOptions]) -> AsyncIterator[Prompt]:
         """Every prompt, page after page."""
-        async for page in self._pages(self.list_prompts, timeout, max_total_timeout, on_progress):
-            for prompt in page.prompts:
-                yield prompt
+        return self._items(self.list_prompts, lambda page: page.prompts, options)
 
     async def get_prompt(
         self,
         name: str,
         arguments: Mapping[str, str] | None = None,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> GetPromptResult:
         """``prompts/get``: the prompt's messages, filled with ``arguments``."""
         return await self.request(
             GetPromptRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
+            **options,
         )
 
     async def complete(
@@ -442,45 +340,27 @@ class Client:
         value: str,
         *,
         context: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> CompleteResult:
         """``completion/complete``: suggestions for ``argument`` of ``ref``, typed so far
         ``value``. ``context`` (arguments already chosen) exists from 2025-06-18 and is left
         out for older servers."""
-        with_context = context is not None and revision_at_least(
-            self.protocol_version, "2025-06-18"
-        )
         request = CompleteRequest(
             ref=ref,
             argument=CompleteArgument(name=argument, value=value),
-            context=CompleteContext(arguments=dict(context or {})) if with_context else UNSET,
+            context=UNSET if context is None else CompleteContext(arguments=dict(context)),
         )
-        return await self.request(
-            request,
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        return await self.request(request, **options)
 
     # ---------------------------------------------------------------- logging, notifications
 
     async def set_logging_level(
         self,
         level: LoggingLevel,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> None:
         """``logging/setLevel``: ask for log messages at ``level`` and above."""
-        await self.request(
-            SetLevelRequest(level=level),
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-        )
+        await self.request(SetLevelRequest(level=level), **options)
 
     @asynccontextmanager
     async def log_messages(self) -> AsyncIterator[LogMessages]:
@@ -523,23 +403,19 @@ class Client:
 
     # ---------------------------------------------------------------- pagination
 
-    async def _pages(
+    async def _items(
         self,
         list_page: Callable[..., Awaitable[PageT]],
-        timeout: float | None,
-        max_total_timeout: float | None,
-        on_progress: ProgressCallback | None,
-    ) -> AsyncIterator[PageT]:
+        items_of: Callable[[PageT], list[ItemT]],
+        options: CallOptions,
+    ) -> AsyncIterator[ItemT]:
+        """Every item of every page, following ``nextCursor``; a cursor seen before raises."""
         seen: set[str] = set()
         cursor: str | None = None
         while True:
-            page = await list_page(
-                cursor,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                on_progress=on_progress,
-            )
-            yield page
+            page = await list_page(cursor, **options)
+            for item in items_of(page):
+                yield item
             next_cursor = page.next_cursor
             if not isinstance(next_cursor, str):
                 return

@@ -1,4 +1,5 @@
-"""Connecting: :func:`open_client` picks the transport, runs the session and the handshake.
+"""Connecting: :func:`open_client` opens the target's transport, runs the session and the
+handshake.
 
 ::
 
@@ -7,152 +8,91 @@
     async with mcptrio.open_client(["python", "server.py"]) as client:   # stdio
         tools = await client.list_tools()
 
-``open_client`` owns a nursery holding the session (and, for an in-memory ``Server``, the
+``open_client`` owns a nursery holding the session (and, for a server run in memory, the
 server's session too). Leaving the block closes the transport, cancels whatever is still
 running there and, for stdio, shuts the server process down as the spec says.
 """
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Unpack
 
 import trio
 
-from ..protocol.connection import Connection, info_for_revision
+from ..protocol.connection import Connection
 from ..protocol.errors import RequestTimeout
-from ..protocol.revisions import SUPPORTED
-from ..protocol.types import (
-    ClientCapabilities,
-    Implementation,
-    InitializedNotification,
-    LoggingMessageNotification,
-    Root,
-)
+from ..protocol.types import InitializedNotification
 from ..runtime.nurseries import open_unwrapping_nursery
-from ..runtime.session import NotificationHandler, RequestHandler, Session
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
-from ..transports.http.client.transport import open_http_client_transport
-from ..transports.memory import memory_transport_pair
-from ..transports.stdio import open_stdio_client_transport
-from ..transports.websocket import open_websocket_client_transport
+from ..runtime.session import Session
 from .client import Client
-from .notifications import Callback, ListKind, NotificationRouter
-from .output_validation import OutputSchemas
-from .server_requests import (
-    ElicitationHandler,
-    ElicitationMode,
-    SamplingHandler,
-    ServerRequestHandlers,
-    derive_capabilities,
-)
+from .notifications import NotificationCallbacks, NotificationRouter
+from .options import ClientIdentity, ClientOptions, Revisions, Timeouts, check_options
+from .server_requests import Handlers, ServerRequestRouter, derive_capabilities
+from .targets import Target, open_target
 
-if TYPE_CHECKING:
-    from ..server.server import Server
-
-__all__ = ["DEFAULT_CLIENT_INFO", "open_client"]
-
-DEFAULT_CLIENT_INFO = Implementation(name="mcptrio-client", version="0.1.0")
+__all__ = ["open_client"]
 
 
 @asynccontextmanager
-async def open_client(
-    target: Server | Sequence[str] | str | Transport,
-    *,
-    client_info: Implementation = DEFAULT_CLIENT_INFO,
-    capabilities: ClientCapabilities | None = None,
-    protocol_version: str | None = None,
-    supported_revisions: tuple[str, ...] = SUPPORTED,
-    initialize_timeout: float = 30.0,
-    request_timeout: float | None = None,
-    sampling: SamplingHandler | None = None,
-    elicitation: ElicitationHandler | None = None,
-    elicitation_modes: Collection[ElicitationMode] = ("form", "url"),
-    roots: Sequence[Root] | None = None,
-    on_log: Callback[LoggingMessageNotification] | None = None,
-    on_list_changed: Callback[ListKind] | None = None,
-    on_resource_updated: Callback[str] | None = None,
-    on_elicitation_complete: Callback[str] | None = None,
-    handle_request: RequestHandler | None = None,
-    handle_notification: NotificationHandler | None = None,
-    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    http_timeout: float = 30.0,
-) -> AsyncIterator[Client]:
+async def open_client(target: Target, **options: Unpack[ClientOptions]) -> AsyncIterator[Client]:
     """Connect to ``target`` and yield an initialized :class:`Client`.
 
-    ``target`` is a :class:`~mcptrio.Server` (served in-memory, in this block's nursery), a
-    command line (a list of arguments, or a string split like a shell would) to spawn as a stdio
-    server, a ``ws://`` or ``wss://`` URL (MCP over WebSocket), an ``http://`` or ``https://``
-    URL (Streamable HTTP, falling back to HTTP+SSE for older servers; ``headers`` go on every
-    HTTP request and ``http_timeout`` bounds connecting and each read), or any
-    :class:`~mcptrio.runtime.transport.Transport`.
+    ``target`` says what to connect to, and how (see :mod:`~mcptrio.client.targets`): a command
+    as a list of arguments or :func:`~mcptrio.client.stdio` (stdio), an ``http(s)://`` URL or
+    :func:`~mcptrio.client.http` (Streamable HTTP, falling back to HTTP+SSE), a ``ws(s)://`` URL
+    or :func:`~mcptrio.client.websocket`, a server object such as :class:`~mcptrio.Server` or
+    :func:`~mcptrio.client.in_memory` (served in memory, in this block's nursery), or an open
+    :class:`~mcptrio.runtime.transport.Transport`. A string that is not such a URL raises
+    ``ValueError``; anything else that is not a target, ``TypeError``.
 
-    The client offers ``protocol_version`` (default: the newest of ``supported_revisions``) and
-    accepts any of ``supported_revisions`` in answer; the handshake must finish within
-    ``initialize_timeout`` seconds, and an answer in a revision this client does not speak
-    raises :class:`~mcptrio.protocol.errors.UnsupportedProtocolVersion`. ``request_timeout`` is
-    the timeout of every later call that passes none.
+    The keywords (:class:`~mcptrio.client.options.ClientOptions`), each a frozen record:
 
-    **The server's requests.** ``sampling``, ``elicitation`` (both modes unless
-    ``elicitation_modes`` says otherwise) and ``roots`` answer them, and the capabilities are
-    declared from which are given, merged with ``capabilities`` (see
-    :mod:`~mcptrio.client.server_requests`). ``handle_request`` answers, at the lowest level,
-    any request that has no typed handler; without any, a request is refused with -32601.
-
-    **The server's notifications.** ``on_log``, ``on_list_changed``, ``on_resource_updated``
-    and ``on_elicitation_complete`` (sync or async) are called for them, and
-    ``handle_notification(session, notification)`` sees every notification, except progress
-    about a request this client is waiting on (that goes to the request's ``on_progress``).
-    They all run in the session's reader in the order messages arrive, so while one waits
-    nothing else is read from the server: keep them quick, or use the client's streams.
+    - ``identity=ClientIdentity(info=, capabilities=)``: the ``clientInfo``, and capabilities
+      merged over those derived from the handlers;
+    - ``revisions=Revisions(protocol_version=, supported=)``: the revision offered and those
+      accepted in answer (an answer in another raises
+      :class:`~mcptrio.protocol.errors.UnsupportedProtocolVersion`);
+    - ``timeouts=Timeouts(initialize=30.0, request=None)``: the handshake's deadline (past it,
+      :class:`~mcptrio.protocol.errors.RequestTimeout`) and the ``timeout`` of every call that
+      passes none;
+    - ``handlers=Handlers(sampling=, elicitation=, elicitation_modes=, roots=, fallback=)``:
+      answer the server's requests; the capabilities are declared from which are given (fitted
+      to the offered revision, see :mod:`~mcptrio.client.server_requests`). Without a
+      handler, a request is refused with -32601;
+    - ``notifications=NotificationCallbacks(on_log=, on_list_changed=, ...)``: called for the
+      server's notifications, inline in the session's reader: keep them quick, or use the
+      client's streams.
     """
-    offered = supported_revisions[0] if protocol_version is None else protocol_version
-    if offered not in supported_revisions:
-        raise ValueError(
-            f"protocol_version {offered!r} is not one of supported_revisions {supported_revisions}"
-        )
+    check_options("open_client()", options, ClientOptions)
+    identity = options.get("identity") or ClientIdentity()
+    revisions = options.get("revisions") or Revisions()
+    timeouts = options.get("timeouts") or Timeouts()
+    handlers = options.get("handlers") or Handlers()
     declared = derive_capabilities(
-        offered,
-        sampling=sampling is not None,
-        elicitation_modes=None if elicitation is None else elicitation_modes,
-        roots=roots is not None,
-        extra=capabilities,
+        sampling=handlers.sampling is not None,
+        elicitation_modes=None if handlers.elicitation is None else handlers.elicitation_modes,
+        roots=handlers.roots is not None,
+        extra=identity.capabilities,
     )
-    handlers = ServerRequestHandlers(
-        sampling=sampling, elicitation=elicitation, roots=roots, fallback=handle_request
-    )
-    output_schemas = OutputSchemas()
-    router = NotificationRouter(
-        on_log=on_log,
-        on_list_changed=on_list_changed,
-        on_resource_updated=on_resource_updated,
-        on_elicitation_complete=on_elicitation_complete,
-        handle_notification=handle_notification,
-        on_tools_changed=output_schemas.forget,
-    )
+    router = ServerRequestRouter(handlers)
+    notifications = NotificationRouter(options.get("notifications") or NotificationCallbacks())
     async with open_unwrapping_nursery() as nursery:
         try:
-            async with _open_transport(
-                nursery, target, max_frame_size, env, cwd, headers, http_timeout
-            ) as transport:
+            async with open_target(target, nursery) as transport:
                 connection = Connection(
                     "client",
-                    info=info_for_revision(client_info, offered),
+                    info=identity.info,
                     capabilities=declared,
-                    # The first revision is the one initialize offers.
-                    supported=(offered, *(r for r in supported_revisions if r != offered)),
+                    supported=revisions.in_preference_order,
                 )
                 session = Session(
                     connection,
                     transport,
-                    handle_request=handlers,
-                    handle_notification=router,
-                    actors=(router.close_when_session_ends,),
+                    handle_request=router,
+                    handle_notification=notifications,
+                    actors=(notifications.close_when_session_ends,),
                 )
                 session_scope = trio.CancelScope()
                 await nursery.start(_run_in_scope, session, session_scope)
@@ -160,20 +100,19 @@ async def open_client(
                     # initialize must not be cancelled with notifications/cancelled (the spec
                     # forbids it), so its deadline is a plain trio one, not the request timeout.
                     try:
-                        with trio.fail_after(initialize_timeout):
+                        with trio.fail_after(timeouts.initialize):
                             result = await session.request(connection.initialize_request())
                     except trio.TooSlowError:
                         raise RequestTimeout(
-                            f"The server did not answer initialize within {initialize_timeout} s"
+                            f"The server did not answer initialize within {timeouts.initialize} s"
                         ) from None
                     await session.notify(InitializedNotification())
                     yield Client(
                         session,
                         result,
-                        request_timeout=request_timeout,
-                        handlers=handlers,
-                        notifications=router,
-                        output_schemas=output_schemas,
+                        request_timeout=timeouts.request,
+                        handlers=router,
+                        notifications=notifications,
                     )
                 finally:
                     # Only the session is cancelled here: the transport then closes outside any
@@ -192,54 +131,3 @@ async def _run_in_scope(
 ) -> None:
     with scope:
         await session.run(task_status=task_status)
-
-
-def _open_transport(
-    nursery: trio.Nursery,
-    target: Server | Sequence[str] | str | Transport,
-    max_frame_size: int,
-    env: Mapping[str, str] | None,
-    cwd: str | None,
-    headers: Mapping[str, str] | None = None,
-    http_timeout: float = 30.0,
-) -> AbstractAsyncContextManager[Transport]:
-    from ..server.server import Server
-
-    if isinstance(target, Server):
-        return _in_memory(nursery, target, max_frame_size)
-    if isinstance(target, str) and target.startswith(("ws://", "wss://")):
-        return open_websocket_client_transport(target, max_frame_size=max_frame_size)
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
-        return open_http_client_transport(
-            target, headers=headers, timeout=http_timeout, max_frame_size=max_frame_size
-        )
-    if isinstance(target, str):
-        target = shlex.split(target)
-    if isinstance(target, Sequence):
-        return open_stdio_client_transport(
-            list(target),
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            max_frame_size=max_frame_size,
-        )
-    return _given(target)
-
-
-@asynccontextmanager
-async def _in_memory(
-    nursery: trio.Nursery, server: Server, max_frame_size: int
-) -> AsyncIterator[Transport]:
-    client_end, server_end = memory_transport_pair(max_frame_size=max_frame_size)
-    await nursery.start(server.serve_session, server_end)
-    try:
-        yield client_end
-    finally:
-        await client_end.aclose()
-
-
-@asynccontextmanager
-async def _given(transport: Transport) -> AsyncIterator[Transport]:
-    try:
-        yield transport
-    finally:
-        await transport.aclose()

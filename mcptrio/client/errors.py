@@ -1,15 +1,9 @@
-"""Errors the client raises on its own side.
+"""Errors the client raises on its own side: its check of an answer or of a request failed.
 
-::
-
-    ClientError                     a client-side check failed (not a protocol error)
-    └── OutputValidationError       a tool's structuredContent does not fit its outputSchema
-    RepeatedCursor (LocalError)     a server's pagination went round in a circle
-
-:class:`ClientError` is deliberately not an :class:`~mcptrio.protocol.errors.McpError`: the
-server answered successfully, and what failed is the client's check of that answer.
-:class:`RepeatedCursor` is a :class:`~mcptrio.protocol.errors.LocalError`, so code that catches
-``McpError`` around a listing loop sees it too.
+:class:`ClientError` is a :class:`~mcptrio.protocol.errors.LocalError`: the server did answer (or
+was never asked), and what failed is the client's own check. Code that catches ``McpError``
+around a call sees these too; catch :class:`~mcptrio.protocol.errors.ProtocolError` for the
+server's error answers alone. The whole tree is drawn in :mod:`mcptrio.protocol.errors`.
 """
 
 from __future__ import annotations
@@ -20,8 +14,8 @@ from ..protocol.types import CallToolResult
 __all__ = ["ClientError", "OutputValidationError", "RepeatedCursor"]
 
 
-class ClientError(Exception):
-    """A check the client makes of a server's answer failed."""
+class ClientError(LocalError):
+    """A check the client makes, of a server's answer or of what it was asked to do, failed."""
 
 
 class OutputValidationError(ClientError):
@@ -35,10 +29,7 @@ class OutputValidationError(ClientError):
         super().__init__(message)
         self.tool = tool
         self.result = result
-        self.message = message
 
 
-class RepeatedCursor(LocalError):
+class RepeatedCursor(ClientError, default_message="The server's pagination cursor repeated"):
     """A ``*/list`` answer's ``nextCursor`` was one already followed: the listing would loop."""
-
-    DEFAULT_MESSAGE = "The server's pagination cursor repeated"

@@ -35,10 +35,10 @@ Failure policy:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, overload
+from typing import Any, Unpack, overload
 
 import trio
 from msgspec import UNSET
@@ -46,14 +46,11 @@ from msgspec import UNSET
 from ..protocol.errors import ConnectionClosed
 from ..protocol.types import CallToolResult, Tool
 from ..runtime.nurseries import open_unwrapping_nursery
-from ..runtime.outgoing import ProgressCallback
-from ..runtime.transport import Transport
 from .client import Client
 from .connect import open_client
 from .errors import ClientError
-
-if TYPE_CHECKING:
-    from ..server.server import Server
+from .options import CallOptions, ClientOptions, check_options
+from .targets import Target
 
 __all__ = [
     "ClientGroup",
@@ -64,9 +61,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcptrio.client.group")
-
-#: What :func:`~mcptrio.open_client` connects to.
-Target: TypeAlias = "Server | Sequence[str] | str | Transport"
 
 #: Separates the server from the tool in a qualified name: ``"weather/forecast"``.
 SEPARATOR = "/"
@@ -138,7 +132,8 @@ class ClientGroup:
     longer there; its error is in :attr:`failures`.
     """
 
-    def __init__(self, nursery: trio.Nursery, **options: Any) -> None:
+    def __init__(self, nursery: trio.Nursery, **options: Unpack[ClientOptions]) -> None:
+        check_options("open_client_group()", options, ClientOptions)
         self._nursery = nursery
         self._options = options
         self._connections: dict[str, _Connection] = {}
@@ -177,13 +172,14 @@ class ClientGroup:
 
     # ------------------------------------------------------------------ connecting
 
-    async def connect(self, name: str, target: Target, **options: Any) -> Client:
+    async def connect(self, name: str, target: Target, **options: Unpack[ClientOptions]) -> Client:
         """Connect to ``target`` as server ``name`` and return its initialized client.
 
-        ``target`` and ``options`` are those of :func:`~mcptrio.open_client`; ``options`` are
-        added to (and override) the group's common ones. The connection lives in the group's
-        nursery, not in the caller's: it stays open after this returns, until
-        :meth:`disconnect`, the group's end, or its own failure.
+        ``target`` and ``options`` are those of :func:`~mcptrio.open_client`; each option given
+        here replaces the group's common one (a whole record: ``timeouts=`` here replaces the
+        group's ``timeouts``). The connection lives in the group's nursery, not in the
+        caller's: it stays open after this returns, until :meth:`disconnect`, the group's end,
+        or its own failure.
 
         Raises :class:`ServerConnectError` (the reason as its ``__cause__``) if connecting
         fails, and ``ValueError`` for a name that is empty, holds ``"/"`` or is already taken.
@@ -195,6 +191,7 @@ class ClientGroup:
             raise ValueError(f"A server named {name!r} is already connected")
         if self._closing:
             raise RuntimeError("The client group is closing")
+        check_options("ClientGroup.connect()", options, ClientOptions)
         self._connecting.add(name)
         try:
             client: Client = await self._nursery.start(
@@ -210,7 +207,7 @@ class ClientGroup:
         self,
         name: str,
         target: Target,
-        options: dict[str, Any],
+        options: ClientOptions,
         *,
         task_status: trio.TaskStatus[Client] = trio.TASK_STATUS_IGNORED,
     ) -> None:
@@ -289,13 +286,7 @@ class ClientGroup:
 
     # ------------------------------------------------------------------ tools
 
-    async def list_tools(
-        self,
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> list[GroupTool]:
+    async def list_tools(self, **options: Unpack[CallOptions]) -> list[GroupTool]:
         """Every tool of every connected server, asked concurrently, every page.
 
         Grouped by server in the order the servers connected, each in its server's order.
@@ -309,12 +300,7 @@ class ClientGroup:
         async def list_one(name: str, connection: _Connection) -> None:
             try:
                 found[name] = [
-                    GroupTool(name, tool)
-                    async for tool in connection.client.iter_tools(
-                        timeout=timeout,
-                        max_total_timeout=max_total_timeout,
-                        on_progress=on_progress,
-                    )
+                    GroupTool(name, tool) async for tool in connection.client.iter_tools(**options)
                 ]
             except ConnectionClosed:
                 self._lost(name, connection, _ended(name))
@@ -337,9 +323,7 @@ class ClientGroup:
         arguments: Mapping[str, Any] | None = None,
         *,
         validate_output: bool = True,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> CallToolResult: ...
 
     @overload
@@ -350,9 +334,7 @@ class ClientGroup:
         /,
         *,
         validate_output: bool = True,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> CallToolResult: ...
 
     async def call_tool(
@@ -363,9 +345,7 @@ class ClientGroup:
         arguments: Mapping[str, Any] | None = None,
         *,
         validate_output: bool = True,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> CallToolResult:
         """Call a tool of one server: ``call_tool("notes", "add", args)`` or
         ``call_tool("notes/add", args)``.
@@ -394,9 +374,7 @@ class ClientGroup:
                 tool,
                 arguments,
                 validate_output=validate_output,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                on_progress=on_progress,
+                **options,
             )
         except ConnectionClosed:
             # Only a session that has ended raises this: out of the group now, not once its
@@ -407,12 +385,13 @@ class ClientGroup:
 
 @asynccontextmanager
 async def open_client_group(
-    targets: Mapping[str, Target] | None = None, **options: Any
+    targets: Mapping[str, Target] | None = None, **options: Unpack[ClientOptions]
 ) -> AsyncIterator[ClientGroup]:
     """Open a :class:`ClientGroup`, connected to ``targets`` (name -> target) on entry.
 
-    ``options`` are :func:`~mcptrio.open_client`'s keyword arguments, common to every
-    connection of the group (:meth:`ClientGroup.connect` can override them). The targets are
+    ``options`` are :func:`~mcptrio.open_client`'s keywords (``identity``, ``revisions``,
+    ``timeouts``, ``handlers``, ``notifications``), common to every connection of the group
+    (:meth:`ClientGroup.connect` can replace them). The targets are
     connected concurrently; if one fails, the others are closed and its
     :class:`ServerConnectError` is raised. Leaving the block closes every connection,
     concurrently, and waits for them (a stdio server gets its graceful shutdown); an error

@@ -3,9 +3,8 @@
 Everything here is fed by the session's reader, in arrival order, and none of it may block that
 reader (it would stop every answer behind it):
 
-- **Callbacks** (``on_log``, ``on_list_changed``, ``on_resource_updated``,
-  ``on_elicitation_complete``, sync or async) run inline in the reader: keep them quick. One
-  that raises is logged and the others still run.
+- **Callbacks** (:class:`NotificationCallbacks`, sync or async) run inline in the reader: keep
+  them quick. One that raises is logged and the others still run.
 - **Streams** are bounded and each has an explicit policy for a slow consumer.
   :class:`LogMessages` keeps the last :data:`LOG_BUFFER` messages, dropping the oldest and
   counting them in ``dropped``. :class:`MergedUpdates` (list changes, resource updates) holds
@@ -25,6 +24,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 import trio
@@ -46,6 +46,7 @@ __all__ = [
     "ListKind",
     "LogMessages",
     "MergedUpdates",
+    "NotificationCallbacks",
     "NotificationRouter",
     "Subscriptions",
 ]
@@ -226,50 +227,63 @@ class Subscriptions:
                 stream.close()
 
 
+@dataclass(frozen=True, kw_only=True)
+class NotificationCallbacks:
+    """What a client calls for the server's notifications; each is plain or async.
+
+    ``on_log(LoggingMessageNotification)``, ``on_list_changed(kind)`` (``"tools"``,
+    ``"resources"`` or ``"prompts"``), ``on_resource_updated(uri)`` and
+    ``on_elicitation_complete(elicitation_id)`` are called for those notifications;
+    ``on_notification(session, notification)``, the low-level hook, for every notification
+    except progress about a request this client is waiting on (that goes to the request's
+    ``on_progress``).
+
+    They all run in the session's reader, in the order messages arrive, so while one waits
+    nothing else is read from the server: keep them quick, or use the client's streams
+    (:meth:`~mcptrio.Client.log_messages`, :meth:`~mcptrio.Client.list_changes`,
+    :meth:`~mcptrio.Client.subscribe`). One that raises is logged; the others still run.
+    """
+
+    on_log: Callback[LoggingMessageNotification] | None = None
+    on_list_changed: Callback[ListKind] | None = None
+    on_resource_updated: Callback[str] | None = None
+    on_elicitation_complete: Callback[str] | None = None
+    on_notification: NotificationHandler | None = None
+
+
 class NotificationRouter:
     """The client session's ``handle_notification``: callbacks, streams and the raw hook."""
 
-    def __init__(
-        self,
-        *,
-        on_log: Callback[LoggingMessageNotification] | None = None,
-        on_list_changed: Callback[ListKind] | None = None,
-        on_resource_updated: Callback[str] | None = None,
-        on_elicitation_complete: Callback[str] | None = None,
-        handle_notification: NotificationHandler | None = None,
-        on_tools_changed: Callable[[], None] | None = None,
-    ) -> None:
-        self.on_log = on_log
-        self.on_list_changed = on_list_changed
-        self.on_resource_updated = on_resource_updated
-        self.on_elicitation_complete = on_elicitation_complete
-        self.handle_notification = handle_notification
-        self._on_tools_changed = on_tools_changed
+    def __init__(self, callbacks: NotificationCallbacks) -> None:
+        self.callbacks = callbacks
+        #: Called first when the server's tool list changed (the client forgets output schemas).
+        self.on_tools_changed: Callable[[], None] | None = None
         self.log_streams: set[LogMessages] = set()
         self.list_change_streams: set[MergedUpdates[ListKind]] = set()
         self.subscriptions = Subscriptions()
         self.closed = False
 
     async def __call__(self, session: Session, notification: Notification) -> None:
+        callbacks = self.callbacks
         match notification:
             case LoggingMessageNotification():
                 for messages in self.log_streams:
                     messages.push(notification)
-                await _call(self.on_log, notification)
+                await _call(callbacks.on_log, notification)
             case ResourceUpdatedNotification(uri=uri):
                 self.subscriptions.updated(uri)
-                await _call(self.on_resource_updated, uri)
+                await _call(callbacks.on_resource_updated, uri)
             case ElicitationCompleteNotification(elicitation_id=elicitation_id):
-                await _call(self.on_elicitation_complete, elicitation_id)
+                await _call(callbacks.on_elicitation_complete, elicitation_id)
             case _ if type(notification) in _LIST_KINDS:
                 kind = _LIST_KINDS[type(notification)]
-                if kind == "tools" and self._on_tools_changed is not None:
-                    self._on_tools_changed()
+                if kind == "tools" and self.on_tools_changed is not None:
+                    self.on_tools_changed()
                 for changes in self.list_change_streams:
                     changes.push(kind)
-                await _call(self.on_list_changed, kind)
-        if self.handle_notification is not None:
-            await _call(self.handle_notification, session, notification)
+                await _call(callbacks.on_list_changed, kind)
+        if callbacks.on_notification is not None:
+            await _call(callbacks.on_notification, session, notification)
 
     def close(self) -> None:
         """The connection ended: end every stream."""

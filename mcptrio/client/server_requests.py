@@ -1,17 +1,17 @@
 """The server's requests to the client: sampling, elicitation and roots.
 
-The application hands :func:`~mcptrio.client.open_client` a handler per feature it supports;
-:func:`derive_capabilities` declares exactly those (merged with any the application passes
-explicitly), in the shape of the revision the client offers, and :class:`ServerRequestHandlers`
-answers the requests:
+The application hands :func:`~mcptrio.client.open_client` its :class:`Handlers`, one per
+feature it supports; :func:`derive_capabilities` declares exactly those (merged with any the
+application passes explicitly), in the newest shape (the connection fits them to the revision
+the client offers), and :class:`ServerRequestRouter` answers the requests:
 
 - a request whose typed handler was given goes to it; any other goes to the low-level
-  ``handle_request`` hook, if given; otherwise it is refused with -32601;
+  ``fallback`` handler, if given; otherwise it is refused with -32601;
 - a handler raising :class:`~mcptrio.protocol.errors.McpError` answers with that error; any
   other exception answers -32603 naming the handler, is logged, and leaves the session running;
-- answers are checked against the negotiated revision, so the server never sees a member its
-  revision lacks (a list of sampling content blocks before 2025-11-25, say): what can be
-  reshaped is, what cannot is answered -32603 with the reason.
+- answers are fitted to the negotiated revision by the connection, so the server never sees a
+  member its revision lacks (a list of sampling content blocks before 2025-11-25, say): what can
+  be reshaped is, what cannot is answered -32603 with the reason.
 
 Each handler runs in the request's own task (see :class:`~mcptrio.runtime.session.Session`),
 so a slow one (a person answering a form) holds up nothing else; the server cancelling the
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 import msgspec
@@ -30,9 +31,7 @@ from msgspec import UNSET
 from ..protocol.base import Request, Result
 from ..protocol.connection import capability_declared
 from ..protocol.errors import InternalError, InvalidParams, McpError, MethodNotFound
-from ..protocol.revisions import revision_at_least
 from ..protocol.types import (
-    AudioContent,
     ClientCapabilities,
     CreateMessageRequest,
     CreateMessageResult,
@@ -42,8 +41,6 @@ from ..protocol.types import (
     ListRootsResult,
     Root,
     RootsListChangedNotification,
-    ToolResultContent,
-    ToolUseContent,
 )
 from ..runtime.context import RequestContext
 from ..runtime.session import RequestHandler, Session
@@ -51,8 +48,9 @@ from ..runtime.session import RequestHandler, Session
 __all__ = [
     "ElicitationHandler",
     "ElicitationMode",
+    "Handlers",
     "SamplingHandler",
-    "ServerRequestHandlers",
+    "ServerRequestRouter",
     "derive_capabilities",
     "elicitation_modes_declared",
 ]
@@ -68,24 +66,52 @@ SamplingHandler: TypeAlias = Callable[
 ElicitationHandler: TypeAlias = Callable[[RequestContext, ElicitRequest], Awaitable[ElicitResult]]
 
 
+@dataclass(frozen=True, kw_only=True)
+class Handlers:
+    """How a client answers the server's requests; the client declares exactly these.
+
+    ``sampling``
+        ``async (ctx, CreateMessageRequest) -> CreateMessageResult``: sample the application's
+        LLM. Declares ``sampling`` (with ``tools`` and ``context`` from 2025-11-25).
+    ``elicitation``
+        ``async (ctx, ElicitRequest) -> ElicitResult``: ask the user. Declares ``elicitation``
+        in the modes of ``elicitation_modes`` (URL mode from 2025-11-25).
+    ``roots``
+        The roots to answer ``roots/list`` with (:meth:`~mcptrio.Client.set_roots` replaces
+        them). Declares ``roots: {listChanged: true}``.
+    ``fallback``
+        ``async (ctx, request) -> Result``, the low-level hook: answers any request that has no
+        typed handler above. Without it such a request is refused with -32601.
+
+    A handler raising :class:`~mcptrio.protocol.errors.McpError` answers with that error; any
+    other exception answers -32603, is logged, and leaves the session running. Each runs in the
+    request's own task, so a slow one holds up nothing else.
+    """
+
+    sampling: SamplingHandler | None = None
+    elicitation: ElicitationHandler | None = None
+    elicitation_modes: Collection[ElicitationMode] = ("form", "url")
+    roots: Sequence[Root] | None = None
+    fallback: RequestHandler | None = None
+
+
 # ------------------------------------------------------------------------------ capabilities
 
 
 def derive_capabilities(
-    revision: str,
     *,
     sampling: bool,
     elicitation_modes: Collection[ElicitationMode] | None,
     roots: bool,
     extra: ClientCapabilities | None = None,
 ) -> ClientCapabilities:
-    """The capabilities to declare in ``initialize`` offering ``revision``.
+    """The capabilities to declare in ``initialize``, in the newest shape.
 
-    ``sampling`` declares ``sampling`` (with ``tools`` and ``context`` in 2025-11-25),
-    ``elicitation_modes`` (``None``: no elicitation) declares ``elicitation`` (``{form?, url?}``
-    in 2025-11-25, ``{}`` in 2025-06-18 when form mode is among them, nothing earlier), ``roots``
-    declares ``roots: {listChanged: true}``. ``extra`` is merged in (its members win) and the
-    result is cut to what ``revision`` defines.
+    ``sampling`` declares ``sampling`` (with ``tools`` and ``context``), ``elicitation_modes``
+    (``None``: no elicitation) declares ``elicitation`` (``{form?, url?}``), ``roots`` declares
+    ``roots: {listChanged: true}``. ``extra`` is merged in (its members win). The connection
+    cuts them to what the offered revision defines (``{}`` for form mode in 2025-06-18,
+    nothing earlier).
     """
     derived: dict[str, Any] = {}
     if sampling:
@@ -101,7 +127,7 @@ def derive_capabilities(
         derived["roots"] = {"listChanged": True}
     if extra is not None:
         _merge(derived, msgspec.to_builtins(extra))
-    return msgspec.convert(_for_revision(derived, revision), ClientCapabilities)
+    return msgspec.convert(derived, ClientCapabilities)
 
 
 def _merge(into: dict[str, Any], other: dict[str, Any]) -> None:
@@ -112,34 +138,12 @@ def _merge(into: dict[str, Any], other: dict[str, Any]) -> None:
             into[key] = value
 
 
-def _for_revision(caps: dict[str, Any], revision: str) -> dict[str, Any]:
-    """``caps`` without the members ``revision`` does not define (CHECKLIST §4)."""
-    if not revision_at_least(revision, "2025-11-25"):
-        caps.pop("tasks", None)
-        sampling = caps.get("sampling")
-        if isinstance(sampling, dict):
-            sampling.pop("tools", None)
-            sampling.pop("context", None)
-        elicitation = caps.pop("elicitation", None)
-        # 2025-06-18 has elicitation without modes, where {} means form mode.
-        if (
-            revision_at_least(revision, "2025-06-18")
-            and isinstance(elicitation, dict)
-            and ("form" in elicitation or "url" not in elicitation)
-        ):
-            caps["elicitation"] = {k: v for k, v in elicitation.items() if k not in ("form", "url")}
-    return caps
-
-
-def elicitation_modes_declared(
-    capabilities: ClientCapabilities, revision: str
-) -> frozenset[ElicitationMode]:
-    """The elicitation modes ``capabilities`` declare, read as ``revision`` reads them."""
+def elicitation_modes_declared(capabilities: ClientCapabilities) -> frozenset[ElicitationMode]:
+    """The elicitation modes ``capabilities`` declare (a revision without modes has
+    ``elicitation: {}``, which is form mode)."""
     elicitation = capabilities.elicitation
     if elicitation is UNSET:
         return frozenset()
-    if not revision_at_least(revision, "2025-11-25"):
-        return frozenset({"form"})
     modes: set[ElicitationMode] = set()
     if elicitation.form is not UNSET:
         modes.add("form")
@@ -152,37 +156,30 @@ def elicitation_modes_declared(
 # ------------------------------------------------------------------------------ answering
 
 
-class ServerRequestHandlers:
-    """Answers the server's requests with the application's handlers (see the module docs).
-
-    Use an instance as a :class:`~mcptrio.runtime.session.Session`'s ``handle_request``.
+class ServerRequestRouter:
+    """Answers the server's requests with the application's :class:`Handlers` (see the module
+    docs). Use an instance as a :class:`~mcptrio.runtime.session.Session`'s ``handle_request``.
     """
 
-    def __init__(
-        self,
-        *,
-        sampling: SamplingHandler | None = None,
-        elicitation: ElicitationHandler | None = None,
-        roots: Sequence[Root] | None = None,
-        fallback: RequestHandler | None = None,
-    ) -> None:
-        self.sampling = sampling
-        self.elicitation = elicitation
-        self.roots: list[Root] | None = None if roots is None else list(roots)
-        self.fallback = fallback
+    def __init__(self, handlers: Handlers) -> None:
+        self.sampling = handlers.sampling
+        self.elicitation = handlers.elicitation
+        self.roots: list[Root] | None = None if handlers.roots is None else list(handlers.roots)
+        self.fallback = handlers.fallback
 
     async def __call__(self, ctx: RequestContext, request: Request[Any]) -> Result:
-        revision = ctx.session.connection.revision or ""
         if isinstance(request, CreateMessageRequest) and self.sampling is not None:
-            _check_sampling_request(ctx.session, request, revision)
-            result = await _run("sampling", self.sampling, ctx, request, CreateMessageResult)
-            return _sampling_result_for(result, revision)
+            _check_sampling_request(ctx.session, request)
+            sampled: CreateMessageResult = await _run(
+                "sampling", self.sampling, ctx, request, CreateMessageResult
+            )
+            return sampled
         if isinstance(request, ElicitRequest) and self.elicitation is not None:
-            _check_elicitation_mode(ctx.session, request, revision)
+            _check_elicitation_mode(ctx.session, request)
             answer = await _run("elicitation", self.elicitation, ctx, request, ElicitResult)
-            return _elicit_result_for(answer, request, revision)
+            return _elicit_result_for(answer, request)
         if isinstance(request, ListRootsRequest) and self.roots is not None:
-            return ListRootsResult(roots=_roots_for(self.roots, revision))
+            return ListRootsResult(roots=list(self.roots))
         if self.fallback is not None:
             return await self.fallback(ctx, request)
         raise MethodNotFound(f"Method not found: {request.METHOD} (this client has no handler)")
@@ -223,59 +220,25 @@ async def _run(
     return result
 
 
-def _check_sampling_request(session: Session, request: CreateMessageRequest, revision: str) -> None:
-    # The client MUST answer an error when tools arrive without sampling.tools declared.
-    if (request.tools is not UNSET or request.tool_choice is not UNSET) and not (
-        revision_at_least(revision, "2025-11-25")
-        and capability_declared(session.connection.capabilities, ("sampling", "tools"))
+def _check_sampling_request(session: Session, request: CreateMessageRequest) -> None:
+    # The client MUST answer an error when tools arrive without sampling.tools declared (the
+    # connection already refused them in a revision without sampling with tools).
+    if (request.tools is not UNSET or request.tool_choice is not UNSET) and not capability_declared(
+        session.connection.capabilities, ("sampling", "tools")
     ):
         raise InvalidParams("This client did not declare sampling.tools: tools cannot be sent")
 
 
-def _sampling_result_for(result: CreateMessageResult, revision: str) -> CreateMessageResult:
-    content = result.content
-    if revision_at_least(revision, "2025-11-25"):
-        return result
-    if isinstance(content, list):
-        if len(content) != 1:
-            raise InternalError(
-                f"The sampling handler answered {len(content)} content blocks; protocol"
-                f" revision {revision} allows exactly one"
-            )
-        content = content[0]
-    if isinstance(content, ToolUseContent | ToolResultContent):
-        raise InternalError(
-            f"The sampling handler answered {type(content).__name__}, which revision {revision}"
-            " does not have"
-        )
-    if isinstance(content, AudioContent) and not revision_at_least(revision, "2025-03-26"):
-        raise InternalError("The sampling handler answered audio content, new in 2025-03-26")
-    return msgspec.structs.replace(result, content=content)
-
-
-def _check_elicitation_mode(session: Session, request: ElicitRequest, revision: str) -> None:
+def _check_elicitation_mode(session: Session, request: ElicitRequest) -> None:
     capabilities = session.connection.capabilities
     assert isinstance(capabilities, ClientCapabilities)
     mode = request.effective_mode
-    if mode not in elicitation_modes_declared(capabilities, revision):
+    if mode not in elicitation_modes_declared(capabilities):
         raise InvalidParams(f"This client did not declare {mode}-mode elicitation")
 
 
-def _elicit_result_for(answer: ElicitResult, request: ElicitRequest, revision: str) -> ElicitResult:
+def _elicit_result_for(answer: ElicitResult, request: ElicitRequest) -> ElicitResult:
     if request.effective_mode == "url" or answer.action != "accept":
         # Only an accepted form carries content.
         return msgspec.structs.replace(answer, content=UNSET)
-    if isinstance(answer.content, dict) and not revision_at_least(revision, "2025-11-25"):
-        for name, value in answer.content.items():
-            if isinstance(value, list):
-                raise InternalError(
-                    f"The elicitation handler answered a list for {name!r}; string arrays are"
-                    f" new in 2025-11-25 (this session speaks {revision})"
-                )
     return answer
-
-
-def _roots_for(roots: list[Root], revision: str) -> list[Root]:
-    if revision_at_least(revision, "2025-06-18"):
-        return roots
-    return [msgspec.structs.replace(root, meta=UNSET) for root in roots]

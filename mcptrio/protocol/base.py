@@ -5,20 +5,22 @@ Three kinds of typed message body exist on the wire, and each has a base here:
 - :class:`Request` is the ``params`` of a request. The class knows its JSON-RPC ``METHOD`` and the
   :class:`Result` type its response decodes into (``RESULT``), so a caller never passes a
   ``result_type=`` argument: ``await session.request(CallToolRequest(name="add"))`` returns a
-  ``CallToolResult``.
+  ``CallToolResult``. A subclass sets ``METHOD``; ``RESULT`` is read from its generic
+  parameter (``class CallToolRequest(Request[CallToolResult])``).
 - :class:`Notification` is the ``params`` of a notification, with its ``METHOD``.
 - :class:`Result` is the ``result`` of a successful response.
 
 Every struct uses camelCase on the wire, leaves out fields that are ``UNSET`` or at their default
 (``omit_defaults``), and tolerates unknown fields when decoding, as the spec asks of receivers.
-The ``_meta`` member is spelled out explicitly because ``rename="camel"`` would not produce it.
+The ``_meta`` member (:class:`HasMeta`) is spelled out explicitly because ``rename="camel"`` would
+not produce it.
 msgspec applies ``kw_only`` only to the fields a class declares itself, so every subclass that
 adds a required field repeats ``kw_only=True``.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, get_args
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -26,6 +28,7 @@ from msgspec import UNSET, UnsetType
 __all__ = [
     "UNSET",
     "EmptyResult",
+    "HasMeta",
     "Meta",
     "Notification",
     "ProgressToken",
@@ -54,26 +57,36 @@ class WireStruct(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=Tru
     """Base of every MCP wire struct: camelCase names, absent fields left out."""
 
 
+class HasMeta(WireStruct):
+    """A struct with the free-form ``_meta`` member."""
+
+    meta: Meta | UnsetType = meta_field()
+
+
 ResultT = TypeVar("ResultT", bound="Result")
 
 
-class Result(WireStruct):
+class Result(HasMeta):
     """The ``result`` member of a successful response."""
-
-    meta: Meta | UnsetType = meta_field()
 
 
 class EmptyResult(Result):
     """A result with no content, such as the answer to ``ping``."""
 
 
-class Request(WireStruct, Generic[ResultT]):
-    """The ``params`` of a request; subclasses set ``METHOD`` and ``RESULT``."""
+class Request(HasMeta, Generic[ResultT]):
+    """The ``params`` of a request; subclasses set ``METHOD`` (``RESULT`` follows from the
+    generic parameter)."""
 
     METHOD: ClassVar[str]
     RESULT: ClassVar[type[Result]]
 
-    meta: Meta | UnsetType = meta_field()
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            for arg in get_args(base):
+                if isinstance(arg, type) and issubclass(arg, Result):
+                    cls.RESULT = arg
 
     def progress_token(self) -> ProgressToken | None:
         """The ``_meta.progressToken`` the requester asked progress for, if any."""
@@ -84,9 +97,7 @@ class Request(WireStruct, Generic[ResultT]):
         return None
 
 
-class Notification(WireStruct):
+class Notification(HasMeta):
     """The ``params`` of a notification; subclasses set ``METHOD``."""
 
     METHOD: ClassVar[str]
-
-    meta: Meta | UnsetType = meta_field()

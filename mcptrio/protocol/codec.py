@@ -129,22 +129,28 @@ def encode_batch(frames: list[bytes]) -> bytes:
 
 def decode_frame(frame: bytes) -> Envelope | list[msgspec.Raw]:
     """Phase one for a whole frame: one envelope, or the raw items of a batch."""
-    try:
-        return _frame_decoder.decode(frame)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequest(f"Not a JSON-RPC message: {exc}", salvage_id(frame)) from None
-    except _UNDECODABLE as exc:
-        raise ParseError(f"Parse error: {exc}") from None
+    return _phase_one(_frame_decoder, frame, ParseError, "Parse error")
 
 
 def decode_item(item: msgspec.Raw) -> Envelope:
-    """Phase one for one item of a batch."""
+    """Phase one for one item of a batch (whose bytes already parsed as part of the frame)."""
+    return _phase_one(_item_decoder, item, InvalidRequest, "Undecodable batch item")
+
+
+def _phase_one(
+    decoder: msgspec.json.Decoder[T],
+    data: bytes | msgspec.Raw,
+    undecodable: type[McpError],
+    label: str,
+) -> T:
+    """``data`` decoded by ``decoder``; JSON that is not a message is an invalid request,
+    bytes that are not JSON raise ``undecodable``."""
     try:
-        return _item_decoder.decode(item)
+        return decoder.decode(data)
     except msgspec.ValidationError as exc:
-        raise InvalidRequest(f"Not a JSON-RPC message: {exc}", salvage_id(item)) from None
+        raise InvalidRequest(f"Not a JSON-RPC message: {exc}", salvage_id(data)) from None
     except _UNDECODABLE as exc:
-        raise InvalidRequest(f"Undecodable batch item: {exc}") from None
+        raise undecodable(f"{label}: {exc}") from None
 
 
 def salvage_id(data: bytes | msgspec.Raw) -> RequestId | None:

@@ -10,6 +10,10 @@ it returns. Everything that follows from the protocol alone is decided here, syn
   client's if supported, else offer the latest) and declaring its capabilities; requests other
   than ``initialize`` and ``ping`` before it get -32600. A client builds ``initialize`` with
   :meth:`Connection.initialize_request` and refuses an answer in a revision it does not speak.
+- **Revisions.** Everything sent is built in the newest shape and fitted to the negotiated
+  revision on the way out; everything received is read as that revision means it
+  (:mod:`~mcptrio.protocol.fitting`). Before the handshake, the offered revision is the one.
+  A result the revision cannot carry is answered -32603 instead.
 - **Validation.** Bad JSON gets -32700, a non-message -32600, an unknown method (or one the
   negotiated revision lacks) -32601, params that do not decode -32602, a request reusing the id
   of one still in flight -32600. None of these disturbs anything else in flight.
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -38,6 +42,7 @@ from . import codec
 from .base import Notification, Request, RequestId, Result
 from .errors import (
     CapabilityNotNegotiated,
+    InternalError,
     InvalidParams,
     InvalidRequest,
     McpError,
@@ -55,13 +60,14 @@ from .events import (
     ResponseReceived,
     UnmatchedResponse,
 )
-from .methods import METHODS, MethodSpec
+from .fitting import Step, check_incoming, fit_outgoing, incoming_step, outgoing_step
+from .methods import METHODS, MethodSpec, Side
 from .revisions import (
-    BATCH_REVISIONS,
     SUPPORTED,
+    Revision,
     accept_server_answer,
     choose_server_revision,
-    revision_at_least,
+    revision_of,
 )
 from .types import (
     CancelledNotification,
@@ -75,9 +81,10 @@ from .types import (
     ServerCapabilities,
 )
 
-__all__ = ["Connection", "Role", "capability_declared", "info_for_revision"]
+__all__ = ["Connection", "Role", "capability_declared"]
 
-Role = Literal["client", "server"]
+#: Which side of the session a connection is.
+Role: TypeAlias = Side
 ResultT = TypeVar("ResultT", bound=Result)
 
 # Before a session is initialized only these may be sent or handled.
@@ -134,6 +141,13 @@ class Connection:
         self.supported = supported
         #: The negotiated revision, once known.
         self.revision: str | None = None
+        #: What the negotiated revision has (its row of the revision table), once known.
+        self.features: Revision | None = None
+        # The steps that fit messages to the revision (None: it lacks nothing); until the
+        # handshake, to the revision offered first. An unknown revision raises ValueError.
+        offered = [revision_of(version) for version in supported]
+        self._fit_out: Step | None = outgoing_step(offered[0])
+        self._check_in: Step | None = incoming_step(offered[0])
         self.peer_info: Implementation | None = None
         self.peer_capabilities: ClientCapabilities | ServerCapabilities | None = None
         #: The server's instructions, on the client side.
@@ -167,6 +181,13 @@ class Connection:
         """Whether incoming request ``rid`` is still waiting for its answer."""
         return rid in self._in_flight
 
+    def _negotiated(self, revision: str) -> None:
+        features = revision_of(revision)
+        self.revision = revision
+        self.features = features
+        self._fit_out = outgoing_step(features)
+        self._check_in = incoming_step(features)
+
     def start_initialized(self, revision: str) -> None:
         """Act as a server whose ``initialize`` already negotiated ``revision``.
 
@@ -177,7 +198,7 @@ class Connection:
             raise RuntimeError("start_initialized is for a fresh server-side connection")
         if revision not in self.supported:
             raise ValueError(f"Unsupported protocol revision {revision!r}")
-        self.revision = revision
+        self._negotiated(revision)
         self.peer_capabilities = ClientCapabilities()
         self.initialized_notified = True
 
@@ -204,7 +225,7 @@ class Connection:
         return [Reply(self._encode_error(None, error))]
 
     def _receive_batch(self, items: list[msgspec.Raw]) -> list[Event]:
-        if self.revision not in BATCH_REVISIONS:
+        if self.features is None or not self.features.batches:
             error = InvalidRequest(
                 "JSON-RPC batches are only allowed in protocol revision 2025-03-26"
             )
@@ -274,6 +295,9 @@ class Connection:
                 events.extend(self._answer_initialize(rid, raw))
                 return
             request: Request[Any] = codec.decode_body(raw, spec.params)  # type: ignore[arg-type]
+            check = self._check_in
+            if check is not None:
+                request = check(request)
         except McpError as exc:
             events.append(Reply(self._encode_error(rid, exc)))
             return
@@ -326,10 +350,13 @@ class Connection:
         result = InitializeResult(
             protocol_version=revision,
             capabilities=self.capabilities,
-            server_info=info_for_revision(self.info, revision),
+            server_info=self.info,
             instructions=UNSET if self.instructions is None else self.instructions,
         )
-        self.revision = revision
+        features = revision_of(revision)
+        request = check_incoming(request, features)
+        result = fit_outgoing(result, features)
+        self._negotiated(revision)
         self.peer_info = request.client_info
         self.peer_capabilities = request.capabilities
         return [Reply(codec.encode_result(rid, result)), HandshakeComplete(revision)]
@@ -348,6 +375,8 @@ class Connection:
             return
         try:
             notification = codec.decode_body(raw, spec.params)
+            if self._check_in is not None:
+                notification = self._check_in(notification)
         except McpError as exc:
             events.append(Ignored(f"malformed {method!r} notification: {exc.message}"))
             return
@@ -380,17 +409,20 @@ class Connection:
             exc.message = f"Malformed {result_type.__name__} from the peer: {exc.message}"
             events.append(ErrorReceived(rid, exc))
             return
+        try:
+            if isinstance(result, InitializeResult):
+                self._negotiated(accept_server_answer(result.protocol_version, self.supported))
+            if self._check_in is not None:
+                result = self._check_in(result)
+        except McpError as exc:
+            events.append(ErrorReceived(rid, exc))
+            return
         if isinstance(result, InitializeResult):
-            try:
-                self.revision = accept_server_answer(result.protocol_version, self.supported)
-            except McpError as exc:
-                events.append(ErrorReceived(rid, exc))
-                return
             self.peer_info = result.server_info
             self.peer_capabilities = result.capabilities
             if isinstance(result.instructions, str):
                 self.peer_instructions = result.instructions
-            events.append(HandshakeComplete(self.revision))
+            events.append(HandshakeComplete(result.protocol_version))
         events.append(ResponseReceived(rid, result))
 
     # --------------------------------------------------------------- outgoing
@@ -412,6 +444,8 @@ class Connection:
         With ``with_progress_token`` the request asks for progress, using its id as the token.
         """
         self._check_outgoing(request.METHOD, "request")
+        if self._fit_out is not None:
+            request = self._fit_out(request)
         rid = next(self._next_id)
         if with_progress_token:
             meta = dict(request.meta) if isinstance(request.meta, dict) else {}
@@ -427,6 +461,8 @@ class Connection:
     def send_notification(self, notification: Notification) -> bytes:
         """Encode ``notification``; raise :class:`CapabilityNotNegotiated` if not allowed."""
         self._check_outgoing(notification.METHOD, "notification")
+        if self._fit_out is not None:
+            notification = self._fit_out(notification)
         if isinstance(notification, InitializedNotification):
             self.initialized_notified = True
         return codec.encode_notification(notification.METHOD, notification)
@@ -459,7 +495,16 @@ class Connection:
             )
 
     def respond(self, rid: RequestId, result: Result) -> bytes | None:
-        """Answer incoming request ``rid``; ``None`` while its batch is still open."""
+        """Answer incoming request ``rid``; ``None`` while its batch is still open.
+
+        ``result`` is fitted to the negotiated revision; one it cannot carry is answered -32603
+        with the reason.
+        """
+        if self._fit_out is not None:
+            try:
+                result = self._fit_out(result)
+            except CapabilityNotNegotiated as exc:
+                return self._answer(rid, self._encode_error(rid, InternalError(exc.message)))
         return self._answer(rid, codec.encode_result(rid, result))
 
     def respond_error(self, rid: RequestId, error: McpError) -> bytes | None:
@@ -490,24 +535,10 @@ class Connection:
         if rid is None:
             # 2025-11-25 lets an error response leave out an id it could not read; earlier
             # schemas have no valid form, so JSON-RPC 2.0's ``"id": null`` is used there.
-            omit = self.revision is not None and revision_at_least(self.revision, "2025-11-25")
+            omit = self.features is not None and self.features.error_id_optional
             return codec.encode_error(UNSET if omit else None, error)
         return codec.encode_error(rid, error)
 
 
 def _readable_id(rid: RequestId | UnsetType | None) -> RequestId | None:
     return None if rid is UNSET else rid
-
-
-def info_for_revision(info: Implementation, revision: str) -> Implementation:
-    """``info`` without the fields ``revision`` does not define (``title`` is 2025-06-18,
-    ``description``, ``icons`` and ``websiteUrl`` 2025-11-25)."""
-    if revision_at_least(revision, "2025-11-25"):
-        return info
-    return msgspec.structs.replace(
-        info,
-        title=info.title if revision_at_least(revision, "2025-06-18") else UNSET,
-        description=UNSET,
-        icons=UNSET,
-        website_url=UNSET,
-    )

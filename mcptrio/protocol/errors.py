@@ -1,29 +1,66 @@
-"""The error hierarchy of mcptrio.
+"""The error hierarchy of mcptrio: one tree, rooted at :class:`McpError`.
 
-Every error mcptrio raises derives from :class:`McpError`, which carries a JSON-RPC ``code``, a
-``message`` and optional ``data``. A handler may raise any of them (or ``McpError`` itself with a
-code of its choosing) to control the error response its request gets.
+Every exception mcptrio lets reach your code derives from :class:`McpError`, which carries a
+JSON-RPC ``code``, a ``message`` and optional ``data``. Its sub-roots say where an error comes
+from: :class:`ProtocolError` is an error answer (one the peer sent, or one a handler raises to
+answer with), :class:`LocalError` is a condition on this side that never goes on the wire as
+itself, and ``ToolError`` is a tool's failure, reported to the model as a result. Classes are
+defined next to what raises them (the module is in brackets); the sub-roots live here::
 
-::
+    McpError                              code, message, data
+    ├── ProtocolError                     an error answer; the peer's unknown codes come as this
+    │   ├── ParseError            -32700  the frame was not valid JSON
+    │   ├── InvalidRequest        -32600  valid JSON, not a valid JSON-RPC / MCP message
+    │   ├── MethodNotFound        -32601  unknown method, or a feature that was not negotiated
+    │   ├── InvalidParams         -32602  params that do not fit the method
+    │   │   └── UnsupportedProtocolVersion    the peer offered no revision we speak
+    │   ├── InternalError         -32603  a handler failed
+    │   ├── ResourceNotFound      -32002  (2024-11-05 … 2025-11-25)
+    │   └── UrlElicitationRequired  -32042  (2025-11-25)
+    ├── ToolError                         [server] raise in a tool: answered isError, for the model
+    └── LocalError                        raised on this side, never sent as itself
+        ├── ConnectionClosed              the connection ended; pending requests fail with it
+        ├── RequestTimeout                an outgoing request ran out of time
+        ├── CapabilityNotNegotiated       sending this would use an un-negotiated feature
+        ├── TransportError                a transport could not connect or carry the exchange
+        │   ├── HttpError                 [transports.http] the HTTP client failed
+        │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
+        │   │   ├── HttpTimeout           a connect or read deadline passed
+        │   │   └── HttpProtocolError     the server broke HTTP or closed mid-response
+        │   ├── LegacySseError            [transports.http] no HTTP+SSE endpoint came of it
+        │   └── WebSocketHandshakeError   [transports.websocket] also a ConnectionError
+        │       └── WebSocketRejected     the server answered the upgrade with an HTTP status
+        └── ClientError                   [client] the client's own check failed
+            ├── OutputValidationError     structuredContent does not fit the outputSchema
+            ├── RepeatedCursor            a server's pagination went round in a circle
+            ├── ServerConnectError        a server of a group could not be connected
+            └── UnknownServer             no such server in the group; also a KeyError
 
-    McpError                          code, message, data
-    ├── ParseError                    -32700  the frame was not valid JSON
-    ├── InvalidRequest                -32600  valid JSON, not a valid JSON-RPC / MCP message
-    ├── MethodNotFound                -32601  unknown method, or a feature that was not negotiated
-    ├── InvalidParams                 -32602  params that do not fit the method
-    │   └── UnsupportedProtocolVersion        the peer offered no revision we speak
-    ├── InternalError                 -32603  a handler failed
-    ├── ResourceNotFound              -32002  (2024-11-05 … 2025-11-25)
-    ├── UrlElicitationRequired        -32042  (2025-11-25)
-    └── LocalError                            raised here, never sent as-is
-        ├── ConnectionClosed                  the transport ended; pending requests fail with it
-        ├── RequestTimeout                    an outgoing request ran out of time
-        └── CapabilityNotNegotiated           sending this would use an un-negotiated feature
+Errors that arrive from the peer are rebuilt by :meth:`McpError.from_wire` as the class that
+owns their code (a :class:`ProtocolError` for a code none owns), so ``except MethodNotFound``
+works for local and remote errors alike. A handler may raise any :class:`ProtocolError` (or
+``McpError`` with a code of its choosing) to control the error response its request gets. A
+:class:`LocalError` that escapes a handler (a tool's too) is answered as an internal error
+(-32603) with its message: it describes a condition on this side, not something the peer did.
 
-Errors that arrive from the peer are rebuilt by :meth:`McpError.from_wire` as the subclass that
-owns their code, so ``except MethodNotFound`` works for local and remote errors alike. A
-:class:`LocalError` that escapes a handler is answered as an internal error (-32603): its code
-describes a local condition, not something the peer did.
+Some exceptions never reach a caller: each is raised and caught inside one layer, as a signal
+between two of its parts, and is named for what it is (no name here means two things)::
+
+    Exception
+    ├── HttpParseError                    [transports.http] a request head is not HTTP/1.1
+    ├── BadRequestBody                    [transports.http] a request body broke HTTP's rules
+    ├── BodyTooLarge                      [transports.http] a request body is over its limit
+    ├── WebSocketClosed                   [transports.http] the WebSocket peer closed
+    ├── SessionEnded                      [transports.http] the HTTP session ended first
+    ├── SessionLimitReached               [transports.http] max_sessions are live (503)
+    └── EndpointNotRunning                [transports.http] the endpoint's run() is not on (503)
+    ValueError
+    ├── SseError                          [protocol.sse] an SSE stream is invalid or over a limit
+    └── ToolOutputError                   [server] a tool's value does not fit its annotation
+    LookupError
+    └── UnknownEventId                    [stores] a Last-Event-ID names no stream
+
+``tests/protocol/test_error_tree.py`` checks both drawings against the classes.
 """
 
 from __future__ import annotations
@@ -47,8 +84,10 @@ __all__ = [
     "McpError",
     "MethodNotFound",
     "ParseError",
+    "ProtocolError",
     "RequestTimeout",
     "ResourceNotFound",
+    "TransportError",
     "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
 ]
@@ -61,11 +100,15 @@ INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 URL_ELICITATION_REQUIRED = -32042
 
-_BY_CODE: dict[int, type[McpError]] = {}
+_BY_CODE: dict[int, type[ProtocolError]] = {}
 
 
 class McpError(Exception):
-    """An MCP / JSON-RPC error with a code, a message and optional data."""
+    """An MCP / JSON-RPC error with a code, a message and optional data.
+
+    A subclass declares its code and default message as class arguments:
+    ``class Teapot(ProtocolError, code=-31000, default_message="I'm a teapot")``.
+    """
 
     CODE: ClassVar[int] = INTERNAL_ERROR
     DEFAULT_MESSAGE: ClassVar[str] = "Error"
@@ -76,83 +119,93 @@ class McpError(Exception):
         self.data: Any = data
         super().__init__(self.message)
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls, *, code: int | None = None, default_message: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init_subclass__(**kwargs)
-        # The first class declared for a code owns it; subclasses that refine it do not.
-        if "CODE" in cls.__dict__ and not cls.__dict__.get("LOCAL", False):
-            _BY_CODE.setdefault(cls.CODE, cls)
+        if default_message is not None:
+            cls.DEFAULT_MESSAGE = default_message
+        if code is not None:
+            cls.CODE = code
+            # The first error answer declared for a code owns it; subclasses that refine it
+            # (UnsupportedProtocolVersion) declare no code of their own.
+            if issubclass(cls, ProtocolError):
+                _BY_CODE.setdefault(code, cls)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
 
     @staticmethod
-    def from_wire(code: int, message: str, data: Any = None) -> McpError:
-        """Rebuild an error received from the peer as the subclass that owns its code."""
-        cls = _BY_CODE.get(code, McpError)
+    def from_wire(code: int, message: str, data: Any = None) -> ProtocolError:
+        """Rebuild an error received from the peer as the class that owns its code."""
+        cls = _BY_CODE.get(code, ProtocolError)
         return cls(message, data, code=code)
 
 
-class ParseError(McpError):
-    CODE = PARSE_ERROR
-    DEFAULT_MESSAGE = "Parse error"
+class ProtocolError(McpError):
+    """An error answer: one the peer sent, or one a handler raises to answer its request with.
+
+    Raise it with a code of your own for an application error
+    (``ProtocolError("Out of tea", code=-31000)``); the peer's codes that no class owns are
+    rebuilt as this class.
+    """
 
 
-class InvalidRequest(McpError):
-    CODE = INVALID_REQUEST
-    DEFAULT_MESSAGE = "Invalid request"
+class ParseError(ProtocolError, code=PARSE_ERROR, default_message="Parse error"):
+    """The bytes of a frame were not JSON."""
 
 
-class MethodNotFound(McpError):
-    CODE = METHOD_NOT_FOUND
-    DEFAULT_MESSAGE = "Method not found"
+class InvalidRequest(ProtocolError, code=INVALID_REQUEST, default_message="Invalid request"):
+    """Valid JSON that is not a JSON-RPC or MCP message (or not one allowed here)."""
 
 
-class InvalidParams(McpError):
-    CODE = INVALID_PARAMS
-    DEFAULT_MESSAGE = "Invalid params"
+class MethodNotFound(ProtocolError, code=METHOD_NOT_FOUND, default_message="Method not found"):
+    """An unknown method, or one whose capability or feature was not negotiated."""
 
 
-class UnsupportedProtocolVersion(InvalidParams):
+class InvalidParams(ProtocolError, code=INVALID_PARAMS, default_message="Invalid params"):
+    """Params that do not fit the method: an unknown tool or prompt, bad arguments, a bad cursor."""
+
+
+class UnsupportedProtocolVersion(InvalidParams, default_message="Unsupported protocol version"):
     """No protocol revision in common; ``data`` is ``{"supported": [...], "requested": ...}``."""
 
-    DEFAULT_MESSAGE = "Unsupported protocol version"
+
+class InternalError(ProtocolError, code=INTERNAL_ERROR, default_message="Internal error"):
+    """The handler failed; the message says how, the traceback stays in the log."""
 
 
-class InternalError(McpError):
-    CODE = INTERNAL_ERROR
-    DEFAULT_MESSAGE = "Internal error"
+class ResourceNotFound(
+    ProtocolError, code=RESOURCE_NOT_FOUND, default_message="Resource not found"
+):
+    """No resource has that URI (its own code from 2024-11-05 to 2025-11-25)."""
 
 
-class ResourceNotFound(McpError):
-    CODE = RESOURCE_NOT_FOUND
-    DEFAULT_MESSAGE = "Resource not found"
-
-
-class UrlElicitationRequired(McpError):
-    CODE = URL_ELICITATION_REQUIRED
-    DEFAULT_MESSAGE = "URL elicitation required"
+class UrlElicitationRequired(
+    ProtocolError, code=URL_ELICITATION_REQUIRED, default_message="URL elicitation required"
+):
+    """The request needs the user to visit a URL first; ``data.elicitations`` says which."""
 
 
 class LocalError(McpError):
     """An error raised on this side; answered as -32603 if it escapes a handler."""
 
-    CODE = INTERNAL_ERROR
-    LOCAL: ClassVar[bool] = True
 
-
-class ConnectionClosed(LocalError):
+class ConnectionClosed(LocalError, default_message="Connection closed"):
     """The connection ended before the answer came (pending requests fail with this)."""
 
-    DEFAULT_MESSAGE = "Connection closed"
 
-
-class RequestTimeout(LocalError):
+class RequestTimeout(LocalError, default_message="Request timed out"):
     """An outgoing request hit its timeout; the peer was sent ``notifications/cancelled``."""
 
-    DEFAULT_MESSAGE = "Request timed out"
 
-
-class CapabilityNotNegotiated(LocalError):
+class CapabilityNotNegotiated(LocalError, default_message="Capability not negotiated"):
     """Sending this message would use a capability the session did not negotiate."""
 
-    DEFAULT_MESSAGE = "Capability not negotiated"
+
+class TransportError(LocalError, default_message="Transport failed"):
+    """A transport could not connect, or could not carry an exchange.
+
+    The concrete classes live with their transports (HTTP client errors, the HTTP+SSE and
+    WebSocket openings); catch this one to handle them all.
+    """

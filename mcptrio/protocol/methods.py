@@ -1,8 +1,9 @@
-"""The method registry: every request and notification of the four handshake-era revisions.
+"""The method registry: every request and notification of the revisions mcptrio speaks.
 
 :data:`METHODS` maps a JSON-RPC method name to its :class:`MethodSpec`: the params struct, whether
 it is a request or a notification, who may send it, the revisions that define it and the
-capability that gates it.
+capability that gates it. Which revisions define a method is read from the revision table
+(:mod:`mcptrio.protocol.revisions`) through the feature it belongs to, never from dates.
 
 Gating, as in the specification (CHECKLIST §3-4):
 
@@ -19,18 +20,20 @@ Gating, as in the specification (CHECKLIST §3-4):
 - ``tasks/*`` (2025-11-25) can be sent by either side and are gated on the *receiver's* ``tasks``
   capability (``tasks.list`` / ``tasks.cancel`` for those two). Since the receiver depends on the
   direction, their ``capability_of`` is ``None``; :meth:`MethodSpec.gate_owner` resolves it.
-- ``completion/complete`` is gated on the server's ``completions`` only from 2025-03-26
-  (``capability_since``); 2024-11-05 defines no such capability.
+- ``completion/complete`` is gated on the server's ``completions`` only in revisions that have
+  that capability (``gated_revisions``); 2024-11-05 defines none.
 
 Capability paths use the wire (camelCase) member names, e.g. ``("resources", "listChanged")``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from .base import Notification, Request
+from .revisions import REVISIONS, Revision
 from .types import (
     CallToolRequest,
     CancelledNotification,
@@ -65,11 +68,9 @@ from .types import (
     UnsubscribeRequest,
 )
 
-__all__ = ["ALL_REVISIONS", "METHODS", "MethodSpec", "spec_for"]
+__all__ = ["METHODS", "MethodSpec", "Side", "spec_for"]
 
-#: The four handshake-era revisions, oldest first.
-ALL_REVISIONS: Final[tuple[str, ...]] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-
+#: One side of a session.
 Side = Literal["client", "server"]
 
 
@@ -90,7 +91,8 @@ class MethodSpec:
     revisions: frozenset[str]
     capability: tuple[str, ...] | None
     capability_of: Side | None
-    capability_since: str | None = None
+    #: The revisions where ``capability`` gates the method (``None``: every one).
+    gated_revisions: frozenset[str] | None = None
     params_required: bool = True
 
     def gate_owner(self, sender: Side) -> Side | None:
@@ -106,135 +108,128 @@ class MethodSpec:
         """Whether the capability gate applies in ``revision``."""
         if self.capability is None:
             return False
-        return self.capability_since is None or revision >= self.capability_since
+        return self.gated_revisions is None or revision in self.gated_revisions
 
 
-_ALL = frozenset(ALL_REVISIONS)
-_FROM_2025_06_18 = frozenset({"2025-06-18", "2025-11-25"})
-_ONLY_2025_11_25 = frozenset({"2025-11-25"})
+def _having(feature: Callable[[Revision], bool]) -> frozenset[str]:
+    """The versions of the revisions that have ``feature``."""
+    return frozenset(revision.version for revision in REVISIONS if feature(revision))
 
 
-def _request(
-    params: type[Request[Any]],
+_ALL = _having(lambda r: True)
+#: Methods of the handshake era only (CHECKLIST section 3 marks them removed in 2026-07-28).
+_HANDSHAKE = _having(lambda r: r.era == "handshake")
+_ELICITATION = _having(lambda r: r.elicitation and r.era == "handshake")
+_URL_ELICITATION = _having(lambda r: r.url_elicitation and r.era == "handshake")
+_TASKS = _having(lambda r: r.tasks)
+
+
+def _spec(
+    params: type[Request[Any]] | type[Notification],
     sender: Literal["client", "server", "both"],
     capability: tuple[str, ...] | None = None,
     capability_of: Side | None = None,
     *,
     revisions: frozenset[str] = _ALL,
-    capability_since: str | None = None,
+    gated_revisions: frozenset[str] | None = None,
     params_required: bool = True,
 ) -> MethodSpec:
     return MethodSpec(
         method=params.METHOD,
         params=params,
-        kind="request",
+        kind="request" if issubclass(params, Request) else "notification",
         sender=sender,
         revisions=revisions,
         capability=capability,
         capability_of=capability_of,
-        capability_since=capability_since,
-        params_required=params_required,
-    )
-
-
-def _notification(
-    params: type[Notification],
-    sender: Literal["client", "server", "both"],
-    capability: tuple[str, ...] | None = None,
-    capability_of: Side | None = None,
-    *,
-    revisions: frozenset[str] = _ALL,
-    params_required: bool = True,
-) -> MethodSpec:
-    return MethodSpec(
-        method=params.METHOD,
-        params=params,
-        kind="notification",
-        sender=sender,
-        revisions=revisions,
-        capability=capability,
-        capability_of=capability_of,
+        gated_revisions=gated_revisions,
         params_required=params_required,
     )
 
 
 _SPECS: tuple[MethodSpec, ...] = (
     # --- requests, client to server ---
-    _request(InitializeRequest, "client"),
-    _request(PingRequest, "both", params_required=False),
-    _request(ListResourcesRequest, "client", ("resources",), "server", params_required=False),
-    _request(
-        ListResourceTemplatesRequest, "client", ("resources",), "server", params_required=False
+    _spec(InitializeRequest, "client", revisions=_HANDSHAKE),
+    _spec(PingRequest, "both", revisions=_HANDSHAKE, params_required=False),
+    _spec(ListResourcesRequest, "client", ("resources",), "server", params_required=False),
+    _spec(ListResourceTemplatesRequest, "client", ("resources",), "server", params_required=False),
+    _spec(ReadResourceRequest, "client", ("resources",), "server"),
+    _spec(SubscribeRequest, "client", ("resources", "subscribe"), "server", revisions=_HANDSHAKE),
+    _spec(UnsubscribeRequest, "client", ("resources", "subscribe"), "server", revisions=_HANDSHAKE),
+    _spec(ListPromptsRequest, "client", ("prompts",), "server", params_required=False),
+    _spec(GetPromptRequest, "client", ("prompts",), "server"),
+    _spec(ListToolsRequest, "client", ("tools",), "server", params_required=False),
+    _spec(CallToolRequest, "client", ("tools",), "server"),
+    _spec(SetLevelRequest, "client", ("logging",), "server", revisions=_HANDSHAKE),
+    _spec(
+        CompleteRequest,
+        "client",
+        ("completions",),
+        "server",
+        gated_revisions=_having(lambda r: r.completions_capability),
     ),
-    _request(ReadResourceRequest, "client", ("resources",), "server"),
-    _request(SubscribeRequest, "client", ("resources", "subscribe"), "server"),
-    _request(UnsubscribeRequest, "client", ("resources", "subscribe"), "server"),
-    _request(ListPromptsRequest, "client", ("prompts",), "server", params_required=False),
-    _request(GetPromptRequest, "client", ("prompts",), "server"),
-    _request(ListToolsRequest, "client", ("tools",), "server", params_required=False),
-    _request(CallToolRequest, "client", ("tools",), "server"),
-    _request(SetLevelRequest, "client", ("logging",), "server"),
-    _request(CompleteRequest, "client", ("completions",), "server", capability_since="2025-03-26"),
-    # --- requests, server to client ---
-    _request(CreateMessageRequest, "server", ("sampling",), "client"),
-    _request(ListRootsRequest, "server", ("roots",), "client", params_required=False),
-    _request(ElicitRequest, "server", ("elicitation",), "client", revisions=_FROM_2025_06_18),
-    # --- requests, either direction (2025-11-25), gated on the receiver ---
-    _request(GetTaskRequest, "both", ("tasks",), revisions=_ONLY_2025_11_25),
-    _request(GetTaskPayloadRequest, "both", ("tasks",), revisions=_ONLY_2025_11_25),
-    _request(
-        ListTasksRequest,
-        "both",
-        ("tasks", "list"),
-        revisions=_ONLY_2025_11_25,
+    # --- requests, server to client (2026-07-28 embeds them in results instead) ---
+    _spec(CreateMessageRequest, "server", ("sampling",), "client", revisions=_HANDSHAKE),
+    _spec(
+        ListRootsRequest,
+        "server",
+        ("roots",),
+        "client",
+        revisions=_HANDSHAKE,
         params_required=False,
     ),
-    _request(CancelTaskRequest, "both", ("tasks", "cancel"), revisions=_ONLY_2025_11_25),
+    _spec(ElicitRequest, "server", ("elicitation",), "client", revisions=_ELICITATION),
+    # --- requests, either direction, gated on the receiver ---
+    _spec(GetTaskRequest, "both", ("tasks",), revisions=_TASKS),
+    _spec(GetTaskPayloadRequest, "both", ("tasks",), revisions=_TASKS),
+    _spec(ListTasksRequest, "both", ("tasks", "list"), revisions=_TASKS, params_required=False),
+    _spec(CancelTaskRequest, "both", ("tasks", "cancel"), revisions=_TASKS),
     # --- notifications ---
-    _notification(InitializedNotification, "client", params_required=False),
-    _notification(CancelledNotification, "both"),
-    _notification(ProgressNotification, "both"),
-    _notification(LoggingMessageNotification, "server", ("logging",), "server"),
-    _notification(
+    _spec(InitializedNotification, "client", revisions=_HANDSHAKE, params_required=False),
+    _spec(CancelledNotification, "both"),
+    _spec(ProgressNotification, "both"),
+    _spec(LoggingMessageNotification, "server", ("logging",), "server"),
+    _spec(
         ResourceListChangedNotification,
         "server",
         ("resources", "listChanged"),
         "server",
         params_required=False,
     ),
-    _notification(ResourceUpdatedNotification, "server", ("resources", "subscribe"), "server"),
-    _notification(
+    _spec(ResourceUpdatedNotification, "server", ("resources", "subscribe"), "server"),
+    _spec(
         PromptListChangedNotification,
         "server",
         ("prompts", "listChanged"),
         "server",
         params_required=False,
     ),
-    _notification(
+    _spec(
         ToolListChangedNotification,
         "server",
         ("tools", "listChanged"),
         "server",
         params_required=False,
     ),
-    _notification(
+    _spec(
         RootsListChangedNotification,
         "client",
         ("roots", "listChanged"),
         "client",
+        revisions=_HANDSHAKE,
         params_required=False,
     ),
-    _notification(TaskStatusNotification, "both", revisions=_ONLY_2025_11_25),
-    _notification(
+    _spec(TaskStatusNotification, "both", revisions=_TASKS),
+    _spec(
         ElicitationCompleteNotification,
         "server",
         ("elicitation", "url"),
         "client",
-        revisions=_ONLY_2025_11_25,
+        revisions=_URL_ELICITATION,
     ),
 )
 
-#: Every request and notification of the four revisions, by method name.
+#: Every request and notification of every revision, by method name.
 METHODS: Final[dict[str, MethodSpec]] = {spec.method: spec for spec in _SPECS}
 
 

@@ -60,17 +60,16 @@ class RequestContext:
     ) -> None:
         """Send ``notifications/progress`` for this request; a no-op if the caller asked none.
 
-        ``message`` is sent only where the negotiated revision has it (2025-03-26 and later).
+        ``message`` is sent only where the negotiated revision has it (the connection fits it).
         """
         token = self.progress_token
         if token is None:
             return
-        revision = self.session.connection.revision or ""
         notification = ProgressNotification(
             progress_token=token,
             progress=progress,
             total=UNSET if total is None else total,
-            message=UNSET if message is None or revision < "2025-03-26" else message,
+            message=UNSET if message is None else message,
         )
         await self.session.notify(notification, related=self.request_id)
 

@@ -35,15 +35,19 @@ waits for its end.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from ..protocol.base import RequestId
+
+if TYPE_CHECKING:
+    from .session import Session
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
     "Frame",
     "Outgoing",
     "OversizedFrame",
+    "SessionFactory",
     "SupportsSendNowait",
     "Transport",
 ]
@@ -92,3 +96,13 @@ class SupportsSendNowait(Transport, Protocol):
         """Hand ``frame`` over without blocking or checkpointing; ``False`` when it cannot
         (no room, or closed), in which case the session sends it through :meth:`send`."""
         ...
+
+
+class SessionFactory(Protocol):
+    """Makes the session of each connection a server accepts: a :class:`mcptrio.Server` is one.
+
+    The servers that open sessions themselves (the WebSocket servers, each HTTP endpoint) take
+    one, so that they know nothing of the server behind it.
+    """
+
+    def session(self, transport: Transport) -> Session: ...

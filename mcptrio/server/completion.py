@@ -4,7 +4,7 @@
 by its URI template), the argument and its partial value and, from 2025-06-18, the arguments the
 user already filled in. The :class:`CompletionEngine` answers it from two sources:
 
-1. an optional **global handler** (``@server.completion()``), called as
+1. an optional **global handler** (``@server.completion``), called as
    ``handler(ref, argument, context)`` where ``context`` is the request's
    :class:`~mcptrio.protocol.types.CompleteContext` (``None`` when absent or before 2025-06-18).
    It returns a :class:`~mcptrio.protocol.types.Completion`, a sequence of strings, or ``None``
@@ -16,10 +16,12 @@ user already filled in. The :class:`CompletionEngine` answers it from two source
    where ``arguments`` holds the *other* already-resolved arguments of the same prompt or
    template (empty before 2025-06-18). The callable does its own filtering and ranking.
 
-Any handler or completer may declare a parameter annotated :class:`~mcptrio.server.context.Context`
-to receive the request's context. Synchronous ones run in a worker thread (as prompt functions
-do) so a slow lookup never blocks the event loop; async ones run in the request's task, under
-its cancel scope.
+Handlers and completers are read at registration and called as every handler is (see
+:mod:`.handler`): the values above go, in order, to the first parameters that are not the
+context (a signature that cannot take them is refused at registration); a parameter annotated
+:class:`~mcptrio.server.context.Context` receives the request's context; synchronous ones run in
+a worker thread so a slow lookup never blocks the event loop, async ones in the request's task,
+under its cancel scope; a generator's items are the values.
 
 The reference and the argument name are validated before anything is called: an unknown prompt,
 an unknown resource template, or a name that is not one of its arguments gets ``InvalidParams``
@@ -30,32 +32,9 @@ that some were cut.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import inspect
-import types
-import weakref
-from collections.abc import (
-    Awaitable,
-    Callable,
-    Collection,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
-from typing import (
-    Annotated,
-    Any,
-    Protocol,
-    TypeAlias,
-    Union,
-    get_args,
-    get_origin,
-    get_type_hints,
-)
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias
 
-import trio
 from msgspec import UNSET
 
 from ..protocol.errors import InvalidParams
@@ -69,20 +48,20 @@ from ..protocol.types import (
     ResourceTemplateReference,
 )
 from .context import Context
+from .handler import Handler, read_handler
 
 __all__ = [
     "MAX_COMPLETION_VALUES",
+    "ArgumentCompleter",
     "Completer",
     "CompletionEngine",
     "CompletionHandler",
     "HasCompletions",
-    "check_completions",
+    "read_completions",
 ]
 
 #: The most values one ``completion/complete`` answer may carry (the spec's limit).
 MAX_COMPLETION_VALUES = 100
-#: ``context.arguments`` exists from this revision on.
-_CONTEXT_SINCE = "2025-06-18"
 
 #: ``completer(value, arguments)`` -> the suggestions, possibly awaitable; a parameter annotated
 #: ``Context`` may be added and receives the request's context.
@@ -94,6 +73,50 @@ CompletionHandler: TypeAlias = Callable[
 ]
 
 
+class ArgumentCompleter:
+    """One argument's completer, read at registration: candidate values, or a function."""
+
+    __slots__ = ("_handler", "_names", "_values", "source")
+
+    def __init__(self, source: Completer | Sequence[str], owner: str, argument: str) -> None:
+        #: What was registered: the candidate values (as a tuple) or the function.
+        self.source: Completer | tuple[str, ...]
+        self._handler: Handler | None = None
+        self._names: tuple[str, ...] = ()
+        self._values: tuple[str, ...] = ()
+        if callable(source):
+            self.source = source
+            what = f"the completer of {argument!r}"
+            self._handler = read_handler(source, f"{owner}: {what}")
+            self._names = self._handler.take_values(("value", "arguments"), what, owner)
+        elif (
+            isinstance(source, Sequence)
+            and not isinstance(source, str)
+            and all(isinstance(value, str) for value in source)
+        ):
+            self.source = self._values = tuple(source)
+        else:
+            raise TypeError(
+                f"{owner}: the completer of {argument!r} must be a callable or a sequence of"
+                f" strings, not {source!r}"
+            )
+
+    def __repr__(self) -> str:
+        return f"<ArgumentCompleter {self.source!r}>"
+
+    async def complete(
+        self, ctx: Context, argument: CompleteArgument, resolved: dict[str, str]
+    ) -> list[str]:
+        """The suggestions for ``argument``'s partial value, given the ``resolved`` others."""
+        if self._handler is None:
+            return [value for value in self._values if value.startswith(argument.value)]
+        value_name, arguments_name = self._names
+        values = await self._handler.call(
+            ctx, {value_name: argument.value, arguments_name: resolved}
+        )
+        return _string_values(values, f"The completer of {argument.name!r}")
+
+
 class HasCompletions(Protocol):
     """A prompt or resource template, as far as completion is concerned.
 
@@ -103,120 +126,28 @@ class HasCompletions(Protocol):
     """
 
     @property
-    def completions(self) -> Mapping[str, Completer | Sequence[str]]: ...
+    def completions(self) -> Mapping[str, ArgumentCompleter]: ...
 
 
-def check_completions(
+def read_completions(
     completions: Mapping[str, Completer | Sequence[str]] | None,
     argument_names: Collection[str],
     owner: str,
-) -> dict[str, Completer | Sequence[str]]:
-    """Check completers at registration and return them as a fresh dict.
+) -> dict[str, ArgumentCompleter]:
+    """Read the completers of a prompt or template at registration.
 
-    Raises ``ValueError`` for a key that is not one of ``argument_names`` and ``TypeError`` for a
-    completer that is neither callable nor a sequence of strings (a bare ``str`` included: it
-    would otherwise complete with its single characters). ``owner`` names the prompt or template
-    in the messages.
+    Raises ``ValueError`` for a key that is not one of ``argument_names`` or a function that
+    cannot take ``(value, arguments)``, and ``TypeError`` for a completer that is neither
+    callable nor a sequence of strings (a bare ``str`` included: it would otherwise complete
+    with its single characters). ``owner`` names the prompt or template in the messages.
     """
-    checked: dict[str, Completer | Sequence[str]] = {}
+    read: dict[str, ArgumentCompleter] = {}
     for name, completer in (completions or {}).items():
         if name not in argument_names:
             known = ", ".join(repr(n) for n in argument_names) or "none"
             raise ValueError(f"{owner}: completions for unknown argument {name!r} (known: {known})")
-        if callable(completer):
-            checked[name] = completer
-        elif (
-            isinstance(completer, Sequence)
-            and not isinstance(completer, str)
-            and all(isinstance(value, str) for value in completer)
-        ):
-            checked[name] = tuple(completer)
-        else:
-            raise TypeError(
-                f"{owner}: the completer of {name!r} must be a callable or a sequence of strings,"
-                f" not {completer!r}"
-            )
-    return checked
-
-
-def _strip_annotated(annotation: Any) -> Any:
-    if get_origin(annotation) is Annotated:
-        return get_args(annotation)[0]
-    return annotation
-
-
-def is_context_annotation(annotation: Any) -> bool:
-    """Whether an annotation asks for the request's :class:`Context`.
-
-    ``Context``, ``Context | None`` and either inside ``Annotated`` all do.
-    """
-    annotation = _strip_annotated(annotation)
-    if annotation is Context:
-        return True
-    members = get_args(annotation) if isinstance(annotation, types.UnionType) else ()
-    if get_origin(annotation) is Union:
-        members = get_args(annotation)
-    return Context in members and all(m is Context or m is type(None) for m in members)
-
-
-_context_parameters: weakref.WeakKeyDictionary[Callable[..., Any], str | None] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def context_parameter_of(fn: Callable[..., Any]) -> str | None:
-    """The name of ``fn``'s parameter annotated :class:`Context`, if it has one (cached)."""
-    try:
-        return _context_parameters[fn]
-    except (KeyError, TypeError):
-        pass
-    name = _find_context_parameter(fn)
-    # What is not weak-referenceable is looked at again on each call, which is only slower.
-    with contextlib.suppress(TypeError):
-        _context_parameters[fn] = name
-    return name
-
-
-def _find_context_parameter(fn: Callable[..., Any]) -> str | None:
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-    target = fn if inspect.isroutine(fn) else getattr(type(fn), "__call__", fn)  # noqa: B004
-    try:
-        hints = get_type_hints(target, include_extras=True)
-    except Exception:
-        # Unresolvable annotations (a name only imported under TYPE_CHECKING) mean no Context.
-        hints = {}
-    for parameter in signature.parameters.values():
-        if is_context_annotation(hints.get(parameter.name, parameter.annotation)):
-            return parameter.name
-    return None
-
-
-async def call_user_function(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``fn``: async functions in this task, others in a worker thread.
-
-    What a synchronous function returns is handed back as is, so one returning an awaitable
-    (a lambda around an async function) is awaited here, in Trio, not in the thread.
-    """
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(type(fn), "__call__", None)  # noqa: B004
-    ):
-        return await fn(*args, **kwargs)
-    value = await trio.to_thread.run_sync(functools.partial(_call_and_collect, fn, args, kwargs))
-    if inspect.isawaitable(value):
-        value = await value
-    return value
-
-
-def _call_and_collect(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-    # A lazy iterator (a generator, map, filter) is consumed in the worker thread too: running
-    # it is the function's work.
-    value = fn(*args, **kwargs)
-    if isinstance(value, Iterator):
-        return list(value)
-    return value
+        read[name] = ArgumentCompleter(completer, owner, name)
+    return read
 
 
 def _argument_names(target: object) -> Collection[str]:
@@ -256,36 +187,39 @@ def _capped_completion(completion: Completion) -> Completion:
 class CompletionEngine:
     """Answers ``completion/complete`` for the prompts and resource templates of a server.
 
-    ``find_prompt(name)`` and ``find_template(uri_template)`` look the reference up (``None``:
-    unknown). ``all_prompts()`` and ``all_templates()``, when given, list every registered one so
-    that :meth:`has_any` can tell whether the server has a completer at all; without them only
-    the global handler counts.
+    ``prompts`` and ``templates`` map a prompt's name and a template's URI template to it (the
+    server's live registries).
     """
 
     def __init__(
         self,
-        find_prompt: Callable[[str], HasCompletions | None],
-        find_template: Callable[[str], HasCompletions | None],
-        *,
-        all_prompts: Callable[[], Iterable[HasCompletions]] | None = None,
-        all_templates: Callable[[], Iterable[HasCompletions]] | None = None,
+        prompts: Mapping[str, HasCompletions],
+        templates: Mapping[str, HasCompletions],
     ) -> None:
-        self._find_prompt = find_prompt
-        self._find_template = find_template
-        self._all_prompts = all_prompts
-        self._all_templates = all_templates
-        self._handler: CompletionHandler | None = None
+        self._prompts = prompts
+        self._templates = templates
+        self._handler: Handler | None = None
+        self._handler_names: tuple[str, ...] = ()
 
     @property
     def handler(self) -> CompletionHandler | None:
         """The global completion handler, if one is set."""
-        return self._handler
+        return None if self._handler is None else self._handler.fn
 
     def set_handler(self, handler: CompletionHandler | None) -> None:
-        """Set the global handler (``None`` removes it); a second one is refused."""
-        if handler is not None and self._handler is not None:
+        """Set the global handler (``None`` removes it); a second one is refused.
+
+        ``ValueError`` also for a function that cannot take ``(ref, argument, context)``.
+        """
+        if handler is None:
+            self._handler = None
+            return
+        if self._handler is not None:
             raise ValueError("A completion handler is already set")
-        self._handler = handler
+        owner = "The completion handler"
+        read = read_handler(handler, owner)
+        self._handler_names = read.take_values(("ref", "argument", "context"), "it", owner)
+        self._handler = read
 
     def has_any(self) -> bool:
         """Whether anything can complete: a global handler, or a completer on any argument.
@@ -294,31 +228,32 @@ class CompletionEngine:
         """
         if self._handler is not None:
             return True
-        for source in (self._all_prompts, self._all_templates):
-            if source is not None and any(target.completions for target in source()):
-                return True
-        return False
+        return any(
+            target.completions
+            for registry in (self._prompts, self._templates)
+            for target in registry.values()
+        )
 
     async def complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:
         """Answer one ``completion/complete`` request (see the module docstring)."""
         ref = request.ref
         argument = request.argument
         if isinstance(ref, PromptReference):
-            target = self._find_prompt(ref.name)
+            target = self._prompts.get(ref.name)
             if target is None:
                 raise InvalidParams(f"Unknown prompt: {ref.name!r}")
             owner = f"Prompt {ref.name!r}"
         else:
-            target = self._find_template(ref.uri)
+            target = self._templates.get(ref.uri)
             if target is None:
                 raise InvalidParams(f"Unknown resource template: {ref.uri!r}")
             owner = f"Resource template {ref.uri!r}"
         names = _argument_names(target)
         if argument.name not in names:
             raise InvalidParams(f"{owner} has no argument {argument.name!r}")
-        context = self._context_of(ctx, request)
+        context = self._context_of(request)
         if self._handler is not None:
-            answer = await self._ask_handler(ctx, ref, argument, context)
+            answer = await self._ask_handler(self._handler, ctx, ref, argument, context)
             if answer is not None:
                 return CompleteResult(completion=answer)
         completer = target.completions.get(argument.name)
@@ -330,49 +265,26 @@ class CompletionEngine:
             for name, value in (given if isinstance(given, dict) else {}).items()
             if name != argument.name and name in names
         }
-        values = await self._run_completer(ctx, completer, argument, resolved)
+        values = await completer.complete(ctx, argument, resolved)
         return CompleteResult(completion=_capped(values))
 
     @staticmethod
-    def _context_of(ctx: Context, request: CompleteRequest) -> CompleteContext | None:
+    def _context_of(request: CompleteRequest) -> CompleteContext | None:
         context = request.context
-        if not isinstance(context, CompleteContext) or ctx.revision < _CONTEXT_SINCE:
-            return None
-        return context
+        return context if isinstance(context, CompleteContext) else None
 
     async def _ask_handler(
         self,
+        handler: Handler,
         ctx: Context,
         ref: PromptReference | ResourceTemplateReference,
         argument: CompleteArgument,
         context: CompleteContext | None,
     ) -> Completion | None:
-        handler = self._handler
-        assert handler is not None
-        kwargs: dict[str, Any] = {}
-        context_parameter = context_parameter_of(handler)
-        if context_parameter is not None:
-            kwargs[context_parameter] = ctx
-        answer = await call_user_function(handler, ref, argument, context, **kwargs)
+        values = dict(zip(self._handler_names, (ref, argument, context), strict=True))
+        answer = await handler.call(ctx, values)
         if answer is None:
             return None
         if isinstance(answer, Completion):
             return _capped_completion(answer)
         return _capped(_string_values(answer, "The completion handler"))
-
-    @staticmethod
-    async def _run_completer(
-        ctx: Context,
-        completer: Completer | Sequence[str],
-        argument: CompleteArgument,
-        resolved: dict[str, str],
-    ) -> list[str]:
-        what = f"The completer of {argument.name!r}"
-        if not callable(completer):
-            return [value for value in completer if value.startswith(argument.value)]
-        kwargs: dict[str, Any] = {}
-        context_parameter = context_parameter_of(completer)
-        if context_parameter is not None:
-            kwargs[context_parameter] = ctx
-        values = await call_user_function(completer, argument.value, resolved, **kwargs)
-        return _string_values(values, what)

@@ -1,24 +1,31 @@
-"""The :class:`Context` a server handler asks for by annotating a parameter with it.
+"""The :class:`Context`: the one type a server's handlers ask for by annotating a parameter.
 
-Any tool, resource, prompt or completion function may declare a parameter annotated
-``Context``; the server passes the context of the request being answered (it never appears in
-the input schema). Through it a handler reaches the request's id, session and cancel scope, and
-talks back to the client about *this* request: progress, log messages, sampling, elicitation and
-roots. Each client-side feature is refused with :class:`CapabilityNotNegotiated` before anything
-is sent when the client did not declare the capability.
+Any tool, resource, resource template, prompt, completer or completion handler may declare a
+parameter annotated ``Context`` (see :mod:`.handler`); the server passes the context of the
+request being answered, and it never appears in an input schema. Through it a handler reaches
+the request (its id, method, arguments and progress token), the session and the server, the
+request's cancel scope, and talks back to the client about *this* request: progress, log
+messages, sampling, elicitation, roots, and any other request or notification. Each client-side
+feature is refused with :class:`CapabilityNotNegotiated` before anything is sent when the client
+did not declare the capability.
+
+The runtime's own per-request object (:class:`~mcptrio.runtime.context.RequestContext`, which a
+client's sampling and elicitation handlers receive) stays behind it: a server handler annotated
+with it is refused at registration. See ``docs/explanation/handlers.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import msgspec
 import trio
 from msgspec import UNSET
 
-from ..protocol.base import Request, RequestId
+from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.errors import CapabilityNotNegotiated, InvalidParams
 from ..protocol.types import (
     ClientCapabilities,
@@ -45,11 +52,14 @@ from ..runtime.session import Session
 from .elicitation_schema import schema_for_elicitation
 
 if TYPE_CHECKING:
+    from ..runtime.outgoing import ProgressCallback
     from .server import Server
 
 __all__ = ["Context", "Elicited"]
 
 T = TypeVar("T")
+ResultT = TypeVar("ResultT", bound=Result)
+_NO_ARGUMENTS: Mapping[str, Any] = MappingProxyType({})
 
 #: How long ``sample``, ``elicit`` and ``list_roots`` wait for the client by default (seconds).
 #: A person may be answering an elicitation, so the default is generous; pass ``timeout=``.
@@ -71,30 +81,65 @@ class Elicited(Generic[T]):
 
 
 class Context:
-    """The request being answered, and what its handler can do for it."""
+    """The request being answered, and what its handler can do for it.
 
-    __slots__ = ("request_context", "server")
+    Made by the server for each request; a handler receives it by annotating a parameter
+    ``Context``. It is valid while the request is being handled.
+    """
+
+    __slots__ = ("_runtime", "server")
 
     def __init__(self, request_context: RequestContext, server: Server) -> None:
-        self.request_context = request_context
+        self._runtime = request_context
+        #: The :class:`~mcptrio.server.Server` answering the request.
         self.server = server
+
+    # ------------------------------------------------------------------ the request
 
     @property
     def request_id(self) -> RequestId:
-        return self.request_context.request_id
+        """The JSON-RPC id of the request."""
+        return self._runtime.request_id
 
     @property
     def request(self) -> Request[Any]:
-        return self.request_context.request
+        """The request itself, as decoded (``CallToolRequest``, ``ReadResourceRequest``...)."""
+        return self._runtime.request
+
+    @property
+    def method(self) -> str:
+        """The request's method (``"tools/call"``, ``"prompts/get"``...)."""
+        return self._runtime.request.METHOD
+
+    @property
+    def arguments(self) -> Mapping[str, Any]:
+        """The arguments the client sent, as it sent them (read-only).
+
+        A ``tools/call``'s arguments before they are converted to the tool's parameters, a
+        ``prompts/get``'s strings; empty for a request that has none. A gateway forwards these.
+        """
+        arguments = getattr(self._runtime.request, "arguments", None)
+        if isinstance(arguments, dict):
+            return MappingProxyType(arguments)
+        return _NO_ARGUMENTS
+
+    @property
+    def progress_token(self) -> int | str | None:
+        """The token the client asked progress for, or ``None`` if it did not."""
+        return self._runtime.progress_token
 
     @property
     def session(self) -> Session:
-        return self.request_context.session
+        """The session the request came in on."""
+        return self._runtime.session
 
     @property
     def cancel_scope(self) -> trio.CancelScope:
-        """The scope ``notifications/cancelled`` (or the session ending) cancels."""
-        return self.request_context.cancel_scope
+        """The scope ``notifications/cancelled`` (or the session ending) cancels.
+
+        Cancel it to abandon the request: no answer is sent, as for a cancelled request.
+        """
+        return self._runtime.cancel_scope
 
     @property
     def revision(self) -> str:
@@ -114,7 +159,28 @@ class Context:
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Progress for the caller's token; a no-op when the caller asked for none."""
-        await self.request_context.report_progress(progress, total, message)
+        await self._runtime.report_progress(progress, total, message)
+
+    async def notify(self, notification: Notification) -> None:
+        """Send any notification, related to this request (HTTP sends it on its stream)."""
+        await self._runtime.notify(notification)
+
+    async def send_request(
+        self,
+        request: Request[ResultT],
+        *,
+        timeout: float | None = DEFAULT_CLIENT_TIMEOUT,
+        max_total_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ResultT:
+        """Send any request to the client as part of this one, and wait for its result.
+
+        :meth:`sample`, :meth:`elicit` and :meth:`list_roots` are this with the capability
+        checked first; use it for what they do not cover (a gateway forwarding a request).
+        """
+        return await self._runtime.send_request(
+            request, timeout=timeout, max_total_timeout=max_total_timeout, on_progress=on_progress
+        )
 
     # ------------------------------------------------------------------ logging
 
@@ -172,13 +238,14 @@ class Context:
         if caps.sampling is UNSET:
             raise CapabilityNotNegotiated("The client did not declare the sampling capability")
         sampling = caps.sampling
-        if (tools or tool_choice is not None) and (
-            self.revision < "2025-11-25" or sampling.tools is UNSET
-        ):
+        if (tools or tool_choice is not None) and sampling.tools is UNSET:
             raise CapabilityNotNegotiated("The client did not declare sampling.tools")
+        # sampling.context gates includeContext only where the revision has it.
+        features = self.session.connection.features
         if (
             include_context not in (None, "none")
-            and self.revision >= "2025-11-25"
+            and features is not None
+            and features.sampling_tools
             and sampling.context is UNSET
         ):
             raise CapabilityNotNegotiated("The client did not declare sampling.context")
@@ -210,7 +277,7 @@ class Context:
             tools=UNSET if not tools else list(tools),
             tool_choice=UNSET if tool_choice is None else tool_choice,
         )
-        return await self.request_context.send_request(request, timeout=timeout)
+        return await self.send_request(request, timeout=timeout)
 
     async def elicit(
         self,
@@ -231,12 +298,8 @@ class Context:
         if elicitation is UNSET or (elicitation.url is not UNSET and elicitation.form is UNSET):
             raise CapabilityNotNegotiated("The client did not declare form-mode elicitation")
         requested, target = schema_for_elicitation(schema)
-        request = ElicitRequest(
-            message=message,
-            requested_schema=requested,
-            mode="form" if self.revision >= "2025-11-25" else UNSET,
-        )
-        result = await self.request_context.send_request(request, timeout=timeout)
+        request = ElicitRequest(message=message, requested_schema=requested, mode="form")
+        result = await self.send_request(request, timeout=timeout)
         return _elicited(result, target)
 
     async def elicit_url(
@@ -256,7 +319,7 @@ class Context:
         if caps.elicitation is UNSET or caps.elicitation.url is UNSET:
             raise CapabilityNotNegotiated("The client did not declare URL-mode elicitation")
         request = ElicitRequest(message=message, mode="url", url=url, elicitation_id=elicitation_id)
-        return await self.request_context.send_request(request, timeout=timeout)
+        return await self.send_request(request, timeout=timeout)
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
         """Send ``notifications/elicitation/complete`` for a URL-mode elicitation."""
@@ -269,7 +332,7 @@ class Context:
         """The client's roots (``roots/list``)."""
         if self._capabilities().roots is UNSET:
             raise CapabilityNotNegotiated("The client did not declare the roots capability")
-        result = await self.request_context.send_request(ListRootsRequest(), timeout=timeout)
+        result = await self.send_request(ListRootsRequest(), timeout=timeout)
         return result.roots
 
 

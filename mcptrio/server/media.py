@@ -25,7 +25,7 @@ import base64
 import mimetypes
 import os
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar, Unpack
 from urllib.parse import quote
 
 import trio
@@ -40,7 +40,7 @@ from ..protocol.types import (
     ResourceContents,
 )
 
-__all__ = ["Audio", "File", "Image", "Media", "attachment_uri", "guess_mime_type"]
+__all__ = ["Audio", "File", "Image", "Media", "MediaOptions", "attachment_uri", "guess_mime_type"]
 
 MediaT = TypeVar("MediaT", bound="Media")
 
@@ -102,6 +102,19 @@ def attachment_uri(name: str) -> str:
     return "attachment:" + quote(name, safe="")
 
 
+class MediaOptions(TypedDict, total=False):
+    """What every kind of media may be given besides its data or path."""
+
+    #: The mime type; guessed from the name, else from the data, when left out.
+    mime_type: str | None
+    #: The name (a file's defaults to the file name of ``path``).
+    name: str | None
+    #: The content block's annotations.
+    annotations: Annotations | None
+    #: The content block's ``_meta``.
+    meta: dict[str, Any] | None
+
+
 class Media(abc.ABC):
     """Binary data with a mime type, returned by a tool (the base of Image, Audio and File)."""
 
@@ -117,13 +130,11 @@ class Media(abc.ABC):
         data: bytes | bytearray | memoryview | None = None,
         *,
         path: str | os.PathLike[str] | None = None,
-        mime_type: str | None = None,
-        name: str | None = None,
-        annotations: Annotations | None = None,
-        meta: dict[str, Any] | None = None,
+        **options: Unpack[MediaOptions],
     ) -> None:
         if (data is None) == (path is None):
             raise ValueError(f"give the {self.KIND}'s data or its path, not both or neither")
+        name = options.get("name")
         if path is not None:
             file = Path(path)
             data = file.read_bytes()
@@ -132,8 +143,9 @@ class Media(abc.ABC):
         assert data is not None
         self.data = bytes(data)
         self.name = name
-        self.annotations = annotations
-        self.meta = meta
+        self.annotations = options.get("annotations")
+        self.meta = options.get("meta")
+        mime_type = options.get("mime_type")
         guessed = mime_type or guess_mime_type(self.data, name) or self.FALLBACK_MIME_TYPE
         if guessed is None:
             raise ValueError(
@@ -143,23 +155,13 @@ class Media(abc.ABC):
 
     @classmethod
     async def from_file(
-        cls: type[MediaT],
-        path: str | os.PathLike[str],
-        *,
-        mime_type: str | None = None,
-        name: str | None = None,
-        annotations: Annotations | None = None,
-        meta: dict[str, Any] | None = None,
+        cls: type[MediaT], path: str | os.PathLike[str], **options: Unpack[MediaOptions]
     ) -> MediaT:
         """Read ``path`` in a worker thread (for async tools) and wrap its bytes."""
         data = await trio.Path(path).read_bytes()
-        return cls(
-            data,
-            mime_type=mime_type,
-            name=Path(path).name if name is None else name,
-            annotations=annotations,
-            meta=meta,
-        )
+        if options.get("name") is None:
+            options["name"] = Path(path).name
+        return cls(data, **options)
 
     @property
     def base64(self) -> str:
@@ -174,36 +176,37 @@ class Media(abc.ABC):
         return f"{type(self).__name__}({self.mime_type}, {len(self.data)} bytes)"
 
 
-class Image(Media):
+class _Encoded(Media):
+    """Media sent as base64 data in a content block of its own kind."""
+
+    __slots__ = ()
+    FALLBACK_MIME_TYPE = None
+    #: The content block this becomes.
+    CONTENT: ClassVar[type[ImageContent] | type[AudioContent]]
+
+    def to_content(self) -> ImageContent | AudioContent:
+        return self.CONTENT(
+            data=self.base64,
+            mime_type=self.mime_type,
+            annotations=UNSET if self.annotations is None else self.annotations,
+            meta=UNSET if self.meta is None else self.meta,
+        )
+
+
+class Image(_Encoded):
     """An image a tool returns: becomes ``ImageContent``."""
 
     __slots__ = ()
     KIND = "image"
-    FALLBACK_MIME_TYPE = None
-
-    def to_content(self) -> ImageContent:
-        return ImageContent(
-            data=self.base64,
-            mime_type=self.mime_type,
-            annotations=UNSET if self.annotations is None else self.annotations,
-            meta=UNSET if self.meta is None else self.meta,
-        )
+    CONTENT = ImageContent
 
 
-class Audio(Media):
+class Audio(_Encoded):
     """An audio clip a tool returns: becomes ``AudioContent`` (2025-03-26+)."""
 
     __slots__ = ()
     KIND = "audio clip"
-    FALLBACK_MIME_TYPE = None
-
-    def to_content(self) -> AudioContent:
-        return AudioContent(
-            data=self.base64,
-            mime_type=self.mime_type,
-            annotations=UNSET if self.annotations is None else self.annotations,
-            meta=UNSET if self.meta is None else self.meta,
-        )
+    CONTENT = AudioContent
 
 
 class File(Media):
@@ -221,15 +224,10 @@ class File(Media):
         data: bytes | bytearray | memoryview | None = None,
         *,
         path: str | os.PathLike[str] | None = None,
-        mime_type: str | None = None,
-        name: str | None = None,
         uri: str | None = None,
-        annotations: Annotations | None = None,
-        meta: dict[str, Any] | None = None,
+        **options: Unpack[MediaOptions],
     ) -> None:
-        super().__init__(
-            data, path=path, mime_type=mime_type, name=name, annotations=annotations, meta=meta
-        )
+        super().__init__(data, path=path, **options)
         self.uri = uri if uri is not None else attachment_uri(self.name or "file")
 
     def to_content(self) -> EmbeddedResource:

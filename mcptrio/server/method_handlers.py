@@ -2,19 +2,20 @@
 
 :class:`MethodHandlers` holds one handler per request type (``routes``); the server looks the
 request's type up there and awaits the handler with the request's :class:`~.context.Context`.
-The four list methods share :meth:`MethodHandlers._page`: one cursor scheme, one page size, and
-definitions shaped for the negotiated revision.
+The four list methods are one handler made four times (:meth:`MethodHandlers._lister`): one
+cursor scheme, one page size, and definitions in the newest shape (the session's connection fits
+them to the negotiated revision).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from msgspec import UNSET
 
 from ..protocol.base import EmptyResult, Request, Result
-from ..protocol.errors import InvalidParams, ResourceNotFound
+from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
     CallToolRequest,
     CallToolResult,
@@ -39,6 +40,7 @@ from ..protocol.types import (
 from ..protocol.types.common import PaginatedRequest
 from .context import Context
 from .pagination import paginate
+from .resources import read_resource
 
 if TYPE_CHECKING:
     from .server import Server
@@ -50,7 +52,8 @@ D = TypeVar("D", covariant=True)
 
 
 class _Described(Protocol[D]):
-    def definition_for(self, revision: str) -> D: ...
+    @property
+    def definition(self) -> D: ...
 
 
 class MethodHandlers:
@@ -60,72 +63,51 @@ class MethodHandlers:
         self.server = server
         self.routes: dict[type[Request[Any]], Route] = {
             CallToolRequest: self.call_tool,
-            ListToolsRequest: self.list_tools,
-            ListResourcesRequest: self.list_resources,
-            ListResourceTemplatesRequest: self.list_templates,
+            ListToolsRequest: self._lister(ListToolsResult, "tools", server.tools),
+            ListResourcesRequest: self._lister(ListResourcesResult, "resources", server.resources),
+            ListResourceTemplatesRequest: self._lister(
+                ListResourceTemplatesResult, "resource_templates", server.templates
+            ),
             ReadResourceRequest: self.read_resource,
             SubscribeRequest: self.subscribe,
             UnsubscribeRequest: self.unsubscribe,
-            ListPromptsRequest: self.list_prompts,
+            ListPromptsRequest: self._lister(ListPromptsResult, "prompts", server.prompts),
             GetPromptRequest: self.get_prompt,
             CompleteRequest: self.complete,
             SetLevelRequest: self.set_level,
         }
 
-    def _page(
+    def _lister(
         self,
-        kind: str,
-        items: Sequence[_Described[D]],
-        ctx: Context,
-        request: PaginatedRequest[Any],
-    ) -> tuple[list[D], Any]:
-        """One page of ``items`` as definitions for the session's revision, and the next
-        cursor (``UNSET`` on the last page)."""
-        cursor = request.cursor if isinstance(request.cursor, str) else None
-        page, next_cursor = paginate(kind, items, cursor, self.server.page_size)
-        revision = ctx.revision
-        return [item.definition_for(revision) for item in page], (
-            UNSET if next_cursor is None else next_cursor
-        )
+        result_type: Callable[..., Result],
+        field: str,
+        registry: Mapping[str, _Described[Any]],
+    ) -> Route:
+        """The handler of a ``*/list`` method: one page of ``registry``'s definitions in the
+        result's ``field``, with the next cursor (``UNSET`` on the last page)."""
 
-    # ------------------------------------------------------------------ tools
+        async def list_page(ctx: Context, request: PaginatedRequest[Any]) -> Result:
+            cursor = request.cursor if isinstance(request.cursor, str) else None
+            items = list(registry.values())
+            page, next_cursor = paginate(field, items, cursor, self.server.page_size)
+            return result_type(
+                **{field: [item.definition for item in page]},
+                next_cursor=UNSET if next_cursor is None else next_cursor,
+            )
+
+        return list_page
 
     async def call_tool(self, ctx: Context, request: CallToolRequest) -> CallToolResult:
-        tool = self.server.tools_by_name.get(request.name)
-        if tool is None:
-            raise InvalidParams(f"Unknown tool: {request.name}")
-        arguments = request.arguments if isinstance(request.arguments, dict) else None
-        return await tool.call(ctx, arguments)
-
-    async def list_tools(self, ctx: Context, request: ListToolsRequest) -> ListToolsResult:
-        tools = list(self.server.tools_by_name.values())
-        definitions, cursor = self._page("tools", tools, ctx, request)
-        return ListToolsResult(tools=definitions, next_cursor=cursor)
-
-    # ------------------------------------------------------------------ resources
-
-    async def list_resources(
-        self, ctx: Context, request: ListResourcesRequest
-    ) -> ListResourcesResult:
-        resources = self.server.resources.resources()
-        definitions, cursor = self._page("resources", resources, ctx, request)
-        return ListResourcesResult(resources=definitions, next_cursor=cursor)
-
-    async def list_templates(
-        self, ctx: Context, request: ListResourceTemplatesRequest
-    ) -> ListResourceTemplatesResult:
-        templates = self.server.resources.templates()
-        definitions, cursor = self._page("templates", templates, ctx, request)
-        return ListResourceTemplatesResult(resource_templates=definitions, next_cursor=cursor)
+        tool = self.server.tools.require(request.name)
+        return await tool.call(ctx, _given(request.arguments))
 
     async def read_resource(self, ctx: Context, request: ReadResourceRequest) -> ReadResourceResult:
-        return await self.server.resources.read(ctx, request.uri)
+        return await read_resource(self.server.resources, self.server.templates, ctx, request.uri)
 
     def _known_uri(self, uri: str) -> bool:
-        resources = self.server.resources
-        if any(r.uri == uri for r in resources.resources()):
+        if uri in self.server.resources:
             return True
-        return any(t.match(uri) is not None for t in resources.templates())
+        return any(t.match(uri) is not None for t in self.server.templates.snapshot())
 
     async def subscribe(self, ctx: Context, request: SubscribeRequest) -> EmptyResult:
         if not self._known_uri(request.uri):
@@ -137,16 +119,9 @@ class MethodHandlers:
         self.server.session_state(ctx.session).unsubscribe(request.uri)
         return EmptyResult()
 
-    # ------------------------------------------------------------ prompts, completion, logging
-
-    async def list_prompts(self, ctx: Context, request: ListPromptsRequest) -> ListPromptsResult:
-        prompts = self.server.prompts.prompts()
-        definitions, cursor = self._page("prompts", prompts, ctx, request)
-        return ListPromptsResult(prompts=definitions, next_cursor=cursor)
-
     async def get_prompt(self, ctx: Context, request: GetPromptRequest) -> GetPromptResult:
-        arguments = request.arguments if isinstance(request.arguments, dict) else None
-        return await self.server.prompts.render(ctx, request.name, arguments)
+        prompt = self.server.prompts.require(request.name)
+        return await prompt.render(ctx, _given(request.arguments))
 
     async def complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:
         return await self.server.completions.complete(ctx, request)
@@ -154,3 +129,8 @@ class MethodHandlers:
     async def set_level(self, ctx: Context, request: SetLevelRequest) -> EmptyResult:
         self.server.session_state(ctx.session).log_level = request.level
         return EmptyResult()
+
+
+def _given(arguments: Any) -> dict[str, Any] | None:
+    """A request's ``arguments`` when it sent some."""
+    return arguments if isinstance(arguments, dict) else None

@@ -2,7 +2,7 @@
 
 ::
 
-    @server.prompt()
+    @server.prompt
     def review(code: str, language: Annotated[str, "Language of the code"] = "python") -> str:
         '''Ask for a review of some code.'''
         return f"Please review this {language} code:\\n{code}"
@@ -10,14 +10,15 @@
 The function's signature describes the prompt's arguments: a parameter without a default is a
 required argument, one with a default an optional one. An argument's ``description`` (and, from
 2025-06-18, ``title``) come from ``Annotated[T, msgspec.Meta(description=..., title=...)]`` or
-from a plain string ``Annotated[T, "description"]``. A parameter annotated
-:class:`~mcptrio.server.context.Context` receives the request's context instead. The prompt's
-description defaults to the function's cleaned docstring.
+from a plain string ``Annotated[T, "description"]``. The prompt's description defaults to the
+function's cleaned docstring.
 
 Arguments arrive as strings. A parameter annotated ``str`` (or not at all) gets the string as
 is; any other type (``int``, ``float``, ``bool``, an ``Enum``, a ``Literal``, ``Annotated``
 constraints...) is converted with ``msgspec.convert(..., strict=False)``, so ``"3"`` becomes
-``3`` and ``"true"`` becomes ``True``. A missing required argument, an unknown argument or a
+``3`` and ``"true"`` becomes ``True``; comma-separated text splits for a ``list`` annotation
+(the same text conversion as a URI template's variables, :meth:`.handler.Parameter.from_text`).
+A missing required argument, an unknown argument or a
 value that does not convert gets ``InvalidParams`` (-32602) naming the argument, as the spec
 asks; the function is not called.
 
@@ -30,36 +31,32 @@ What the function returns becomes the ``GetPromptResult``:
 - a list or tuple of any of those: the messages in order (strings and blocks as user messages);
 - a ``GetPromptResult``: used as it is.
 
-The messages are then fitted to the session's revision rather than sent invalid: before
+The messages are built for the newest revision; the session's connection fits them to the
+negotiated one rather than send them invalid (:mod:`mcptrio.protocol.fitting`: before
 2025-03-26 an ``AudioContent`` becomes a ``TextContent`` saying that audio was left out; before
-2025-06-18 a ``ResourceLink`` becomes a ``TextContent`` naming the link (``"[resource link: name
-<uri>]"``, then its description on the next line), and ``_meta`` and
-``annotations.lastModified`` are dropped; a resource link's ``icons`` are dropped before
-2025-11-25.
+2025-06-18 a ``ResourceLink`` becomes a ``TextContent`` naming the link, and ``_meta`` and
+``annotations.lastModified`` are dropped; ``icons`` are dropped before 2025-11-25).
 
-Synchronous functions run in a worker thread so they never block the event loop; async ones run
-in the request's task and are cancelled with it.
+The function is read and called as every handler is (see :mod:`.handler`): a parameter
+annotated :class:`~mcptrio.server.context.Context` receives the request's context; synchronous
+functions run in a worker thread, async ones in the request's task; a generator's items are the
+messages.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Annotated, Any, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Unpack, get_origin
 
 import msgspec
 from msgspec import UNSET
-from msgspec.structs import replace
 
 from ..protocol.errors import InvalidParams
 from ..protocol.types import (
-    Annotations,
     AudioContent,
     ContentBlock,
     EmbeddedResource,
     GetPromptResult,
-    Icon,
     ImageContent,
     Prompt,
     PromptArgument,
@@ -67,11 +64,13 @@ from ..protocol.types import (
     ResourceLink,
     TextContent,
 )
-from .completion import Completer, call_user_function, check_completions, is_context_annotation
+from .completion import ArgumentCompleter, Completer, read_completions
 from .context import Context
+from .handler import Handler, default_name, read_handler
+from .registry import DescriptionOptions, Registered
 
 __all__ = [
-    "PromptRegistry",
+    "PromptOptions",
     "RegisteredPrompt",
     "assistant",
     "make_prompt",
@@ -79,9 +78,6 @@ __all__ = [
     "user",
 ]
 
-_AUDIO_SINCE = "2025-03-26"
-_TITLE_SINCE = "2025-06-18"  # also _meta on prompts and content, resource links, lastModified
-_ICONS_SINCE = "2025-11-25"
 _CONTENT_TYPES = (
     TextContent,
     ImageContent,
@@ -90,6 +86,15 @@ _CONTENT_TYPES = (
     EmbeddedResource,
 )
 _MESSAGE_LIKE = (str, TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+
+
+class PromptOptions(DescriptionOptions, total=False):
+    """The options of a prompt: the keywords of ``@server.prompt``, ``Server.add_prompt`` and
+    :func:`make_prompt`, besides those every kind has (:class:`DescriptionOptions`)."""
+
+    #: Completers per argument name: the candidate values, or a function ``(value, arguments)``
+    #: (see :mod:`mcptrio.server.completion`).
+    completions: Mapping[str, Completer | Sequence[str]] | None
 
 
 def _message(role: Any, content: str | ContentBlock) -> PromptMessage:
@@ -133,130 +138,45 @@ def _item(item: Any) -> PromptMessage:
     )
 
 
-# ------------------------------------------------------------------ revisions
-
-
-def _annotations_for(annotations: Any, revision: str) -> Any:
-    if (
-        isinstance(annotations, Annotations)
-        and revision < _TITLE_SINCE
-        and annotations.last_modified is not UNSET
-    ):
-        return replace(annotations, last_modified=UNSET)
-    return annotations
-
-
-def _downgraded_text(block: AudioContent | ResourceLink, revision: str) -> TextContent:
-    if isinstance(block, AudioContent):
-        text = f"[audio ({block.mime_type}) left out: protocol revision {revision} has no audio]"
-    else:
-        label = block.title if isinstance(block.title, str) else block.name
-        text = f"[resource link: {label} <{block.uri}>]"
-        if isinstance(block.description, str):
-            text += "\n" + block.description
-    return TextContent(text=text, annotations=_annotations_for(block.annotations, revision))
-
-
-def content_for_revision(block: ContentBlock, revision: str) -> ContentBlock:
-    """``block`` as ``revision`` can carry it in a prompt message (see the module docstring)."""
-    if revision >= _ICONS_SINCE:
-        return block
-    if revision >= _TITLE_SINCE:
-        if isinstance(block, ResourceLink) and block.icons is not UNSET:
-            return replace(block, icons=UNSET)
-        return block
-    if isinstance(block, ResourceLink) or (
-        isinstance(block, AudioContent) and revision < _AUDIO_SINCE
-    ):
-        return _downgraded_text(block, revision)
-    if isinstance(block, EmbeddedResource) and block.resource.meta is not UNSET:
-        block = replace(block, resource=replace(block.resource, meta=UNSET))
-    annotations = _annotations_for(block.annotations, revision)
-    if block.meta is not UNSET or annotations is not block.annotations:
-        block = replace(block, meta=UNSET, annotations=annotations)
-    return block
-
-
-def result_for_revision(result: GetPromptResult, revision: str) -> GetPromptResult:
-    """``result`` with every message fitted to ``revision``."""
-    if revision >= _ICONS_SINCE:
-        return result
-    messages = []
-    changed = False
-    for message in result.messages:
-        content = content_for_revision(message.content, revision)
-        if content is not message.content:
-            changed = True
-            message = PromptMessage(role=message.role, content=content)
-        messages.append(message)
-    return replace(result, messages=messages) if changed else result
-
-
 # ------------------------------------------------------------------ prompts
 
 
-@dataclass(frozen=True, slots=True)
-class _Parameter:
-    name: str
-    annotation: Any
-    required: bool
-    needs_conversion: bool
-
-
-class RegisteredPrompt:
+class RegisteredPrompt(Registered[Prompt]):
     """A prompt as the server keeps it: its description, its completers, how to render it."""
+
+    __slots__ = ("arguments", "completions")
+    handler: Handler
 
     def __init__(
         self,
-        fn: Callable[..., Any],
-        *,
         name: str,
-        title: str | None,
-        description: str | None,
-        icons: Sequence[Icon] | None,
-        meta: Mapping[str, Any] | None,
+        handler: Handler,
         arguments: tuple[PromptArgument, ...],
-        parameters: tuple[_Parameter, ...],
-        context_parameter: str | None,
-        completions: dict[str, Completer | Sequence[str]],
+        options: PromptOptions,
     ) -> None:
-        self.fn = fn
-        self.name = name
-        self.title = title
-        self.description = description
-        self.icons: tuple[Icon, ...] | None = None if icons is None else tuple(icons)
-        self.meta: dict[str, Any] | None = None if meta is None else dict(meta)
+        super().__init__(name, handler, options)
         #: The arguments, as described to clients of the latest revision (name, required...).
         self.arguments = arguments
-        #: Completers per argument name (a callable or the candidate values).
-        self.completions = completions
-        self._parameters = parameters
-        self._context_parameter = context_parameter
-        self._definitions: dict[str, Prompt] = {}
+        #: Completers per argument name, read at registration.
+        self.completions: dict[str, ArgumentCompleter] = read_completions(
+            options.get("completions"), [a.name for a in arguments], f"Prompt {name!r}"
+        )
+
+    @property
+    def fn(self) -> Callable[..., Any]:
+        return self.handler.fn
 
     def __repr__(self) -> str:
         return f"<RegisteredPrompt {self.name!r}>"
 
-    def definition_for(self, revision: str) -> Prompt:
-        """The ``Prompt`` for ``prompts/list`` in ``revision``, without fields it lacks."""
-        definition = self._definitions.get(revision)
-        if definition is None:
-            definition = self._definitions[revision] = self._definition(revision)
-        return definition
-
-    def _definition(self, revision: str) -> Prompt:
-        has_titles = revision >= _TITLE_SINCE
-        arguments = [
-            argument if has_titles else replace(argument, title=UNSET)
-            for argument in self.arguments
-        ]
+    def _describe(self) -> Prompt:
         return Prompt(
             name=self.name,
-            title=self.title if has_titles and self.title is not None else UNSET,
+            title=UNSET if self.title is None else self.title,
             description=UNSET if self.description is None else self.description,
-            arguments=arguments if arguments else UNSET,
-            icons=list(self.icons) if self.icons and revision >= _ICONS_SINCE else UNSET,
-            meta=self.meta if has_titles and self.meta is not None else UNSET,
+            arguments=list(self.arguments) if self.arguments else UNSET,
+            icons=list(self.icons) if self.icons else UNSET,
+            meta=UNSET if self.meta is None else self.meta,
         )
 
     async def render(self, ctx: Context, arguments: Mapping[str, str] | None) -> GetPromptResult:
@@ -266,10 +186,7 @@ class RegisteredPrompt:
         convert. Cancelling the request cancels an async function at its next checkpoint; a
         synchronous one finishes in its thread and its result is dropped.
         """
-        kwargs = self._arguments(arguments or {})
-        if self._context_parameter is not None:
-            kwargs[self._context_parameter] = ctx
-        value = await call_user_function(self.fn, **kwargs)
+        value = await self.handler.call(ctx, self._arguments(arguments or {}))
         if isinstance(value, GetPromptResult):
             result = value
         else:
@@ -277,50 +194,20 @@ class RegisteredPrompt:
                 messages=to_prompt_messages(value),
                 description=UNSET if self.description is None else self.description,
             )
-        return result_for_revision(result, ctx.revision)
+        return result
 
     def _arguments(self, given: Mapping[str, str]) -> dict[str, Any]:
-        known = {parameter.name for parameter in self._parameters}
+        parameters = self.handler.parameters
+        known = {parameter.name for parameter in parameters}
         unknown = sorted(name for name in given if name not in known)
         if unknown:
             raise InvalidParams(
                 f"Prompt {self.name!r} has no argument {', '.join(repr(n) for n in unknown)}"
             )
-        kwargs: dict[str, Any] = {}
-        for parameter in self._parameters:
-            if parameter.name not in given:
-                if parameter.required:
-                    raise InvalidParams(
-                        f"Missing required argument {parameter.name!r} for prompt {self.name!r}"
-                    )
-                continue
-            value = given[parameter.name]
-            if not isinstance(value, str):
-                raise InvalidParams(
-                    f"Argument {parameter.name!r} of prompt {self.name!r} must be a string"
-                )
-            if parameter.needs_conversion:
-                try:
-                    kwargs[parameter.name] = msgspec.convert(
-                        value, parameter.annotation, strict=False
-                    )
-                except msgspec.ValidationError as exc:
-                    raise InvalidParams(
-                        f"Invalid value for argument {parameter.name!r} of prompt"
-                        f" {self.name!r}: {exc}"
-                    ) from None
-            else:
-                kwargs[parameter.name] = value
-        return kwargs
-
-
-def _needs_conversion(annotation: Any) -> bool:
-    """Whether a string argument must go through ``msgspec.convert`` for this annotation."""
-    if get_origin(annotation) is Annotated:
-        if any(isinstance(extra, msgspec.Meta) for extra in annotation.__metadata__):
-            return True  # constraints such as min_length apply to strings too
-        annotation = get_args(annotation)[0]
-    return annotation is not str and annotation is not Any
+        strings = [name for name, value in given.items() if not isinstance(value, str)]
+        if strings:
+            raise InvalidParams(f"Argument {strings[0]!r} of prompt {self.name!r} must be a string")
+        return self.handler.values_from_text(given, f"prompt {self.name!r}")
 
 
 def _argument_texts(annotation: Any) -> tuple[str | None, str | None]:
@@ -337,125 +224,28 @@ def _argument_texts(annotation: Any) -> tuple[str | None, str | None]:
     return description, title
 
 
-def make_prompt(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    icons: Sequence[Icon] | None = None,
-    meta: Mapping[str, Any] | None = None,
-    completions: Mapping[str, Completer | Sequence[str]] | None = None,
-) -> RegisteredPrompt:
-    """Describe ``fn`` as a prompt (see the module docstring).
+def make_prompt(fn: Callable[..., Any], **options: Unpack[PromptOptions]) -> RegisteredPrompt:
+    """Describe ``fn`` as a prompt (see the module docstring and :class:`PromptOptions`).
 
-    ``completions`` maps argument names to completers (see :mod:`mcptrio.server.completion`).
-    Raises ``ValueError`` for an empty name, ``*args`` / ``**kwargs`` / positional-only
-    parameters, or completions for an argument the prompt does not have, and ``TypeError`` for
-    a completer that is neither callable nor a sequence of strings.
+    Raises ``ValueError`` for an empty name, a signature the handler reader refuses (see
+    :mod:`.handler`), or completions for an argument the prompt does not have, and
+    ``TypeError`` for a completer that is neither callable nor a sequence of strings.
     """
-    prompt_name = name if name is not None else getattr(fn, "__name__", "")
-    if not prompt_name:
-        raise ValueError(f"A prompt needs a non-empty name (got {prompt_name!r} for {fn!r})")
-    hints = get_type_hints(fn, include_extras=True)
+    name = options.get("name")
+    if name is None:
+        name = default_name(fn)
+    if not name:
+        raise ValueError(f"A prompt needs a non-empty name (got {name!r} for {fn!r}): pass name=")
+    handler = read_handler(fn, f"Prompt {name!r}")
     arguments: list[PromptArgument] = []
-    parameters: list[_Parameter] = []
-    context_parameter: str | None = None
-    for parameter in inspect.signature(fn).parameters.values():
-        annotation = hints.get(parameter.name, Any)
-        if is_context_annotation(annotation):
-            context_parameter = parameter.name
-            continue
-        if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            raise ValueError(
-                f"Prompt {prompt_name!r}: parameter {parameter.name!r} must be passable by"
-                " keyword (no *args, **kwargs or positional-only parameters)"
-            )
-        required = parameter.default is inspect.Parameter.empty
-        argument_description, argument_title = _argument_texts(annotation)
-        parameters.append(
-            _Parameter(
-                name=parameter.name,
-                annotation=annotation,
-                required=required,
-                needs_conversion=_needs_conversion(annotation),
-            )
-        )
+    for parameter in handler.parameters:
+        description, title = _argument_texts(parameter.annotation)
         arguments.append(
             PromptArgument(
                 name=parameter.name,
-                title=UNSET if argument_title is None else argument_title,
-                description=UNSET if argument_description is None else argument_description,
-                required=required,
+                title=UNSET if title is None else title,
+                description=UNSET if description is None else description,
+                required=parameter.required,
             )
         )
-    doc = description if description is not None else inspect.getdoc(fn)
-    return RegisteredPrompt(
-        fn,
-        name=prompt_name,
-        title=title,
-        description=doc or None,
-        icons=icons,
-        meta=meta,
-        arguments=tuple(arguments),
-        parameters=tuple(parameters),
-        context_parameter=context_parameter,
-        completions=check_completions(
-            completions, [a.name for a in arguments], f"Prompt {prompt_name!r}"
-        ),
-    )
-
-
-class PromptRegistry:
-    """The prompts of a server, in registration order.
-
-    ``on_change`` is called after each :meth:`add` and each :meth:`remove` that removed
-    something; the server sends ``notifications/prompts/list_changed`` from it.
-    """
-
-    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
-        self._prompts: dict[str, RegisteredPrompt] = {}
-        self._on_change = on_change
-
-    def __len__(self) -> int:
-        return len(self._prompts)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._prompts
-
-    def add(self, prompt: RegisteredPrompt) -> RegisteredPrompt:
-        """Register ``prompt``; a second prompt of the same name is refused (``ValueError``)."""
-        if prompt.name in self._prompts:
-            raise ValueError(f"A prompt named {prompt.name!r} is already registered")
-        self._prompts[prompt.name] = prompt
-        if self._on_change is not None:
-            self._on_change()
-        return prompt
-
-    def remove(self, name: str) -> bool:
-        """Unregister the prompt ``name``; whether there was one."""
-        if self._prompts.pop(name, None) is None:
-            return False
-        if self._on_change is not None:
-            self._on_change()
-        return True
-
-    def get(self, name: str) -> RegisteredPrompt | None:
-        return self._prompts.get(name)
-
-    def prompts(self) -> list[RegisteredPrompt]:
-        """Every prompt, in registration order."""
-        return list(self._prompts.values())
-
-    def definitions_for(self, revision: str) -> list[Prompt]:
-        """The ``Prompt`` of every prompt for ``prompts/list`` in ``revision``, in order."""
-        return [prompt.definition_for(revision) for prompt in self._prompts.values()]
-
-    async def render(
-        self, ctx: Context, name: str, arguments: Mapping[str, str] | None
-    ) -> GetPromptResult:
-        """Answer ``prompts/get``: an unknown prompt gets ``InvalidParams`` (-32602)."""
-        prompt = self._prompts.get(name)
-        if prompt is None:
-            raise InvalidParams(f"Unknown prompt: {name!r}")
-        return await prompt.render(ctx, arguments)
+    return RegisteredPrompt(name, handler, tuple(arguments), options)

@@ -16,14 +16,14 @@ Three kinds of resource exist:
   they are. Text defaults to ``text/plain``, bytes to ``application/octet-stream`` and go on the
   wire base64-encoded; ``size`` defaults to the size in bytes.
 - **function resources** (:func:`make_resource` with a function): the function is called on each
-  ``resources/read``. It takes no parameters, except one annotated
-  :class:`~mcptrio.server.context.Context` if it wants the request's context.
+  ``resources/read``. It takes no parameters (but ones with defaults, and the context).
 - **templates** (:func:`make_template`): a function whose parameters are exactly the variables of
   an RFC 6570 URI template (:class:`~mcptrio.server.uri_template.UriTemplate`). Values matched
   from the URI are converted to each parameter's annotation with ``msgspec.convert(...,
   strict=False)`` (``int``, ``float``, ``bool``, enums, ``Literal``, ``list[str]`` for exploded
   variables...); a value that does not convert gets ``InvalidParams`` (-32602). A comma-separated
-  value of a non-exploded variable is split for a ``list`` annotation. A variable absent from the
+  value of a non-exploded variable is split for a ``list`` annotation (the same text conversion
+  as a prompt's arguments, :meth:`.handler.Parameter.from_text`). A variable absent from the
   URI (an optional query parameter) leaves the parameter at its default, or gets
   ``InvalidParams`` when it has none.
 
@@ -37,61 +37,77 @@ What a function returns becomes the resource's contents:
 - anything else is a programming error (``TypeError``, answered as an internal error).
 
 Text and binary contents get the resource's ``mime_type`` (or the defaults above); their ``uri``
-is the URI that was read. Synchronous functions run in a worker thread so they never block the
-event loop; async ones run in the request's task and are cancelled with it.
+is the URI that was read. Functions are read and called as every handler is (see
+:mod:`.handler`): a parameter annotated :class:`~mcptrio.server.context.Context` receives the
+request's context; synchronous functions run in a worker thread, async ones in the request's
+task; a generator's items are collected into a list, which is then the returned value.
 
-Descriptions are fitted to the session's revision: ``title``, ``_meta`` and
-``annotations.lastModified`` are left out before 2025-06-18 and ``icons`` before 2025-11-25;
-``_meta`` on contents is left out before 2025-06-18.
+Descriptions and contents are built for the newest revision; the session's connection fits them
+to the negotiated one (:mod:`mcptrio.protocol.fitting`: ``title``, ``_meta`` and
+``annotations.lastModified`` are left out before 2025-06-18 and ``icons`` before 2025-11-25).
 
-:class:`ResourceRegistry` keeps a server's resources and templates, in registration order, and
-answers ``resources/read``: a static URI first, then each template in turn; nothing matching
-gets ``ResourceNotFound`` (-32002) with ``data={"uri": uri}``.
+:func:`read_resource` answers ``resources/read`` from a server's resources and templates: a
+static URI first, then each template in turn; nothing matching gets ``ResourceNotFound``
+(-32002) with ``data={"uri": uri}``.
 """
 
 from __future__ import annotations
 
 import base64
 import dataclasses
-import inspect
 import re
-import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, Unpack
 
 import msgspec
 from msgspec import UNSET
-from msgspec.structs import replace
 
-from ..protocol.errors import InvalidParams, ResourceNotFound
+from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
     Annotations,
-    Icon,
     ReadResourceResult,
     Resource,
     ResourceContents,
     ResourceTemplate,
 )
-from .completion import Completer, call_user_function, check_completions, is_context_annotation
+from .completion import ArgumentCompleter, Completer, read_completions
 from .context import Context
+from .handler import Handler, default_name, read_handler
+from .registry import DescriptionOptions, Registered
 from .uri_template import UriTemplate
 
 __all__ = [
     "RegisteredResource",
     "RegisteredTemplate",
-    "ResourceRegistry",
+    "ResourceOptions",
     "make_resource",
     "make_template",
+    "read_resource",
     "to_resource_contents",
 ]
 
-_TITLE_SINCE = "2025-06-18"  # also _meta on resources and contents, annotations.lastModified
-_ICONS_SINCE = "2025-11-25"
+D = TypeVar("D", Resource, ResourceTemplate)
 _TEXT_DEFAULT = "text/plain"
 _BINARY_DEFAULT = "application/octet-stream"
 _JSON = "application/json"
 # RFC 3986: a URI starts with a scheme and a colon.
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+
+
+class ResourceOptions(DescriptionOptions, total=False):
+    """The options of a resource or template: the keywords of ``@server.resource``,
+    ``Server.add_resource``, :func:`make_resource` and :func:`make_template`, besides those every
+    kind has (:class:`DescriptionOptions`; the name defaults to the function's, else the URI)."""
+
+    #: The contents' MIME type; defaults from what is read (see the module docstring).
+    mime_type: str | None
+    #: The size in bytes (a resource at a fixed URI only); defaults to static contents' size.
+    size: int | None
+    #: Audience, priority and last-modified hints.
+    annotations: Annotations | None
+    #: Completers per template variable (a template only; see
+    #: :mod:`mcptrio.server.completion`).
+    completions: Mapping[str, Completer | Sequence[str]] | None
 
 
 def _check_uri(uri: str, what: str) -> None:
@@ -146,240 +162,147 @@ def to_resource_contents(value: Any, uri: str, mime_type: str | None) -> list[Re
     )
 
 
-def _contents_for_revision(
-    contents: list[ResourceContents], revision: str
-) -> list[ResourceContents]:
-    if revision >= _TITLE_SINCE:
-        return contents
-    return [replace(c, meta=UNSET) if c.meta is not UNSET else c for c in contents]
+class _Description(Registered[D]):
+    """The descriptive fields resources and templates share."""
 
-
-def _annotations_for(annotations: Annotations | None, revision: str) -> Any:
-    if annotations is None:
-        return UNSET
-    if revision < _TITLE_SINCE and annotations.last_modified is not UNSET:
-        return replace(annotations, last_modified=UNSET)
-    return annotations
-
-
-class _Description:
-    """The descriptive fields resources and templates share, fitted to a revision on demand."""
+    __slots__ = ("annotations", "mime_type")
 
     def __init__(
         self,
-        *,
-        name: str,
-        title: str | None,
-        description: str | None,
+        default_name: str,
+        handler: Handler | None,
         mime_type: str | None,
-        annotations: Annotations | None,
-        icons: Sequence[Icon] | None,
-        meta: Mapping[str, Any] | None,
+        options: ResourceOptions,
     ) -> None:
+        name = options.get("name")
+        name = default_name if name is None else name
         if not name:
             raise ValueError("A resource needs a non-empty name")
-        self.name = name
-        self.title = title
-        self.description = description
+        super().__init__(name, handler, options)
         self.mime_type = mime_type
-        self.annotations = annotations
-        self.icons: tuple[Icon, ...] | None = None if icons is None else tuple(icons)
-        self.meta: dict[str, Any] | None = None if meta is None else dict(meta)
+        self.annotations = options.get("annotations")
 
-    def _fields_for(self, revision: str) -> dict[str, Any]:
-        recent = revision >= _TITLE_SINCE
+    def _fields(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "title": self.title if recent and self.title is not None else UNSET,
+            "title": UNSET if self.title is None else self.title,
             "description": UNSET if self.description is None else self.description,
             "mime_type": UNSET if self.mime_type is None else self.mime_type,
-            "annotations": _annotations_for(self.annotations, revision),
-            "icons": list(self.icons) if self.icons and revision >= _ICONS_SINCE else UNSET,
-            "meta": self.meta if recent and self.meta is not None else UNSET,
+            "annotations": UNSET if self.annotations is None else self.annotations,
+            "icons": list(self.icons) if self.icons else UNSET,
+            "meta": UNSET if self.meta is None else self.meta,
         }
 
 
 # ------------------------------------------------------------------ static resources
 
 
-class RegisteredResource(_Description):
+class RegisteredResource(_Description[Resource]):
     """A resource with a fixed URI: static contents or a function called on each read."""
+
+    __slots__ = ("_contents", "size", "uri")
 
     def __init__(
         self,
-        *,
         uri: str,
-        source: Callable[..., Any] | None,
-        contents: tuple[ResourceContents, ...],
-        context_parameter: str | None,
+        source: Handler | tuple[ResourceContents, ...],
+        *,
         size: int | None,
-        **description: Any,
+        mime_type: str | None,
+        options: ResourceOptions,
     ) -> None:
-        super().__init__(**description)
+        handler = source if isinstance(source, Handler) else None
+        name = default_name(handler.fn) if handler is not None else None
+        super().__init__(name or uri, handler, mime_type, options)
+        self._contents = source if isinstance(source, tuple) else ()
         self.uri = uri
         self.size = size
-        self.fn = source
-        self._contents = contents
-        self._context_parameter = context_parameter
-        self._definitions: dict[str, Resource] = {}
 
     def __repr__(self) -> str:
         return f"<RegisteredResource {self.uri!r}>"
 
-    def definition_for(self, revision: str) -> Resource:
-        """The ``Resource`` for ``resources/list`` in ``revision``, without fields it lacks."""
-        definition = self._definitions.get(revision)
-        if definition is None:
-            definition = self._definitions[revision] = Resource(
-                uri=self.uri,
-                size=UNSET if self.size is None else self.size,
-                **self._fields_for(revision),
-            )
-        return definition
+    def _describe(self) -> Resource:
+        return Resource(
+            uri=self.uri, size=UNSET if self.size is None else self.size, **self._fields()
+        )
 
     async def read(self, ctx: Context) -> list[ResourceContents]:
-        """The contents, fitted to the session's revision (calls the function, if there is one)."""
-        if self.fn is None:
+        """The contents (calls the function, if there is one)."""
+        if self.handler is None:
             contents = list(self._contents)
         else:
-            kwargs = {} if self._context_parameter is None else {self._context_parameter: ctx}
-            value = await call_user_function(self.fn, **kwargs)
+            value = await self.handler.call(ctx, {})
             contents = to_resource_contents(value, self.uri, self.mime_type)
-        return _contents_for_revision(contents, ctx.revision)
-
-
-def _context_parameter(fn: Callable[..., Any], owner: str) -> tuple[str | None, dict[str, Any]]:
-    """The name of ``fn``'s Context parameter, and the annotations of all its parameters."""
-    try:
-        hints = get_type_hints(fn, include_extras=True)
-    except Exception as exc:
-        raise ValueError(f"{owner}: cannot resolve the annotations of {fn!r}: {exc}") from None
-    context_parameter: str | None = None
-    for parameter in inspect.signature(fn).parameters.values():
-        if is_context_annotation(hints.get(parameter.name, Any)):
-            context_parameter = parameter.name
-    return context_parameter, hints
+        return contents
 
 
 def make_resource(
-    source: str | bytes | Callable[..., Any],
-    *,
-    uri: str,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    mime_type: str | None = None,
-    size: int | None = None,
-    annotations: Annotations | None = None,
-    icons: Sequence[Icon] | None = None,
-    meta: Mapping[str, Any] | None = None,
+    source: str | bytes | Callable[..., Any], *, uri: str, **options: Unpack[ResourceOptions]
 ) -> RegisteredResource:
     """Describe a resource at ``uri`` whose contents come from ``source`` (module docstring).
 
-    The name defaults to the function's name, or to the URI. For static contents, ``size``
-    defaults to their size in bytes, and the description of a function to its docstring.
-    Raises ``ValueError`` for a ``uri`` that is not a URI or is a template, and for a function
-    with parameters other than a ``Context`` one (or ones with defaults).
+    See :class:`ResourceOptions` for the options. The name defaults to the function's name, or
+    to the URI. For static contents, ``size`` defaults to their size in bytes, and the
+    description of a function to its docstring. Raises ``ValueError`` for a ``uri`` that is not
+    a URI or is a template, and for a function with parameters that need a value.
     """
     owner = f"Resource {uri!r}"
     _check_uri(uri, owner)
     if "{" in uri or "}" in uri:
         raise ValueError(f"{owner}: a URI with '{{...}}' is a template; use make_template")
+    if options.get("completions"):
+        raise ValueError(f"{owner}: only resource templates have arguments to complete")
+    size = options.get("size")
     if size is not None and size < 0:
         raise ValueError(f"{owner}: size must be >= 0, not {size}")
-    fn: Callable[..., Any] | None = None
-    contents: tuple[ResourceContents, ...] = ()
-    context_parameter: str | None = None
-    default_name = uri
+    mime_type = options.get("mime_type")
     if isinstance(source, str):
-        contents = (ResourceContents(uri=uri, mime_type=mime_type or _TEXT_DEFAULT, text=source),)
         mime_type = mime_type or _TEXT_DEFAULT
+        contents = (ResourceContents(uri=uri, mime_type=mime_type, text=source),)
         size = len(source.encode()) if size is None else size
     elif isinstance(source, bytes | bytearray | memoryview):
         contents = (_binary(uri, source, mime_type),)
         mime_type = mime_type or _BINARY_DEFAULT
         size = len(bytes(source)) if size is None else size
     elif callable(source):
-        fn = source
-        context_parameter, _ = _context_parameter(fn, owner)
-        for parameter in inspect.signature(fn).parameters.values():
-            if parameter.name != context_parameter and parameter.default is parameter.empty:
-                raise ValueError(
-                    f"{owner}: a resource function takes no parameters except one annotated"
-                    f" Context, but {getattr(fn, '__name__', fn)!r} has {parameter.name!r}"
-                    " (a URI with '{...}' variables makes a template)"
-                )
-        fn_name = getattr(fn, "__name__", "")
-        if fn_name and fn_name != "<lambda>":
-            default_name = fn_name
-        if description is None:
-            description = inspect.getdoc(fn) or None
+        handler = read_handler(source, owner)
+        required = [p.name for p in handler.parameters if p.required]
+        if required:
+            raise ValueError(
+                f"{owner}: a resource function takes no parameters but the context (and ones"
+                f" with defaults), but {default_name(source) or source!r} needs"
+                f" {', '.join(map(repr, required))} (a URI with '{{...}}' variables makes a"
+                " template)"
+            )
+        return RegisteredResource(uri, handler, size=size, mime_type=mime_type, options=options)
     else:
         raise TypeError(f"{owner}: the source must be str, bytes or a function, not {source!r}")
-    return RegisteredResource(
-        uri=uri,
-        source=fn,
-        contents=contents,
-        context_parameter=context_parameter,
-        size=size,
-        name=default_name if name is None else name,
-        title=title,
-        description=description,
-        mime_type=mime_type,
-        annotations=annotations,
-        icons=icons,
-        meta=meta,
-    )
+    return RegisteredResource(uri, contents, size=size, mime_type=mime_type, options=options)
 
 
 # ------------------------------------------------------------------ templates
 
 
-_SEQUENCES = (list, tuple, set, frozenset)
-
-
-def _is_list_annotation(annotation: Any) -> bool:
-    """Whether a comma-separated value should be split for this annotation (``list[int]``...)."""
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        return _is_list_annotation(get_args(annotation)[0])
-    if origin is Union or isinstance(annotation, types.UnionType):
-        return any(_is_list_annotation(member) for member in get_args(annotation))
-    return annotation in _SEQUENCES or origin in _SEQUENCES
-
-
-class _Parameter:
-    __slots__ = ("annotation", "convert", "default", "name", "split")
-
-    def __init__(self, name: str, annotation: Any, default: Any) -> None:
-        self.name = name
-        self.annotation = annotation
-        self.default = default
-        self.convert = annotation is not str and annotation is not Any
-        self.split = _is_list_annotation(annotation)
-
-
-class RegisteredTemplate(_Description):
+class RegisteredTemplate(_Description[ResourceTemplate]):
     """A family of resources: a URI template and the function that reads its members."""
 
-    def __init__(
-        self,
-        *,
-        template: UriTemplate,
-        fn: Callable[..., Any],
-        parameters: tuple[_Parameter, ...],
-        context_parameter: str | None,
-        completions: dict[str, Completer | Sequence[str]],
-        **description: Any,
-    ) -> None:
-        super().__init__(**description)
+    __slots__ = ("completions", "template")
+    handler: Handler
+
+    def __init__(self, template: UriTemplate, handler: Handler, options: ResourceOptions) -> None:
+        name = default_name(handler.fn) or template.template
+        super().__init__(name, handler, options.get("mime_type"), options)
         self.template = template
-        self.fn = fn
-        #: Completers per variable name (a callable or the candidate values), as given.
-        self.completions = completions
-        self._parameters = parameters
-        self._context_parameter = context_parameter
-        self._definitions: dict[str, ResourceTemplate] = {}
+        #: Completers per variable name, read at registration.
+        self.completions: dict[str, ArgumentCompleter] = read_completions(
+            options.get("completions"),
+            template.variables,
+            f"Resource template {template.template!r}",
+        )
+
+    @property
+    def fn(self) -> Callable[..., Any]:
+        return self.handler.fn
 
     def __repr__(self) -> str:
         return f"<RegisteredTemplate {self.template.template!r}>"
@@ -392,14 +315,8 @@ class RegisteredTemplate(_Description):
     def variables(self) -> tuple[str, ...]:
         return self.template.variables
 
-    def definition_for(self, revision: str) -> ResourceTemplate:
-        """The ``ResourceTemplate`` for ``resources/templates/list`` in ``revision``."""
-        definition = self._definitions.get(revision)
-        if definition is None:
-            definition = self._definitions[revision] = ResourceTemplate(
-                uri_template=self.template.template, **self._fields_for(revision)
-            )
-        return definition
+    def _describe(self) -> ResourceTemplate:
+        return ResourceTemplate(uri_template=self.template.template, **self._fields())
 
     def match(self, uri: str) -> dict[str, str | list[str]] | None:
         """The template's variables in ``uri``, or ``None`` if ``uri`` is not one of its members."""
@@ -413,80 +330,32 @@ class RegisteredTemplate(_Description):
         Raises ``InvalidParams`` for a value that does not convert to its parameter's type, or a
         variable missing from the URI whose parameter has no default.
         """
-        kwargs = self._arguments(uri, variables)
-        if self._context_parameter is not None:
-            kwargs[self._context_parameter] = ctx
-        value = await call_user_function(self.fn, **kwargs)
-        contents = to_resource_contents(value, uri, self.mime_type)
-        return _contents_for_revision(contents, ctx.revision)
-
-    def _arguments(self, uri: str, variables: Mapping[str, Any]) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        for parameter in self._parameters:
-            if parameter.name not in variables:
-                if parameter.default is inspect.Parameter.empty:
-                    raise InvalidParams(
-                        f"Resource {uri!r}: no value for {parameter.name!r}"
-                        f" (template {self.uri_template!r})"
-                    )
-                continue
-            value = variables[parameter.name]
-            if not parameter.convert:
-                if not isinstance(value, str):
-                    value = ",".join(value)
-                kwargs[parameter.name] = value
-                continue
-            if parameter.split and isinstance(value, str):
-                value = value.split(",") if value else []
-            try:
-                kwargs[parameter.name] = msgspec.convert(value, parameter.annotation, strict=False)
-            except msgspec.ValidationError as exc:
-                raise InvalidParams(
-                    f"Resource {uri!r}: invalid value {value!r} for {parameter.name!r}: {exc}"
-                ) from None
-        return kwargs
+        owner = f"resource template {self.uri_template!r} (reading {uri!r})"
+        value = await self.handler.call(ctx, self.handler.values_from_text(variables, owner))
+        return to_resource_contents(value, uri, self.mime_type)
 
 
 def make_template(
-    fn: Callable[..., Any],
-    *,
-    uri_template: str,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    mime_type: str | None = None,
-    annotations: Annotations | None = None,
-    icons: Sequence[Icon] | None = None,
-    meta: Mapping[str, Any] | None = None,
-    completions: Mapping[str, Completer | Sequence[str]] | None = None,
+    fn: Callable[..., Any], *, uri_template: str, **options: Unpack[ResourceOptions]
 ) -> RegisteredTemplate:
     """Describe ``fn`` as the reader of the resources ``uri_template`` names (module docstring).
 
-    Raises ``ValueError`` for a malformed template, a function whose parameters (other than a
-    ``Context`` one) are not exactly the template's variables, ``*args`` / ``**kwargs`` /
-    positional-only parameters, or completions for a name that is not a variable; ``TypeError``
-    for a completer that is neither callable nor a sequence of strings.
+    See :class:`ResourceOptions` for the options (``size`` is refused: a template's members
+    differ). Raises ``ValueError`` for a malformed template, a function whose parameters (other
+    than the context) are not exactly the template's variables, a signature the handler reader
+    refuses (see :mod:`.handler`), or completions for a name that is not a variable;
+    ``TypeError`` for a completer that is neither callable nor a sequence of strings.
     """
     owner = f"Resource template {uri_template!r}"
     template = UriTemplate(uri_template)
     if not template.variables:
         raise ValueError(f"{owner} has no variables; use make_resource for a fixed URI")
-    context_parameter, hints = _context_parameter(fn, owner)
-    parameters: list[_Parameter] = []
-    for parameter in inspect.signature(fn).parameters.values():
-        if parameter.name == context_parameter:
-            continue
-        if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            raise ValueError(
-                f"{owner}: parameter {parameter.name!r} must be passable by keyword"
-                " (no *args, **kwargs or positional-only parameters)"
-            )
-        parameters.append(
-            _Parameter(parameter.name, hints.get(parameter.name, Any), parameter.default)
-        )
-    names = {parameter.name for parameter in parameters}
+    if options.get("size") is not None:
+        raise ValueError(f"{owner}: a template has no size (its resources each have their own)")
+    handler = read_handler(fn, owner)
+    names = handler.names
     missing = [v for v in template.variables if v not in names]
-    extra = [p.name for p in parameters if p.name not in template.variables]
+    extra = [name for name in names if name not in template.variables]
     if missing or extra:
         problems = []
         if missing:
@@ -494,102 +363,34 @@ def make_template(
         if extra:
             problems.append(f"parameter(s) {', '.join(map(repr, extra))} not in the template")
         raise ValueError(
-            f"{owner}: the parameters of {getattr(fn, '__name__', fn)!r} must be exactly the"
+            f"{owner}: the parameters of {default_name(fn) or fn!r} must be exactly the"
             f" template's variables: {'; '.join(problems)}"
         )
-    fn_name = getattr(fn, "__name__", "")
-    default_name = fn_name if fn_name and fn_name != "<lambda>" else uri_template
-    return RegisteredTemplate(
-        template=template,
-        fn=fn,
-        parameters=tuple(parameters),
-        context_parameter=context_parameter,
-        completions=check_completions(completions, template.variables, owner),
-        name=default_name if name is None else name,
-        title=title,
-        description=(inspect.getdoc(fn) or None) if description is None else description,
-        mime_type=mime_type,
-        annotations=annotations,
-        icons=icons,
-        meta=meta,
-    )
+    return RegisteredTemplate(template, handler, options)
 
 
-# ------------------------------------------------------------------ registry
+# ------------------------------------------------------------------ reading
 
 
-class ResourceRegistry:
-    """A server's resources and templates, in registration order.
+async def read_resource(
+    resources: Mapping[str, RegisteredResource],
+    templates: Mapping[str, RegisteredTemplate],
+    ctx: Context,
+    uri: str,
+) -> ReadResourceResult:
+    """Answer ``resources/read`` for ``uri`` from a server's resources and templates.
 
-    ``on_change`` is called (synchronously) after every addition and every removal that removed
-    something, so the server can send ``notifications/resources/list_changed``.
+    A static resource with exactly this URI wins; otherwise the first template (in registration
+    order) that matches reads it. Nothing matching gets ``ResourceNotFound`` (-32002) with
+    ``data={"uri": uri}``. Errors of the function propagate (an ``McpError`` keeps its code,
+    anything else becomes an internal error).
     """
-
-    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
-        self.on_change = on_change
-        self._resources: dict[str, RegisteredResource] = {}
-        self._templates: dict[str, RegisteredTemplate] = {}
-
-    def _changed(self) -> None:
-        if self.on_change is not None:
-            self.on_change()
-
-    def add_resource(self, resource: RegisteredResource) -> None:
-        """Add ``resource``; ``ValueError`` if one with the same URI is registered."""
-        if resource.uri in self._resources:
-            raise ValueError(f"A resource with URI {resource.uri!r} is already registered")
-        self._resources[resource.uri] = resource
-        self._changed()
-
-    def add_template(self, template: RegisteredTemplate) -> None:
-        """Add ``template``; ``ValueError`` if the same URI template is registered."""
-        key = template.uri_template
-        if key in self._templates:
-            raise ValueError(f"A resource template {key!r} is already registered")
-        self._templates[key] = template
-        self._changed()
-
-    def remove_resource(self, uri: str) -> bool:
-        """Remove the resource at ``uri``; whether there was one."""
-        if self._resources.pop(uri, None) is None:
-            return False
-        self._changed()
-        return True
-
-    def remove_template(self, uri_template: str) -> bool:
-        """Remove the template ``uri_template``; whether there was one."""
-        if self._templates.pop(uri_template, None) is None:
-            return False
-        self._changed()
-        return True
-
-    def resources(self) -> list[RegisteredResource]:
-        return list(self._resources.values())
-
-    def templates(self) -> list[RegisteredTemplate]:
-        return list(self._templates.values())
-
-    def get_resource(self, uri: str) -> RegisteredResource | None:
-        return self._resources.get(uri)
-
-    def get_template(self, uri_template: str) -> RegisteredTemplate | None:
-        """The template registered as ``uri_template`` (as completion's ``ref/resource`` names)."""
-        return self._templates.get(uri_template)
-
-    async def read(self, ctx: Context, uri: str) -> ReadResourceResult:
-        """Answer ``resources/read`` for ``uri``.
-
-        A static resource with exactly this URI wins; otherwise the first template (in
-        registration order) that matches reads it. Nothing matching gets ``ResourceNotFound``
-        (-32002) with ``data={"uri": uri}``. Errors of the function propagate (an ``McpError``
-        keeps its code, anything else becomes an internal error).
-        """
-        resource = self._resources.get(uri)
-        if resource is not None:
-            return ReadResourceResult(contents=await resource.read(ctx))
-        # A snapshot: templates added or removed while a read is in flight do not disturb it.
-        for template in tuple(self._templates.values()):
-            variables = template.match(uri)
-            if variables is not None:
-                return ReadResourceResult(contents=await template.read(ctx, uri, variables))
-        raise ResourceNotFound("Resource not found", {"uri": uri})
+    resource = resources.get(uri)
+    if resource is not None:
+        return ReadResourceResult(contents=await resource.read(ctx))
+    # A snapshot: templates added or removed while a read is in flight do not disturb it.
+    for template in tuple(templates.values()):
+        variables = template.match(uri)
+        if variables is not None:
+            return ReadResourceResult(contents=await template.read(ctx, uri, variables))
+    raise ResourceNotFound("Resource not found", {"uri": uri})

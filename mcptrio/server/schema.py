@@ -2,12 +2,13 @@
 
 Everything here runs once, when a tool is registered; a call only runs the plans it produced.
 
-Arguments: the parameters of the function (minus the ones that receive the request's context)
-become the fields of a msgspec Struct built for the tool. msgspec writes its JSON Schema, which
-becomes the ``inputSchema``, and one ``msgspec.convert`` per call validates and converts the
-arguments into it. msgspec understands Structs, dataclasses, attrs classes, TypedDicts, enums,
-``Literal``, ``Annotated[T, msgspec.Meta(...)]`` constraints, unions, and the standard
-containers. ``Annotated[T, "text"]`` is accepted as a shorthand for
+Arguments: the value parameters the handler reader found (see :mod:`.handler`; the ones that
+receive the request's context are not among them) become the fields of a msgspec Struct built
+for the tool. msgspec writes its JSON Schema, which becomes the ``inputSchema``, and one
+``msgspec.convert`` per call validates and converts the arguments into it. msgspec understands
+Structs, dataclasses, attrs classes, TypedDicts, enums, ``Literal``,
+``Annotated[T, msgspec.Meta(...)]`` constraints, unions, and the standard containers.
+``Annotated[T, "text"]`` is accepted as a shorthand for
 ``Annotated[T, msgspec.Meta(description="text")]``. Unknown arguments are ignored (a model that
 sends an extra key still gets its call answered).
 
@@ -30,15 +31,13 @@ import inspect
 import operator
 import types
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
 from ..protocol.types import CallToolResult, ContentBlock
-from ..runtime.context import RequestContext
-from .context import Context
+from .handler import Handler
 from .media import Media
 
 __all__ = [
@@ -47,8 +46,6 @@ __all__ = [
     "describe_arguments",
     "describe_output",
     "object_schema",
-    "resolve_hints",
-    "underlying_callable",
 ]
 
 # The struct every tool's arguments convert into is named so that no user type can collide
@@ -75,20 +72,12 @@ _MUTABLE_DEFAULTS = (list, dict, set, bytearray)
 
 @dataclass(frozen=True, slots=True)
 class ArgumentsPlan:
-    """How a tool's arguments are described, validated and passed."""
+    """How a tool's arguments are described and validated."""
 
-    #: The msgspec Struct the arguments convert into (one field per described parameter).
+    #: The msgspec Struct the arguments convert into (one field per value parameter).
     arguments_type: type[msgspec.Struct]
     #: The ``inputSchema``.
     input_schema: dict[str, Any]
-    #: Parameters passed by keyword, in the struct's field order.
-    keyword_names: tuple[str, ...]
-    #: Positional-only parameters (passed positionally, first).
-    positional_names: tuple[str, ...]
-    #: Parameters that receive the :class:`~mcptrio.server.context.Context`.
-    context_names: tuple[str, ...]
-    #: Parameters that receive the :class:`~mcptrio.runtime.context.RequestContext`.
-    request_context_names: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,87 +92,14 @@ class OutputPlan:
     wrapped: bool
 
 
-def underlying_callable(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The function whose hints and docstring describe ``fn``.
-
-    Sees through ``functools.partial``; for a callable object that is not a function or method,
-    its class's ``__call__``.
-    """
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    if inspect.isroutine(fn) or inspect.isclass(fn):
-        return fn
-    call: Callable[..., Any] | None = getattr(type(fn), "__call__", None)  # noqa: B004
-    return call if call is not None else fn
-
-
-def resolve_hints(fn: Callable[..., Any], tool_name: str) -> dict[str, Any]:
-    """The type hints of ``fn`` (``Annotated`` kept), or a ``ValueError`` that says what failed."""
-    target = underlying_callable(fn)
-    if inspect.isclass(target):
-        target = target.__init__
-    try:
-        return get_type_hints(target, include_extras=True)
-    except NameError:
-        pass
-    # String hints naming classes local to the function that registers the tool (a common
-    # pattern: tools defined inside a ``build_server()``) resolve in that function's frame.
-    try:
-        return get_type_hints(target, localns=_registering_frame_locals(), include_extras=True)
-    except NameError as exc:
-        raise ValueError(
-            f"Tool {tool_name!r}: cannot resolve a type hint ({exc}). Hints written as strings"
-            " (or under `from __future__ import annotations`) are resolved in the function's"
-            " module and among the local variables of the code registering the tool: define"
-            " the types they name there."
-        ) from None
-
-
-def _registering_frame_locals() -> dict[str, Any]:
-    """The local variables of the nearest caller outside mcptrio (the code registering a tool)."""
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            module = frame.f_globals.get("__name__", "")
-            if module != "mcptrio" and not module.startswith("mcptrio."):
-                return dict(frame.f_locals)
-            frame = frame.f_back
-        return {}
-    finally:
-        del frame
-
-
-def describe_arguments(
-    fn: Callable[..., Any], hints: dict[str, Any], tool_name: str
-) -> ArgumentsPlan:
-    """Build the arguments struct and ``inputSchema`` of ``fn``; ``ValueError`` if impossible."""
+def describe_arguments(handler: Handler, owner: str) -> ArgumentsPlan:
+    """Build the arguments struct and ``inputSchema`` of a tool; ``ValueError`` if impossible."""
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
     schema_defaults: dict[str, Any] = {}
-    keyword: list[str] = []
-    positional: list[str] = []
-    contexts: list[str] = []
-    request_contexts: list[str] = []
-    for parameter in inspect.signature(fn).parameters.values():
-        annotation = hints.get(parameter.name, Any)
-        injected = _injected_kind(annotation)
-        if injected is Context:
-            contexts.append(parameter.name)
-            continue
-        if injected is RequestContext:
-            request_contexts.append(parameter.name)
-            continue
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            raise ValueError(
-                f"Tool {tool_name!r}: *args and **kwargs cannot be described in a schema;"
-                " declare each parameter"
-            )
-        annotation = _descriptions_to_meta(annotation)
-        if parameter.kind is parameter.POSITIONAL_ONLY:
-            positional.append(parameter.name)
-        else:
-            keyword.append(parameter.name)
+    for parameter in handler.parameters:
+        annotation = _descriptions_to_meta(parameter.annotation)
         default = parameter.default
-        if default is inspect.Parameter.empty:
+        if parameter.required:
             fields.append((parameter.name, annotation))
         elif isinstance(default, _MUTABLE_DEFAULTS) and default:
             # msgspec refuses a non-empty mutable default: give each call its own copy.
@@ -198,18 +114,11 @@ def describe_arguments(
         for name, default in schema_defaults.items():
             schema["properties"][name]["default"] = msgspec.to_builtins(default, str_keys=True)
     except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"Tool {tool_name!r}: cannot describe its parameters: {exc}") from None
-    return ArgumentsPlan(
-        arguments_type=arguments_type,
-        input_schema=schema,
-        keyword_names=tuple(keyword),
-        positional_names=tuple(positional),
-        context_names=tuple(contexts),
-        request_context_names=tuple(request_contexts),
-    )
+        raise ValueError(f"{owner}: cannot describe its parameters: {exc}") from None
+    return ArgumentsPlan(arguments_type=arguments_type, input_schema=schema)
 
 
-def describe_output(annotation: Any, structured_output: bool | None, tool_name: str) -> OutputPlan:
+def describe_output(annotation: Any, structured_output: bool | None, owner: str) -> OutputPlan:
     """The output plan for a return annotation (``inspect.Signature.empty`` when there is none).
 
     ``structured_output``: ``None`` infers it from the annotation, ``True`` requires an
@@ -221,7 +130,7 @@ def describe_output(annotation: Any, structured_output: bool | None, tool_name: 
         return OutputPlan(None, None, wrapped=False)
     if annotation is inspect.Signature.empty or _is_result_type(annotation):
         raise ValueError(
-            f"Tool {tool_name!r}: structured output needs a return annotation that describes"
+            f"{owner}: structured output needs a return annotation that describes"
             " data (not CallToolResult, content blocks or no annotation at all)"
         )
     annotation = _descriptions_to_meta(annotation)
@@ -229,7 +138,7 @@ def describe_output(annotation: Any, structured_output: bool | None, tool_name: 
         schema = object_schema(annotation, keep_title=True)
     except (TypeError, ValueError, KeyError) as exc:
         raise ValueError(
-            f"Tool {tool_name!r}: cannot describe its return type {annotation!r} ({exc});"
+            f"{owner}: cannot describe its return type {annotation!r} ({exc});"
             " return a supported type, or pass structured_output=False"
         ) from None
     if schema.get("type") == "object":
@@ -289,21 +198,6 @@ def _is_result_type(annotation: Any) -> bool:
     if get_origin(annotation) is Annotated:
         return _is_result_type(get_args(annotation)[0])
     return isinstance(annotation, type) and issubclass(annotation, _CONTENT_CLASSES)
-
-
-def _injected_kind(annotation: Any) -> type | None:
-    """``Context`` or ``RequestContext`` when a parameter asks for one (``X | None`` too)."""
-    if get_origin(annotation) is Annotated:
-        return _injected_kind(get_args(annotation)[0])
-    if get_origin(annotation) in (Union, types.UnionType):
-        kinds = {_injected_kind(arg) for arg in get_args(annotation) if arg is not type(None)}
-        return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(annotation, type):
-        if issubclass(annotation, Context):
-            return Context
-        if issubclass(annotation, RequestContext):
-            return RequestContext
-    return None
 
 
 def _descriptions_to_meta(annotation: Any) -> Any:

@@ -11,7 +11,7 @@ nursery (see :mod:`.session_state`).
 
     server = mcptrio.Server("demo")
 
-    @server.tool()
+    @server.tool
     async def add(a: int, b: int) -> int:
         return a + b
 
@@ -19,9 +19,14 @@ nursery (see :mod:`.session_state`).
     def note(name: str) -> str:
         return NOTES[name]
 
-    @server.prompt()
+    @server.prompt(title="Code review")
     def review(code: str) -> str:
         return f"Please review:\\n{code}"
+
+Every decorator works bare (``@server.tool``) and with options (``@server.tool(title=...)``);
+each kind's options are declared once, in :class:`~.tools.ToolOptions`,
+:class:`~.resources.ResourceOptions` and :class:`~.prompts.PromptOptions`. The functions are
+read once, at registration, by one reader (see :mod:`.handler`).
 
     server.run_stdio()                               # a stdio server process
     await nursery.start(server.serve_session, t)     # one session over any transport
@@ -37,7 +42,7 @@ import logging
 import ssl
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 import trio
 from msgspec import UNSET
@@ -47,13 +52,11 @@ from ..protocol.connection import Connection
 from ..protocol.errors import MethodNotFound
 from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
-    Annotations,
     Icon,
     Implementation,
     PromptsCapability,
     ResourcesCapability,
     ServerCapabilities,
-    ToolAnnotations,
     ToolsCapability,
 )
 from ..runtime.context import RequestContext
@@ -64,10 +67,17 @@ from .completion import CompletionEngine
 from .context import Context
 from .logging_bridge import ClientLogHandler, current_context
 from .method_handlers import MethodHandlers
-from .prompts import PromptRegistry, make_prompt
-from .resources import ResourceRegistry, make_resource, make_template
+from .prompts import PromptOptions, RegisteredPrompt, make_prompt
+from .registry import Registry, decorator
+from .resources import (
+    RegisteredResource,
+    RegisteredTemplate,
+    ResourceOptions,
+    make_resource,
+    make_template,
+)
 from .session_state import ListKind, ServerSessionState
-from .tools import RegisteredTool, make_tool
+from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
     from ..transports.http.endpoints.security import HttpSecurity
@@ -121,15 +131,23 @@ class Server:
         self.page_size = page_size
         self.max_in_flight = max_in_flight
         self.supported_revisions = supported_revisions
-        self._tools: dict[str, RegisteredTool] = {}
-        self.resources = ResourceRegistry(on_change=lambda: self._changed("resources"))
-        self.prompts = PromptRegistry(on_change=lambda: self._changed("prompts"))
-        self.completions = CompletionEngine(
-            self.prompts.get,
-            self.resources.get_template,
-            all_prompts=self.prompts.prompts,
-            all_templates=self.resources.templates,
+        #: The registered tools by name (live and read-only: register through the server).
+        self.tools: Registry[RegisteredTool] = Registry(
+            "A tool named {key!r}", "Unknown tool: {key}", lambda: self._changed("tools")
         )
+        #: The registered resources with a fixed URI, by URI.
+        self.resources: Registry[RegisteredResource] = Registry(
+            "A resource with URI {key!r}", on_change=lambda: self._changed("resources")
+        )
+        #: The registered resource templates, by URI template.
+        self.templates: Registry[RegisteredTemplate] = Registry(
+            "A resource template {key!r}", on_change=lambda: self._changed("resources")
+        )
+        #: The registered prompts by name.
+        self.prompts: Registry[RegisteredPrompt] = Registry(
+            "A prompt named {key!r}", "Unknown prompt: {key!r}", lambda: self._changed("prompts")
+        )
+        self.completions = CompletionEngine(self.prompts, self.templates)
         self._states: weakref.WeakKeyDictionary[Session, ServerSessionState] = (
             weakref.WeakKeyDictionary()
         )
@@ -137,136 +155,53 @@ class Server:
 
     # ---------------------------------------------------------------- tools
 
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
     def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-    ) -> Callable[[F], F]:
-        """Register the decorated function as a tool (see :func:`~.tools.make_tool`)."""
+        self, name: str | None = None, /, **options: Unpack[ToolOptions]
+    ) -> Callable[[F], F]: ...
+    def tool(self, fn: Any = None, /, **options: Any) -> Any:
+        """Register the decorated function as a tool: ``@server.tool``, or with options
+        (:class:`~.tools.ToolOptions`), ``@server.tool(title=...)``; ``@server.tool("name")``
+        names it."""
+        if isinstance(fn, str):
+            fn, options = None, _with_first("name", fn, options)
+        return decorator(self.add_tool, fn, options)
 
-        def decorate(fn: F) -> F:
-            self.add_tool(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                structured_output=structured_output,
-                input_schema=input_schema,
-            )
-            return fn
-
-        return decorate
-
-    def add_tool(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-    ) -> RegisteredTool:
-        """Register ``fn`` as a tool; a second tool of the same name is refused."""
-        tool = make_tool(
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            annotations=annotations,
-            icons=icons,
-            meta=meta,
-            structured_output=structured_output,
-            input_schema=input_schema,
-        )
-        if tool.name in self._tools:
-            raise ValueError(f"A tool named {tool.name!r} is already registered")
-        self._tools[tool.name] = tool
-        self._changed("tools")
-        return tool
+    def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> RegisteredTool:
+        """Register ``fn`` as a tool (see :func:`~.tools.make_tool`); a second tool of the same
+        name is refused."""
+        tool = make_tool(fn, **options)
+        return self.tools.add(tool.name, tool)
 
     def remove_tool(self, name: str) -> bool:
         """Remove the tool called ``name``; ``False`` if there was none."""
-        if self._tools.pop(name, None) is None:
-            return False
-        self._changed("tools")
-        return True
-
-    @property
-    def tools(self) -> dict[str, RegisteredTool]:
-        """A copy of the registered tools by name."""
-        return dict(self._tools)
-
-    @property
-    def tools_by_name(self) -> Mapping[str, RegisteredTool]:
-        """The registered tools by name, live (read-only; not a copy, for the request path)."""
-        return self._tools
+        return self.tools.remove(name)
 
     # ---------------------------------------------------------------- resources
 
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        annotations: Annotations | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        completions: Mapping[str, Any] | None = None,
-    ) -> Callable[[F], F]:
+    def resource(self, uri: str, /, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register the decorated function as a resource, or as a resource template when
-        ``uri`` holds ``{variables}`` (RFC 6570): the function's parameters are the variables."""
+        ``uri`` holds ``{variables}`` (RFC 6570): the function's parameters are the variables.
 
-        def decorate(fn: F) -> F:
-            self.add_resource(
-                fn,
-                uri,
-                name=name,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                size=size,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                completions=completions,
+        The URI comes first, so this decorator is never bare: ``@server.resource("notes://x")``
+        or ``@server.resource("notes://{name}", mime_type=...)`` (:class:`~.resources.
+        ResourceOptions`).
+        """
+        if not isinstance(uri, str):
+            raise TypeError(
+                "@server.resource needs the resource's URI first:"
+                f" @server.resource('scheme://...'), not {uri!r}"
             )
-            return fn
-
-        return decorate
+        return decorator(self.add_resource, None, {**options, "uri": uri})  # type: ignore[no-any-return]
 
     def add_resource(
         self,
         source: str | bytes | Callable[..., Any],
         uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        annotations: Annotations | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        completions: Mapping[str, Any] | None = None,
-    ) -> None:
+        **options: Unpack[ResourceOptions],
+    ) -> RegisteredResource | RegisteredTemplate:
         """Add a resource: fixed text (``str``), fixed binary (``bytes``) or a function.
 
         A ``uri`` with ``{variables}`` makes a template, whose ``source`` must be a function.
@@ -274,41 +209,14 @@ class Server:
         if "{" in uri:
             if not callable(source):
                 raise TypeError("A resource template needs a function to read it")
-            self.resources.add_template(
-                make_template(
-                    source,
-                    uri_template=uri,
-                    name=name,
-                    title=title,
-                    description=description,
-                    mime_type=mime_type,
-                    annotations=annotations,
-                    icons=icons,
-                    meta=meta,
-                    completions=completions,
-                )
-            )
-            return
-        if completions:
-            raise ValueError("Only resource templates have arguments to complete")
-        self.resources.add_resource(
-            make_resource(
-                source,
-                uri=uri,
-                name=name,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                size=size,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-            )
-        )
+            template = make_template(source, uri_template=uri, **options)
+            return self.templates.add(template.uri_template, template)
+        resource = make_resource(source, uri=uri, **options)
+        return self.resources.add(resource.uri, resource)
 
     def remove_resource(self, uri: str) -> bool:
         """Remove the resource (or template) registered under ``uri``."""
-        return self.resources.remove_resource(uri) or self.resources.remove_template(uri)
+        return self.resources.remove(uri) or self.templates.remove(uri)
 
     def notify_resource_updated(self, uri: str) -> int:
         """Tell every session subscribed to ``uri`` that it changed; returns how many.
@@ -320,67 +228,43 @@ class Server:
 
     # ---------------------------------------------------------------- prompts and completion
 
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+    @overload
     def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        completions: Mapping[str, Any] | None = None,
-    ) -> Callable[[F], F]:
-        """Register the decorated function as a prompt; its parameters are the arguments."""
+        self, name: str | None = None, /, **options: Unpack[PromptOptions]
+    ) -> Callable[[F], F]: ...
+    def prompt(self, fn: Any = None, /, **options: Any) -> Any:
+        """Register the decorated function as a prompt; its parameters are the arguments.
 
-        def decorate(fn: F) -> F:
-            self.add_prompt(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                icons=icons,
-                meta=meta,
-                completions=completions,
-            )
-            return fn
-
-        return decorate
+        ``@server.prompt``, or with options (:class:`~.prompts.PromptOptions`),
+        ``@server.prompt(title=...)``; ``@server.prompt("name")`` names it.
+        """
+        if isinstance(fn, str):
+            fn, options = None, _with_first("name", fn, options)
+        return decorator(self.add_prompt, fn, options)
 
     def add_prompt(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        completions: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.prompts.add(
-            make_prompt(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                icons=icons,
-                meta=meta,
-                completions=completions,
-            )
-        )
+        self, fn: Callable[..., Any], **options: Unpack[PromptOptions]
+    ) -> RegisteredPrompt:
+        """Register ``fn`` as a prompt (see :func:`~.prompts.make_prompt`); a second prompt of
+        the same name is refused."""
+        prompt = make_prompt(fn, **options)
+        return self.prompts.add(prompt.name, prompt)
 
     def remove_prompt(self, name: str) -> bool:
+        """Remove the prompt called ``name``; ``False`` if there was none."""
         return self.prompts.remove(name)
 
-    def completion(self) -> Callable[[F], F]:
+    @overload
+    def completion(self, fn: F, /) -> F: ...
+    @overload
+    def completion(self, fn: None = None, /) -> Callable[[F], F]: ...
+    def completion(self, fn: Any = None, /) -> Any:
         """Register the decorated function as the completion handler for every argument
-        that has no completer of its own (see :class:`~.completion.CompletionEngine`)."""
-
-        def decorate(fn: F) -> F:
-            self.completions.set_handler(fn)
-            return fn
-
-        return decorate
+        that has no completer of its own (see :class:`~.completion.CompletionEngine`):
+        ``@server.completion`` or ``@server.completion()``."""
+        return decorator(self.completions.set_handler, fn, {})
 
     # ---------------------------------------------------------------- logging
 
@@ -422,16 +306,16 @@ class Server:
     def capabilities(self) -> ServerCapabilities:
         """What this server declares to a client whose session starts now."""
         declared = self.declared
-        has_resources = bool(self.resources.resources() or self.resources.templates())
+        has_resources = bool(self.resources or self.templates)
         return ServerCapabilities(
-            tools=ToolsCapability(list_changed=True)
-            if self._tools or "tools" in declared
-            else UNSET,
+            tools=(
+                ToolsCapability(list_changed=True) if self.tools or "tools" in declared else UNSET
+            ),
             resources=ResourcesCapability(subscribe=True, list_changed=True)
             if has_resources or "resources" in declared
             else UNSET,
             prompts=PromptsCapability(list_changed=True)
-            if self.prompts.prompts() or "prompts" in declared
+            if self.prompts or "prompts" in declared
             else UNSET,
             completions={} if self.completions.has_any() else UNSET,
             logging={},
@@ -539,3 +423,10 @@ class Server:
     def run_stdio(self) -> None:
         """Run a stdio server in this process: ``trio.run(self.serve_stdio)``."""
         trio.run(self.serve_stdio)
+
+
+def _with_first(key: str, value: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the decorator's positional ``value`` as ``key`` (given once only)."""
+    if options.get(key) is not None:
+        raise TypeError(f"The {key} is given twice: {value!r} and {options[key]!r}")
+    return {**options, key: value}

@@ -1,4 +1,4 @@
-"""What a tool returned, as the ``CallToolResult`` the negotiated revision allows.
+"""What a tool returned, as a ``CallToolResult`` in the newest shape.
 
 Content (a tool without an ``outputSchema``), by what the function returned:
 
@@ -26,14 +26,12 @@ Structured output (a tool with an ``outputSchema``, see :mod:`mcptrio.server.sch
 is validated against the return annotation, and sent as ``structuredContent`` (wrapped as
 ``{"result": value}`` when its schema is not an object) together with one ``TextContent``
 holding the value's JSON, which the spec asks for the sake of clients that ignore
-``structuredContent``. Before 2025-06-18 only that text is sent.
+``structuredContent``.
 
-Revisions: nothing the negotiated revision's schema lacks is ever sent. Before 2025-06-18 a
-resource link becomes a ``TextContent`` naming the resource and its URI, and ``_meta`` and
-``annotations.lastModified`` are left out of content; before 2025-03-26 an audio clip becomes
-an ``EmbeddedResource`` blob with the same mime type and base64 data (the clip reaches the
-client intact, as a file it can still play); ``icons`` on resource links are kept from
-2025-11-25 only.
+Revisions: the result is built for the newest revision; the session's connection fits it to the
+negotiated one (:mod:`mcptrio.protocol.fitting`: before 2025-06-18 only the text of structured
+output is sent and a resource link becomes a text block naming it; before 2025-03-26 audio
+becomes a text note).
 """
 
 from __future__ import annotations
@@ -43,11 +41,8 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from msgspec import UNSET
 
-from ..protocol.revisions import LATEST
 from ..protocol.types import (
-    Annotations,
     AudioContent,
     CallToolResult,
     ContentBlock,
@@ -62,16 +57,12 @@ from .schema import OutputPlan
 
 __all__ = [
     "ToolOutputError",
-    "content_for_revision",
     "error_result",
     "structured_result",
     "to_call_tool_result",
     "to_content",
 ]
 
-_STRUCTURED_SINCE = "2025-06-18"
-_AUDIO_SINCE = "2025-03-26"
-_ICONS_SINCE = "2025-11-25"
 _BLOCK_TYPES = (
     TextContent,
     ImageContent,
@@ -95,7 +86,7 @@ def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=message)], is_error=True)
 
 
-def to_call_tool_result(value: Any, revision: str = LATEST) -> CallToolResult:
+def to_call_tool_result(value: Any) -> CallToolResult:
     """The result for a tool without an ``outputSchema`` that returned ``value``.
 
     Raises ``TypeError`` when ``value`` (or an item of it) cannot be encoded as JSON.
@@ -103,21 +94,19 @@ def to_call_tool_result(value: Any, revision: str = LATEST) -> CallToolResult:
     if type(value) is str:
         return CallToolResult(content=[TextContent(text=value)])
     if isinstance(value, CallToolResult):
-        return result_for_revision(value, revision)
-    return CallToolResult(content=content_for_revision(to_content(value), revision))
+        return value
+    return CallToolResult(content=to_content(value))
 
 
-def structured_result(value: Any, plan: OutputPlan, revision: str) -> CallToolResult:
+def structured_result(value: Any, plan: OutputPlan) -> CallToolResult:
     """The result for a tool with an ``outputSchema``; ``ToolOutputError`` on a bad value."""
     if type(value) is plan.return_type and plan.return_type in _JSON_SCALARS:
         data = value  # already exactly what the annotation says, and already JSON
     elif isinstance(value, CallToolResult):
-        return result_for_revision(value, revision)
+        return value
     else:
         data = _checked_builtins(value, plan)
     text = TextContent(text=_encoder.encode(data).decode())
-    if revision < _STRUCTURED_SINCE:
-        return CallToolResult(content=[text])
     structured = {"result": data} if plan.wrapped else data
     return CallToolResult(content=[text], structured_content=structured)
 
@@ -154,78 +143,6 @@ def to_content(value: Any) -> list[ContentBlock]:
             blocks.extend(to_content(item) if _is_content_like(item) else _json_content(item))
         return blocks
     return _json_content(value)
-
-
-def result_for_revision(result: CallToolResult, revision: str) -> CallToolResult:
-    """A result the tool built itself, with only what ``revision`` allows."""
-    if revision >= _ICONS_SINCE:
-        return result
-    content = content_for_revision(result.content, revision)
-    if revision >= _STRUCTURED_SINCE and content is result.content:
-        return result
-    return CallToolResult(
-        content=content,
-        structured_content=result.structured_content if revision >= _STRUCTURED_SINCE else UNSET,
-        is_error=result.is_error,
-        meta=result.meta,
-    )
-
-
-def content_for_revision(blocks: list[ContentBlock], revision: str) -> list[ContentBlock]:
-    """``blocks`` with everything ``revision``'s schema lacks converted or left out.
-
-    Returns ``blocks`` itself when nothing needs to change (always, for the newest revision).
-    """
-    if revision >= _ICONS_SINCE:
-        return blocks
-    changed = False
-    out: list[ContentBlock] = []
-    for block in blocks:
-        new = _block_for_revision(block, revision)
-        changed = changed or new is not block
-        out.append(new)
-    return out if changed else blocks
-
-
-def _block_for_revision(block: ContentBlock, revision: str) -> ContentBlock:
-    if isinstance(block, ResourceLink):
-        if revision < _STRUCTURED_SINCE:
-            return _link_as_text(block)
-        return msgspec.structs.replace(block, icons=UNSET) if block.icons is not UNSET else block
-    if revision >= _STRUCTURED_SINCE:
-        return block
-    if isinstance(block, AudioContent) and revision < _AUDIO_SINCE:
-        block = EmbeddedResource(
-            resource=ResourceContents(
-                uri=attachment_uri("audio"), mime_type=block.mime_type, blob=block.data
-            ),
-            annotations=block.annotations,
-        )
-    if isinstance(block, EmbeddedResource) and block.resource.meta is not UNSET:
-        block = msgspec.structs.replace(
-            block, resource=msgspec.structs.replace(block.resource, meta=UNSET)
-        )
-    if block.meta is not UNSET:
-        block = msgspec.structs.replace(block, meta=UNSET)
-    annotations = block.annotations
-    if isinstance(annotations, Annotations) and annotations.last_modified is not UNSET:
-        block = msgspec.structs.replace(
-            block, annotations=msgspec.structs.replace(annotations, last_modified=UNSET)
-        )
-    return block
-
-
-def _link_as_text(link: ResourceLink) -> TextContent:
-    label = link.title if isinstance(link.title, str) else link.name
-    text = f"Resource: {label} <{link.uri}>"
-    if isinstance(link.mime_type, str):
-        text += f" ({link.mime_type})"
-    if isinstance(link.description, str):
-        text += f"\n{link.description}"
-    annotations = link.annotations
-    if isinstance(annotations, Annotations) and annotations.last_modified is not UNSET:
-        annotations = msgspec.structs.replace(annotations, last_modified=UNSET)
-    return TextContent(text=text, annotations=annotations)
 
 
 def _is_content_like(value: Any) -> bool:

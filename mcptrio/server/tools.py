@@ -19,50 +19,35 @@ Errors, as the model sees them:
   one, from a nursery inside the tool, counts as that error;
 - ``trio.Cancelled`` (``notifications/cancelled``, the session ending) always propagates.
 
-Synchronous functions run in a worker thread (``trio.to_thread.run_sync``) so they never block
-the event loop. A thread cannot be interrupted: if the request is cancelled meanwhile, the
-request waits for the function to return and then discards its result. Structured concurrency
-is kept (nothing outlives the session that started it); write long-running work as an async
-function, which is cancelled at its next checkpoint.
-
-Parameters annotated :class:`~mcptrio.server.context.Context` receive the request's context, and
-ones annotated :class:`~mcptrio.runtime.context.RequestContext` the lower-level request context;
-neither appears in the schema.
+The function is read and called as every handler is (see :mod:`.handler`): parameters annotated
+:class:`~mcptrio.server.context.Context` receive the request's context and are not in the
+schema; synchronous functions run in a worker thread, async ones in the request's task (write
+long-running work as an async function, which is cancelled at its next checkpoint); a
+generator's items are collected into a list, which is then the tool's value.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import inspect
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Unpack
 
 import msgspec
-import trio
 from msgspec import UNSET
 
-from ..protocol.errors import InternalError, McpError
-from ..protocol.revisions import LATEST
-from ..protocol.types import CallToolResult, Icon, Tool, ToolAnnotations
-from ..runtime.context import RequestContext
+from ..protocol.errors import McpError
+from ..protocol.types import CallToolResult, Tool, ToolAnnotations
 from .context import Context
-from .schema import (
-    ArgumentsPlan,
-    OutputPlan,
-    describe_arguments,
-    describe_output,
-    resolve_hints,
-    underlying_callable,
-)
+from .handler import Handler, default_name, read_handler
+from .registry import DescriptionOptions, Registered
+from .schema import ArgumentsPlan, OutputPlan, describe_arguments, describe_output
 from .tool_results import error_result, structured_result, to_call_tool_result
 
 __all__ = [
     "RegisteredTool",
-    "ToolArgumentsError",
     "ToolError",
+    "ToolOptions",
     "make_tool",
     "to_call_tool_result",
     "validate_tool_name",
@@ -72,24 +57,31 @@ log = logging.getLogger("mcptrio.server")
 
 # The 2025-11-25 naming guidance: 1-128 characters of A-Z a-z 0-9 _ - .
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-_TITLE_SINCE = "2025-06-18"  # title, outputSchema, _meta
-_ANNOTATIONS_SINCE = "2025-03-26"
-_ICONS_SINCE = "2025-11-25"
 
 
-class ToolError(Exception):
+class ToolOptions(DescriptionOptions, total=False):
+    """The options of a tool: the keywords of ``@server.tool``, ``Server.add_tool`` and
+    :func:`make_tool`, besides those every kind has (:class:`DescriptionOptions`; a tool's
+    ``name`` must be 1-128 characters of ``A-Za-z0-9_-.``, the 2025-11-25 naming guidance).
+    Every one may be left out (or ``None``) for its default."""
+
+    #: Hints about the tool's behaviour (read-only, destructive, idempotent, open-world).
+    annotations: ToolAnnotations | None
+    #: ``None`` infers it from the return annotation (data types get an ``outputSchema``,
+    #: content types do not), ``True`` requires it, ``False`` turns it off.
+    structured_output: bool | None
+    #: Replaces the schema clients are shown (kept exactly as given, ``$schema``, ``$defs`` and
+    #: all) where the signature cannot say everything; arguments are still checked and converted
+    #: through the signature, so keep the two in agreement.
+    input_schema: Mapping[str, Any] | None
+
+
+class ToolError(McpError):
     """Raise from a tool to report a failure to the model.
 
     The call is answered with a tool error result (``isError: true``) whose text is the message,
-    exactly as given: say what went wrong and, when the model can fix it, how.
-    """
-
-
-class ToolArgumentsError(ToolError):
-    """The arguments of a call did not fit the tool's input schema.
-
-    :meth:`RegisteredTool.call` answers such a call with a tool error result itself; the class
-    remains for code that reports argument problems of its own.
+    exactly as given: say what went wrong and, when the model can fix it, how. Raised anywhere
+    else (a resource, a prompt), it is an error answer like any :class:`McpError` (-32603).
     """
 
 
@@ -102,53 +94,28 @@ def validate_tool_name(name: str) -> str:
     return name
 
 
-class RegisteredTool:
-    """A tool as the server keeps it: its description per revision, and how to call it."""
+class RegisteredTool(Registered[Tool]):
+    """A tool as the server keeps it: its description, and how to call it."""
 
-    __slots__ = (
-        "_arguments",
-        "_definitions",
-        "_fast",
-        "_is_async",
-        "_output",
-        "annotations",
-        "description",
-        "fn",
-        "icons",
-        "meta",
-        "name",
-        "title",
-    )
+    __slots__ = ("_arguments", "_output", "annotations")
+    handler: Handler
 
     def __init__(
         self,
-        *,
         name: str,
-        fn: Callable[..., Any],
-        title: str | None,
-        description: str | None,
-        annotations: ToolAnnotations | None,
-        icons: Sequence[Icon] | None,
-        meta: dict[str, Any] | None,
+        handler: Handler,
         arguments: ArgumentsPlan,
         output: OutputPlan,
-        is_async: bool,
+        options: ToolOptions,
     ) -> None:
-        self.name = name
-        self.fn = fn
-        self.title = title
-        self.description = description
-        self.annotations = annotations
-        self.icons = list(icons) if icons is not None else None
-        self.meta = meta
+        super().__init__(name, handler, options)
+        self.annotations = options.get("annotations")
         self._arguments = arguments
         self._output = output
-        self._is_async = is_async
-        # Nothing to inject or pass positionally: the converted struct is the keyword arguments.
-        self._fast = not (
-            arguments.positional_names or arguments.context_names or arguments.request_context_names
-        )
-        self._definitions: dict[str, Tool] = {}
+
+    @property
+    def fn(self) -> Callable[..., Any]:
+        return self.handler.fn
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -164,58 +131,22 @@ class RegisteredTool:
         """The ``outputSchema`` (sent from 2025-06-18), or ``None`` for a content tool."""
         return self._output.output_schema
 
-    @property
-    def definition(self) -> Tool:
-        """The tool as the newest revision describes it."""
-        return self.definition_for(LATEST)
-
-    def definition_for(self, revision: str) -> Tool:
-        """The tool as ``revision`` describes it: fields its schema lacks are left out.
-
-        ``title``, ``outputSchema`` and ``_meta`` appear from 2025-06-18, ``annotations`` from
-        2025-03-26 and ``icons`` from 2025-11-25. In 2025-03-26, which has no ``title``, the title
-        is sent as ``annotations.title`` (unless the annotations have one), the field clients of
-        that revision display.
-        """
-        definition = self._definitions.get(revision)
-        if definition is None:
-            definition = self._definitions[revision] = self._describe(revision)
-        return definition
-
-    def _describe(self, revision: str) -> Tool:
-        modern = revision >= _TITLE_SINCE
-        annotations: ToolAnnotations | None = None
-        if revision >= _ANNOTATIONS_SINCE:
-            annotations = self.annotations
-            if not modern and self.title is not None:
-                if annotations is None:
-                    annotations = ToolAnnotations(title=self.title)
-                elif annotations.title is UNSET:
-                    annotations = msgspec.structs.replace(annotations, title=self.title)
+    def _describe(self) -> Tool:
         output_schema = self._output.output_schema
         return Tool(
             name=self.name,
-            title=self.title if modern and self.title is not None else UNSET,
+            title=UNSET if self.title is None else self.title,
             description=self.description if self.description else UNSET,
             input_schema=self._arguments.input_schema,
-            output_schema=output_schema if modern and output_schema is not None else UNSET,
-            annotations=annotations if annotations is not None else UNSET,
-            icons=self.icons if revision >= _ICONS_SINCE and self.icons is not None else UNSET,
-            meta=self.meta if modern and self.meta is not None else UNSET,
+            output_schema=UNSET if output_schema is None else output_schema,
+            annotations=UNSET if self.annotations is None else self.annotations,
+            icons=UNSET if self.icons is None else self.icons,
+            meta=UNSET if self.meta is None else self.meta,
         )
 
-    async def call(
-        self, ctx: Context | RequestContext, arguments: dict[str, Any] | None
-    ) -> CallToolResult:
-        """Run the tool for one ``tools/call`` and return its result (see the module docstring).
-
-        The revision comes from ``ctx``: a :class:`Context`'s ``revision``, or the session's
-        negotiated revision for a :class:`RequestContext`.
-        """
-        if isinstance(ctx, Context):
-            revision = ctx.revision or LATEST
-        else:
-            revision = ctx.session.connection.revision or LATEST
+    async def call(self, ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
+        """Run the tool for one ``tools/call`` and return its result (see the module docstring),
+        in the newest shape."""
         try:
             parsed = msgspec.convert(
                 {} if arguments is None else arguments,
@@ -224,16 +155,11 @@ class RegisteredTool:
             )
         except msgspec.ValidationError as exc:
             return error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
-        kwargs = msgspec.structs.asdict(parsed)
-        args: tuple[Any, ...] = () if self._fast else self._inject(ctx, kwargs)
         try:
-            if self._is_async:
-                value = await self.fn(*args, **kwargs)
-            else:
-                value = await trio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
+            value = await self.handler.call(ctx, msgspec.structs.asdict(parsed))
             if self._output.output_schema is None:
-                return to_call_tool_result(value, revision)
-            return structured_result(value, self._output, revision)
+                return to_call_tool_result(value)
+            return structured_result(value, self._output)
         except ToolError as exc:
             return error_result(str(exc))
         except McpError:
@@ -253,79 +179,32 @@ class RegisteredTool:
             log.exception("Tool %r failed", self.name)
             return error_result(f"Error executing tool {self.name}: {exc}")
 
-    def _inject(self, ctx: Context | RequestContext, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-        """Add the context parameters to ``kwargs``; take out and return the positional ones."""
-        plan = self._arguments
-        if plan.context_names:
-            if not isinstance(ctx, Context):
-                raise InternalError(
-                    f"Tool {self.name!r} takes a Context, but was called with a RequestContext"
-                )
-            for name in plan.context_names:
-                kwargs[name] = ctx
-        if plan.request_context_names:
-            request_context = ctx.request_context if isinstance(ctx, Context) else ctx
-            for name in plan.request_context_names:
-                kwargs[name] = request_context
-        return tuple(kwargs.pop(name) for name in plan.positional_names)
-
     def __repr__(self) -> str:
         return f"<RegisteredTool {self.name!r}>"
 
 
-def make_tool(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    annotations: ToolAnnotations | None = None,
-    icons: Sequence[Icon] | None = None,
-    meta: dict[str, Any] | None = None,
-    structured_output: bool | None = None,
-    input_schema: Mapping[str, Any] | None = None,
-) -> RegisteredTool:
+def make_tool(fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> RegisteredTool:
     """Describe ``fn`` (a function, method, ``functools.partial`` or callable object) as a tool.
 
-    ``name`` defaults to the function's name and must follow the 2025-11-25 naming guidance
-    (1-128 characters of ``A-Za-z0-9_-.``); ``description`` defaults to the cleaned docstring.
-    ``structured_output``: ``None`` infers it from the return annotation (data types get an
-    ``outputSchema``, content types do not), ``True`` requires it, ``False`` turns it off.
-    ``input_schema`` replaces the schema clients are shown (kept exactly as given, ``$schema``,
-    ``$defs`` and all) where the signature cannot say everything; arguments are still checked
-    and converted through the signature, so keep the two in agreement.
-
-    Raises ``ValueError`` for a bad name, or a signature or return type that cannot be described
-    (``*args``, ``**kwargs``, generators, types msgspec does not know).
+    See :class:`ToolOptions` for the options. Raises ``ValueError`` for a bad name, or a
+    signature or return type that cannot be described (``*args``, ``**kwargs``, types msgspec
+    does not know; see :mod:`.handler` for what every handler's signature may hold).
     """
-    target = underlying_callable(fn)
-    tool_name = validate_tool_name(name if name is not None else _default_name(fn, target))
-    if inspect.isasyncgenfunction(target) or inspect.isgeneratorfunction(target):
-        raise ValueError(
-            f"Tool {tool_name!r}: a generator cannot be a tool; return a list of the items instead"
-        )
-    hints = resolve_hints(fn, tool_name)
-    arguments = describe_arguments(fn, hints, tool_name)
+    name = options.get("name")
+    if name is None:
+        name = default_name(fn)
+        if name is None:
+            raise ValueError(f"Cannot name a tool after {fn!r}: pass name=...")
+    owner = f"Tool {validate_tool_name(name)!r}"
+    handler = read_handler(fn, owner)
+    arguments = describe_arguments(handler, owner)
+    input_schema = options.get("input_schema")
     if input_schema is not None:
         if input_schema.get("type") != "object":
-            raise ValueError(f"Tool {tool_name!r}: an inputSchema must have type 'object'")
-        arguments = dataclasses.replace(arguments, input_schema=dict(input_schema))
-    output = describe_output(
-        hints.get("return", inspect.Signature.empty), structured_output, tool_name
-    )
-    doc = description if description is not None else _docstring(fn, target)
-    return RegisteredTool(
-        name=tool_name,
-        fn=fn,
-        title=title,
-        description=doc or None,
-        annotations=annotations,
-        icons=icons,
-        meta=meta,
-        arguments=arguments,
-        output=output,
-        is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target),
-    )
+            raise ValueError(f"{owner}: an inputSchema must have type 'object'")
+        arguments = ArgumentsPlan(arguments.arguments_type, dict(input_schema))
+    output = describe_output(handler.returns, options.get("structured_output"), owner)
+    return RegisteredTool(name, handler, arguments, output, options)
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -334,20 +213,3 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
     for exc in group.exceptions:
         out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
     return out
-
-
-def _default_name(fn: Callable[..., Any], target: Callable[..., Any]) -> str:
-    if target is not fn and not isinstance(fn, functools.partial):
-        return type(fn).__name__  # a callable object: its class names it
-    name = getattr(target, "__name__", None)
-    if not isinstance(name, str):
-        raise ValueError(f"Cannot name a tool after {fn!r}: pass name=...")
-    return name
-
-
-def _docstring(fn: Callable[..., Any], target: Callable[..., Any]) -> str | None:
-    # A docstring of the function itself: an inherited one (``object.__call__``'s) says nothing.
-    doc = getattr(target, "__doc__", None)
-    if not doc and target is not fn and not isinstance(fn, functools.partial):
-        doc = type(fn).__doc__  # a callable object: its class's docstring
-    return inspect.cleandoc(doc) if isinstance(doc, str) else None

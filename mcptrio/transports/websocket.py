@@ -19,9 +19,10 @@ normally, 1003 for a binary message (MCP frames are text), 1009 for a message ov
 ``max_frame_size``, 1008 for a peer that takes no data for ``send_timeout`` seconds, and 1002
 when the client finds the server did not select ``mcp``.
 
-Errors the client raises while connecting::
+Errors the client raises while connecting (a branch of the tree in
+:mod:`mcptrio.protocol.errors`)::
 
-    ConnectionError
+    TransportError, ConnectionError
     └── WebSocketHandshakeError       no MCP WebSocket came of it (network, timeout, no "mcp")
         └── WebSocketRejected         the server answered with an HTTP status instead
 """
@@ -32,17 +33,15 @@ import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import Protocol, cast
 
 import trio
 import trio_websocket
 
+from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
-from .http.engine.exchange import HttpRequest, WebSocketClosed, WebSocketPeer
-
-if TYPE_CHECKING:
-    from ..runtime.session import Session
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, SessionFactory
+from .http.engine.exchange import Headers, HttpRequest, WebSocketClosed, WebSocketPeer
 
 __all__ = [
     "CLOSE_MESSAGE_TOO_BIG",
@@ -54,7 +53,6 @@ __all__ = [
     "DEFAULT_HANDSHAKE_TIMEOUT",
     "DEFAULT_SEND_TIMEOUT",
     "MCP_SUBPROTOCOL",
-    "SessionFactory",
     "WebSocketHandshakeError",
     "WebSocketMessages",
     "WebSocketRejected",
@@ -87,7 +85,7 @@ _RECEIVE_BUFFER_SIZE = 65536
 _MESSAGE_QUEUE_SIZE = 16
 
 
-class WebSocketHandshakeError(ConnectionError):
+class WebSocketHandshakeError(TransportError, ConnectionError):
     """The client could not open an MCP WebSocket: network error, timeout, or no ``mcp``."""
 
 
@@ -122,12 +120,6 @@ class WebSocketMessages(Protocol):
     async def aclose(self, code: int = 1000, reason: str = "") -> None:
         """Close the connection with ``code``; idempotent."""
         ...
-
-
-class SessionFactory(Protocol):
-    """Anything that makes a session over a transport, such as :class:`mcptrio.Server`."""
-
-    def session(self, transport: Transport) -> Session: ...
 
 
 class WebSocketTransport:
@@ -369,11 +361,11 @@ class _TrioWebSocketPeer:
             subprotocol=subprotocol, extra_headers=list(headers)
         )
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
         if self._request is None or self._connection is not None:
             raise RuntimeError("this WebSocket is already open")
-        headers = [(b"content-type", b"text/plain; charset=utf-8")] if body else []
-        await self._request.reject(status, extra_headers=headers, body=body or None)
+        head = [*headers, (b"content-type", b"text/plain; charset=utf-8")] if body else [*headers]
+        await self._request.reject(status, extra_headers=head, body=body or None)
 
     async def receive_message(self, limit: int) -> str | bytes:
         connection = self._open()

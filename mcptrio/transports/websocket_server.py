@@ -9,7 +9,8 @@ Each TCP connection goes through the same steps, every one of them bounded in ti
 1. the opening handshake (TLS first with ``ssl_context``) must arrive within
    ``handshake_timeout`` seconds, else the connection is dropped;
 2. a request for another path is refused with **404**;
-3. a request whose ``Origin`` is not allowed is refused with **403** (see :func:`origin_allowed`);
+3. a request whose ``Host`` or ``Origin`` is not allowed is refused with **403**, by the same
+   :class:`~mcptrio.transports.http.endpoints.security.OriginHostCheck` the HTTP endpoints use;
 4. past ``max_connections`` open sessions, a request is refused with **503**;
 5. :func:`~mcptrio.transports.websocket.serve_websocket_session` takes over: a client that did
    not offer the ``mcp`` subprotocol gets **400**, any other one session until the socket
@@ -26,55 +27,31 @@ import logging
 import ssl
 from collections.abc import Collection
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 import trio
 import trio_websocket
 
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE
-from .http.engine.exchange import Headers, header
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, SessionFactory
+from .http.endpoints.security import OriginHostCheck, Refusal
+from .http.engine.exchange import Headers
 from .websocket import (
     _MESSAGE_QUEUE_SIZE,
     _RECEIVE_BUFFER_SIZE,
     DEFAULT_CLOSE_TIMEOUT,
     DEFAULT_HANDSHAKE_TIMEOUT,
     DEFAULT_SEND_TIMEOUT,
-    SessionFactory,
     _ShieldedReaders,
     _TrioWebSocketPeer,
     serve_websocket_session,
 )
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "origin_allowed", "serve_websocket"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "serve_websocket"]
 
 log = logging.getLogger("mcptrio.transports.websocket")
 
 #: Open sessions a standalone server holds at once by default.
 DEFAULT_MAX_CONNECTIONS = 1024
-
-_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
-def origin_allowed(origin: bytes | None, allowed_origins: Collection[str] | None) -> bool:
-    """Whether a request with this ``Origin`` header may open a session.
-
-    A request without ``Origin`` is allowed: browsers always send one on a WebSocket upgrade,
-    so its absence means a non-browser client, which DNS rebinding cannot reach. With
-    ``allowed_origins=None`` only ``http``/``https`` origins on ``localhost``, ``127.0.0.1`` or
-    ``[::1]`` (any port) are allowed; otherwise the origin must equal one of ``allowed_origins``
-    (compared case-insensitively, a trailing ``/`` ignored), and localhost is not implied.
-    """
-    if origin is None:
-        return True
-    text = origin.decode("latin-1").strip().lower().rstrip("/")
-    if allowed_origins is not None:
-        return text in {allowed.lower().rstrip("/") for allowed in allowed_origins}
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError for a malformed port
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and parts.hostname in _LOOPBACK_HOSTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +59,8 @@ class _HandshakeRequest:
     """The upgrade request, as an :class:`~mcptrio.transports.http.engine.exchange.HttpRequest`.
 
     wsproto keeps ``Host`` and ``Sec-WebSocket-Extensions`` to itself, so ``headers`` lacks
-    them; ``Sec-WebSocket-Protocol`` is put back from the offered subprotocols.
+    them; ``Host`` is put back from the handshake event (trio-websocket does not expose it),
+    ``Sec-WebSocket-Protocol`` from the offered subprotocols.
     """
 
     path: str
@@ -96,6 +74,8 @@ class _HandshakeRequest:
     def of(cls, request: trio_websocket.WebSocketRequest, scheme: str) -> _HandshakeRequest:
         target, _, query = request.path.partition("?")
         headers = list(request.headers)
+        # wsproto decoded Host with the idna codec; encoding it back gives the bytes received.
+        headers.append((b"host", request._event.host.encode("idna")))
         if request.proposed_subprotocols:
             offered = ", ".join(request.proposed_subprotocols)
             headers.append((b"sec-websocket-protocol", offered.encode("latin-1")))
@@ -115,32 +95,28 @@ class _HandshakeRequest:
         return b""
 
 
+@dataclass(slots=True, kw_only=True)
 class _Endpoint:
     """Takes TCP connections through the steps in the module docstring."""
 
-    def __init__(
-        self,
-        factory: SessionFactory,
-        *,
-        path: str,
-        allowed_origins: Collection[str] | None,
-        max_frame_size: int,
-        max_connections: int,
-        handshake_timeout: float,
-        send_timeout: float | None,
-        close_timeout: float,
-        scheme: str,
-    ) -> None:
-        self.factory = factory
-        self.path = path
-        self.allowed_origins = None if allowed_origins is None else tuple(allowed_origins)
-        self.max_frame_size = max_frame_size
-        self.max_connections = max_connections
-        self.handshake_timeout = handshake_timeout
-        self.send_timeout = send_timeout
-        self.close_timeout = close_timeout
-        self.scheme = scheme
-        self.open_sessions = 0
+    factory: SessionFactory
+    path: str
+    origin_host: OriginHostCheck
+    max_frame_size: int
+    max_connections: int
+    handshake_timeout: float
+    send_timeout: float | None
+    close_timeout: float
+    scheme: str
+    open_sessions: int = 0
+
+    def _refusal(self, request: _HandshakeRequest) -> Refusal | None:
+        if request.path != self.path:
+            return Refusal(404, "Not Found")
+        refusal = self.origin_host.refusal(request.headers)
+        if refusal is None and self.open_sessions >= self.max_connections:
+            return Refusal(503, "Too many sessions; try again later")
+        return refusal
 
     async def serve_connection(self, stream: trio.abc.Stream) -> None:
         # The actor boundary of one connection: whatever goes wrong here stays here.
@@ -173,15 +149,9 @@ class _Endpoint:
             )
             return
         http_request = _HandshakeRequest.of(request, self.scheme)
-        refusal: tuple[int, bytes] | None = None
-        if http_request.path != self.path:
-            refusal = 404, b"Not Found"
-        elif not origin_allowed(header(http_request.headers, b"origin"), self.allowed_origins):
-            refusal = 403, b"Forbidden: Origin not allowed"
-        elif self.open_sessions >= self.max_connections:
-            refusal = 503, b"Too many sessions; try again later"
+        refusal = self._refusal(http_request)
         if refusal is not None:
-            status, body = refusal
+            status, body = refusal.status, refusal.message.encode()
             log.info("refusing a WebSocket from %s with %d", http_request.client, status)
             with trio.move_on_after(self.handshake_timeout):
                 await request.reject(
@@ -210,6 +180,7 @@ async def serve_websocket(
     port: int = 0,
     path: str = "/mcp",
     allowed_origins: Collection[str] | None = None,
+    allowed_hosts: Collection[str] | None = None,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
@@ -225,7 +196,9 @@ async def serve_websocket(
     ``ws://127.0.0.1:41234/mcp`` (``wss://`` with ``ssl_context``); when ``host`` resolves to
     several addresses, the URL names the first one bound.
 
-    ``allowed_origins`` is described in :func:`origin_allowed`; ``max_frame_size`` bounds one
+    ``allowed_origins`` and ``allowed_hosts`` are those of
+    :class:`~mcptrio.transports.http.endpoints.security.OriginHostCheck` (``None``: loopback
+    names; the address bound is allowed too, unless a wildcard); ``max_frame_size`` bounds one
     incoming message (a bigger one closes that connection with 1009); ``max_connections``
     bounds the sessions open at once. The steps each connection goes through, and the time
     limits on them, are in the module docstring. Never returns.
@@ -245,10 +218,12 @@ async def serve_websocket(
             for listener in socket_listeners
         ]
         scheme = "wss"
+    origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
+    origin_host.allow_bound_address(address, bound_port)
     endpoint = _Endpoint(
-        factory,
+        factory=factory,
         path=path,
-        allowed_origins=allowed_origins,
+        origin_host=origin_host,
         max_frame_size=max_frame_size,
         max_connections=max_connections,
         handshake_timeout=handshake_timeout,

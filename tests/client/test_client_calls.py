@@ -16,7 +16,7 @@ import trio
 import trio.testing
 
 import mcptrio
-from mcptrio.client import RepeatedCursor
+from mcptrio.client import RepeatedCursor, Revisions, Timeouts
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import (
@@ -89,7 +89,9 @@ def many_server(count: int, page_size: int) -> mcptrio.Server:
 @pytest.mark.parametrize("revision", SUPPORTED)
 async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(feature_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            feature_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -131,7 +133,9 @@ async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
 @pytest.mark.parametrize("revision", SUPPORTED)
 async def test_complete_sends_context_only_from_2025_06_18(revision: str) -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(feature_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            feature_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -168,7 +172,9 @@ async def test_error_answers_raise_the_servers_error_class(call: Any, error: typ
 
 async def test_the_offered_revision_is_the_one_asked_for() -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(feature_server(), protocol_version="2025-03-26") as (
+        async with open_recorded_client(
+            feature_server(), revisions=Revisions(protocol_version="2025-03-26")
+        ) as (
             client,
             wire,
             _,
@@ -180,7 +186,8 @@ async def test_the_offered_revision_is_the_one_asked_for() -> None:
 async def test_an_offered_revision_outside_the_supported_ones_is_refused() -> None:
     with pytest.raises(ValueError, match="protocol_version"):
         async with mcptrio.open_client(
-            feature_server(), protocol_version="2025-06-18", supported_revisions=("2025-11-25",)
+            feature_server(),
+            revisions=Revisions(protocol_version="2025-06-18", supported=("2025-11-25",)),
         ):
             pass  # pragma: no cover
 
@@ -192,7 +199,7 @@ async def test_an_offered_revision_outside_the_supported_ones_is_refused() -> No
 async def test_iterators_follow_every_page(revision: str) -> None:
     with trio.fail_after(10):
         async with open_recorded_client(
-            many_server(5, page_size=2), supported_revisions=(revision,)
+            many_server(5, page_size=2), revisions=Revisions(supported=(revision,))
         ) as (client, wire, _):
             tools = [t.name async for t in client.iter_tools()]
             resources = [r.name async for r in client.iter_resources()]
@@ -252,7 +259,7 @@ async def test_request_timeout_is_the_default_timeout(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     with trio.fail_after(100):
-        async with open_recorded_client(feature_server(), request_timeout=3.0) as (
+        async with open_recorded_client(feature_server(), timeouts=Timeouts(request=3.0)) as (
             client,
             wire,
             _,
@@ -295,7 +302,7 @@ async def test_progress_reaches_on_progress_and_pushes_the_timeout_back(
         seen.append((progress, total, message))
 
     with trio.fail_after(100):
-        async with mcptrio.open_client(feature_server(), request_timeout=1.5) as client:
+        async with mcptrio.open_client(feature_server(), timeouts=Timeouts(request=1.5)) as client:
             result = await client.call_tool("slow", {"steps": 4}, on_progress=on_progress)
             assert result.content == [TextContent(text="done")]
             with pytest.raises(mcptrio.RequestTimeout):
@@ -360,7 +367,7 @@ async def test_malformed_results_raise_instead_of_hanging(
     with trio.fail_after(100):
         async with (
             scripted_server(answers) as transport,
-            mcptrio.open_client(transport, request_timeout=5) as client,
+            mcptrio.open_client(transport, timeouts=Timeouts(request=5)) as client,
         ):
             with pytest.raises(mcptrio.InvalidParams, match=r"\$\.tools"):
                 await client.list_tools()
@@ -407,6 +414,6 @@ async def test_a_server_that_never_answers_initialize_times_out(
     with trio.fail_after(100):
         start = trio.current_time()
         with pytest.raises(mcptrio.RequestTimeout, match="initialize"):
-            async with mcptrio.open_client(client_end, initialize_timeout=7):
+            async with mcptrio.open_client(client_end, timeouts=Timeouts(initialize=7)):
                 pass  # pragma: no cover
     assert trio.current_time() - start == pytest.approx(7)

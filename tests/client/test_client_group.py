@@ -12,6 +12,7 @@ import trio
 from trio.testing import wait_all_tasks_blocked
 
 import mcptrio
+from mcptrio.client import ClientIdentity, Timeouts
 from mcptrio.client.errors import ClientError
 from mcptrio.client.group import ServerConnectError, UnknownServer
 from mcptrio.protocol.types import TextContent
@@ -220,7 +221,7 @@ async def test_one_target_failing_on_entry_closes_the_others() -> None:
             silent, _peer = memory_transport_pair()
             targets = {"notes": connected, "silent": silent, "broken": FAILS_AT_ONCE}
             with pytest.raises(ServerConnectError) as caught:
-                async with mcptrio.open_client_group(targets, initialize_timeout=15):
+                async with mcptrio.open_client_group(targets, timeouts=Timeouts(initialize=15)):
                     pytest.fail("the block must not run")
             assert caught.value.server == "broken"
             # Closed, not left half-open: the server's session has ended.
@@ -387,8 +388,10 @@ async def test_common_options_apply_to_every_connection_and_connect_can_override
     common = mcptrio.protocol.types.Implementation(name="app", version="1")
     own = mcptrio.protocol.types.Implementation(name="special", version="2")
     with trio.fail_after(10):
-        async with mcptrio.open_client_group({"a": server}, client_info=common) as group:
-            await group.connect("b", server, client_info=own)
+        async with mcptrio.open_client_group(
+            {"a": server}, identity=ClientIdentity(info=common)
+        ) as group:
+            await group.connect("b", server, identity=ClientIdentity(info=own))
             await group.call_tool("a/whoami", {})
             await group.call_tool("b/whoami", {})
     assert seen == ["app", "special"]

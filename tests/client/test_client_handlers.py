@@ -15,6 +15,7 @@ import trio
 import trio.testing
 
 import mcptrio
+from mcptrio.client import ClientIdentity, Handlers, NotificationCallbacks, Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import (
@@ -88,7 +89,7 @@ def asking_server() -> mcptrio.Server:
         else:
             request = ListRootsRequest()
         try:
-            result: Result = await ctx.request_context.send_request(request, timeout=5)
+            result: Result = await ctx.send_request(request, timeout=5)
         except mcptrio.McpError as exc:
             return f"error {exc.code}: {exc.message}"
         return f"ok {type(result).__name__}"
@@ -145,10 +146,8 @@ async def test_capabilities_are_declared_from_the_handlers_in_the_revisions_shap
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            supported_revisions=(revision,),
-            sampling=sample,
-            elicitation=elicit,
-            roots=[Root(uri="file:///a")],
+            revisions=Revisions(supported=(revision,)),
+            handlers=Handlers(sampling=sample, elicitation=elicit, roots=[Root(uri="file:///a")]),
         ) as (_client, wire, _):
             validate(wire, revision)
     assert initialize_capabilities(wire) == expected
@@ -160,10 +159,12 @@ async def test_no_handler_declares_nothing_and_extra_capabilities_are_merged() -
             pass
         async with open_recorded_client(
             asking_server(),
-            sampling=sample,
-            capabilities=ClientCapabilities(
-                experimental={"x": {"y": 1}}, sampling=SamplingCapability(context=msgspec.UNSET)
+            identity=ClientIdentity(
+                capabilities=ClientCapabilities(
+                    experimental={"x": {"y": 1}}, sampling=SamplingCapability(context=msgspec.UNSET)
+                )
             ),
+            handlers=Handlers(sampling=sample),
         ) as (_c, merged, _):
             pass
     assert initialize_capabilities(bare) == {}
@@ -188,9 +189,8 @@ async def test_elicitation_modes_shape_the_capability(
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            supported_revisions=(revision,),
-            elicitation=elicit,
-            elicitation_modes=modes,  # type: ignore[arg-type]
+            revisions=Revisions(supported=(revision,)),
+            handlers=Handlers(elicitation=elicit, elicitation_modes=modes),  # type: ignore[arg-type]
         ) as (_c, wire, _):
             validate(wire, revision)
     assert initialize_capabilities(wire).get("elicitation") == expected
@@ -198,7 +198,9 @@ async def test_elicitation_modes_shape_the_capability(
 
 async def test_an_elicitation_handler_without_modes_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one"):
-        async with mcptrio.open_client(asking_server(), elicitation=elicit, elicitation_modes=()):
+        async with mcptrio.open_client(
+            asking_server(), handlers=Handlers(elicitation=elicit, elicitation_modes=())
+        ):
             pass  # pragma: no cover
 
 
@@ -210,9 +212,11 @@ async def test_sampling_and_roots_handlers_answer_the_server(revision: str) -> N
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            supported_revisions=(revision,),
-            sampling=sample,
-            roots=[Root(uri="file:///a", name="a", meta={"k": 1}), Root(uri="file:///b")],
+            revisions=Revisions(supported=(revision,)),
+            handlers=Handlers(
+                sampling=sample,
+                roots=[Root(uri="file:///a", name="a", meta={"k": 1}), Root(uri="file:///b")],
+            ),
         ) as (client, wire, _):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi"})
             rooted = await client.call_tool("roots", {})
@@ -225,7 +229,11 @@ async def test_sampling_and_roots_handlers_answer_the_server(revision: str) -> N
 
 async def test_sampling_with_tools_reaches_the_handler_in_2025_11_25() -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(asking_server(), sampling=sample) as (client, wire, _):
+        async with open_recorded_client(asking_server(), handlers=Handlers(sampling=sample)) as (
+            client,
+            wire,
+            _,
+        ):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi", "with_tools": True})
             validate(wire, "2025-11-25")
     assert text_of(sampled) == "m1:hi['search']"
@@ -235,7 +243,9 @@ async def test_sampling_with_tools_reaches_the_handler_in_2025_11_25() -> None:
 async def test_form_elicitation_is_answered(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), supported_revisions=(revision,), elicitation=elicit
+            asking_server(),
+            revisions=Revisions(supported=(revision,)),
+            handlers=Handlers(elicitation=elicit),
         ) as (client, wire, _):
             result = await client.call_tool("ask_user", {})
             validate(wire, revision)
@@ -246,7 +256,9 @@ async def test_url_elicitation_is_answered_without_content_and_completion_is_rep
     completed: list[str] = []
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), elicitation=elicit, on_elicitation_complete=completed.append
+            asking_server(),
+            handlers=Handlers(elicitation=elicit),
+            notifications=NotificationCallbacks(on_elicitation_complete=completed.append),
         ) as (client, wire, _):
             result = await client.call_tool("ask_url", {})
             await client.ping()
@@ -260,7 +272,7 @@ async def test_url_elicitation_is_answered_without_content_and_completion_is_rep
 async def test_an_undeclared_elicitation_mode_gets_invalid_params() -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), elicitation=elicit, elicitation_modes=("form",)
+            asking_server(), handlers=Handlers(elicitation=elicit, elicitation_modes=("form",))
         ) as (client, wire, _):
             result = await client.call_tool("raw", {"method": "url"})
             validate(wire, "2025-11-25")
@@ -273,7 +285,9 @@ async def test_a_declared_capability_without_a_handler_gets_method_not_found(met
         sampling=SamplingCapability(), roots=mcptrio.protocol.types.RootsCapability()
     )
     with trio.fail_after(5):
-        async with open_recorded_client(asking_server(), capabilities=capabilities) as (
+        async with open_recorded_client(
+            asking_server(), identity=ClientIdentity(capabilities=capabilities)
+        ) as (
             client,
             wire,
             _,
@@ -291,9 +305,10 @@ async def test_handle_request_answers_what_no_typed_handler_takes() -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            sampling=sample,
-            capabilities=ClientCapabilities(roots=mcptrio.protocol.types.RootsCapability()),
-            handle_request=low_level,
+            identity=ClientIdentity(
+                capabilities=ClientCapabilities(roots=mcptrio.protocol.types.RootsCapability())
+            ),
+            handlers=Handlers(sampling=sample, fallback=low_level),
         ) as (client, _wire, _):
             rooted = await client.call_tool("roots", {})
             sampled = await client.call_tool("ask_llm", {"prompt": "x"})
@@ -316,7 +331,11 @@ async def test_a_crashing_handler_answers_internal_error_and_the_session_survive
         return await sample(ctx, request)
 
     with trio.fail_after(5):
-        async with open_recorded_client(asking_server(), sampling=flaky) as (client, wire, _):
+        async with open_recorded_client(asking_server(), handlers=Handlers(sampling=flaky)) as (
+            client,
+            wire,
+            _,
+        ):
             answers = [text_of(await client.call_tool("raw", {"method": "sampling"}))]
             answers.append(text_of(await client.call_tool("raw", {"method": "sampling"})))
             answers.append(text_of(await client.call_tool("raw", {"method": "sampling"})))
@@ -350,7 +369,7 @@ async def test_a_sampling_answer_is_reshaped_for_older_revisions(revision: str) 
 
     with trio.fail_after(5):
         async with open_recorded_client(
-            server, supported_revisions=(revision,), sampling=listing
+            server, revisions=Revisions(supported=(revision,)), handlers=Handlers(sampling=listing)
         ) as (client, wire, _):
             one = text_of(await client.call_tool("ask", {"turns": 1}))
             two = text_of(await client.call_tool("ask", {"turns": 2}))
@@ -365,7 +384,9 @@ async def test_a_string_array_answer_is_refused_before_2025_11_25() -> None:
 
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), supported_revisions=("2025-06-18",), elicitation=multi
+            asking_server(),
+            revisions=Revisions(supported=("2025-06-18",)),
+            handlers=Handlers(elicitation=multi),
         ) as (client, wire, _):
             # The server's elicit() raises the client's error, which fails the tool call.
             with pytest.raises(mcptrio.InternalError, match="string arrays are new in 2025-11-25"):
@@ -380,7 +401,9 @@ async def test_a_string_array_answer_is_refused_before_2025_11_25() -> None:
 async def test_set_roots_changes_the_answer_and_notifies_the_server(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), supported_revisions=(revision,), roots=[Root(uri="file:///a")]
+            asking_server(),
+            revisions=Revisions(supported=(revision,)),
+            handlers=Handlers(roots=[Root(uri="file:///a")]),
         ) as (client, wire, _):
             before = text_of(await client.call_tool("roots", {}))
             await client.set_roots([Root(uri="file:///b"), Root(uri="file:///c")])
@@ -394,7 +417,9 @@ async def test_set_roots_changes_the_answer_and_notifies_the_server(revision: st
 async def test_set_roots_without_list_changed_declared_sends_nothing() -> None:
     capabilities = ClientCapabilities(roots=mcptrio.protocol.types.RootsCapability())
     with trio.fail_after(5):
-        async with open_recorded_client(asking_server(), capabilities=capabilities) as (
+        async with open_recorded_client(
+            asking_server(), identity=ClientIdentity(capabilities=capabilities)
+        ) as (
             client,
             wire,
             _,
@@ -408,7 +433,9 @@ async def test_elicitation_capability_struct_is_not_declared_before_2025_06_18()
     capabilities = ClientCapabilities(elicitation=ElicitationCapability(form={}))
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), supported_revisions=("2025-03-26",), capabilities=capabilities
+            asking_server(),
+            identity=ClientIdentity(capabilities=capabilities),
+            revisions=Revisions(supported=("2025-03-26",)),
         ) as (_client, wire, _):
             validate(wire, "2025-03-26")
     assert initialize_capabilities(wire) == {}
@@ -421,7 +448,9 @@ async def test_client_info_carries_only_what_the_offered_revision_defines(revisi
     )
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), supported_revisions=(revision,), client_info=info
+            asking_server(),
+            identity=ClientIdentity(info=info),
+            revisions=Revisions(supported=(revision,)),
         ) as (_client, wire, _):
             validate(wire, revision)
     sent = wire.client_to_server[0]["params"]["clientInfo"]
@@ -454,7 +483,11 @@ async def test_the_server_cancelling_its_request_cancels_the_handler(
         return "answered"  # pragma: no cover
 
     with trio.fail_after(60):
-        async with open_recorded_client(server, sampling=stuck) as (client, wire, _):
+        async with open_recorded_client(server, handlers=Handlers(sampling=stuck)) as (
+            client,
+            wire,
+            _,
+        ):
             result = await client.call_tool("ask", {})
             await cancelled.wait()
             await client.ping()

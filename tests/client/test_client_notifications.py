@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 import mcptrio
-from mcptrio.client import MergedUpdates
+from mcptrio.client import MergedUpdates, NotificationCallbacks, Revisions
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import LoggingMessageNotification
 from mcptrio.server.context import Context
@@ -58,7 +58,9 @@ async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
 
     with trio.fail_after(5):
         async with open_recorded_client(
-            chatty_server(), supported_revisions=(revision,), on_log=on_log
+            chatty_server(),
+            revisions=Revisions(supported=(revision,)),
+            notifications=NotificationCallbacks(on_log=on_log),
         ) as (client, wire, _):
             async with client.log_messages() as messages:
                 await client.call_tool("talk", {"count": 2})
@@ -93,7 +95,9 @@ async def test_a_failing_callback_does_not_stop_the_session_or_other_deliveries(
         raise RuntimeError("callback bug")
 
     with trio.fail_after(5):
-        async with mcptrio.open_client(chatty_server(), on_log=broken) as client:
+        async with mcptrio.open_client(
+            chatty_server(), notifications=NotificationCallbacks(on_log=broken)
+        ) as client:
             async with client.log_messages() as messages:
                 await client.call_tool("talk", {"count": 1})
                 assert (await messages.__anext__()).data == "message 0"
@@ -108,7 +112,9 @@ async def test_list_changes_reach_callbacks_and_streams(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):
         async with open_recorded_client(
-            chatty_server(), supported_revisions=(revision,), on_list_changed=called.append
+            chatty_server(),
+            revisions=Revisions(supported=(revision,)),
+            notifications=NotificationCallbacks(on_list_changed=called.append),
         ) as (client, wire, _):
             async with client.list_changes() as changes:
                 await client.call_tool("grow", {"name": "one"})
@@ -162,7 +168,9 @@ async def test_subscribe_yields_updates_and_unsubscribes_on_exit(revision: str) 
     called: list[str] = []
     with trio.fail_after(5):
         async with open_recorded_client(
-            chatty_server(), supported_revisions=(revision,), on_resource_updated=called.append
+            chatty_server(),
+            revisions=Revisions(supported=(revision,)),
+            notifications=NotificationCallbacks(on_resource_updated=called.append),
         ) as (client, wire, _):
             async with client.subscribe("note://a") as updates:
                 assert (await client.call_tool("touch", {"uri": "note://a"})).content

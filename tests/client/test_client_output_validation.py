@@ -9,6 +9,7 @@ import pytest
 import trio
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.types import (
     CallToolResult,
@@ -71,8 +72,9 @@ async def test_a_mismatch_raises_output_validation_error_naming_the_path() -> No
             # The session carries on, and the unchecked answer is still there.
             unchecked = await client.call_tool("broken", {"shape": "wrong"}, validate_output=False)
     error = caught.value
-    assert isinstance(error, mcptrio.ClientError)
-    assert not isinstance(error, mcptrio.McpError)
+    # The client's own check failed, not the server: a local error, never a protocol error.
+    assert isinstance(error, mcptrio.ClientError) and isinstance(error, mcptrio.LocalError)
+    assert not isinstance(error, mcptrio.ProtocolError)
     assert error.tool == "broken"
     assert error.result.structured_content == {"city": "Paris", "celsius": "warm"}
     assert "$.celsius" in str(error) and "'broken'" in str(error)
@@ -91,7 +93,9 @@ async def test_missing_structured_content_is_a_mismatch_but_an_error_result_is_n
 @pytest.mark.parametrize("revision", ["2024-11-05", "2025-03-26"])
 async def test_revisions_without_output_schemas_check_nothing(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(weather_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            weather_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,

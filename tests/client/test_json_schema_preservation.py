@@ -15,6 +15,7 @@ import pytest
 import trio
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import TextContent
 
@@ -65,7 +66,9 @@ def schema_server() -> mcptrio.Server:
 @pytest.mark.parametrize("revision", SUPPORTED)
 async def test_listed_input_schema_keeps_every_2020_12_keyword(revision: str) -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(schema_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            schema_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _session,

@@ -15,6 +15,7 @@ import trio
 from real_servers import ROOT, free_port, require_module, running_http_server
 
 import mcptrio
+from mcptrio.client import Handlers, NotificationCallbacks, Timeouts
 from mcptrio.protocol.types import (
     CallToolResult,
     CreateMessageRequest,
@@ -58,7 +59,7 @@ def text(result: CallToolResult) -> str:
 async def test_calls_tools_with_plain_and_structured_output(sdk_server: str | list[str]) -> None:
     progress: list[tuple[float, float | None, str | None]] = []
     with trio.fail_after(30):
-        async with mcptrio.open_client(sdk_server, request_timeout=20) as client:
+        async with mcptrio.open_client(sdk_server, timeouts=Timeouts(request=20)) as client:
             assert client.server_info.name == "sdk-everything"
             assert client.protocol_version == "2025-11-25"
             assert client.instructions == "An official-SDK server for interop tests."
@@ -98,7 +99,7 @@ async def test_reads_resources_and_a_template_gets_prompts_and_completes(
     sdk_server: str | list[str],
 ) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(sdk_server, request_timeout=20) as client:
+        async with mcptrio.open_client(sdk_server, timeouts=Timeouts(request=20)) as client:
             uris = {resource.uri async for resource in client.iter_resources()}
             assert {"config://app", "counter://main"} <= uris
             (config,) = (await client.read_resource("config://app")).contents
@@ -138,7 +139,9 @@ async def test_receives_log_messages_after_setting_the_level(sdk_server: str | l
     logged: list[LoggingMessageNotification] = []
     with trio.fail_after(30):
         async with mcptrio.open_client(
-            sdk_server, request_timeout=20, on_log=logged.append
+            sdk_server,
+            timeouts=Timeouts(request=20),
+            notifications=NotificationCallbacks(on_log=logged.append),
         ) as client:
             await client.set_logging_level("info")
             async with client.log_messages() as messages:
@@ -185,10 +188,12 @@ async def test_answers_sampling_elicitation_and_roots_from_the_servers_context(
     with trio.fail_after(30):
         async with mcptrio.open_client(
             sdk_server,
-            request_timeout=20,
-            sampling=sample,
-            elicitation=elicit,
-            roots=[Root(uri="file:///work/project", name="project")],
+            timeouts=Timeouts(request=20),
+            handlers=Handlers(
+                sampling=sample,
+                elicitation=elicit,
+                roots=[Root(uri="file:///work/project", name="project")],
+            ),
         ) as client:
             result = await client.call_tool("ask_llm", {"question": "the answer?"})
             assert text(result) == "test-model says: forty-two"
@@ -212,7 +217,7 @@ async def test_requests_without_a_handler_get_method_not_found(
     sdk_server: str | list[str],
 ) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(sdk_server, request_timeout=20) as client:
+        async with mcptrio.open_client(sdk_server, timeouts=Timeouts(request=20)) as client:
             # The SDK sends roots/list even to a client that declared no roots capability; the
             # client refuses it with -32601, and the SDK passes that error on as the answer to
             # the tool call.
@@ -225,7 +230,7 @@ async def test_subscribes_to_a_resource_and_receives_its_update(
     sdk_server: str | list[str],
 ) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(sdk_server, request_timeout=20) as client:
+        async with mcptrio.open_client(sdk_server, timeouts=Timeouts(request=20)) as client:
             assert client.server_capabilities.resources.subscribe is True  # type: ignore[union-attr]
             async with client.subscribe("counter://main") as updates:
                 assert text(await client.call_tool("touch", {"uri": "counter://main"})) == (

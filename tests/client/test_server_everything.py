@@ -30,6 +30,7 @@ from real_servers import (
 )
 
 import mcptrio
+from mcptrio.client import Handlers, NotificationCallbacks, Timeouts
 from mcptrio.protocol.types import (
     CallToolResult,
     CreateMessageRequest,
@@ -74,7 +75,7 @@ def texts(result: CallToolResult) -> str:
 
 async def test_lists_and_calls_its_tools(everything: str | list[str]) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(everything, request_timeout=20) as client:
+        async with mcptrio.open_client(everything, timeouts=Timeouts(request=20)) as client:
             assert client.server_info.name == "mcp-servers/everything"
             assert client.protocol_version == "2025-11-25"
             assert client.instructions is not None
@@ -111,7 +112,7 @@ async def test_reads_a_template_resource_gets_prompts_and_completes_arguments(
     everything: str | list[str],
 ) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(everything, request_timeout=20) as client:
+        async with mcptrio.open_client(everything, timeouts=Timeouts(request=20)) as client:
             templates = [t.uri_template async for t in client.iter_resource_templates()]
             assert TEXT_TEMPLATE in templates
             read = await client.read_resource("demo://resource/dynamic/text/7")
@@ -176,11 +177,9 @@ async def test_answers_its_sampling_elicitation_and_roots_requests(
     with trio.fail_after(30):
         async with mcptrio.open_client(
             everything,
-            request_timeout=20,
-            sampling=sample,
-            elicitation=elicit,
-            roots=first_roots,
-            on_log=on_log,
+            timeouts=Timeouts(request=20),
+            handlers=Handlers(sampling=sample, elicitation=elicit, roots=first_roots),
+            notifications=NotificationCallbacks(on_log=on_log),
         ) as client:
             names = {tool.name async for tool in client.iter_tools()}
             assert {"trigger-sampling-request", "trigger-elicitation-request"} <= names
@@ -221,7 +220,7 @@ async def test_answers_its_sampling_elicitation_and_roots_requests(
 async def test_receives_its_progress_and_log_notifications(everything: str | list[str]) -> None:
     progress: list[tuple[float, float | None]] = []
     with trio.fail_after(30):
-        async with mcptrio.open_client(everything, request_timeout=20) as client:
+        async with mcptrio.open_client(everything, timeouts=Timeouts(request=20)) as client:
             result = await client.call_tool(
                 "trigger-long-running-operation",
                 {"duration": 0.3, "steps": 3},
@@ -260,7 +259,9 @@ async def test_subscribes_to_a_resource_and_receives_its_updates(
     updated: list[str] = []
     with trio.fail_after(30):
         async with mcptrio.open_client(
-            everything, request_timeout=20, on_resource_updated=updated.append
+            everything,
+            timeouts=Timeouts(request=20),
+            notifications=NotificationCallbacks(on_resource_updated=updated.append),
         ) as client:
             assert client.server_capabilities.resources.subscribe is True  # type: ignore[union-attr]
             async with client.subscribe(uri) as updates:

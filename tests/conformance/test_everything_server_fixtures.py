@@ -16,6 +16,7 @@ from typing import Any
 
 import trio
 
+from mcptrio.client import Handlers
 from mcptrio.protocol.types import (
     CreateMessageRequest,
     CreateMessageResult,
@@ -80,7 +81,7 @@ async def test_every_tool_fixture_answers_what_the_suite_expects() -> None:
 
     with trio.fail_after(20):
         async with open_recorded_client(
-            everything.build_server(), sampling=sample, elicitation=elicit
+            everything.build_server(), handlers=Handlers(sampling=sample, elicitation=elicit)
         ) as (client, wire, _session):
             listed = (await client.list_tools()).tools
             assert all(tool.description for tool in listed)

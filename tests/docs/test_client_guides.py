@@ -28,6 +28,7 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
     "how-to/client-connect.md": [
         ("hello_server.py", None),
         "connect_targets.py",
+        "connect_stdio_options.py",
         "server_facts.py",
         "connect_options.py",
     ],

@@ -9,7 +9,8 @@ import pytest
 
 from mcptrio.protocol import types as t
 from mcptrio.protocol.base import UNSET, EmptyResult, Notification, Request, Result
-from mcptrio.protocol.methods import ALL_REVISIONS, METHODS, MethodSpec, spec_for
+from mcptrio.protocol.methods import METHODS, MethodSpec, spec_for
+from mcptrio.protocol.revisions import SUPPORTED
 
 from schema_validation import (
     REVISIONS,
@@ -782,16 +783,16 @@ def test_task_shaped_types_mirror_task() -> None:
 
 
 def test_registry_keys_match_params_types() -> None:
-    assert ALL_REVISIONS == REVISIONS
+    assert set(SUPPORTED) == set(REVISIONS)
     for method, spec in METHODS.items():
         assert spec.method == method == spec.params.METHOD
         assert spec_for(method) is spec
         base = Request if spec.kind == "request" else Notification
         assert issubclass(spec.params, base)
-        assert spec.revisions <= set(ALL_REVISIONS) and spec.revisions
+        assert spec.revisions <= set(SUPPORTED) and spec.revisions
         assert (spec.capability is None) == (spec.gate_owner("client") is None)
-        if spec.capability_since is not None:
-            assert spec.capability is not None and spec.capability_since in spec.revisions
+        if spec.gated_revisions is not None:
+            assert spec.capability is not None and spec.gated_revisions <= spec.revisions
     assert spec_for("no/such") is None
 
 

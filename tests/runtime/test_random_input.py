@@ -35,6 +35,7 @@ from mcptrio.protocol.errors import (
     McpError,
     MethodNotFound,
     ParseError,
+    ProtocolError,
     ResourceNotFound,
     UrlElicitationRequired,
 )
@@ -236,7 +237,7 @@ def test_codec_round_trips_errors_as_the_subclass_owning_the_code(
     rid: Any, code: int, message: str, data: Any
 ) -> None:
     sent = McpError.from_wire(code, message, data)
-    assert type(sent) is STANDARD_ERRORS.get(code, McpError)
+    assert type(sent) is STANDARD_ERRORS.get(code, ProtocolError)
     frame = codec.encode_error(rid, sent)
     if rid is UNSET:
         assert "id" not in json.loads(frame)

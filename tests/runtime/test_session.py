@@ -95,7 +95,7 @@ def progress_server(steps: int, interval: float) -> mcptrio.Server:
     server = mcptrio.Server("progress")
 
     @server.tool()
-    async def slow(ctx: mcptrio.RequestContext) -> str:
+    async def slow(ctx: mcptrio.Context) -> str:
         for i in range(steps):
             await trio.sleep(interval)
             await ctx.report_progress(i + 1, steps, f"step {i + 1}")
@@ -136,7 +136,7 @@ async def test_ping_both_ways() -> None:
     server = mcptrio.Server("pinger")
 
     @server.tool()
-    async def ping_back(ctx: mcptrio.RequestContext) -> str:
+    async def ping_back(ctx: mcptrio.Context) -> str:
         await ctx.session.ping(timeout=5)
         return "pong"
 
@@ -226,7 +226,7 @@ async def test_request_for_capability_the_client_lacks_is_refused_before_sending
     server = mcptrio.Server("sampler")
 
     @server.tool()
-    async def ask(ctx: mcptrio.RequestContext) -> str:
+    async def ask(ctx: mcptrio.Context) -> str:
         request = CreateMessageRequest(
             messages=[SamplingMessage(role="user", content=TextContent(text="hi"))], max_tokens=5
         )

@@ -8,6 +8,7 @@ import pytest
 import trio
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.revisions import SUPPORTED
 
 from conftest import Wire, open_recorded_client
@@ -30,7 +31,7 @@ def busy_server() -> mcptrio.Server:
         return a + b
 
     @server.tool()
-    async def slow(ctx: mcptrio.RequestContext, steps: int = 2) -> str:
+    async def slow(ctx: mcptrio.Context, steps: int = 2) -> str:
         for i in range(steps):
             await ctx.report_progress(i + 1, steps, "working")
         await ctx.session.ping(timeout=5)
@@ -70,7 +71,9 @@ def validate_wire(wire: Wire, revision: str) -> int:
 @pytest.mark.parametrize("revision", SUPPORTED)
 async def test_every_message_validates_against_the_negotiated_schema(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(busy_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            busy_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -107,7 +110,9 @@ async def test_every_message_validates_against_the_negotiated_schema(revision: s
 @pytest.mark.parametrize("revision", SUPPORTED)
 async def test_progress_message_field_only_where_the_revision_has_it(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(busy_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            busy_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,

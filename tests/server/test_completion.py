@@ -14,6 +14,7 @@ import trio
 import trio.lowlevel
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
@@ -29,12 +30,18 @@ from mcptrio.protocol.types import (
 )
 from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
-from mcptrio.server.completion import Completer, CompletionEngine
+from mcptrio.server.completion import (
+    ArgumentCompleter,
+    Completer,
+    CompletionEngine,
+    read_completions,
+)
 from mcptrio.server.context import Context
-from mcptrio.server.prompts import PromptRegistry, make_prompt
+from mcptrio.server.prompts import RegisteredPrompt, make_prompt
+from mcptrio.server.registry import Registry
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import open_recorded_client
+from conftest import as_received, open_recorded_client
 from schema_validation import REVISIONS, validate_message
 
 LATEST = "2025-11-25"
@@ -47,7 +54,7 @@ class Template:
 
     uri_template: str
     variables: tuple[str, ...]
-    completions: dict[str, Completer | Sequence[str]] = field(default_factory=dict)
+    completions: dict[str, ArgumentCompleter] = field(default_factory=dict)
 
 
 def code_review(language: str, framework: str = "", code: str = "") -> str:
@@ -61,28 +68,25 @@ def frameworks(value: str, arguments: Mapping[str, str]) -> list[str]:
 
 class Setup:
     def __init__(self, **completions: Completer | Sequence[str]) -> None:
-        self.prompts = PromptRegistry()
-        self.prompts.add(make_prompt(code_review, completions=completions))
+        self.prompts: Registry[RegisteredPrompt] = Registry("A prompt named {key!r}")
+        self.prompts.add("code_review", make_prompt(code_review, completions=completions))
+        variables = ("owner", "name")
+        owner_completer = {"owner": ["alice", "albert", "bob"]}
         self.templates = {
             "repo://{owner}/{name}": Template(
                 "repo://{owner}/{name}",
-                ("owner", "name"),
-                {"owner": ["alice", "albert", "bob"]},
+                variables,
+                read_completions(owner_completer, variables, "Template"),
             )
         }
-        self.engine = CompletionEngine(
-            self.prompts.get,
-            self.templates.get,
-            all_prompts=self.prompts.prompts,
-            all_templates=lambda: self.templates.values(),
-        )
+        self.engine = CompletionEngine(self.prompts, self.templates)
 
 
 def make_context(revision: str = LATEST) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request = CompleteRequest(
@@ -111,7 +115,8 @@ def template_request(uri: str, argument: str, value: str) -> CompleteRequest:
 async def complete(
     setup: Setup, request: CompleteRequest, revision: str = LATEST
 ) -> dict[str, Any]:
-    result = await setup.engine.complete(make_context(revision), request)
+    received = as_received(request, revision)
+    result = await setup.engine.complete(make_context(revision), received)
     completion: dict[str, Any] = msgspec.json.decode(encode(result))["completion"]
     return completion
 
@@ -295,7 +300,7 @@ async def test_a_handler_completion_is_capped_at_100() -> None:
 async def test_unknown_references_are_refused_before_the_handler_runs() -> None:
     calls: list[Any] = []
     setup = Setup()
-    setup.engine.set_handler(lambda *args: calls.append(args))
+    setup.engine.set_handler(lambda ref, argument, context: calls.append(ref))
     with pytest.raises(InvalidParams):
         await complete(setup, prompt_request("language", "", name="nope"))
     assert calls == []
@@ -303,9 +308,9 @@ async def test_unknown_references_are_refused_before_the_handler_runs() -> None:
 
 def test_a_second_handler_is_refused() -> None:
     engine = Setup().engine
-    engine.set_handler(lambda *args: None)
+    engine.set_handler(lambda ref, argument, context: None)
     with pytest.raises(ValueError, match="already set"):
-        engine.set_handler(lambda *args: None)
+        engine.set_handler(lambda ref, argument, context: None)
     engine.set_handler(None)
     assert engine.handler is None
 
@@ -315,7 +320,7 @@ def test_has_any_sees_completers_and_the_handler() -> None:
     empty.templates.clear()
     assert empty.engine.has_any() is False
     assert Setup().engine.has_any() is True  # the template's owner completer
-    empty.engine.set_handler(lambda *args: None)
+    empty.engine.set_handler(lambda ref, argument, context: None)
     assert empty.engine.has_any() is True
     prompts_only = Setup(language=LANGUAGES)
     prompts_only.templates.clear()
@@ -345,7 +350,7 @@ class CompletionServer(mcptrio.Server):
 async def open_completion_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     setup = Setup(language=LANGUAGES, framework=frameworks)
     async with open_recorded_client(
-        CompletionServer(setup.engine), supported_revisions=(revision,)
+        CompletionServer(setup.engine), revisions=Revisions(supported=(revision,))
     ) as (client, wire, _):
         assert client.protocol_version == revision
         yield client, wire

@@ -13,7 +13,7 @@ import pytest
 import trio
 
 import mcptrio
-from mcptrio.protocol.base import Request, Result
+from mcptrio.client import Revisions
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
 from mcptrio.protocol.types import (
@@ -25,11 +25,8 @@ from mcptrio.protocol.types import (
     Icon,
     ImageContent,
     ListPromptsRequest,
-    ListPromptsResult,
     PromptMessage,
-    PromptsCapability,
     ResourceLink,
-    ServerCapabilities,
     TextContent,
     TextResourceContents,
 )
@@ -37,7 +34,6 @@ from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
 from mcptrio.server.prompts import (
-    PromptRegistry,
     RegisteredPrompt,
     assistant,
     make_prompt,
@@ -46,7 +42,7 @@ from mcptrio.server.prompts import (
 )
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import open_recorded_client
+from conftest import as_sent, open_recorded_client
 from schema_validation import REVISIONS, validate_definition, validate_message
 
 LATEST = "2025-11-25"
@@ -60,7 +56,7 @@ def make_context(revision: str = LATEST) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request_context = RequestContext(session, 1, GetPromptRequest(name="x"), trio.CancelScope())
@@ -68,9 +64,10 @@ def make_context(revision: str = LATEST) -> Context:
 
 
 async def render(
-    prompt: RegisteredPrompt, arguments: dict[str, str] | None = None, revision: str = LATEST
+    prompt: RegisteredPrompt, arguments: dict[str, str] | None = None
 ) -> GetPromptResult:
-    return await prompt.render(make_context(revision), arguments)
+    """What the prompt renders, in the newest shape."""
+    return await prompt.render(make_context(), arguments)
 
 
 # ------------------------------------------------------------------ description
@@ -122,7 +119,7 @@ def test_a_context_parameter_is_not_an_argument() -> None:
 def test_explicit_name_and_description_win() -> None:
     prompt = make_prompt(code_review, name="review", description="Reviews code")
     assert prompt.name == "review"
-    assert prompt.definition_for(LATEST).description == "Reviews code"
+    assert prompt.definition.description == "Reviews code"
 
 
 def test_definition_leaves_out_what_a_revision_lacks() -> None:
@@ -131,16 +128,16 @@ def test_definition_leaves_out_what_a_revision_lacks() -> None:
 
     icon = Icon(src="https://example.com/i.png", mime_type="image/png", sizes=["48x48"])
     prompt = make_prompt(greet, title="Greeting", icons=[icon], meta={"k": 1})
-    old = as_json(prompt.definition_for("2025-03-26"))
+    old = as_json(as_sent(prompt.definition, "2025-03-26"))
     assert old == {"name": "greet", "arguments": [{"name": "name", "required": True}]}
-    middle = as_json(prompt.definition_for("2025-06-18"))
+    middle = as_json(as_sent(prompt.definition, "2025-06-18"))
     assert middle == {
         "name": "greet",
         "title": "Greeting",
         "arguments": [{"name": "name", "title": "Name", "required": True}],
         "_meta": {"k": 1},
     }
-    latest = as_json(prompt.definition_for(LATEST))
+    latest = as_json(prompt.definition)
     assert latest == {
         **middle,
         "icons": [
@@ -148,27 +145,26 @@ def test_definition_leaves_out_what_a_revision_lacks() -> None:
         ],
     }
     for revision in REVISIONS:
-        validate_definition(as_json(prompt.definition_for(revision)), revision, "Prompt")
+        validate_definition(as_json(as_sent(prompt.definition, revision)), revision, "Prompt")
 
 
-def test_definition_is_cached_per_revision() -> None:
+def test_definition_is_built_once() -> None:
     prompt = make_prompt(code_review)
-    assert prompt.definition_for(LATEST) is prompt.definition_for(LATEST)
-    assert prompt.definition_for(LATEST) is not prompt.definition_for("2024-11-05")
+    assert prompt.definition is prompt.definition
 
 
 def test_a_prompt_without_arguments_lists_none() -> None:
     def hello() -> str:
         return "hello"
 
-    assert as_json(make_prompt(hello).definition_for(LATEST)) == {"name": "hello"}
+    assert as_json(make_prompt(hello).definition) == {"name": "hello"}
 
 
 def test_var_arguments_are_refused() -> None:
     def star(*topics: str) -> str:
         return ""
 
-    with pytest.raises(ValueError, match="keyword"):
+    with pytest.raises(ValueError, match=r"\*args and \*\*kwargs"):
         make_prompt(star)
 
 
@@ -189,7 +185,8 @@ def test_completions_are_kept_per_argument() -> None:
     prompt = make_prompt(
         code_review, completions={"language": ["python", "rust"], "code": complete_code}
     )
-    assert prompt.completions == {"language": ("python", "rust"), "code": complete_code}
+    sources = {name: completer.source for name, completer in prompt.completions.items()}
+    assert sources == {"language": ("python", "rust"), "code": complete_code}
 
 
 # ------------------------------------------------------------------ rendering
@@ -384,7 +381,8 @@ def every_block() -> list[Any]:
 
 async def test_blocks_a_revision_lacks_are_downgraded_to_text() -> None:
     prompt = make_prompt(every_block)
-    oldest = as_json(await render(prompt, revision="2024-11-05"))["messages"]
+    rendered = await render(prompt)
+    oldest = as_json(as_sent(rendered, "2024-11-05"))["messages"]
     assert [m["content"] for m in oldest] == [
         {
             "type": "text",
@@ -399,40 +397,37 @@ async def test_blocks_a_revision_lacks_are_downgraded_to_text() -> None:
         {"type": "text", "text": "dated", "annotations": {"priority": 0.5}},
         as_json(EMBEDDED),
     ]
-    audio_era = as_json(await render(prompt, revision="2025-03-26"))["messages"]
+    audio_era = as_json(as_sent(rendered, "2025-03-26"))["messages"]
     assert audio_era[0]["content"] == as_json(AUDIO)
     assert audio_era[1]["content"]["type"] == "text"
-    links_era = as_json(await render(prompt, revision="2025-06-18"))["messages"]
+    links_era = as_json(as_sent(rendered, "2025-06-18"))["messages"]
     link = as_json(LINK)
     del link["icons"]
     assert links_era[1]["content"] == link
     assert links_era[2]["content"] == as_json(DATED_TEXT)
-    latest = as_json(await render(prompt, revision=LATEST))["messages"]
+    latest = as_json(as_sent(rendered, LATEST))["messages"]
     assert latest[1]["content"] == as_json(LINK)
 
 
 async def test_downgraded_results_validate_in_every_revision() -> None:
-    prompt = make_prompt(every_block)
+    rendered = await render(make_prompt(every_block))
     for revision in REVISIONS:
-        validate_definition(
-            as_json(await render(prompt, revision=revision)), revision, "GetPromptResult"
-        )
+        validate_definition(as_json(as_sent(rendered, revision)), revision, "GetPromptResult")
 
 
 async def test_a_returned_result_is_fitted_to_the_revision_too() -> None:
     async def custom() -> GetPromptResult:
         return GetPromptResult(messages=[user(AUDIO)])
 
-    result = await render(make_prompt(custom), revision="2024-11-05")
+    result = as_sent(await render(make_prompt(custom)), "2024-11-05")
     assert isinstance(result.messages[0].content, TextContent)
 
 
-# ------------------------------------------------------------------ registry
+# ------------------------------------------------------------------ registration
 
 
-async def test_the_registry_keeps_registration_order_and_refuses_duplicates() -> None:
-    changes: list[int] = []
-    registry = PromptRegistry(on_change=lambda: changes.append(len(registry)))
+def test_a_server_keeps_prompts_in_registration_order_and_refuses_duplicates() -> None:
+    server = mcptrio.Server("prompts")
 
     def first() -> str:
         return "1"
@@ -440,60 +435,25 @@ async def test_the_registry_keeps_registration_order_and_refuses_duplicates() ->
     def second() -> str:
         return "2"
 
-    registry.add(make_prompt(second))
-    registry.add(make_prompt(first))
-    assert [p.name for p in registry.prompts()] == ["second", "first"]
-    assert [p.name for p in registry.definitions_for(LATEST)] == ["second", "first"]
-    with pytest.raises(ValueError, match="already registered"):
-        registry.add(make_prompt(first))
-    assert registry.get("first") is not None and "first" in registry
-    assert registry.remove("first") is True
-    assert registry.remove("first") is False
-    assert registry.get("first") is None
-    assert changes == [1, 2, 1]
-
-
-async def test_the_registry_renders_by_name_and_refuses_unknown_prompts() -> None:
-    registry = PromptRegistry()
-    registry.add(make_prompt(code_review))
-    result = await registry.render(make_context(), "code_review", {"code": "x"})
-    assert len(result.messages) == 1
-    with pytest.raises(InvalidParams, match="Unknown prompt: 'nope'") as info:
-        await registry.render(make_context(), "nope", {})
-    assert info.value.code == -32602
+    server.add_prompt(second)
+    server.add_prompt(first)
+    assert list(server.prompts) == ["second", "first"]
+    with pytest.raises(ValueError, match="A prompt named 'first' is already registered"):
+        server.add_prompt(first)
+    assert server.remove_prompt("first") is True
+    assert server.remove_prompt("first") is False
+    assert list(server.prompts) == ["second"]
 
 
 # ------------------------------------------------------------------ on the wire
 
 
-class PromptServer(mcptrio.Server):
-    """A server whose prompts/list and prompts/get go to a PromptRegistry."""
-
-    def __init__(self, registry: PromptRegistry) -> None:
-        super().__init__("prompt-test")
-        self.prompt_registry = registry
-
-    def capabilities(self) -> ServerCapabilities:
-        return msgspec.structs.replace(
-            super().capabilities(), prompts=PromptsCapability(list_changed=True)
-        )
-
-    async def handle_request(self, ctx: RequestContext, request: Request[Any]) -> Result:
-        context = Context(ctx, self)
-        if isinstance(request, ListPromptsRequest):
-            return ListPromptsResult(prompts=self.prompt_registry.definitions_for(context.revision))
-        if isinstance(request, GetPromptRequest):
-            arguments = request.arguments if isinstance(request.arguments, dict) else None
-            return await self.prompt_registry.render(context, request.name, arguments)
-        return await super().handle_request(ctx, request)
-
-
 @asynccontextmanager
 async def open_prompt_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
-    registry = PromptRegistry()
-    registry.add(make_prompt(code_review, title="Request Code Review"))
-    registry.add(make_prompt(every_block, name="media"))
-    async with open_recorded_client(PromptServer(registry), supported_revisions=(revision,)) as (
+    server = mcptrio.Server("prompt-test")
+    server.add_prompt(code_review, title="Request Code Review")
+    server.add_prompt(every_block, name="media")
+    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
         client,
         wire,
         _,

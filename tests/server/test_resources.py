@@ -17,7 +17,7 @@ import pytest
 import trio
 
 import mcptrio
-from mcptrio.protocol.base import Request, Result
+from mcptrio.client import Revisions
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError, ResourceNotFound
 from mcptrio.protocol.types import (
@@ -25,29 +25,24 @@ from mcptrio.protocol.types import (
     BlobResourceContents,
     Icon,
     ListResourcesRequest,
-    ListResourcesResult,
     ListResourceTemplatesRequest,
-    ListResourceTemplatesResult,
     ReadResourceRequest,
     ReadResourceResult,
-    ResourcesCapability,
-    ServerCapabilities,
     TextResourceContents,
 )
 from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
-from mcptrio.server.pagination import paginate
 from mcptrio.server.resources import (
     RegisteredResource,
     RegisteredTemplate,
-    ResourceRegistry,
     make_resource,
     make_template,
+    read_resource,
 )
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import open_recorded_client
+from conftest import as_sent, open_recorded_client
 from schema_validation import REVISIONS, SCHEMA_DIR, validate_definition, validate_message
 
 LATEST = "2025-11-25"
@@ -61,7 +56,7 @@ def make_context(revision: str = LATEST) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request = ReadResourceRequest(uri="test://x")
@@ -76,13 +71,15 @@ def schema_properties(revision: str, name: str) -> frozenset[str]:
 
 
 async def read(resource: RegisteredResource, revision: str = LATEST) -> list[Any]:
-    return [as_json(c) for c in await resource.read(make_context(revision))]
+    """The contents a read returns, as ``revision`` receives them."""
+    return [as_json(c) for c in as_sent(await resource.read(make_context(revision)), revision)]
 
 
 async def read_template(template: RegisteredTemplate, uri: str, revision: str = LATEST) -> Any:
     variables = template.match(uri)
     assert variables is not None, uri
-    return [as_json(c) for c in await template.read(make_context(revision), uri, variables)]
+    contents = await template.read(make_context(revision), uri, variables)
+    return [as_json(c) for c in as_sent(contents, revision)]
 
 
 ICON = Icon(src="https://example.com/i.png", mime_type="image/png", sizes=["48x48"])
@@ -95,7 +92,7 @@ ANNOTATIONS = Annotations(audience=["user"], priority=0.5, last_modified="2025-0
 async def test_static_text_is_read_back_as_text_plain_with_its_size() -> None:
     resource = make_resource("héllo", uri="test://static-text")
     assert resource.uri == "test://static-text"
-    assert as_json(resource.definition_for(LATEST)) == {
+    assert as_json(resource.definition) == {
         "uri": "test://static-text",
         "name": "test://static-text",
         "mimeType": "text/plain",
@@ -109,7 +106,7 @@ async def test_static_text_is_read_back_as_text_plain_with_its_size() -> None:
 async def test_static_bytes_go_out_base64_as_octet_stream() -> None:
     data = bytes(range(256))
     resource = make_resource(data, uri="test://static-blob", name="blob")
-    definition = as_json(resource.definition_for(LATEST))
+    definition = as_json(resource.definition)
     assert definition["mimeType"] == "application/octet-stream"
     assert definition["size"] == 256
     [contents] = await read(resource)
@@ -120,7 +117,7 @@ async def test_static_bytes_go_out_base64_as_octet_stream() -> None:
 
 async def test_a_declared_mime_type_and_size_win_over_the_defaults() -> None:
     resource = make_resource(b"\x89PNG", uri="file:///a.png", mime_type="image/png", size=99)
-    assert as_json(resource.definition_for(LATEST))["size"] == 99
+    assert as_json(resource.definition)["size"] == 99
     [contents] = await read(resource)
     assert contents["mimeType"] == "image/png"
 
@@ -159,7 +156,7 @@ async def test_an_async_function_is_called_on_every_read() -> None:
         return str(calls)
 
     resource = make_resource(counter, uri="test://counter")
-    definition = as_json(resource.definition_for(LATEST))
+    definition = as_json(resource.definition)
     assert definition == {
         "uri": "test://counter",
         "name": "counter",
@@ -305,8 +302,8 @@ def full_template() -> RegisteredTemplate:
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_definitions_carry_only_what_the_revision_defines(revision: str) -> None:
     recent = revision >= "2025-06-18"
-    resource = as_json(full_resource().definition_for(revision))
-    template = as_json(full_template().definition_for(revision))
+    resource = as_json(as_sent(full_resource().definition, revision))
+    template = as_json(as_sent(full_template().definition, revision))
     validate_definition(resource, revision, "Resource")
     validate_definition(template, revision, "ResourceTemplate")
     assert set(resource) <= schema_properties(revision, "Resource")
@@ -321,12 +318,11 @@ def test_definitions_carry_only_what_the_revision_defines(revision: str) -> None
     assert template["uriTemplate"] == "file:///{+path}"
 
 
-def test_definitions_are_built_once_per_revision() -> None:
+def test_definitions_are_built_once() -> None:
     resource = full_resource()
     template = full_template()
-    assert resource.definition_for(LATEST) is resource.definition_for(LATEST)
-    assert template.definition_for(LATEST) is template.definition_for(LATEST)
-    assert resource.definition_for(LATEST) is not resource.definition_for("2024-11-05")
+    assert resource.definition is resource.definition
+    assert template.definition is template.definition
 
 
 # ------------------------------------------------------------------ templates
@@ -415,7 +411,7 @@ async def test_missing_optional_variables_keep_their_defaults() -> None:
     template = make_template(search, uri_template="test://search{?q,page}")
     assert (await read_template(template, "test://search?q=mcp"))[0]["text"] == "mcp:1"
     assert (await read_template(template, "test://search?page=3&q=mcp"))[0]["text"] == "mcp:3"
-    with pytest.raises(InvalidParams, match="no value for 'q'"):
+    with pytest.raises(InvalidParams, match="Missing required argument 'q'"):
         await read_template(template, "test://search?page=3")
 
 
@@ -444,7 +440,7 @@ def test_template_parameters_must_be_exactly_its_variables() -> None:
         make_template(too_few, uri_template="t://{a}/{b}")
     with pytest.raises(ValueError, match="parameter\\(s\\) 'c' not in the template"):
         make_template(too_many, uri_template="t://{a}/{b}")
-    with pytest.raises(ValueError, match="keyword"):
+    with pytest.raises(ValueError, match=r"\*args and \*\*kwargs"):
         make_template(star, uri_template="t://{a}")
     with pytest.raises(ValueError, match="Malformed"):
         make_template(too_few, uri_template="t://{a")
@@ -462,67 +458,68 @@ def test_template_completions_are_kept_as_given_and_checked() -> None:
     template = make_template(
         owner, uri_template="gh://{org}/{repo}", completions={"org": ["a", "b"], "repo": completer}
     )
-    assert template.completions == {"org": ("a", "b"), "repo": completer}
+    sources = {name: completer.source for name, completer in template.completions.items()}
+    assert sources == {"org": ("a", "b"), "repo": completer}
     assert template.uri_template == "gh://{org}/{repo}"
     assert template.name == "owner"
     with pytest.raises(ValueError, match="'nope'"):
         make_template(owner, uri_template="gh://{org}/{repo}", completions={"nope": ["x"]})
 
 
-# ------------------------------------------------------------------ registry
+# ------------------------------------------------------------------ registration and reading
 
 
-def test_registry_keeps_order_refuses_duplicates_and_reports_changes() -> None:
+def test_a_server_keeps_resources_in_order_refuses_duplicates_and_reports_changes() -> None:
+    server = mcptrio.Server("resources")
     changes: list[str] = []
-    registry = ResourceRegistry(on_change=lambda: changes.append("changed"))
-    a = make_resource("a", uri="test://a")
-    b = make_resource("b", uri="test://b")
-    t1 = make_template(lambda id: id, uri_template="test://t/{id}")
-    t2 = make_template(lambda id: id, uri_template="test://u/{id}")
-    registry.add_resource(b)
-    registry.add_resource(a)
-    registry.add_template(t2)
-    registry.add_template(t1)
-    assert registry.resources() == [b, a]
-    assert registry.templates() == [t2, t1]
-    assert registry.get_template("test://t/{id}") is t1
-    assert registry.get_template("test://nope/{id}") is None
-    assert registry.get_resource("test://a") is a
-    assert len(changes) == 4
+    server._changed = lambda kind: changes.append(kind)  # type: ignore[method-assign]
+    b = server.add_resource("b", "test://b")
+    a = server.add_resource("a", "test://a")
+    t2 = server.add_resource(lambda id: id, "test://u/{id}")
+    t1 = server.add_resource(lambda id: id, "test://t/{id}")
+    assert list(server.resources.values()) == [b, a]
+    assert list(server.templates.values()) == [t2, t1]
+    assert server.templates.get("test://t/{id}") is t1
+    assert server.templates.get("test://nope/{id}") is None
+    assert server.resources.get("test://a") is a
+    assert changes == ["resources"] * 4
     with pytest.raises(ValueError, match="test://a"):
-        registry.add_resource(make_resource("again", uri="test://a"))
+        server.add_resource("again", "test://a")
     with pytest.raises(ValueError, match="test://t/"):
-        registry.add_template(make_template(lambda id: id, uri_template="test://t/{id}"))
+        server.add_resource(lambda id: id, "test://t/{id}")
     assert len(changes) == 4
-    assert registry.remove_resource("test://a") is True
-    assert registry.remove_resource("test://a") is False
-    assert registry.remove_template("test://t/{id}") is True
-    assert registry.remove_template("test://t/{id}") is False
+    assert server.remove_resource("test://a") is True
+    assert server.remove_resource("test://a") is False
+    assert server.remove_resource("test://t/{id}") is True
+    assert server.remove_resource("test://t/{id}") is False
     assert len(changes) == 6
-    assert registry.resources() == [b]
-    assert registry.templates() == [t2]
+    assert list(server.resources.values()) == [b]
+    assert list(server.templates.values()) == [t2]
 
 
-async def test_registry_reads_static_first_then_templates_in_order() -> None:
-    registry = ResourceRegistry()
-    registry.add_template(make_template(lambda rest: "first", uri_template="test://{+rest}"))
-    registry.add_template(make_template(lambda id: "second", uri_template="test://items/{id}"))
-    registry.add_resource(make_resource("static", uri="test://items/fixed"))
+async def test_a_read_tries_the_static_uri_first_then_templates_in_order() -> None:
+    server = mcptrio.Server("resources")
+    server.add_resource(lambda rest: "first", "test://{+rest}")
+    server.add_resource(lambda id: "second", "test://items/{id}")
+    server.add_resource("static", "test://items/fixed")
     ctx = make_context()
-    assert (await registry.read(ctx, "test://items/fixed")).contents[0].text == "static"
-    assert (await registry.read(ctx, "test://items/7")).contents[0].text == "first"
-    registry.remove_template("test://{+rest}")
-    result = await registry.read(ctx, "test://items/7")
-    assert as_json(result) == {
+
+    async def read_uri(uri: str) -> Any:
+        return await read_resource(server.resources, server.templates, ctx, uri)
+
+    assert (await read_uri("test://items/fixed")).contents[0].text == "static"
+    assert (await read_uri("test://items/7")).contents[0].text == "first"
+    server.remove_resource("test://{+rest}")
+    assert as_json(await read_uri("test://items/7")) == {
         "contents": [{"uri": "test://items/7", "mimeType": "text/plain", "text": "second"}]
     }
 
 
-async def test_registry_answers_an_unknown_uri_with_resource_not_found() -> None:
-    registry = ResourceRegistry()
-    registry.add_template(make_template(lambda id: id, uri_template="test://items/{id}"))
+async def test_an_unknown_uri_gets_resource_not_found() -> None:
+    server = mcptrio.Server("resources")
+    server.add_resource(lambda id: id, "test://items/{id}")
     with pytest.raises(ResourceNotFound) as caught:
-        await registry.read(make_context(), "test://items/1/2")
+        await read_resource(server.resources, server.templates, make_context(), "test://items/1/2")
     assert caught.value.code == -32002
     assert caught.value.data == {"uri": "test://items/1/2"}
 
@@ -530,53 +527,29 @@ async def test_registry_answers_an_unknown_uri_with_resource_not_found() -> None
 # ------------------------------------------------------------------ on the wire
 
 
-class ResourceServer(mcptrio.Server):
-    """A server answering the resources methods from a registry (pages of two)."""
-
-    def __init__(self, registry: ResourceRegistry) -> None:
-        super().__init__("resources-test")
-        self.registry = registry
-
-    def capabilities(self) -> ServerCapabilities:
-        return ServerCapabilities(resources=ResourcesCapability(list_changed=True))
-
-    async def handle_request(self, ctx: RequestContext, request: Request[Any]) -> Result:
-        context = Context(ctx, self)
-        revision = context.revision
-        if isinstance(request, ListResourcesRequest):
-            cursor = request.cursor if isinstance(request.cursor, str) else None
-            page, next_cursor = paginate("resources", self.registry.resources(), cursor, 2)
-            return ListResourcesResult(
-                resources=[r.definition_for(revision) for r in page],
-                next_cursor=msgspec.UNSET if next_cursor is None else next_cursor,
-            )
-        if isinstance(request, ListResourceTemplatesRequest):
-            return ListResourceTemplatesResult(
-                resource_templates=[t.definition_for(revision) for t in self.registry.templates()]
-            )
-        if isinstance(request, ReadResourceRequest):
-            return await self.registry.read(context, request.uri)
-        return await super().handle_request(ctx, request)
-
-
-def wire_registry() -> ResourceRegistry:
-    registry = ResourceRegistry()
-    registry.add_resource(full_resource())
-    registry.add_resource(make_resource("text", uri="test://static-text"))
-    registry.add_resource(make_resource(b"\x00\xff", uri="test://static-blob"))
-    registry.add_template(full_template())
+def wire_server() -> mcptrio.Server:
+    """A server with every kind of resource, listing them in pages of two."""
+    server = mcptrio.Server("resources-test", page_size=2)
+    for resource in (
+        full_resource(),
+        make_resource("text", uri="test://static-text"),
+        make_resource(b"\x00\xff", uri="test://static-blob"),
+    ):
+        server.resources.add(resource.uri, resource)
+    template = full_template()
+    server.templates.add(template.uri_template, template)
 
     def item(id: int) -> dict[str, int]:
         return {"id": id}
 
-    registry.add_template(make_template(item, uri_template="test://items/{id}"))
-    return registry
+    server.add_resource(item, "test://items/{id}")
+    return server
 
 
 @asynccontextmanager
 async def open_resource_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
-    server = ResourceServer(wire_registry())
-    async with open_recorded_client(server, supported_revisions=(revision,)) as (
+    server = wire_server()
+    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
         client,
         wire,
         _,
@@ -638,7 +611,7 @@ async def test_resources_on_the_wire_validate_against_each_revision(revision: st
 
 
 async def test_a_failing_resource_function_does_not_disturb_the_session() -> None:
-    registry = ResourceRegistry()
+    server = mcptrio.Server("resources-test")
 
     def broken() -> str:
         raise RuntimeError("disk on fire")
@@ -646,11 +619,11 @@ async def test_a_failing_resource_function_does_not_disturb_the_session() -> Non
     async def missing() -> str:
         raise ResourceNotFound("Resource not found", {"uri": "test://gone"})
 
-    registry.add_resource(make_resource(broken, uri="test://broken"))
-    registry.add_resource(make_resource(missing, uri="test://gone"))
-    registry.add_resource(make_resource("fine", uri="test://fine"))
+    server.add_resource(broken, "test://broken")
+    server.add_resource(missing, "test://gone")
+    server.add_resource("fine", "test://fine")
     with trio.fail_after(10):
-        async with open_recorded_client(ResourceServer(registry)) as (client, _, _):
+        async with open_recorded_client(server) as (client, _, _):
             with pytest.raises(McpError) as caught:
                 await client.request(ReadResourceRequest(uri="test://broken"))
             assert caught.value.code == -32603

@@ -12,6 +12,7 @@ import trio
 import trio.lowlevel
 
 import mcptrio
+from mcptrio.client import ClientIdentity, Handlers, Revisions
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import (
     ClientCapabilities,
@@ -110,7 +111,7 @@ async def test_tools_list_pages_follow_opaque_cursors(revision: str) -> None:
     server = many_tools_server(5, page_size=2)
     names: list[str] = []
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _session,
@@ -251,8 +252,16 @@ async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> N
     server = watched_server()
     with trio.fail_after(5):
         async with (
-            open_recorded_client(server, supported_revisions=(revision,)) as (a, wire_a, _sa),
-            open_recorded_client(server, supported_revisions=(revision,)) as (b, wire_b, _sb),
+            open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
+                a,
+                wire_a,
+                _sa,
+            ),
+            open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
+                b,
+                wire_b,
+                _sb,
+            ),
         ):
             await a.request(SubscribeRequest(uri="test://watched"))
             await b.request(SubscribeRequest(uri="test://other"))
@@ -342,7 +351,7 @@ def log_levels(wire: Wire) -> list[str]:
 async def test_log_messages_respect_the_session_level(revision: str) -> None:
     server = logging_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _session,
@@ -439,9 +448,9 @@ async def test_sampling_and_roots_round_trip_through_the_client(revision: str) -
     with trio.fail_after(5):
         async with open_recorded_client(
             server,
-            supported_revisions=(revision,),
-            capabilities=ALL_CLIENT_CAPS,
-            handle_request=answer_everything,
+            identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
+            revisions=Revisions(supported=(revision,)),
+            handlers=Handlers(fallback=answer_everything),
         ) as (client, wire, _session):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi"})
             rooted = await client.call_tool("roots", {})
@@ -462,9 +471,9 @@ async def test_elicitation_builds_the_schema_and_converts_the_answer(revision: s
     with trio.fail_after(5):
         async with open_recorded_client(
             server,
-            supported_revisions=(revision,),
-            capabilities=ALL_CLIENT_CAPS,
-            handle_request=answer_everything,
+            identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
+            revisions=Revisions(supported=(revision,)),
+            handlers=Handlers(fallback=answer_everything),
         ) as (client, wire, _session):
             result = await client.call_tool("ask_user", {})
             validate(wire, revision)
@@ -496,7 +505,7 @@ async def test_server_info_has_only_the_fields_of_the_negotiated_revision(revisi
         "info", "2.0.0", title="Info", description="Describes", website_url="https://x.test"
     )
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             _client,
             wire,
             _session,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import logging
 import threading
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import msgspec
@@ -18,6 +19,7 @@ import trio
 import trio.testing
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.types import (
     GetPromptRequest,
     Icon,
@@ -32,7 +34,7 @@ from mcptrio.server.media import Audio
 from mcptrio.server.tools import ToolError, make_tool
 from mcptrio.transports.memory import memory_transport_pair
 
-from conftest import Wire, open_recorded_client
+from conftest import Wire, as_sent, open_recorded_client
 from schema_validation import REVISIONS, validate_message
 
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
@@ -86,8 +88,8 @@ def tools_server() -> mcptrio.Server:
         return ResourceLink(uri="file:///notes.md", name="notes.md")
 
     @server.tool()
-    async def who(rc: RequestContext, label: str = "me") -> str:
-        return f"{label}: request {rc.request_id}"
+    async def who(ctx: Context, label: str = "me") -> str:
+        return f"{label}: request {ctx.request_id}"
 
     return server
 
@@ -135,7 +137,7 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
         return f"Hello, {name}{punctuation}"
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -175,7 +177,7 @@ async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
         return a + b
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -218,7 +220,7 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 
     progress: list[float] = []
     with trio.fail_after(5):
-        async with open_recorded_client(server, supported_revisions=(revision,)) as (
+        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
             client,
             wire,
             _,
@@ -237,7 +239,9 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 async def test_every_listed_tool_validates_in_every_revision() -> None:
     for revision in REVISIONS:
         with trio.fail_after(5):
-            async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+            async with open_recorded_client(
+                tools_server(), revisions=Revisions(supported=(revision,))
+            ) as (
                 client,
                 wire,
                 _,
@@ -266,7 +270,9 @@ async def test_every_listed_tool_validates_in_every_revision() -> None:
 async def test_calls_on_the_wire(revision: str) -> None:
     modern = revision >= STRUCTURED_SINCE
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -298,7 +304,9 @@ async def test_calls_on_the_wire(revision: str) -> None:
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -320,7 +328,9 @@ async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -366,7 +376,9 @@ async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) ->
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(tools_server(), supported_revisions=(revision,)) as (
+        async with open_recorded_client(
+            tools_server(), revisions=Revisions(supported=(revision,))
+        ) as (
             client,
             wire,
             _,
@@ -376,24 +388,14 @@ async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
     if revision >= "2025-03-26":
         assert spoken == {"content": [{"type": "audio", "data": B64_WAV, "mimeType": "audio/wav"}]}
     else:
-        assert spoken == {
-            "content": [
-                {
-                    "type": "resource",
-                    "resource": {
-                        "uri": "attachment:audio",
-                        "mimeType": "audio/wav",
-                        "blob": B64_WAV,
-                    },
-                }
-            ]
-        }
+        note = f"[audio (audio/wav) left out: protocol revision {revision} has no audio]"
+        assert spoken == {"content": [text(note)]}
     if revision >= STRUCTURED_SINCE:
         assert linked == {
             "content": [{"type": "resource_link", "uri": "file:///notes.md", "name": "notes.md"}]
         }
     else:
-        assert linked == {"content": [text("Resource: notes.md <file:///notes.md>")]}
+        assert linked == {"content": [text("[resource link: notes.md <file:///notes.md>]")]}
 
 
 async def test_a_sync_tool_runs_in_a_thread_and_never_blocks_the_loop() -> None:
@@ -469,19 +471,19 @@ def make_context(revision: str) -> Context:
     """A real Context over a session whose handshake negotiated ``revision``."""
     server = mcptrio.Server("unit")
     connection = server.connection()
-    connection.revision = revision
+    connection.start_initialized(revision)
     _, server_end = memory_transport_pair()
     session = Session(connection, server_end)
     request = GetPromptRequest(name="x")
     return Context(RequestContext(session, 7, request, trio.CancelScope()), server)
 
 
-async def test_context_parameters_receive_the_contexts() -> None:
+async def test_context_parameters_receive_the_context() -> None:
     seen: dict[str, Any] = {}
 
-    async def inspect_contexts(ctx: Context, rc: RequestContext, n: int = 1) -> str:
-        seen.update(ctx=ctx, rc=rc)
-        return f"{ctx.revision} request {rc.request_id} n={n}"
+    async def inspect_contexts(ctx: Context, n: int = 1, again: Context | None = None) -> str:
+        seen.update(ctx=ctx, again=again)
+        return f"{ctx.revision} request {ctx.request_id} n={n}"
 
     def sync_inspect(n: int, /, ctx: Context | None = None) -> str:
         return f"sync {n} {ctx is not None and ctx.request_id}"
@@ -490,34 +492,37 @@ async def test_context_parameters_receive_the_contexts() -> None:
     tool = make_tool(inspect_contexts)
     result = await tool.call(context, {"n": 2})
     assert result.content == [TextContent(text="2025-06-18 request 7 n=2")]
-    assert seen == {"ctx": context, "rc": context.request_context}
+    assert seen == {"ctx": context, "again": context}
     positional = make_tool(sync_inspect)
     assert positional.input_schema["required"] == ["n"]
     assert (await positional.call(context, {"n": 5})).content == [TextContent(text="sync 5 7")]
 
 
-async def test_call_takes_the_revision_from_the_context() -> None:
+async def test_a_call_answers_in_the_newest_shape_which_the_connection_fits() -> None:
     async def add(a: int, b: int) -> int:
         return a + b
 
     tool = make_tool(add)
     old = await tool.call(make_context("2025-03-26"), {"a": 1, "b": 2})
-    assert old.structured_content is msgspec.UNSET
-    new = await tool.call(make_context("2025-11-25"), {"a": 1, "b": 2})
-    assert new.structured_content == {"result": 3}
-    # A RequestContext works too: the revision is the session's.
-    from_request = await tool.call(make_context("2024-11-05").request_context, {"a": 1, "b": 2})
-    assert from_request.structured_content is msgspec.UNSET
+    assert old.structured_content == {"result": 3}
+    assert as_sent(old, "2025-03-26").structured_content is msgspec.UNSET
 
 
-async def test_a_tool_asking_for_a_context_called_with_a_request_context_is_an_internal_error() -> (
-    None
-):
-    async def needs(ctx: Context) -> str:
-        return "x"
+async def test_a_generator_tool_returns_its_items_as_a_list() -> None:
+    def numbers() -> Iterator[int]:
+        yield 1
+        yield 2
 
-    with pytest.raises(mcptrio.InternalError, match="takes a Context"):
-        await make_tool(needs).call(make_context("2025-11-25").request_context, {})
+    async def words() -> AsyncIterator[str]:
+        yield "a"
+        yield "b"
+
+    listed = await make_tool(numbers).call(make_context("2025-11-25"), {})
+    assert listed.structured_content == {"result": [1, 2]}
+    assert (await make_tool(words).call(make_context("2025-11-25"), {})).content == [
+        TextContent(text="a"),
+        TextContent(text="b"),
+    ]
 
 
 async def test_trio_cancelled_propagates_from_a_tool(

@@ -1,4 +1,4 @@
-"""Tools: return values -> CallToolResult, per revision, and the media helpers."""
+"""Tools: return values -> CallToolResult (as each revision receives it), and the media helpers."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 import trio
 
 from mcptrio.protocol.codec import encode
+from mcptrio.protocol.fitting import fit_outgoing
+from mcptrio.protocol.revisions import revision_of
 from mcptrio.protocol.types import (
     Annotations,
     AudioContent,
@@ -27,7 +29,6 @@ from mcptrio.server.media import Audio, File, Image, guess_mime_type
 from mcptrio.server.schema import describe_output
 from mcptrio.server.tool_results import (
     ToolOutputError,
-    content_for_revision,
     structured_result,
     to_call_tool_result,
 )
@@ -45,9 +46,15 @@ def as_json(value: Any) -> Any:
     return msgspec.json.decode(encode(value))
 
 
+def sent(result: CallToolResult, revision: str) -> CallToolResult:
+    """``result`` as the connection sends it in ``revision``."""
+    return fit_outgoing(result, revision_of(revision))
+
+
 def result_json(value: Any, revision: str = LATEST) -> Any:
-    """The result ``value`` becomes, as JSON, after checking it against ``revision``'s schema."""
-    data = as_json(to_call_tool_result(value, revision))
+    """The result ``value`` becomes, as ``revision`` receives it, as JSON, after checking it
+    against ``revision``'s schema."""
+    data = as_json(sent(to_call_tool_result(value), revision))
     validate_definition(data, revision, "CallToolResult")
     return data
 
@@ -114,12 +121,12 @@ def test_content_blocks_pass_through_and_lists_concatenate() -> None:
 
 def test_a_call_tool_result_is_returned_as_is() -> None:
     own = CallToolResult(content=[TextContent(text="x")], is_error=True)
-    assert to_call_tool_result(own, LATEST) is own
+    assert to_call_tool_result(own) is own
 
 
 def test_an_unencodable_value_raises_type_error() -> None:
     with pytest.raises(TypeError):
-        to_call_tool_result(object(), LATEST)
+        to_call_tool_result(object())
 
 
 # ------------------------------------------------------------------ media helpers
@@ -208,22 +215,14 @@ def test_annotations_and_meta_on_media() -> None:
 # ------------------------------------------------------------------ revisions
 
 
-def test_audio_before_2025_03_26_is_an_embedded_blob() -> None:
+def test_audio_before_2025_03_26_is_a_text_note() -> None:
     for revision in REVISIONS:
         got = result_json(Audio(WAV), revision)["content"]
-        if revision >= "2025-03-26":
+        if revision_of(revision).audio:
             assert got == [{"type": "audio", "data": B64_WAV, "mimeType": "audio/wav"}]
         else:
-            assert got == [
-                {
-                    "type": "resource",
-                    "resource": {
-                        "uri": "attachment:audio",
-                        "mimeType": "audio/wav",
-                        "blob": B64_WAV,
-                    },
-                }
-            ]
+            note = f"[audio (audio/wav) left out: protocol revision {revision} has no audio]"
+            assert got == [{"type": "text", "text": note}]
 
 
 def test_resource_link_before_2025_06_18_is_text() -> None:
@@ -247,7 +246,7 @@ def test_resource_link_before_2025_06_18_is_text() -> None:
         {**expected, "icons": [{"src": "https://example.com/log.png"}]}
     ]
     assert result_json(link, "2025-06-18")["content"] == [expected]
-    text = "Resource: Today's log <file:///logs/today.log> (text/plain)\nWhat happened today"
+    text = "[resource link: Today's log <file:///logs/today.log> (text/plain)]\nWhat happened today"
     for revision in ("2025-03-26", "2024-11-05"):
         assert result_json(link, revision)["content"] == [{"type": "text", "text": text}]
 
@@ -260,8 +259,9 @@ def test_meta_and_last_modified_are_left_out_before_2025_06_18() -> None:
             resource=TextResourceContents(uri="file:///x", text="x", meta={"com.example/k": 2})
         ),
     ]
-    assert as_json(content_for_revision(blocks, "2025-06-18")) == as_json(blocks)
-    assert content_for_revision(blocks, LATEST) is blocks
+    own = CallToolResult(content=blocks)
+    assert as_json(sent(own, "2025-06-18")) == as_json(own)
+    assert sent(own, LATEST) is own
     for revision in ("2025-03-26", "2024-11-05"):
         got = result_json(blocks, revision)["content"]
         assert got == [
@@ -276,16 +276,12 @@ def test_a_tool_built_result_is_downgraded_too() -> None:
         structured_content={"a": 1},
         is_error=False,
     )
-    assert as_json(to_call_tool_result(own, "2024-11-05")) == {
-        "content": [
-            {
-                "type": "resource",
-                "resource": {"uri": "attachment:audio", "mimeType": "audio/wav", "blob": B64_WAV},
-            }
-        ],
+    note = "[audio (audio/wav) left out: protocol revision 2024-11-05 has no audio]"
+    assert as_json(sent(to_call_tool_result(own), "2024-11-05")) == {
+        "content": [{"type": "text", "text": note}],
         "isError": False,
     }
-    assert as_json(to_call_tool_result(own, "2025-06-18")) == as_json(own)
+    assert as_json(sent(to_call_tool_result(own), "2025-06-18")) == as_json(own)
 
 
 # ------------------------------------------------------------------ structured output
@@ -293,7 +289,7 @@ def test_a_tool_built_result_is_downgraded_too() -> None:
 
 def structured(value: Any, annotation: Any, revision: str = LATEST) -> Any:
     plan = describe_output(annotation, None, "t")
-    data = as_json(structured_result(value, plan, revision))
+    data = as_json(sent(structured_result(value, plan), revision))
     validate_definition(data, revision, "CallToolResult")
     return data
 
@@ -327,9 +323,9 @@ def test_structured_output_before_2025_06_18_is_only_text() -> None:
 def test_a_value_that_does_not_fit_the_return_type_is_refused() -> None:
     plan = describe_output(int, None, "t")
     with pytest.raises(ToolOutputError, match="returned str does not match its return type int"):
-        structured_result("three", plan, LATEST)
+        structured_result("three", plan)
     point_plan = describe_output(Point, None, "t")
     with pytest.raises(ToolOutputError, match="Object missing required field `y`"):
-        structured_result({"x": 1}, point_plan, LATEST)
+        structured_result({"x": 1}, point_plan)
     with pytest.raises(ToolOutputError):
-        structured_result(object(), point_plan, LATEST)
+        structured_result(object(), point_plan)

@@ -4,12 +4,13 @@ One set of msgspec structs covers all four revisions: members that only later re
 are optional (``UNSET`` when absent), so a struct decodes any of them and encodes only what the
 caller set. The modules, by concept:
 
-- :mod:`.common`: ``BaseMetadata``, pagination bases, ``Cursor``.
-- :mod:`.content`: content blocks (tagged on ``type``), resource contents, annotations, icons.
+- :mod:`.common`: ``BaseMetadata``, ``Described``, annotations, icons, pagination bases,
+  ``Cursor``.
+- :mod:`.content`: content blocks (tagged on ``type``).
 - :mod:`.lifecycle`: implementation info, capabilities, ``initialize``, ``ping``, cancellation,
   progress.
-- :mod:`.tools`, :mod:`.resources`, :mod:`.prompts`, :mod:`.completion`, :mod:`.logging`:
-  the server features.
+- :mod:`.tools`, :mod:`.resources` (with resource contents and links), :mod:`.prompts`,
+  :mod:`.completion`, :mod:`.logging`: the server features.
 - :mod:`.sampling`, :mod:`.elicitation`, :mod:`.roots`: the client features.
 - :mod:`.tasks`: tasks (2025-11-25).
 
@@ -21,6 +22,7 @@ of :mod:`mcptrio.protocol.base` are re-exported here too. The method registry is
 
 from ..base import UNSET as UNSET
 from ..base import EmptyResult as EmptyResult
+from ..base import HasMeta as HasMeta
 from ..base import Meta as Meta
 from ..base import Notification as Notification
 from ..base import ProgressToken as ProgressToken
@@ -30,10 +32,14 @@ from ..base import Result as Result
 from ..base import UnsetType as UnsetType
 from ..base import WireStruct as WireStruct
 from ..base import meta_field as meta_field
+from .common import Annotations as Annotations
 from .common import BaseMetadata as BaseMetadata
 from .common import Cursor as Cursor
+from .common import Described as Described
+from .common import Icon as Icon
 from .common import PaginatedRequest as PaginatedRequest
 from .common import PaginatedResult as PaginatedResult
+from .common import Role as Role
 from .completion import CompleteArgument as CompleteArgument
 from .completion import CompleteContext as CompleteContext
 from .completion import CompleteRequest as CompleteRequest
@@ -43,20 +49,14 @@ from .completion import CompletionReference as CompletionReference
 from .completion import PromptReference as PromptReference
 from .completion import ResourceReference as ResourceReference
 from .completion import ResourceTemplateReference as ResourceTemplateReference
-from .content import Annotations as Annotations
+from .content import AnnotatedBlock as AnnotatedBlock
 from .content import AudioContent as AudioContent
-from .content import BlobResourceContents as BlobResourceContents
 from .content import ContentBlock as ContentBlock
 from .content import EmbeddedResource as EmbeddedResource
-from .content import Icon as Icon
 from .content import ImageContent as ImageContent
-from .content import ResourceContents as ResourceContents
-from .content import ResourceLink as ResourceLink
-from .content import Role as Role
 from .content import SamplingContent as SamplingContent
 from .content import SamplingMessageContentBlock as SamplingMessageContentBlock
 from .content import TextContent as TextContent
-from .content import TextResourceContents as TextResourceContents
 from .content import ToolResultContent as ToolResultContent
 from .content import ToolUseContent as ToolUseContent
 from .elicitation import BooleanSchema as BooleanSchema
@@ -117,6 +117,7 @@ from .prompts import Prompt as Prompt
 from .prompts import PromptArgument as PromptArgument
 from .prompts import PromptListChangedNotification as PromptListChangedNotification
 from .prompts import PromptMessage as PromptMessage
+from .resources import BlobResourceContents as BlobResourceContents
 from .resources import ListResourcesRequest as ListResourcesRequest
 from .resources import ListResourcesResult as ListResourcesResult
 from .resources import ListResourceTemplatesRequest as ListResourceTemplatesRequest
@@ -124,10 +125,13 @@ from .resources import ListResourceTemplatesResult as ListResourceTemplatesResul
 from .resources import ReadResourceRequest as ReadResourceRequest
 from .resources import ReadResourceResult as ReadResourceResult
 from .resources import Resource as Resource
+from .resources import ResourceContents as ResourceContents
+from .resources import ResourceLink as ResourceLink
 from .resources import ResourceListChangedNotification as ResourceListChangedNotification
 from .resources import ResourceTemplate as ResourceTemplate
 from .resources import ResourceUpdatedNotification as ResourceUpdatedNotification
 from .resources import SubscribeRequest as SubscribeRequest
+from .resources import TextResourceContents as TextResourceContents
 from .resources import UnsubscribeRequest as UnsubscribeRequest
 from .roots import ListRootsRequest as ListRootsRequest
 from .roots import ListRootsResult as ListRootsResult

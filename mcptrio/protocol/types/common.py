@@ -4,6 +4,10 @@
   resources, resource templates, resource links, prompt references and implementations carry.
   The ``title`` member (a display name) was added in 2025-06-18; before that only ``name``
   existed.
+- :class:`Described`: what tools, prompts, resources, templates and resource links add to that:
+  ``description``, ``icons`` (2025-11-25) and ``_meta`` (2025-06-18).
+- :class:`Annotations` (hints on content and resources), :class:`Icon` (2025-11-25) and
+  :data:`Role`.
 - :class:`PaginatedRequest` / :class:`PaginatedResult`: the ``cursor`` / ``nextCursor`` pair of
   the list methods (present in every revision; ``tasks/list`` joined in 2025-11-25).
 - :data:`Cursor`: an opaque pagination cursor.
@@ -15,16 +19,52 @@ required fields after the optional ``_meta`` of its base.
 
 from __future__ import annotations
 
-from typing import TypeAlias, TypeVar
+from typing import Literal, TypeAlias, TypeVar
 
-from ..base import UNSET, Request, Result, UnsetType, WireStruct
+from ..base import UNSET, Meta, Request, Result, UnsetType, WireStruct, meta_field
 
-__all__ = ["BaseMetadata", "Cursor", "PaginatedRequest", "PaginatedResult"]
+__all__ = [
+    "Annotations",
+    "BaseMetadata",
+    "Cursor",
+    "Described",
+    "Icon",
+    "PaginatedRequest",
+    "PaginatedResult",
+    "Role",
+]
 
 #: An opaque pagination token (``Cursor`` in the schema).
 Cursor: TypeAlias = str
+#: The sender or recipient of a message (and an ``Annotations.audience`` entry).
+Role: TypeAlias = Literal["user", "assistant"]
 
 _ResultT = TypeVar("_ResultT", bound=Result)
+
+
+class Annotations(WireStruct, kw_only=True):
+    """Hints for the client about how to use or display an object.
+
+    ``audience`` and ``priority`` (0..1) exist since 2024-11-05; ``lastModified`` (an ISO 8601
+    timestamp) since 2025-06-18.
+    """
+
+    audience: list[Role] | UnsetType = UNSET
+    priority: float | UnsetType = UNSET
+    last_modified: str | UnsetType = UNSET
+
+
+class Icon(WireStruct, kw_only=True):
+    """An icon for display (2025-11-25+).
+
+    ``src`` is an ``https:`` or ``data:`` URI; ``sizes`` entries look like ``"48x48"`` or
+    ``"any"``; ``theme`` says which background the icon is meant for.
+    """
+
+    src: str
+    mime_type: str | UnsetType = UNSET
+    sizes: list[str] | UnsetType = UNSET
+    theme: Literal["light", "dark"] | UnsetType = UNSET
 
 
 class BaseMetadata(WireStruct, kw_only=True):
@@ -32,6 +72,15 @@ class BaseMetadata(WireStruct, kw_only=True):
 
     name: str
     title: str | UnsetType = UNSET
+
+
+class Described(BaseMetadata, kw_only=True):
+    """A named thing a server offers: a description, icons (2025-11-25+), ``_meta``
+    (2025-06-18+)."""
+
+    description: str | UnsetType = UNSET
+    icons: list[Icon] | UnsetType = UNSET
+    meta: Meta | UnsetType = meta_field()
 
 
 class PaginatedResult(Result, kw_only=True):

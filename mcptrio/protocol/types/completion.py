@@ -11,9 +11,10 @@ no capability for this method); ``context.arguments`` and ``PromptReference.titl
 
 from __future__ import annotations
 
-from typing import ClassVar, TypeAlias
+from typing import TypeAlias
 
 from ..base import UNSET, Request, Result, UnsetType, WireStruct
+from .common import BaseMetadata
 
 __all__ = [
     "CompleteArgument",
@@ -28,11 +29,8 @@ __all__ = [
 ]
 
 
-class PromptReference(WireStruct, kw_only=True, tag_field="type", tag="ref/prompt"):
+class PromptReference(BaseMetadata, kw_only=True, tag_field="type", tag="ref/prompt"):
     """Identifies a prompt (``type: "ref/prompt"``); ``title`` is 2025-06-18+."""
-
-    name: str
-    title: str | UnsetType = UNSET
 
 
 class ResourceTemplateReference(WireStruct, kw_only=True, tag_field="type", tag="ref/resource"):
@@ -77,8 +75,7 @@ class CompleteResult(Result, kw_only=True):
 class CompleteRequest(Request[CompleteResult], kw_only=True):
     """``completion/complete``: ask for completion options of a prompt or template argument."""
 
-    METHOD: ClassVar[str] = "completion/complete"
-    RESULT: ClassVar[type[Result]] = CompleteResult
+    METHOD = "completion/complete"
 
     ref: CompletionReference
     argument: CompleteArgument

@@ -32,7 +32,7 @@ as a msgspec tag, so it is always encoded; :class:`NumberSchema` has a ``type`` 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
@@ -69,33 +69,34 @@ __all__ = [
 # --- the restricted schema types of a form -----------------------------------------------
 
 
-class StringSchema(WireStruct, kw_only=True, tag_field="type", tag="string"):
-    """A free-text field; ``format`` is one of ``email``, ``uri``, ``date``, ``date-time``."""
+class _FieldSchema(WireStruct, kw_only=True):
+    """What every field of a form may have: a display ``title`` and a ``description``."""
 
     title: str | UnsetType = UNSET
     description: str | UnsetType = UNSET
+
+
+class StringSchema(_FieldSchema, kw_only=True, tag_field="type", tag="string"):
+    """A free-text field; ``format`` is one of ``email``, ``uri``, ``date``, ``date-time``."""
+
     min_length: int | UnsetType = UNSET
     max_length: int | UnsetType = UNSET
     format: Literal["email", "uri", "date", "date-time"] | UnsetType = UNSET
     default: str | UnsetType = UNSET
 
 
-class NumberSchema(WireStruct, kw_only=True):
+class NumberSchema(_FieldSchema, kw_only=True):
     """A numeric field, ``type`` ``"number"`` or ``"integer"``."""
 
     type: Literal["number", "integer"]
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
     minimum: int | float | UnsetType = UNSET
     maximum: int | float | UnsetType = UNSET
     default: int | float | UnsetType = UNSET
 
 
-class BooleanSchema(WireStruct, kw_only=True, tag_field="type", tag="boolean"):
+class BooleanSchema(_FieldSchema, kw_only=True, tag_field="type", tag="boolean"):
     """A yes/no field."""
 
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
     default: bool | UnsetType = UNSET
 
 
@@ -106,21 +107,17 @@ class EnumOption(WireStruct, kw_only=True):
     title: str
 
 
-class UntitledSingleSelectEnumSchema(WireStruct, kw_only=True, tag_field="type", tag="string"):
+class UntitledSingleSelectEnumSchema(_FieldSchema, kw_only=True, tag_field="type", tag="string"):
     """Pick one of ``enum`` (2025-11-25)."""
 
     enum: list[str]
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
     default: str | UnsetType = UNSET
 
 
-class TitledSingleSelectEnumSchema(WireStruct, kw_only=True, tag_field="type", tag="string"):
+class TitledSingleSelectEnumSchema(_FieldSchema, kw_only=True, tag_field="type", tag="string"):
     """Pick one of ``oneOf`` (values with display titles) (2025-11-25)."""
 
     one_of: list[EnumOption]
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
     default: str | UnsetType = UNSET
 
 
@@ -136,36 +133,34 @@ class TitledEnumItems(WireStruct, kw_only=True):
     any_of: list[EnumOption]
 
 
-class UntitledMultiSelectEnumSchema(WireStruct, kw_only=True, tag_field="type", tag="array"):
+class _MultiSelectSchema(_FieldSchema, kw_only=True):
+    """Pick several: how many, and which by default."""
+
+    min_items: int | UnsetType = UNSET
+    max_items: int | UnsetType = UNSET
+    default: list[str] | UnsetType = UNSET
+
+
+class UntitledMultiSelectEnumSchema(
+    _MultiSelectSchema, kw_only=True, tag_field="type", tag="array"
+):
     """Pick several of ``items.enum`` (2025-11-25)."""
 
     items: UntitledEnumItems
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    min_items: int | UnsetType = UNSET
-    max_items: int | UnsetType = UNSET
-    default: list[str] | UnsetType = UNSET
 
 
-class TitledMultiSelectEnumSchema(WireStruct, kw_only=True, tag_field="type", tag="array"):
+class TitledMultiSelectEnumSchema(_MultiSelectSchema, kw_only=True, tag_field="type", tag="array"):
     """Pick several of ``items.anyOf`` (values with display titles) (2025-11-25)."""
 
     items: TitledEnumItems
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    min_items: int | UnsetType = UNSET
-    max_items: int | UnsetType = UNSET
-    default: list[str] | UnsetType = UNSET
 
 
-class LegacyTitledEnumSchema(WireStruct, kw_only=True, tag_field="type", tag="string"):
+class LegacyTitledEnumSchema(_FieldSchema, kw_only=True, tag_field="type", tag="string"):
     """Pick one of ``enum``, displayed as ``enumNames`` (the 2025-06-18 ``EnumSchema``;
     deprecated in 2025-11-25)."""
 
     enum: list[str]
     enum_names: list[str] | UnsetType = UNSET
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
     default: str | UnsetType = UNSET
 
 
@@ -259,8 +254,7 @@ class ElicitRequest(Request[ElicitResult], kw_only=True):
     (``mode="url"``, 2025-11-25) needs ``elicitationId`` and ``url``.
     """
 
-    METHOD: ClassVar[str] = "elicitation/create"
-    RESULT: ClassVar[type[Result]] = ElicitResult
+    METHOD = "elicitation/create"
 
     message: str
     mode: Literal["form", "url"] | UnsetType = UNSET
@@ -325,7 +319,7 @@ class ElicitRequest(Request[ElicitResult], kw_only=True):
 class ElicitationCompleteNotification(Notification, kw_only=True):
     """``notifications/elicitation/complete`` (2025-11-25): a URL-mode elicitation finished."""
 
-    METHOD: ClassVar[str] = "notifications/elicitation/complete"
+    METHOD = "notifications/elicitation/complete"
 
     elicitation_id: str
 

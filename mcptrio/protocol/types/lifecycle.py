@@ -22,7 +22,7 @@ with known keys have their own structs; an empty struct encodes as ``{}`` too.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, Generic, TypeVar
 
 from ..base import (
     UNSET,
@@ -35,8 +35,7 @@ from ..base import (
     UnsetType,
     WireStruct,
 )
-from .common import BaseMetadata
-from .content import Icon
+from .common import BaseMetadata, Icon
 
 __all__ = [
     "CancelledNotification",
@@ -73,13 +72,32 @@ class Implementation(BaseMetadata, kw_only=True):
     website_url: str | UnsetType = UNSET
 
 
+# --- shapes both sides' capabilities use ---------------------------------------------------
+
+
+class _ListChanged(WireStruct, kw_only=True):
+    """A capability whose only member is ``listChanged``: the list change is notified."""
+
+    list_changed: bool | UnsetType = UNSET
+
+
+_RequestsT = TypeVar("_RequestsT")
+
+
+class _TasksCapability(WireStruct, Generic[_RequestsT], kw_only=True):
+    """``tasks`` of either side (2025-11-25): ``list``, ``cancel`` and the requests it accepts
+    as tasks."""
+
+    cancel: dict[str, Any] | UnsetType = UNSET
+    requests: _RequestsT | UnsetType = UNSET
+    list: dict[str, Any] | UnsetType = UNSET
+
+
 # --- client capabilities -----------------------------------------------------------------
 
 
-class RootsCapability(WireStruct, kw_only=True):
+class RootsCapability(_ListChanged, kw_only=True):
     """Client ``roots``: the client can list roots; ``listChanged`` if it notifies changes."""
-
-    list_changed: bool | UnsetType = UNSET
 
 
 class SamplingCapability(WireStruct, kw_only=True):
@@ -116,12 +134,8 @@ class ClientTaskRequestsCapability(WireStruct, kw_only=True):
     elicitation: TaskElicitationCapability | UnsetType = UNSET
 
 
-class ClientTasksCapability(WireStruct, kw_only=True):
+class ClientTasksCapability(_TasksCapability[ClientTaskRequestsCapability], kw_only=True):
     """Client ``tasks`` (2025-11-25): ``list``, ``cancel`` and task-augmentable ``requests``."""
-
-    cancel: dict[str, Any] | UnsetType = UNSET
-    requests: ClientTaskRequestsCapability | UnsetType = UNSET
-    list: dict[str, Any] | UnsetType = UNSET
 
 
 class ClientCapabilities(WireStruct, kw_only=True):
@@ -137,10 +151,8 @@ class ClientCapabilities(WireStruct, kw_only=True):
 # --- server capabilities -----------------------------------------------------------------
 
 
-class PromptsCapability(WireStruct, kw_only=True):
+class PromptsCapability(_ListChanged, kw_only=True):
     """Server ``prompts``; ``listChanged`` if it sends ``notifications/prompts/list_changed``."""
-
-    list_changed: bool | UnsetType = UNSET
 
 
 class ResourcesCapability(WireStruct, kw_only=True):
@@ -150,10 +162,8 @@ class ResourcesCapability(WireStruct, kw_only=True):
     list_changed: bool | UnsetType = UNSET
 
 
-class ToolsCapability(WireStruct, kw_only=True):
+class ToolsCapability(_ListChanged, kw_only=True):
     """Server ``tools``; ``listChanged`` if it sends ``notifications/tools/list_changed``."""
-
-    list_changed: bool | UnsetType = UNSET
 
 
 class TaskToolsCapability(WireStruct, kw_only=True):
@@ -168,12 +178,8 @@ class ServerTaskRequestsCapability(WireStruct, kw_only=True):
     tools: TaskToolsCapability | UnsetType = UNSET
 
 
-class ServerTasksCapability(WireStruct, kw_only=True):
+class ServerTasksCapability(_TasksCapability[ServerTaskRequestsCapability], kw_only=True):
     """Server ``tasks`` (2025-11-25): ``list``, ``cancel`` and task-augmentable ``requests``."""
-
-    cancel: dict[str, Any] | UnsetType = UNSET
-    requests: ServerTaskRequestsCapability | UnsetType = UNSET
-    list: dict[str, Any] | UnsetType = UNSET
 
 
 class ServerCapabilities(WireStruct, kw_only=True):
@@ -203,8 +209,7 @@ class InitializeResult(Result, kw_only=True):
 class InitializeRequest(Request[InitializeResult], kw_only=True):
     """``initialize``: the first request a client sends."""
 
-    METHOD: ClassVar[str] = "initialize"
-    RESULT: ClassVar[type[Result]] = InitializeResult
+    METHOD = "initialize"
 
     protocol_version: str
     capabilities: ClientCapabilities
@@ -214,14 +219,13 @@ class InitializeRequest(Request[InitializeResult], kw_only=True):
 class InitializedNotification(Notification, kw_only=True):
     """``notifications/initialized``: the client finished initialization (params optional)."""
 
-    METHOD: ClassVar[str] = "notifications/initialized"
+    METHOD = "notifications/initialized"
 
 
 class PingRequest(Request[EmptyResult], kw_only=True):
     """``ping``: either side checks the other is alive; the answer is ``{}``."""
 
-    METHOD: ClassVar[str] = "ping"
-    RESULT: ClassVar[type[Result]] = EmptyResult
+    METHOD = "ping"
 
 
 class CancelledNotification(Notification, kw_only=True):
@@ -231,7 +235,7 @@ class CancelledNotification(Notification, kw_only=True):
     notification must not be used for tasks).
     """
 
-    METHOD: ClassVar[str] = "notifications/cancelled"
+    METHOD = "notifications/cancelled"
 
     request_id: RequestId | UnsetType = UNSET
     reason: str | UnsetType = UNSET
@@ -243,7 +247,7 @@ class ProgressNotification(Notification, kw_only=True):
     ``message`` is 2025-03-26+.
     """
 
-    METHOD: ClassVar[str] = "notifications/progress"
+    METHOD = "notifications/progress"
 
     progress_token: ProgressToken
     progress: float

@@ -6,9 +6,9 @@ Nothing changed in these types across the four revisions, apart from ``_meta`` o
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from ..base import UNSET, EmptyResult, Notification, Request, Result, UnsetType
+from ..base import UNSET, EmptyResult, Notification, Request, UnsetType
 
 __all__ = ["LOGGING_LEVELS", "LoggingLevel", "LoggingMessageNotification", "SetLevelRequest"]
 
@@ -33,8 +33,7 @@ LOGGING_LEVELS: tuple[LoggingLevel, ...] = (
 class SetLevelRequest(Request[EmptyResult], kw_only=True):
     """``logging/setLevel``: the client asks for log messages at ``level`` and above."""
 
-    METHOD: ClassVar[str] = "logging/setLevel"
-    RESULT: ClassVar[type[Result]] = EmptyResult
+    METHOD = "logging/setLevel"
 
     level: LoggingLevel
 
@@ -42,7 +41,7 @@ class SetLevelRequest(Request[EmptyResult], kw_only=True):
 class LoggingMessageNotification(Notification, kw_only=True):
     """``notifications/message``: a log message; ``data`` is any JSON value."""
 
-    METHOD: ClassVar[str] = "notifications/message"
+    METHOD = "notifications/message"
 
     level: LoggingLevel
     data: Any

@@ -9,11 +9,9 @@ also added ``title`` to prompts and arguments and ``_meta`` to prompts. ``icons`
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from ..base import UNSET, Meta, Notification, Request, Result, UnsetType, WireStruct, meta_field
-from .common import BaseMetadata, PaginatedRequest, PaginatedResult
-from .content import ContentBlock, Icon, Role
+from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
+from .common import BaseMetadata, Described, PaginatedRequest, PaginatedResult, Role
+from .content import ContentBlock
 
 __all__ = [
     "GetPromptRequest",
@@ -34,13 +32,10 @@ class PromptArgument(BaseMetadata, kw_only=True):
     required: bool | UnsetType = UNSET
 
 
-class Prompt(BaseMetadata, kw_only=True):
+class Prompt(Described, kw_only=True):
     """A prompt or prompt template the server offers."""
 
-    description: str | UnsetType = UNSET
     arguments: list[PromptArgument] | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    meta: Meta | UnsetType = meta_field()
 
 
 class PromptMessage(WireStruct, kw_only=True):
@@ -59,8 +54,7 @@ class ListPromptsResult(PaginatedResult, kw_only=True):
 class ListPromptsRequest(PaginatedRequest[ListPromptsResult], kw_only=True):
     """``prompts/list``: list the server's prompts (paginated)."""
 
-    METHOD: ClassVar[str] = "prompts/list"
-    RESULT: ClassVar[type[Result]] = ListPromptsResult
+    METHOD = "prompts/list"
 
 
 class GetPromptResult(Result, kw_only=True):
@@ -73,8 +67,7 @@ class GetPromptResult(Result, kw_only=True):
 class GetPromptRequest(Request[GetPromptResult], kw_only=True):
     """``prompts/get``: render a prompt with string ``arguments``."""
 
-    METHOD: ClassVar[str] = "prompts/get"
-    RESULT: ClassVar[type[Result]] = GetPromptResult
+    METHOD = "prompts/get"
 
     name: str
     arguments: dict[str, str] | UnsetType = UNSET
@@ -83,4 +76,4 @@ class GetPromptRequest(Request[GetPromptResult], kw_only=True):
 class PromptListChangedNotification(Notification, kw_only=True):
     """``notifications/prompts/list_changed``: the prompt list changed (params optional)."""
 
-    METHOD: ClassVar[str] = "notifications/prompts/list_changed"
+    METHOD = "notifications/prompts/list_changed"

@@ -1,32 +1,32 @@
-"""Resources: :class:`Resource`, :class:`ResourceTemplate` and the ``resources/*`` methods.
+"""Resources: :class:`Resource`, :class:`ResourceTemplate`, :class:`ResourceContents`, resource
+links and the ``resources/*`` methods.
 
 Methods (all since 2024-11-05): ``resources/list``, ``resources/templates/list``,
 ``resources/read``, ``resources/subscribe``, ``resources/unsubscribe``, and the notifications
 ``notifications/resources/list_changed`` and ``notifications/resources/updated``.
 
 Revision notes: ``Annotations`` on resources and templates exist throughout; ``title`` and
-``_meta`` arrived in 2025-06-18 and ``icons`` in 2025-11-25. The contents returned by
-``resources/read`` are :class:`~mcptrio.protocol.types.content.ResourceContents`.
+``_meta`` arrived in 2025-06-18 and ``icons`` in 2025-11-25. A :class:`ResourceLink` (a content
+block, 2025-06-18+) is a ``Resource`` with ``type: "resource_link"``, as in the schema.
+
+Resource contents: the schema's ``TextResourceContents | BlobResourceContents`` is not a tagged
+union (the two differ only by which of ``text`` / ``blob`` is present), and msgspec cannot decode
+an untagged union of structs. Both are therefore one struct, :class:`ResourceContents`, with
+optional ``text`` and ``blob`` of which at least one must be present (checked on construction
+and on decode). ``TextResourceContents`` and ``BlobResourceContents`` are aliases of it, so
+``TextResourceContents(uri=..., text=...)`` reads like the schema and round-trips unchanged.
+``_meta`` on contents is 2025-06-18+.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TypeAlias
 
-from ..base import (
-    UNSET,
-    EmptyResult,
-    Meta,
-    Notification,
-    Request,
-    Result,
-    UnsetType,
-    meta_field,
-)
-from .common import BaseMetadata, PaginatedRequest, PaginatedResult
-from .content import Annotations, Icon, ResourceContents
+from ..base import UNSET, EmptyResult, HasMeta, Notification, Request, Result, UnsetType
+from .common import Annotations, Described, PaginatedRequest, PaginatedResult
 
 __all__ = [
+    "BlobResourceContents",
     "ListResourceTemplatesRequest",
     "ListResourceTemplatesResult",
     "ListResourcesRequest",
@@ -34,35 +34,69 @@ __all__ = [
     "ReadResourceRequest",
     "ReadResourceResult",
     "Resource",
+    "ResourceContents",
+    "ResourceLink",
     "ResourceListChangedNotification",
     "ResourceTemplate",
     "ResourceUpdatedNotification",
     "SubscribeRequest",
+    "TextResourceContents",
     "UnsubscribeRequest",
 ]
 
 
-class Resource(BaseMetadata, kw_only=True):
+class ResourceContents(HasMeta, kw_only=True):
+    """The contents of a resource: text (``text``) or binary data (``blob``, base64).
+
+    Stands for the schema's ``TextResourceContents`` and ``BlobResourceContents`` (see the
+    module docstring).
+    """
+
+    uri: str
+    mime_type: str | UnsetType = UNSET
+    text: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        if self.text is UNSET and self.blob is UNSET:
+            raise ValueError("resource contents need `text` or `blob`")
+
+    @property
+    def is_text(self) -> bool:
+        """Whether these are text contents (``TextResourceContents``)."""
+        return self.text is not UNSET
+
+    @property
+    def is_blob(self) -> bool:
+        """Whether these are binary contents (``BlobResourceContents``)."""
+        return self.text is UNSET and self.blob is not UNSET
+
+
+#: Text contents of a resource: build with ``uri`` and ``text``.
+TextResourceContents: TypeAlias = ResourceContents
+#: Binary contents of a resource: build with ``uri`` and ``blob`` (base64).
+BlobResourceContents: TypeAlias = ResourceContents
+
+
+class Resource(Described, kw_only=True):
     """A resource the server can read. ``size`` is the raw size in bytes, if known."""
 
     uri: str
-    description: str | UnsetType = UNSET
     mime_type: str | UnsetType = UNSET
     size: int | UnsetType = UNSET
     annotations: Annotations | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    meta: Meta | UnsetType = meta_field()
 
 
-class ResourceTemplate(BaseMetadata, kw_only=True):
+class ResourceLink(Resource, kw_only=True, tag_field="type", tag="resource_link"):
+    """A link to a resource the server can read, as a content block (2025-06-18+)."""
+
+
+class ResourceTemplate(Described, kw_only=True):
     """A family of resources described by an RFC 6570 URI template."""
 
     uri_template: str
-    description: str | UnsetType = UNSET
     mime_type: str | UnsetType = UNSET
     annotations: Annotations | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    meta: Meta | UnsetType = meta_field()
 
 
 class ListResourcesResult(PaginatedResult, kw_only=True):
@@ -74,8 +108,7 @@ class ListResourcesResult(PaginatedResult, kw_only=True):
 class ListResourcesRequest(PaginatedRequest[ListResourcesResult], kw_only=True):
     """``resources/list``: list the server's resources (paginated)."""
 
-    METHOD: ClassVar[str] = "resources/list"
-    RESULT: ClassVar[type[Result]] = ListResourcesResult
+    METHOD = "resources/list"
 
 
 class ListResourceTemplatesResult(PaginatedResult, kw_only=True):
@@ -87,8 +120,7 @@ class ListResourceTemplatesResult(PaginatedResult, kw_only=True):
 class ListResourceTemplatesRequest(PaginatedRequest[ListResourceTemplatesResult], kw_only=True):
     """``resources/templates/list``: list the server's resource templates (paginated)."""
 
-    METHOD: ClassVar[str] = "resources/templates/list"
-    RESULT: ClassVar[type[Result]] = ListResourceTemplatesResult
+    METHOD = "resources/templates/list"
 
 
 class ReadResourceResult(Result, kw_only=True):
@@ -100,8 +132,7 @@ class ReadResourceResult(Result, kw_only=True):
 class ReadResourceRequest(Request[ReadResourceResult], kw_only=True):
     """``resources/read``: read one resource."""
 
-    METHOD: ClassVar[str] = "resources/read"
-    RESULT: ClassVar[type[Result]] = ReadResourceResult
+    METHOD = "resources/read"
 
     uri: str
 
@@ -109,8 +140,7 @@ class ReadResourceRequest(Request[ReadResourceResult], kw_only=True):
 class SubscribeRequest(Request[EmptyResult], kw_only=True):
     """``resources/subscribe``: ask for ``notifications/resources/updated`` about ``uri``."""
 
-    METHOD: ClassVar[str] = "resources/subscribe"
-    RESULT: ClassVar[type[Result]] = EmptyResult
+    METHOD = "resources/subscribe"
 
     uri: str
 
@@ -118,8 +148,7 @@ class SubscribeRequest(Request[EmptyResult], kw_only=True):
 class UnsubscribeRequest(Request[EmptyResult], kw_only=True):
     """``resources/unsubscribe``: cancel a subscription made with ``resources/subscribe``."""
 
-    METHOD: ClassVar[str] = "resources/unsubscribe"
-    RESULT: ClassVar[type[Result]] = EmptyResult
+    METHOD = "resources/unsubscribe"
 
     uri: str
 
@@ -127,12 +156,12 @@ class UnsubscribeRequest(Request[EmptyResult], kw_only=True):
 class ResourceListChangedNotification(Notification, kw_only=True):
     """``notifications/resources/list_changed``: the resource list changed (params optional)."""
 
-    METHOD: ClassVar[str] = "notifications/resources/list_changed"
+    METHOD = "notifications/resources/list_changed"
 
 
 class ResourceUpdatedNotification(Notification, kw_only=True):
     """``notifications/resources/updated``: a subscribed resource changed."""
 
-    METHOD: ClassVar[str] = "notifications/resources/updated"
+    METHOD = "notifications/resources/updated"
 
     uri: str

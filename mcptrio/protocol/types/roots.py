@@ -6,19 +6,16 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from ..base import UNSET, Meta, Notification, Request, Result, UnsetType, WireStruct, meta_field
+from ..base import UNSET, HasMeta, Notification, Request, Result, UnsetType
 
 __all__ = ["ListRootsRequest", "ListRootsResult", "Root", "RootsListChangedNotification"]
 
 
-class Root(WireStruct, kw_only=True):
+class Root(HasMeta, kw_only=True):
     """A directory or file the server may operate on."""
 
     uri: str
     name: str | UnsetType = UNSET
-    meta: Meta | UnsetType = meta_field()
 
 
 class ListRootsResult(Result, kw_only=True):
@@ -30,11 +27,10 @@ class ListRootsResult(Result, kw_only=True):
 class ListRootsRequest(Request[ListRootsResult], kw_only=True):
     """``roots/list``: the server asks for the client's roots (params optional)."""
 
-    METHOD: ClassVar[str] = "roots/list"
-    RESULT: ClassVar[type[Result]] = ListRootsResult
+    METHOD = "roots/list"
 
 
 class RootsListChangedNotification(Notification, kw_only=True):
     """``notifications/roots/list_changed``: the client's roots changed (params optional)."""
 
-    METHOD: ClassVar[str] = "notifications/roots/list_changed"
+    METHOD = "notifications/roots/list_changed"

@@ -5,20 +5,21 @@ Revision notes:
 - 2024-11-05: messages of text or image content; ``modelPreferences``, ``systemPrompt``,
   ``includeContext``, ``temperature``, ``maxTokens``, ``stopSequences``, ``metadata``.
 - 2025-03-26: audio content.
-- 2025-06-18: ``_meta`` on :class:`SamplingMessage`.
-- 2025-11-25: ``tools`` and ``toolChoice`` (:class:`ToolChoice`; need the client capability
-  ``sampling.tools``), ``task`` (task augmentation), message and result ``content`` may be a
-  single block *or a list* of :data:`~mcptrio.protocol.types.content.SamplingContent`, which
-  gains ``tool_use`` / ``tool_result`` blocks, and ``stopReason`` may be ``"toolUse"``.
-  ``includeContext`` values other than ``"none"`` are soft-deprecated.
+- 2025-11-25: ``_meta`` on :class:`SamplingMessage`; ``tools`` and ``toolChoice``
+  (:class:`ToolChoice`; need the client capability ``sampling.tools``), ``task`` (task
+  augmentation), message and result ``content`` may be a single block *or a list* of
+  :data:`~mcptrio.protocol.types.content.SamplingContent`, which gains ``tool_use`` /
+  ``tool_result`` blocks, and ``stopReason`` may be ``"toolUse"``. ``includeContext`` values
+  other than ``"none"`` are soft-deprecated.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from ..base import UNSET, Meta, Request, Result, UnsetType, WireStruct, meta_field
-from .content import Role, SamplingContent
+from ..base import UNSET, HasMeta, Request, Result, UnsetType, WireStruct
+from .common import Role
+from .content import SamplingContent
 from .tasks import TaskMetadata
 from .tools import Tool
 
@@ -58,12 +59,11 @@ class ModelPreferences(WireStruct, kw_only=True):
     intelligence_priority: float | UnsetType = UNSET
 
 
-class SamplingMessage(WireStruct, kw_only=True):
+class SamplingMessage(HasMeta, kw_only=True):
     """One message of a sampling conversation."""
 
     role: Role
     content: SamplingMessageContent
-    meta: Meta | UnsetType = meta_field()
 
 
 class ToolChoice(WireStruct, kw_only=True):
@@ -84,8 +84,7 @@ class CreateMessageResult(Result, kw_only=True):
 class CreateMessageRequest(Request[CreateMessageResult], kw_only=True):
     """``sampling/createMessage``: the server asks the client to sample an LLM."""
 
-    METHOD: ClassVar[str] = "sampling/createMessage"
-    RESULT: ClassVar[type[Result]] = CreateMessageResult
+    METHOD = "sampling/createMessage"
 
     messages: list[SamplingMessage]
     max_tokens: int

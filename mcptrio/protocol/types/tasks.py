@@ -13,8 +13,9 @@ later with ``tasks/result``. Everything in this module exists only in 2025-11-25
 - :class:`CreateTaskResult`, the answer to a task-augmented request.
 
 ``GetTaskResult``, ``CancelTaskResult`` and ``TaskStatusNotification`` are flat
-``Result & Task`` / ``NotificationParams & Task`` objects in the schema, so they repeat the task
-fields; ``from_task`` / ``task`` convert between them and :class:`Task`.
+``Result & Task`` / ``NotificationParams & Task`` objects in the schema: they share the task
+fields with ``_meta`` (``_TaskState``); ``from_task`` / ``task`` convert between them and
+:class:`Task`.
 
 ``tasks/result`` returns exactly what the original request would have returned, so its result
 has no fixed shape: :class:`GetTaskPayloadResult` only knows ``_meta``. A caller that needs the
@@ -23,9 +24,9 @@ payload decodes the raw result with the original request's ``RESULT`` type inste
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
-from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
+from ..base import UNSET, HasMeta, Notification, Request, Result, UnsetType, WireStruct
 from .common import PaginatedRequest, PaginatedResult
 
 __all__ = [
@@ -55,7 +56,7 @@ MODEL_IMMEDIATE_RESPONSE_META_KEY = "io.modelcontextprotocol/model-immediate-res
 #: The state of a task. ``completed``, ``failed`` and ``cancelled`` are terminal.
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
-_T = TypeVar("_T", bound="_TaskShaped")
+_T = TypeVar("_T", bound="_TaskState")
 
 
 class TaskMetadata(WireStruct, kw_only=True):
@@ -93,10 +94,21 @@ def _task_kwargs(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in _TASK_FIELDS}
 
 
-class _TaskShaped:
-    """Conversions shared by the flat ``... & Task`` types (a plain mixin, no fields)."""
+class _TaskState(HasMeta, kw_only=True):
+    """A task's state with ``_meta``: the flat ``... & Task`` types of the schema.
 
-    __slots__ = ()
+    The fields repeat :class:`Task`'s because they cannot be inherited from it: a msgspec struct
+    takes fields from one line of bases only (``Result`` and ``Notification`` bring ``_meta``),
+    and ``Task`` has no ``_meta`` in the schema. A test checks that each has every field of Task.
+    """
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl: int | None
+    status_message: str | UnsetType = UNSET
+    poll_interval: int | UnsetType = UNSET
 
     @classmethod
     def from_task(cls: type[_T], task: Task, **extra: Any) -> _T:
@@ -115,27 +127,14 @@ class CreateTaskResult(Result, kw_only=True):
     task: Task
 
 
-class _TaskStateResult(_TaskShaped, Result, kw_only=True):
-    """A result whose members are a task's state (``Result & Task`` in the schema)."""
-
-    task_id: str
-    status: TaskStatus
-    created_at: str
-    last_updated_at: str
-    ttl: int | None
-    status_message: str | UnsetType = UNSET
-    poll_interval: int | UnsetType = UNSET
-
-
-class GetTaskResult(_TaskStateResult, kw_only=True):
+class GetTaskResult(_TaskState, Result, kw_only=True):
     """The result of ``tasks/get``: the task's current state."""
 
 
 class GetTaskRequest(Request[GetTaskResult], kw_only=True):
     """``tasks/get``: poll a task's state."""
 
-    METHOD: ClassVar[str] = "tasks/get"
-    RESULT: ClassVar[type[Result]] = GetTaskResult
+    METHOD = "tasks/get"
 
     task_id: str
 
@@ -147,8 +146,7 @@ class GetTaskPayloadResult(Result, kw_only=True):
 class GetTaskPayloadRequest(Request[GetTaskPayloadResult], kw_only=True):
     """``tasks/result``: wait for a task to finish and get what the original request returns."""
 
-    METHOD: ClassVar[str] = "tasks/result"
-    RESULT: ClassVar[type[Result]] = GetTaskPayloadResult
+    METHOD = "tasks/result"
 
     task_id: str
 
@@ -162,32 +160,22 @@ class ListTasksResult(PaginatedResult, kw_only=True):
 class ListTasksRequest(PaginatedRequest[ListTasksResult], kw_only=True):
     """``tasks/list``: list the requestor's tasks (paginated)."""
 
-    METHOD: ClassVar[str] = "tasks/list"
-    RESULT: ClassVar[type[Result]] = ListTasksResult
+    METHOD = "tasks/list"
 
 
-class CancelTaskResult(_TaskStateResult, kw_only=True):
+class CancelTaskResult(_TaskState, Result, kw_only=True):
     """The result of ``tasks/cancel``: the task, now ``cancelled``."""
 
 
 class CancelTaskRequest(Request[CancelTaskResult], kw_only=True):
     """``tasks/cancel``: cancel a task that is not yet terminal."""
 
-    METHOD: ClassVar[str] = "tasks/cancel"
-    RESULT: ClassVar[type[Result]] = CancelTaskResult
+    METHOD = "tasks/cancel"
 
     task_id: str
 
 
-class TaskStatusNotification(_TaskShaped, Notification, kw_only=True):
+class TaskStatusNotification(_TaskState, Notification, kw_only=True):
     """``notifications/tasks/status``: a task changed state (optional; params = the task)."""
 
-    METHOD: ClassVar[str] = "notifications/tasks/status"
-
-    task_id: str
-    status: TaskStatus
-    created_at: str
-    last_updated_at: str
-    ttl: int | None
-    status_message: str | UnsetType = UNSET
-    poll_interval: int | UnsetType = UNSET
+    METHOD = "notifications/tasks/status"

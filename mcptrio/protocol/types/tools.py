@@ -17,11 +17,11 @@ Revision notes:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from ..base import UNSET, Meta, Notification, Request, Result, UnsetType, WireStruct, meta_field
-from .common import BaseMetadata, PaginatedRequest, PaginatedResult
-from .content import ContentBlock, Icon
+from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
+from .common import Described, PaginatedRequest, PaginatedResult
+from .content import ContentBlock
 from .tasks import TaskMetadata
 
 __all__ = [
@@ -56,16 +56,13 @@ class ToolExecution(WireStruct, kw_only=True):
     task_support: Literal["forbidden", "optional", "required"] | UnsetType = UNSET
 
 
-class Tool(BaseMetadata, kw_only=True):
+class Tool(Described, kw_only=True):
     """A tool the client can call."""
 
     input_schema: dict[str, Any]
-    description: str | UnsetType = UNSET
     output_schema: dict[str, Any] | UnsetType = UNSET
     annotations: ToolAnnotations | UnsetType = UNSET
     execution: ToolExecution | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    meta: Meta | UnsetType = meta_field()
 
 
 class ListToolsResult(PaginatedResult, kw_only=True):
@@ -77,8 +74,7 @@ class ListToolsResult(PaginatedResult, kw_only=True):
 class ListToolsRequest(PaginatedRequest[ListToolsResult], kw_only=True):
     """``tools/list``: list the server's tools (paginated)."""
 
-    METHOD: ClassVar[str] = "tools/list"
-    RESULT: ClassVar[type[Result]] = ListToolsResult
+    METHOD = "tools/list"
 
 
 class CallToolResult(Result, kw_only=True):
@@ -92,8 +88,7 @@ class CallToolResult(Result, kw_only=True):
 class CallToolRequest(Request[CallToolResult], kw_only=True):
     """``tools/call``: invoke a tool."""
 
-    METHOD: ClassVar[str] = "tools/call"
-    RESULT: ClassVar[type[Result]] = CallToolResult
+    METHOD = "tools/call"
 
     name: str
     arguments: dict[str, Any] | UnsetType = UNSET
@@ -103,4 +98,4 @@ class CallToolRequest(Request[CallToolResult], kw_only=True):
 class ToolListChangedNotification(Notification, kw_only=True):
     """``notifications/tools/list_changed``: the server's tool list changed (params optional)."""
 
-    METHOD: ClassVar[str] = "notifications/tools/list_changed"
+    METHOD = "notifications/tools/list_changed"

@@ -32,7 +32,7 @@ from test_streamable_http import (
 
 import mcptrio
 from mcptrio.protocol.sse import SseParser
-from mcptrio.runtime.context import RequestContext
+from mcptrio.server.context import Context
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 
@@ -40,7 +40,7 @@ def _server(log: list[str], release: trio.Event, *, max_in_flight: int = 256) ->
     server = mcptrio.Server("inline-test", max_in_flight=max_in_flight)
 
     @server.tool()
-    async def wait_for_release(name: str, ctx: RequestContext) -> str:
+    async def wait_for_release(name: str, ctx: Context) -> str:
         # With a progress token the answer turns into a live SSE stream right away.
         await ctx.report_progress(0, 1)
         log.append(f"{name} started")
@@ -53,7 +53,7 @@ def _server(log: list[str], release: trio.Event, *, max_in_flight: int = 256) ->
         return name
 
     @server.tool()
-    async def progress_then_wait(ctx: RequestContext) -> str:
+    async def progress_then_wait(ctx: Context) -> str:
         await ctx.report_progress(1, 2)
         await release.wait()
         return "done"
@@ -341,7 +341,7 @@ async def test_ending_the_session_mid_write_lets_the_sse_answer_finish_whole(
     server = mcptrio.Server("big-progress")
 
     @server.tool()
-    async def send_big_progress(ctx: RequestContext) -> str:
+    async def send_big_progress(ctx: Context) -> str:
         await ctx.report_progress(0, 1, message=big)
         progress_sent.set()
         await trio.sleep_forever()

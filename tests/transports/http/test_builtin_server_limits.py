@@ -11,7 +11,7 @@ from test_front_ends import EchoApp
 from test_streamable_http import call_body, initialize, session_headers, stream
 
 import mcptrio
-from mcptrio.runtime.context import RequestContext
+from mcptrio.server.context import Context
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 BUILTIN = ["builtin-h11", "builtin-httptools"]
@@ -111,7 +111,7 @@ async def test_an_sse_writer_stops_after_the_write_timeout_while_its_handler_run
     server = mcptrio.Server("big-progress")
 
     @server.tool()
-    async def send_big_progress(ctx: RequestContext) -> str:
+    async def send_big_progress(ctx: Context) -> str:
         await ctx.report_progress(0, 1, message=big)
         await trio.sleep_forever()
         return "never"

@@ -36,7 +36,7 @@ async def test_client_against_mcptrio_http_server_both_transports() -> None:
     server = mcptrio.Server("own", "1.0.0")
 
     @server.tool()
-    async def countdown(ctx: mcptrio.RequestContext, start: int) -> str:
+    async def countdown(ctx: mcptrio.Context, start: int) -> str:
         for step in range(start):
             await ctx.report_progress(step + 1, start)
         return "liftoff"

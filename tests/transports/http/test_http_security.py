@@ -325,3 +325,27 @@ async def test_websocket_upgrades_pass_the_same_checks(front_end: str) -> None:
                 await ws.send_message(initialize_body("2025-11-25").decode())
                 answer = json.loads(await ws.get_message())
                 assert answer["result"]["protocolVersion"] == "2025-11-25"
+
+
+@pytest.mark.parametrize("front_end", ["builtin-h11", "hypercorn"])
+async def test_websocket_upgrade_without_credentials_gets_401_with_the_challenge(
+    front_end: str,
+) -> None:
+    trio_websocket = pytest.importorskip("trio_websocket")
+    security = HttpSecurity(authenticator=TokenAuthenticator())
+    with trio.fail_after(10):
+        async with serve(front_end, McpHttpApp(make_server(), security=security)) as url:
+            ws_url = url.replace("http://", "ws://") + "/mcp"
+            with pytest.raises(trio_websocket.ConnectionRejected) as refused:
+                async with trio_websocket.open_websocket_url(ws_url, subprotocols=["mcp"]):
+                    pass
+            assert refused.value.status_code == 401
+            challenge = dict(refused.value.headers or [])[b"www-authenticate"]
+            assert challenge.startswith(b"Bearer ")
+            token = [(b"authorization", b"Bearer token-alice")]
+            async with trio_websocket.open_websocket_url(
+                ws_url, subprotocols=["mcp"], extra_headers=token
+            ) as ws:
+                await ws.send_message(initialize_body("2025-11-25").decode())
+                answer = json.loads(await ws.get_message())
+                assert answer["result"]["protocolVersion"] == "2025-11-25"

@@ -14,6 +14,7 @@ from fake_server import FakeExchange, FakeRequest, FakeServerStats, serve_fake_h
 from sdk_peer import open_sdk_server
 
 import mcptrio
+from mcptrio.client import http
 from mcptrio.protocol.errors import McpError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
@@ -61,7 +62,7 @@ async def test_streamable_post_to_a_legacy_only_server_falls_back_to_http_sse() 
                 result = await client.call_tool("add", {"a": 20, "b": 22})
                 assert result.content == [TextContent(text="42")]
             # open_client takes the URL as is and does the same.
-            async with mcptrio.open_client(base + "/sse", http_timeout=10) as client:
+            async with mcptrio.open_client(http(base + "/sse", timeout=10)) as client:
                 assert (await client.list_tools()).tools
 
 
@@ -74,7 +75,7 @@ async def test_open_client_with_an_http_url_speaks_streamable_http_to_a_streamab
             ):
                 assert transport.kind == "streamable"
                 await client.ping()
-            async with mcptrio.open_client(base + "/mcp", http_timeout=10) as client:
+            async with mcptrio.open_client(http(base + "/mcp", timeout=10)) as client:
                 result = await client.call_tool("add", {"a": 1, "b": 1})
                 assert result.content == [TextContent(text="2")]
 

@@ -10,7 +10,7 @@ import trio
 from test_streamable_http import serve, wait_until
 
 import mcptrio
-from mcptrio.runtime.context import RequestContext
+from mcptrio.server.context import Context
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 pytest.importorskip("mcp")
@@ -29,7 +29,7 @@ def interop_server() -> mcptrio.Server:
         return a + b
 
     @server.tool()
-    async def count_to(n: int, ctx: RequestContext) -> str:
+    async def count_to(n: int, ctx: Context) -> str:
         """Report progress up to ``n``."""
         for i in range(1, n + 1):
             await ctx.report_progress(i, n)

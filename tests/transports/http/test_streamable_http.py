@@ -19,7 +19,7 @@ from http_client_for_tests import TestConnection, open_test_connection
 import mcptrio
 from mcptrio.protocol.sse import SseEvent, SseParser
 from mcptrio.protocol.types import PingRequest, ProgressNotification
-from mcptrio.runtime.context import RequestContext
+from mcptrio.server.context import Context
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 from schema_validation import validate_message
@@ -41,21 +41,21 @@ def make_server() -> mcptrio.Server:
         return a + b
 
     @server.tool()
-    async def chatty(n: int, ctx: RequestContext) -> str:
+    async def chatty(n: int, ctx: Context) -> str:
         """Sends ``n`` progress notifications for the caller's token, then answers."""
         for i in range(n):
             await ctx.report_progress(i, n)
         return "done"
 
     @server.tool()
-    async def announce(ctx: RequestContext) -> str:
+    async def announce(ctx: Context) -> str:
         """Sends one notification unrelated to any request, then answers."""
         note = ProgressNotification(progress_token="unrelated", progress=1)
         await ctx.session.notify(note)
         return "announced"
 
     @server.tool()
-    async def ask_client(ctx: RequestContext) -> str:
+    async def ask_client(ctx: Context) -> str:
         """Pings the client as part of the call (a server-to-client request)."""
         await ctx.send_request(PingRequest(), timeout=10)
         return "pinged"

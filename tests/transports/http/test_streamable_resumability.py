@@ -22,7 +22,7 @@ from test_streamable_http import (
 
 import mcptrio
 from mcptrio.protocol.sse import SseParser
-from mcptrio.runtime.context import RequestContext
+from mcptrio.server.context import Context
 from mcptrio.stores.event_store import InMemoryEventStore, UnknownEventId
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 from mcptrio.transports.http.endpoints.http_session import HttpSession, HttpStreamControl
@@ -91,7 +91,7 @@ def resumable_server() -> mcptrio.Server:
     server = make_server()
 
     @server.tool()
-    async def polled(ctx: RequestContext) -> str:
+    async def polled(ctx: Context) -> str:
         """Two progress messages, then the server closes the connection, then one more."""
         await ctx.report_progress(1)
         await ctx.report_progress(2)
@@ -103,7 +103,7 @@ def resumable_server() -> mcptrio.Server:
         return "polled"
 
     @server.tool()
-    async def flood(n: int, ctx: RequestContext) -> str:
+    async def flood(n: int, ctx: Context) -> str:
         for i in range(n):
             await ctx.report_progress(i)
         return "flooded"

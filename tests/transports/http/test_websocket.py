@@ -20,12 +20,14 @@ import trustme
 from front_ends_for_tests import open_front_end
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.revisions import SUPPORTED
-from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
 from mcptrio.runtime.transport import Frame, Outgoing, Transport
+from mcptrio.server.context import Context
 from mcptrio.transports.http.engine.exchange import (
+    Headers,
     HttpRequest,
     HttpResponder,
     WebSocketClosed,
@@ -38,7 +40,7 @@ from mcptrio.transports.websocket import (
     open_websocket_client_transport,
     serve_websocket_session,
 )
-from mcptrio.transports.websocket_server import origin_allowed, serve_websocket
+from mcptrio.transports.websocket_server import serve_websocket
 
 from schema_validation import validate_message
 
@@ -109,7 +111,7 @@ def make_server(probe: Probe) -> mcptrio.Server:
         return text
 
     @server.tool()
-    async def count(ctx: RequestContext, steps: int) -> int:
+    async def count(ctx: Context, steps: int) -> int:
         for step in range(1, steps + 1):
             await ctx.report_progress(step, steps, f"step {step}")
         return steps
@@ -156,7 +158,7 @@ async def test_initialize_list_and_call_over_websocket_in_every_revision(revisio
     with trio.fail_after(IO_LIMIT):
         async with (
             serving(make_server(Probe())) as url,
-            recorded_client(url, supported_revisions=(revision,)) as (client, recorder),
+            recorded_client(url, revisions=Revisions(supported=(revision,))) as (client, recorder),
         ):
             assert url.startswith("ws://127.0.0.1:") and url.endswith("/mcp")
             assert client.protocol_version == revision
@@ -355,15 +357,6 @@ async def test_allowed_origins_replace_the_default() -> None:
                 ):
                     pass
             assert info.value.status_code == 403
-
-
-def test_origin_rules() -> None:
-    assert origin_allowed(None, None)
-    assert origin_allowed(b"http://localhost", None)
-    assert not origin_allowed(b"http://localhost:99999999", None)
-    assert not origin_allowed(b"http://[::1", None)
-    assert not origin_allowed(b"file://localhost", None)
-    assert origin_allowed(None, ["https://app.example"])
 
 
 async def test_wrong_path_is_refused_with_404() -> None:
@@ -654,7 +647,7 @@ class ScriptedPeer:
             await trio.sleep_forever()
         self.accepted = subprotocol
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
         await trio.lowlevel.checkpoint()
         self.rejected = status
 

@@ -30,22 +30,20 @@ from urllib.parse import urljoin
 
 import trio
 
-from ....protocol.errors import INTERNAL_ERROR
+from ....protocol.errors import TransportError
 from ....protocol.sse import SseError, SseEvent, SseParser
-from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse, split_url
-from .messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
-from .posts import PostScheduler
+from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientTransportBase
+from .messages import OutgoingInfo
 from .resources import open_client_resources
 
 __all__ = ["LegacySseClientTransport", "LegacySseError", "open_legacy_sse_client_transport"]
 
 log = logging.getLogger("mcptrio.transports.http.client.legacy_sse")
 
-_ERROR_BODY_LIMIT = 4096
 
-
-class LegacySseError(Exception):
+class LegacySseError(TransportError):
     """The HTTP+SSE transport could not be opened."""
 
 
@@ -63,81 +61,45 @@ def resolve_endpoint(sse_url: str, data: str) -> str:
     return endpoint
 
 
-class LegacySseClientTransport:
+class LegacySseClientTransport(HttpClientTransportBase):
     """A :class:`~mcptrio.runtime.transport.Transport` over HTTP+SSE.
 
     Made by :func:`open_legacy_sse_client_transport`, which owns the nursery its tasks run in.
     """
 
     def __init__(
-        self,
-        url: str,
-        pool: HttpClientPool,
-        nursery: trio.Nursery,
-        *,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 30.0,
-        sse_read_timeout: float = 300.0,
-        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-        max_concurrent_posts: int = 32,
-        incoming_buffer: int = 64,
+        self, url: str, pool: HttpClientPool, nursery: trio.Nursery, options: HttpClientOptions
     ) -> None:
-        self.url = url
+        super().__init__(url, pool, nursery, options)
         #: The POST URL, once the server has named it.
         self.endpoint: str | None = None
-        self._pool = pool
-        self._nursery = nursery
-        self._custom_headers = list((headers or {}).items())
-        self.timeout = timeout
-        self.sse_read_timeout = sse_read_timeout
-        self.max_frame_size = max_frame_size
-        self._posts = PostScheduler(nursery, self._post, max_concurrent_posts=max_concurrent_posts)
-        self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
-            incoming_buffer
-        )
-        self._broken = False
-        self._closed = False
-
-    async def receive(self) -> Frame:
-        """The next frame from a ``message`` event."""
-        try:
-            return await self._incoming_receive.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            if self._broken:
-                raise trio.BrokenResourceError("The SSE stream broke") from None
-            raise trio.EndOfChannel from None
 
     async def send(self, frames: Sequence[Outgoing]) -> None:
         """Start one POST per frame to the endpoint; waits only for a free POST slot."""
         for frame in frames:
-            if self._closed:
-                raise trio.ClosedResourceError("The transport is closed")
-            await self._posts.schedule(frame.data, peek_outgoing(frame.data))
+            await self._schedule(frame)
 
     async def aclose(self) -> None:
         """Stop the stream and every POST; idempotent."""
-        self._closed = True
-        # The transport's own nursery: the caller's block (often the one calling this, through
-        # ``open_client(transport)``) runs outside it and carries on.
-        self._nursery.cancel_scope.cancel()
-        self._incoming_send.close()
+        self._stop()
         await trio.lowlevel.checkpoint()
 
     # ------------------------------------------------------------ the SSE stream
 
     async def run_stream(self, *, task_status: trio.TaskStatus[str]) -> None:
         """Open the stream, report the endpoint through ``task_status``, then pump messages."""
-        headers = [*self._custom_headers, ("accept", "text/event-stream")]
+        options = self.options
+        headers = self._request_headers(("accept", "text/event-stream"))
         try:
             async with self._pool.request(
-                "GET", self.url, headers=headers, read_timeout=self.sse_read_timeout
+                "GET", self.url, headers=headers, read_timeout=options.sse_read_timeout
             ) as response:
                 if response.status != 200 or response.content_type != "text/event-stream":
                     raise LegacySseError(
                         f"GET {self.url} answered HTTP {response.status} "
                         f"({response.content_type or 'no content type'}), not an SSE stream"
                     )
-                parser = SseParser(max_line=self.max_frame_size + 64)
+                parser = SseParser(max_line=options.max_frame_size + 64)
                 self.endpoint, early = await self._await_endpoint(response, parser)
                 task_status.started(self.endpoint)
                 for event in early:
@@ -152,7 +114,7 @@ class LegacySseClientTransport:
             if self.endpoint is None:
                 raise LegacySseError(f"Invalid SSE stream from {self.url}: {exc}") from exc
             log.warning("unusable SSE stream from %s: %s", self.url, exc)
-            await self._deliver(OversizedFrame(self.max_frame_size))
+            await self._deliver(OversizedFrame(options.max_frame_size))
             self._broken = True
         finally:
             self._incoming_send.close()
@@ -161,7 +123,8 @@ class LegacySseClientTransport:
         self, response: HttpResponse, parser: SseParser
     ) -> tuple[str, list[SseEvent]]:
         """Read until the ``endpoint`` event; returns it and the events that came after it."""
-        with trio.move_on_after(self.timeout):
+        timeout = self.options.timeout
+        with trio.move_on_after(timeout):
             while True:
                 chunk = await response.receive_some()
                 if not chunk:
@@ -171,7 +134,7 @@ class LegacySseClientTransport:
                     if event.event == "endpoint":
                         return resolve_endpoint(self.url, event.data), events[i + 1 :]
                     log.info("ignored a %r event before the endpoint event", event.event)
-        raise LegacySseError(f"No endpoint event from {self.url} within {self.timeout} s")
+        raise LegacySseError(f"No endpoint event from {self.url} within {timeout} s")
 
     async def _pump(self, response: HttpResponse, parser: SseParser) -> None:
         while chunk := await response.receive_some():
@@ -179,47 +142,33 @@ class LegacySseClientTransport:
                 await self._on_event(event)
 
     async def _on_event(self, event: SseEvent) -> None:
-        if event.event != "message":
-            log.info("ignored an SSE event named %r", event.event)
-            return
-        if not event.data:
-            return
-        data = event.data.encode("utf-8")
-        if len(data) > self.max_frame_size:
-            await self._deliver(OversizedFrame(self.max_frame_size))
-        else:
+        data = await self._message_of(event)
+        if data is not None:
             await self._deliver(data)
-
-    async def _deliver(self, frame: Frame) -> None:
-        try:
-            await self._incoming_send.send(frame)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            log.debug("dropped a frame that arrived after the transport closed")
 
     # ------------------------------------------------------------ POST
 
-    async def _post(self, data: bytes, info: OutgoingInfo) -> None:
+    async def _post_frame(self, data: bytes, info: OutgoingInfo) -> None:
         assert self.endpoint is not None
-        headers = [*self._custom_headers, ("content-type", "application/json")]
+        headers = self._request_headers(("content-type", "application/json"))
         try:
             async with self._pool.request(
-                "POST", self.endpoint, headers=headers, body=data, read_timeout=self.timeout
+                "POST",
+                self.endpoint,
+                headers=headers,
+                body=data,
+                read_timeout=self.options.timeout,
             ) as response:
                 if 200 <= response.status < 300:
                     response.drain_buffered()
                     return
-                body = await response.read(_ERROR_BODY_LIMIT)
+                body = await response.read(ERROR_BODY_LIMIT)
                 status, reason = response.status, response.reason
         except HttpError as exc:
             log.info("POST to %s failed: %s", self.endpoint, exc)
-            for rid in info.request_ids:
-                message = f"The HTTP request failed: {exc}"
-                await self._deliver(error_response(rid, INTERNAL_ERROR, message))
+            await self._fail_requests(info.request_ids, f"The HTTP request failed: {exc}")
             return
-        if not info.request_ids:
-            log.warning("the server refused a notification or response with HTTP %d", status)
-        for rid in info.request_ids:
-            await self._deliver(http_error_response(rid, status, reason, body))
+        await self._refused(info.request_ids, status, reason, body)
 
 
 @asynccontextmanager
@@ -242,19 +191,33 @@ async def open_legacy_sse_client_transport(
     :func:`~mcptrio.transports.http.client.streamable.open_streamable_http_client_transport`.
     Leaving the block closes the stream and stops every POST.
     """
+    options = HttpClientOptions.of(
+        headers,
+        timeout=timeout,
+        sse_read_timeout=sse_read_timeout,
+        max_frame_size=max_frame_size,
+        max_concurrent_posts=max_concurrent_posts,
+    )
+    async with open_legacy_sse(url, options, pool=pool, ssl_context=ssl_context) as transport:
+        yield transport
+
+
+@asynccontextmanager
+async def open_legacy_sse(
+    url: str,
+    options: HttpClientOptions,
+    *,
+    pool: HttpClientPool | None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> AsyncIterator[LegacySseClientTransport]:
+    """:func:`open_legacy_sse_client_transport` with its options in one record."""
     async with open_client_resources(
-        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 2
+        pool,
+        ssl_context=ssl_context,
+        timeout=options.timeout,
+        max_connections=options.max_concurrent_posts + 2,
     ) as (http, tasks):
-        transport = LegacySseClientTransport(
-            url,
-            http,
-            tasks,
-            headers=headers,
-            timeout=timeout,
-            sse_read_timeout=sse_read_timeout,
-            max_frame_size=max_frame_size,
-            max_concurrent_posts=max_concurrent_posts,
-        )
+        transport = LegacySseClientTransport(url, http, tasks, options)
         await tasks.start(transport.run_stream)
         async with aclosing(transport):
             yield transport

@@ -18,6 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from ....protocol import codec
 from ....protocol.base import RequestId
+from ....protocol.codec import Envelope
 from ....protocol.errors import INTERNAL_ERROR, McpError
 
 __all__ = [
@@ -28,14 +29,6 @@ __all__ = [
     "peek_outgoing",
     "response_ids",
 ]
-
-
-class _Peek(msgspec.Struct):
-    id: int | str | UnsetType | None = UNSET
-    method: str | UnsetType = UNSET
-    params: msgspec.Raw | UnsetType = UNSET
-    result: msgspec.Raw | UnsetType = UNSET
-    error: msgspec.Raw | UnsetType = UNSET
 
 
 class _CancelParams(msgspec.Struct, rename="camel"):
@@ -50,7 +43,7 @@ class _InitializeRequest(msgspec.Struct):
     params: _InitializeResult | UnsetType = UNSET
 
 
-_peek_decoder = msgspec.json.Decoder(_Peek | list[_Peek])
+_peek_decoder = msgspec.json.Decoder(Envelope | list[Envelope])
 _cancel_decoder = msgspec.json.Decoder(_CancelParams)
 _init_decoder = msgspec.json.Decoder(_InitializeResult)
 _any_decoder = msgspec.json.Decoder()
@@ -67,7 +60,7 @@ class OutgoingInfo:
     cancels: RequestId | None = None
 
 
-def _items(data: bytes) -> list[_Peek]:
+def _items(data: bytes) -> list[Envelope]:
     try:
         value = _peek_decoder.decode(data)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):

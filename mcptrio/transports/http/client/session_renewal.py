@@ -23,6 +23,7 @@ import trio
 from ....protocol.base import RequestId
 from ....protocol.sse import SseParser
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
+from .base import HttpClientOptions
 from .messages import OutgoingInfo, initialize_revision, response_ids
 
 __all__ = ["ACCEPT_JSON_OR_SSE", "RenewalHost", "SessionRenewal"]
@@ -38,8 +39,7 @@ class RenewalHost(Protocol):
     """What :class:`SessionRenewal` needs of the transport whose session it renews."""
 
     url: str
-    timeout: float
-    max_frame_size: int
+    options: HttpClientOptions
     #: The id of the current session: cleared while a renewal runs, then the new one.
     session_id: str | None
     #: The revision the session speaks; a new session must speak it too.
@@ -116,7 +116,7 @@ class SessionRenewal:
         headers = host.request_headers(ACCEPT_JSON_OR_SSE, session=rid is None)
         headers.append(("content-type", "application/json"))
         async with self._pool.request(
-            "POST", host.url, headers=headers, body=data, read_timeout=host.timeout
+            "POST", host.url, headers=headers, body=data, read_timeout=host.options.timeout
         ) as response:
             if not 200 <= response.status < 300:
                 log.warning("session renewal: HTTP %d", response.status)
@@ -125,8 +125,8 @@ class SessionRenewal:
                 return b""
             host.take_session_id(response)
             if response.content_type == "application/json":
-                return await response.read(host.max_frame_size)
-            parser = SseParser(max_line=host.max_frame_size + 64)
+                return await response.read(host.options.max_frame_size)
+            parser = SseParser(max_line=host.options.max_frame_size + 64)
             while chunk := await response.receive_some():
                 for event in parser.feed(chunk):
                     data = event.data.encode("utf-8")

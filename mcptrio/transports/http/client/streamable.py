@@ -65,19 +65,15 @@ from dataclasses import dataclass, field
 import trio
 
 from ....protocol.base import RequestId
-from ....protocol.errors import INTERNAL_ERROR
 from ....protocol.sse import SseError, SseParser
-from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
+from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientTransportBase
 from .messages import (
     OutgoingInfo,
-    error_response,
-    http_error_response,
     initialize_revision,
-    peek_outgoing,
     response_ids,
 )
-from .posts import PostScheduler
 from .resources import open_client_resources
 from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
 
@@ -90,7 +86,6 @@ __all__ = [
 log = logging.getLogger("mcptrio.transports.http.client.streamable")
 
 # How much of an error body is read to explain the error.
-_ERROR_BODY_LIMIT = 4096
 
 # How long the frames after ``notifications/initialized`` wait for the server to answer the GET
 # of the standalone stream: long enough for any live server, short enough that one holding
@@ -117,12 +112,22 @@ class _Stream:
     failure: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Reconnection:
+    """How a broken SSE stream is resumed: the delay when the server sent no ``retry:``, the
+    longest delay backing off reaches, and the attempts in a row that may bring nothing."""
+
+    delay: float = 1.0
+    max_delay: float = 30.0
+    max_attempts: int = 5
+
+
 # How reading one response, or one GET of a stream, ended: everything owed arrived; the stream
 # ended or broke and may be resumed; it cannot be used (or resumed) at all; the session is gone.
 _DONE, _ENDED, _UNUSABLE, _SESSION_GONE = "done", "ended", "unusable", "session gone"
 
 
-class StreamableHttpClientTransport:
+class StreamableHttpClientTransport(HttpClientTransportBase):
     """A :class:`~mcptrio.runtime.transport.Transport` speaking Streamable HTTP to ``url``.
 
     Made by :func:`open_streamable_http_client_transport`, which owns the nursery its tasks
@@ -134,36 +139,15 @@ class StreamableHttpClientTransport:
         url: str,
         pool: HttpClientPool,
         nursery: trio.Nursery,
+        options: HttpClientOptions,
         *,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 30.0,
-        sse_read_timeout: float = 300.0,
-        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-        max_concurrent_posts: int = 32,
-        incoming_buffer: int = 64,
         open_get_stream: bool = True,
-        reconnect_delay: float = 1.0,
-        max_reconnect_delay: float = 30.0,
-        max_reconnect_attempts: int = 5,
+        reconnection: Reconnection = Reconnection(),
         on_initialize_outcome: InitializeOutcome | None = None,
     ) -> None:
-        self.url = url
-        self._pool = pool
-        self._nursery = nursery
-        self._custom_headers = list((headers or {}).items())
-        self.timeout = timeout
-        self.sse_read_timeout = sse_read_timeout
-        self.max_frame_size = max_frame_size
-        self._posts = PostScheduler(
-            nursery, self._post_outgoing, max_concurrent_posts=max_concurrent_posts
-        )
-        self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
-            incoming_buffer
-        )
+        super().__init__(url, pool, nursery, options)
         self._open_get_stream = open_get_stream
-        self.reconnect_delay = reconnect_delay
-        self.max_reconnect_delay = max_reconnect_delay
-        self.max_reconnect_attempts = max_reconnect_attempts
+        self.reconnection = reconnection
         self._on_initialize_outcome = on_initialize_outcome
         #: The session id the server assigned, if any.
         self.session_id: str | None = None
@@ -172,24 +156,13 @@ class StreamableHttpClientTransport:
         self._renewal = SessionRenewal(self, pool, on_end=self._incoming_send.close)
         self._get_started = False
         self._streams: dict[RequestId, _Stream] = {}
-        self._closed = False
 
     # ------------------------------------------------------------ Transport
-
-    async def receive(self) -> Frame:
-        """The next frame from the server; ``trio.EndOfChannel`` once the transport ended."""
-        try:
-            return await self._incoming_receive.receive()
-        except trio.ClosedResourceError:
-            raise trio.EndOfChannel from None
 
     async def send(self, frames: Sequence[Outgoing]) -> None:
         """Start one POST per frame; waits only for a free POST slot."""
         for frame in frames:
-            if self._closed:
-                raise trio.ClosedResourceError("The transport is closed")
-            info = peek_outgoing(frame.data)
-            await self._posts.schedule(frame.data, info)
+            info = await self._schedule(frame)
             # The POST task has not run yet (no checkpoint since it started): this comes first.
             self._renewal.remember(frame.data, info)
             if info.cancels is not None:
@@ -197,19 +170,11 @@ class StreamableHttpClientTransport:
 
     async def aclose(self) -> None:
         """Stop every POST and stream, and end the server session with DELETE."""
-        if self._closed:
-            await trio.lowlevel.checkpoint()
-            return
-        self._closed = True
-        # The transport's own nursery: the caller's block (often the one calling this, through
-        # ``open_client(transport)``) runs outside it and carries on.
-        self._nursery.cancel_scope.cancel()
-        self._incoming_send.close()
         session_id = self.session_id
-        if session_id is None:
+        if not self._stop() or session_id is None:
             await trio.lowlevel.checkpoint()
             return
-        with trio.CancelScope(shield=True), trio.move_on_after(self.timeout):
+        with trio.CancelScope(shield=True), trio.move_on_after(self.options.timeout):
             try:
                 async with self._pool.request(
                     "DELETE", self.url, headers=self.request_headers("application/json, */*")
@@ -223,7 +188,7 @@ class StreamableHttpClientTransport:
 
     def request_headers(self, accept: str, *, session: bool = True) -> list[tuple[str, str]]:
         """The headers of a request, with the session's id and revision when ``session``."""
-        headers = [*self._custom_headers, ("accept", accept)]
+        headers = self._request_headers(("accept", accept))
         if session:
             if self.session_id is not None:
                 headers.append(("mcp-session-id", self.session_id))
@@ -231,7 +196,7 @@ class StreamableHttpClientTransport:
                 headers.append(("mcp-protocol-version", self.protocol_version))
         return headers
 
-    async def _post_outgoing(self, data: bytes, info: OutgoingInfo) -> None:
+    async def _post_frame(self, data: bytes, info: OutgoingInfo) -> None:
         """POST a frame the session sent; the standalone stream opens once it is initialized."""
         await self._post(data, info, may_renew=True)
         initialized = info.method == "notifications/initialized"
@@ -264,7 +229,11 @@ class StreamableHttpClientTransport:
             with stream.scope:
                 try:
                     async with self._pool.request(
-                        "POST", self.url, headers=headers, body=data, read_timeout=self.timeout
+                        "POST",
+                        self.url,
+                        headers=headers,
+                        body=data,
+                        read_timeout=self.options.timeout,
                     ) as response:
                         status, reason = response.status, response.reason
                         if is_initialize and await self._initialize_outcome(data, status):
@@ -275,7 +244,7 @@ class StreamableHttpClientTransport:
                                 self.take_session_id(response)
                             outcome = await self._read_post_response(response, stream)
                         else:
-                            body = await response.read(_ERROR_BODY_LIMIT)
+                            body = await response.read(ERROR_BODY_LIMIT)
                 except HttpError as exc:
                     log.info("POST to %s failed: %s", self.url, exc)
                     if status == 0:
@@ -290,10 +259,7 @@ class StreamableHttpClientTransport:
                 await self._post_again_after_404(data, info, sent_session, stream)
                 return
             if not 200 <= status < 300:
-                if not info.request_ids:
-                    log.warning("the server refused a notification with HTTP %d", status)
-                for rid in sorted(stream.pending, key=str):
-                    await self._deliver(http_error_response(rid, status, reason, body))
+                await self._refused(stream.pending, status, reason, body)
                 stream.pending.clear()
                 return
             if outcome == _ENDED and stream.pending:
@@ -332,17 +298,18 @@ class StreamableHttpClientTransport:
             await trio.lowlevel.checkpoint()
             return _DONE
         ctype = response.content_type
+        limit = self.options.max_frame_size
         if ctype == "application/json":
-            body = await response.read(self.max_frame_size)
+            body = await response.read(limit)
             if body is None:
-                await self._deliver(OversizedFrame(self.max_frame_size))
+                await self._deliver(OversizedFrame(limit))
                 self._fail(stream, "The response is larger than the frame size limit")
                 return _DONE
             stream.pending.difference_update(response_ids(body))
             await self._deliver_response(body, stream)
             return _DONE
         if ctype == "text/event-stream":
-            response.read_timeout = self.sse_read_timeout
+            response.read_timeout = self.options.sse_read_timeout
             return await self._read_events(response, stream)
         self._fail(stream, f"The server answered with an unexpected content type {ctype!r}")
         return _DONE
@@ -356,7 +323,8 @@ class StreamableHttpClientTransport:
 
     async def _read_events(self, response: HttpResponse, stream: _Stream) -> str:
         """Follow one SSE response until it owes nothing more, ends, or becomes unusable."""
-        parser = SseParser(max_line=self.max_frame_size + 64)
+        limit = self.options.max_frame_size
+        parser = SseParser(max_line=limit + 64)
         parser.last_event_id = stream.last_event_id
         try:
             while True:
@@ -372,11 +340,8 @@ class StreamableHttpClientTransport:
                         stream.last_event_id = event.id
                     if event.retry is not None:
                         stream.retry_ms = event.retry
-                    if event.event != "message" or not event.data:
-                        continue
-                    data = event.data.encode("utf-8")
-                    if len(data) > self.max_frame_size:
-                        await self._deliver(OversizedFrame(self.max_frame_size))
+                    data = await self._message_of(event)
+                    if data is None:
                         continue
                     answered = response_ids(data)
                     owed = bool(stream.pending)
@@ -391,14 +356,15 @@ class StreamableHttpClientTransport:
                         return _DONE
         except SseError as exc:
             log.warning("unusable SSE stream from %s: %s", self.url, exc)
-            await self._deliver(OversizedFrame(self.max_frame_size))
+            await self._deliver(OversizedFrame(limit))
             return _UNUSABLE
 
     def _delay(self, stream: _Stream, failures: int) -> float:
-        base = stream.retry_ms / 1000 if stream.retry_ms is not None else self.reconnect_delay
+        reconnection = self.reconnection
+        base = stream.retry_ms / 1000 if stream.retry_ms is not None else reconnection.delay
         if failures <= 1:
             return base
-        return max(base, min(base * 2.0 ** (failures - 1), self.max_reconnect_delay))
+        return max(base, min(base * 2.0 ** (failures - 1), reconnection.max_delay))
 
     async def _resume(self, stream: _Stream) -> None:
         """Resume a POST stream with GET + Last-Event-ID until it has answered everything."""
@@ -418,7 +384,7 @@ class StreamableHttpClientTransport:
                     self._fail(stream, "The response stream could not be resumed")
                     return
                 failures = 0 if progressed else failures + 1
-                if failures >= self.max_reconnect_attempts:
+                if failures >= self.reconnection.max_attempts:
                     self._fail(stream, "The response stream could not be resumed")
                     return
 
@@ -436,7 +402,7 @@ class StreamableHttpClientTransport:
         status = 0
         try:
             async with self._pool.request(
-                "GET", self.url, headers=headers, read_timeout=self.sse_read_timeout
+                "GET", self.url, headers=headers, read_timeout=self.options.sse_read_timeout
             ) as response:
                 status = response.status
                 if opened is not None:
@@ -483,7 +449,7 @@ class StreamableHttpClientTransport:
                 failures = 0
                 continue
             failures = 0 if progressed else failures + 1
-            if failures >= self.max_reconnect_attempts:
+            if failures >= self.reconnection.max_attempts:
                 log.warning("giving up on the standalone SSE stream of %s", self.url)
                 return
             await trio.sleep(self._delay(stream, max(failures, 1)))
@@ -495,10 +461,7 @@ class StreamableHttpClientTransport:
     ) -> None:
         stream.pending.clear()
         if not await self._renewal.renew(stale):
-            for rid in info.request_ids:
-                await self._deliver(
-                    error_response(rid, INTERNAL_ERROR, "The server ended the MCP session")
-                )
+            await self._fail_requests(info.request_ids, "The server ended the MCP session")
             return
         if info.method != "notifications/initialized":
             await self._post(data, info, may_renew=False)
@@ -524,18 +487,9 @@ class StreamableHttpClientTransport:
 
     async def _fail_now(self, stream: _Stream) -> None:
         message = stream.failure or "The request was lost"
-        if self._closed:
-            stream.pending.clear()
-            return
-        for rid in sorted(stream.pending, key=str):
-            await self._deliver(error_response(rid, INTERNAL_ERROR, message))
+        if not self._closed:
+            await self._fail_requests(stream.pending, message)
         stream.pending.clear()
-
-    async def _deliver(self, frame: Frame) -> None:
-        try:
-            await self._incoming_send.send(frame)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            log.debug("dropped a frame that arrived after the transport closed")
 
 
 @asynccontextmanager
@@ -566,22 +520,50 @@ async def open_streamable_http_client_transport(
 
     Leaving the block closes the transport (see :meth:`StreamableHttpClientTransport.aclose`).
     """
+    options = HttpClientOptions.of(
+        headers,
+        timeout=timeout,
+        sse_read_timeout=sse_read_timeout,
+        max_frame_size=max_frame_size,
+        max_concurrent_posts=max_concurrent_posts,
+    )
+    async with open_streamable(
+        url,
+        options,
+        pool=pool,
+        ssl_context=ssl_context,
+        open_get_stream=open_get_stream,
+        reconnection=Reconnection(reconnect_delay, max_reconnect_delay, max_reconnect_attempts),
+        on_initialize_outcome=on_initialize_outcome,
+    ) as transport:
+        yield transport
+
+
+@asynccontextmanager
+async def open_streamable(
+    url: str,
+    options: HttpClientOptions,
+    *,
+    pool: HttpClientPool | None,
+    ssl_context: ssl.SSLContext | None = None,
+    open_get_stream: bool = True,
+    reconnection: Reconnection = Reconnection(),
+    on_initialize_outcome: InitializeOutcome | None = None,
+) -> AsyncIterator[StreamableHttpClientTransport]:
+    """:func:`open_streamable_http_client_transport` with its options in records."""
     async with open_client_resources(
-        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 8
+        pool,
+        ssl_context=ssl_context,
+        timeout=options.timeout,
+        max_connections=options.max_concurrent_posts + 8,
     ) as (http, tasks):
         transport = StreamableHttpClientTransport(
             url,
             http,
             tasks,
-            headers=headers,
-            timeout=timeout,
-            sse_read_timeout=sse_read_timeout,
-            max_frame_size=max_frame_size,
-            max_concurrent_posts=max_concurrent_posts,
+            options,
             open_get_stream=open_get_stream,
-            reconnect_delay=reconnect_delay,
-            max_reconnect_delay=max_reconnect_delay,
-            max_reconnect_attempts=max_reconnect_attempts,
+            reconnection=reconnection,
             on_initialize_outcome=on_initialize_outcome,
         )
         async with aclosing(transport):

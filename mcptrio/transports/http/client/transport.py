@@ -31,16 +31,18 @@ from functools import partial
 
 import trio
 
+from ....protocol.revisions import REVISIONS, SUPPORTED, revision_of
 from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
 from ..engine.client_pool import HttpClientPool, HttpError
+from .base import HttpClientOptions
 from .legacy_sse import (
     LegacySseClientTransport,
     LegacySseError,
-    open_legacy_sse_client_transport,
+    open_legacy_sse,
 )
 from .messages import offered_revision, peek_outgoing
 from .resources import open_client_resources
-from .streamable import open_streamable_http_client_transport
+from .streamable import open_streamable
 
 __all__ = ["HttpClientTransport", "fallback_statuses", "open_http_client_transport"]
 
@@ -48,10 +50,10 @@ log = logging.getLogger("mcptrio.transports.http.client.transport")
 
 
 def fallback_statuses(offered: str | None) -> frozenset[int]:
-    """The ``initialize`` POST statuses that send a client to HTTP+SSE, by offered revision."""
-    if offered is not None and offered < "2025-11-25":
-        return frozenset(range(400, 500))
-    return frozenset({400, 404, 405})
+    """The ``initialize`` POST statuses that send a client to HTTP+SSE, by offered revision
+    (unknown: the newest revision's rule)."""
+    revision = revision_of(offered) if offered in SUPPORTED else REVISIONS[0]
+    return revision.http_sse_fallback_statuses
 
 
 class HttpClientTransport:
@@ -141,30 +143,22 @@ async def open_http_client_transport(
     :func:`~mcptrio.transports.http.client.streamable.open_streamable_http_client_transport`,
     and apply to whichever transport is chosen. Leaving the block closes it.
     """
+    options = HttpClientOptions.of(
+        headers,
+        timeout=timeout,
+        sse_read_timeout=sse_read_timeout,
+        max_frame_size=max_frame_size,
+        max_concurrent_posts=max_concurrent_posts,
+    )
     # ``tasks`` is the fallback's home, which closing cancels: the caller's block is not in it.
     async with open_client_resources(
         pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 8
     ) as (http, tasks):
-        open_legacy = partial(
-            open_legacy_sse_client_transport,
-            url,
-            headers=headers,
-            timeout=timeout,
-            sse_read_timeout=sse_read_timeout,
-            pool=http,
-            max_frame_size=max_frame_size,
-            max_concurrent_posts=max_concurrent_posts,
+        transport = HttpClientTransport(
+            url, tasks, partial(open_legacy_sse, url, options, pool=http)
         )
-        transport = HttpClientTransport(url, tasks, open_legacy)
-        async with open_streamable_http_client_transport(
-            url,
-            headers=headers,
-            timeout=timeout,
-            sse_read_timeout=sse_read_timeout,
-            pool=http,
-            max_frame_size=max_frame_size,
-            max_concurrent_posts=max_concurrent_posts,
-            on_initialize_outcome=transport.on_initialize_outcome,
+        async with open_streamable(
+            url, options, pool=http, on_initialize_outcome=transport.on_initialize_outcome
         ) as streamable:
             transport._current = streamable
             async with aclosing(transport):

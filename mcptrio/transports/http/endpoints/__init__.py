@@ -6,6 +6,7 @@
   transport), :mod:`.session_registry` (the live sessions and their nursery), its SSE streams
   (:mod:`.sse_stream`, :mod:`.live_stream`, :mod:`.sse_head_timer`);
 - :mod:`.legacy_sse`: the HTTP+SSE transport of 2024-11-05;
-- shared by them: :mod:`.envelope_peek` (routing a frame without decoding it) and
-  :mod:`.responses` (headers and error answers).
+- shared by them: :mod:`.envelope_peek` (routing a frame without decoding it),
+  :mod:`.request_checks` (``Accept``, ``Content-Type``, the body limit) and :mod:`.responses`
+  (headers and error answers).
 """

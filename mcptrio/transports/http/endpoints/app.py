@@ -35,13 +35,14 @@ import logging
 
 import trio
 
+from ....runtime.transport import SessionFactory
 from ....stores.event_store import EventStore, InMemoryEventStore
-from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer, header
+from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer
 from .http_session import HttpSession
 from .legacy_sse import LegacySseEndpoint
 from .responses import send_error
-from .security import HttpSecurity, Principal
-from .session_registry import SessionFactory, SessionRegistry
+from .security import HttpSecurity, Principal, Refusal
+from .session_registry import SessionRegistry
 from .streamable import StreamableHttpEndpoint
 
 __all__ = ["McpHttpApp"]
@@ -49,8 +50,6 @@ __all__ = ["McpHttpApp"]
 log = logging.getLogger("mcptrio.http")
 
 _DEFAULT_STORE: EventStore = InMemoryEventStore.__new__(InMemoryEventStore)  # sentinel only
-_ALLOW_LEGACY_SSE = ((b"allow", b"GET"),)
-_ALLOW_LEGACY_MESSAGES = ((b"allow", b"POST"),)
 
 
 class McpHttpApp:
@@ -118,12 +117,7 @@ class McpHttpApp:
             count_others=lambda: len(self.legacy.sessions),
         )
         self.streamable = StreamableHttpEndpoint(
-            self.registry,
-            server,
-            self.security,
-            event_store=event_store,
-            json_response=json_response,
-            stateless=stateless,
+            self.registry, json_response=json_response, stateless=stateless
         )
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -140,71 +134,42 @@ class McpHttpApp:
     async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
         path = request.path
         if path == self.path:
-            admitted, principal = await self._admit(request, responder)
-            if admitted:
-                await self.streamable.handle(request, responder, principal)
+            endpoint = self.streamable.handle
+        elif self.legacy_sse and path in (self.sse_path, self.messages_path):
+            endpoint = self._serve_legacy
+        else:
+            await send_error(responder, 404, f"No MCP endpoint at {path}")
             return
-        if self.legacy_sse and path == self.sse_path:
-            admitted, principal = await self._admit(request, responder)
-            if not admitted:
-                return
-            if request.method != "GET":
-                await send_error(responder, 405, "Use GET", headers=_ALLOW_LEGACY_SSE)
-                return
+        admitted = await self.security.admit(request)
+        if isinstance(admitted, Refusal):
+            await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)
+            return
+        await endpoint(request, responder, admitted)
+
+    async def _serve_legacy(
+        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+    ) -> None:
+        """GET at ``sse_path`` opens a session's stream, POST at ``messages_path`` feeds it."""
+        opens_stream = request.path == self.sse_path
+        method = "GET" if opens_stream else "POST"
+        if request.method != method:
+            allow = (b"allow", method.encode())
+            await send_error(responder, 405, f"Use {method}", headers=(allow,))
+        elif opens_stream:
             at_capacity = self.registry.live_count() >= self.security.max_sessions
             await self.legacy.open_stream(request, responder, principal, at_capacity=at_capacity)
-            return
-        if self.legacy_sse and path == self.messages_path:
-            admitted, principal = await self._admit(request, responder)
-            if not admitted:
-                return
-            if request.method != "POST":
-                await send_error(responder, 405, "Use POST", headers=_ALLOW_LEGACY_MESSAGES)
-                return
+        else:
             await self.legacy.post_message(request, responder, principal)
-            return
-        await send_error(responder, 404, f"No MCP endpoint at {path}")
-
-    async def _admit(
-        self, request: HttpRequest, responder: HttpResponder
-    ) -> tuple[bool, Principal | None]:
-        """Whether the request may proceed, and its principal (``None`` without an
-        authenticator). A refused request is answered here: 403 for Host/Origin, 401 for
-        credentials."""
-        headers = request.headers
-        security = self.security
-        if not security.host_allowed(header(headers, b"host")):
-            await send_error(responder, 403, "Host not allowed")
-            return False, None
-        if not security.origin_allowed(header(headers, b"origin")):
-            await send_error(responder, 403, "Origin not allowed")
-            return False, None
-        authenticator = security.authenticator
-        if authenticator is None:
-            return True, None
-        principal = await authenticator.authenticate(request)
-        if principal is None:
-            challenge = (b"www-authenticate", authenticator.challenge(request))
-            await send_error(responder, 401, "Unauthorized", headers=(challenge,))
-            return False, None
-        return True, principal
 
     async def handle_websocket(self, request: HttpRequest, peer: WebSocketPeer) -> None:
         """MCP over WebSocket at ``path``, after the same Host/Origin/credential checks."""
         if request.path != self.path:
             await peer.reject(404, b"No MCP endpoint here")
             return
-        headers = request.headers
         security = self.security
-        if not security.host_allowed(header(headers, b"host")):
-            await peer.reject(403, b"Host not allowed")
-            return
-        if not security.origin_allowed(header(headers, b"origin")):
-            await peer.reject(403, b"Origin not allowed")
-            return
-        authenticator = security.authenticator
-        if authenticator is not None and await authenticator.authenticate(request) is None:
-            await peer.reject(401, b"Unauthorized")
+        admitted = await security.admit(request)
+        if isinstance(admitted, Refusal):
+            await peer.reject(admitted.status, admitted.message.encode(), admitted.headers)
             return
         if self.registry.live_count() >= security.max_sessions:
             await peer.reject(503, b"Too many sessions")

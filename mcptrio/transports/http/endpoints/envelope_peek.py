@@ -16,6 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ....protocol.base import RequestId
+from ....protocol.codec import Envelope
 from ....protocol.errors import InvalidRequest, ParseError
 
 __all__ = ["Peek", "peek", "peek_cancelled_id"]
@@ -23,19 +24,11 @@ __all__ = ["Peek", "peek", "peek_cancelled_id"]
 CANCELLED = "notifications/cancelled"
 
 
-class _Item(msgspec.Struct):
-    id: int | str | UnsetType | None = UNSET
-    method: str | UnsetType = UNSET
-    params: msgspec.Raw | UnsetType = UNSET
-    result: msgspec.Raw | UnsetType = UNSET
-    error: msgspec.Raw | UnsetType = UNSET
-
-
 class _CancelledParams(msgspec.Struct, rename="camel"):
     request_id: int | str
 
 
-_decoder = msgspec.json.Decoder(_Item | list[_Item])
+_decoder = msgspec.json.Decoder(Envelope | list[Envelope])
 _cancel_decoder = msgspec.json.Decoder(_CancelledParams)
 _UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 

@@ -187,8 +187,8 @@ class HttpSession:
     @property
     def primes(self) -> bool:
         """Whether request streams open with a priming event (2025-11-25 SSE polling)."""
-        revision = self.revision
-        return self.event_store is not None and revision is not None and revision >= "2025-11-25"
+        features = None if self.session is None else self.session.connection.features
+        return self.event_store is not None and features is not None and features.sse_polling
 
     @property
     def is_ended(self) -> bool:

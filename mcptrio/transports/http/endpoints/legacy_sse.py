@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from urllib.parse import parse_qs
 
 import trio
 
 from ....protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
 from ....protocol.sse import encode_event
-from ....runtime.transport import Frame, Outgoing
-from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
+from ....runtime.transport import Frame, Outgoing, SessionFactory
+from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import peek
+from .request_checks import accepts, read_json_body
 from .responses import SSE_HEADERS, send_error
-from .security import HttpSecurity, Principal
-from .session_registry import SessionFactory, new_session_id
+from .security import HttpSecurity, Principal, may_use
+from .session_registry import new_session_id
 from .sse_stream import sse_event
 
 __all__ = ["LegacySseEndpoint", "LegacySseTransport"]
@@ -74,22 +76,17 @@ class LegacySseTransport:
         self._out_send.close()
 
 
+@dataclass
 class LegacySseEndpoint:
     """Serves the two HTTP+SSE endpoints; see the module docstring."""
 
-    def __init__(
-        self,
-        factory: SessionFactory,
-        security: HttpSecurity,
-        *,
-        sse_path: str,
-        messages_path: str,
-    ) -> None:
-        self.factory = factory
-        self.security = security
-        self.sse_path = sse_path
-        self.messages_path = messages_path
-        self.sessions: dict[str, LegacySseTransport] = {}
+    factory: SessionFactory
+    security: HttpSecurity
+    _: KW_ONLY
+    sse_path: str
+    messages_path: str
+    #: The live sessions, by id.
+    sessions: dict[str, LegacySseTransport] = field(default_factory=dict)
 
     def endpoint_uri(self, request_path: str, session_id: str) -> str:
         """Where the client POSTs: the messages path under the same prefix as the SSE path."""
@@ -105,7 +102,7 @@ class LegacySseEndpoint:
         at_capacity: bool,
     ) -> None:
         accept = header(request.headers, b"accept")
-        if accept is not None and not _accepts_sse(accept):
+        if accept is not None and not accepts(accept, b"text/event-stream"):
             await send_error(responder, 406, "Accept must list text/event-stream")
             return
         if at_capacity:
@@ -144,23 +141,11 @@ class LegacySseEndpoint:
             await send_error(responder, 400, "Missing session_id query parameter")
             return
         transport = self.sessions.get(values[0])
-        owner = None if transport is None else transport.principal
-        if transport is None or (
-            owner is not None and (principal is None or principal.subject != owner.subject)
-        ):
+        if transport is None or not may_use(principal, transport.principal):
             await send_error(responder, 404, "Session not found")
             return
-        content_type = header(request.headers, b"content-type")
-        if content_type is None or (
-            content_type.split(b";", 1)[0].strip().lower() != b"application/json"
-        ):
-            await send_error(responder, 415, "Content-Type must be application/json")
-            return
-        try:
-            body = await request.read_body(self.security.max_body_size)
-        except BodyTooLarge:
-            limit = self.security.max_body_size
-            await send_error(responder, 413, f"Body exceeds the limit of {limit} bytes")
+        body = await read_json_body(request, responder, self.security.max_body_size)
+        if body is None:
             return
         try:
             peek(body)
@@ -174,14 +159,6 @@ class LegacySseEndpoint:
             await send_error(responder, 404, "Session not found")
             return
         await responder.send_response(202, ((b"content-type", b"text/plain"),), b"Accepted")
-
-
-def _accepts_sse(value: bytes) -> bool:
-    for part in value.split(b","):
-        media = part.split(b";", 1)[0].strip().lower()
-        if media in (b"text/event-stream", b"text/*", b"*/*"):
-            return True
-    return False
 
 
 async def _pump(transport: LegacySseTransport, responder: HttpResponder) -> None:

@@ -1,8 +1,7 @@
-"""Writing a Streamable HTTP session's live SSE stream on one response.
+"""Writing a POST's live SSE answer from the session's nursery: :class:`StreamWriter`.
 
-:func:`write_live` writes a stream with its session's event store and SSE settings (the POST
-that streams its own answer, a GET, a resume). :class:`StreamWriter` does it from the session's
-nursery for a POST whose handler runs in the POST's own task (see
+:class:`StreamWriter` writes a request's stream from the session's nursery for a POST whose
+handler runs in the POST's own task (see
 ``StreamableHttpEndpoint._answer_inline``): the handler keeps that task busy, so another task
 must write what it sends before its answer.
 """
@@ -19,23 +18,9 @@ from .http_session import HttpSession
 from .responses import SSE_HEADERS
 from .sse_stream import OutboundStream, write_stream
 
-__all__ = ["StreamWriter", "write_live"]
+__all__ = ["StreamWriter"]
 
 log = logging.getLogger("mcptrio.http")
-
-
-async def write_live(
-    stream: OutboundStream, responder: HttpResponder, transport: HttpSession
-) -> None:
-    """Write a live stream of ``transport`` with the session's event store and SSE settings."""
-    await write_stream(
-        stream,
-        responder,
-        session_id=transport.session_id,
-        event_store=transport.event_store,
-        prime=transport.primes,
-        retry_ms=transport.retry_ms,
-    )
 
 
 class StreamWriter:
@@ -74,7 +59,7 @@ class StreamWriter:
             # properly). Only the POST (``scope``) or a takeover stops it early.
             with trio.CancelScope(shield=True), self.scope:
                 await self.responder.start_stream(200, SSE_HEADERS)
-                await write_live(self.stream, self.responder, self.transport)
+                await write_stream(self.stream, self.responder, self.transport)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         except Exception:

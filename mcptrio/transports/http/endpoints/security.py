@@ -1,17 +1,29 @@
-"""What every MCP HTTP endpoint checks before it looks at a request: Origin, Host, limits, auth.
+"""What every MCP endpoint checks before it looks at a request: Origin, Host, limits, auth.
 
 DNS rebinding lets a web page reach a server on the visitor's loopback interface under a name
-the attacker controls. Two checks stop it: the browser's ``Origin`` header must name an allowed
-origin (an absent ``Origin`` is a non-browser client and is let through), and ``Host`` must name
-this server. By default both allow only loopback names (``localhost``, ``127.0.0.1``,
-``[::1]``, any port), which fits a server bound to loopback; a server exposed under another name
-lists its names in ``allowed_hosts`` / ``allowed_origins`` (or calls
-:meth:`HttpSecurity.allow_bound_address`).
-Either check failing is answered 403 Forbidden, for every revision.
+the attacker controls. Two checks stop it, and :class:`OriginHostCheck` is the one place they
+are made, for every MCP endpoint (Streamable HTTP, the legacy HTTP+SSE endpoints and WebSocket
+upgrades on either HTTP front end, and the standalone WebSocket server):
+
+- ``Origin``, when present, must name an allowed origin. Browsers send it on cross-origin
+  requests and on every WebSocket upgrade; an absent ``Origin`` is a non-browser client or a
+  same-origin request, which the ``Host`` check covers.
+- ``Host``, when present, must name this server: after a rebinding the page's requests are
+  same-origin and may carry no ``Origin``, but their ``Host`` is still the attacker's name.
+
+By default both allow only loopback names (``localhost``, ``127.0.0.1``, ``[::1]``, any port;
+origins ``http`` or ``https``), which fits a server bound to loopback; a server exposed under
+another name lists its names in ``allowed_hosts`` / ``allowed_origins``. The servers also allow
+the address they are bound to, unless it is a wildcard
+(:meth:`OriginHostCheck.allow_bound_address`).
+Either check failing is answered 403 Forbidden, for every revision (the spec's rule since
+2025-11-25; earlier revisions name no status).
 
 Entries of ``allowed_origins`` are origins (``"https://app.example.com"``) and entries of
 ``allowed_hosts`` are ``host[:port]``; a ``:*`` suffix matches any port (or none), and ``"*"``
-alone allows everything (turning the check off). Matching ignores case.
+alone allows everything (turning the check off). Matching ignores case and a trailing ``/`` on
+an origin. A value that is not an origin (``null``, or one with a path, user information or a
+port past 65535), or not a ``host[:port]``, matches no entry but ``"*"``.
 
 An :class:`Authenticator`, when configured, is asked about every request; no principal means 401
 with its ``WWW-Authenticate`` challenge. Sessions are bound to the principal that created them.
@@ -20,17 +32,21 @@ with its ``WWW-Authenticate`` challenge. Sessions are bound to the principal tha
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE
-from ..engine.exchange import HttpRequest
+from ..engine.exchange import Headers, HttpRequest, header
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
     "DEFAULT_ALLOWED_ORIGINS",
     "Authenticator",
     "HttpSecurity",
+    "OriginHostCheck",
     "Principal",
+    "Refusal",
+    "may_use",
 ]
 
 _LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
@@ -38,6 +54,7 @@ DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = tuple(f"{name}:*" for name in _LOOPBACK
 DEFAULT_ALLOWED_ORIGINS: tuple[str, ...] = tuple(
     f"{scheme}://{name}:*" for scheme in ("http", "https") for name in _LOOPBACK
 )
+_MAX_PORT = 65535
 
 
 @runtime_checkable
@@ -62,23 +79,49 @@ class Authenticator(Protocol):
         ...
 
 
+def may_use(principal: Principal | None, owner: Principal | None) -> bool:
+    """Whether ``principal`` may use a session that ``owner`` created: anyone may use one made
+    without credentials, and only its principal one made with them."""
+    return owner is None or (principal is not None and principal.subject == owner.subject)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request that may not proceed: the status, a message and headers to answer it with."""
+
+    status: int
+    message: str
+    headers: Headers = ()
+
+
+_HOST_REFUSED = Refusal(403, "Host not allowed")
+_ORIGIN_REFUSED = Refusal(403, "Origin not allowed")
+
+
 def _split_port(value: str) -> str:
-    """``value`` without a trailing ``:port`` (IPv6 literals keep their brackets)."""
+    """``value`` without its trailing ``:port``, when that is a port (IPv6 literals keep their
+    brackets). A suffix that is no port (``:99999``, ``:80/x``) stays, so the value matches no
+    wildcard entry."""
     base, sep, port = value.rpartition(":")
-    if sep and port.isascii() and port.isdigit() and not base.endswith(":"):
-        return base
+    if sep and port.isascii() and port.isdigit() and len(port) <= 5 and not base.endswith(":"):
+        return base if int(port) <= _MAX_PORT else value
     return value
 
 
 class _Matcher:
-    __slots__ = ("any", "exact", "wildcard")
+    """Matches header values against entries: exact, ``:*`` for any port, ``*`` for all."""
 
-    def __init__(self, entries: Iterable[str]) -> None:
+    __slots__ = ("any", "exact", "origins", "wildcard")
+
+    def __init__(self, entries: Iterable[str], *, origins: bool) -> None:
         self.exact: set[str] = set()
         self.wildcard: set[str] = set()
         self.any = False
+        self.origins = origins
         for entry in entries:
             entry = entry.strip().lower()
+            if origins:
+                entry = entry.removesuffix("/")
             if entry == "*":
                 self.any = True
             elif entry.endswith(":*"):
@@ -93,12 +136,76 @@ class _Matcher:
             text = value.decode("ascii").strip().lower()
         except UnicodeDecodeError:
             return False
+        if self.origins:
+            text = text.removesuffix("/")
         return text in self.exact or _split_port(text) in self.wildcard
+
+
+class OriginHostCheck:
+    """The Origin and Host check against DNS rebinding; the rules are in the module docstring.
+
+    ``None`` for either list means the loopback default. Every MCP endpoint asks
+    :meth:`refusal` before anything else.
+    """
+
+    __slots__ = ("_host_ok", "_hosts", "_origin_ok", "_origins")
+
+    def __init__(
+        self,
+        allowed_origins: Iterable[str] | None = None,
+        allowed_hosts: Iterable[str] | None = None,
+    ) -> None:
+        origins = DEFAULT_ALLOWED_ORIGINS if allowed_origins is None else allowed_origins
+        hosts = DEFAULT_ALLOWED_HOSTS if allowed_hosts is None else allowed_hosts
+        self._origins = list(origins)
+        self._hosts = list(hosts)
+        self._origin_ok = _Matcher(self._origins, origins=True)
+        self._host_ok = _Matcher(self._hosts, origins=False)
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        return tuple(self._origins)
+
+    @property
+    def allowed_hosts(self) -> tuple[str, ...]:
+        return tuple(self._hosts)
+
+    def allow_bound_address(self, host: str, port: int) -> None:
+        """Also allow the address the server is bound to, as ``Host`` and as ``Origin``.
+
+        A server that binds a non-loopback address calls this so that clients naming the server
+        by that address are let in. Binding ``0.0.0.0`` or ``::`` adds nothing: those are not
+        names a client uses.
+        """
+        if host in ("0.0.0.0", "::", ""):
+            return
+        name = f"[{host}]" if ":" in host and not host.startswith("[") else host
+        self._hosts.append(f"{name}:{port}")
+        self._origins += [f"http://{name}:{port}", f"https://{name}:{port}"]
+        self._origin_ok = _Matcher(self._origins, origins=True)
+        self._host_ok = _Matcher(self._hosts, origins=False)
+
+    def origin_allowed(self, origin: bytes | None) -> bool:
+        """Whether a request with this ``Origin`` (``None``: absent) may proceed."""
+        return origin is None or self._origin_ok(origin)
+
+    def host_allowed(self, host: bytes | None) -> bool:
+        """Whether a request with this ``Host`` (``None``: absent) may proceed."""
+        return host is None or self._host_ok(host)
+
+    def refusal(self, headers: Headers) -> Refusal | None:
+        """The 403 for a request with these headers, or ``None`` when it may proceed."""
+        if not self.host_allowed(header(headers, b"host")):
+            return _HOST_REFUSED
+        if not self.origin_allowed(header(headers, b"origin")):
+            return _ORIGIN_REFUSED
+        return None
 
 
 class HttpSecurity:
     """The checks and limits of an MCP HTTP endpoint. See the module docstring.
 
+    - ``allowed_origins``, ``allowed_hosts``: the :class:`OriginHostCheck` (``origin_host``).
     - ``max_body_size``: a POST body past this is answered 413.
     - ``max_sessions``: an ``initialize`` (or legacy SSE connection) past this many live sessions
       is answered 503 with ``Retry-After: retry_after``.
@@ -117,45 +224,32 @@ class HttpSecurity:
         retry_after: int = 5,
         authenticator: Authenticator | None = None,
     ) -> None:
-        origins = DEFAULT_ALLOWED_ORIGINS if allowed_origins is None else allowed_origins
-        hosts = DEFAULT_ALLOWED_HOSTS if allowed_hosts is None else allowed_hosts
-        self._origins = list(origins)
-        self._hosts = list(hosts)
-        self._origin_ok = _Matcher(self._origins)
-        self._host_ok = _Matcher(self._hosts)
+        self.origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
         self.max_body_size = max_body_size
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
         self.retry_after = retry_after
         self.authenticator = authenticator
 
-    @property
-    def allowed_origins(self) -> tuple[str, ...]:
-        return tuple(self._origins)
-
-    @property
-    def allowed_hosts(self) -> tuple[str, ...]:
-        return tuple(self._hosts)
-
     def allow_bound_address(self, host: str, port: int) -> None:
-        """Also allow the address the server is bound to, as ``Host`` and as ``Origin``.
+        """Also allow the address the server is bound to (see :class:`OriginHostCheck`)."""
+        self.origin_host.allow_bound_address(host, port)
 
-        A front end that binds a non-loopback address calls this so that clients naming the
-        server by that address are let in. Binding ``0.0.0.0`` or ``::`` adds nothing: those are
-        not names a client uses.
+    async def admit(self, request: HttpRequest) -> Refusal | Principal | None:
+        """A :class:`Refusal` to answer ``request`` with, or else its principal (``None``
+        without an authenticator).
+
+        Every endpoint checks in this order: Host and Origin (403), then credentials (401 with
+        the authenticator's challenge).
         """
-        if host in ("0.0.0.0", "::", ""):
-            return
-        name = f"[{host}]" if ":" in host and not host.startswith("[") else host
-        self._hosts.append(f"{name}:{port}")
-        self._origins += [f"http://{name}:{port}", f"https://{name}:{port}"]
-        self._origin_ok = _Matcher(self._origins)
-        self._host_ok = _Matcher(self._hosts)
-
-    def origin_allowed(self, origin: bytes | None) -> bool:
-        """Whether a request with this ``Origin`` (``None``: absent) may proceed."""
-        return origin is None or self._origin_ok(origin)
-
-    def host_allowed(self, host: bytes | None) -> bool:
-        """Whether a request with this ``Host`` (``None``: absent) may proceed."""
-        return host is None or self._host_ok(host)
+        refusal = self.origin_host.refusal(request.headers)
+        if refusal is not None:
+            return refusal
+        authenticator = self.authenticator
+        if authenticator is None:
+            return None
+        principal = await authenticator.authenticate(request)
+        if principal is None:
+            challenge = (b"www-authenticate", authenticator.challenge(request))
+            return Refusal(401, "Unauthorized", (challenge,))
+        return principal

@@ -18,32 +18,25 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import KW_ONLY, dataclass, field
 
 import trio
 
-from ....runtime.session import Session
-from ....runtime.transport import Transport
+from ....runtime.transport import SessionFactory
 from ....stores.event_store import EventStore
 from .http_session import HttpSession
-from .security import HttpSecurity, Principal
+from .security import HttpSecurity, Principal, may_use
 
-__all__ = ["NotRunning", "SessionFactory", "SessionLimitReached", "SessionRegistry"]
+__all__ = ["EndpointNotRunning", "SessionLimitReached", "SessionRegistry"]
 
 log = logging.getLogger("mcptrio.http")
-
-
-class SessionFactory(Protocol):
-    """Makes the MCP session of each new connection (a :class:`mcptrio.Server` is one)."""
-
-    def session(self, transport: Transport) -> Session: ...
 
 
 class SessionLimitReached(Exception):
     """``max_sessions`` sessions are live; no new one can start now."""
 
 
-class NotRunning(Exception):
+class EndpointNotRunning(Exception):
     """The endpoint's ``run`` has not been started (or has stopped): no session can live."""
 
 
@@ -72,25 +65,26 @@ def new_session_id() -> str:
     return secrets.token_hex(16)
 
 
-class SessionRegistry:
-    """Live sessions by id; see the module docstring."""
+def _no_others() -> int:
+    return 0
 
-    def __init__(
-        self,
-        factory: SessionFactory,
-        security: HttpSecurity,
-        *,
-        event_store: EventStore | None,
-        make_transport: Callable[[str, Principal | None], HttpSession],
-        count_others: Callable[[], int] = lambda: 0,
-    ) -> None:
-        self.factory = factory
-        self.security = security
-        self.event_store = event_store
-        self._make_transport = make_transport
-        self._count_others = count_others
-        self.sessions: dict[str, HttpSession] = {}
-        self._nursery: trio.Nursery | None = None
+
+@dataclass(eq=False)
+class SessionRegistry:
+    """Live sessions by id; see the module docstring.
+
+    ``make_transport`` makes the transport of a new session (given its id and principal);
+    ``count_others`` counts the sessions that live elsewhere but share ``max_sessions``.
+    """
+
+    factory: SessionFactory
+    security: HttpSecurity
+    _: KW_ONLY
+    event_store: EventStore | None
+    make_transport: Callable[[str, Principal | None], HttpSession]
+    count_others: Callable[[], int] = _no_others
+    sessions: dict[str, HttpSession] = field(default_factory=dict)
+    _nursery: trio.Nursery | None = field(default=None, init=False)
 
     @property
     def running(self) -> bool:
@@ -109,20 +103,20 @@ class SessionRegistry:
             self._nursery = None
 
     def live_count(self) -> int:
-        return len(self.sessions) + self._count_others()
+        return len(self.sessions) + self.count_others()
 
     def check_capacity(self) -> None:
         if self.live_count() >= self.security.max_sessions:
             raise SessionLimitReached
 
     async def create(self, principal: Principal | None) -> HttpSession:
-        """Start a new session; :class:`SessionLimitReached` or :class:`NotRunning` if not."""
+        """A new session; raises :class:`SessionLimitReached` or :class:`EndpointNotRunning`."""
         nursery = self._nursery
         if nursery is None:
-            raise NotRunning
+            raise EndpointNotRunning
         self.check_capacity()
         session_id = new_session_id()
-        transport = self._make_transport(session_id, principal)
+        transport = self.make_transport(session_id, principal)
         transport.session = self.factory.session(transport)
         self.sessions[session_id] = transport
         try:
@@ -143,10 +137,7 @@ class SessionRegistry:
         except UnicodeDecodeError:
             return None
         transport = self.sessions.get(key)
-        if transport is None or transport.is_ended:
-            return None
-        owner = transport.principal
-        if owner is not None and (principal is None or principal.subject != owner.subject):
+        if transport is None or transport.is_ended or not may_use(principal, transport.principal):
             return None
         return transport
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 import trio
 
@@ -29,12 +30,41 @@ from ....protocol.sse import encode_event
 from ....stores.event_store import EventStore
 from ..engine.exchange import HttpResponder
 
-__all__ = ["OutboundStream", "drain_events", "priming_event", "sse_event", "write_stream"]
+__all__ = [
+    "OutboundStream",
+    "StreamSession",
+    "drain_events",
+    "priming_event",
+    "sse_event",
+    "write_stream",
+]
 
 log = logging.getLogger("mcptrio.http")
 
 # How long a new connection waits for the writer it took a stream over from to let go.
 _TAKEOVER_TIMEOUT = 5.0
+
+
+class StreamSession(Protocol):
+    """What writing a session's streams needs of the session (``HttpSession`` is one)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def event_store(self) -> EventStore | None:
+        """Where events are stored before they are written (``None``: no resumption)."""
+        ...
+
+    @property
+    def primes(self) -> bool:
+        """Whether a new stream starts with a priming event (an id and empty data)."""
+        ...
+
+    @property
+    def retry_ms(self) -> int | None:
+        """The ``retry:`` sent with the priming event."""
+        ...
 
 
 def sse_event(message: bytes, event_id: str | None) -> bytes:
@@ -225,23 +255,22 @@ class OutboundStream:
 async def write_stream(
     stream: OutboundStream,
     responder: HttpResponder,
+    session: StreamSession,
     *,
-    session_id: str,
-    event_store: EventStore | None,
     resume_after: str | None = None,
-    prime: bool = False,
-    retry_ms: int | None = None,
 ) -> None:
-    """Write ``stream`` on ``responder`` (whose stream is started) until it ends or breaks.
+    """Write ``stream`` of ``session`` on ``responder`` (whose stream is started) until it ends
+    or breaks.
 
     With ``resume_after`` (a ``Last-Event-ID``), the stream's stored events after that id are
     written first; they are read only once this connection has taken the stream over, so that
-    nothing the previous writer stored meanwhile is missed. With
-    ``prime``, an event with an id and empty data (and ``retry_ms``, if given) comes first, so
-    the client can resume even before the first message. The response is ended when the stream
+    nothing the previous writer stored meanwhile is missed. Otherwise, when the session
+    ``primes``, an event with an id and empty data (and its ``retry_ms``, if set) comes first,
+    so the client can resume even before the first message. The response is ended when the stream
     is drained, or when the server asked to close the connection (after a ``retry:`` line). A
     client that goes away ends the write quietly: what was not written stays pending or stored.
     """
+    session_id, event_store = session.session_id, session.event_store
     scope = await stream.attach()
     try:
         with scope:
@@ -252,11 +281,11 @@ async def write_stream(
                         await responder.send_chunk(
                             b"".join(sse_event(m, e) for e, m in replay.events)
                         )
-                if prime and event_store is not None:
+                elif session.primes and event_store is not None:
                     with trio.CancelScope(shield=True):
                         event_id = await event_store.store(session_id, stream.stream_id, b"")
                     stream.resumable = True
-                    await responder.send_chunk(priming_event(event_id, retry_ms))
+                    await responder.send_chunk(priming_event(event_id, session.retry_ms))
                 await _pump(stream, responder, session_id, event_store)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return
@@ -269,61 +298,67 @@ async def write_stream(
             await responder.end_stream()
 
 
-async def drain_events(
-    stream: OutboundStream,
-    *,
-    session_id: str,
-    event_store: EventStore | None,
-    prime: bool = False,
-    retry_ms: int | None = None,
-) -> bytes:
+async def drain_events(stream: OutboundStream, session: StreamSession) -> bytes:
     """Everything ``stream`` holds, as one SSE body, for a stream that is already finished.
 
-    The events are what :func:`write_stream` would write (the priming event first when
-    ``prime``), and they are stored first in the same way, so a client that loses the response
-    resumes it with ``Last-Event-ID`` as it would resume a streamed one. Taking the messages is
-    not interrupted by cancellation (they must reach the store once off ``pending``).
+    The events are what :func:`write_stream` would write (the priming event first when the
+    session ``primes``), and they are stored first in the same way, so a client that loses the
+    response resumes it with ``Last-Event-ID`` as it would resume a streamed one. Taking the
+    messages is not interrupted by cancellation (they must reach the store once off
+    ``pending``).
     """
+    event_store = session.event_store
     store_nowait = getattr(event_store, "store_nowait", None)
     if event_store is None or callable(store_nowait):
         # The in-memory store answers at once: nothing can interrupt the drain.
-        return await _drain(stream, session_id, event_store, store_nowait, prime, retry_ms)
+        return await _drain(stream, session, store_nowait)
     with trio.CancelScope(shield=True):
-        body = await _drain(stream, session_id, event_store, None, prime, retry_ms)
+        body = await _drain(stream, session, None)
     return body
 
 
 async def _drain(
     stream: OutboundStream,
-    session_id: str,
-    event_store: EventStore | None,
+    session: StreamSession,
     store_nowait: Callable[[str, str, bytes], str] | None,
-    prime: bool,
-    retry_ms: int | None,
 ) -> bytes:
+    session_id, event_store = session.session_id, session.event_store
     stream_id = stream.stream_id
     chunks: list[bytes] = []
-    if prime and event_store is not None:
+    if session.primes and event_store is not None:
         if store_nowait is not None:
             event_id = store_nowait(session_id, stream_id, b"")
         else:
             event_id = await event_store.store(session_id, stream_id, b"")
         stream.resumable = True
-        chunks.append(priming_event(event_id, retry_ms))
+        chunks.append(priming_event(event_id, session.retry_ms))
+    await _take_pending(stream, session_id, event_store, store_nowait, chunks)
+    return b"".join(chunks)
+
+
+async def _take_pending(
+    stream: OutboundStream,
+    session_id: str,
+    event_store: EventStore | None,
+    store_nowait: Callable[[str, str, bytes], str] | None,
+    chunks: list[bytes],
+) -> None:
+    """Move every message ``stream`` holds onto ``chunks`` as an SSE event, each stored first
+    (``store_nowait``, when given, is the store's synchronous form)."""
     pending = stream.pending
+    stream_id = stream.stream_id
     while pending:
         message = pending[0]
-        message_id: str | None = None
+        event_id: str | None = None
         if event_store is not None:
             if store_nowait is not None:
-                message_id = store_nowait(session_id, stream_id, message)
+                event_id = store_nowait(session_id, stream_id, message)
             else:
-                message_id = await event_store.store(session_id, stream_id, message)
+                event_id = await event_store.store(session_id, stream_id, message)
             stream.resumable = True
         del pending[0]
-        chunks.append(sse_event(message, message_id))
+        chunks.append(sse_event(message, event_id))
     stream.took()
-    return b"".join(chunks)
 
 
 async def _pump(
@@ -332,24 +367,17 @@ async def _pump(
     session_id: str,
     event_store: EventStore | None,
 ) -> None:
+    store_nowait = getattr(event_store, "store_nowait", None)
+    if not callable(store_nowait):
+        store_nowait = None
     pending = stream.pending
-    stream_id = stream.stream_id
     while True:
         if pending:
             chunks: list[bytes] = []
             # Store before writing, shielded: a message taken off ``pending`` must reach the
             # store even if the connection is cancelled meanwhile, or a resume would miss it.
             with trio.CancelScope(shield=True):
-                while pending:
-                    message = pending[0]
-                    if event_store is None:
-                        event_id = None
-                    else:
-                        event_id = await event_store.store(session_id, stream_id, message)
-                        stream.resumable = True
-                    del pending[0]
-                    chunks.append(sse_event(message, event_id))
-                stream.took()
+                await _take_pending(stream, session_id, event_store, store_nowait, chunks)
             await responder.send_chunk(b"".join(chunks))
             continue
         if stream.finished:

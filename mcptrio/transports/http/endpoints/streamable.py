@@ -44,21 +44,22 @@ import trio
 
 from ....protocol.base import RequestId
 from ....protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, ParseError
-from ....protocol.revisions import BATCH_REVISIONS
+from ....protocol.revisions import ASSUMED_WITHOUT_VERSION_HEADER, revision_of
 from ....runtime.session import Session
-from ....stores.event_store import EventStore, UnknownEventId
-from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
+from ....stores.event_store import UnknownEventId
+from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
-from .live_stream import StreamWriter, write_live
+from .live_stream import StreamWriter
+from .request_checks import accepts, accepts_json_and_sse, read_json_body
 from .responses import (
     JSON_HEADERS,
     SSE_HEADERS,
     send_error,
     with_session_id,
 )
-from .security import HttpSecurity, Principal
-from .session_registry import NotRunning, SessionFactory, SessionLimitReached, SessionRegistry
+from .security import Principal
+from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
 
 __all__ = ["StreamableHttpEndpoint"]
@@ -73,44 +74,6 @@ _CANCEL_POLL = 0.01
 _SSE_HEAD_DELAY = 0.05
 
 
-def accepts(value: bytes | None, media_type: bytes) -> bool:
-    """Whether an ``Accept`` header value admits ``media_type`` (wildcards count)."""
-    if value is None:
-        return False
-    kind = media_type.split(b"/", 1)[0] + b"/*"
-    for part in value.split(b","):
-        candidate = part.split(b";", 1)[0].strip().lower()
-        if candidate in (media_type, kind, b"*/*"):
-            return True
-    return False
-
-
-# Verdicts on recent ``Accept`` values: a client sends the same one with every POST.
-_ACCEPT_VERDICTS: dict[bytes, bool] = {}
-_ACCEPT_VERDICTS_MAX = 64
-
-
-def _accepts_json_and_sse(value: bytes | None) -> bool:
-    """Whether an ``Accept`` value lists both media types a POST's answer may take."""
-    if value is None:
-        return False
-    verdict = _ACCEPT_VERDICTS.get(value)
-    if verdict is None:
-        verdict = accepts(value, b"application/json") and accepts(value, b"text/event-stream")
-        if len(_ACCEPT_VERDICTS) >= _ACCEPT_VERDICTS_MAX:
-            _ACCEPT_VERDICTS.clear()
-        _ACCEPT_VERDICTS[value] = verdict
-    return verdict
-
-
-def _is_json(content_type: bytes | None) -> bool:
-    if content_type is None:
-        return False
-    if content_type == b"application/json":
-        return True
-    return content_type.split(b";", 1)[0].strip().lower() == b"application/json"
-
-
 def _is_error_answer(data: bytes) -> bool:
     """Whether an encoded response is an error (our codec writes ``id`` then the body key)."""
     error_at = data.find(b'"error":')
@@ -119,27 +82,26 @@ def _is_error_answer(data: bytes) -> bool:
 
 
 class StreamableHttpEndpoint:
-    """The MCP endpoint of Streamable HTTP; see the module docstring."""
+    """The MCP endpoint of Streamable HTTP; see the module docstring.
+
+    Its sessions live in ``registry``, which also holds the server (``factory``) and the
+    security settings.
+    """
 
     def __init__(
         self,
         registry: SessionRegistry,
-        factory: SessionFactory,
-        security: HttpSecurity,
         *,
-        event_store: EventStore | None,
         json_response: bool = True,
         stateless: bool = False,
         stateless_transport: type[HttpSession] = HttpSession,
     ) -> None:
         self.registry = registry
-        self.factory = factory
-        self.security = security
-        self.event_store = event_store
+        self.security = registry.security
         self.json_response = json_response
         self.stateless = stateless
         self._stateless_transport = stateless_transport
-        supported = getattr(factory, "supported_revisions", None)
+        supported = getattr(registry.factory, "supported_revisions", None)
         self._supported: frozenset[bytes] | None = (
             frozenset(r.encode() for r in supported) if isinstance(supported, tuple) else None
         )
@@ -164,19 +126,13 @@ class StreamableHttpEndpoint:
         self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
     ) -> None:
         headers = request.headers
-        if not _accepts_json_and_sse(header(headers, b"accept")):
+        if not accepts_json_and_sse(header(headers, b"accept")):
             await send_error(
                 responder, 406, "Accept must list both application/json and text/event-stream"
             )
             return
-        if not _is_json(header(headers, b"content-type")):
-            await send_error(responder, 415, "Content-Type must be application/json")
-            return
-        try:
-            body = await request.read_body(self.security.max_body_size)
-        except BodyTooLarge:
-            limit = self.security.max_body_size
-            await send_error(responder, 413, f"Body exceeds the limit of {limit} bytes")
+        body = await read_json_body(request, responder, self.security.max_body_size)
+        if body is None:
             return
         try:
             routing = peek(body)
@@ -190,21 +146,15 @@ class StreamableHttpEndpoint:
             await self._post_stateless(request, responder, body, routing)
             return
         session_id = header(headers, b"mcp-session-id")
-        if session_id is None:
-            if not routing.initialize:
-                await send_error(responder, 400, "Missing Mcp-Session-Id header")
-                return
+        if session_id is None and routing.initialize:
             await self._initialize(responder, body, routing, principal)
             return
-        transport = self.registry.lookup(session_id, principal)
+        transport = await self._session_of(request, responder, principal, session_id)
         if transport is None:
-            await send_error(responder, 404, "Session not found")
             return
-        if not await self._version_ok(request, responder, transport):
-            return
-        if routing.batch and transport.revision not in BATCH_REVISIONS:
+        if routing.batch and not _batches_allowed(transport.revision):
             await send_error(
-                responder, 400, "JSON-RPC batches are only allowed in protocol revision 2025-03-26"
+                responder, 400, f"Protocol revision {transport.revision} has no JSON-RPC batches"
             )
             return
         transport.exchanges += 1
@@ -214,22 +164,36 @@ class StreamableHttpEndpoint:
             transport.exchanges -= 1
             transport.touch()
 
-    async def _version_ok(
-        self, request: HttpRequest, responder: HttpResponder, transport: HttpSession
-    ) -> bool:
+    async def _session_of(
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        session_id: bytes | None,
+    ) -> HttpSession | None:
+        """The session ``session_id`` names, or ``None`` once the request was refused: 400
+        without an id, 404 for an id that is not a live session of ``principal``, 400 for an
+        unsupported ``MCP-Protocol-Version``."""
+        if session_id is None:
+            await send_error(responder, 400, "Missing Mcp-Session-Id header")
+            return None
+        transport = self.registry.lookup(session_id, principal)
+        if transport is None:
+            await send_error(responder, 404, "Session not found")
+            return None
         version = header(request.headers, b"mcp-protocol-version")
         if version is None:
             # The spec's fallback (assume 2025-03-26) is for servers that cannot tell; this one
             # knows what the session negotiated.
-            return True
+            return transport
         # A supported version other than the negotiated one is accepted, as the official SDKs
         # do (and the conformance suite expects): the session keeps its negotiated revision,
         # and the header is there for intermediaries. Only an unsupported value is refused.
         supported = self._supported
         if supported is not None and version not in supported:
             await send_error(responder, 400, f"Unsupported MCP-Protocol-Version: {version!r}")
-            return False
-        return True
+            return None
+        return transport
 
     async def _initialize(
         self,
@@ -244,7 +208,7 @@ class StreamableHttpEndpoint:
             retry = (b"retry-after", str(self.security.retry_after).encode())
             await send_error(responder, 503, "Too many sessions", headers=(retry,))
             return
-        except NotRunning:
+        except EndpointNotRunning:
             await send_error(responder, 503, "The MCP endpoint is not running")
             return
         transport.exchanges += 1
@@ -377,17 +341,11 @@ class StreamableHttpEndpoint:
                 await stream.wait()
         if stream.finished and stream.pending and not stream.close_requested:
             # Everything this request will ever send is here: one response, SSE all the same.
-            body = await drain_events(
-                stream,
-                session_id=transport.session_id,
-                event_store=transport.event_store,
-                prime=transport.primes,
-                retry_ms=transport.retry_ms,
-            )
+            body = await drain_events(stream, transport)
             await responder.send_response(200, SSE_HEADERS, body)
             return
         await responder.start_stream(200, SSE_HEADERS)
-        await write_live(stream, responder, transport)
+        await write_stream(stream, responder, transport)
 
     def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:
         """End ``rid``'s stream if its handler stops without an answer (it was cancelled).
@@ -429,10 +387,12 @@ class StreamableHttpEndpoint:
             await send_error(responder, 400, "Batches are not accepted by a stateless server")
             return
         transport = self._stateless_transport("", event_store=None)
-        session = transport.session = self.factory.session(transport)
+        session = transport.session = self.registry.factory.session(transport)
         if not routing.initialize:
             version = header(request.headers, b"mcp-protocol-version")
-            revision = "2025-03-26" if version is None else version.decode("latin-1")
+            revision = (
+                ASSUMED_WITHOUT_VERSION_HEADER if version is None else version.decode("latin-1")
+            )
             try:
                 session.connection.start_initialized(revision)
             except ValueError:
@@ -454,14 +414,8 @@ class StreamableHttpEndpoint:
             await send_error(responder, 406, "Accept must list text/event-stream")
             return
         session_id = header(headers, b"mcp-session-id")
-        if session_id is None:
-            await send_error(responder, 400, "Missing Mcp-Session-Id header")
-            return
-        transport = self.registry.lookup(session_id, principal)
+        transport = await self._session_of(request, responder, principal, session_id)
         if transport is None:
-            await send_error(responder, 404, "Session not found")
-            return
-        if not await self._version_ok(request, responder, transport):
             return
         transport.exchanges += 1
         try:
@@ -474,16 +428,7 @@ class StreamableHttpEndpoint:
                 await send_error(responder, 409, "This session already has a GET stream open")
                 return
             await responder.start_stream(200, SSE_HEADERS)
-            # Not through write_live: a GET stream's frames live as long as it does, and one
-            # coroutine frame less is 300 bytes less for each open stream.
-            await write_stream(
-                stream,
-                responder,
-                session_id=transport.session_id,
-                event_store=transport.event_store,
-                prime=transport.primes,
-                retry_ms=transport.retry_ms,
-            )
+            await write_stream(stream, responder, transport)
         finally:
             transport.exchanges -= 1
             transport.touch()
@@ -518,12 +463,7 @@ class StreamableHttpEndpoint:
             await responder.end_stream()
             return
         await write_stream(
-            stream,
-            responder,
-            session_id=transport.session_id,
-            event_store=store,
-            resume_after=last_event_id.decode("ascii").strip(),
-            retry_ms=transport.retry_ms,
+            stream, responder, transport, resume_after=last_event_id.decode("ascii").strip()
         )
         if stream.drained and stream.stream_id != STANDALONE_STREAM_ID:
             transport.streams.pop(stream.stream_id, None)
@@ -534,15 +474,13 @@ class StreamableHttpEndpoint:
         self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
     ) -> None:
         session_id = header(request.headers, b"mcp-session-id")
-        if session_id is None:
-            await send_error(responder, 400, "Missing Mcp-Session-Id header")
-            return
-        transport = self.registry.lookup(session_id, principal)
+        transport = await self._session_of(request, responder, principal, session_id)
         if transport is None:
-            await send_error(responder, 404, "Session not found")
-            return
-        if not await self._version_ok(request, responder, transport):
             return
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
+
+
+def _batches_allowed(revision: str | None) -> bool:
+    return revision is not None and revision_of(revision).batches

@@ -229,14 +229,14 @@ class AsgiWebSocketPeer:
             {"type": "websocket.accept", "subprotocol": subprotocol, "headers": list(headers)}
         )
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
         if self.state != "pending":
             raise RuntimeError("the WebSocket handshake was already answered")
         self.state = "rejected"
         if "websocket.http.response" in self._scope.get("extensions", {}):
-            headers = [(b"content-length", b"%d" % len(body)), *_TEXT]
+            head = [(b"content-length", b"%d" % len(body)), *_TEXT, *headers]
             await self._emit(
-                {"type": "websocket.http.response.start", "status": status, "headers": headers}
+                {"type": "websocket.http.response.start", "status": status, "headers": head}
             )
             await self._emit({"type": "websocket.http.response.body", "body": body})
         else:

@@ -58,9 +58,9 @@ from .builtin_websocket import serve_websocket_upgrade
 from .exchange import BodyTooLarge, HttpApp
 from .h11_parser import H11RequestParser
 from .parser import (
-    CONNECTION_CLOSED,
     END_OF_MESSAGE,
-    ParseError,
+    PEER_CLOSED,
+    HttpParseError,
     RequestHead,
     RequestParser,
     response_head,
@@ -358,7 +358,7 @@ class BuiltinConnection:
         while True:
             try:
                 event = self.parser.next_event()
-            except ParseError as error:
+            except HttpParseError as error:
                 await self.refuse(error.status, str(error))
                 return None
             if event is None:
@@ -378,7 +378,7 @@ class BuiltinConnection:
                     # No body: take its end now, so a stream may watch the socket at once.
                     self.message_complete = self.parser.next_event() is END_OF_MESSAGE
                 return event
-            elif event is CONNECTION_CLOSED:
+            elif event is PEER_CLOSED:
                 return None
             else:  # pragma: no cover - a parser never yields body events before a head
                 raise AssertionError(f"unexpected {event!r} before a request head")
@@ -388,7 +388,7 @@ class BuiltinConnection:
         while True:
             try:
                 event = self.parser.next_event()
-            except ParseError as error:
+            except HttpParseError as error:
                 raise BadRequestBody(400, str(error)) from None
             if event is None:
                 if not self.readable:

@@ -79,15 +79,15 @@ class WsprotoPeer:
             ws_events.AcceptConnection(subprotocol=subprotocol, extra_headers=list(headers))
         )
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
         if self.state != "pending":
             raise RuntimeError("the WebSocket handshake was already answered")
         self.state = "rejected"
-        headers = [(b"content-length", b"%d" % len(body)), (b"connection", b"close")]
+        head = [(b"content-length", b"%d" % len(body)), (b"connection", b"close"), *headers]
         if body:
-            headers.append((b"content-type", b"text/plain; charset=utf-8"))
+            head.append((b"content-type", b"text/plain; charset=utf-8"))
         await self._write(
-            ws_events.RejectConnection(status_code=status, headers=headers, has_body=bool(body))
+            ws_events.RejectConnection(status_code=status, headers=head, has_body=bool(body))
         )
         if body:
             await self._write(ws_events.RejectData(data=body, body_finished=True))

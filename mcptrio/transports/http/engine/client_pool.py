@@ -21,12 +21,13 @@ response arrived (the server closed it just as we picked it up), it is retried o
 connection. A server only closes an idle connection, one with no request in progress, so the
 retried request was not acted on; that is the trade-off every keep-alive client makes.
 
-Errors::
+Errors (a branch of the tree in :mod:`mcptrio.protocol.errors`)::
 
-    HttpError                 anything this module raises
-    ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
-    ├── HttpTimeout           a connect or per-read deadline passed
-    └── HttpProtocolError     the peer broke HTTP or closed the connection mid-response
+    TransportError
+    └── HttpError             anything this module raises
+        ├── HttpConnectError  could not connect (refused, DNS, TLS handshake)
+        ├── HttpTimeout       a connect or per-read deadline passed
+        └── HttpProtocolError the peer broke HTTP or closed the connection mid-response
 
 Cancellation: cancelling a request closes its connection (it is never reused half-read).
 """
@@ -43,6 +44,8 @@ from urllib.parse import urlsplit
 
 import h11
 import trio
+
+from ....protocol.errors import TransportError
 
 __all__ = [
     "HttpClientPool",
@@ -61,7 +64,7 @@ _READ_SIZE = 65536
 _USER_AGENT = b"mcptrio"
 
 
-class HttpError(Exception):
+class HttpError(TransportError):
     """Base of every error the HTTP client raises."""
 
 

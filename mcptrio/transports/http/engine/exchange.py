@@ -130,8 +130,9 @@ class WebSocketPeer(Protocol):
         """Complete the handshake."""
         ...
 
-    async def reject(self, status: int, body: bytes = b"") -> None:
-        """Refuse the upgrade with an HTTP status (before ``accept``)."""
+    async def reject(self, status: int, body: bytes = b"", headers: Headers = ()) -> None:
+        """Refuse the upgrade with an HTTP status, a plain-text body and ``headers`` (before
+        ``accept``)."""
         ...
 
     async def receive_message(self, limit: int) -> str | bytes:

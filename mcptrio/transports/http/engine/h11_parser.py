@@ -11,9 +11,9 @@ from __future__ import annotations
 import h11
 
 from .parser import (
-    CONNECTION_CLOSED,
     END_OF_MESSAGE,
-    ParseError,
+    PEER_CLOSED,
+    HttpParseError,
     ParserEvent,
     build_request_head,
 )
@@ -37,7 +37,7 @@ class H11RequestParser:
         try:
             event = self._connection.next_event()
         except h11.RemoteProtocolError as error:
-            raise ParseError(str(error), error.error_status_hint) from None
+            raise HttpParseError(str(error), error.error_status_hint) from None
         kind = type(event)
         if kind is h11.Data:
             return bytes(event.data)  # type: ignore[union-attr]
@@ -53,7 +53,7 @@ class H11RequestParser:
         if kind is h11.EndOfMessage:
             return END_OF_MESSAGE
         if kind is h11.ConnectionClosed:
-            return CONNECTION_CLOSED
+            return PEER_CLOSED
         # NEED_DATA, or PAUSED once this request is complete (its response is not h11's).
         return None
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import httptools
 
 from .parser import (
-    CONNECTION_CLOSED,
     END_OF_MESSAGE,
-    ParseError,
+    PEER_CLOSED,
+    HttpParseError,
     ParserEvent,
     RequestHead,
     build_request_head,
@@ -51,7 +51,7 @@ class HttptoolsRequestParser:
         # A list: it holds a few events at a time, and an empty deque costs 760 bytes for every
         # connection (an open SSE stream keeps its connection, and this, for its whole life).
         self._events: list[ParserEvent] = []
-        self._error: ParseError | None = None
+        self._error: HttpParseError | None = None
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._awaiting_head = True
@@ -86,7 +86,7 @@ class HttptoolsRequestParser:
                 parser.get_http_version().encode("ascii"),
                 self._max_head_size,
             )
-        except ParseError as error:
+        except HttpParseError as error:
             self._error = error
             return
         self._events.append(head)
@@ -109,15 +109,15 @@ class HttptoolsRequestParser:
             if data:
                 self._raw_body(data)
             else:
-                self._error = ParseError("the client closed the connection mid-request")
+                self._error = HttpParseError("the client closed the connection mid-request")
             return
         if self._error is not None or self._unparsed:
             return
         if not data:
             if self._in_message:
-                self._error = ParseError("the client closed the connection mid-request")
+                self._error = HttpParseError("the client closed the connection mid-request")
             else:
-                self._events.append(CONNECTION_CLOSED)
+                self._events.append(PEER_CLOSED)
             return
         if self._awaiting_head:
             self._head_bytes += len(data)
@@ -128,9 +128,9 @@ class HttptoolsRequestParser:
             self._upgraded(bytes(data[offset:]))
         except httptools.HttpParserError as error:
             if self._error is None:
-                self._error = ParseError(f"malformed request: {error}")
+                self._error = HttpParseError(f"malformed request: {error}")
         if self._awaiting_head and self._head_bytes > self._max_head_size and self._error is None:
-            self._error = ParseError("request head too large", 431)
+            self._error = HttpParseError("request head too large", 431)
 
     def _upgraded(self, rest: bytes) -> None:
         """llhttp stopped after an upgrade request's head (and reported its message complete).
@@ -147,7 +147,7 @@ class HttptoolsRequestParser:
         if self._events and self._events[-1] is END_OF_MESSAGE:
             self._events.pop()
         if head.chunked:
-            self._error = ParseError("a chunked body on a protocol upgrade request")
+            self._error = HttpParseError("a chunked body on a protocol upgrade request")
             return
         self._body_left = head.content_length or 0
         self._raw_body(rest)

@@ -9,11 +9,11 @@ loop does no allocation the wire does not need:
   keep-alive, upgrade, ``Expect: 100-continue``, ``Content-Length``);
 - ``bytes``: a piece of the request body (already de-chunked);
 - :data:`END_OF_MESSAGE`: the request body is complete;
-- :data:`CONNECTION_CLOSED`: the client closed the connection between requests;
+- :data:`PEER_CLOSED`: the client closed the connection between requests;
 - ``None``: more bytes are needed.
 
-A head the parser cannot accept raises :class:`ParseError` carrying the status to answer with
-(400, or 431 when the head is over the size limit). Events of pipelined requests that were
+A head the parser cannot accept raises :class:`HttpParseError` carrying the status to answer
+with (400, or 431 when the head is over the size limit). Events of pipelined requests that were
 complete before the bad bytes are still delivered first.
 
 Responses are not the parsers' business: :func:`response_head` serialises a response head for
@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
 from typing import Final, Protocol
 
 __all__ = [
-    "CONNECTION_CLOSED",
     "END_OF_MESSAGE",
-    "ConnectionClosed",
+    "PEER_CLOSED",
     "EndOfMessage",
-    "ParseError",
+    "HttpParseError",
     "ParserEvent",
+    "PeerClosed",
     "RequestHead",
     "RequestParser",
     "build_request_head",
@@ -52,76 +53,56 @@ class EndOfMessage:
         return "END_OF_MESSAGE"
 
 
-class ConnectionClosed:
-    """The type of :data:`CONNECTION_CLOSED`."""
+class PeerClosed:
+    """The type of :data:`PEER_CLOSED`."""
 
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return "CONNECTION_CLOSED"
+        return "PEER_CLOSED"
 
 
 END_OF_MESSAGE: Final = EndOfMessage()
-CONNECTION_CLOSED: Final = ConnectionClosed()
+PEER_CLOSED: Final = PeerClosed()
 
 
-class ParseError(Exception):
-    """The client sent something that is not acceptable HTTP/1.1; answer ``status`` and close."""
+class HttpParseError(Exception):
+    """The client sent something that is not acceptable HTTP/1.1; answer ``status`` and close.
+
+    A signal inside the built-in server, never raised to a caller.
+    """
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
 
 
+@dataclass(slots=True)
 class RequestHead:
     """A parsed request line and header block."""
 
-    __slots__ = (
-        "chunked",
-        "content_length",
-        "expect_continue",
-        "headers",
-        "http_version",
-        "keep_alive",
-        "method",
-        "target",
-        "upgrade",
-    )
-
-    def __init__(
-        self,
-        method: bytes,
-        target: bytes,
-        headers: list[tuple[bytes, bytes]],
-        http_version: bytes,
-        keep_alive: bool,
-        upgrade: bytes | None,
-        expect_continue: bool,
-        content_length: int | None,
-        chunked: bool = False,
-    ) -> None:
-        self.method = method
-        self.target = target
-        #: Names lower-case, values as received.
-        self.headers = headers
-        #: ``b"1.1"`` or ``b"1.0"``.
-        self.http_version = http_version
-        #: Whether the client allows another request on this connection afterwards.
-        self.keep_alive = keep_alive
-        #: The lower-cased ``Upgrade`` value when the client asked to switch protocols.
-        self.upgrade = upgrade
-        self.expect_continue = expect_continue
-        #: ``None`` for a chunked body (or none at all).
-        self.content_length = content_length
-        #: Whether the body comes in ``Transfer-Encoding: chunked``.
-        self.chunked = chunked
+    method: bytes
+    target: bytes
+    #: Names lower-case, values as received.
+    headers: list[tuple[bytes, bytes]]
+    #: ``b"1.1"`` or ``b"1.0"``.
+    http_version: bytes
+    #: Whether the client allows another request on this connection afterwards.
+    keep_alive: bool
+    #: The lower-cased ``Upgrade`` value when the client asked to switch protocols.
+    upgrade: bytes | None
+    expect_continue: bool
+    #: ``None`` for a chunked body (or none at all).
+    content_length: int | None
+    #: Whether the body comes in ``Transfer-Encoding: chunked``.
+    chunked: bool = False
 
     @property
     def is_websocket_upgrade(self) -> bool:
         return self.method == b"GET" and self.upgrade is not None and b"websocket" in self.upgrade
 
 
-ParserEvent = RequestHead | bytes | EndOfMessage | ConnectionClosed
+ParserEvent = RequestHead | bytes | EndOfMessage | PeerClosed
 
 
 class RequestParser(Protocol):
@@ -132,7 +113,7 @@ class RequestParser(Protocol):
         ...
 
     def next_event(self) -> ParserEvent | None:
-        """The next event, or ``None`` when more bytes are needed (:class:`ParseError`)."""
+        """The next event, or ``None`` when more bytes are needed (:class:`HttpParseError`)."""
         ...
 
     def next_request(self) -> None:
@@ -181,12 +162,12 @@ def build_request_head(
             expect_continue = value.lower() == b"100-continue"
         elif name == b"content-length":
             if not value.isdigit():
-                raise ParseError("invalid Content-Length")
+                raise HttpParseError("invalid Content-Length")
             content_length = int(value)
         elif name == b"transfer-encoding":
             chunked = b"chunked" in value.lower()
     if size > max_size:
-        raise ParseError("request head too large", 431)
+        raise HttpParseError("request head too large", 431)
     if method == b"CONNECT" or (connection_upgrade and upgrade is not None):
         keep_alive = False
     if not connection_upgrade:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import trio
 
@@ -21,38 +22,35 @@ __all__ = ["HttpRouter"]
 _JSON = [(b"content-type", b"application/json")]
 
 
+@dataclass(frozen=True, slots=True)
 class _MountedRequest:
-    """``request`` as the app mounted at ``prefix`` sees it."""
+    """``request`` as the app mounted at a prefix sees it: the path below the prefix, and the
+    prefix in ``root_path``. The rest is the request's own, read once when it is routed."""
 
-    __slots__ = ("_request", "path", "root_path")
+    request: HttpRequest
+    path: str
+    root_path: str
+    method: str
+    query_string: bytes
+    headers: Headers
+    client: tuple[str, int] | None
+    scheme: str
 
-    def __init__(self, request: HttpRequest, path: str, root_path: str) -> None:
-        self._request = request
-        self.path = path
-        self.root_path = root_path
-
-    @property
-    def method(self) -> str:
-        return self._request.method
-
-    @property
-    def query_string(self) -> bytes:
-        return self._request.query_string
-
-    @property
-    def headers(self) -> Headers:
-        return self._request.headers
-
-    @property
-    def client(self) -> tuple[str, int] | None:
-        return self._request.client
-
-    @property
-    def scheme(self) -> str:
-        return self._request.scheme
+    @classmethod
+    def of(cls, request: HttpRequest, path: str, root_path: str) -> _MountedRequest:
+        return cls(
+            request,
+            path,
+            root_path,
+            request.method,
+            request.query_string,
+            request.headers,
+            request.client,
+            request.scheme,
+        )
 
     async def read_body(self, limit: int) -> bytes:
-        return await self._request.read_body(limit)
+        return await self.request.read_body(limit)
 
 
 class HttpRouter:
@@ -89,7 +87,7 @@ class HttpRouter:
         if not prefix:
             return app, request
         root_path = getattr(request, "root_path", "") + prefix
-        return app, _MountedRequest(request, path, root_path)
+        return app, _MountedRequest.of(request, path, root_path)
 
     async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
         routed = self._route(request)

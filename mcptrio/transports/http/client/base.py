@@ -1,0 +1,161 @@
+"""What both HTTP client transports share: their options, their POSTs and their incoming frames.
+
+Streamable HTTP and the legacy HTTP+SSE transport differ in where they POST and how answers come
+back, and in nothing else a session can see. :class:`HttpClientTransportBase` is that nothing
+else: frames the server sent wait in one bounded memory channel for
+:meth:`~HttpClientTransportBase.receive` (so a session that stops reading makes the transport's
+readers wait: backpressure), outgoing frames go to a :class:`~.posts.PostScheduler`, and closing
+cancels the transport's own nursery.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+import trio
+
+from ....protocol.base import RequestId
+from ....protocol.errors import INTERNAL_ERROR
+from ....protocol.sse import SseEvent
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ..engine.client_pool import HttpClientPool
+from .messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
+from .posts import PostFrame, PostScheduler
+
+__all__ = ["HttpClientOptions", "HttpClientTransportBase"]
+
+log = logging.getLogger("mcptrio.transports.http.client")
+
+#: How much of an error response's body is read, to quote it in the error the caller gets.
+ERROR_BODY_LIMIT = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class HttpClientOptions:
+    """The options every HTTP client transport takes; the ``open_*`` functions document them."""
+
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = 30.0
+    sse_read_timeout: float = 300.0
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    max_concurrent_posts: int = 32
+    #: Frames from the server that wait for the session to take them.
+    incoming_buffer: int = 64
+
+    @classmethod
+    def of(
+        cls,
+        headers: Mapping[str, str] | None,
+        *,
+        timeout: float,
+        sse_read_timeout: float,
+        max_frame_size: int,
+        max_concurrent_posts: int,
+    ) -> HttpClientOptions:
+        return cls(
+            tuple((headers or {}).items()),
+            timeout,
+            sse_read_timeout,
+            max_frame_size,
+            max_concurrent_posts,
+        )
+
+
+class HttpClientTransportBase:
+    """The part of an HTTP client transport that does not depend on the HTTP transport spoken.
+
+    A subclass says how it POSTs one frame in :attr:`_post_frame`; the POSTs run in
+    ``nursery``.
+    """
+
+    #: POSTs one frame the session sent, and delivers (or fails) what the response brings.
+    _post_frame: PostFrame
+
+    def __init__(
+        self, url: str, pool: HttpClientPool, nursery: trio.Nursery, options: HttpClientOptions
+    ) -> None:
+        self.url = url
+        self.options = options
+        self._pool = pool
+        self._nursery = nursery
+        self._posts = PostScheduler(
+            nursery, self._post_frame, max_concurrent_posts=options.max_concurrent_posts
+        )
+        self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
+            options.incoming_buffer
+        )
+        #: Set when the input broke rather than ended: ``receive`` then says so.
+        self._broken = False
+        self._closed = False
+
+    async def receive(self) -> Frame:
+        """The next frame from the server; ``trio.EndOfChannel`` once the transport ended
+        (``trio.BrokenResourceError`` when it ended because its stream broke)."""
+        try:
+            return await self._incoming_receive.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            if self._broken:
+                raise trio.BrokenResourceError("The SSE stream broke") from None
+            raise trio.EndOfChannel from None
+
+    async def _schedule(self, frame: Outgoing) -> OutgoingInfo:
+        """Start the POST of ``frame``, waiting only for a free POST slot; what it carries."""
+        if self._closed:
+            raise trio.ClosedResourceError("The transport is closed")
+        info = peek_outgoing(frame.data)
+        await self._posts.schedule(frame.data, info)
+        return info
+
+    def _stop(self) -> bool:
+        """Stop every task and end the input; ``False`` when the transport was stopped before."""
+        if self._closed:
+            return False
+        self._closed = True
+        # The transport's own nursery: the caller's block (often the one calling this, through
+        # ``open_client(transport)``) runs outside it and carries on.
+        self._nursery.cancel_scope.cancel()
+        self._incoming_send.close()
+        return True
+
+    def _request_headers(self, *extra: tuple[str, str]) -> list[tuple[str, str]]:
+        return [*self.options.headers, *extra]
+
+    async def _deliver(self, frame: Frame) -> None:
+        try:
+            await self._incoming_send.send(frame)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            log.debug("dropped a frame that arrived after the transport closed")
+
+    async def _message_of(self, event: SseEvent) -> bytes | None:
+        """The frame a ``message`` event carries, or ``None`` for an event that carries none.
+
+        A frame over ``max_frame_size`` is delivered as an :class:`OversizedFrame` (so the
+        session learns that something was lost) and is not returned.
+        """
+        if event.event != "message":
+            log.info("ignored an SSE event named %r", event.event)
+            return None
+        if not event.data:
+            return None
+        data = event.data.encode("utf-8")
+        limit = self.options.max_frame_size
+        if len(data) > limit:
+            await self._deliver(OversizedFrame(limit))
+            return None
+        return data
+
+    async def _fail_requests(self, request_ids: Collection[RequestId], message: str) -> None:
+        """Answer each of ``request_ids`` with an internal error saying ``message``."""
+        for rid in sorted(request_ids, key=str):
+            await self._deliver(error_response(rid, INTERNAL_ERROR, message))
+
+    async def _refused(
+        self, request_ids: Collection[RequestId], status: int, reason: str, body: bytes | None
+    ) -> None:
+        """Answer each of ``request_ids`` with the error its POST's ``status`` means."""
+        if not request_ids:
+            log.warning("the server refused a notification or response with HTTP %d", status)
+        for rid in sorted(request_ids, key=str):
+            await self._deliver(http_error_response(rid, status, reason, body))

@@ -13,7 +13,7 @@ import trio
 import mcptrio
 from mcptrio.protocol.fitting import check_incoming, fit_outgoing
 from mcptrio.protocol.revisions import revision_of
-from mcptrio.transports.base import Frame, Outgoing, Transport
+from mcptrio.runtime.transport import Frame, Outgoing, Transport
 from mcptrio.transports.memory import memory_transport_pair
 
 

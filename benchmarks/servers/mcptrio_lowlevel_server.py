@@ -33,7 +33,7 @@ from mcptrio.protocol.types import (
 )
 from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.session import Session
-from mcptrio.transports.base import Transport
+from mcptrio.runtime.transport import Transport
 from mcptrio.transports.stdio import open_stdio_server_transport
 
 INFO = Implementation(name="bench-lowlevel", version="0.1.0")

@@ -44,7 +44,7 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
     :func:`~mcptrio.client.http` (Streamable HTTP, falling back to HTTP+SSE), a ``ws(s)://`` URL
     or :func:`~mcptrio.client.websocket`, a server object such as :class:`~mcptrio.Server` or
     :func:`~mcptrio.client.in_memory` (served in memory, in this block's nursery), or an open
-    :class:`~mcptrio.transports.base.Transport`. A string that is not such a URL raises
+    :class:`~mcptrio.runtime.transport.Transport`. A string that is not such a URL raises
     ``ValueError``; anything else that is not a target, ``TypeError``.
 
     The keywords (:class:`~mcptrio.client.options.ClientOptions`), each a frozen record:

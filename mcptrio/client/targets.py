@@ -9,7 +9,7 @@
   :func:`websocket` ``(url, headers=...)`` with the WebSocket client's options;
 - a server object (a :class:`SessionServer`, such as :class:`mcptrio.Server`): in memory, served
   in the client's own nursery; :func:`in_memory` ``(server, max_frame_size=...)``;
-- an open :class:`~mcptrio.transports.base.Transport`: used as it is, closed with the block.
+- an open :class:`~mcptrio.runtime.transport.Transport`: used as it is, closed with the block.
 
 A string is a URL or an error: a command is never split out of a string and run, since a
 string that is almost a URL (``"htp://..."``, a file name) would otherwise be executed. Each
@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Protocol, TypeAlias, TypedDict, runtime_checka
 
 import trio
 
-from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.http.client.transport import open_http_client_transport
 from ..transports.memory import memory_transport_pair
 from ..transports.stdio import open_stdio_client_transport

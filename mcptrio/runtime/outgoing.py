@@ -4,8 +4,9 @@ Each outgoing request has one :class:`PendingRequest`. The session's reader comp
 the answer arrives, or fails it when the connection ends; progress notifications for its token
 push its deadline back, but never past its hard maximum.
 
-The waiting caller is parked and woken directly (no ``trio.Event``): one request has one waiter,
-and the answer is handed over with the wake-up.
+The waiting caller parks on the request itself (a :class:`~mcptrio.runtime.parking.
+ParkingSpot`, no ``trio.Event``): one request has one waiter, and the answer is handed over with
+the wake-up.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import trio
 
 from ..protocol.base import Result
 from ..protocol.errors import McpError
+from .parking import ParkingSpot
 
 __all__ = ["PendingRequest", "ProgressCallback"]
 
@@ -25,12 +27,11 @@ __all__ = ["PendingRequest", "ProgressCallback"]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 
-class PendingRequest:
+class PendingRequest(ParkingSpot):
     """The caller's side of one outgoing request."""
 
     __slots__ = (
         "_done",
-        "_waiter",
         "error",
         "hard_deadline",
         "on_progress",
@@ -45,9 +46,8 @@ class PendingRequest:
         max_total_timeout: float | None,
         on_progress: ProgressCallback | None,
     ) -> None:
+        super().__init__()
         self._done = False
-        # The caller's task while it is parked in wait(); None otherwise.
-        self._waiter: trio.lowlevel.Task | None = None
         self.result: Result | None = None
         self.error: McpError | None = None
         self.timeout = timeout
@@ -73,10 +73,7 @@ class PendingRequest:
 
     def _finish(self) -> None:
         self._done = True
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            trio.lowlevel.reschedule(waiter)
+        self.wake()
 
     def progressed(self) -> None:
         """Progress arrived: restart the timeout, up to the hard maximum."""
@@ -85,23 +82,18 @@ class PendingRequest:
 
     async def wait(self) -> Any:
         """Wait for the answer within the request's deadline (the caller handles expiry)."""
+        # Cancelled (or timed out) while parked, the caller stops waiting: an answer arriving
+        # later wakes no one.
         if self._done:
             await trio.lowlevel.checkpoint()
         elif self.scope is None:
-            self._waiter = trio.lowlevel.current_task()
-            await trio.lowlevel.wait_task_rescheduled(self._abort)
+            await self.park()
         else:
             with self.scope:
-                self._waiter = trio.lowlevel.current_task()
-                await trio.lowlevel.wait_task_rescheduled(self._abort)
+                await self.park()
         if self.error is not None:
             raise self.error
         return self.result
-
-    def _abort(self, _raise_cancel: Any) -> trio.lowlevel.Abort:
-        # Cancelled (or timed out) while parked: an answer arriving later wakes no one.
-        self._waiter = None
-        return trio.lowlevel.Abort.SUCCEEDED
 
     @property
     def answered(self) -> bool:

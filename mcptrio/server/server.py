@@ -61,7 +61,7 @@ from ..protocol.types import (
 )
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
-from ..transports.base import DEFAULT_MAX_FRAME_SIZE, Transport
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
 from .completion import CompletionEngine
 from .context import Context

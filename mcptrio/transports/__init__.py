@@ -1,8 +1,10 @@
-"""Transports: one module per transport, each behind the small interface in ``base``."""
+"""Transports: one module per transport, each implementing the interface the session drives
+(``mcptrio.runtime.transport``, re-exported here)."""
 
-from .base import DEFAULT_MAX_FRAME_SIZE as DEFAULT_MAX_FRAME_SIZE
-from .base import Outgoing as Outgoing
-from .base import OversizedFrame as OversizedFrame
-from .base import Transport as Transport
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE as DEFAULT_MAX_FRAME_SIZE
+from ..runtime.transport import Outgoing as Outgoing
+from ..runtime.transport import OversizedFrame as OversizedFrame
+from ..runtime.transport import SupportsSendNowait as SupportsSendNowait
+from ..runtime.transport import Transport as Transport
 from .memory import MemoryTransport as MemoryTransport
 from .memory import memory_transport_pair as memory_transport_pair

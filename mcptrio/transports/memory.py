@@ -5,20 +5,21 @@ copied). Used for in-process servers (``open_client(server)``), for tests, and a
 every other transport is checked against. Each direction holds at most ``buffer`` frames; a
 sender past that waits, which is the same backpressure a full pipe or socket gives.
 
-Each direction is a :class:`_Pipe`: a deque with at most one parked receiver and one parked
-sender (a session receives from one task and sends from one other). It does what a Trio memory
-channel would here, at a third of the cost per frame, which counts twice in every in-memory call.
+Each direction is a :class:`_Pipe`: a deque with a :class:`~mcptrio.runtime.parking.ParkingSpot`
+for its receiver and one for its sender (a session receives from one task and sends from one
+other). It does what a Trio memory channel would here, at a third of the cost per frame, which
+counts twice in every in-memory call.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
 
 import trio
 
-from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ..runtime.parking import ParkingSpot
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 
 __all__ = ["MemoryTransport", "memory_transport_pair"]
 
@@ -31,30 +32,10 @@ class _Pipe:
     def __init__(self, limit: int) -> None:
         self.frames: deque[bytes] = deque()
         self.limit = limit
-        self.receiver: trio.lowlevel.Task | None = None
-        self.sender: trio.lowlevel.Task | None = None
+        self.receiver = ParkingSpot()
+        self.sender = ParkingSpot()
         self.send_closed = False
         self.receive_closed = False
-
-    def wake_receiver(self) -> None:
-        task = self.receiver
-        if task is not None:
-            self.receiver = None
-            trio.lowlevel.reschedule(task)
-
-    def wake_sender(self) -> None:
-        task = self.sender
-        if task is not None:
-            self.sender = None
-            trio.lowlevel.reschedule(task)
-
-    def abort_receive(self, _raise_cancel: Any) -> trio.lowlevel.Abort:
-        self.receiver = None
-        return trio.lowlevel.Abort.SUCCEEDED
-
-    def abort_send(self, _raise_cancel: Any) -> trio.lowlevel.Abort:
-        self.sender = None
-        return trio.lowlevel.Abort.SUCCEEDED
 
 
 class MemoryTransport:
@@ -78,10 +59,9 @@ class MemoryTransport:
             if pipe.receive_closed or pipe.send_closed:
                 await trio.lowlevel.checkpoint()
                 raise trio.EndOfChannel
-            pipe.receiver = trio.lowlevel.current_task()
-            await trio.lowlevel.wait_task_rescheduled(pipe.abort_receive)
+            await pipe.receiver.park()
         frame = pipe.frames.popleft()
-        pipe.wake_sender()
+        pipe.sender.wake()
         if len(frame) > self.max_frame_size:
             return OversizedFrame(self.max_frame_size)
         return frame
@@ -96,10 +76,9 @@ class MemoryTransport:
                     raise trio.BrokenResourceError("the other end of the transport is closed")
                 if len(pipe.frames) < pipe.limit:
                     break
-                pipe.sender = trio.lowlevel.current_task()
-                await trio.lowlevel.wait_task_rescheduled(pipe.abort_send)
+                await pipe.sender.park()
             pipe.frames.append(frame.data)
-            pipe.wake_receiver()
+            pipe.receiver.wake()
         await trio.lowlevel.checkpoint()
 
     def send_nowait(self, frame: Outgoing) -> bool:
@@ -108,7 +87,7 @@ class MemoryTransport:
         if pipe.send_closed or pipe.receive_closed or len(pipe.frames) >= pipe.limit:
             return False
         pipe.frames.append(frame.data)
-        pipe.wake_receiver()
+        pipe.receiver.wake()
         return True
 
     async def aclose(self) -> None:
@@ -116,11 +95,11 @@ class MemoryTransport:
         # what the peer sent and this end did not read is dropped, and its sender is told.
         out, incoming = self._out, self._in
         out.send_closed = True
-        out.wake_receiver()
+        out.receiver.wake()
         incoming.receive_closed = True
         incoming.frames.clear()
-        incoming.wake_sender()
-        incoming.wake_receiver()
+        incoming.sender.wake()
+        incoming.receiver.wake()
         await trio.lowlevel.checkpoint()
 
 

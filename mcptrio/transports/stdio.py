@@ -25,7 +25,7 @@ from typing import NoReturn, TextIO
 
 import trio
 
-from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing
 from .stdio_framing import LineFramer
 
 __all__ = [
@@ -54,7 +54,7 @@ _STDERR_MAX_LINE = 64 * 1024
 
 
 class StdioTransport:
-    """A :class:`~mcptrio.transports.base.Transport` over a receive stream and a send stream.
+    """A :class:`~mcptrio.runtime.transport.Transport` over a receive stream and a send stream.
 
     Each frame travels as one line: the frame's bytes followed by ``b"\\n"``. Incoming lines lose
     a trailing ``"\\r"``; blank lines are skipped; a line over ``max_frame_size`` is skipped

@@ -26,7 +26,7 @@ Memory is bounded by the limit plus one chunk.
 
 from __future__ import annotations
 
-from .base import Frame, OversizedFrame
+from ..runtime.transport import Frame, OversizedFrame
 
 __all__ = ["LineFramer"]
 

@@ -3,7 +3,7 @@
 MCP over WebSocket negotiates the subprotocol ``mcp`` and sends every frame of the session (one
 JSON-RPC message, or a 2025-03-26 batch) as one *text* message. This module holds:
 
-- :class:`WebSocketTransport`, the :class:`~mcptrio.transports.base.Transport` over any open
+- :class:`WebSocketTransport`, the :class:`~mcptrio.runtime.transport.Transport` over any open
   WebSocket that offers :class:`WebSocketMessages`; the HTTP front ends'
   :class:`~mcptrio.transports.http.engine.exchange.WebSocketPeer` does.
 - :func:`serve_websocket_session`, what an HTTP endpoint awaits once a request has upgraded:
@@ -40,7 +40,7 @@ import trio_websocket
 
 from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
-from .base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, SessionFactory
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, SessionFactory
 from .http.engine.exchange import Headers, HttpRequest, WebSocketClosed, WebSocketPeer
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class WebSocketMessages(Protocol):
 
 
 class WebSocketTransport:
-    """A :class:`~mcptrio.transports.base.Transport` over one open WebSocket.
+    """A :class:`~mcptrio.runtime.transport.Transport` over one open WebSocket.
 
     **Receiving.** Each text message is one frame, handed to the session as its UTF-8 bytes. A
     binary message is a protocol violation (MCP frames are text): the transport closes the
@@ -137,7 +137,7 @@ class WebSocketTransport:
     When the peer closes (or the connection breaks), :meth:`receive` raises
     ``trio.EndOfChannel``, and does so again on every later call.
 
-    **Sending.** Each :class:`~mcptrio.transports.base.Outgoing` frame goes out as one text
+    **Sending.** Each :class:`~mcptrio.runtime.transport.Outgoing` frame goes out as one text
     message, in order. Backpressure is the peer's: ``send`` waits until the connection has taken
     each message, but no longer than ``send_timeout`` seconds per message (``None``: no limit).
     A peer that takes nothing for that long is considered dead: the connection is closed with

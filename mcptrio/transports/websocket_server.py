@@ -32,7 +32,7 @@ from urllib.parse import unquote
 import trio
 import trio_websocket
 
-from .base import DEFAULT_MAX_FRAME_SIZE, SessionFactory
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, SessionFactory
 from .http.endpoints.security import OriginHostCheck, Refusal
 from .http.engine.exchange import Headers
 from .websocket import (

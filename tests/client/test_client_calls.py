@@ -29,8 +29,8 @@ from mcptrio.protocol.types import (
     Tool,
 )
 from mcptrio.runtime.context import RequestContext
+from mcptrio.runtime.transport import Outgoing, Transport
 from mcptrio.server.context import Context
-from mcptrio.transports.base import Outgoing, Transport
 from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import Wire, open_recorded_client

@@ -16,7 +16,7 @@ from mcptrio.client import ClientIdentity, Timeouts
 from mcptrio.client.errors import ClientError
 from mcptrio.client.group import ServerConnectError, UnknownServer
 from mcptrio.protocol.types import TextContent
-from mcptrio.transports.base import Transport
+from mcptrio.runtime.transport import Transport
 from mcptrio.transports.memory import memory_transport_pair
 
 TESTS = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ import trio
 
 import mcptrio
 from mcptrio.runtime.nurseries import open_unwrapping_nursery
-from mcptrio.transports.base import Transport
+from mcptrio.runtime.transport import Transport
 from mcptrio.transports.http.client.legacy_sse import open_legacy_sse_client_transport
 from mcptrio.transports.http.client.streamable import open_streamable_http_client_transport
 from mcptrio.transports.http.client.transport import open_http_client_transport

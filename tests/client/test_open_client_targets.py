@@ -26,7 +26,7 @@ from mcptrio.client import (
     websocket,
 )
 from mcptrio.client.targets import resolve_target
-from mcptrio.transports.base import Transport
+from mcptrio.runtime.transport import Transport
 from mcptrio.transports.http.serve import serve_http
 from mcptrio.transports.memory import memory_transport_pair
 

@@ -38,8 +38,8 @@ from mcptrio.protocol.errors import (
     PARSE_ERROR,
 )
 from mcptrio.protocol.events import Reply, RequestReceived
+from mcptrio.runtime.transport import DEFAULT_MAX_FRAME_SIZE, Outgoing, Transport
 from mcptrio.server.tools import to_call_tool_result
-from mcptrio.transports.base import DEFAULT_MAX_FRAME_SIZE, Outgoing, Transport
 from mcptrio.transports.memory import memory_transport_pair
 from mcptrio.transports.stdio import StdioTransport
 

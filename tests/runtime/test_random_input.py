@@ -40,7 +40,7 @@ from mcptrio.protocol.errors import (
     UrlElicitationRequired,
 )
 from mcptrio.protocol.events import Event, Reply
-from mcptrio.transports.base import Outgoing
+from mcptrio.runtime.transport import Outgoing
 from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
 
 from schema_validation import REVISIONS

@@ -139,5 +139,5 @@ async def test_parked_actors_stay_within_the_in_flight_limit() -> None:
             async with trio.open_nursery() as nursery:
                 for _ in range(20):
                     nursery.start_soon(client.call_tool, "nap")
-            assert 1 <= session._actors_of_requests.parked <= 3
+            assert 1 <= session.statistics().parked_request_actors <= 3
             assert session.statistics().in_flight_incoming == 0

@@ -7,7 +7,7 @@ import json
 import trio
 
 import mcptrio
-from mcptrio.transports.base import Outgoing
+from mcptrio.runtime.transport import Outgoing
 from mcptrio.transports.memory import memory_transport_pair
 
 

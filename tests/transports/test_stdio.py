@@ -23,7 +23,7 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcptrio.transports.base import Frame, Outgoing, OversizedFrame
+from mcptrio.runtime.transport import Frame, Outgoing, OversizedFrame
 from mcptrio.transports.stdio import (
     SERVER_STDERR_LOGGER,
     StdioTransport,
@@ -465,7 +465,7 @@ async def test_real_stdio_server_keeps_stray_output_off_the_protocol_stream(
         """
         import os, subprocess, sys
         import trio
-        from mcptrio.transports.base import Outgoing
+        from mcptrio.runtime.transport import Outgoing
         from mcptrio.transports.stdio import open_stdio_server_transport
 
         async def main():

@@ -18,7 +18,7 @@ import mcptrio
 from mcptrio.protocol.errors import McpError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
-from mcptrio.transports.base import Outgoing, OversizedFrame
+from mcptrio.runtime.transport import Outgoing, OversizedFrame
 from mcptrio.transports.http.client.messages import http_error_response
 from mcptrio.transports.http.client.streamable import open_streamable_http_client_transport
 

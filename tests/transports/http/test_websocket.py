@@ -24,8 +24,8 @@ from mcptrio.client import Revisions
 from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.runtime.session import Session
+from mcptrio.runtime.transport import Frame, Outgoing, Transport
 from mcptrio.server.context import Context
-from mcptrio.transports.base import Frame, Outgoing, Transport
 from mcptrio.transports.http.engine.exchange import (
     Headers,
     HttpRequest,

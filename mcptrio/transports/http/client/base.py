@@ -19,7 +19,7 @@ import trio
 from ....protocol.base import RequestId
 from ....protocol.errors import INTERNAL_ERROR
 from ....protocol.sse import SseEvent
-from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool
 from .messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
 from .posts import PostFrame, PostScheduler

@@ -32,7 +32,7 @@ import trio
 
 from ....protocol.errors import TransportError
 from ....protocol.sse import SseError, SseEvent, SseParser
-from ...base import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse, split_url
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientTransportBase
 from .messages import OutgoingInfo
@@ -62,7 +62,7 @@ def resolve_endpoint(sse_url: str, data: str) -> str:
 
 
 class LegacySseClientTransport(HttpClientTransportBase):
-    """A :class:`~mcptrio.transports.base.Transport` over HTTP+SSE.
+    """A :class:`~mcptrio.runtime.transport.Transport` over HTTP+SSE.
 
     Made by :func:`open_legacy_sse_client_transport`, which owns the nursery its tasks run in.
     """

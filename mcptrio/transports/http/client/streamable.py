@@ -66,7 +66,7 @@ import trio
 
 from ....protocol.base import RequestId
 from ....protocol.sse import SseError, SseParser
-from ...base import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientTransportBase
 from .messages import (
@@ -128,7 +128,7 @@ _DONE, _ENDED, _UNUSABLE, _SESSION_GONE = "done", "ended", "unusable", "session 
 
 
 class StreamableHttpClientTransport(HttpClientTransportBase):
-    """A :class:`~mcptrio.transports.base.Transport` speaking Streamable HTTP to ``url``.
+    """A :class:`~mcptrio.runtime.transport.Transport` speaking Streamable HTTP to ``url``.
 
     Made by :func:`open_streamable_http_client_transport`, which owns the nursery its tasks
     run in.

@@ -32,7 +32,7 @@ from functools import partial
 import trio
 
 from ....protocol.revisions import REVISIONS, SUPPORTED, revision_of
-from ...base import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
 from ..engine.client_pool import HttpClientPool, HttpError
 from .base import HttpClientOptions
 from .legacy_sse import (

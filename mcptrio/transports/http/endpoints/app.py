@@ -35,8 +35,8 @@ import logging
 
 import trio
 
+from ....runtime.transport import SessionFactory
 from ....stores.event_store import EventStore, InMemoryEventStore
-from ...base import SessionFactory
 from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer
 from .http_session import HttpSession
 from .legacy_sse import LegacySseEndpoint

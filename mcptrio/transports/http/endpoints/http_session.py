@@ -1,11 +1,12 @@
 """The transport of one Streamable HTTP session: POST bodies in, frames routed to SSE streams.
 
 A Streamable HTTP session is many HTTP exchanges feeding one :class:`~mcptrio.runtime.session.
-Session`. :class:`HttpSession` is that session's :class:`~mcptrio.transports.base.Transport`:
+Session`. :class:`HttpSession` is that session's :class:`~mcptrio.runtime.transport.Transport`:
 
-- **In.** Each POST hands its body to :meth:`HttpSession.deliver`; the session's reader takes it
-  from a bounded channel through :meth:`receive` (so a session that is at its in-flight limit
-  makes POSTs wait, which is the design's backpressure).
+- **In.** Each POST hands its body to the session itself, in the POST's own task
+  (:meth:`Session.handle_frame <mcptrio.runtime.session.Session.handle_frame>`): a session at its
+  in-flight limit makes POSTs wait there, which is the design's backpressure. Nothing is queued
+  for the session's reader, so :meth:`HttpSession.receive` only waits for the session's end.
 - **Out.** Every frame the session sends is routed to exactly one stream (never broadcast):
 
   1. a response goes to the stream of the POST that carried the request it answers (routed by
@@ -37,9 +38,10 @@ import trio
 
 from ....protocol.base import RequestId
 from ....protocol.errors import ConnectionClosed, McpError
+from ....runtime.parking import ParkingSpot
 from ....runtime.session import Session
+from ....runtime.transport import Frame, Outgoing
 from ....stores.event_store import EventStore
-from ...base import Frame, Outgoing
 from .envelope_peek import peek
 from .security import Principal
 from .sse_head_timer import SseHeadTimer
@@ -108,11 +110,8 @@ class HttpSession:
         "_by_request",
         "_ended",
         "_head_timer",
-        "_incoming",
-        "_incoming_limit",
         "_next_stream_id",
         "_reader",
-        "_room",
         "_standalone",
         "_unrelated_buffer",
         "cancel_scope",
@@ -135,7 +134,6 @@ class HttpSession:
         principal: Principal | None = None,
         stream_buffer: int = 256,
         unrelated_buffer: int = 256,
-        incoming_buffer: int = 64,
         retry_ms: int | None = None,
     ) -> None:
         self.session_id = session_id
@@ -145,14 +143,10 @@ class HttpSession:
         self.retry_ms = retry_ms
         #: The MCP session this transport feeds; set by whoever creates both.
         self.session: Session | None = None
-        # An idle session holds thousands of these: what only some sessions ever need (the
-        # incoming queue, the standalone stream, a parked task) is made when first needed.
-        # Frames POSTed for the session's reader (a batch, initialize), at most
-        # ``incoming_buffer``; the reader parked waiting for one; POSTs waiting for room.
-        self._incoming: list[bytes] | None = None
-        self._incoming_limit = incoming_buffer
-        self._reader: trio.lowlevel.Task | None = None
-        self._room: trio.lowlevel.ParkingLot | None = None
+        # A server holds thousands of these: what only some sessions ever need (the standalone
+        # stream, the head timer) is made when first needed.
+        # Where the session's reader waits for the end.
+        self._reader = ParkingSpot()
         self._unrelated_buffer = unrelated_buffer
         self._standalone: OutboundStream | None = None
         #: Live request streams by id (not yet drained); the standalone one is apart.
@@ -201,11 +195,6 @@ class HttpSession:
         # Cancelled counts: DELETE cancels the session before its transport is closed.
         return self._ended or self.cancel_scope.cancel_called
 
-    @property
-    def has_queued_frames(self) -> bool:
-        """Whether frames wait for the session's reader (a batch, initialize)."""
-        return bool(self._incoming)
-
     def close(self) -> None:
         """End the session (DELETE, expiry, shutdown); its tasks are cancelled."""
         self.cancel_scope.cancel()
@@ -213,37 +202,13 @@ class HttpSession:
     # ---------------------------------------------------------------- Transport
 
     async def receive(self) -> Frame:
-        # A bounded queue with one consumer, instead of a memory channel: an idle session's
-        # reader parks here for the session's whole life, and a channel (its state, its two
-        # ends, the bookkeeping of a waiting receiver) costs about 3 KiB per session.
+        """Wait for the end: POSTs hand their frames to the session themselves."""
+        # The session's reader parks here for the session's whole life: a parking spot, not a
+        # trio.Event or a channel, which would cost an idle session hundreds of bytes more.
         await trio.lowlevel.checkpoint_if_cancelled()
-        while True:
-            if self._ended:
-                raise trio.EndOfChannel
-            incoming = self._incoming
-            if incoming:
-                frame = incoming.pop(0)
-                if not incoming:
-                    self._incoming = None
-                room = self._room
-                if room is not None:
-                    room.unpark()
-                await trio.lowlevel.cancel_shielded_checkpoint()
-                return frame
-            if self._reader is not None:
-                raise trio.BusyResourceError("another task is receiving from this session")
-            self._reader = trio.lowlevel.current_task()
-            await trio.lowlevel.wait_task_rescheduled(self._abort_receive)
-
-    def _abort_receive(self, _: object) -> trio.lowlevel.Abort:
-        self._reader = None
-        return trio.lowlevel.Abort.SUCCEEDED
-
-    def _wake_reader(self) -> None:
-        reader = self._reader
-        if reader is not None:
-            self._reader = None
-            trio.lowlevel.reschedule(reader)
+        while not self._ended:
+            await self._reader.park()
+        raise trio.EndOfChannel
 
     def send_nowait(self, frame: Outgoing) -> bool:
         return self._route(frame) is None
@@ -267,10 +232,7 @@ class HttpSession:
         if self._ended:
             return
         self._ended = True
-        self._incoming = None
-        self._wake_reader()
-        if self._room is not None:
-            self._room.unpark_all()
+        self._reader.wake()
         for stream in self.streams.values():
             stream.finish()
         if self._standalone is not None:
@@ -375,27 +337,6 @@ class HttpSession:
         stream.owed.clear()
         stream.pending.clear()
         stream.finish()
-
-    async def deliver(self, frame: bytes) -> None:
-        """Hand one POSTed frame to the session; :class:`SessionEnded` if it is gone.
-
-        Waits while ``incoming_buffer`` frames wait for the session's reader (a session at its
-        in-flight limit stops reading, which makes POSTs wait: the design's backpressure).
-        """
-        while True:
-            if self._ended:
-                raise SessionEnded
-            incoming = self._incoming
-            if incoming is None:
-                self._incoming = [frame]
-                break
-            if len(incoming) < self._incoming_limit:
-                incoming.append(frame)
-                break
-            if self._room is None:
-                self._room = trio.lowlevel.ParkingLot()
-            await self._room.park()
-        self._wake_reader()
 
     def start_head_timer(self, stream: OutboundStream, delay: float) -> None:
         """Fire ``stream.on_activity`` if its POST is still unanswered ``delay`` s from now."""

@@ -20,7 +20,7 @@ import trio
 
 from ....protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
 from ....protocol.sse import encode_event
-from ...base import Frame, Outgoing, SessionFactory
+from ....runtime.transport import Frame, Outgoing, SessionFactory
 from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import peek
 from .request_checks import accepts, read_json_body

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ...base import DEFAULT_MAX_FRAME_SIZE
+from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE
 from ..engine.exchange import Headers, HttpRequest, header
 
 __all__ = [

@@ -22,8 +22,8 @@ from dataclasses import KW_ONLY, dataclass, field
 
 import trio
 
+from ....runtime.transport import SessionFactory
 from ....stores.event_store import EventStore
-from ...base import SessionFactory
 from .http_session import HttpSession
 from .security import HttpSecurity, Principal, may_use
 

@@ -3,7 +3,7 @@
 A POST answered in SSE mode goes out as one whole ``text/event-stream`` body when its messages
 are all there within a short delay, and as a live stream otherwise, so that a slow request gets
 its head (and its 2025-11-25 priming event) soon. When the POST's own task is busy running the
-handler (``Session.receive_inline``), something else must notice that the delay has passed:
+handler (``Session.handle_frame``), something else must notice that the delay has passed:
 one :class:`SseHeadTimer` per session does, for all of that session's POSTs.
 
 Arming costs an append; the timer's task sleeps until the oldest armed stream is due (all delays

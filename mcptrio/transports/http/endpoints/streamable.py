@@ -217,10 +217,8 @@ class StreamableHttpEndpoint:
             session = transport.session
             if session is None:
                 raise SessionEnded
-            # Taken in this task, not handed to the session's reader: the protocol layer
-            # answers it at once, and a reader that never took a frame holds none (a reader
-            # parked after initialize kept that frame and its answer for the session's life).
-            await session.receive_inline(body, expect_request=False)
+            # The protocol layer answers initialize at once, in this task.
+            await session.handle_frame(body)
             await stream.wait()
             if not stream.pending:
                 await send_error(responder, 404, "Session ended")
@@ -245,17 +243,14 @@ class StreamableHttpEndpoint:
         self, transport: HttpSession, responder: HttpResponder, body: bytes, routing: Peek
     ) -> None:
         request_ids = routing.request_ids
-        # A single message is taken in this task (no hand-off to the session's reader) and a
-        # request in it is answered here too; a batch goes through the reader, whose request
-        # actors answer its requests concurrently.
-        # While frames wait for the reader, later ones queue behind them, to keep their order.
-        session = None if routing.batch or transport.has_queued_frames else transport.session
+        # The body is handed to the session in this task; a lone request in it is answered
+        # here too, the requests of a batch by request actors, concurrently.
+        session = transport.session
         if not request_ids:
             try:
-                if session is not None:
-                    await session.receive_inline(body, expect_request=False)
-                else:
-                    await transport.deliver(body)
+                if session is None:
+                    raise SessionEnded
+                await session.handle_frame(body)
             except (SessionEnded, ConnectionClosed):
                 await send_error(responder, 404, "Session ended")
                 return
@@ -271,15 +266,10 @@ class StreamableHttpEndpoint:
             return
         stream = transport.open_request_stream(request_ids)
         try:
-            if session is not None:
-                await self._answer_inline(transport, session, stream, responder, body)
-                return
-            try:
-                await transport.deliver(body)
-            except SessionEnded:
+            if session is None:
                 await send_error(responder, 404, "Session ended")
                 return
-            await self._answer(transport, stream, responder)
+            await self._answer_inline(transport, session, stream, responder, body)
         finally:
             transport.release_stream(stream)
 
@@ -291,9 +281,10 @@ class StreamableHttpEndpoint:
         responder: HttpResponder,
         body: bytes,
     ) -> None:
-        """Answer a POST of one request with its handler running in this task.
+        """Answer a POST of requests, handed to the session in this task.
 
-        The common case costs no task and no wait: the handler's answer is on ``stream`` when
+        A lone request's handler runs in this task (a batch's run in request actors). The
+        common case costs no task and no wait: the handler's answer is on ``stream`` when
         it returns, and goes out as JSON (or one whole SSE body). If the handler sends anything
         else first (progress, a log message, a request to the client), asks to close the
         stream, or (in SSE mode) has not answered within ``_SSE_HEAD_DELAY``, a writer starts
@@ -307,7 +298,7 @@ class StreamableHttpEndpoint:
             transport.start_head_timer(stream, _SSE_HEAD_DELAY)
         try:
             try:
-                await session.receive_inline(body, expect_request=True)
+                await session.handle_frame(body)
             except ConnectionClosed:
                 if not writer.started:
                     await send_error(responder, 404, "Session ended")
@@ -410,8 +401,7 @@ class StreamableHttpEndpoint:
         stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            await transport.deliver(body)
-            await self._answer(transport, stream, responder)
+            await self._answer_inline(transport, session, stream, responder, body)
             nursery.cancel_scope.cancel()
 
     # ------------------------------------------------------------------ GET

@@ -1,8 +1,9 @@
-"""The one small interface every transport implements.
+"""The one small interface a session drives, and every transport implements.
 
 A transport moves whole frames (one encoded JSON-RPC message, or a 2025-03-26 batch) between
 the session and its peer. It knows nothing of JSON-RPC: framing, size limits and the byte
-stream or HTTP exchange underneath are its only concerns.
+stream or HTTP exchange underneath are its only concerns. The interface lives here, with the
+session that uses it; ``mcptrio.transports`` holds the implementations.
 
 - :meth:`Transport.receive` returns the next frame. A frame larger than the transport's limit is
   not buffered whole: the transport skips its bytes and returns :class:`OversizedFrame` so the
@@ -19,20 +20,27 @@ stream or HTTP exchange underneath are its only concerns.
 The session calls ``receive`` from one task and ``send`` from one other task, never
 concurrently with themselves, so a transport needs no locking of its own.
 
-A transport may also offer ``send_nowait(frame: Outgoing) -> bool``: hand one frame over
-without blocking or checkpointing, returning ``False`` when it cannot. The session uses it, when
-nothing else is queued, to skip the hop through its writer task (the in-memory transport has it).
+One capability is optional, and declared as its own protocol: a transport that can take a frame
+without waiting implements :class:`SupportsSendNowait`. The session checks for it once, when it
+is made, and then hands frames straight to it, skipping the hop through its writer task, as long
+as nothing is queued ahead of them (the in-memory and HTTP transports have it; stdio and
+WebSocket write to a stream, which may block, and do not).
+
+A transport whose frames each arrive in a task of their own (a Streamable HTTP POST) does not
+queue them for ``receive``: the task hands its frame to :meth:`Session.handle_frame
+<mcptrio.runtime.session.Session.handle_frame>` itself, and such a transport's ``receive`` only
+waits for its end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from ..protocol.base import RequestId
 
 if TYPE_CHECKING:
-    from ..runtime.session import Session
+    from .session import Session
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
@@ -40,6 +48,7 @@ __all__ = [
     "Outgoing",
     "OversizedFrame",
     "SessionFactory",
+    "SupportsSendNowait",
     "Transport",
 ]
 
@@ -76,6 +85,16 @@ class Transport(Protocol):
 
     async def aclose(self) -> None:
         """Close the transport; safe to call more than once."""
+        ...
+
+
+@runtime_checkable
+class SupportsSendNowait(Transport, Protocol):
+    """A transport that can also take one frame without waiting."""
+
+    def send_nowait(self, frame: Outgoing) -> bool:
+        """Hand ``frame`` over without blocking or checkpointing; ``False`` when it cannot
+        (no room, or closed), in which case the session sends it through :meth:`send`."""
         ...
 
 

@@ -1,0 +1,260 @@
+"""The incoming requests of one session: their in-flight slots, cancel scopes and answers.
+
+An internal part of :class:`~mcptrio.runtime.session.Session`, which hands it every request it
+receives. Each request runs under a cancel scope registered by its id, in one of two places:
+
+- a **request actor** (``request_actors.py``), a task of the session's own, for requests the
+  session's reader takes from its transport (and for those in a batch);
+- the **task that delivered it**, for a lone request handed to
+  :meth:`Session.handle_frame <mcptrio.runtime.session.Session.handle_frame>` (an HTTP POST):
+  the handler runs there, with no task spawned, under a scope shielded from that task's own,
+  so that, as in an actor, only the peer's cancellation or the session's end stops it.
+
+The rules are the same in both:
+
+- **In flight.** At most ``max_in_flight`` requests run at once, each from the moment it is
+  taken until its answer is handed to the outbox (an answer waiting for room in a full buffer
+  still counts). The session's reader waits for a free slot before it reads on, so a flood of
+  requests waits in the peer's pipe or socket. A request's scope is registered before that
+  wait, so the peer's cancellation reaches it there.
+- **Answers.** A handler's result, or its error (an ``McpError``'s own code, -32603 for anything
+  else, with a log line), is answered once the handler returns. A request the peer cancelled is
+  not answered at all; one whose scope was cancelled otherwise (by the handler itself) gets an
+  error, so the peer is never left waiting.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ..protocol.base import Request, RequestId, Result
+from ..protocol.errors import ConnectionClosed, InternalError, LocalError, McpError
+from .context import RequestContext
+from .contexts import InContext
+from .outbox import Outbox
+from .request_actors import RequestActors
+from .transport import Outgoing
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["IncomingRequests", "RequestHandler"]
+
+log = logging.getLogger("mcptrio.session")
+
+RequestHandler = Callable[[RequestContext, Request[Any]], Awaitable[Result]]
+
+
+class IncomingRequests:
+    """A session's incoming requests; see the module docstring."""
+
+    __slots__ = (
+        "_actors",
+        "_closed",
+        "_free",
+        "_handle",
+        "_inline",
+        "_peer_cancelled",
+        "_scopes",
+        "_slot_waiters",
+        "_waiting",
+        "limit",
+        "nursery",
+        "outbox",
+        "session",
+    )
+
+    def __init__(
+        self,
+        session: Session,
+        outbox: Outbox,
+        handle_request: RequestHandler | None,
+        limit: int,
+    ) -> None:
+        self.session = session
+        self.outbox = outbox
+        self._handle = handle_request
+        self.limit = limit
+        # The in-flight slots: a count of free ones, and the tasks waiting for one, to which a
+        # freed slot passes directly (first come, first served). Not a trio.Semaphore, whose
+        # acquire_nowait and release each ask its parking lot whether anyone waits (a Python
+        # call): this way costs 4k instructions less per in-memory call.
+        self._free = limit
+        self._waiting = 0
+        self._slot_waiters = trio.lowlevel.ParkingLot()
+        self._scopes: dict[RequestId, trio.CancelScope] = {}
+        # Requests the peer cancelled: they end with no answer.
+        self._peer_cancelled: set[RequestId] = set()
+        # Scopes of the handlers running in a delivering task: outside the session's nursery,
+        # so ending the session cancels them one by one.
+        self._inline: set[trio.CancelScope] = set()
+        self._actors = RequestActors(self, limit)
+        #: The session's nursery, where actors run; set when the session starts.
+        self.nursery: trio.Nursery | None = None
+        self._closed = False
+
+    @property
+    def running(self) -> int:
+        """How many requests hold an in-flight slot now."""
+        return self.limit - self._free
+
+    @property
+    def parked_actors(self) -> int:
+        """How many request actors are parked, waiting for a request."""
+        return self._actors.parked
+
+    # ------------------------------------------------------------ the session's side
+
+    def start_nowait(self, rid: RequestId, request: Request[Any]) -> bool:
+        """Start ``request`` in an actor if a slot is free; ``False`` if none is."""
+        if not self._free:
+            return False
+        self._free -= 1
+        assert self.nursery is not None
+        self._scopes[rid] = self._actors.start(self.nursery, rid, request)
+        return True
+
+    async def start(self, rid: RequestId, request: Request[Any]) -> None:
+        """Start ``request`` in an actor once a slot is free."""
+        # Registered before the wait, so that a cancellation arriving meanwhile (later in the
+        # same batch, or in another POST) lands: the actor then starts under a cancelled scope.
+        waiting = self._scopes[rid] = trio.CancelScope()
+        try:
+            if self._free:
+                # Freed since the caller found none: taken at once.
+                self._free -= 1
+            else:
+                await self._wait_for_slot()
+        except BaseException:
+            del self._scopes[rid]
+            raise
+        assert self.nursery is not None
+        self._actors.start(self.nursery, rid, request, waiting)
+
+    def cancel(self, rid: RequestId, reason: str | None) -> None:
+        """The peer cancelled ``rid``: stop its handler, and send nothing for it."""
+        scope = self._scopes.get(rid)
+        if scope is not None:
+            log.debug("peer cancelled request %r: %s", rid, reason)
+            self._peer_cancelled.add(rid)
+            scope.cancel()
+
+    async def answer_here(self, rid: RequestId, request: Request[Any]) -> None:
+        """Answer ``request`` in the calling task, as its actor would; see the module docstring.
+
+        Returns once the answer is handed to the outbox (or the request has ended unanswered).
+        """
+        # Registered before the wait for a slot, so that the peer's cancellation (or the
+        # session's end) reaches it while it waits; shielded from the caller's scope.
+        scope = self._scopes[rid] = trio.CancelScope(shield=True)
+        self._inline.add(scope)
+        if self._closed:
+            scope.cancel()
+        try:
+            # In a copy of the caller's context, as in an actor: what the handler sets there
+            # does not outlive it in the caller's task (a keep-alive connection serves other
+            # requests, of other sessions, in that task next).
+            await InContext(self._answer_in(rid, request, scope), contextvars.copy_context())
+        finally:
+            self._inline.discard(scope)
+
+    async def _answer_in(
+        self, rid: RequestId, request: Request[Any], scope: trio.CancelScope
+    ) -> None:
+        data: bytes | None = None
+        holding = False
+        try:
+            try:
+                with scope:
+                    # Inside the request's scope: only the peer's cancellation or the session's
+                    # end interrupts the wait for a slot.
+                    if self._free:
+                        self._free -= 1
+                    else:
+                        await self._wait_for_slot()
+                    holding = True
+                    data = await self.answer(RequestContext(self.session, rid, request, scope))
+                if scope.cancelled_caught:
+                    data = self.answer_cut(rid)
+            finally:
+                self.forget(rid)
+            if data is not None:
+                await self.send_answer(Outgoing(data, rid))
+        finally:
+            if holding:
+                self.free_slot()
+
+    async def _wait_for_slot(self) -> None:
+        """Take an in-flight slot once one is freed (none is free now)."""
+        self._waiting += 1
+        try:
+            # Woken by done(), which hands over its slot: taken, even if cancelled meanwhile.
+            await self._slot_waiters.park()
+        finally:
+            self._waiting -= 1
+
+    def close(self) -> None:
+        """The session ended: cancel the handlers running in delivering tasks (its nursery
+        takes care of the actors)."""
+        self._closed = True
+        for scope in self._inline:
+            scope.cancel()
+
+    # ------------------------------------------------------------ the actors' side
+
+    async def answer(self, rctx: RequestContext) -> bytes | None:
+        """Run the handler of ``rctx``'s request; its answer (``None`` while its batch is open).
+
+        A handler's error becomes an error answer; a cancellation passes through.
+        """
+        connection = self.session.connection
+        rid = rctx.request_id
+        try:
+            if self._handle is None:
+                raise InternalError("This session does not handle requests")
+            result = await self._handle(rctx, rctx.request)
+            return connection.respond(rid, result)
+        except LocalError as exc:
+            return connection.respond_error(rid, InternalError(exc.message))
+        except McpError as exc:
+            return connection.respond_error(rid, exc)
+        except Exception as exc:
+            log.exception("handler for %s (id %r) failed", rctx.request.METHOD, rid)
+            return connection.respond_error(rid, InternalError(f"{type(exc).__name__}: {exc}"))
+
+    def answer_cut(self, rid: RequestId) -> bytes | None:
+        """The answer to a request whose scope caught a cancellation: none if the peer asked."""
+        connection = self.session.connection
+        if rid in self._peer_cancelled:
+            return connection.drop_request(rid)
+        return connection.respond_error(rid, InternalError("The server cancelled this request"))
+
+    def forget(self, rid: RequestId) -> bool:
+        """Forget a request whose handler has ended; whether the peer cancelled it (the only way
+        its scope could have been cancelled, unless the handler was lent it)."""
+        del self._scopes[rid]
+        if rid in self._peer_cancelled:
+            self._peer_cancelled.remove(rid)
+            return True
+        return False
+
+    def free_slot(self) -> None:
+        """A request's answer is handed to the outbox (or it has none): its slot is free.
+
+        Not before: a request whose answer waits for room in the outgoing buffer is still in
+        flight, so a peer that does not read cannot have more requests started meanwhile.
+        """
+        if not (self._waiting and self._slot_waiters.unpark()):
+            self._free += 1
+
+    async def send_answer(self, outgoing: Outgoing) -> None:
+        """Send an answer, waiting for room; dropped (with a debug line) if the session ended."""
+        try:
+            await self.outbox.put(outgoing)
+        except ConnectionClosed:
+            log.debug("session ended before the answer to %r could be sent", outgoing.related)

@@ -1,0 +1,102 @@
+"""The sending side of a session: a bounded buffer, one writer task, and a way around both.
+
+Everything a session sends (answers, requests, notifications, the protocol layer's own replies)
+goes through its :class:`Outbox`, in order:
+
+- **Straight to the transport** when the transport takes frames without waiting
+  (:class:`~mcptrio.runtime.transport.SupportsSendNowait`) and nothing is queued ahead: no hop
+  through the writer task, which is most of the cost of a small in-memory call's answer.
+- **Else into the buffer** (``send_buffer`` frames, 256 by default), which the writer task
+  drains, writing whatever has gathered (up to 64 frames) in one ``Transport.send``.
+- **When the buffer is full**, :meth:`Outbox.put` waits for room. Nothing else queues frames: the
+  reader waits there too (for a reply the protocol layer made, say), so a peer that sends and
+  never reads stops being read, and its flood waits in its own pipe or socket, not in our
+  memory.
+
+This is an internal part of :class:`~mcptrio.runtime.session.Session`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from ..protocol.errors import ConnectionClosed
+from .transport import Outgoing, SupportsSendNowait, Transport
+
+__all__ = ["Outbox"]
+
+_WRITE_COALESCE = 64
+
+
+class Outbox:
+    """A session's outgoing frames; see the module docstring."""
+
+    __slots__ = ("_buffer", "_closed", "_direct", "_drain", "_queued", "_transport")
+
+    def __init__(self, transport: Transport, size: int) -> None:
+        self._transport = transport
+        self._buffer, self._drain = trio.open_memory_channel[Outgoing](size)
+        self._direct = transport.send_nowait if isinstance(transport, SupportsSendNowait) else None
+        # Frames handed to the writer and not yet written: the direct path may only be taken
+        # when this is zero, or it would overtake them.
+        self._queued = 0
+        self._closed = False
+
+    @property
+    def buffered(self) -> int:
+        """Frames waiting in the buffer for the writer."""
+        return self._buffer.statistics().current_buffer_used
+
+    def put_nowait(self, outgoing: Outgoing) -> bool:
+        """Take ``outgoing`` without waiting or checkpointing; ``False`` if the buffer is full
+        (or the session has ended)."""
+        direct = self._direct
+        if direct is not None and self._queued == 0 and not self._closed and direct(outgoing):
+            return True
+        try:
+            self._buffer.send_nowait(outgoing)
+        except (trio.WouldBlock, trio.ClosedResourceError):
+            return False
+        self._queued += 1
+        return True
+
+    async def put(self, outgoing: Outgoing) -> None:
+        """Take ``outgoing``, waiting for room in the buffer; :class:`ConnectionClosed` once the
+        session has ended. A checkpoint unless the transport took the frame at once."""
+        direct = self._direct
+        if direct is not None and self._queued == 0 and not self._closed and direct(outgoing):
+            return
+        self._queued += 1
+        try:
+            await self._buffer.send(outgoing)
+        except trio.ClosedResourceError:
+            self._queued -= 1
+            raise ConnectionClosed("The session has ended") from None
+        except BaseException:
+            self._queued -= 1
+            raise
+
+    def close(self) -> None:
+        """Take nothing more: ``put`` raises :class:`ConnectionClosed`, ``put_nowait`` says
+        ``False``."""
+        self._closed = True
+        self._buffer.close()
+
+    async def run_writer(self, on_broken: Callable[[], object]) -> None:
+        """Write buffered frames until closed; ``on_broken()`` if the transport breaks."""
+        send: Callable[[list[Outgoing]], Awaitable[None]] = self._transport.send
+        receive_nowait = self._drain.receive_nowait
+        try:
+            async for first in self._drain:
+                batch = [first]
+                while len(batch) < _WRITE_COALESCE:
+                    try:
+                        batch.append(receive_nowait())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                await send(batch)
+                self._queued -= len(batch)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            on_broken()

@@ -1,0 +1,118 @@
+"""A peer that sends and never reads: its session stops reading, and grows neither tasks nor
+memory; the server's other sessions carry on."""
+
+from __future__ import annotations
+
+import json
+
+import trio
+import trio.testing
+
+import mcptrio
+from mcptrio.protocol.types import TextContent
+from mcptrio.runtime.transport import Outgoing
+from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
+
+PIPE = 8
+#: A session's outgoing buffer, by default.
+SEND_BUFFER = 256
+MAX_IN_FLIGHT = 4
+FLOOD = 2000
+
+
+def all_tasks() -> int:
+    def count(task: trio.lowlevel.Task) -> int:
+        return 1 + sum(count(child) for n in task.child_nurseries for child in n.child_tasks)
+
+    root = trio.lowlevel.current_root_task()
+    assert root is not None
+    return count(root)
+
+
+def frame(message: dict[str, object]) -> Outgoing:
+    return Outgoing(json.dumps({"jsonrpc": "2.0", **message}).encode())
+
+
+async def handshake(peer: MemoryTransport) -> None:
+    await peer.send(
+        [
+            frame(
+                {
+                    "id": "init",
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "flood", "version": "1"},
+                    },
+                }
+            ),
+            frame({"method": "notifications/initialized"}),
+        ]
+    )
+    assert json.loads(await peer.receive())["id"] == "init"
+
+
+async def flood_until_blocked(peer: MemoryTransport, message: dict[str, object]) -> int:
+    """Send ``message`` (numbered) until the session stops taking them; how many it took."""
+    sent = 0
+    while sent < FLOOD:
+        with trio.move_on_after(1) as waited:
+            await peer.send([frame({**message, "id": sent})])
+        if waited.cancelled_caught:
+            break
+        sent += 1
+    return sent
+
+
+def busy_server() -> mcptrio.Server:
+    server = mcptrio.Server("flooded", max_in_flight=MAX_IN_FLIGHT)
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    return server
+
+
+async def check_flood_is_bounded(message: dict[str, object]) -> None:
+    server = busy_server()
+    stalled, stalled_server_end = memory_transport_pair(buffer=PIPE)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            session = await nursery.start(server.serve_session, stalled_server_end)
+            await handshake(stalled)
+            await trio.testing.wait_all_tasks_blocked()
+            tasks_before = all_tasks()
+
+            taken = await flood_until_blocked(stalled, message)
+
+            # What the session took fits in the pipes, its outgoing buffer and its in-flight
+            # requests; the rest waits in the peer, which is blocked.
+            assert taken < 2 * PIPE + SEND_BUFFER + MAX_IN_FLIGHT + 4
+            assert session.statistics().queued_outgoing == SEND_BUFFER
+            # No task per frame: at most one request actor per in-flight request.
+            assert all_tasks() - tasks_before <= MAX_IN_FLIGHT
+
+            # Another session of the same server is not held up by it.
+            async with mcptrio.open_client(server) as client:
+                result = await client.call_tool("add", {"a": 1, "b": 2})
+                assert result.content[0] == TextContent(text="3")
+
+            # The stalled peer reads at last: everything it sent is answered, in full.
+            answered = 0
+            while answered < taken:
+                await stalled.receive()
+                answered += 1
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_peer_flooding_pings_and_never_reading_stops_being_read() -> None:
+    # Pings are answered by the protocol layer: no handler, only the outgoing buffer limits them.
+    await check_flood_is_bounded({"method": "ping"})
+
+
+async def test_a_peer_flooding_calls_and_never_reading_stops_being_read() -> None:
+    await check_flood_is_bounded(
+        {"method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+    )

@@ -63,28 +63,22 @@ class IncomingRequests:
         "_scopes",
         "_slot_waiters",
         "_waiting",
-        "limit",
         "nursery",
         "outbox",
         "session",
     )
 
     def __init__(
-        self,
-        session: Session,
-        outbox: Outbox,
-        handle_request: RequestHandler | None,
-        limit: int,
+        self, session: Session, outbox: Outbox, handle_request: RequestHandler | None
     ) -> None:
         self.session = session
         self.outbox = outbox
         self._handle = handle_request
-        self.limit = limit
         # The in-flight slots: a count of free ones, and the tasks waiting for one, to which a
         # freed slot passes directly (first come, first served). Not a trio.Semaphore, whose
         # acquire_nowait and release each ask its parking lot whether anyone waits (a Python
         # call): this way costs 4k instructions less per in-memory call.
-        self._free = limit
+        self._free = session.max_in_flight
         self._waiting = 0
         self._slot_waiters = trio.lowlevel.ParkingLot()
         self._scopes: dict[RequestId, trio.CancelScope] = {}
@@ -93,7 +87,7 @@ class IncomingRequests:
         # Scopes of the handlers running in a delivering task: outside the session's nursery,
         # so ending the session cancels them one by one.
         self._inline: set[trio.CancelScope] = set()
-        self._actors = RequestActors(self, limit)
+        self._actors = RequestActors(self, session.max_in_flight)
         #: The session's nursery, where actors run; set when the session starts.
         self.nursery: trio.Nursery | None = None
         self._closed = False
@@ -101,7 +95,7 @@ class IncomingRequests:
     @property
     def running(self) -> int:
         """How many requests hold an in-flight slot now."""
-        return self.limit - self._free
+        return self.session.max_in_flight - self._free
 
     @property
     def parked_actors(self) -> int:

@@ -57,7 +57,7 @@ class PendingRequest(ParkingSpot):
         max_total_timeout: float | None,
         on_progress: ProgressCallback | None,
     ) -> None:
-        super().__init__()
+        ParkingSpot.__init__(self)  # not super().__init__(): 1k instructions less a call
         self._done = False
         self.result: Result | None = None
         self.error: McpError | None = None

@@ -48,21 +48,10 @@ from typing import TypeVar
 import msgspec
 import trio
 
+from ..protocol import events as ev
 from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.connection import Connection
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
-from ..protocol.events import (
-    CancelReceived,
-    ErrorReceived,
-    Event,
-    HandshakeComplete,
-    Ignored,
-    NotificationReceived,
-    Reply,
-    RequestReceived,
-    ResponseReceived,
-    UnmatchedResponse,
-)
 from ..protocol.types import CancelledNotification, PingRequest, ProgressNotification
 from .incoming import IncomingRequests, RequestHandler
 from .outbox import Outbox
@@ -99,7 +88,7 @@ class Session:
         self._actors = tuple(actors)
         self._handle_notification = handle_notification
         self._outbox = Outbox(transport, send_buffer)
-        self._incoming = IncomingRequests(self, self._outbox, handle_request, max_in_flight)
+        self._incoming = IncomingRequests(self, self._outbox, handle_request)
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[int | str, PendingRequest] = {}
         self._nursery: trio.Nursery | None = None
@@ -191,47 +180,47 @@ class Session:
         if lone is not None:
             await self._incoming.answer_here(lone.id, lone.request)
 
-    def _take(self, event: Event) -> bool:
+    def _take(self, event: ev.Event) -> bool:
         """Act on ``event`` if that needs no wait; ``False`` if it needs :meth:`_take_waiting`.
 
         The two events of every call (a request with a free slot, a response) cost no coroutine.
         """
         # The frequent kinds first, by isinstance: a match statement's class patterns cost
         # 4k instructions more per in-memory call.
-        if isinstance(event, ResponseReceived):
+        if isinstance(event, ev.ResponseReceived):
             pending = self._pending.pop(event.id, None)
             if pending is not None:
                 pending.succeed(event.result)
-        elif isinstance(event, RequestReceived):
+        elif isinstance(event, ev.RequestReceived):
             return self._incoming.start_nowait(event.id, event.request)
-        elif isinstance(event, Reply):
+        elif isinstance(event, ev.Reply):
             return self._outbox.put_nowait(Outgoing(event.data))
-        elif isinstance(event, NotificationReceived):
+        elif isinstance(event, ev.NotificationReceived):
             return False
-        elif isinstance(event, ErrorReceived):
+        elif isinstance(event, ev.ErrorReceived):
             pending = self._pending.pop(event.id, None)
             if pending is not None:
                 pending.fail(event.error)
-        elif isinstance(event, CancelReceived):
+        elif isinstance(event, ev.CancelReceived):
             self._incoming.cancel(event.request_id, event.reason)
-        elif isinstance(event, HandshakeComplete):
+        elif isinstance(event, ev.HandshakeComplete):
             self.handshake_complete.set()
-        elif isinstance(event, UnmatchedResponse):
+        elif isinstance(event, ev.UnmatchedResponse):
             log.warning("dropped a response to unknown request id %r", event.id)
-        elif isinstance(event, Ignored):
+        elif isinstance(event, ev.Ignored):
             log.info("ignored a message: %s", event.reason)
         return True
 
-    async def _take_waiting(self, event: Event) -> None:
+    async def _take_waiting(self, event: ev.Event) -> None:
         """Act on an event :meth:`_take` could not: the caller (the reader, or the task that
         handed the frame in) waits here, and reads nothing more meanwhile."""
         match event:
-            case RequestReceived(id=rid, request=request):
+            case ev.RequestReceived(id=rid, request=request):
                 await self._incoming.start(rid, request)
-            case Reply(data=data):
+            case ev.Reply(data=data):
                 with contextlib.suppress(ConnectionClosed):
                     await self._outbox.put(Outgoing(data))
-            case NotificationReceived(notification=notification):
+            case ev.NotificationReceived(notification=notification):
                 await self._notification(notification)
 
     async def _notification(self, notification: Notification) -> None:
@@ -372,11 +361,11 @@ class SessionStatistics(msgspec.Struct, frozen=True):
     parked_request_actors: int
 
 
-def _lone_request(events: list[Event]) -> RequestReceived | None:
+def _lone_request(events: list[ev.Event]) -> ev.RequestReceived | None:
     """The one request among ``events``, or ``None`` when there is none, or more than one."""
-    found: RequestReceived | None = None
+    found: ev.RequestReceived | None = None
     for event in events:
-        if type(event) is RequestReceived:
+        if type(event) is ev.RequestReceived:
             if found is not None:
                 return None
             found = event

@@ -39,6 +39,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import codec
+from . import events as ev
 from .base import Notification, Request, RequestId, Result
 from .errors import (
     CapabilityNotNegotiated,
@@ -47,18 +48,6 @@ from .errors import (
     InvalidRequest,
     McpError,
     MethodNotFound,
-)
-from .events import (
-    CancelReceived,
-    ErrorReceived,
-    Event,
-    HandshakeComplete,
-    Ignored,
-    NotificationReceived,
-    Reply,
-    RequestReceived,
-    ResponseReceived,
-    UnmatchedResponse,
 )
 from .fitting import Step, check_incoming, fit_outgoing, incoming_step, outgoing_step
 from .methods import METHODS, MethodSpec, Side
@@ -204,7 +193,7 @@ class Connection:
 
     # --------------------------------------------------------------- incoming
 
-    def receive(self, frame: bytes) -> list[Event]:
+    def receive(self, frame: bytes) -> list[ev.Event]:
         """Decode one frame and return what it means, in order."""
         try:
             decoded = codec.decode_frame(frame)
@@ -212,28 +201,28 @@ class Connection:
             salvaged: RequestId | None = exc.data if isinstance(exc, InvalidRequest) else None
             if isinstance(exc, InvalidRequest):
                 exc.data = None
-            return [Reply(self._encode_error(salvaged, exc))]
+            return [ev.Reply(self._encode_error(salvaged, exc))]
         if isinstance(decoded, list):
             return self._receive_batch(decoded)
-        events: list[Event] = []
+        events: list[ev.Event] = []
         self._receive_one(decoded, events, None)
         return events
 
-    def oversized(self, limit: int) -> list[Event]:
+    def oversized(self, limit: int) -> list[ev.Event]:
         """Answer a frame the transport dropped for being over ``limit`` bytes."""
         error = InvalidRequest(f"Message exceeds the size limit of {limit} bytes")
-        return [Reply(self._encode_error(None, error))]
+        return [ev.Reply(self._encode_error(None, error))]
 
-    def _receive_batch(self, items: list[msgspec.Raw]) -> list[Event]:
+    def _receive_batch(self, items: list[msgspec.Raw]) -> list[ev.Event]:
         if self.features is None or not self.features.batches:
             error = InvalidRequest(
                 "JSON-RPC batches are only allowed in protocol revision 2025-03-26"
             )
-            return [Reply(self._encode_error(None, error))]
+            return [ev.Reply(self._encode_error(None, error))]
         if not items:
-            return [Reply(self._encode_error(None, InvalidRequest("Empty batch")))]
+            return [ev.Reply(self._encode_error(None, InvalidRequest("Empty batch")))]
         batch = _Batch()
-        events: list[Event] = []
+        events: list[ev.Event] = []
         for item in items:
             try:
                 envelope = codec.decode_item(item)
@@ -247,49 +236,51 @@ class Connection:
                 continue
             self._receive_one(envelope, events, batch)
         # Answers the protocol gave at once join the batch; the rest come from handlers.
-        immediate: list[Event] = [e for e in events if not isinstance(e, Reply)]
+        immediate: list[ev.Event] = [e for e in events if not isinstance(e, ev.Reply)]
         for event in events:
-            if isinstance(event, Reply):
+            if isinstance(event, ev.Reply):
                 batch.answers.append(event.data)
         if not batch.owed and batch.answers:
-            immediate.append(Reply(codec.encode_batch(batch.answers)))
+            immediate.append(ev.Reply(codec.encode_batch(batch.answers)))
         return immediate
 
-    def _receive_one(self, env: codec.Envelope, events: list[Event], batch: _Batch | None) -> None:
+    def _receive_one(
+        self, env: codec.Envelope, events: list[ev.Event], batch: _Batch | None
+    ) -> None:
         if env.jsonrpc != "2.0":
             error = InvalidRequest('The "jsonrpc" member must be exactly "2.0"')
-            events.append(Reply(self._encode_error(_readable_id(env.id), error)))
+            events.append(ev.Reply(self._encode_error(_readable_id(env.id), error)))
         elif env.method is not UNSET:
             if env.id is UNSET:
                 self._receive_notification(env.method, env.params, events)
             elif env.id is None:
                 error = InvalidRequest("Request id must be a string or an integer, not null")
-                events.append(Reply(self._encode_error(None, error)))
+                events.append(ev.Reply(self._encode_error(None, error)))
             else:
                 self._receive_request(env.id, env.method, env.params, events, batch)
         elif env.result is not UNSET or env.error is not UNSET:
             self._receive_response(env, events)
         else:
             error = InvalidRequest("Message is neither a request, a notification nor a response")
-            events.append(Reply(self._encode_error(_readable_id(env.id), error)))
+            events.append(ev.Reply(self._encode_error(_readable_id(env.id), error)))
 
     def _receive_request(
         self,
         rid: RequestId,
         method: str,
         raw: msgspec.Raw | UnsetType,
-        events: list[Event],
+        events: list[ev.Event],
         batch: _Batch | None,
     ) -> None:
         if rid in self._in_flight:
             error = InvalidRequest(f"Request id {rid!r} is already in use by a request in flight")
-            events.append(Reply(self._encode_error(rid, error)))
+            events.append(ev.Reply(self._encode_error(rid, error)))
             return
         try:
             spec = self._incoming_spec(method, "request")
             if spec.params is PingRequest:
                 codec.decode_body(raw, PingRequest)
-                events.append(Reply(codec.encode_result(rid, EmptyResult())))
+                events.append(ev.Reply(codec.encode_result(rid, EmptyResult())))
                 return
             if method == "initialize":
                 events.extend(self._answer_initialize(rid, raw))
@@ -299,12 +290,12 @@ class Connection:
             if check is not None:
                 request = check(request)
         except McpError as exc:
-            events.append(Reply(self._encode_error(rid, exc)))
+            events.append(ev.Reply(self._encode_error(rid, exc)))
             return
         self._in_flight[rid] = batch
         if batch is not None:
             batch.owed.add(rid)
-        events.append(RequestReceived(rid, request))
+        events.append(ev.RequestReceived(rid, request))
 
     def _incoming_spec(self, method: str, kind: str) -> MethodSpec:
         spec = self._allowed_in.get(method)
@@ -343,7 +334,7 @@ class Connection:
             return True
         return capability_declared(capabilities, spec.capability)
 
-    def _answer_initialize(self, rid: RequestId, raw: msgspec.Raw | UnsetType) -> list[Event]:
+    def _answer_initialize(self, rid: RequestId, raw: msgspec.Raw | UnsetType) -> list[ev.Event]:
         request = codec.decode_body(raw, InitializeRequest)
         revision = choose_server_revision(request.protocol_version, self.supported)
         assert isinstance(self.capabilities, ServerCapabilities)
@@ -359,10 +350,10 @@ class Connection:
         self._negotiated(revision)
         self.peer_info = request.client_info
         self.peer_capabilities = request.capabilities
-        return [Reply(codec.encode_result(rid, result)), HandshakeComplete(revision)]
+        return [ev.Reply(codec.encode_result(rid, result)), ev.HandshakeComplete(revision)]
 
     def _receive_notification(
-        self, method: str, raw: msgspec.Raw | UnsetType, events: list[Event]
+        self, method: str, raw: msgspec.Raw | UnsetType, events: list[ev.Event]
     ) -> None:
         spec = METHODS.get(method)
         if (
@@ -371,43 +362,43 @@ class Connection:
             or spec.sender not in (self.peer_role, "both")
             or (self.revision is not None and self.revision not in spec.revisions)
         ):
-            events.append(Ignored(f"unknown notification {method!r}"))
+            events.append(ev.Ignored(f"unknown notification {method!r}"))
             return
         try:
             notification = codec.decode_body(raw, spec.params)
             if self._check_in is not None:
                 notification = self._check_in(notification)
         except McpError as exc:
-            events.append(Ignored(f"malformed {method!r} notification: {exc.message}"))
+            events.append(ev.Ignored(f"malformed {method!r} notification: {exc.message}"))
             return
         assert isinstance(notification, Notification)
         if isinstance(notification, CancelledNotification):
             if notification.request_id in self._in_flight:
                 reason = notification.reason if isinstance(notification.reason, str) else None
-                events.append(CancelReceived(notification.request_id, reason))
+                events.append(ev.CancelReceived(notification.request_id, reason))
             else:
                 events.append(
-                    Ignored(f"cancellation of unknown request {notification.request_id!r}")
+                    ev.Ignored(f"cancellation of unknown request {notification.request_id!r}")
                 )
             return
         if isinstance(notification, InitializedNotification):
             self.initialized_notified = True
-        events.append(NotificationReceived(notification))
+        events.append(ev.NotificationReceived(notification))
 
-    def _receive_response(self, env: codec.Envelope, events: list[Event]) -> None:
+    def _receive_response(self, env: codec.Envelope, events: list[ev.Event]) -> None:
         rid = env.id
         if rid is None or rid is UNSET or rid not in self._pending:
-            events.append(UnmatchedResponse(None if rid is UNSET else rid))
+            events.append(ev.UnmatchedResponse(None if rid is UNSET else rid))
             return
         result_type = self._pending.pop(rid)
         if env.error is not UNSET:
-            events.append(ErrorReceived(rid, codec.decode_error(env.error)))
+            events.append(ev.ErrorReceived(rid, codec.decode_error(env.error)))
             return
         try:
             result = codec.decode_body(env.result, result_type)
         except InvalidParams as exc:
             exc.message = f"Malformed {result_type.__name__} from the peer: {exc.message}"
-            events.append(ErrorReceived(rid, exc))
+            events.append(ev.ErrorReceived(rid, exc))
             return
         try:
             if isinstance(result, InitializeResult):
@@ -415,15 +406,15 @@ class Connection:
             if self._check_in is not None:
                 result = self._check_in(result)
         except McpError as exc:
-            events.append(ErrorReceived(rid, exc))
+            events.append(ev.ErrorReceived(rid, exc))
             return
         if isinstance(result, InitializeResult):
             self.peer_info = result.server_info
             self.peer_capabilities = result.capabilities
             if isinstance(result.instructions, str):
                 self.peer_instructions = result.instructions
-            events.append(HandshakeComplete(result.protocol_version))
-        events.append(ResponseReceived(rid, result))
+            events.append(ev.HandshakeComplete(result.protocol_version))
+        events.append(ev.ResponseReceived(rid, result))
 
     # --------------------------------------------------------------- outgoing
 

@@ -8,7 +8,7 @@ stream. ``cancel_scope`` is the scope ``notifications/cancelled`` cancels.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import trio
 from msgspec import UNSET
@@ -17,7 +17,7 @@ from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.types import ProgressNotification
 
 if TYPE_CHECKING:
-    from .outgoing import ProgressCallback
+    from .outgoing import RequestOptions
     from .session import Session
 
 __all__ = ["RequestContext"]
@@ -78,18 +78,7 @@ class RequestContext:
         await self.session.notify(notification, related=self.request_id)
 
     async def send_request(
-        self,
-        request: Request[ResultT],
-        *,
-        timeout: float | None = None,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        self, request: Request[ResultT], **options: Unpack[RequestOptions]
     ) -> ResultT:
         """Send a request to the peer as part of handling this one (sampling, elicitation...)."""
-        return await self.session.request(
-            request,
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            on_progress=on_progress,
-            related=self.request_id,
-        )
+        return await self.session.request(request, **options, related=self.request_id)

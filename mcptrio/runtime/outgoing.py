@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypedDict
 
 import trio
 
@@ -21,10 +21,21 @@ from ..protocol.base import Result
 from ..protocol.errors import McpError
 from .parking import ParkingSpot
 
-__all__ = ["PendingRequest", "ProgressCallback"]
+__all__ = ["PendingRequest", "ProgressCallback", "RequestOptions"]
 
 #: ``on_progress(progress, total, message)``; may be sync or async.
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+class RequestOptions(TypedDict, total=False):
+    """The keywords of an outgoing request that a caller may pass on unchanged, declared once:
+    ``timeout`` (restarted by each progress notification), ``max_total_timeout`` (a hard limit
+    progress does not push back) and ``on_progress`` (see :meth:`Session.request
+    <mcptrio.runtime.session.Session.request>`)."""
+
+    timeout: float | None
+    max_total_timeout: float | None
+    on_progress: ProgressCallback | None
 
 
 class PendingRequest(ParkingSpot):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack
 
 import msgspec
 import trio
@@ -52,7 +52,7 @@ from ..runtime.session import Session
 from .elicitation_schema import schema_for_elicitation
 
 if TYPE_CHECKING:
-    from ..runtime.outgoing import ProgressCallback
+    from ..runtime.outgoing import RequestOptions
     from .server import Server
 
 __all__ = ["Context", "Elicited"]
@@ -166,21 +166,17 @@ class Context:
         await self._runtime.notify(notification)
 
     async def send_request(
-        self,
-        request: Request[ResultT],
-        *,
-        timeout: float | None = DEFAULT_CLIENT_TIMEOUT,
-        max_total_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
+        self, request: Request[ResultT], **options: Unpack[RequestOptions]
     ) -> ResultT:
         """Send any request to the client as part of this one, and wait for its result.
 
         :meth:`sample`, :meth:`elicit` and :meth:`list_roots` are this with the capability
         checked first; use it for what they do not cover (a gateway forwarding a request).
+        ``options`` are :class:`~mcptrio.runtime.outgoing.RequestOptions`; ``timeout`` is
+        ``DEFAULT_CLIENT_TIMEOUT`` when not given.
         """
-        return await self._runtime.send_request(
-            request, timeout=timeout, max_total_timeout=max_total_timeout, on_progress=on_progress
-        )
+        options.setdefault("timeout", DEFAULT_CLIENT_TIMEOUT)
+        return await self._runtime.send_request(request, **options)
 
     # ------------------------------------------------------------------ logging
 

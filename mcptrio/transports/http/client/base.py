@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 import trio
 
@@ -24,7 +25,7 @@ from ..engine.client_pool import HttpClientPool
 from .messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
 from .posts import PostFrame, PostScheduler
 
-__all__ = ["HttpClientOptions", "HttpClientTransportBase"]
+__all__ = ["HttpClientOptions", "HttpClientSettings", "HttpClientTransportBase"]
 
 log = logging.getLogger("mcptrio.transports.http.client")
 
@@ -45,22 +46,28 @@ class HttpClientOptions:
     incoming_buffer: int = 64
 
     @classmethod
-    def of(
-        cls,
-        headers: Mapping[str, str] | None,
-        *,
-        timeout: float,
-        sse_read_timeout: float,
-        max_frame_size: int,
-        max_concurrent_posts: int,
-    ) -> HttpClientOptions:
-        return cls(
-            tuple((headers or {}).items()),
-            timeout,
-            sse_read_timeout,
-            max_frame_size,
-            max_concurrent_posts,
-        )
+    def of(cls, settings: HttpClientSettings) -> HttpClientOptions:
+        """The record of the keywords an ``open_*`` function was given (the rest default)."""
+        headers = settings.get("headers")
+        rest = {key: value for key, value in settings.items() if key != "headers"}
+        return cls(headers=tuple((headers or {}).items()), **rest)  # type: ignore[arg-type]
+
+
+class HttpClientSettings(TypedDict, total=False):
+    """The keywords every HTTP client transport's ``open_*`` function takes, declared once.
+
+    ``headers`` go on every request (for example ``Authorization``). ``timeout`` bounds
+    connecting and every read of a JSON response (and the DELETE on close), 30 s by default;
+    ``sse_read_timeout`` is how long an SSE stream may stay silent before it is taken as broken
+    (300 s); ``max_frame_size`` bounds one frame from the server; ``max_concurrent_posts``
+    bounds the POSTs in flight (32).
+    """
+
+    headers: Mapping[str, str] | None
+    timeout: float
+    sse_read_timeout: float
+    max_frame_size: int
+    max_concurrent_posts: int
 
 
 class HttpClientTransportBase:

@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing, asynccontextmanager
+from typing import Unpack
 from urllib.parse import urljoin
 
 import trio
 
 from ....protocol.errors import TransportError
 from ....protocol.sse import SseError, SseEvent, SseParser
-from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
+from ....runtime.transport import Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse, split_url
-from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientTransportBase
+from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .messages import OutgoingInfo
 from .resources import open_client_resources
 
@@ -175,13 +176,9 @@ class LegacySseClientTransport(HttpClientTransportBase):
 async def open_legacy_sse_client_transport(
     url: str,
     *,
-    headers: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
-    sse_read_timeout: float = 300.0,
     ssl_context: ssl.SSLContext | None = None,
     pool: HttpClientPool | None = None,
-    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-    max_concurrent_posts: int = 32,
+    **settings: Unpack[HttpClientSettings],
 ) -> AsyncIterator[LegacySseClientTransport]:
     """Open an HTTP+SSE client transport to the SSE URL ``url``.
 
@@ -191,13 +188,7 @@ async def open_legacy_sse_client_transport(
     :func:`~mcptrio.transports.http.client.streamable.open_streamable_http_client_transport`.
     Leaving the block closes the stream and stops every POST.
     """
-    options = HttpClientOptions.of(
-        headers,
-        timeout=timeout,
-        sse_read_timeout=sse_read_timeout,
-        max_frame_size=max_frame_size,
-        max_concurrent_posts=max_concurrent_posts,
-    )
+    options = HttpClientOptions.of(settings)
     async with open_legacy_sse(url, options, pool=pool, ssl_context=ssl_context) as transport:
         yield transport
 
@@ -211,12 +202,10 @@ async def open_legacy_sse(
     ssl_context: ssl.SSLContext | None = None,
 ) -> AsyncIterator[LegacySseClientTransport]:
     """:func:`open_legacy_sse_client_transport` with its options in one record."""
-    async with open_client_resources(
-        pool,
-        ssl_context=ssl_context,
-        timeout=options.timeout,
-        max_connections=options.max_concurrent_posts + 2,
-    ) as (http, tasks):
+    async with open_client_resources(pool, options, ssl_context=ssl_context, streams=2) as (
+        http,
+        tasks,
+    ):
         transport = LegacySseClientTransport(url, http, tasks, options)
         await tasks.start(transport.run_stream)
         async with aclosing(transport):

@@ -15,6 +15,7 @@ import trio
 
 from ....runtime.nurseries import open_unwrapping_nursery, run_task_nursery
 from ..engine.client_pool import HttpClientPool
+from .base import HttpClientOptions
 
 __all__ = ["open_client_resources"]
 
@@ -22,15 +23,16 @@ __all__ = ["open_client_resources"]
 @asynccontextmanager
 async def open_client_resources(
     pool: HttpClientPool | None,
+    options: HttpClientOptions,
     *,
     ssl_context: ssl.SSLContext | None,
-    timeout: float,
-    max_connections: int,
+    streams: int,
 ) -> AsyncIterator[tuple[HttpClientPool, trio.Nursery]]:
     """Yield ``(pool, tasks)``: the pool to send through and the nursery for the tasks.
 
-    Without a ``pool``, one is made with ``ssl_context``, ``timeout`` (for connecting and for
-    every read) and ``max_connections``, and closed on exit, shielded so that a cancelled
+    Without a ``pool``, one is made with ``ssl_context``, the options' ``timeout`` (for
+    connecting and for every read) and room for ``max_concurrent_posts`` POSTs plus ``streams``
+    long-lived streams, and closed on exit, shielded so that a cancelled
     block still releases its connections. Closing the transport must cancel ``tasks``
     (``tasks.cancel_scope.cancel()``), or the block does not end. A single error raised in the
     block leaves it as itself, not in an exception group.
@@ -38,9 +40,9 @@ async def open_client_resources(
     own_pool = pool is None
     http = pool or HttpClientPool(
         ssl_context=ssl_context,
-        connect_timeout=timeout,
-        read_timeout=timeout,
-        max_connections=max_connections,
+        connect_timeout=options.timeout,
+        read_timeout=options.timeout,
+        max_connections=options.max_concurrent_posts + streams,
     )
     try:
         async with open_unwrapping_nursery() as nursery:

@@ -58,17 +58,18 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Unpack
 
 import trio
 
 from ....protocol.base import RequestId
 from ....protocol.sse import SseError, SseParser
-from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Outgoing, OversizedFrame
+from ....runtime.transport import Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
-from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientTransportBase
+from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .messages import (
     OutgoingInfo,
     initialize_revision,
@@ -496,18 +497,14 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
 async def open_streamable_http_client_transport(
     url: str,
     *,
-    headers: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
-    sse_read_timeout: float = 300.0,
     ssl_context: ssl.SSLContext | None = None,
     pool: HttpClientPool | None = None,
-    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-    max_concurrent_posts: int = 32,
     open_get_stream: bool = True,
     reconnect_delay: float = 1.0,
     max_reconnect_delay: float = 30.0,
     max_reconnect_attempts: int = 5,
     on_initialize_outcome: InitializeOutcome | None = None,
+    **settings: Unpack[HttpClientSettings],
 ) -> AsyncIterator[StreamableHttpClientTransport]:
     """Open a Streamable HTTP client transport to the MCP endpoint ``url``.
 
@@ -520,13 +517,7 @@ async def open_streamable_http_client_transport(
 
     Leaving the block closes the transport (see :meth:`StreamableHttpClientTransport.aclose`).
     """
-    options = HttpClientOptions.of(
-        headers,
-        timeout=timeout,
-        sse_read_timeout=sse_read_timeout,
-        max_frame_size=max_frame_size,
-        max_concurrent_posts=max_concurrent_posts,
-    )
+    options = HttpClientOptions.of(settings)
     async with open_streamable(
         url,
         options,
@@ -551,12 +542,10 @@ async def open_streamable(
     on_initialize_outcome: InitializeOutcome | None = None,
 ) -> AsyncIterator[StreamableHttpClientTransport]:
     """:func:`open_streamable_http_client_transport` with its options in records."""
-    async with open_client_resources(
-        pool,
-        ssl_context=ssl_context,
-        timeout=options.timeout,
-        max_connections=options.max_concurrent_posts + 8,
-    ) as (http, tasks):
+    async with open_client_resources(pool, options, ssl_context=ssl_context, streams=8) as (
+        http,
+        tasks,
+    ):
         transport = StreamableHttpClientTransport(
             url,
             http,

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from functools import partial
+from typing import Unpack
 
 import trio
 
 from ....protocol.revisions import REVISIONS, SUPPORTED, revision_of
-from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, Transport
+from ....runtime.transport import Frame, Outgoing, Transport
 from ..engine.client_pool import HttpClientPool, HttpError
-from .base import HttpClientOptions
+from .base import HttpClientOptions, HttpClientSettings
 from .legacy_sse import (
     LegacySseClientTransport,
     LegacySseError,
@@ -129,13 +130,9 @@ class HttpClientTransport:
 async def open_http_client_transport(
     url: str,
     *,
-    headers: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
-    sse_read_timeout: float = 300.0,
     ssl_context: ssl.SSLContext | None = None,
     pool: HttpClientPool | None = None,
-    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-    max_concurrent_posts: int = 32,
+    **settings: Unpack[HttpClientSettings],
 ) -> AsyncIterator[HttpClientTransport]:
     """Open a client transport to the MCP server at ``url``, falling back to HTTP+SSE.
 
@@ -143,17 +140,12 @@ async def open_http_client_transport(
     :func:`~mcptrio.transports.http.client.streamable.open_streamable_http_client_transport`,
     and apply to whichever transport is chosen. Leaving the block closes it.
     """
-    options = HttpClientOptions.of(
-        headers,
-        timeout=timeout,
-        sse_read_timeout=sse_read_timeout,
-        max_frame_size=max_frame_size,
-        max_concurrent_posts=max_concurrent_posts,
-    )
+    options = HttpClientOptions.of(settings)
     # ``tasks`` is the fallback's home, which closing cancels: the caller's block is not in it.
-    async with open_client_resources(
-        pool, ssl_context=ssl_context, timeout=timeout, max_connections=max_concurrent_posts + 8
-    ) as (http, tasks):
+    async with open_client_resources(pool, options, ssl_context=ssl_context, streams=8) as (
+        http,
+        tasks,
+    ):
         transport = HttpClientTransport(
             url, tasks, partial(open_legacy_sse, url, options, pool=http)
         )

@@ -4,7 +4,9 @@ memory; the server's other sessions carry on."""
 from __future__ import annotations
 
 import json
+import logging
 
+import pytest
 import trio
 import trio.testing
 
@@ -119,3 +121,26 @@ async def test_a_peer_flooding_calls_and_never_reading_stops_being_read() -> Non
     await check_flood_is_bounded(
         {"method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
     )
+
+
+async def test_callers_giving_up_on_a_peer_that_never_reads_are_not_held_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcptrio.session")
+    stalled, stalled_server_end = memory_transport_pair(buffer=PIPE)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            session = await nursery.start(busy_server().serve_session, stalled_server_end)
+            await handshake(stalled)
+            async with trio.open_nursery() as callers:
+                # More pings to the client than the pipe, the buffer and the writer's batch
+                # hold: the last callers wait for room, the others for their answers.
+                for _ in range(2 * PIPE + SEND_BUFFER + WRITE_BATCH + 50):
+                    callers.start_soon(session.ping)
+                await trio.testing.wait_all_tasks_blocked()
+                assert session.statistics().queued_outgoing == SEND_BUFFER
+                # Every caller gives up: none waits to tell the peer, whose buffer is full.
+                callers.cancel_scope.cancel()
+            assert session.statistics().pending_outgoing == 0
+            assert "outgoing buffer full: not telling the peer" in caplog.text
+            nursery.cancel_scope.cancel()

@@ -50,6 +50,7 @@ from msgspec import UNSET
 from ..protocol.base import Request, Result
 from ..protocol.connection import Connection
 from ..protocol.errors import MethodNotFound
+from ..protocol.http_headers import header_params
 from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
     Icon,
@@ -171,9 +172,17 @@ class Server:
 
     def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> RegisteredTool:
         """Register ``fn`` as a tool (see :func:`~.tools.make_tool`); a second tool of the same
-        name is refused."""
+        name is refused, and so is an input schema whose ``x-mcp-header`` annotations break the
+        rules (:class:`~mcptrio.protocol.http_headers.InvalidHeaderAnnotation`)."""
         tool = make_tool(fn, **options)
+        header_params(tool.definition.input_schema)
         return self.tools.add(tool.name, tool)
+
+    def tool_header_params(self, name: str) -> dict[str, str] | None:
+        """The ``x-mcp-header`` arguments of tool ``name`` (argument -> header name), for the
+        Streamable HTTP checks of the stateless era; ``None`` for an unknown tool."""
+        tool = self.tools.get(name)
+        return None if tool is None else header_params(tool.definition.input_schema)
 
     def remove_tool(self, name: str) -> bool:
         """Remove the tool called ``name``; ``False`` if there was none."""

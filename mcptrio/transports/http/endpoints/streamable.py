@@ -39,15 +39,29 @@ it sends waits on its stream (and in the event store) for a GET with ``Last-Even
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 
 import trio
 
+from ....protocol import codec
 from ....protocol.base import RequestId
-from ....protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, ParseError
-from ....protocol.revisions import ASSUMED_WITHOUT_VERSION_HEADER, revision_of
+from ....protocol.errors import (
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    ConnectionClosed,
+    InvalidRequest,
+    McpError,
+    ParseError,
+)
+from ....protocol.revisions import (
+    ASSUMED_WITHOUT_VERSION_HEADER,
+    SUPPORTED,
+    revision_of,
+    stateless_versions,
+)
 from ....runtime.session import Session
 from ....stores.event_store import UnknownEventId
-from ..engine.exchange import HttpRequest, HttpResponder, header
+from ..engine.exchange import Headers, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
 from .live_stream import StreamWriter
@@ -61,13 +75,20 @@ from .responses import (
 from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
+from .stateless_era import (
+    ErrorStatusResponder,
+    StatelessHead,
+    check_stateless_post,
+    read_stateless_head,
+    stateless_era_header,
+)
 
 __all__ = ["StreamableHttpEndpoint"]
 
 log = logging.getLogger("mcptrio.http")
 
 _ALLOW = ((b"allow", b"GET, POST, DELETE"),)
-_ALLOW_STATELESS = ((b"allow", b"POST"),)
+_ALLOW_STATELESS = _ALLOW_POST = ((b"allow", b"POST"),)
 _CANCEL_POLL = 0.01
 # How long an SSE answer's head waits for the first message, so that a prompt answer is sent
 # as one whole response instead of a stream (see ``_answer``).
@@ -105,6 +126,11 @@ class StreamableHttpEndpoint:
         self._supported: frozenset[bytes] | None = (
             frozenset(r.encode() for r in supported) if isinstance(supported, tuple) else None
         )
+        self._revisions: tuple[str, ...] = supported if isinstance(supported, tuple) else SUPPORTED
+        self._stateless_revisions = stateless_versions(self._revisions)
+        self._tool_header_params: Callable[[str], Mapping[str, str] | None] = getattr(
+            registry.factory, "tool_header_params", _no_header_params
+        )
 
     async def handle(
         self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
@@ -112,6 +138,9 @@ class StreamableHttpEndpoint:
         method = request.method
         if method == "POST":
             await self._post(request, responder, principal)
+        elif stateless_era_header(request.headers, self._stateless_revisions):
+            # The stateless era has no GET stream and no session to DELETE.
+            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
         elif method == "GET" and not self.stateless:
             await self._get(request, responder, principal)
         elif method == "DELETE" and not self.stateless:
@@ -142,10 +171,15 @@ class StreamableHttpEndpoint:
         except InvalidRequest as exc:
             await send_error(responder, 400, exc.message)
             return
+        session_id = header(headers, b"mcp-session-id")
+        if not routing.initialize and (session_id is None or self.stateless):
+            head = read_stateless_head(body, headers, self._stateless_revisions)
+            if head is not None:
+                await self._post_stateless_era(responder, headers, body, routing, head)
+                return
         if self.stateless:
             await self._post_stateless(request, responder, body, routing)
             return
-        session_id = header(headers, b"mcp-session-id")
         if session_id is None and routing.initialize:
             await self._initialize(responder, body, routing, principal)
             return
@@ -404,6 +438,43 @@ class StreamableHttpEndpoint:
             await self._answer_inline(transport, session, stream, responder, body)
             nursery.cancel_scope.cancel()
 
+    async def _post_stateless_era(
+        self,
+        responder: HttpResponder,
+        headers: Headers,
+        body: bytes,
+        routing: Peek,
+        head: StatelessHead,
+    ) -> None:
+        """A stateless-era POST (see ``stateless_era.py``): one request with no session.
+
+        It runs like a stateless POST of the handshake era, on a fresh session that never
+        shakes hands: its connection reads the request at the revision its ``_meta`` names.
+        """
+        if routing.batch or routing.response_ids:
+            await send_error(responder, 400, "Only one request or notification per POST")
+            return
+        if not routing.request_ids:
+            await responder.send_response(202, ())
+            return
+        try:
+            check_stateless_post(head, headers, self._revisions, self._tool_header_params)
+        except McpError as exc:
+            status = 404 if exc.code == METHOD_NOT_FOUND else 400
+            await responder.send_response(
+                status, JSON_HEADERS, codec.encode_error(routing.request_ids[0], exc)
+            )
+            return
+        transport = self._stateless_transport("", event_store=None)
+        session = transport.session = self.registry.factory.session(transport)
+        stream = transport.open_request_stream(routing.request_ids)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session.run)
+            await self._answer_inline(
+                transport, session, stream, ErrorStatusResponder(responder), body
+            )
+            nursery.cancel_scope.cancel()
+
     # ------------------------------------------------------------------ GET
 
     async def _get(
@@ -480,6 +551,10 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
+
+
+def _no_header_params(name: str) -> Mapping[str, str] | None:
+    return None
 
 
 def _batches_allowed(revision: str | None) -> bool:

@@ -66,10 +66,12 @@ from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
 from .completion import CompletionEngine
 from .context import Context
+from .input_rounds import InputRequired
 from .logging_bridge import ClientLogHandler, current_context
 from .method_handlers import MethodHandlers
 from .prompts import PromptOptions, RegisteredPrompt, make_prompt
 from .registry import Registry, decorator
+from .request_state import RequestStateKey
 from .resources import (
     RegisteredResource,
     RegisteredTemplate,
@@ -115,6 +117,7 @@ class Server:
         page_size: int | None = 100,
         max_in_flight: int = 256,
         supported_revisions: tuple[str, ...] = SUPPORTED,
+        request_state_key: bytes | str | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for a single page)")
@@ -132,6 +135,8 @@ class Server:
         self.page_size = page_size
         self.max_in_flight = max_in_flight
         self.supported_revisions = supported_revisions
+        #: Seals the ``requestState`` of input-required results (share it between workers).
+        self.request_state_key = RequestStateKey(request_state_key)
         #: The registered tools by name (live and read-only: register through the server).
         self.tools: Registry[RegisteredTool] = Registry(
             "A tool named {key!r}", "Unknown tool: {key}", lambda: self._changed("tools")
@@ -350,6 +355,8 @@ class Server:
         token = current_context.set(ctx)
         try:
             return await route(ctx, request)
+        except InputRequired as asked:
+            return ctx.input_required(asked)
         finally:
             current_context.reset(token)
 

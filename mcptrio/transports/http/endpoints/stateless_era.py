@@ -77,6 +77,8 @@ class _Head(msgspec.Struct):
 
 
 _head_decoder = msgspec.json.Decoder(_Head | list[Any])
+# Optional whitespace around a field value is not part of it (RFC 9110 section 5.5).
+_OWS = b" \t"
 
 
 class StatelessHead(msgspec.Struct, frozen=True):
@@ -129,13 +131,13 @@ def check_stateless_post(
     if version is None:
         raise HeaderMismatch("Missing MCP-Protocol-Version header")
     named_version = meta.get(PROTOCOL_VERSION_KEY)
+    if named_version is not None and hh.decode_value(version.strip(_OWS)) != named_version:
+        raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
     request_meta = read_request_meta(meta, supported) if named_version is not None else None
     if request_meta is None:
         # The header says stateless era but the body names no revision: the _meta is missing.
         read_request_meta({PROTOCOL_VERSION_KEY: version.decode("latin-1")}, supported)
         raise McpError(f"Missing required _meta[{PROTOCOL_VERSION_KEY!r}]", code=INVALID_PARAMS)
-    if hh.decode_value(version) != named_version:
-        raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
     _expect(headers, hh.METHOD_HEADER, method, "Mcp-Method")
     spec = METHODS.get(method)
     if spec is None or request_meta.revision.version not in spec.revisions:
@@ -156,7 +158,7 @@ def _expect(headers: Headers, name: bytes, value: str, label: str) -> None:
     raw = header(headers, name)
     if raw is None:
         raise HeaderMismatch(f"Missing {label} header")
-    if hh.decode_value(raw) != value:
+    if hh.decode_value(raw.strip(_OWS)) != value:
         raise HeaderMismatch(f"{label} header does not match the request body")
 
 
@@ -174,7 +176,7 @@ def _check_params(headers: Headers, params: _Params, annotated: Mapping[str, str
             continue
         if raw is None:
             raise HeaderMismatch(f"Missing {label} header")
-        if not hh.same_param(hh.decode_value(raw), value):
+        if not hh.same_param(hh.decode_value(raw.strip(_OWS)), value):
             raise HeaderMismatch(f"{label} header does not match the argument")
 
 

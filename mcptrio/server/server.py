@@ -80,6 +80,7 @@ from .resources import (
     make_template,
 )
 from .session_state import ListKind, ServerSessionState
+from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ class Server:
         max_in_flight: int = 256,
         supported_revisions: tuple[str, ...] = SUPPORTED,
         request_state_key: bytes | str | None = None,
+        subscriptions: SubscriptionBus | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for a single page)")
@@ -137,6 +139,10 @@ class Server:
         self.supported_revisions = supported_revisions
         #: Seals the ``requestState`` of input-required results (share it between workers).
         self.request_state_key = RequestStateKey(request_state_key)
+        #: Where list changes and resource updates reach the listen streams (2026-07-28).
+        self.subscriptions: SubscriptionBus = subscriptions or LocalSubscriptionBus()
+        # The trio run serving this server, for changes made from a sync handler's thread.
+        self._trio_token: trio.lowlevel.TrioToken | None = None
         #: The registered tools by name (live and read-only: register through the server).
         self.tools: Registry[RegisteredTool] = Registry(
             "A tool named {key!r}", "Unknown tool: {key}", lambda: self._changed("tools")
@@ -238,6 +244,9 @@ class Server:
         Never blocks: each subscription is an actor with a queue of one, and an update that
         finds one already pending is merged into it (see :mod:`.session_state`).
         """
+        if self._from_thread(self.notify_resource_updated, uri):
+            return 0
+        self.subscriptions.publish(("updated", uri))
         return sum(state.resource_updated(uri) for state in self.session_states())
 
     # ---------------------------------------------------------------- prompts and completion
@@ -304,7 +313,18 @@ class Server:
         """The state of every session of this server that is still running."""
         return [s for s in list(self._states.values()) if not s.session.closed.is_set()]
 
+    def _from_thread(self, fn: Callable[..., object], *args: Any) -> bool:
+        """Whether this call came from a thread (a sync handler's): then ``fn`` is run in the
+        server's trio thread instead, where the notifiers live."""
+        if trio.lowlevel.in_trio_run() or self._trio_token is None:
+            return False
+        self._trio_token.run_sync_soon(fn, *args)
+        return True
+
     def _changed(self, kind: ListKind) -> None:
+        if self._from_thread(self._changed, kind):
+            return
+        self.subscriptions.publish(("list_changed", kind))
         for state in self.session_states():
             state.mark_changed(kind)
 
@@ -364,6 +384,8 @@ class Server:
 
     def session(self, transport: Transport) -> Session:
         """A session of this server over ``transport``, ready to ``run``."""
+        if self._trio_token is None:
+            self._trio_token = trio.lowlevel.current_trio_token()
         session = Session(
             self.connection(),
             transport,

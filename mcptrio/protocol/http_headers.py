@@ -48,7 +48,7 @@ _NAMED: Final[Mapping[str, str]] = {
     "prompts/get": "name",
     "resources/read": "uri",
 }
-_SENTINEL = re.compile(r"\A=\?base64\?([A-Za-z0-9+/]*={0,2})\?=\Z")
+_SENTINEL = re.compile(r"\A=\?base64\?(.*)\?=\Z", re.DOTALL)
 # Visible ASCII and inner spaces are sent as they are; anything else is encoded.
 _PLAIN = re.compile(r"\A[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?\Z")
 # RFC 9110 token characters: what an x-mcp-header name may hold.

@@ -73,9 +73,13 @@ class Listener:
 
     async def changes(self) -> AsyncIterator[Change]:
         """The changes, in the order they were first noted, until the listener is closed."""
-        while not self.closed:
-            await self._wakeup.wait()
-            self._wakeup = trio.Event()
+        while True:
+            if not self._changed:
+                if self.closed:
+                    return
+                await self._wakeup.wait()
+                self._wakeup = trio.Event()
+                continue
             pending, self._changed = self._changed, {}
             for change in pending:
                 yield change

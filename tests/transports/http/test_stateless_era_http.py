@@ -288,6 +288,26 @@ async def test_a_listen_stream_stays_open_and_carries_tagged_list_changes() -> N
         assert frame["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 7
 
 
+async def test_closing_a_listen_stream_ends_its_subscription_actor() -> None:
+    with trio.fail_after(10):
+        async with serving() as (server, url):
+            params = {"_meta": meta(), "notifications": {"toolsListChanged": True}}
+            async with open_test_connection(url) as conn:
+                async with conn.stream(
+                    "POST",
+                    "/mcp",
+                    headers=headers("subscriptions/listen"),
+                    body=message("subscriptions/listen", params, 7),
+                ) as events:
+                    await events.next_chunk()
+                    assert len(server.subscriptions) == 1  # type: ignore[arg-type]
+            # The client is gone: the next write finds out, and the actor ends.
+            while len(server.subscriptions):  # type: ignore[arg-type]
+                server.add_tool(lambda: "x", name="extra")
+                server.remove_tool("extra")
+                await trio.sleep(0.01)
+
+
 async def test_get_and_delete_of_the_stateless_era_are_405() -> None:
     with trio.fail_after(10):
         async with serving() as (_, url), open_test_connection(url) as conn:

@@ -314,6 +314,7 @@ class StreamableHttpEndpoint:
         stream: OutboundStream,
         responder: HttpResponder,
         body: bytes,
+        on_writer: Callable[[StreamWriter], None] | None = None,
     ) -> None:
         """Answer a POST of requests, handed to the session in this task.
 
@@ -327,7 +328,17 @@ class StreamableHttpEndpoint:
         belongs to this exchange, so the writer never outlives it.
         """
         writer = StreamWriter(transport, stream, responder)
-        stream.on_activity = writer.start
+        if on_writer is None:
+            stream.on_activity = writer.start
+        else:
+
+            def start() -> None:
+                started = writer.started
+                writer.start()
+                if writer.started and not started:
+                    on_writer(writer)
+
+            stream.on_activity = start
         if not self.json_response:
             transport.start_head_timer(stream, _SSE_HEAD_DELAY)
         try:
@@ -470,8 +481,14 @@ class StreamableHttpEndpoint:
         stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
+
+            def watch(writer: StreamWriter) -> None:
+                # Closing the response stream is cancellation in this era: once the writer
+                # stops (the client went away), the request, and this POST's session, end.
+                nursery.start_soon(_cancel_when_done, writer, nursery.cancel_scope)
+
             await self._answer_inline(
-                transport, session, stream, ErrorStatusResponder(responder), body
+                transport, session, stream, ErrorStatusResponder(responder), body, watch
             )
             nursery.cancel_scope.cancel()
 
@@ -551,6 +568,11 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
+
+
+async def _cancel_when_done(writer: StreamWriter, scope: trio.CancelScope) -> None:
+    await writer.done.wait()
+    scope.cancel()
 
 
 def _no_header_params(name: str) -> Mapping[str, str] | None:

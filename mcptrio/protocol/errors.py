@@ -58,7 +58,7 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── EndpointNotRunning                [transports.http] the endpoint's run() is not on (503)
     └── TooManyListeners                  [server] the subscription bus has all the listeners it may
     ValueError
-    ├── InvalidHeaderAnnotation           [protocol.http_headers] a tool's x-mcp-header breaks a rule
+    ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule
     ├── SseError                          [protocol.sse] an SSE stream is invalid or over a limit
     └── ToolOutputError                   [server] a tool's value does not fit its annotation
     LookupError

@@ -35,6 +35,12 @@ def make_server() -> Server:
         return a + b
 
     @server.tool
+    async def slow(delay: float) -> str:
+        """Answers after ``delay`` seconds."""
+        await trio.sleep(delay)
+        return f"slept {delay}"
+
+    @server.tool
     async def greet(ctx: Context) -> str:
         """Asks the user's name, then greets them."""
         schema = {"type": "object", "properties": {"name": {"type": "string"}}}
@@ -103,6 +109,26 @@ async def test_a_stateless_call_needs_no_session_and_gets_none() -> None:
     validate_message(answer, REV, "CallToolResult")
     assert answer["result"]["structuredContent"] == {"result": 5}
     assert answer["result"]["resultType"] == "complete"
+
+
+async def test_two_clients_may_use_the_same_request_id_at_once() -> None:
+    answers: dict[float, Any] = {}
+
+    async def call(url: str, delay: float) -> None:
+        params = {"_meta": meta(), "name": "slow", "arguments": {"delay": delay}}
+        response = await post(
+            url, message("tools/call", params, rid=1), headers("tools/call", "slow")
+        )
+        answers[delay] = response.json()
+
+    with trio.fail_after(10):
+        async with serving() as (_, url), trio.open_nursery() as nursery:
+            nursery.start_soon(call, url, 0.2)
+            await trio.sleep(0.05)
+            nursery.start_soon(call, url, 0.01)
+    for delay, answer in answers.items():
+        assert answer["id"] == 1
+        assert answer["result"]["content"][0]["text"] == f"slept {delay}"
 
 
 async def test_server_discover_names_the_stateless_revisions() -> None:
@@ -292,15 +318,14 @@ async def test_closing_a_listen_stream_ends_its_subscription_actor() -> None:
     with trio.fail_after(10):
         async with serving() as (server, url):
             params = {"_meta": meta(), "notifications": {"toolsListChanged": True}}
-            async with open_test_connection(url) as conn:
-                async with conn.stream(
-                    "POST",
-                    "/mcp",
-                    headers=headers("subscriptions/listen"),
-                    body=message("subscriptions/listen", params, 7),
-                ) as events:
-                    await events.next_chunk()
-                    assert len(server.subscriptions) == 1  # type: ignore[arg-type]
+            async with open_test_connection(url) as conn, conn.stream(
+                "POST",
+                "/mcp",
+                headers=headers("subscriptions/listen"),
+                body=message("subscriptions/listen", params, 7),
+            ) as events:
+                await events.next_chunk()
+                assert len(server.subscriptions) == 1  # type: ignore[arg-type]
             # The client is gone: the next write finds out, and the actor ends.
             while len(server.subscriptions):  # type: ignore[arg-type]
                 server.add_tool(lambda: "x", name="extra")

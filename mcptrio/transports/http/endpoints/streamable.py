@@ -59,6 +59,7 @@ from ....protocol.revisions import (
     revision_of,
     stateless_versions,
 )
+from ....protocol.types import CancelledNotification
 from ....runtime.session import Session
 from ....stores.event_store import UnknownEventId
 from ..engine.exchange import Headers, HttpRequest, HttpResponder, header
@@ -476,6 +477,17 @@ class StreamableHttpEndpoint:
                 status, JSON_HEADERS, codec.encode_error(routing.request_ids[0], exc)
             )
             return
+        try:
+            shared = await self.registry.shared_session(self._make_shared_transport)
+        except EndpointNotRunning:
+            await send_error(responder, 503, "The MCP endpoint is not running")
+            return
+        session = shared.session
+        if session is not None and not shared.owns_any(routing.request_ids):
+            await self._answer_on_shared(shared, session, responder, body, routing.request_ids[0])
+            return
+        # Another client has a request with this id in flight on the shared session: this one
+        # gets a session of its own, as a stateless POST of the handshake era does.
         transport = self._stateless_transport("", event_store=None)
         session = transport.session = self.registry.factory.session(transport)
         stream = transport.open_request_stream(routing.request_ids)
@@ -491,6 +503,34 @@ class StreamableHttpEndpoint:
                 transport, session, stream, ErrorStatusResponder(responder), body, watch
             )
             nursery.cancel_scope.cancel()
+
+    def _make_shared_transport(self) -> HttpSession:
+        return self._stateless_transport("", event_store=None)
+
+    async def _answer_on_shared(
+        self,
+        transport: HttpSession,
+        session: Session,
+        responder: HttpResponder,
+        body: bytes,
+        rid: RequestId,
+    ) -> None:
+        """Answer a stateless-era request on the shared session, in this POST's task."""
+
+        def watch(writer: StreamWriter) -> None:
+            # Closing the response stream is cancellation in this era: once the writer stops
+            # (the client went away) with the request still running, the request is cancelled.
+            session.start_actor(_cancel_when_gone, writer, transport, session, rid)
+
+        transport.exchanges += 1
+        stream = transport.open_request_stream([rid])
+        try:
+            await self._answer_inline(
+                transport, session, stream, ErrorStatusResponder(responder), body, watch
+            )
+        finally:
+            transport.release_stream(stream)
+            transport.exchanges -= 1
 
     # ------------------------------------------------------------------ GET
 
@@ -568,6 +608,17 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
+
+
+async def _cancel_when_gone(
+    writer: StreamWriter, transport: HttpSession, session: Session, rid: RequestId
+) -> None:
+    await writer.done.wait()
+    if transport.answer_owed(rid):
+        cancel = CancelledNotification(
+            request_id=rid, reason="The client closed the response stream"
+        )
+        await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
 
 
 async def _cancel_when_done(writer: StreamWriter, scope: trio.CancelScope) -> None:

@@ -143,6 +143,8 @@ class Server:
         self.subscriptions: SubscriptionBus = subscriptions or LocalSubscriptionBus()
         # The trio run serving this server, for changes made from a sync handler's thread.
         self._trio_token: trio.lowlevel.TrioToken | None = None
+        # tool_header_params, by tool name, until the tool list changes.
+        self._header_params: dict[str, dict[str, str]] = {}
         #: The registered tools by name (live and read-only: register through the server).
         self.tools: Registry[RegisteredTool] = Registry(
             "A tool named {key!r}", "Unknown tool: {key}", lambda: self._changed("tools")
@@ -192,8 +194,13 @@ class Server:
     def tool_header_params(self, name: str) -> dict[str, str] | None:
         """The ``x-mcp-header`` arguments of tool ``name`` (argument -> header name), for the
         Streamable HTTP checks of the stateless era; ``None`` for an unknown tool."""
-        tool = self.tools.get(name)
-        return None if tool is None else header_params(tool.definition.input_schema)
+        found = self._header_params.get(name)
+        if found is None:
+            tool = self.tools.get(name)
+            if tool is None:
+                return None
+            found = self._header_params[name] = header_params(tool.definition.input_schema)
+        return found
 
     def remove_tool(self, name: str) -> bool:
         """Remove the tool called ``name``; ``False`` if there was none."""
@@ -324,6 +331,8 @@ class Server:
     def _changed(self, kind: ListKind) -> None:
         if self._from_thread(self._changed, kind):
             return
+        if kind == "tools":
+            self._header_params.clear()
         self.subscriptions.publish(("list_changed", kind))
         for state in self.session_states():
             state.mark_changed(kind)

@@ -43,8 +43,12 @@ from ....protocol.errors import (
     MethodNotFound,
 )
 from ....protocol.methods import METHODS
-from ....protocol.request_meta import PROTOCOL_VERSION_KEY, RequestMeta, read_request_meta
-from ....protocol.revisions import revision_of
+from ....protocol.request_meta import (
+    CLIENT_CAPABILITIES_KEY,
+    PROTOCOL_VERSION_KEY,
+    read_request_meta,
+)
+from ....protocol.revisions import revision_of, stateless_versions
 from ..engine.exchange import Headers, HttpResponder, header
 
 __all__ = [
@@ -119,7 +123,7 @@ def check_stateless_post(
     headers: Headers,
     supported: tuple[str, ...],
     tool_header_params: Callable[[str], Mapping[str, str] | None],
-) -> RequestMeta:
+) -> None:
     """Check a stateless-era request's headers against its body (the module's table).
 
     Raises the error to answer with (:func:`status_of` gives its HTTP status).
@@ -133,21 +137,26 @@ def check_stateless_post(
     named_version = meta.get(PROTOCOL_VERSION_KEY)
     if named_version is not None and hh.decode_value(version.strip(_OWS)) != named_version:
         raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
-    request_meta = read_request_meta(meta, supported) if named_version is not None else None
-    if request_meta is None:
+    if named_version is None:
         # The header says stateless era but the body names no revision: the _meta is missing.
         read_request_meta({PROTOCOL_VERSION_KEY: version.decode("latin-1")}, supported)
         raise McpError(f"Missing required _meta[{PROTOCOL_VERSION_KEY!r}]", code=INVALID_PARAMS)
+    # The members the spec requires, checked here for their status (400); the connection reads
+    # the whole _meta (a malformed member is -32602 from there).
+    if named_version not in stateless_versions(supported):
+        read_request_meta(meta, supported)
+    if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
+        raise McpError(f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS)
+    revision = revision_of(named_version)
     _expect(headers, hh.METHOD_HEADER, method, "Mcp-Method")
     spec = METHODS.get(method)
-    if spec is None or request_meta.revision.version not in spec.revisions:
+    if spec is None or revision.version not in spec.revisions:
         raise MethodNotFound(f"Method not found: {method}")
     name = hh.name_of(method, _as_mapping(params))
     if name is not None:
         _expect(headers, hh.NAME_HEADER, name, "Mcp-Name")
     if method == "tools/call" and isinstance(params.name, str):
         _check_params(headers, params, tool_header_params(params.name))
-    return request_meta
 
 
 def _as_mapping(params: _Params) -> dict[str, Any]:

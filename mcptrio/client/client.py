@@ -33,6 +33,7 @@ from ..protocol.types.completion import (
     PromptReference,
     ResourceTemplateReference,
 )
+from ..protocol.types.input_required import InputRequiredResult
 from ..protocol.types.lifecycle import (
     Implementation,
     InitializeResult,
@@ -69,6 +70,7 @@ from ..protocol.types.tools import (
 )
 from ..runtime.session import Session
 from .errors import RepeatedCursor
+from .input_required import answer_input_required
 from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
 from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
@@ -147,12 +149,31 @@ class Client:
         if options:
             check_options("A Client call", options, CallOptions)
         timeout = options.get("timeout")
-        return await self.session.request(
+        result = await self.session.request(
             request,
             timeout=self.request_timeout if timeout is None else timeout,
             max_total_timeout=options.get("max_total_timeout"),
             on_progress=options.get("on_progress"),
         )
+        if isinstance(result, InputRequiredResult):
+            return await self._answer_inputs(request, result, options)
+        return result
+
+    async def _answer_inputs(
+        self, request: Request[ResultT], result: InputRequiredResult, options: CallOptions
+    ) -> ResultT:
+        """The stateless era asks the client for input in an answer, not in a request."""
+        timeout = options.get("timeout")
+
+        async def send(retry: Request[Any]) -> Result:
+            return await self.session.request(
+                retry,
+                timeout=self.request_timeout if timeout is None else timeout,
+                max_total_timeout=options.get("max_total_timeout"),
+                on_progress=options.get("on_progress"),
+            )
+
+        return await answer_input_required(self.session, request, result, send, self._handlers)
 
     async def ping(self, **options: Unpack[CallOptions]) -> None:
         await self.request(PingRequest(), **options)
@@ -200,12 +221,17 @@ class Client:
         if options:
             check_options("A Client call", options, CallOptions)
         timeout = options.get("timeout")
+        request = CallToolRequest(
+            name=name, arguments=UNSET if arguments is None else dict(arguments)
+        )
         result = await self.session.request(
-            CallToolRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
+            request,
             timeout=self.request_timeout if timeout is None else timeout,
             max_total_timeout=options.get("max_total_timeout"),
             on_progress=options.get("on_progress"),
         )
+        if isinstance(result, InputRequiredResult):
+            result = await self._answer_inputs(request, result, options)
         if validate_output:
             self._output_schemas.check(name, result)
         return result
@@ -359,7 +385,15 @@ class Client:
         level: LoggingLevel,
         **options: Unpack[CallOptions],
     ) -> None:
-        """``logging/setLevel``: ask for log messages at ``level`` and above."""
+        """``logging/setLevel``: ask for log messages at ``level`` and above.
+
+        In the stateless era there is no such request: every later request carries ``level``
+        in its ``_meta`` instead, as the spec has it.
+        """
+        meta = self.session.connection.request_meta
+        if meta is not None:
+            meta.log_level = level
+            return
         await self.request(SetLevelRequest(level=level), **options)
 
     @asynccontextmanager

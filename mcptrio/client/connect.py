@@ -22,11 +22,13 @@ from typing import Unpack
 import trio
 
 from ..protocol.connection import Connection
-from ..protocol.errors import RequestTimeout
-from ..protocol.types import InitializedNotification
+from ..protocol.errors import RequestTimeout, TransportError
+from ..protocol.types import InitializedNotification, InitializeResult
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import Session
+from ..transports.http.client.transport import HttpClientTransport
 from .client import Client
+from .eras import probe_stateless
 from .notifications import NotificationCallbacks, NotificationRouter
 from .options import ClientIdentity, ClientOptions, Revisions, Timeouts, check_options
 from .server_requests import Handlers, ServerRequestRouter, derive_capabilities
@@ -97,16 +99,26 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                 session_scope = trio.CancelScope()
                 await nursery.start(_run_in_scope, session, session_scope)
                 try:
-                    # initialize must not be cancelled with notifications/cancelled (the spec
-                    # forbids it), so its deadline is a plain trio one, not the request timeout.
-                    try:
-                        with trio.fail_after(timeouts.initialize):
-                            result = await session.request(connection.initialize_request())
-                    except trio.TooSlowError:
-                        raise RequestTimeout(
-                            f"The server did not answer initialize within {timeouts.initialize} s"
-                        ) from None
-                    await session.notify(InitializedNotification())
+                    result = None
+                    if revisions.stateless:
+                        if isinstance(transport, HttpClientTransport):
+                            if revisions.pinned_stateless:
+                                raise TransportError(
+                                    "This client speaks the stateless era (2026-07-28) over"
+                                    " stdio, WebSocket and in memory; over HTTP it speaks the"
+                                    " handshake era: leave protocol_version unpinned"
+                                )
+                        else:
+                            result = await probe_stateless(
+                                session,
+                                revisions.stateless,
+                                capabilities=declared,
+                                info=identity.info,
+                                timeout=timeouts.probe,
+                                pinned=revisions.pinned_stateless,
+                            )
+                    if result is None:
+                        result = await _initialize(session, connection, timeouts)
                     yield Client(
                         session,
                         result,
@@ -121,6 +133,22 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                     session_scope.cancel()
         finally:
             nursery.cancel_scope.cancel()
+
+
+async def _initialize(
+    session: Session, connection: Connection, timeouts: Timeouts
+) -> InitializeResult:
+    # initialize must not be cancelled with notifications/cancelled (the spec forbids it), so
+    # its deadline is a plain trio one, not the request timeout.
+    try:
+        with trio.fail_after(timeouts.initialize):
+            result = await session.request(connection.initialize_request())
+    except trio.TooSlowError:
+        raise RequestTimeout(
+            f"The server did not answer initialize within {timeouts.initialize} s"
+        ) from None
+    await session.notify(InitializedNotification())
+    return result
 
 
 async def _run_in_scope(

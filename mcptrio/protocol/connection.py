@@ -95,6 +95,7 @@ ResultT = TypeVar("ResultT", bound=Result)
 
 # Before a session is initialized only these may be sent or handled.
 _PRE_INIT_METHODS = frozenset({"initialize", "ping"})
+_DISCOVER = "server/discover"
 
 
 class _Batch:
@@ -539,7 +540,8 @@ class Connection:
             raise CapabilityNotNegotiated(f"A {self.role} does not send {method!r}")
         revision = self.revision
         if revision is None:
-            if method not in _PRE_INIT_METHODS and kind == "request":
+            # server/discover is the stateless era's probe: it needs no handshake.
+            if method not in _PRE_INIT_METHODS and kind == "request" and method != _DISCOVER:
                 raise CapabilityNotNegotiated(f"Cannot send {method!r} before initialization")
             return
         if revision not in spec.revisions:

@@ -173,7 +173,8 @@ class StreamableHttpEndpoint:
             await send_error(responder, 400, exc.message)
             return
         session_id = header(headers, b"mcp-session-id")
-        if session_id is None or self.stateless:
+        # A server of the handshake era only answers such a POST as it always did.
+        if self._stateless_revisions and (session_id is None or self.stateless):
             head = read_stateless_head(body, headers, self._stateless_revisions)
             if head is not None:
                 await self._post_stateless_era(responder, headers, body, routing, head)

@@ -22,7 +22,7 @@ import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
-from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
+from ..protocol.errors import ConnectionClosed, HeaderMismatch, McpError, RequestTimeout
 from ..protocol.revisions import revision_of
 from ..protocol.types.common import PaginatedResult
 from ..protocol.types.completion import (
@@ -70,6 +70,7 @@ from ..protocol.types.tools import (
 )
 from ..runtime.session import Session
 from .errors import RepeatedCursor
+from .header_params import HeaderParamsOfTools
 from .input_required import answer_input_required
 from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
 from .options import CallOptions, check_options
@@ -109,6 +110,8 @@ class Client:
         self._handlers = handlers
         self._notifications = notifications
         self._output_schemas = OutputSchemas()
+        #: The ``x-mcp-header`` arguments of the listed tools (the stateless era's HTTP headers).
+        self._header_params = HeaderParamsOfTools()
         # A changed tool list may have changed any tool's output schema.
         notifications.on_tools_changed = self._output_schemas.forget
 
@@ -139,6 +142,10 @@ class Client:
     def server_capabilities(self) -> ServerCapabilities:
         """What the server declared; a feature it lacks is ``UNSET``."""
         return self.initialize_result.capabilities
+
+    def tool_header_params(self, name: str) -> dict[str, str] | None:
+        """The ``x-mcp-header`` arguments of tool ``name`` as last listed (stateless era)."""
+        return self._header_params.get(name)
 
     # ---------------------------------------------------------------- any request
 
@@ -183,8 +190,15 @@ class Client:
     async def list_tools(
         self, cursor: str | None = None, **options: Unpack[CallOptions]
     ) -> ListToolsResult:
-        """One page of ``tools/list`` (the tools' output schemas are remembered)."""
+        """One page of ``tools/list`` (the tools' output schemas are remembered).
+
+        In the stateless era the tools' ``x-mcp-header`` arguments are remembered too (they
+        travel in HTTP headers), and a tool whose annotations break the rules is left out of
+        the page, with a warning, as the spec has clients do.
+        """
         page = await self.request(ListToolsRequest(cursor=_cursor(cursor)), **options)
+        if self.session.connection.request_meta is not None:
+            page = self._header_params.learn(page)
         self._output_schemas.learn(page.tools)
         return page
 
@@ -224,12 +238,20 @@ class Client:
         request = CallToolRequest(
             name=name, arguments=UNSET if arguments is None else dict(arguments)
         )
-        result = await self.session.request(
-            request,
-            timeout=self.request_timeout if timeout is None else timeout,
-            max_total_timeout=options.get("max_total_timeout"),
-            on_progress=options.get("on_progress"),
-        )
+        try:
+            result = await self.session.request(
+                request,
+                timeout=self.request_timeout if timeout is None else timeout,
+                max_total_timeout=options.get("max_total_timeout"),
+                on_progress=options.get("on_progress"),
+            )
+        except HeaderMismatch:
+            # The tool's x-mcp-header arguments may have changed: list again, then once more.
+            if self.session.connection.request_meta is None:
+                raise
+            async for _tool in self.iter_tools():
+                pass
+            result = await self.request(request, **options)
         if isinstance(result, InputRequiredResult):
             result = await self._answer_inputs(request, result, options)
         if validate_output:

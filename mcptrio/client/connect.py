@@ -22,7 +22,7 @@ from typing import Unpack
 import trio
 
 from ..protocol.connection import Connection
-from ..protocol.errors import RequestTimeout, TransportError
+from ..protocol.errors import RequestTimeout
 from ..protocol.types import InitializedNotification, InitializeResult
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import Session
@@ -101,31 +101,26 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                 try:
                     result = None
                     if revisions.stateless:
-                        if isinstance(transport, HttpClientTransport):
-                            if revisions.pinned_stateless:
-                                raise TransportError(
-                                    "This client speaks the stateless era (2026-07-28) over"
-                                    " stdio, WebSocket and in memory; over HTTP it speaks the"
-                                    " handshake era: leave protocol_version unpinned"
-                                )
-                        else:
-                            result = await probe_stateless(
-                                session,
-                                revisions.stateless,
-                                capabilities=declared,
-                                info=identity.info,
-                                timeout=timeouts.probe,
-                                pinned=revisions.pinned_stateless,
-                            )
+                        result = await probe_stateless(
+                            session,
+                            revisions.stateless,
+                            capabilities=declared,
+                            info=identity.info,
+                            timeout=timeouts.probe,
+                            pinned=revisions.pinned_stateless,
+                        )
                     if result is None:
                         result = await _initialize(session, connection, timeouts)
-                    yield Client(
+                    client = Client(
                         session,
                         result,
                         request_timeout=timeouts.request,
                         handlers=router,
                         notifications=notifications,
                     )
+                    if isinstance(transport, HttpClientTransport):
+                        transport.set_header_params(client.tool_header_params)
+                    yield client
                 finally:
                     # Only the session is cancelled here: the transport then closes outside any
                     # cancelled scope (a stdio server gets its graceful shutdown), and an error

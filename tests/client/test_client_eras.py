@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 import trio
+from real_servers import free_port, running_http_server
 
 import mcptrio
 from mcptrio import Context
 from mcptrio.client.options import Handlers, Revisions
-from mcptrio.protocol.errors import TransportError
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED, SUPPORTED
 from mcptrio.protocol.types import (
     CreateMessageResult,
@@ -144,20 +144,51 @@ async def test_the_official_sdks_server_in_both_eras(revisions: Revisions) -> No
                 assert text(await client.call_tool("roots")) == "file:///work"
 
 
-async def test_pinning_the_stateless_era_over_http_is_refused_clearly() -> None:
+@pytest.mark.parametrize(
+    "revisions",
+    [Revisions(supported=SUPPORTED), Revisions(protocol_version=STATELESS, supported=SUPPORTED)],
+)
+async def test_the_stateless_era_over_http_sends_its_headers(revisions: Revisions) -> None:
     server = make_server()
+
+    @server.tool(
+        input_schema={
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+            "required": ["region"],
+        }
+    )
+    def place(region: str) -> str:
+        """Runs in a region (the region travels in Mcp-Param-Region)."""
+        return f"in {region}"
+
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             url = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            with pytest.raises(TransportError, match="over HTTP it speaks the handshake era"):
-                async with mcptrio.open_client(
-                    f"{url}/mcp",
-                    revisions=Revisions(protocol_version=STATELESS, supported=SUPPORTED),
-                ):
-                    pass
-            # Unpinned, the client speaks the handshake era over HTTP.
             async with mcptrio.open_client(
-                f"{url}/mcp", revisions=Revisions(supported=SUPPORTED), handlers=HANDLERS
+                f"{url}/mcp", revisions=revisions, handlers=HANDLERS
             ) as client:
-                assert client.protocol_version == NEWEST_HANDSHAKE
+                assert client.protocol_version == STATELESS
+                # Not listed yet: the server refuses the missing header, the client lists the
+                # tools and sends the call again with it.
+                assert text(await client.call_tool("place", {"region": "Zürich"})) == "in Zürich"
+                assert text(await client.call_tool("three_asks")) == "Ada / Paris / file:///work"
             nursery.cancel_scope.cancel()
+
+
+async def test_the_official_sdks_http_server_in_the_stateless_era() -> None:
+    port = free_port()
+    command = [*SDK_SERVER[:2], "http", str(port)]
+    with running_http_server(command, port):
+        with trio.fail_after(30):
+            async with mcptrio.open_client(
+                f"http://127.0.0.1:{port}/mcp", revisions=Revisions(supported=SUPPORTED)
+            ) as client:
+                assert client.protocol_version == STATELESS
+                assert text(await client.call_tool("add", {"a": 2, "b": 3})) == "5"
+                assert (await client.call_tool("weather", {"city": "Oslo"})).structured_content
+                # Cancelling closes the POST's stream (no notifications/cancelled in this era);
+                # the client carries on.
+                with trio.move_on_after(0.3):
+                    await client.call_tool("countdown", {"start": 50})
+                assert text(await client.call_tool("add", {"a": 1, "b": 1})) == "2"

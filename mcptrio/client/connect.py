@@ -28,11 +28,11 @@ from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import Session
 from ..transports.http.client.transport import HttpClientTransport
 from .client import Client
-from .eras import probe_stateless
+from .eras import era_key, probe_stateless
 from .notifications import NotificationCallbacks, NotificationRouter
 from .options import ClientIdentity, ClientOptions, Revisions, Timeouts, check_options
 from .server_requests import Handlers, ServerRequestRouter, derive_capabilities
-from .targets import Target, open_target
+from .targets import Target, open_target, resolve_target
 
 __all__ = ["open_client"]
 
@@ -108,6 +108,7 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                             info=identity.info,
                             timeout=timeouts.probe,
                             pinned=revisions.pinned_stateless,
+                            key=era_key(resolve_target(target)),
                         )
                     if result is None:
                         result = await _initialize(session, connection, timeouts)

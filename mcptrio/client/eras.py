@@ -10,11 +10,15 @@ A client that may speak the stateless era (2026-07-28) asks ``server/discover`` 
   but refuses this client; raised;
 - any other answer, or none within ``Timeouts.probe``: a handshake-era server; the client falls
   back to ``initialize`` (never keyed on one error code). A pinned revision does not fall back.
+
+The era found is remembered per server for the life of the process (:class:`EraCache`: per
+command line for stdio, per URL for HTTP and WebSocket; a server in memory is not remembered),
+so that the next connection to a handshake-era server does not probe again.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import trio
@@ -38,12 +42,52 @@ from ..protocol.types import (
 )
 from ..runtime.session import Session
 
-__all__ = ["probe_stateless"]
+__all__ = ["ERA_CACHE", "EraCache", "era_key", "probe_stateless"]
 
 _STATELESS_ERRORS = frozenset(
     {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
 )
 _UNKNOWN_SERVER = Implementation(name="unknown", version="unknown")
+#: What the cache remembers of a handshake-era server.
+HANDSHAKE: Final = "handshake"
+
+
+class EraCache:
+    """The era each server spoke, by :func:`era_key`: a stateless-era revision or
+    :data:`HANDSHAKE`. Bounded: past ``size`` servers the oldest is forgotten."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._eras: dict[str, str] = {}
+
+    def get(self, key: str | None) -> str | None:
+        return None if key is None else self._eras.get(key)
+
+    def remember(self, key: str | None, era: str) -> None:
+        if key is None:
+            return
+        self._eras.pop(key, None)
+        if len(self._eras) >= self.size:
+            self._eras.pop(next(iter(self._eras)))
+        self._eras[key] = era
+
+    def clear(self) -> None:
+        self._eras.clear()
+
+
+#: The process's cache of eras.
+ERA_CACHE: Final = EraCache()
+
+
+def era_key(target: object) -> str | None:
+    """Who ``target`` is, for :data:`ERA_CACHE` (``None``: not remembered)."""
+    url = getattr(target, "url", None)
+    if isinstance(url, str):
+        return url
+    command = getattr(target, "command", None)
+    if isinstance(command, list | tuple):
+        return "\0".join(map(str, command))
+    return None
 
 
 async def probe_stateless(
@@ -54,6 +98,7 @@ async def probe_stateless(
     info: Implementation,
     timeout: float,
     pinned: bool,
+    key: str | None = None,
 ) -> InitializeResult | None:
     """Settle the stateless era with the server, or ``None`` to fall back to ``initialize``.
 
@@ -61,6 +106,8 @@ async def probe_stateless(
     in the shape of an ``initialize`` result (what :class:`~mcptrio.client.Client` reads).
     """
     versions = list(candidates)
+    if not pinned and ERA_CACHE.get(key) == HANDSHAKE:
+        return None
     while versions:
         meta = RequestMeta(revision_of(versions.pop(0)), capabilities, info)
         try:
@@ -71,6 +118,7 @@ async def probe_stateless(
                 raise RequestTimeout(
                     f"The server did not answer server/discover within {timeout} s"
                 ) from None
+            ERA_CACHE.remember(key, HANDSHAKE)
             return None
         except McpError as exc:
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION and not pinned:
@@ -79,8 +127,10 @@ async def probe_stateless(
                     continue
             if pinned or exc.code in _STATELESS_ERRORS:
                 raise
+            ERA_CACHE.remember(key, HANDSHAKE)
             return None
         _adopt(session.connection, meta, found)
+        ERA_CACHE.remember(key, meta.revision.version)
         return _as_initialize_result(meta, found)
     return None
 

@@ -192,3 +192,32 @@ async def test_the_official_sdks_http_server_in_the_stateless_era() -> None:
                 with trio.move_on_after(0.3):
                     await client.call_tool("countdown", {"start": 50})
                 assert text(await client.call_tool("add", {"a": 1, "b": 1})) == "2"
+
+
+def test_the_era_cache_is_bounded_and_keyed_by_command_or_url() -> None:
+    from mcptrio.client.eras import EraCache, era_key
+    from mcptrio.client.targets import resolve_target
+
+    cache = EraCache(size=2)
+    for key in ("a", "b", "c"):
+        cache.remember(key, "handshake")
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, "handshake", "handshake")
+    cache.remember(None, "handshake")
+    assert cache.get(None) is None
+    assert era_key(resolve_target("http://h/mcp")) == "http://h/mcp"
+    assert era_key(resolve_target(["python", "s.py"])) == "python\0s.py"
+    assert era_key(resolve_target(make_server())) is None
+
+
+async def test_a_server_found_to_be_of_the_handshake_era_is_not_probed_again() -> None:
+    from mcptrio.client.eras import ERA_CACHE, HANDSHAKE
+
+    server = make_server(HANDSHAKE_SUPPORTED)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            target = f"{url}/mcp"
+            async with mcptrio.open_client(target, revisions=Revisions(supported=SUPPORTED)) as c:
+                assert c.protocol_version == NEWEST_HANDSHAKE
+            assert ERA_CACHE.get(target) == HANDSHAKE
+            nursery.cancel_scope.cancel()

@@ -11,10 +11,6 @@ says.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import msgspec
-from msgspec import UNSET, UnsetType
 
 from ....protocol import http_headers as hh
 from ....protocol.request_meta import PROTOCOL_VERSION_KEY
@@ -27,34 +23,16 @@ HeaderParams = Callable[[str], Mapping[str, str] | None]
 _MARKER = PROTOCOL_VERSION_KEY.encode()
 
 
-class _Params(msgspec.Struct):
-    name: Any = UNSET
-    uri: Any = UNSET
-    arguments: Any = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class _Frame(msgspec.Struct):
-    method: str | UnsetType = UNSET
-    params: _Params | UnsetType = UNSET
-
-
-_decoder = msgspec.json.Decoder(_Frame)
-
-
 def stateless_headers(
     data: bytes, header_params: HeaderParams | None
 ) -> list[tuple[str, str]] | None:
     """The stateless-era headers of ``data``, or ``None`` when it is not such a request."""
     if _MARKER not in data:
         return None
-    try:
-        frame = _decoder.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    frame = hh.read_request_head(data)
+    if frame is None:
         return None
     params = frame.params
-    if isinstance(frame.method, UnsetType) or isinstance(params, UnsetType):
-        return None
     version = params.meta.get(PROTOCOL_VERSION_KEY) if isinstance(params.meta, dict) else None
     if not isinstance(version, str):
         return None

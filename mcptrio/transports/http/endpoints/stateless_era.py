@@ -68,28 +68,11 @@ _STATUS_OF_CODE = {
 }
 
 
-class _Params(msgspec.Struct):
-    name: Any = UNSET
-    uri: Any = UNSET
-    arguments: Any = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class _Head(msgspec.Struct):
-    method: str | UnsetType = UNSET
-    params: _Params | UnsetType = UNSET
-
-
-_head_decoder = msgspec.json.Decoder(_Head | list[Any])
 # Optional whitespace around a field value is not part of it (RFC 9110 section 5.5).
 _OWS = b" \t"
 
-
-class StatelessHead(msgspec.Struct, frozen=True):
-    """What the checks read from a stateless-era POST's lone message."""
-
-    method: str
-    params: _Params
+#: What the checks read from a stateless-era POST's lone message.
+StatelessHead = hh.RequestHead
 
 
 def stateless_era_header(headers: Headers, stateless: tuple[str, ...]) -> bool:
@@ -105,16 +88,13 @@ def read_stateless_head(
 
     ``body`` has already been found to be JSON-RPC; a batch is never of this era.
     """
-    try:
-        decoded = _head_decoder.decode(body)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    head = hh.read_request_head(body)
+    if head is None:
         return None
-    if isinstance(decoded, list) or decoded.method is UNSET:
-        return None
-    params = decoded.params if isinstance(decoded.params, _Params) else _Params()
-    in_meta = isinstance(params.meta, dict) and PROTOCOL_VERSION_KEY in params.meta
+    meta = head.params.meta
+    in_meta = isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
     if in_meta or stateless_era_header(headers, stateless):
-        return StatelessHead(decoded.method, params)
+        return head
     return None
 
 
@@ -159,7 +139,7 @@ def check_stateless_post(
         _check_params(headers, params, tool_header_params(params.name))
 
 
-def _as_mapping(params: _Params) -> dict[str, Any]:
+def _as_mapping(params: hh.RequestHeadParams) -> dict[str, Any]:
     return {"name": params.name, "uri": params.uri}
 
 
@@ -171,7 +151,9 @@ def _expect(headers: Headers, name: bytes, value: str, label: str) -> None:
         raise HeaderMismatch(f"{label} header does not match the request body")
 
 
-def _check_params(headers: Headers, params: _Params, annotated: Mapping[str, str] | None) -> None:
+def _check_params(
+    headers: Headers, params: hh.RequestHeadParams, annotated: Mapping[str, str] | None
+) -> None:
     if not annotated:
         return
     arguments = params.arguments if isinstance(params.arguments, dict) else {}

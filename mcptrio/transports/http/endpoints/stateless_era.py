@@ -31,7 +31,9 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ....protocol import codec
 from ....protocol import http_headers as hh
+from ....protocol.base import RequestId
 from ....protocol.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -49,12 +51,18 @@ from ....protocol.request_meta import (
     read_request_meta,
 )
 from ....protocol.revisions import revision_of, stateless_versions
+from ....protocol.types import CancelledNotification
+from ....runtime.session import Session
 from ..engine.exchange import Headers, HttpResponder, header
+from .http_session import HttpSession
+from .live_stream import StreamWriter
 
 __all__ = [
     "ErrorStatusResponder",
     "StatelessHead",
+    "cancel_when_gone",
     "check_stateless_post",
+    "no_header_params",
     "read_stateless_head",
     "stateless_era_header",
 ]
@@ -219,3 +227,21 @@ def is_stateless_revision(version: str) -> bool:
         return revision_of(version).era == "stateless"
     except ValueError:
         return False
+
+
+async def cancel_when_gone(
+    writer: StreamWriter, transport: HttpSession, session: Session, rid: RequestId
+) -> None:
+    """Closing the response stream is cancellation in this era: once ``writer`` stops (the
+    client went away) with request ``rid`` still running, cancel it in ``session``."""
+    await writer.done.wait()
+    if transport.answer_owed(rid):
+        cancel = CancelledNotification(
+            request_id=rid, reason="The client closed the response stream"
+        )
+        await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+
+
+def no_header_params(name: str) -> Mapping[str, str] | None:
+    """The tool lookup of a server that has none: no tool has annotated arguments."""
+    return None

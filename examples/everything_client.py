@@ -107,7 +107,8 @@ async def initialize(url: str) -> None:
 
 
 async def tools_call(url: str) -> None:
-    async with mcptrio.open_client(url, identity=ClientIdentity(info=CLIENT_INFO)) as client:
+    # Its server may be of either era (2025-06-18 ... 2026-07-28): the client probes.
+    async with open_both_eras(url) as client:
         tools = {tool.name for tool in (await client.list_tools(timeout=TIMEOUT)).tools}
         if "add_numbers" not in tools:
             raise ScenarioFailed(f"the server has no add_numbers tool (it has {sorted(tools)})")

@@ -486,11 +486,13 @@ class StreamableHttpEndpoint:
             return
         rid = routing.request_ids[0]
         session = shared.session
-        if session is not None and not shared.owns_any(routing.request_ids):
+        # A listen stream would hold one of the shared session's in-flight slots for as long as
+        # it stays open: each gets a session of its own, and so does a request whose id another
+        # client has in flight on the shared session.
+        listen = head.method == "subscriptions/listen"
+        if session is not None and not listen and not shared.owns_any(routing.request_ids):
             await self._answer_stateless_era(shared, session, responder, body, rid)
             return
-        # Another client has a request with this id in flight on the shared session: this one
-        # gets a session of its own, as a stateless POST of the handshake era does.
         transport = self._make_shared_transport()
         session = transport.session = self.registry.factory.session(transport)
         async with trio.open_nursery() as nursery:

@@ -45,6 +45,7 @@ from jsonschema import Draft7Validator, Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 
 __all__ = [
+    "HANDSHAKE_REVISIONS",
     "REVISIONS",
     "SCHEMA_DIR",
     "ValidationError",
@@ -58,7 +59,9 @@ __all__ = [
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 #: The revisions this helper knows, oldest first.
-REVISIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+REVISIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+#: The revisions a session opens with ``initialize`` (the tests of handshake-era sessions).
+HANDSHAKE_REVISIONS: tuple[str, ...] = REVISIONS[:4]
 #: The first revision whose method types include the JSON-RPC envelope.
 _FULL_MESSAGE_TYPES_SINCE = "2025-11-25"
 
@@ -93,11 +96,18 @@ def _validator(revision: str, name: str) -> Validator:
     return validator
 
 
+_UNIONS = frozenset(
+    side + kind for side in ("Client", "Server") for kind in ("Request", "Notification", "Result")
+)
+
+
 @functools.cache
 def _methods(revision: str) -> dict[str, str]:
     """method name -> type name (requests and notifications with a ``method`` constant)."""
     out: dict[str, str] = {}
     for name, definition in _root(revision)[_defs_key(revision)].items():
+        if name in _UNIONS:
+            continue  # 2026-07-28's ClientNotification is one type, not a union of several
         method = definition.get("properties", {}).get("method", {})
         if isinstance(method, dict) and "const" in method:
             out[method["const"]] = name
@@ -227,6 +237,8 @@ RESULT_TYPES = {
     "sampling/createMessage": "CreateMessageResult",
     "elicitation/create": "ElicitResult",
     "roots/list": "ListRootsResult",
+    "server/discover": "DiscoverResult",
+    "subscriptions/listen": "SubscriptionsListenResult",
 }
 
 

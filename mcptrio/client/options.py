@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ..protocol.revisions import SUPPORTED
+from ..protocol.revisions import HANDSHAKE_SUPPORTED
 from ..protocol.types import ClientCapabilities, Implementation
 from ..runtime.outgoing import ProgressCallback
 from .notifications import NotificationCallbacks
@@ -98,7 +98,7 @@ class Revisions:
     """
 
     protocol_version: str | None = None
-    supported: tuple[str, ...] = SUPPORTED
+    supported: tuple[str, ...] = HANDSHAKE_SUPPORTED
 
     def __post_init__(self) -> None:
         if not self.supported:

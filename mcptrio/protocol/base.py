@@ -67,7 +67,13 @@ ResultT = TypeVar("ResultT", bound="Result")
 
 
 class Result(HasMeta):
-    """The ``result`` member of a successful response."""
+    """The ``result`` member of a successful response.
+
+    ``resultType`` (2026-07-28) tells a complete result from an input-required one; absent
+    means complete.
+    """
+
+    result_type: str | UnsetType = UNSET
 
 
 class EmptyResult(Result):

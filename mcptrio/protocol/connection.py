@@ -27,11 +27,16 @@ it returns. Everything that follows from the protocol alone is decided here, syn
   is known, then sent as one array. :meth:`Connection.respond` and friends return ``None`` while
   the batch is still open.
 - **Ping** is answered here, without a handler.
+- **The stateless era** (2026-07-28), per request: on a server connection with no handshake, a
+  request whose ``_meta`` names a stateless-era revision is read, checked and answered at that
+  revision (:mod:`~mcptrio.protocol.stateless`): no ``initialize`` needed, ``server/discover``
+  answered here, ``resultType`` and the server's identity added to every answer. A client
+  started with :meth:`Connection.start_stateless` puts its ``_meta`` on every request and reads
+  input-required results.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 from typing import Any, TypeAlias, TypeVar
 
@@ -50,13 +55,24 @@ from .errors import (
     MethodNotFound,
 )
 from .fitting import Step, check_incoming, fit_outgoing, incoming_step, outgoing_step
-from .methods import METHODS, MethodSpec, Side
+from .methods import METHODS, MethodSpec, Side, capability_declared
+from .request_meta import RequestMeta
 from .revisions import (
     SUPPORTED,
     Revision,
     accept_server_answer,
     choose_server_revision,
+    handshake_versions,
     revision_of,
+)
+from .stateless import (
+    StatelessRequest,
+    answer_error,
+    answer_result,
+    decode_stateless_result,
+    discover_result,
+    is_discover,
+    read_stateless_request,
 )
 from .types import (
     CancelledNotification,
@@ -78,26 +94,6 @@ ResultT = TypeVar("ResultT", bound=Result)
 
 # Before a session is initialized only these may be sent or handled.
 _PRE_INIT_METHODS = frozenset({"initialize", "ping"})
-
-
-@functools.cache
-def _snake(name: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in name)
-
-
-def capability_declared(capabilities: Any, path: tuple[str, ...]) -> bool:
-    """Whether ``path`` (e.g. ``("resources", "subscribe")``) is declared in ``capabilities``.
-
-    An object counts as declared when present (``{}`` included); a leaf flag when true.
-    """
-    node = capabilities
-    for name in path:
-        if node is None or node is UNSET:
-            return False
-        node = (
-            node.get(name, UNSET) if isinstance(node, dict) else getattr(node, _snake(name), UNSET)
-        )
-    return node is not None and node is not UNSET and node is not False
 
 
 class _Batch:
@@ -133,10 +129,10 @@ class Connection:
         #: What the negotiated revision has (its row of the revision table), once known.
         self.features: Revision | None = None
         # The steps that fit messages to the revision (None: it lacks nothing); until the
-        # handshake, to the revision offered first. An unknown revision raises ValueError.
-        offered = [revision_of(version) for version in supported]
-        self._fit_out: Step | None = outgoing_step(offered[0])
-        self._check_in: Step | None = incoming_step(offered[0])
+        # handshake, to the revision ``initialize`` offers. An unknown revision raises ValueError.
+        offered = revision_of((handshake_versions(supported) or supported)[0])
+        self._fit_out: Step | None = outgoing_step(offered)
+        self._check_in: Step | None = incoming_step(offered)
         self.peer_info: Implementation | None = None
         self.peer_capabilities: ClientCapabilities | ServerCapabilities | None = None
         #: The server's instructions, on the client side.
@@ -150,6 +146,11 @@ class Connection:
         # both sides' capabilities) is settled by then and never changes again.
         self._allowed_in: dict[str, MethodSpec] = {}
         self._allowed_out: set[tuple[str, str]] = set()
+        # Server side: the stateless-era requests in flight, with what their _meta said.
+        self._stateless: dict[RequestId, RequestMeta] = {}
+        self._server_info_wire: dict[str, Any] | None = None
+        #: Client side, in the stateless era: what every request's ``_meta`` says.
+        self.request_meta: RequestMeta | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -165,6 +166,10 @@ class Connection:
     def pending(self) -> int:
         """The number of outgoing requests not yet answered."""
         return len(self._pending)
+
+    def request_meta_of(self, rid: RequestId) -> RequestMeta | None:
+        """The ``_meta`` of incoming stateless-era request ``rid`` (``None``: handshake era)."""
+        return self._stateless.get(rid) if self._stateless else None
 
     def owes_answer(self, rid: RequestId) -> bool:
         """Whether incoming request ``rid`` is still waiting for its answer."""
@@ -190,6 +195,20 @@ class Connection:
         self._negotiated(revision)
         self.peer_capabilities = ClientCapabilities()
         self.initialized_notified = True
+
+    def start_stateless(
+        self, meta: RequestMeta, server_capabilities: ServerCapabilities | None = None
+    ) -> None:
+        """Act as a client of the stateless era: every request carries ``meta``.
+
+        ``server_capabilities`` (from ``server/discover``) gate what may be sent.
+        """
+        if self.role != "client":
+            raise RuntimeError("start_stateless is for the client side")
+        self._negotiated(meta.revision.version)
+        self.request_meta = meta
+        self.peer_capabilities = server_capabilities or ServerCapabilities()
+        self._allowed_out.clear()
 
     # --------------------------------------------------------------- incoming
 
@@ -276,6 +295,19 @@ class Connection:
             error = InvalidRequest(f"Request id {rid!r} is already in use by a request in flight")
             events.append(ev.Reply(self._encode_error(rid, error)))
             return
+        if self.revision is None and self.role == "server" and batch is None:
+            # No handshake on this connection: the request may stand alone (stateless era).
+            assert isinstance(self.capabilities, ServerCapabilities)
+            try:
+                stateless = read_stateless_request(
+                    method, raw, supported=self.supported, capabilities=self.capabilities
+                )
+            except McpError as exc:
+                events.append(ev.Reply(self._encode_error(rid, exc)))
+                return
+            if stateless is not None:
+                self._take_stateless(rid, stateless, events)
+                return
         try:
             spec = self._incoming_spec(method, "request")
             if spec.params is PingRequest:
@@ -296,6 +328,22 @@ class Connection:
         if batch is not None:
             batch.owed.add(rid)
         events.append(ev.RequestReceived(rid, request))
+
+    def _take_stateless(
+        self, rid: RequestId, stateless: StatelessRequest, events: list[ev.Event]
+    ) -> None:
+        if is_discover(stateless.request):
+            assert isinstance(self.capabilities, ServerCapabilities)
+            result = discover_result(self.supported, self.capabilities, self.instructions)
+            self._stateless[rid] = stateless.meta
+            self._in_flight[rid] = None
+            data = self.respond(rid, result)
+            assert data is not None
+            events.append(ev.Reply(data))
+            return
+        self._in_flight[rid] = None
+        self._stateless[rid] = stateless.meta
+        events.append(ev.RequestReceived(rid, stateless.request, stateless.meta))
 
     def _incoming_spec(self, method: str, kind: str) -> MethodSpec:
         spec = self._allowed_in.get(method)
@@ -395,7 +443,10 @@ class Connection:
             events.append(ev.ErrorReceived(rid, codec.decode_error(env.error)))
             return
         try:
-            result = codec.decode_body(env.result, result_type)
+            if self.request_meta is not None and env.result is not UNSET:
+                result = decode_stateless_result(env.result, result_type)
+            else:
+                result = codec.decode_body(env.result, result_type)
         except InvalidParams as exc:
             exc.message = f"Malformed {result_type.__name__} from the peer: {exc.message}"
             events.append(ev.ErrorReceived(rid, exc))
@@ -422,7 +473,7 @@ class Connection:
         """The ``initialize`` request a client opens with, offering its latest revision."""
         assert isinstance(self.capabilities, ClientCapabilities)
         return InitializeRequest(
-            protocol_version=self.supported[0],
+            protocol_version=handshake_versions(self.supported)[0],
             capabilities=self.capabilities,
             client_info=self.info,
         )
@@ -438,9 +489,12 @@ class Connection:
         if self._fit_out is not None:
             request = self._fit_out(request)
         rid = next(self._next_id)
-        if with_progress_token:
+        if with_progress_token or self.request_meta is not None:
             meta = dict(request.meta) if isinstance(request.meta, dict) else {}
-            meta["progressToken"] = rid
+            if with_progress_token:
+                meta["progressToken"] = rid
+            if self.request_meta is not None:
+                meta.update(self.request_meta.to_meta())
             request = msgspec.structs.replace(request, meta=meta)
         self._pending[rid] = request.RESULT
         return rid, codec.encode_request(rid, request.METHOD, request)
@@ -449,10 +503,18 @@ class Connection:
         """Stop expecting an answer to ``rid`` (it was cancelled or timed out)."""
         self._pending.pop(rid, None)
 
-    def send_notification(self, notification: Notification) -> bytes:
-        """Encode ``notification``; raise :class:`CapabilityNotNegotiated` if not allowed."""
+    def send_notification(
+        self, notification: Notification, *, related: RequestId | None = None
+    ) -> bytes:
+        """Encode ``notification``; raise :class:`CapabilityNotNegotiated` if not allowed.
+
+        One ``related`` to a stateless-era request is fitted to that request's revision.
+        """
         self._check_outgoing(notification.METHOD, "notification")
-        if self._fit_out is not None:
+        meta = self._stateless.get(related) if self._stateless and related is not None else None
+        if meta is not None:
+            notification = fit_outgoing(notification, meta.revision)
+        elif self._fit_out is not None:
             notification = self._fit_out(notification)
         if isinstance(notification, InitializedNotification):
             self.initialized_notified = True
@@ -491,15 +553,26 @@ class Connection:
         ``result`` is fitted to the negotiated revision; one it cannot carry is answered -32603
         with the reason.
         """
-        if self._fit_out is not None:
-            try:
+        meta = self._stateless.pop(rid, None) if self._stateless else None
+        try:
+            if meta is not None:
+                result = answer_result(result, meta, self._server_info())
+            elif self._fit_out is not None:
                 result = self._fit_out(result)
-            except CapabilityNotNegotiated as exc:
-                return self._answer(rid, self._encode_error(rid, InternalError(exc.message)))
+        except CapabilityNotNegotiated as exc:
+            return self._answer(rid, self._encode_error(rid, InternalError(exc.message)))
         return self._answer(rid, codec.encode_result(rid, result))
+
+    def _server_info(self) -> dict[str, Any]:
+        info = self._server_info_wire
+        if info is None:
+            info = self._server_info_wire = msgspec.to_builtins(self.info)
+        return info
 
     def respond_error(self, rid: RequestId, error: McpError) -> bytes | None:
         """Answer incoming request ``rid`` with an error; ``None`` while its batch is open."""
+        if self._stateless and self._stateless.pop(rid, None) is not None:
+            error = answer_error(error)
         return self._answer(rid, self._encode_error(rid, error))
 
     def drop_request(self, rid: RequestId) -> bytes | None:
@@ -507,6 +580,8 @@ class Connection:
 
         Returns the batch's answers if this was the last request its batch was waiting for.
         """
+        if self._stateless:
+            self._stateless.pop(rid, None)
         return self._answer(rid, None)
 
     def _answer(self, rid: RequestId, data: bytes | None) -> bytes | None:

@@ -13,10 +13,12 @@ defined next to what raises them (the module is in brackets); the sub-roots live
     │   ├── InvalidRequest        -32600  valid JSON, not a valid JSON-RPC / MCP message
     │   ├── MethodNotFound        -32601  unknown method, or a feature that was not negotiated
     │   ├── InvalidParams         -32602  params that do not fit the method
-    │   │   └── UnsupportedProtocolVersion    the peer offered no revision we speak
     │   ├── InternalError         -32603  a handler failed
-    │   ├── ResourceNotFound      -32002  (2024-11-05 … 2025-11-25)
-    │   └── UrlElicitationRequired  -32042  (2025-11-25)
+    │   ├── ResourceNotFound      -32002  (2024-11-05 … 2025-11-25; -32602 from 2026-07-28)
+    │   ├── UrlElicitationRequired  -32042  (2025-11-25)
+    │   ├── HeaderMismatch        -32020  HTTP headers disagree with the body (2026-07-28)
+    │   ├── MissingRequiredClientCapability  -32021  the request needs a client capability
+    │   └── UnsupportedProtocolVersion  -32022  the peer offered no revision we speak
     ├── ToolError                         [server] raise in a tool: answered isError, for the model
     └── LocalError                        raised on this side, never sent as itself
         ├── ConnectionClosed              the connection ended; pending requests fail with it
@@ -68,21 +70,26 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "CapabilityNotNegotiated",
     "ConnectionClosed",
+    "HeaderMismatch",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
     "LocalError",
     "McpError",
     "MethodNotFound",
+    "MissingRequiredClientCapability",
     "ParseError",
     "ProtocolError",
     "RequestTimeout",
@@ -99,6 +106,9 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 URL_ELICITATION_REQUIRED = -32042
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 _BY_CODE: dict[int, type[ProtocolError]] = {}
 
@@ -167,10 +177,6 @@ class InvalidParams(ProtocolError, code=INVALID_PARAMS, default_message="Invalid
     """Params that do not fit the method: an unknown tool or prompt, bad arguments, a bad cursor."""
 
 
-class UnsupportedProtocolVersion(InvalidParams, default_message="Unsupported protocol version"):
-    """No protocol revision in common; ``data`` is ``{"supported": [...], "requested": ...}``."""
-
-
 class InternalError(ProtocolError, code=INTERNAL_ERROR, default_message="Internal error"):
     """The handler failed; the message says how, the traceback stays in the log."""
 
@@ -185,6 +191,30 @@ class UrlElicitationRequired(
     ProtocolError, code=URL_ELICITATION_REQUIRED, default_message="URL elicitation required"
 ):
     """The request needs the user to visit a URL first; ``data.elicitations`` says which."""
+
+
+class HeaderMismatch(
+    ProtocolError, code=HEADER_MISMATCH, default_message="HTTP headers do not match the body"
+):
+    """A required HTTP header is missing, malformed, or disagrees with the request body
+    (Streamable HTTP, 2026-07-28; answered with status 400)."""
+
+
+class MissingRequiredClientCapability(
+    ProtocolError,
+    code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+    default_message="Missing required client capability",
+):
+    """The request needs a capability its ``_meta`` did not declare;
+    ``data`` is ``{"requiredCapabilities": {...}}`` (2026-07-28)."""
+
+
+class UnsupportedProtocolVersion(
+    ProtocolError,
+    code=UNSUPPORTED_PROTOCOL_VERSION,
+    default_message="Unsupported protocol version",
+):
+    """No protocol revision in common; ``data`` is ``{"supported": [...], "requested": ...}``."""
 
 
 class LocalError(McpError):

@@ -21,6 +21,7 @@ import msgspec
 
 from .base import Notification, Request, RequestId, Result
 from .errors import McpError
+from .request_meta import RequestMeta
 
 __all__ = [
     "CancelReceived",
@@ -39,6 +40,8 @@ __all__ = [
 class RequestReceived(msgspec.Struct, frozen=True):
     id: RequestId
     request: Request[Any]
+    #: What a stateless-era request's ``_meta`` says (``None``: a handshake-era request).
+    meta: RequestMeta | None = None
 
 
 class CancelReceived(msgspec.Struct, frozen=True):

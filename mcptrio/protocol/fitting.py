@@ -52,6 +52,8 @@ from .types import (
     Annotations,
     AudioContent,
     BaseMetadata,
+    CacheablePaginatedResult,
+    CallToolRequest,
     CallToolResult,
     ClientCapabilities,
     CompleteRequest,
@@ -61,11 +63,16 @@ from .types import (
     ElicitationCapability,
     ElicitRequest,
     ElicitResult,
+    GetPromptRequest,
     Implementation,
+    InputRequiredResult,
     ProgressNotification,
+    ReadResourceRequest,
+    ReadResourceResult,
     ResourceContents,
     ResourceLink,
     Root,
+    RootsCapability,
     SamplingCapability,
     SamplingMessage,
     ServerCapabilities,
@@ -110,15 +117,33 @@ MEMBERS: Final[Mapping[type, Mapping[str, str]]] = {
     SamplingMessage: {"meta": "sampling_tools"},
     CallToolResult: {"structured_content": "structured_output"},
     CreateMessageRequest: dict.fromkeys(("tools", "tool_choice"), "sampling_tools"),
-    ElicitRequest: dict.fromkeys(("mode", "url", "elicitation_id"), "url_elicitation"),
+    ElicitRequest: {
+        "mode": "url_elicitation",
+        "url": "url_elicitation",
+        "elicitation_id": "elicitation_ids",
+    },
     # ``task`` on tools/call, sampling/createMessage and elicitation/create.
     Request: {"task": "tasks"},
     CompleteRequest: {"context": "completion_context"},
     ProgressNotification: {"message": "progress_message"},
-    ClientCapabilities: {"elicitation": "elicitation", "tasks": "tasks"},
+    ClientCapabilities: {
+        "elicitation": "elicitation",
+        "tasks": "tasks",
+        "extensions": "extensions",
+    },
+    RootsCapability: {"list_changed": "roots_list_changed"},
     SamplingCapability: dict.fromkeys(("context", "tools"), "sampling_tools"),
     ElicitationCapability: dict.fromkeys(("form", "url"), "url_elicitation"),
-    ServerCapabilities: {"completions": "completions_capability", "tasks": "tasks"},
+    ServerCapabilities: {
+        "completions": "completions_capability",
+        "tasks": "tasks",
+        "extensions": "extensions",
+    },
+    CacheablePaginatedResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
+    ReadResourceResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
+    CallToolRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
+    GetPromptRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
+    ReadResourceRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
 }
 
 #: Wire types that not every revision defines, with the feature that brought them.
@@ -127,6 +152,7 @@ TYPES: Final[Mapping[type, str]] = {
     ResourceLink: "resource_links",
     ToolUseContent: "sampling_tools",
     ToolResultContent: "sampling_tools",
+    InputRequiredResult: "input_required",
 }
 
 _Rule = Callable[[Any, Revision], Any]

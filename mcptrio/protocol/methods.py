@@ -28,9 +28,12 @@ Capability paths use the wire (camelCase) member names, e.g. ``("resources", "li
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+from msgspec import UNSET
 
 from .base import Notification, Request
 from .revisions import REVISIONS, Revision
@@ -40,6 +43,7 @@ from .types import (
     CancelTaskRequest,
     CompleteRequest,
     CreateMessageRequest,
+    DiscoverRequest,
     ElicitationCompleteNotification,
     ElicitRequest,
     GetPromptRequest,
@@ -63,12 +67,14 @@ from .types import (
     RootsListChangedNotification,
     SetLevelRequest,
     SubscribeRequest,
+    SubscriptionsAcknowledgedNotification,
+    SubscriptionsListenRequest,
     TaskStatusNotification,
     ToolListChangedNotification,
     UnsubscribeRequest,
 )
 
-__all__ = ["METHODS", "MethodSpec", "Side", "spec_for"]
+__all__ = ["METHODS", "MethodSpec", "Side", "capability_declared", "spec_for"]
 
 #: One side of a session.
 Side = Literal["client", "server"]
@@ -119,8 +125,10 @@ def _having(feature: Callable[[Revision], bool]) -> frozenset[str]:
 _ALL = _having(lambda r: True)
 #: Methods of the handshake era only (CHECKLIST section 3 marks them removed in 2026-07-28).
 _HANDSHAKE = _having(lambda r: r.era == "handshake")
+#: Methods of the stateless era only (2026-07-28).
+_STATELESS = _having(lambda r: r.era == "stateless")
 _ELICITATION = _having(lambda r: r.elicitation and r.era == "handshake")
-_URL_ELICITATION = _having(lambda r: r.url_elicitation and r.era == "handshake")
+_URL_ELICITATION = _having(lambda r: r.elicitation_ids)
 _TASKS = _having(lambda r: r.tasks)
 
 
@@ -151,6 +159,9 @@ _SPECS: tuple[MethodSpec, ...] = (
     # --- requests, client to server ---
     _spec(InitializeRequest, "client", revisions=_HANDSHAKE),
     _spec(PingRequest, "both", revisions=_HANDSHAKE, params_required=False),
+    _spec(DiscoverRequest, "client", revisions=_STATELESS),
+    # Each filter entry needs its server capability: the listen handler honours what it can.
+    _spec(SubscriptionsListenRequest, "client", revisions=_STATELESS),
     _spec(ListResourcesRequest, "client", ("resources",), "server", params_required=False),
     _spec(ListResourceTemplatesRequest, "client", ("resources",), "server", params_required=False),
     _spec(ReadResourceRequest, "client", ("resources",), "server"),
@@ -220,6 +231,7 @@ _SPECS: tuple[MethodSpec, ...] = (
         params_required=False,
     ),
     _spec(TaskStatusNotification, "both", revisions=_TASKS),
+    _spec(SubscriptionsAcknowledgedNotification, "server", revisions=_STATELESS),
     _spec(
         ElicitationCompleteNotification,
         "server",
@@ -236,3 +248,23 @@ METHODS: Final[dict[str, MethodSpec]] = {spec.method: spec for spec in _SPECS}
 def spec_for(method: str) -> MethodSpec | None:
     """The :class:`MethodSpec` of ``method``, or ``None`` for a method MCP does not define."""
     return METHODS.get(method)
+
+
+@functools.cache
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+def capability_declared(capabilities: Any, path: tuple[str, ...]) -> bool:
+    """Whether ``path`` (e.g. ``("resources", "subscribe")``) is declared in ``capabilities``.
+
+    An object counts as declared when present (``{}`` included); a leaf flag when true.
+    """
+    node = capabilities
+    for name in path:
+        if node is None or node is UNSET:
+            return False
+        node = (
+            node.get(name, UNSET) if isinstance(node, dict) else getattr(node, _snake(name), UNSET)
+        )
+    return node is not None and node is not UNSET and node is not False

@@ -18,6 +18,10 @@ member or type that not every revision has, the feature it belongs to in
 The handshake-era revisions negotiate once, in ``initialize``: the client offers the revision it
 prefers (its latest); a server that speaks it echoes it, otherwise it answers with its own latest.
 A client that does not speak the server's answer refuses it and disconnects.
+
+The stateless-era revision (2026-07-28, ``era="stateless"``) is never negotiated: each request
+names it in its own ``_meta`` (:mod:`mcptrio.protocol.request_meta`), so
+:data:`HANDSHAKE_SUPPORTED` and :data:`STATELESS_SUPPORTED` split the table by era.
 """
 
 from __future__ import annotations
@@ -31,14 +35,18 @@ from .errors import UnsupportedProtocolVersion
 __all__ = [
     "ASSUMED_WITHOUT_VERSION_HEADER",
     "FEATURES",
+    "HANDSHAKE_SUPPORTED",
     "LATEST",
     "REVISIONS",
+    "STATELESS_SUPPORTED",
     "SUPPORTED",
     "Era",
     "Revision",
     "accept_server_answer",
     "choose_server_revision",
+    "handshake_versions",
     "revision_of",
+    "stateless_versions",
 ]
 
 #: ``handshake``: ``initialize`` opens a session; ``stateless``: every request stands alone.
@@ -105,6 +113,21 @@ class Revision:
     error_id_optional: bool = False
     #: SSE polling: priming events, ``retry``, resumption by GET (2025-11-25, SEP-1699).
     sse_polling: bool = False
+    #: ``elicitationId`` on URL-mode elicitations and ``notifications/elicitation/complete``
+    #: (2025-11-25; removed in 2026-07-28).
+    elicitation_ids: bool = False
+    #: ``roots.listChanged`` and ``notifications/roots/list_changed`` (removed in 2026-07-28).
+    roots_list_changed: bool = False
+    #: ``resultType`` on every result (2026-07-28, SEP-2322). The connection adds it to what it
+    #: answers in this revision; nothing else sets it, so the fitting step need not remove it.
+    result_type: bool = False
+    #: ``ttlMs`` / ``cacheScope`` on discover, list and read results (2026-07-28, SEP-2549).
+    cache_hints: bool = False
+    #: Input-required results: ``inputResponses`` / ``requestState`` on ``tools/call``,
+    #: ``prompts/get`` and ``resources/read`` (2026-07-28, SEP-2322).
+    input_required: bool = False
+    #: The ``extensions`` capability (2026-07-28, SEP-2133).
+    extensions: bool = False
 
     def __repr__(self) -> str:
         return f"<Revision {self.version}>"
@@ -133,7 +156,12 @@ _ANY_4XX = frozenset(range(400, 500))
 
 #: The first public revision has none of the later features; each row after it says what its
 #: revision brought and took away.
-_R_2024_11_05 = Revision(version="2024-11-05", era="handshake", http_sse_fallback_statuses=_ANY_4XX)
+_R_2024_11_05 = Revision(
+    version="2024-11-05",
+    era="handshake",
+    http_sse_fallback_statuses=_ANY_4XX,
+    roots_list_changed=True,
+)
 _R_2025_03_26 = _successor(
     _R_2024_11_05,
     "2025-03-26",
@@ -150,12 +178,23 @@ _R_2025_11_25 = _successor(
     _R_2025_06_18,
     "2025-11-25",
     gains="url_elicitation multi_select_elicitation tasks sampling_tools icons error_id_optional"
-    " sse_polling",
+    " sse_polling elicitation_ids",
     http_sse_fallback_statuses=frozenset({400, 404, 405}),
+)
+#: The stateless era: no handshake, ``_meta`` on every request (CHECKLIST 6.2). Tasks moved to
+#: an extension; server-to-client requests became input-required results (the method table
+#: keys those on ``era``).
+_R_2026_07_28 = _successor(
+    _R_2025_11_25,
+    "2026-07-28",
+    gains="result_type cache_hints input_required extensions",
+    loses="tasks sse_polling elicitation_ids roots_list_changed",
+    era="stateless",
 )
 
 #: Every revision mcptrio speaks, newest first.
 REVISIONS: Final[tuple[Revision, ...]] = (
+    _R_2026_07_28,
     _R_2025_11_25,
     _R_2025_06_18,
     _R_2025_03_26,
@@ -165,6 +204,14 @@ REVISIONS: Final[tuple[Revision, ...]] = (
 SUPPORTED: Final[tuple[str, ...]] = tuple(revision.version for revision in REVISIONS)
 #: The newest version string.
 LATEST: Final[str] = SUPPORTED[0]
+#: The versions negotiated by ``initialize``, newest first.
+HANDSHAKE_SUPPORTED: Final[tuple[str, ...]] = tuple(
+    revision.version for revision in REVISIONS if revision.era == "handshake"
+)
+#: The versions a request names in its own ``_meta``, newest first.
+STATELESS_SUPPORTED: Final[tuple[str, ...]] = tuple(
+    revision.version for revision in REVISIONS if revision.era == "stateless"
+)
 #: The revision a Streamable HTTP server assumes for a request without ``MCP-Protocol-Version``
 #: when it has no other way to tell (2025-06-18 transport rules).
 ASSUMED_WITHOUT_VERSION_HEADER: Final[str] = "2025-03-26"
@@ -185,13 +232,23 @@ def choose_server_revision(requested: str, supported: tuple[str, ...] = SUPPORTE
 
     Only handshake-era revisions are negotiated this way.
     """
-    offered = [v for v in supported if revision_of(v).era == "handshake"]
+    offered = handshake_versions(supported)
     return requested if requested in offered else offered[0]
+
+
+def handshake_versions(supported: tuple[str, ...]) -> tuple[str, ...]:
+    """The versions of ``supported`` that ``initialize`` negotiates, newest first."""
+    return tuple(v for v in supported if revision_of(v).era == "handshake")
+
+
+def stateless_versions(supported: tuple[str, ...]) -> tuple[str, ...]:
+    """The versions of ``supported`` that a request names in its own ``_meta``, newest first."""
+    return tuple(v for v in supported if revision_of(v).era == "stateless")
 
 
 def accept_server_answer(answered: str, supported: tuple[str, ...] = SUPPORTED) -> str:
     """Check the revision a server answered with; raise if the client does not speak it."""
-    if answered not in supported:
+    if answered not in handshake_versions(supported):
         raise UnsupportedProtocolVersion(
             f"Server answered with protocol version {answered!r}, which this client does not speak",
             {"supported": list(supported), "requested": answered},

@@ -255,7 +255,7 @@ class Session:
         Waits while the outgoing buffer is full; :class:`ConnectionClosed` once the session has
         ended.
         """
-        data = self.connection.send_notification(notification)
+        data = self.connection.send_notification(notification, related=related)
         await self._outbox.put(Outgoing(data, related))
 
     async def request(

@@ -18,7 +18,7 @@ import trio.testing
 import mcptrio
 from mcptrio.client import RepeatedCursor, Revisions, Timeouts
 from mcptrio.protocol.base import Request, Result
-from mcptrio.protocol.revisions import SUPPORTED
+from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import (
     ListToolsRequest,
     ListToolsResult,
@@ -86,7 +86,7 @@ def many_server(count: int, page_size: int) -> mcptrio.Server:
 # ---------------------------------------------------------------------- the typed calls
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
     with trio.fail_after(10):
         async with open_recorded_client(
@@ -130,7 +130,7 @@ async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
     assert "logging/setLevel" in sent
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_complete_sends_context_only_from_2025_06_18(revision: str) -> None:
     with trio.fail_after(10):
         async with open_recorded_client(
@@ -195,7 +195,7 @@ async def test_an_offered_revision_outside_the_supported_ones_is_refused() -> No
 # ---------------------------------------------------------------------- pagination
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_iterators_follow_every_page(revision: str) -> None:
     with trio.fail_after(10):
         async with open_recorded_client(

@@ -17,7 +17,7 @@ import trio.testing
 import mcptrio
 from mcptrio.client import ClientIdentity, Handlers, NotificationCallbacks, Revisions
 from mcptrio.protocol.base import Request, Result
-from mcptrio.protocol.revisions import SUPPORTED
+from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import (
     ClientCapabilities,
     CreateMessageRequest,
@@ -207,7 +207,7 @@ async def test_an_elicitation_handler_without_modes_is_refused() -> None:
 # ---------------------------------------------------------------------- answering
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_sampling_and_roots_handlers_answer_the_server(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
@@ -397,7 +397,7 @@ async def test_a_string_array_answer_is_refused_before_2025_11_25() -> None:
 # ---------------------------------------------------------------------- roots changing
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_set_roots_changes_the_answer_and_notifies_the_server(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
@@ -441,7 +441,7 @@ async def test_elicitation_capability_struct_is_not_declared_before_2025_06_18()
     assert initialize_capabilities(wire) == {}
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_client_info_carries_only_what_the_offered_revision_defines(revision: str) -> None:
     info = mcptrio.protocol.types.Implementation(
         name="c", version="1", title="C", description="d", website_url="https://c.test"

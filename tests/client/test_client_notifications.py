@@ -10,7 +10,7 @@ import trio.testing
 
 import mcptrio
 from mcptrio.client import MergedUpdates, NotificationCallbacks, Revisions
-from mcptrio.protocol.revisions import SUPPORTED
+from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import LoggingMessageNotification
 from mcptrio.server.context import Context
 
@@ -49,7 +49,7 @@ def chatty_server() -> mcptrio.Server:
 # ---------------------------------------------------------------------- log messages
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
     called: list[Any] = []
 
@@ -107,7 +107,7 @@ async def test_a_failing_callback_does_not_stop_the_session_or_other_deliveries(
 # ---------------------------------------------------------------------- list changes
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_list_changes_reach_callbacks_and_streams(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):
@@ -163,7 +163,7 @@ async def test_streams_end_when_the_connection_ends() -> None:
 # ---------------------------------------------------------------------- subscriptions
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_subscribe_yields_updates_and_unsubscribes_on_exit(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):

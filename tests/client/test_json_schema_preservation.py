@@ -16,7 +16,7 @@ import trio
 
 import mcptrio
 from mcptrio.client import Revisions
-from mcptrio.protocol.revisions import SUPPORTED
+from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import TextContent
 
 from conftest import open_recorded_client
@@ -63,7 +63,7 @@ def schema_server() -> mcptrio.Server:
     return server
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_listed_input_schema_keeps_every_2020_12_keyword(revision: str) -> None:
     with trio.fail_after(10):
         async with open_recorded_client(

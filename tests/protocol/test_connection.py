@@ -19,7 +19,7 @@ from mcptrio.protocol.events import (
     RequestReceived,
     ResponseReceived,
 )
-from mcptrio.protocol.revisions import LATEST, SUPPORTED
+from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED, SUPPORTED
 from mcptrio.protocol.types import (
     CallToolRequest,
     CallToolResult,
@@ -75,7 +75,7 @@ def handshake(c: Connection, s: Connection) -> list[Any]:
 
 
 def test_server_echoes_a_supported_revision() -> None:
-    for revision in SUPPORTED:
+    for revision in HANDSHAKE_SUPPORTED:
         c, s = client(supported=(revision,)), server()
         events = handshake(c, s)
         assert c.revision == s.revision == revision
@@ -95,7 +95,7 @@ def test_server_offers_its_latest_for_an_unknown_revision() -> None:
         },
     )
     [answer] = replies(s.receive(frame))
-    assert answer["result"]["protocolVersion"] == LATEST
+    assert answer["result"]["protocolVersion"] == HANDSHAKE_SUPPORTED[0]
     assert answer["result"]["instructions"] == "be kind"
 
 

@@ -21,11 +21,13 @@ from mcptrio.client.group import UnknownServer
 from mcptrio.protocol import errors
 from mcptrio.protocol.errors import (
     INTERNAL_ERROR,
+    HeaderMismatch,
     InternalError,
     InvalidParams,
     LocalError,
     McpError,
     MethodNotFound,
+    MissingRequiredClientCapability,
     ProtocolError,
     ResourceNotFound,
     UnsupportedProtocolVersion,
@@ -155,9 +157,12 @@ def test_a_code_no_class_owns_comes_back_as_a_protocol_error_with_that_code() ->
     assert received.code == -31000
 
 
-def test_a_refining_subclass_keeps_its_parents_code_without_owning_it() -> None:
-    assert UnsupportedProtocolVersion.CODE == InvalidParams.CODE
+def test_the_stateless_era_codes_have_their_own_classes() -> None:
+    assert UnsupportedProtocolVersion.CODE == -32022
     assert UnsupportedProtocolVersion().message == "Unsupported protocol version"
+    assert type(McpError.from_wire(-32022, "x")) is UnsupportedProtocolVersion
+    assert type(McpError.from_wire(-32021, "x")) is MissingRequiredClientCapability
+    assert type(McpError.from_wire(-32020, "x")) is HeaderMismatch
     assert type(McpError.from_wire(InvalidParams.CODE, "x")) is InvalidParams
 
 

@@ -15,8 +15,10 @@ from mcptrio.protocol.fitting import MEMBERS, TYPES, fit_outgoing, members_of
 from mcptrio.protocol.methods import METHODS
 from mcptrio.protocol.revisions import (
     FEATURES,
+    HANDSHAKE_SUPPORTED,
     LATEST,
     REVISIONS,
+    STATELESS_SUPPORTED,
     SUPPORTED,
     Revision,
     accept_server_answer,
@@ -47,8 +49,20 @@ FIRST_IN = {
     "icons": "2025-11-25",
     "error_id_optional": "2025-11-25",
     "sse_polling": "2025-11-25",
+    "elicitation_ids": "2025-11-25",
+    "roots_list_changed": "2024-11-05",
+    "result_type": "2026-07-28",
+    "cache_hints": "2026-07-28",
+    "input_required": "2026-07-28",
+    "extensions": "2026-07-28",
 }
-GONE_IN = {"batches": "2025-06-18"}
+GONE_IN = {
+    "batches": "2025-06-18",
+    "tasks": "2026-07-28",
+    "sse_polling": "2026-07-28",
+    "elicitation_ids": "2026-07-28",
+    "roots_list_changed": "2026-07-28",
+}
 OLDEST_FIRST = tuple(reversed(SUPPORTED))
 
 
@@ -61,10 +75,12 @@ def has(feature: str, version: str) -> bool:
 
 
 def test_the_table_lists_every_revision_newest_first() -> None:
-    assert SUPPORTED == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+    assert SUPPORTED == ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert tuple(revision.version for revision in REVISIONS) == SUPPORTED
     assert SUPPORTED[0] == LATEST
-    assert all(revision.era == "handshake" for revision in REVISIONS)
+    assert SUPPORTED[1:] == HANDSHAKE_SUPPORTED
+    assert STATELESS_SUPPORTED == ("2026-07-28",)
+    assert [revision.era for revision in REVISIONS] == ["stateless"] + ["handshake"] * 4
 
 
 def test_every_revision_has_its_official_schema() -> None:
@@ -99,18 +115,27 @@ def test_rows_are_found_by_version_and_compared_by_identity() -> None:
 
 def test_negotiation_echoes_a_spoken_revision_and_offers_the_latest_otherwise() -> None:
     assert choose_server_revision("2025-03-26") == "2025-03-26"
-    assert choose_server_revision("2099-01-01") == LATEST
+    assert choose_server_revision("2099-01-01") == HANDSHAKE_SUPPORTED[0]
+    # A stateless-era revision is never negotiated by initialize.
+    assert choose_server_revision("2026-07-28") == HANDSHAKE_SUPPORTED[0]
     assert choose_server_revision("2025-11-25", ("2025-06-18",)) == "2025-06-18"
     assert accept_server_answer("2025-06-18") == "2025-06-18"
     with pytest.raises(UnsupportedProtocolVersion):
         accept_server_answer("2024-10-07")
+    with pytest.raises(UnsupportedProtocolVersion):
+        accept_server_answer("2026-07-28")
 
 
 def test_the_method_registry_follows_the_table() -> None:
     for revision in REVISIONS:
         defined = {name for name, spec in METHODS.items() if revision.version in spec.revisions}
-        assert ("elicitation/create" in defined) is revision.elicitation
-        assert ("notifications/elicitation/complete" in defined) is revision.url_elicitation
+        # 2026-07-28 embeds elicitation in input-required results: no request of its own.
+        assert ("elicitation/create" in defined) is (
+            revision.elicitation and revision.era == "handshake"
+        )
+        assert ("notifications/elicitation/complete" in defined) is revision.elicitation_ids
+        assert ("server/discover" in defined) is (revision.era == "stateless")
+        assert ("initialize" in defined) is (revision.era == "handshake")
         assert ("tasks/get" in defined) is revision.tasks
         assert METHODS["completion/complete"].gated_in(revision.version) is (
             revision.completions_capability

@@ -43,7 +43,7 @@ from mcptrio.server.tools import to_call_tool_result
 from mcptrio.transports.memory import memory_transport_pair
 from mcptrio.transports.stdio import StdioTransport
 
-from schema_validation import REVISIONS, validate_message
+from schema_validation import HANDSHAKE_REVISIONS, validate_message
 
 SESSION_LOGGER = "mcptrio.session"
 # Revisions before 2025-11-25 answer an unreadable id with "id": null; 2025-11-25 leaves it out.
@@ -151,7 +151,7 @@ def assert_error(frame: Any, code: int, rid: int | str | None, revision: str | N
         assert frame["id"] == rid, frame
         assert type(frame["id"]) is type(rid)
         assert set(frame) == {"jsonrpc", "id", "error"}
-    for schema_revision in REVISIONS if revision is None else (revision,):
+    for schema_revision in HANDSHAKE_REVISIONS if revision is None else (revision,):
         validate_message(frame, schema_revision)
 
 
@@ -251,7 +251,7 @@ NOT_JSON = [
 
 
 @pytest.mark.parametrize("frame", NOT_JSON)
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_invalid_json_gets_parse_error_and_session_continues(
     revision: str, frame: bytes
 ) -> None:
@@ -451,7 +451,7 @@ async def test_initialize_with_bad_params_gets_invalid_params_and_can_be_retried
             await h.prove_alive()
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_second_initialize_gets_invalid_request_and_changes_nothing(revision: str) -> None:
     with trio.fail_after(5):
         async with open_harness(revision) as h:

@@ -43,7 +43,7 @@ from mcptrio.protocol.events import Event, Reply
 from mcptrio.runtime.transport import Outgoing
 from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
 
-from schema_validation import REVISIONS
+from schema_validation import HANDSHAKE_REVISIONS
 
 EVENT_TYPES = get_args(Event)
 STANDARD_ERRORS: dict[int, type[McpError]] = {
@@ -312,7 +312,7 @@ def check_events(connection: Connection, events: list[Any]) -> None:
 
 
 @QUICK
-@given(st.sampled_from((None, *REVISIONS)), st.lists(frames, min_size=1, max_size=4))
+@given(st.sampled_from((None, *HANDSHAKE_REVISIONS)), st.lists(frames, min_size=1, max_size=4))
 def test_server_connection_turns_any_input_into_events(
     revision: str | None, inputs: list[bytes]
 ) -> None:
@@ -388,7 +388,7 @@ async def feed_live_session(revision: str | None, inputs: list[bytes]) -> None:
 
 
 @SESSIONS
-@given(st.sampled_from((None, *REVISIONS)), st.lists(frames, min_size=1, max_size=5))
+@given(st.sampled_from((None, *HANDSHAKE_REVISIONS)), st.lists(frames, min_size=1, max_size=5))
 def test_live_session_survives_any_input_and_still_answers(
     revision: str | None, inputs: list[bytes]
 ) -> None:

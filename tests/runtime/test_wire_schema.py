@@ -9,7 +9,7 @@ import trio
 
 import mcptrio
 from mcptrio.client import Revisions
-from mcptrio.protocol.revisions import SUPPORTED
+from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 
 from conftest import Wire, open_recorded_client
 from schema_validation import validate_message
@@ -68,7 +68,7 @@ def validate_wire(wire: Wire, revision: str) -> int:
     return checked
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_every_message_validates_against_the_negotiated_schema(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
@@ -107,7 +107,7 @@ async def test_every_message_validates_against_the_negotiated_schema(revision: s
     assert validate_wire(wire, revision) == len(wire.client_to_server) + len(wire.server_to_client)
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_progress_message_field_only_where_the_revision_has_it(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(

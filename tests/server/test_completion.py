@@ -42,7 +42,7 @@ from mcptrio.server.registry import Registry
 from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import as_received, open_recorded_client
-from schema_validation import REVISIONS, validate_message
+from schema_validation import HANDSHAKE_REVISIONS, validate_message
 
 LATEST = "2025-11-25"
 LANGUAGES = ["python", "pytorch", "pyside", "Python2", "rust", "ruby"]
@@ -356,7 +356,7 @@ async def open_completion_client(revision: str) -> AsyncIterator[tuple[mcptrio.C
         yield client, wire
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_completion_on_the_wire(revision: str) -> None:
     with_context = revision >= "2025-06-18"
     with trio.fail_after(5):

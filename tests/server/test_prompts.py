@@ -43,7 +43,7 @@ from mcptrio.server.prompts import (
 from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import as_sent, open_recorded_client
-from schema_validation import REVISIONS, validate_definition, validate_message
+from schema_validation import HANDSHAKE_REVISIONS, validate_definition, validate_message
 
 LATEST = "2025-11-25"
 
@@ -144,7 +144,7 @@ def test_definition_leaves_out_what_a_revision_lacks() -> None:
             {"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"]}
         ],
     }
-    for revision in REVISIONS:
+    for revision in HANDSHAKE_REVISIONS:
         validate_definition(as_json(as_sent(prompt.definition, revision)), revision, "Prompt")
 
 
@@ -309,7 +309,7 @@ async def test_a_list_mixing_strings_messages_and_blocks_keeps_its_order() -> No
         {"role": "assistant", "content": {"type": "text", "text": "I see a picture."}},
         {"role": "user", "content": as_json(EMBEDDED)},
     ]
-    for revision in REVISIONS:
+    for revision in HANDSHAKE_REVISIONS:
         validate_definition(as_json(result), revision, "GetPromptResult")
 
 
@@ -411,7 +411,7 @@ async def test_blocks_a_revision_lacks_are_downgraded_to_text() -> None:
 
 async def test_downgraded_results_validate_in_every_revision() -> None:
     rendered = await render(make_prompt(every_block))
-    for revision in REVISIONS:
+    for revision in HANDSHAKE_REVISIONS:
         validate_definition(as_json(as_sent(rendered, revision)), revision, "GetPromptResult")
 
 
@@ -467,7 +467,7 @@ def last_answer(wire: Any) -> dict[str, Any]:
     return answer
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_prompts_list_on_the_wire(revision: str) -> None:
     with trio.fail_after(5):
         async with open_prompt_client(revision) as (client, wire):
@@ -483,7 +483,7 @@ async def test_prompts_list_on_the_wire(revision: str) -> None:
     assert [p["name"] for p in answer["result"]["prompts"]] == ["code_review", "media"]
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_prompts_get_on_the_wire(revision: str) -> None:
     with trio.fail_after(5):
         async with open_prompt_client(revision) as (client, wire):

@@ -43,7 +43,7 @@ from mcptrio.server.resources import (
 from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import as_sent, open_recorded_client
-from schema_validation import REVISIONS, SCHEMA_DIR, validate_definition, validate_message
+from schema_validation import HANDSHAKE_REVISIONS, SCHEMA_DIR, validate_definition, validate_message
 
 LATEST = "2025-11-25"
 
@@ -299,7 +299,7 @@ def full_template() -> RegisteredTemplate:
     )
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 def test_definitions_carry_only_what_the_revision_defines(revision: str) -> None:
     recent = revision >= "2025-06-18"
     resource = as_json(as_sent(full_resource().definition, revision))
@@ -557,7 +557,7 @@ async def open_resource_client(revision: str) -> AsyncIterator[tuple[mcptrio.Cli
         yield client, wire
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_resources_on_the_wire_validate_against_each_revision(revision: str) -> None:
     with trio.fail_after(10):
         async with open_resource_client(revision) as (client, wire):

@@ -13,7 +13,7 @@ import trio.lowlevel
 
 import mcptrio
 from mcptrio.client import ClientIdentity, Handlers, Revisions
-from mcptrio.protocol.revisions import SUPPORTED
+from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import (
     ClientCapabilities,
     CreateMessageRequest,
@@ -106,7 +106,7 @@ async def test_server_info_carries_title_description_and_website() -> None:
 # ---------------------------------------------------------------------- pagination
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_tools_list_pages_follow_opaque_cursors(revision: str) -> None:
     server = many_tools_server(5, page_size=2)
     names: list[str] = []
@@ -247,7 +247,7 @@ def updates(wire: Wire) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> None:
     server = watched_server()
     with trio.fail_after(5):
@@ -347,7 +347,7 @@ def log_levels(wire: Wire) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_log_messages_respect_the_session_level(revision: str) -> None:
     server = logging_server()
     with trio.fail_after(5):
@@ -442,7 +442,7 @@ ALL_CLIENT_CAPS = ClientCapabilities(
 )
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_sampling_and_roots_round_trip_through_the_client(revision: str) -> None:
     server = asking_server()
     with trio.fail_after(5):
@@ -499,7 +499,7 @@ async def test_client_features_are_refused_without_the_capability() -> None:
     assert not [m for m in wire.server_to_client if "method" in m and "id" in m]
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_server_info_has_only_the_fields_of_the_negotiated_revision(revision: str) -> None:
     server = mcptrio.Server(
         "info", "2.0.0", title="Info", description="Describes", website_url="https://x.test"

@@ -35,7 +35,7 @@ from mcptrio.server.tools import ToolError, make_tool
 from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import Wire, as_sent, open_recorded_client
-from schema_validation import REVISIONS, validate_message
+from schema_validation import HANDSHAKE_REVISIONS, validate_message
 
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
 B64_WAV = base64.b64encode(WAV).decode()
@@ -127,7 +127,7 @@ async def call(client: mcptrio.Client, wire: Wire, name: str, args: Any = None) 
 # ------------------------------------------------------------------ tools/list
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tools_list_on_the_wire(revision: str) -> None:
     server = mcptrio.Server("listing")
 
@@ -163,7 +163,7 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
     }
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
     server = mcptrio.Server("listing")
 
@@ -209,7 +209,7 @@ async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
     assert response["result"] == {"tools": [expected]}
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> None:
     server = mcptrio.Server("ctx")
 
@@ -237,7 +237,7 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 
 
 async def test_every_listed_tool_validates_in_every_revision() -> None:
-    for revision in REVISIONS:
+    for revision in HANDSHAKE_REVISIONS:
         with trio.fail_after(5):
             async with open_recorded_client(
                 tools_server(), revisions=Revisions(supported=(revision,))
@@ -266,7 +266,7 @@ async def test_every_listed_tool_validates_in_every_revision() -> None:
 # ------------------------------------------------------------------ tools/call
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_calls_on_the_wire(revision: str) -> None:
     modern = revision >= STRUCTURED_SINCE
     with trio.fail_after(5):
@@ -301,7 +301,7 @@ async def test_calls_on_the_wire(revision: str) -> None:
             assert who == {"content": [text(f"it: request {who_id}")]}
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
@@ -325,7 +325,7 @@ async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str
             assert added["content"] == [text("3")]
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
@@ -373,7 +373,7 @@ async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) ->
             ]
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(

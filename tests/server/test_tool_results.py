@@ -33,7 +33,7 @@ from mcptrio.server.tool_results import (
     to_call_tool_result,
 )
 
-from schema_validation import REVISIONS, validate_definition
+from schema_validation import HANDSHAKE_REVISIONS, validate_definition
 
 LATEST = "2025-11-25"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -216,7 +216,7 @@ def test_annotations_and_meta_on_media() -> None:
 
 
 def test_audio_before_2025_03_26_is_a_text_note() -> None:
-    for revision in REVISIONS:
+    for revision in HANDSHAKE_REVISIONS:
         got = result_json(Audio(WAV), revision)["content"]
         if revision_of(revision).audio:
             assert got == [{"type": "audio", "data": B64_WAV, "mimeType": "audio/wav"}]

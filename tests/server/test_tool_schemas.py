@@ -27,7 +27,7 @@ from mcptrio.server.media import Audio, File, Image
 from mcptrio.server.tools import RegisteredTool, make_tool
 
 from conftest import as_sent
-from schema_validation import REVISIONS, validate_definition
+from schema_validation import HANDSHAKE_REVISIONS, validate_definition
 
 LATEST = "2025-11-25"
 
@@ -62,7 +62,7 @@ def described(fn: Any, **kwargs: Any) -> RegisteredTool:
     check_schema(tool.input_schema)
     if tool.output_schema is not None:
         check_schema(tool.output_schema)
-    for revision in REVISIONS:
+    for revision in HANDSHAKE_REVISIONS:
         validate_definition(as_json(as_sent(tool.definition, revision)), revision, "Tool")
     return tool
 
@@ -673,7 +673,7 @@ def test_an_annotation_title_is_kept_in_2025_03_26() -> None:
 
 def test_every_definition_validates_against_its_revision() -> None:
     tool = full_tool()
-    for revision in REVISIONS:
+    for revision in HANDSHAKE_REVISIONS:
         validate_definition(as_json(as_sent(tool.definition, revision)), revision, "Tool")
     with pytest.raises(jsonschema.ValidationError):
         # The 2024-11-05 Tool's schema is checked for real: a tool without inputSchema fails.

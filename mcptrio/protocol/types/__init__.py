@@ -1,6 +1,6 @@
-"""Wire types of MCP revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25.
+"""Wire types of every MCP revision mcptrio speaks (2024-11-05 to 2026-07-28).
 
-One set of msgspec structs covers all four revisions: members that only later revisions define
+One set of msgspec structs covers all of them: members that only later revisions define
 are optional (``UNSET`` when absent), so a struct decodes any of them and encodes only what the
 caller set. The modules, by concept:
 
@@ -13,6 +13,8 @@ caller set. The modules, by concept:
   :mod:`.completion`, :mod:`.logging`: the server features.
 - :mod:`.sampling`, :mod:`.elicitation`, :mod:`.roots`: the client features.
 - :mod:`.tasks`: tasks (2025-11-25).
+- :mod:`.discovery`, :mod:`.input_required`, :mod:`.subscriptions`: the stateless era's
+  ``server/discover``, input-required results and ``subscriptions/listen`` (2026-07-28).
 
 A ``...Request`` struct is the ``params`` of its request and knows its ``METHOD`` and
 ``RESULT``; a ``...Notification`` struct is the ``params`` of its notification. The base classes
@@ -34,6 +36,8 @@ from ..base import WireStruct as WireStruct
 from ..base import meta_field as meta_field
 from .common import Annotations as Annotations
 from .common import BaseMetadata as BaseMetadata
+from .common import CacheablePaginatedResult as CacheablePaginatedResult
+from .common import CacheScope as CacheScope
 from .common import Cursor as Cursor
 from .common import Described as Described
 from .common import Icon as Icon
@@ -59,6 +63,8 @@ from .content import SamplingMessageContentBlock as SamplingMessageContentBlock
 from .content import TextContent as TextContent
 from .content import ToolResultContent as ToolResultContent
 from .content import ToolUseContent as ToolUseContent
+from .discovery import DiscoverRequest as DiscoverRequest
+from .discovery import DiscoverResult as DiscoverResult
 from .elicitation import BooleanSchema as BooleanSchema
 from .elicitation import ElicitAction as ElicitAction
 from .elicitation import ElicitationCompleteNotification as ElicitationCompleteNotification
@@ -83,6 +89,11 @@ from .elicitation import URLElicitationRequiredErrorData as URLElicitationRequir
 from .elicitation import parse_primitive_schema as parse_primitive_schema
 from .elicitation import requested_schema as requested_schema
 from .elicitation import requested_schema_properties as requested_schema_properties
+from .input_required import INPUT_REQUEST_METHODS as INPUT_REQUEST_METHODS
+from .input_required import INPUT_REQUIRED as INPUT_REQUIRED
+from .input_required import RESULT_COMPLETE as RESULT_COMPLETE
+from .input_required import InputRequest as InputRequest
+from .input_required import InputRequiredResult as InputRequiredResult
 from .lifecycle import CancelledNotification as CancelledNotification
 from .lifecycle import ClientCapabilities as ClientCapabilities
 from .lifecycle import ClientTaskRequestsCapability as ClientTaskRequestsCapability
@@ -146,6 +157,12 @@ from .sampling import SamplingMessage as SamplingMessage
 from .sampling import SamplingMessageContent as SamplingMessageContent
 from .sampling import StopReason as StopReason
 from .sampling import ToolChoice as ToolChoice
+from .subscriptions import SubscriptionFilter as SubscriptionFilter
+from .subscriptions import (
+    SubscriptionsAcknowledgedNotification as SubscriptionsAcknowledgedNotification,
+)
+from .subscriptions import SubscriptionsListenRequest as SubscriptionsListenRequest
+from .subscriptions import SubscriptionsListenResult as SubscriptionsListenResult
 from .tasks import MODEL_IMMEDIATE_RESPONSE_META_KEY as MODEL_IMMEDIATE_RESPONSE_META_KEY
 from .tasks import RELATED_TASK_META_KEY as RELATED_TASK_META_KEY
 from .tasks import CancelTaskRequest as CancelTaskRequest

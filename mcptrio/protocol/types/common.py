@@ -26,6 +26,8 @@ from ..base import UNSET, Meta, Request, Result, UnsetType, WireStruct, meta_fie
 __all__ = [
     "Annotations",
     "BaseMetadata",
+    "CacheScope",
+    "CacheablePaginatedResult",
     "Cursor",
     "Described",
     "Icon",
@@ -83,10 +85,24 @@ class Described(BaseMetadata, kw_only=True):
     meta: Meta | UnsetType = meta_field()
 
 
+#: Who may reuse a cached result (2026-07-28, SEP-2549): anyone, or one authorization context.
+CacheScope: TypeAlias = Literal["public", "private"]
+
+
 class PaginatedResult(Result, kw_only=True):
     """Base of list results: ``nextCursor`` is present when there are more pages."""
 
     next_cursor: Cursor | UnsetType = UNSET
+
+
+class CacheablePaginatedResult(PaginatedResult, kw_only=True):
+    """Base of the feature lists (tools, prompts, resources, templates).
+
+    ``ttlMs`` / ``cacheScope`` (2026-07-28) say how long and for whom the page may be cached.
+    """
+
+    ttl_ms: int | UnsetType = UNSET
+    cache_scope: CacheScope | UnsetType = UNSET
 
 
 class PaginatedRequest(Request[_ResultT], kw_only=True):

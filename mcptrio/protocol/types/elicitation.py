@@ -265,8 +265,8 @@ class ElicitRequest(Request[ElicitResult], kw_only=True):
 
     def __post_init__(self) -> None:
         if self.mode == "url":
-            if self.url is UNSET or self.elicitation_id is UNSET:
-                raise ValueError("URL-mode elicitation needs `url` and `elicitationId`")
+            if self.url is UNSET:
+                raise ValueError("URL-mode elicitation needs a `url`")
         elif self.requested_schema is UNSET:
             raise ValueError("form-mode elicitation needs `requestedSchema`")
 

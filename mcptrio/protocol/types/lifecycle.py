@@ -146,6 +146,8 @@ class ClientCapabilities(WireStruct, kw_only=True):
     sampling: SamplingCapability | UnsetType = UNSET
     elicitation: ElicitationCapability | UnsetType = UNSET
     tasks: ClientTasksCapability | UnsetType = UNSET
+    #: Extensions by identifier, with their settings (2026-07-28, SEP-2133).
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
 
 
 # --- server capabilities -----------------------------------------------------------------
@@ -192,6 +194,8 @@ class ServerCapabilities(WireStruct, kw_only=True):
     resources: ResourcesCapability | UnsetType = UNSET
     tools: ToolsCapability | UnsetType = UNSET
     tasks: ServerTasksCapability | UnsetType = UNSET
+    #: Extensions by identifier, with their settings (2026-07-28, SEP-2133).
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
 
 
 # --- initialize, ping, cancel, progress -----------------------------------------------------

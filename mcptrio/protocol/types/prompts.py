@@ -9,8 +9,16 @@ also added ``title`` to prompts and arguments and ``_meta`` to prompts. ``icons`
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
-from .common import BaseMetadata, Described, PaginatedRequest, PaginatedResult, Role
+from .common import (
+    BaseMetadata,
+    CacheablePaginatedResult,
+    Described,
+    PaginatedRequest,
+    Role,
+)
 from .content import ContentBlock
 
 __all__ = [
@@ -45,7 +53,7 @@ class PromptMessage(WireStruct, kw_only=True):
     content: ContentBlock
 
 
-class ListPromptsResult(PaginatedResult, kw_only=True):
+class ListPromptsResult(CacheablePaginatedResult, kw_only=True):
     """The result of ``prompts/list``."""
 
     prompts: list[Prompt]
@@ -71,6 +79,9 @@ class GetPromptRequest(Request[GetPromptResult], kw_only=True):
 
     name: str
     arguments: dict[str, str] | UnsetType = UNSET
+    #: Answers to an input-required result, and its state echoed (2026-07-28).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
 
 
 class PromptListChangedNotification(Notification, kw_only=True):

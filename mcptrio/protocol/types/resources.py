@@ -20,10 +20,16 @@ and on decode). ``TextResourceContents`` and ``BlobResourceContents`` are aliase
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from ..base import UNSET, EmptyResult, HasMeta, Notification, Request, Result, UnsetType
-from .common import Annotations, Described, PaginatedRequest, PaginatedResult
+from .common import (
+    Annotations,
+    CacheablePaginatedResult,
+    CacheScope,
+    Described,
+    PaginatedRequest,
+)
 
 __all__ = [
     "BlobResourceContents",
@@ -99,7 +105,7 @@ class ResourceTemplate(Described, kw_only=True):
     annotations: Annotations | UnsetType = UNSET
 
 
-class ListResourcesResult(PaginatedResult, kw_only=True):
+class ListResourcesResult(CacheablePaginatedResult, kw_only=True):
     """The result of ``resources/list``."""
 
     resources: list[Resource]
@@ -111,7 +117,7 @@ class ListResourcesRequest(PaginatedRequest[ListResourcesResult], kw_only=True):
     METHOD = "resources/list"
 
 
-class ListResourceTemplatesResult(PaginatedResult, kw_only=True):
+class ListResourceTemplatesResult(CacheablePaginatedResult, kw_only=True):
     """The result of ``resources/templates/list``."""
 
     resource_templates: list[ResourceTemplate]
@@ -127,6 +133,8 @@ class ReadResourceResult(Result, kw_only=True):
     """The result of ``resources/read``."""
 
     contents: list[ResourceContents]
+    ttl_ms: int | UnsetType = UNSET
+    cache_scope: CacheScope | UnsetType = UNSET
 
 
 class ReadResourceRequest(Request[ReadResourceResult], kw_only=True):
@@ -135,6 +143,9 @@ class ReadResourceRequest(Request[ReadResourceResult], kw_only=True):
     METHOD = "resources/read"
 
     uri: str
+    #: Answers to an input-required result, and its state echoed (2026-07-28).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
 
 
 class SubscribeRequest(Request[EmptyResult], kw_only=True):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from ..base import UNSET, HasMeta, Notification, Request, Result, UnsetType, WireStruct
+from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
 from .common import PaginatedRequest, PaginatedResult
 
 __all__ = [
@@ -57,6 +57,7 @@ MODEL_IMMEDIATE_RESPONSE_META_KEY = "io.modelcontextprotocol/model-immediate-res
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
 _T = TypeVar("_T", bound="_TaskState")
+_N = TypeVar("_N", bound="TaskStatusNotification")
 
 
 class TaskMetadata(WireStruct, kw_only=True):
@@ -94,12 +95,13 @@ def _task_kwargs(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in _TASK_FIELDS}
 
 
-class _TaskState(HasMeta, kw_only=True):
-    """A task's state with ``_meta``: the flat ``... & Task`` types of the schema.
+class _TaskState(Result, kw_only=True):
+    """A task's state as a result: the flat ``Result & Task`` types of the schema.
 
     The fields repeat :class:`Task`'s because they cannot be inherited from it: a msgspec struct
-    takes fields from one line of bases only (``Result`` and ``Notification`` bring ``_meta``),
-    and ``Task`` has no ``_meta`` in the schema. A test checks that each has every field of Task.
+    takes fields from one line of bases only (``Result`` brings ``_meta`` and ``resultType``), and
+    ``Task`` has no ``_meta`` in the schema. :class:`TaskStatusNotification` repeats them once
+    more for the same reason. A test checks that each has every field of Task.
     """
 
     task_id: str
@@ -127,7 +129,7 @@ class CreateTaskResult(Result, kw_only=True):
     task: Task
 
 
-class GetTaskResult(_TaskState, Result, kw_only=True):
+class GetTaskResult(_TaskState, kw_only=True):
     """The result of ``tasks/get``: the task's current state."""
 
 
@@ -163,7 +165,7 @@ class ListTasksRequest(PaginatedRequest[ListTasksResult], kw_only=True):
     METHOD = "tasks/list"
 
 
-class CancelTaskResult(_TaskState, Result, kw_only=True):
+class CancelTaskResult(_TaskState, kw_only=True):
     """The result of ``tasks/cancel``: the task, now ``cancelled``."""
 
 
@@ -175,7 +177,25 @@ class CancelTaskRequest(Request[CancelTaskResult], kw_only=True):
     task_id: str
 
 
-class TaskStatusNotification(_TaskState, Notification, kw_only=True):
+class TaskStatusNotification(Notification, kw_only=True):
     """``notifications/tasks/status``: a task changed state (optional; params = the task)."""
 
     METHOD = "notifications/tasks/status"
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl: int | None
+    status_message: str | UnsetType = UNSET
+    poll_interval: int | UnsetType = UNSET
+
+    @classmethod
+    def from_task(cls: type[_N], task: Task, **extra: Any) -> _N:
+        """Build this object from ``task`` (plus ``meta=`` etc. in ``extra``)."""
+        return cls(**_task_kwargs(task), **extra)
+
+    @property
+    def task(self) -> Task:
+        """The task fields of this object as a :class:`Task`."""
+        return Task(**_task_kwargs(self))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
-from .common import Described, PaginatedRequest, PaginatedResult
+from .common import CacheablePaginatedResult, Described, PaginatedRequest
 from .content import ContentBlock
 from .tasks import TaskMetadata
 
@@ -65,7 +65,7 @@ class Tool(Described, kw_only=True):
     execution: ToolExecution | UnsetType = UNSET
 
 
-class ListToolsResult(PaginatedResult, kw_only=True):
+class ListToolsResult(CacheablePaginatedResult, kw_only=True):
     """The result of ``tools/list``."""
 
     tools: list[Tool]
@@ -93,6 +93,9 @@ class CallToolRequest(Request[CallToolResult], kw_only=True):
     name: str
     arguments: dict[str, Any] | UnsetType = UNSET
     task: TaskMetadata | UnsetType = UNSET
+    #: Answers to an input-required result, and its state echoed (2026-07-28).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
 
 
 class ToolListChangedNotification(Notification, kw_only=True):

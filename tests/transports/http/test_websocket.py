@@ -22,7 +22,7 @@ from front_ends_for_tests import open_front_end
 import mcptrio
 from mcptrio.client import Revisions
 from mcptrio.protocol.errors import ConnectionClosed
-from mcptrio.protocol.revisions import SUPPORTED
+from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.runtime.session import Session
 from mcptrio.runtime.transport import Frame, Outgoing, Transport
 from mcptrio.server.context import Context
@@ -153,7 +153,7 @@ def port_of(url: str) -> int:
 # ------------------------------------------------------------------ sessions end to end
 
 
-@pytest.mark.parametrize("revision", SUPPORTED)
+@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_initialize_list_and_call_over_websocket_in_every_revision(revision: str) -> None:
     with trio.fail_after(IO_LIMIT):
         async with (

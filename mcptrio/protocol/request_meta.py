@@ -1,0 +1,113 @@
+"""The request ``_meta`` of the stateless era (2026-07-28): what replaced the handshake.
+
+Every stateless-era request carries, in ``params._meta``, the revision it speaks, the client's
+capabilities and (should) the client's identity, and may carry a log level (CHECKLIST 6.2,
+10.9). :func:`read_request_meta` tells a stateless-era request from a handshake-era one (the
+revision key is there or not) and checks it:
+
+- the revision key present but not a string, or ``clientCapabilities`` missing or malformed, or
+  a bad ``clientInfo`` / ``logLevel``: -32602 (the request is malformed);
+- a revision that is not a stateless-era one this side speaks: -32022, with the versions it
+  does speak in ``data``.
+
+Results carry the server's identity under :data:`SERVER_INFO_KEY`, and every message of a
+``subscriptions/listen`` stream the listen request's id under :data:`SUBSCRIPTION_ID_KEY`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, get_args
+
+import msgspec
+
+from .base import Meta
+from .errors import InvalidParams, UnsupportedProtocolVersion
+from .revisions import Revision, revision_of, stateless_versions
+from .types import ClientCapabilities, Implementation, LoggingLevel
+
+__all__ = [
+    "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "LOG_LEVEL_KEY",
+    "PROTOCOL_VERSION_KEY",
+    "SERVER_INFO_KEY",
+    "SUBSCRIPTION_ID_KEY",
+    "RequestMeta",
+    "read_request_meta",
+    "request_meta_of",
+]
+
+PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
+
+_LEVELS: Final = frozenset(get_args(LoggingLevel))
+
+
+class RequestMeta(msgspec.Struct, frozen=True):
+    """What one stateless-era request says about its client, read from its ``_meta``."""
+
+    revision: Revision
+    client_capabilities: ClientCapabilities
+    client_info: Implementation | None = None
+    log_level: LoggingLevel | None = None
+
+    def to_meta(self) -> Meta:
+        """The ``_meta`` members a client puts on a request to say this."""
+        meta: Meta = {
+            PROTOCOL_VERSION_KEY: self.revision.version,
+            CLIENT_CAPABILITIES_KEY: msgspec.to_builtins(self.client_capabilities),
+        }
+        if self.client_info is not None:
+            meta[CLIENT_INFO_KEY] = msgspec.to_builtins(self.client_info)
+        if self.log_level is not None:
+            meta[LOG_LEVEL_KEY] = self.log_level
+        return meta
+
+
+def read_request_meta(
+    meta: Mapping[str, Any] | None, supported: tuple[str, ...]
+) -> RequestMeta | None:
+    """The stateless-era ``_meta`` of a request, or ``None`` for a handshake-era request.
+
+    ``supported`` are the versions this side speaks; raises the spec's errors (module docstring).
+    """
+    if not meta:
+        return None
+    version = meta.get(PROTOCOL_VERSION_KEY)
+    if version is None:
+        return None
+    if not isinstance(version, str):
+        raise InvalidParams(f"_meta[{PROTOCOL_VERSION_KEY!r}] must be a string")
+    speaks = stateless_versions(supported)
+    if version not in speaks:
+        raise UnsupportedProtocolVersion(
+            f"Unsupported protocol version {version!r}",
+            {"supported": list(speaks), "requested": version},
+        )
+    capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
+    if capabilities is None:
+        raise InvalidParams(f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]")
+    info = meta.get(CLIENT_INFO_KEY)
+    level = meta.get(LOG_LEVEL_KEY)
+    if level is not None and level not in _LEVELS:
+        raise InvalidParams(f"Invalid _meta[{LOG_LEVEL_KEY!r}]: {level!r}")
+    try:
+        return RequestMeta(
+            revision=revision_of(version),
+            client_capabilities=msgspec.convert(capabilities, ClientCapabilities),
+            client_info=None if info is None else msgspec.convert(info, Implementation),
+            log_level=level,
+        )
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(f"Malformed request _meta: {exc}") from None
+
+
+def request_meta_of(params: Any) -> Mapping[str, Any] | None:
+    """The ``_meta`` of request params (a struct), if it has one."""
+    meta = getattr(params, "meta", None)
+    return meta if isinstance(meta, dict) else None

@@ -1,0 +1,184 @@
+"""The stateless era inside a :class:`~mcptrio.protocol.connection.Connection`: per request.
+
+A request whose ``_meta`` names a stateless-era revision (2026-07-28) stands alone: no
+``initialize`` came before it, and whatever the connection negotiated (or not) does not apply to
+it. It is read, checked, answered and fitted at the revision it names, with the client's
+capabilities from its own ``_meta`` (:mod:`~mcptrio.protocol.request_meta`). This module holds
+those per-request rules, so that the connection only routes to them:
+
+- reading: the method must exist in the request's revision (-32601 otherwise: ``ping``,
+  ``initialize``, ``logging/setLevel``, ``resources/subscribe`` ... are gone) and be gated open
+  by the server's capabilities (-32601);
+- ``server/discover`` is answered here, from the server's own description;
+- answering: the result is fitted to the request's revision and gets ``resultType`` and the
+  server's identity in ``_meta``; an error keeps its code, except that a missing resource is
+  -32602 in this era (it was -32002).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from . import codec
+from .base import Request, Result
+from .errors import InvalidParams, McpError, MethodNotFound, ResourceNotFound
+from .fitting import incoming_step, outgoing_step
+from .methods import METHODS, MethodSpec, capability_declared
+from .request_meta import SERVER_INFO_KEY, RequestMeta, read_request_meta, request_meta_of
+from .revisions import stateless_versions
+from .types import (
+    INPUT_REQUIRED,
+    RESULT_COMPLETE,
+    CacheablePaginatedResult,
+    CallToolResult,
+    DiscoverRequest,
+    DiscoverResult,
+    GetPromptResult,
+    InputRequiredResult,
+    ReadResourceResult,
+    ServerCapabilities,
+)
+
+__all__ = [
+    "StatelessRequest",
+    "answer_error",
+    "answer_result",
+    "decode_stateless_result",
+    "discover_result",
+    "is_discover",
+    "read_stateless_request",
+]
+
+
+class StatelessRequest(msgspec.Struct, frozen=True):
+    """A stateless-era request, read and checked: its params and its ``_meta``."""
+
+    spec: MethodSpec
+    request: Request[Any]
+    meta: RequestMeta
+
+
+def read_stateless_request(
+    method: str,
+    raw: msgspec.Raw | Any,
+    *,
+    supported: tuple[str, ...],
+    capabilities: ServerCapabilities,
+) -> StatelessRequest | None:
+    """Read a request as a stateless-era one; ``None`` if its ``_meta`` names no revision.
+
+    Raises the error its answer should carry.
+    """
+    spec = METHODS.get(method)
+    if spec is None or spec.kind != "request" or spec.sender == "server" or raw is UNSET:
+        return None
+    try:
+        request: Request[Any] = codec.decode_body(raw, spec.params)  # type: ignore[arg-type]
+    except InvalidParams:
+        # Params of another revision's method (``initialize`` ...) say nothing: what matters
+        # first is whether the method exists in the revision the _meta names.
+        meta = read_request_meta(codec.decode_body(raw, _MetaOnly).meta or None, supported)
+        if meta is not None and meta.revision.version not in spec.revisions:
+            raise _not_found(method, meta) from None
+        raise
+    meta = read_request_meta(request_meta_of(request), supported)
+    if meta is None:
+        return None
+    revision = meta.revision
+    if revision.version not in spec.revisions:
+        raise _not_found(method, meta)
+    if (
+        spec.gate_owner("client") == "server"
+        and spec.gated_in(revision.version)
+        and not capability_declared(capabilities, spec.capability or ())
+    ):
+        raise MethodNotFound(
+            f"Method not supported: {method} (capability"
+            f" {'.'.join(spec.capability or ())} is not offered)"
+        )
+    step = incoming_step(revision)
+    if step is not None:
+        request = step(request)
+    return StatelessRequest(spec, request, meta)
+
+
+class _MetaOnly(msgspec.Struct):
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+
+
+def _not_found(method: str, meta: RequestMeta) -> MethodNotFound:
+    return MethodNotFound(
+        f"Method not found in protocol revision {meta.revision.version}: {method}"
+    )
+
+
+def discover_result(
+    supported: tuple[str, ...],
+    capabilities: ServerCapabilities,
+    instructions: str | None,
+) -> DiscoverResult:
+    """The answer to ``server/discover`` (before :func:`answer_result` finishes it)."""
+    return DiscoverResult(
+        supported_versions=list(stateless_versions(supported)),
+        capabilities=capabilities,
+        instructions=UNSET if instructions is None else instructions,
+    )
+
+
+def is_discover(request: Request[Any]) -> bool:
+    """Whether ``request`` is ``server/discover``."""
+    return isinstance(request, DiscoverRequest)
+
+
+def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]) -> Result:
+    """``result`` as the request's revision defines it, with ``resultType`` and ``serverInfo``
+    (``server_info``: the server's :class:`Implementation` in wire form, built once).
+
+    Raises :class:`~mcptrio.protocol.errors.CapabilityNotNegotiated` for what the revision
+    cannot carry.
+    """
+    step = outgoing_step(meta.revision)
+    if step is not None:
+        result = step(result)
+    given = result.meta if isinstance(result.meta, dict) else {}
+    changes: dict[str, Any] = {
+        "meta": {**given, SERVER_INFO_KEY: server_info},
+        "result_type": INPUT_REQUIRED
+        if isinstance(result, InputRequiredResult)
+        else RESULT_COMPLETE,
+    }
+    if isinstance(result, _CACHEABLE):
+        # The hints are required on these results; unless the server said otherwise, nothing
+        # may be reused (ttlMs 0) and nothing shared across authorization contexts.
+        if result.ttl_ms is UNSET:
+            changes["ttl_ms"] = 0
+        if result.cache_scope is UNSET:
+            changes["cache_scope"] = "private"
+    return msgspec.structs.replace(result, **changes)
+
+
+_CACHEABLE = (CacheablePaginatedResult, ReadResourceResult, DiscoverResult)
+
+
+def answer_error(error: McpError) -> McpError:
+    """``error`` as the stateless era numbers it."""
+    if isinstance(error, ResourceNotFound):
+        return InvalidParams(error.message, error.data)
+    return error
+
+
+#: The results a stateless-era request may get an input-required result instead of.
+_MAY_NEED_INPUT = frozenset({CallToolResult, GetPromptResult, ReadResourceResult})
+
+
+def decode_stateless_result(raw: msgspec.Raw, result_type: type[Result]) -> Result:
+    """The result of a stateless-era request: ``result_type``, or an input-required result."""
+    if result_type in _MAY_NEED_INPUT and b'"input_required"' in bytes(raw):
+        # The bytes mention it: only resultType says whether it is one.
+        needs_input = codec.decode_body(raw, InputRequiredResult)
+        if needs_input.result_type == INPUT_REQUIRED:
+            return needs_input
+    return codec.decode_body(raw, result_type)

@@ -24,6 +24,7 @@ import math
 import sys
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -42,6 +43,10 @@ from mcptrio.protocol.types import (
 from mcptrio.server.context import Context
 from mcptrio.server.tools import ToolError
 
+# The 2026-07-28 fixtures live beside this file (run as a script or loaded by path).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from everything_stateless import add_stateless_fixtures
+
 #: A 1x1 red PNG pixel and a minimal WAV file, as the conformance suite's own server uses.
 TEST_IMAGE_BASE64 = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg"
@@ -54,12 +59,18 @@ JSON_SCHEMA_2020_12_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "address",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
     "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
     "additionalProperties": False,
+    # Composition and conditionals (SEP-2106: any 2020-12 keyword may appear).
+    "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}, {}]}],
+    "if": {"properties": {"name": {"const": "admin"}}, "required": ["name"]},
+    "then": {"required": ["address"]},
+    "else": {},
 }
 
 SEP1034_SCHEMA: dict[str, Any] = {
@@ -421,6 +432,7 @@ def build_server() -> mcptrio.Server:
         """Ask the model to review code with a focus."""
         return f"Please review this code for {focus}:\n\n{code}"
 
+    add_stateless_fixtures(server)
     return server
 
 

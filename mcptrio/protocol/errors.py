@@ -55,12 +55,16 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── WebSocketClosed                   [transports.http] the WebSocket peer closed
     ├── SessionEnded                      [transports.http] the HTTP session ended first
     ├── SessionLimitReached               [transports.http] max_sessions are live (503)
-    └── EndpointNotRunning                [transports.http] the endpoint's run() is not on (503)
+    ├── EndpointNotRunning                [transports.http] the endpoint's run() is not on (503)
+    └── TooManyListeners                  [server] the subscription bus has all the listeners it may
     ValueError
+    ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule
     ├── SseError                          [protocol.sse] an SSE stream is invalid or over a limit
     └── ToolOutputError                   [server] a tool's value does not fit its annotation
     LookupError
     └── UnknownEventId                    [stores] a Last-Event-ID names no stream
+    BaseException
+    └── InputRequired                     [server] ends a stateless-era handler's round (SEP-2322)
 
 ``tests/protocol/test_error_tree.py`` checks both drawings against the classes.
 """

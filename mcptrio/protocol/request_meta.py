@@ -17,7 +17,7 @@ Results carry the server's identity under :data:`SERVER_INFO_KEY`, and every mes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, get_args
+from typing import Any, Final, TypeVar, get_args
 
 import msgspec
 
@@ -46,15 +46,50 @@ SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
 _LEVELS: Final = frozenset(get_args(LoggingLevel))
+T = TypeVar("T")
 
 
-class RequestMeta(msgspec.Struct, frozen=True):
-    """What one stateless-era request says about its client, read from its ``_meta``."""
+class RequestMeta:
+    """What one stateless-era request says about its client, read from its ``_meta``.
 
-    revision: Revision
-    client_capabilities: ClientCapabilities
-    client_info: Implementation | None = None
-    log_level: LoggingLevel | None = None
+    The capabilities and the identity are typed when first asked for: most requests never ask
+    (a handler that asks the client for input does), and typing them costs more than the rest
+    of reading the request. One that does not fit raises
+    :class:`~mcptrio.protocol.errors.InvalidParams` then.
+    """
+
+    __slots__ = ("_capabilities", "_info", "log_level", "revision")
+
+    def __init__(
+        self,
+        revision: Revision,
+        client_capabilities: ClientCapabilities | Mapping[str, Any],
+        client_info: Implementation | Mapping[str, Any] | None = None,
+        log_level: LoggingLevel | None = None,
+    ) -> None:
+        self.revision = revision
+        self._capabilities = client_capabilities
+        self._info = client_info
+        self.log_level = log_level
+
+    def __repr__(self) -> str:
+        return f"<RequestMeta {self.revision.version} log_level={self.log_level}>"
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """The capabilities the client declared for this request."""
+        caps = self._capabilities
+        if not isinstance(caps, ClientCapabilities):
+            caps = self._capabilities = _typed(caps, ClientCapabilities, CLIENT_CAPABILITIES_KEY)
+        return caps
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's identity, when the request carried it (self-reported)."""
+        info = self._info
+        if info is not None and not isinstance(info, Implementation):
+            info = self._info = _typed(info, Implementation, CLIENT_INFO_KEY)
+        return info
 
     def to_meta(self) -> Meta:
         """The ``_meta`` members a client puts on a request to say this."""
@@ -92,19 +127,22 @@ def read_request_meta(
     capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
     if capabilities is None:
         raise InvalidParams(f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]")
+    if not isinstance(capabilities, dict):
+        raise InvalidParams(f"_meta[{CLIENT_CAPABILITIES_KEY!r}] must be an object")
     info = meta.get(CLIENT_INFO_KEY)
+    if info is not None and not isinstance(info, dict):
+        raise InvalidParams(f"_meta[{CLIENT_INFO_KEY!r}] must be an object")
     level = meta.get(LOG_LEVEL_KEY)
     if level is not None and level not in _LEVELS:
         raise InvalidParams(f"Invalid _meta[{LOG_LEVEL_KEY!r}]: {level!r}")
+    return RequestMeta(revision_of(version), capabilities, info, level)
+
+
+def _typed(value: Any, cls: type[T], key: str) -> T:
     try:
-        return RequestMeta(
-            revision=revision_of(version),
-            client_capabilities=msgspec.convert(capabilities, ClientCapabilities),
-            client_info=None if info is None else msgspec.convert(info, Implementation),
-            log_level=level,
-        )
+        return msgspec.convert(value, cls)
     except msgspec.ValidationError as exc:
-        raise InvalidParams(f"Malformed request _meta: {exc}") from None
+        raise InvalidParams(f"Malformed _meta[{key!r}]: {exc}") from None
 
 
 def request_meta_of(params: Any) -> Mapping[str, Any] | None:

@@ -26,7 +26,13 @@ import trio
 from msgspec import UNSET
 
 from ..protocol.base import Notification, Request, RequestId, Result
-from ..protocol.errors import CapabilityNotNegotiated, InvalidParams
+from ..protocol.errors import (
+    CapabilityNotNegotiated,
+    InvalidParams,
+    McpError,
+    MissingRequiredClientCapability,
+)
+from ..protocol.request_meta import RequestMeta
 from ..protocol.types import (
     ClientCapabilities,
     CreateMessageRequest,
@@ -35,6 +41,7 @@ from ..protocol.types import (
     ElicitRequest,
     ElicitResult,
     Implementation,
+    InputRequiredResult,
     ListRootsRequest,
     LoggingMessageNotification,
     ModelHint,
@@ -45,11 +52,12 @@ from ..protocol.types import (
     Tool,
     ToolChoice,
 )
-from ..protocol.types.logging import LoggingLevel
+from ..protocol.types.logging import LOGGING_LEVELS, LoggingLevel
 from ..protocol.types.sampling import IncludeContext
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from .elicitation_schema import schema_for_elicitation
+from .input_rounds import InputRequired, InputRound
 
 if TYPE_CHECKING:
     from ..runtime.outgoing import RequestOptions
@@ -60,6 +68,9 @@ __all__ = ["Context", "Elicited"]
 T = TypeVar("T")
 ResultT = TypeVar("ResultT", bound=Result)
 _NO_ARGUMENTS: Mapping[str, Any] = MappingProxyType({})
+#: The methods whose handlers may ask the client for input in the stateless era.
+_MAY_ASK = frozenset({"tools/call", "prompts/get", "resources/read"})
+_SEVERITY = {level: rank for rank, level in enumerate(LOGGING_LEVELS)}
 
 #: How long ``sample``, ``elicit`` and ``list_roots`` wait for the client by default (seconds).
 #: A person may be answering an elicitation, so the default is generous; pass ``timeout=``.
@@ -87,12 +98,19 @@ class Context:
     ``Context``. It is valid while the request is being handled.
     """
 
-    __slots__ = ("_runtime", "server")
+    __slots__ = ("_round", "_runtime", "server")
 
     def __init__(self, request_context: RequestContext, server: Server) -> None:
         self._runtime = request_context
         #: The :class:`~mcptrio.server.Server` answering the request.
         self.server = server
+        self._round: InputRound | None = None
+
+    @property
+    def request_meta(self) -> RequestMeta | None:
+        """What a stateless-era request's ``_meta`` says of its client (``None``: this is a
+        handshake-era request, and the session's handshake said it)."""
+        return self.session.connection.request_meta_of(self.request_id)
 
     # ------------------------------------------------------------------ the request
 
@@ -143,17 +161,24 @@ class Context:
 
     @property
     def revision(self) -> str:
-        """The protocol revision negotiated for this session."""
-        return self.session.connection.revision or ""
+        """The protocol revision of this request (negotiated for the session, or named by a
+        stateless-era request itself)."""
+        meta = self.request_meta
+        return meta.revision.version if meta else self.session.connection.revision or ""
 
     @property
     def client_capabilities(self) -> ClientCapabilities | None:
+        """What the client declared (in the handshake, or in this request's ``_meta``)."""
+        meta = self.request_meta
+        if meta is not None:
+            return meta.client_capabilities
         caps = self.session.connection.peer_capabilities
         return caps if isinstance(caps, ClientCapabilities) else None
 
     @property
     def client_info(self) -> Implementation | None:
-        return self.session.connection.peer_info
+        meta = self.request_meta
+        return meta.client_info if meta is not None else self.session.connection.peer_info
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -166,7 +191,11 @@ class Context:
         await self._runtime.notify(notification)
 
     async def send_request(
-        self, request: Request[ResultT], **options: Unpack[RequestOptions]
+        self,
+        request: Request[ResultT],
+        *,
+        key: str | None = None,
+        **options: Unpack[RequestOptions],
     ) -> ResultT:
         """Send any request to the client as part of this one, and wait for its result.
 
@@ -174,18 +203,84 @@ class Context:
         checked first; use it for what they do not cover (a gateway forwarding a request).
         ``options`` are :class:`~mcptrio.runtime.outgoing.RequestOptions`; ``timeout`` is
         ``DEFAULT_CLIENT_TIMEOUT`` when not given.
+
+        In the stateless era the request goes out inside an input-required result, under
+        ``key`` (see :mod:`.input_rounds`): the answer comes with the client's retry.
         """
+        if self.request_meta is not None:
+            answers = await self.ask({key or self._input_round().next_key(request.METHOD): request})
+            return answers.popitem()[1]  # type: ignore[return-value]
         options.setdefault("timeout", DEFAULT_CLIENT_TIMEOUT)
         return await self._runtime.send_request(request, **options)
+
+    async def ask(
+        self, requests: Mapping[str, Request[Any]], *, timeout: float | None = None
+    ) -> dict[str, Result]:
+        """Ask the client several things at once (sampling, elicitation, roots), by key.
+
+        In the stateless era they go out together in one input-required result; in the
+        handshake era they are sent concurrently. Returns the results by the same keys.
+        """
+        if self.request_meta is None:
+            results: dict[str, Result] = {}
+
+            async def one(key: str, request: Request[Any]) -> None:
+                results[key] = await self._runtime.send_request(
+                    request, timeout=DEFAULT_CLIENT_TIMEOUT if timeout is None else timeout
+                )
+
+            async with trio.open_nursery() as nursery:
+                for key, request in requests.items():
+                    nursery.start_soon(one, key, request)
+            return {key: results[key] for key in requests}
+        if self.method not in _MAY_ASK:
+            raise CapabilityNotNegotiated(
+                f"A {self.method} handler cannot ask the client for input in the stateless era"
+            )
+        input_round = self._input_round()
+        found: dict[str, Result] = {}
+        missing: dict[str, Request[Any]] = {}
+        for key, request in requests.items():
+            answer = input_round.answer(key, request.RESULT)
+            if answer is None:
+                missing[key] = request
+            else:
+                found[key] = answer
+        if missing:
+            raise InputRequired(missing)
+        return found
+
+    def _input_round(self) -> InputRound:
+        if self._round is None:
+            self._round = InputRound(self.request, self.server.request_state_key)
+        return self._round
+
+    def input_required(self, asked: InputRequired) -> InputRequiredResult:
+        """The input-required result that ends this request's round (the server calls this)."""
+        meta = self.request_meta
+        assert meta is not None
+        return self._input_round().result(asked, meta.revision)
+
+    def _missing(self, message: str, capability: dict[str, Any]) -> McpError:
+        """The error for an ask the client's declared capabilities do not allow."""
+        if self.request_meta is not None:
+            return MissingRequiredClientCapability(message, {"requiredCapabilities": capability})
+        return CapabilityNotNegotiated(message)
 
     # ------------------------------------------------------------------ logging
 
     async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` if ``level`` is at or above the session's level.
 
-        Until the client sends ``logging/setLevel`` every level is sent.
+        Until the client sends ``logging/setLevel`` every level is sent. In the stateless era
+        a message is sent only when the request named a ``logLevel`` and ``level`` is at or
+        above it.
         """
-        if not self.server.session_state(self.session).log_enabled(level):
+        meta = self.request_meta
+        if meta is not None:
+            if meta.log_level is None or _SEVERITY[level] < _SEVERITY[meta.log_level]:
+                return
+        elif not self.server.session_state(self.session).log_enabled(level):
             return
         message = LoggingMessageNotification(
             level=level, data=data, logger=UNSET if logger is None else logger
@@ -223,19 +318,25 @@ class Context:
         tools: Sequence[Tool] | None = None,
         tool_choice: ToolChoice | Literal["auto", "required", "none"] | None = None,
         timeout: float | None = DEFAULT_CLIENT_TIMEOUT,
+        key: str | None = None,
     ) -> CreateMessageResult:
         """Ask the client to sample its LLM (``sampling/createMessage``).
 
         ``messages`` may be plain strings (user turns). ``model_preferences`` may be model name
         hints. ``tools`` and ``tool_choice`` (2025-11-25) need the client's ``sampling.tools``
         capability; ``include_context`` other than ``"none"`` needs ``sampling.context``.
+        ``key`` names the ask in the stateless era (:mod:`.input_rounds`).
         """
         caps = self._capabilities()
         if caps.sampling is UNSET:
-            raise CapabilityNotNegotiated("The client did not declare the sampling capability")
+            raise self._missing(
+                "The client did not declare the sampling capability", {"sampling": {}}
+            )
         sampling = caps.sampling
         if (tools or tool_choice is not None) and sampling.tools is UNSET:
-            raise CapabilityNotNegotiated("The client did not declare sampling.tools")
+            raise self._missing(
+                "The client did not declare sampling.tools", {"sampling": {"tools": {}}}
+            )
         # sampling.context gates includeContext only where the revision has it.
         features = self.session.connection.features
         if (
@@ -273,7 +374,7 @@ class Context:
             tools=UNSET if not tools else list(tools),
             tool_choice=UNSET if tool_choice is None else tool_choice,
         )
-        return await self.send_request(request, timeout=timeout)
+        return await self.send_request(request, key=key, timeout=timeout)
 
     async def elicit(
         self,
@@ -281,6 +382,7 @@ class Context:
         schema: type[T] | Mapping[str, Any],
         *,
         timeout: float | None = DEFAULT_CLIENT_TIMEOUT,
+        key: str | None = None,
     ) -> Elicited[T]:
         """Ask the user for structured input through the client (form-mode elicitation).
 
@@ -288,14 +390,17 @@ class Context:
         string, number, integer, boolean and single- or multi-select enums, titled or not, with
         defaults) or a class (msgspec Struct, dataclass, TypedDict, attrs) whose fields are such
         primitives. An accepted answer that does not fit the class raises :class:`InvalidParams`.
+        ``key`` names the ask in the stateless era (:mod:`.input_rounds`).
         """
         caps = self._capabilities()
         elicitation = caps.elicitation
         if elicitation is UNSET or (elicitation.url is not UNSET and elicitation.form is UNSET):
-            raise CapabilityNotNegotiated("The client did not declare form-mode elicitation")
+            raise self._missing(
+                "The client did not declare form-mode elicitation", {"elicitation": {}}
+            )
         requested, target = schema_for_elicitation(schema)
         request = ElicitRequest(message=message, requested_schema=requested, mode="form")
-        result = await self.send_request(request, timeout=timeout)
+        result = await self.send_request(request, key=key, timeout=timeout)
         return _elicited(result, target)
 
     async def elicit_url(
@@ -324,11 +429,13 @@ class Context:
             related=self.request_id,
         )
 
-    async def list_roots(self, *, timeout: float | None = 60.0) -> list[Root]:
-        """The client's roots (``roots/list``)."""
+    async def list_roots(
+        self, *, timeout: float | None = 60.0, key: str | None = None
+    ) -> list[Root]:
+        """The client's roots (``roots/list``); ``key`` names the ask in the stateless era."""
         if self._capabilities().roots is UNSET:
-            raise CapabilityNotNegotiated("The client did not declare the roots capability")
-        result = await self.send_request(ListRootsRequest(), timeout=timeout)
+            raise self._missing("The client did not declare the roots capability", {"roots": {}})
+        result = await self.send_request(ListRootsRequest(), key=key, timeout=timeout)
         return result.roots
 
 

@@ -35,10 +35,12 @@ from ..protocol.types import (
     ReadResourceResult,
     SetLevelRequest,
     SubscribeRequest,
+    SubscriptionsListenRequest,
     UnsubscribeRequest,
 )
 from ..protocol.types.common import PaginatedRequest
 from .context import Context
+from .listen import listen
 from .pagination import paginate
 from .resources import read_resource
 
@@ -75,6 +77,7 @@ class MethodHandlers:
             GetPromptRequest: self.get_prompt,
             CompleteRequest: self.complete,
             SetLevelRequest: self.set_level,
+            SubscriptionsListenRequest: self.listen,
         }
 
     def _lister(
@@ -125,6 +128,10 @@ class MethodHandlers:
 
     async def complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:
         return await self.server.completions.complete(ctx, request)
+
+    async def listen(self, ctx: Context, request: SubscriptionsListenRequest) -> Result:
+        result: Result = await listen(self.server, ctx, request)
+        return result
 
     async def set_level(self, ctx: Context, request: SetLevelRequest) -> EmptyResult:
         self.server.session_state(ctx.session).log_level = request.level

@@ -50,6 +50,7 @@ from msgspec import UNSET
 from ..protocol.base import Request, Result
 from ..protocol.connection import Connection
 from ..protocol.errors import MethodNotFound
+from ..protocol.http_headers import header_params
 from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
     Icon,
@@ -65,10 +66,12 @@ from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
 from .completion import CompletionEngine
 from .context import Context
+from .input_rounds import InputRequired
 from .logging_bridge import ClientLogHandler, current_context
 from .method_handlers import MethodHandlers
 from .prompts import PromptOptions, RegisteredPrompt, make_prompt
 from .registry import Registry, decorator
+from .request_state import RequestStateKey
 from .resources import (
     RegisteredResource,
     RegisteredTemplate,
@@ -77,6 +80,7 @@ from .resources import (
     make_template,
 )
 from .session_state import ListKind, ServerSessionState
+from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
@@ -114,6 +118,8 @@ class Server:
         page_size: int | None = 100,
         max_in_flight: int = 256,
         supported_revisions: tuple[str, ...] = SUPPORTED,
+        request_state_key: bytes | str | None = None,
+        subscriptions: SubscriptionBus | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for a single page)")
@@ -131,6 +137,14 @@ class Server:
         self.page_size = page_size
         self.max_in_flight = max_in_flight
         self.supported_revisions = supported_revisions
+        #: Seals the ``requestState`` of input-required results (share it between workers).
+        self.request_state_key = RequestStateKey(request_state_key)
+        #: Where list changes and resource updates reach the listen streams (2026-07-28).
+        self.subscriptions: SubscriptionBus = subscriptions or LocalSubscriptionBus()
+        # The trio run serving this server, for changes made from a sync handler's thread.
+        self._trio_token: trio.lowlevel.TrioToken | None = None
+        # tool_header_params, by tool name, until the tool list changes.
+        self._header_params: dict[str, dict[str, str]] = {}
         #: The registered tools by name (live and read-only: register through the server).
         self.tools: Registry[RegisteredTool] = Registry(
             "A tool named {key!r}", "Unknown tool: {key}", lambda: self._changed("tools")
@@ -171,9 +185,22 @@ class Server:
 
     def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> RegisteredTool:
         """Register ``fn`` as a tool (see :func:`~.tools.make_tool`); a second tool of the same
-        name is refused."""
+        name is refused, and so is an input schema whose ``x-mcp-header`` annotations break the
+        rules (:class:`~mcptrio.protocol.http_headers.InvalidHeaderAnnotation`)."""
         tool = make_tool(fn, **options)
+        header_params(tool.definition.input_schema)
         return self.tools.add(tool.name, tool)
+
+    def tool_header_params(self, name: str) -> dict[str, str] | None:
+        """The ``x-mcp-header`` arguments of tool ``name`` (argument -> header name), for the
+        Streamable HTTP checks of the stateless era; ``None`` for an unknown tool."""
+        found = self._header_params.get(name)
+        if found is None:
+            tool = self.tools.get(name)
+            if tool is None:
+                return None
+            found = self._header_params[name] = header_params(tool.definition.input_schema)
+        return found
 
     def remove_tool(self, name: str) -> bool:
         """Remove the tool called ``name``; ``False`` if there was none."""
@@ -224,6 +251,9 @@ class Server:
         Never blocks: each subscription is an actor with a queue of one, and an update that
         finds one already pending is merged into it (see :mod:`.session_state`).
         """
+        if self._from_thread(self.notify_resource_updated, uri):
+            return 0
+        self.subscriptions.publish(("updated", uri))
         return sum(state.resource_updated(uri) for state in self.session_states())
 
     # ---------------------------------------------------------------- prompts and completion
@@ -290,7 +320,20 @@ class Server:
         """The state of every session of this server that is still running."""
         return [s for s in list(self._states.values()) if not s.session.closed.is_set()]
 
+    def _from_thread(self, fn: Callable[..., object], *args: Any) -> bool:
+        """Whether this call came from a thread (a sync handler's): then ``fn`` is run in the
+        server's trio thread instead, where the notifiers live."""
+        if trio.lowlevel.in_trio_run() or self._trio_token is None:
+            return False
+        self._trio_token.run_sync_soon(fn, *args)
+        return True
+
     def _changed(self, kind: ListKind) -> None:
+        if self._from_thread(self._changed, kind):
+            return
+        if kind == "tools":
+            self._header_params.clear()
+        self.subscriptions.publish(("list_changed", kind))
         for state in self.session_states():
             state.mark_changed(kind)
 
@@ -341,6 +384,8 @@ class Server:
         token = current_context.set(ctx)
         try:
             return await route(ctx, request)
+        except InputRequired as asked:
+            return ctx.input_required(asked)
         finally:
             current_context.reset(token)
 
@@ -348,6 +393,8 @@ class Server:
 
     def session(self, transport: Transport) -> Session:
         """A session of this server over ``transport``, ready to ``run``."""
+        if self._trio_token is None:
+            self._trio_token = trio.lowlevel.current_trio_token()
         session = Session(
             self.connection(),
             transport,

@@ -85,6 +85,8 @@ class SessionRegistry:
     count_others: Callable[[], int] = _no_others
     sessions: dict[str, HttpSession] = field(default_factory=dict)
     _nursery: trio.Nursery | None = field(default=None, init=False)
+    _shared: HttpSession | None = field(default=None, init=False)
+    _shared_lock: trio.Lock = field(default_factory=trio.Lock, init=False)
 
     @property
     def running(self) -> bool:
@@ -125,6 +127,29 @@ class SessionRegistry:
             self.sessions.pop(session_id, None)
             raise
         return transport
+
+    async def shared_session(self, make_transport: Callable[[], HttpSession]) -> HttpSession:
+        """The one session the stateless era's requests run on, started on first use.
+
+        It never shakes hands: its connection reads each request at the revision the request
+        names. It has no id, is not counted against ``max_sessions`` and is never reaped; it
+        ends with the endpoint.
+        """
+        shared = self._shared
+        if shared is not None and not shared.is_ended:
+            return shared
+        async with self._shared_lock:
+            shared = self._shared
+            if shared is not None and not shared.is_ended:
+                return shared
+            nursery = self._nursery
+            if nursery is None:
+                raise EndpointNotRunning
+            transport = make_transport()
+            transport.session = self.factory.session(transport)
+            await nursery.start(self._run_session, transport)
+            self._shared = transport
+            return transport
 
     def lookup(self, session_id: bytes, principal: Principal | None) -> HttpSession | None:
         """The live session ``session_id`` if ``principal`` may use it (else ``None``: 404).

@@ -44,6 +44,11 @@ log = logging.getLogger("mcptrio.http")
 # How long a new connection waits for the writer it took a stream over from to let go.
 _TAKEOVER_TIMEOUT = 5.0
 
+#: Seconds a streamed SSE response may stay silent before a keep-alive comment is written.
+KEEP_ALIVE_INTERVAL = 15.0
+#: The keep-alive: an SSE comment line, which clients ignore.
+KEEP_ALIVE = b": keep-alive\n\n"
+
 
 class StreamSession(Protocol):
     """What writing a session's streams needs of the session (``HttpSession`` is one)."""
@@ -389,4 +394,9 @@ async def _pump(
                 await responder.send_chunk(b"retry: %d\n\n" % stream.retry_ms)
             await responder.end_stream()
             return
-        await stream.wait()
+        with trio.move_on_after(KEEP_ALIVE_INTERVAL) as idle:
+            await stream.wait()
+        if idle.cancelled_caught:
+            # A quiet stream (a listen stream, a long call) gets a comment now and then: proxies
+            # keep it open, and a client that went away is noticed at the write.
+            await responder.send_chunk(KEEP_ALIVE)

@@ -39,15 +39,30 @@ it sends waits on its stream (and in the event store) for a GET with ``Last-Even
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 
 import trio
 
+from ....protocol import codec
 from ....protocol.base import RequestId
-from ....protocol.errors import PARSE_ERROR, ConnectionClosed, InvalidRequest, ParseError
-from ....protocol.revisions import ASSUMED_WITHOUT_VERSION_HEADER, revision_of
+from ....protocol.errors import (
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    ConnectionClosed,
+    InvalidRequest,
+    McpError,
+    ParseError,
+)
+from ....protocol.revisions import (
+    ASSUMED_WITHOUT_VERSION_HEADER,
+    SUPPORTED,
+    revision_of,
+    stateless_versions,
+)
+from ....protocol.types import CancelledNotification
 from ....runtime.session import Session
 from ....stores.event_store import UnknownEventId
-from ..engine.exchange import HttpRequest, HttpResponder, header
+from ..engine.exchange import Headers, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
 from .live_stream import StreamWriter
@@ -61,13 +76,20 @@ from .responses import (
 from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
+from .stateless_era import (
+    ErrorStatusResponder,
+    StatelessHead,
+    check_stateless_post,
+    read_stateless_head,
+    stateless_era_header,
+)
 
 __all__ = ["StreamableHttpEndpoint"]
 
 log = logging.getLogger("mcptrio.http")
 
 _ALLOW = ((b"allow", b"GET, POST, DELETE"),)
-_ALLOW_STATELESS = ((b"allow", b"POST"),)
+_ALLOW_STATELESS = _ALLOW_POST = ((b"allow", b"POST"),)
 _CANCEL_POLL = 0.01
 # How long an SSE answer's head waits for the first message, so that a prompt answer is sent
 # as one whole response instead of a stream (see ``_answer``).
@@ -105,6 +127,11 @@ class StreamableHttpEndpoint:
         self._supported: frozenset[bytes] | None = (
             frozenset(r.encode() for r in supported) if isinstance(supported, tuple) else None
         )
+        self._revisions: tuple[str, ...] = supported if isinstance(supported, tuple) else SUPPORTED
+        self._stateless_revisions = stateless_versions(self._revisions)
+        self._tool_header_params: Callable[[str], Mapping[str, str] | None] = getattr(
+            registry.factory, "tool_header_params", _no_header_params
+        )
 
     async def handle(
         self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
@@ -112,6 +139,9 @@ class StreamableHttpEndpoint:
         method = request.method
         if method == "POST":
             await self._post(request, responder, principal)
+        elif stateless_era_header(request.headers, self._stateless_revisions):
+            # The stateless era has no GET stream and no session to DELETE.
+            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
         elif method == "GET" and not self.stateless:
             await self._get(request, responder, principal)
         elif method == "DELETE" and not self.stateless:
@@ -142,10 +172,15 @@ class StreamableHttpEndpoint:
         except InvalidRequest as exc:
             await send_error(responder, 400, exc.message)
             return
+        session_id = header(headers, b"mcp-session-id")
+        if session_id is None or self.stateless:
+            head = read_stateless_head(body, headers, self._stateless_revisions)
+            if head is not None:
+                await self._post_stateless_era(responder, headers, body, routing, head)
+                return
         if self.stateless:
             await self._post_stateless(request, responder, body, routing)
             return
-        session_id = header(headers, b"mcp-session-id")
         if session_id is None and routing.initialize:
             await self._initialize(responder, body, routing, principal)
             return
@@ -280,6 +315,7 @@ class StreamableHttpEndpoint:
         stream: OutboundStream,
         responder: HttpResponder,
         body: bytes,
+        on_writer: Callable[[StreamWriter], None] | None = None,
     ) -> None:
         """Answer a POST of requests, handed to the session in this task.
 
@@ -293,7 +329,17 @@ class StreamableHttpEndpoint:
         belongs to this exchange, so the writer never outlives it.
         """
         writer = StreamWriter(transport, stream, responder)
-        stream.on_activity = writer.start
+        if on_writer is None:
+            stream.on_activity = writer.start
+        else:
+
+            def start() -> None:
+                started = writer.started
+                writer.start()
+                if writer.started and not started:
+                    on_writer(writer)
+
+            stream.on_activity = start
         if not self.json_response:
             transport.start_head_timer(stream, _SSE_HEAD_DELAY)
         try:
@@ -404,6 +450,88 @@ class StreamableHttpEndpoint:
             await self._answer_inline(transport, session, stream, responder, body)
             nursery.cancel_scope.cancel()
 
+    async def _post_stateless_era(
+        self,
+        responder: HttpResponder,
+        headers: Headers,
+        body: bytes,
+        routing: Peek,
+        head: StatelessHead,
+    ) -> None:
+        """A stateless-era POST (see ``stateless_era.py``): one request with no session.
+
+        It runs like a stateless POST of the handshake era, on a fresh session that never
+        shakes hands: its connection reads the request at the revision its ``_meta`` names.
+        """
+        if routing.batch or routing.response_ids:
+            await send_error(responder, 400, "Only one request or notification per POST")
+            return
+        if not routing.request_ids:
+            await responder.send_response(202, ())
+            return
+        try:
+            check_stateless_post(head, headers, self._revisions, self._tool_header_params)
+        except McpError as exc:
+            status = 404 if exc.code == METHOD_NOT_FOUND else 400
+            await responder.send_response(
+                status, JSON_HEADERS, codec.encode_error(routing.request_ids[0], exc)
+            )
+            return
+        try:
+            shared = await self.registry.shared_session(self._make_shared_transport)
+        except EndpointNotRunning:
+            await send_error(responder, 503, "The MCP endpoint is not running")
+            return
+        session = shared.session
+        if session is not None and not shared.owns_any(routing.request_ids):
+            await self._answer_on_shared(shared, session, responder, body, routing.request_ids[0])
+            return
+        # Another client has a request with this id in flight on the shared session: this one
+        # gets a session of its own, as a stateless POST of the handshake era does.
+        transport = self._stateless_transport("", event_store=None)
+        session = transport.session = self.registry.factory.session(transport)
+        stream = transport.open_request_stream(routing.request_ids)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session.run)
+
+            def watch(writer: StreamWriter) -> None:
+                # Closing the response stream is cancellation in this era: once the writer
+                # stops (the client went away), the request, and this POST's session, end.
+                nursery.start_soon(_cancel_when_done, writer, nursery.cancel_scope)
+
+            await self._answer_inline(
+                transport, session, stream, ErrorStatusResponder(responder), body, watch
+            )
+            nursery.cancel_scope.cancel()
+
+    def _make_shared_transport(self) -> HttpSession:
+        return self._stateless_transport("", event_store=None)
+
+    async def _answer_on_shared(
+        self,
+        transport: HttpSession,
+        session: Session,
+        responder: HttpResponder,
+        body: bytes,
+        rid: RequestId,
+    ) -> None:
+        """Answer a stateless-era request on the shared session, in this POST's task."""
+
+        def watch(writer: StreamWriter) -> None:
+            # Closing the response stream is cancellation in this era: once the writer stops
+            # (the client went away) with the request still running, the request is cancelled.
+            session.start_actor(_cancel_when_gone, writer, transport, session, rid)
+
+        transport.exchanges += 1
+        stream = transport.open_request_stream([rid])
+        try:
+            await self._answer_inline(
+                transport, session, stream, ErrorStatusResponder(responder), body, watch
+            )
+        finally:
+            transport.release_stream(stream)
+            transport.exchanges -= 1
+
     # ------------------------------------------------------------------ GET
 
     async def _get(
@@ -480,6 +608,26 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
+
+
+async def _cancel_when_gone(
+    writer: StreamWriter, transport: HttpSession, session: Session, rid: RequestId
+) -> None:
+    await writer.done.wait()
+    if transport.answer_owed(rid):
+        cancel = CancelledNotification(
+            request_id=rid, reason="The client closed the response stream"
+        )
+        await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+
+
+async def _cancel_when_done(writer: StreamWriter, scope: trio.CancelScope) -> None:
+    await writer.done.wait()
+    scope.cancel()
+
+
+def _no_header_params(name: str) -> Mapping[str, str] | None:
+    return None
 
 
 def _batches_allowed(revision: str | None) -> bool:

@@ -1,0 +1,107 @@
+"""``subscriptions/listen`` (2026-07-28): a subscription actor per listen stream.
+
+A listen request is a request whose handler does not return while the stream is wanted. It
+first acknowledges the part of the filter the server honours (what its capabilities offer:
+``tools.listChanged``, ``prompts.listChanged``, ``resources.listChanged``,
+``resources.subscribe``), then sends only the notifications asked for, each tagged with the
+listen request's id under ``_meta["io.modelcontextprotocol/subscriptionId"]``, as they come
+from the server's :mod:`subscription bus <.subscription_bus>`.
+
+It ends when the client ends it (over HTTP by closing the response stream, over stdio or
+WebSocket with ``notifications/cancelled``: either cancels the handler, and nothing more is
+sent) or when the server closes the bus (it then answers ``SubscriptionsListenResult``, the
+graceful end the spec describes). The notifications are related to the listen request, so each
+transport carries them as it carries a request's progress: on the POST's SSE stream, or
+multiplexed on stdio.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from msgspec import UNSET
+
+from ..protocol.base import Notification
+from ..protocol.errors import InternalError, InvalidParams
+from ..protocol.request_meta import SUBSCRIPTION_ID_KEY
+from ..protocol.types import (
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
+    ServerCapabilities,
+    SubscriptionFilter,
+    SubscriptionsAcknowledgedNotification,
+    SubscriptionsListenRequest,
+    SubscriptionsListenResult,
+    ToolListChangedNotification,
+)
+from .context import Context
+from .session_state import ListKind
+from .subscription_bus import Change, TooManyListeners
+
+if TYPE_CHECKING:
+    from .server import Server
+
+__all__ = ["honoured_filter", "listen"]
+
+_LIST_CHANGED: dict[ListKind, type[Notification]] = {
+    "tools": ToolListChangedNotification,
+    "prompts": PromptListChangedNotification,
+    "resources": ResourceListChangedNotification,
+}
+
+
+def honoured_filter(
+    asked: SubscriptionFilter, capabilities: ServerCapabilities
+) -> SubscriptionFilter:
+    """The part of ``asked`` this server's capabilities let it honour."""
+    tools, prompts, resources = capabilities.tools, capabilities.prompts, capabilities.resources
+
+    def offered(wanted: Any, capability: Any, member: str) -> Any:
+        if wanted is not True or capability is UNSET or getattr(capability, member) is not True:
+            return UNSET
+        return True
+
+    uris = asked.resource_subscriptions
+    return SubscriptionFilter(
+        tools_list_changed=offered(asked.tools_list_changed, tools, "list_changed"),
+        prompts_list_changed=offered(asked.prompts_list_changed, prompts, "list_changed"),
+        resources_list_changed=offered(asked.resources_list_changed, resources, "list_changed"),
+        resource_subscriptions=(
+            list(uris)
+            if isinstance(uris, list) and resources is not UNSET and resources.subscribe is True
+            else UNSET
+        ),
+    )
+
+
+async def listen(server: Server, ctx: Context, request: SubscriptionsListenRequest) -> Any:
+    """Serve one listen stream (see the module docstring)."""
+    honoured = honoured_filter(request.notifications, server.capabilities())
+    wanted: tuple[tuple[ListKind, Any], ...] = (
+        ("tools", honoured.tools_list_changed),
+        ("prompts", honoured.prompts_list_changed),
+        ("resources", honoured.resources_list_changed),
+    )
+    kinds = [kind for kind, asked in wanted if asked is True]
+    uris = honoured.resource_subscriptions
+    try:
+        listener = server.subscriptions.subscribe(kinds, uris if isinstance(uris, list) else ())
+    except TooManyListeners as exc:
+        raise InternalError(str(exc)) from None
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from None
+    tag = {SUBSCRIPTION_ID_KEY: ctx.request_id}
+    try:
+        await ctx.notify(SubscriptionsAcknowledgedNotification(notifications=honoured, meta=tag))
+        async for change in listener.changes():
+            await ctx.notify(_notification(change, tag))
+    finally:
+        server.subscriptions.unsubscribe(listener)
+    return SubscriptionsListenResult(meta=dict(tag))
+
+
+def _notification(change: Change, tag: dict[str, Any]) -> Notification:
+    if change[0] == "updated":
+        return ResourceUpdatedNotification(uri=change[1], meta=dict(tag))
+    return _LIST_CHANGED[change[1]](meta=dict(tag))

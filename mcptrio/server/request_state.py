@@ -1,0 +1,115 @@
+"""``requestState`` of input-required results, sealed so that a client cannot forge or edit it.
+
+In the stateless era a handler that needs input ends its round with an input-required result,
+and the client retries with the answers (:mod:`.input_rounds`). What the server must remember
+between rounds travels with the client, in ``requestState``: the answers gathered in earlier
+rounds. The spec makes that attacker-controlled input which must be integrity-protected when it
+matters (CHECKLIST 10.10), and here it always matters: the answers feed the handler.
+
+So the state is sealed with AES-GCM (``cryptography``): authenticated encryption, so that it can
+be neither read nor changed. The sealed payload binds
+
+- the method, and a digest of the request's own params (tool or prompt name, or URI, and the
+  arguments): state from one call is refused by any other;
+- an expiry (:data:`DEFAULT_STATE_TTL` seconds after it was sealed);
+- the answers so far.
+
+The key is :class:`RequestStateKey`: given to the server (``Server(request_state_key=...)``, or
+the ``MCPTRIO_REQUEST_STATE_KEY`` environment variable, 32 bytes in base64), or else drawn at
+random once per process. Several workers behind one endpoint must share a key, since the retry
+may land on any of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+import msgspec
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from ..protocol.errors import InvalidParams
+
+__all__ = [
+    "DEFAULT_STATE_TTL",
+    "KEY_ENVIRONMENT_VARIABLE",
+    "RequestStateKey",
+    "params_digest",
+]
+
+#: How long a sealed state stays valid (seconds): long enough for a person to answer.
+DEFAULT_STATE_TTL: Final = 900.0
+#: The environment variable a key is read from when none is given in code.
+KEY_ENVIRONMENT_VARIABLE: Final = "MCPTRIO_REQUEST_STATE_KEY"
+# Names the format, so that a later one is never mistaken for this one.
+_AAD: Final = b"mcptrio.requestState.v1"
+_NONCE_SIZE: Final = 12
+
+
+class _Sealed(msgspec.Struct, array_like=True):
+    method: str
+    digest: bytes
+    expires: float
+    answers: dict[str, Any]
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(_Sealed)
+
+
+def params_digest(method: str, name: str | None, arguments: Mapping[str, Any] | None) -> bytes:
+    """What a state is bound to: the method, the name or URI and the arguments."""
+    canonical = msgspec.json.encode([method, name, arguments or {}], order="sorted")
+    return hashlib.sha256(canonical).digest()
+
+
+class RequestStateKey:
+    """Seals and opens ``requestState`` (see the module docstring)."""
+
+    __slots__ = ("_aead", "ttl")
+
+    def __init__(self, key: bytes | str | None = None, *, ttl: float = DEFAULT_STATE_TTL) -> None:
+        if key is None:
+            key = os.environ.get(KEY_ENVIRONMENT_VARIABLE)
+        if key is None:
+            raw = secrets.token_bytes(32)
+        elif isinstance(key, str):
+            try:
+                raw = base64.b64decode(key, validate=True)
+            except binascii.Error:
+                raise ValueError("request_state_key: not base64") from None
+        else:
+            raw = key
+        if len(raw) not in (16, 24, 32):
+            raise ValueError("request_state_key must be 16, 24 or 32 bytes (AES-GCM)")
+        self._aead = AESGCM(raw)
+        self.ttl = ttl
+
+    def seal(self, method: str, digest: bytes, answers: Mapping[str, Any]) -> str:
+        """The ``requestState`` that carries ``answers`` for a retry of this very request."""
+        payload = _encoder.encode(_Sealed(method, digest, time.time() + self.ttl, dict(answers)))
+        nonce = secrets.token_bytes(_NONCE_SIZE)
+        sealed = nonce + self._aead.encrypt(nonce, payload, _AAD)
+        return base64.urlsafe_b64encode(sealed).decode("ascii").rstrip("=")
+
+    def open(self, state: str, method: str, digest: bytes) -> dict[str, Any]:
+        """The answers a ``requestState`` carries; :class:`InvalidParams` unless it is intact,
+        unexpired and sealed for this very request."""
+        try:
+            sealed = base64.urlsafe_b64decode(state + "=" * (-len(state) % 4))
+            payload = self._aead.decrypt(sealed[:_NONCE_SIZE], sealed[_NONCE_SIZE:], _AAD)
+            content = _decoder.decode(payload)
+        except (binascii.Error, ValueError, InvalidTag, msgspec.DecodeError):
+            raise InvalidParams("requestState failed its integrity check") from None
+        if content.method != method or content.digest != digest:
+            raise InvalidParams("requestState was issued for another request")
+        if content.expires < time.time():
+            raise InvalidParams("requestState has expired: start the request again")
+        return content.answers

@@ -1,0 +1,239 @@
+"""Streamable HTTP in the stateless era (2026-07-28): the checks a POST passes first.
+
+A POST with no ``Mcp-Session-Id`` whose ``MCP-Protocol-Version`` header names a stateless-era
+revision, or whose request ``_meta`` names one, is a stateless-era exchange: no session is
+minted or echoed, and the headers are checked against the body before anything runs
+(CHECKLIST 7.6, in this order):
+
+==============================================================  ========================
+a batch, or a JSON-RPC response from the client                 400, -32600
+only notifications (``notifications/cancelled``)                202, no body
+``MCP-Protocol-Version`` missing, or not the ``_meta`` one       400, -32020
+a revision this server does not speak                           400, -32022 with data
+a required ``_meta`` member missing or malformed                400, -32602
+``Mcp-Method`` missing or not the method                        400, -32020
+a method the revision lacks, or one MCP does not define         404, -32601
+``Mcp-Name`` missing or not the name / URI                      400, -32020
+an ``Mcp-Param-*`` header missing or not the argument           400, -32020
+a handler needing a client capability the request lacks         400, -32021
+==============================================================  ========================
+
+Header values are compared after the base64 sentinel is decoded, integers by value
+(:mod:`mcptrio.protocol.http_headers`). GET and DELETE carrying a stateless-era
+``MCP-Protocol-Version`` get 405: that era has neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ....protocol import http_headers as hh
+from ....protocol.errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    HeaderMismatch,
+    McpError,
+    MethodNotFound,
+)
+from ....protocol.methods import METHODS
+from ....protocol.request_meta import (
+    CLIENT_CAPABILITIES_KEY,
+    PROTOCOL_VERSION_KEY,
+    read_request_meta,
+)
+from ....protocol.revisions import revision_of, stateless_versions
+from ..engine.exchange import Headers, HttpResponder, header
+
+__all__ = [
+    "ErrorStatusResponder",
+    "StatelessHead",
+    "check_stateless_post",
+    "read_stateless_head",
+    "stateless_era_header",
+]
+
+#: The HTTP status of an error answer in this era (others are 200).
+_STATUS_OF_CODE = {
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+
+class _Params(msgspec.Struct):
+    name: Any = UNSET
+    uri: Any = UNSET
+    arguments: Any = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class _Head(msgspec.Struct):
+    method: str | UnsetType = UNSET
+    params: _Params | UnsetType = UNSET
+
+
+_head_decoder = msgspec.json.Decoder(_Head | list[Any])
+# Optional whitespace around a field value is not part of it (RFC 9110 section 5.5).
+_OWS = b" \t"
+
+
+class StatelessHead(msgspec.Struct, frozen=True):
+    """What the checks read from a stateless-era POST's lone message."""
+
+    method: str
+    params: _Params
+
+
+def stateless_era_header(headers: Headers, stateless: tuple[str, ...]) -> bool:
+    """Whether ``MCP-Protocol-Version`` names one of the ``stateless`` revisions."""
+    version = header(headers, hh.PROTOCOL_VERSION_HEADER)
+    return version is not None and version.decode("latin-1") in stateless
+
+
+def read_stateless_head(
+    body: bytes, headers: Headers, stateless: tuple[str, ...]
+) -> StatelessHead | None:
+    """The POST's lone message when the exchange is of the stateless era, else ``None``.
+
+    ``body`` has already been found to be JSON-RPC; a batch is never of this era.
+    """
+    try:
+        decoded = _head_decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if isinstance(decoded, list) or decoded.method is UNSET:
+        return None
+    params = decoded.params if isinstance(decoded.params, _Params) else _Params()
+    in_meta = isinstance(params.meta, dict) and PROTOCOL_VERSION_KEY in params.meta
+    if in_meta or stateless_era_header(headers, stateless):
+        return StatelessHead(decoded.method, params)
+    return None
+
+
+def check_stateless_post(
+    head: StatelessHead,
+    headers: Headers,
+    supported: tuple[str, ...],
+    tool_header_params: Callable[[str], Mapping[str, str] | None],
+) -> None:
+    """Check a stateless-era request's headers against its body (the module's table).
+
+    Raises the error to answer with (:func:`status_of` gives its HTTP status).
+    """
+    method = head.method
+    params = head.params
+    meta = params.meta if isinstance(params.meta, dict) else {}
+    version = header(headers, hh.PROTOCOL_VERSION_HEADER)
+    if version is None:
+        raise HeaderMismatch("Missing MCP-Protocol-Version header")
+    named_version = meta.get(PROTOCOL_VERSION_KEY)
+    if named_version is not None and hh.decode_value(version.strip(_OWS)) != named_version:
+        raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
+    if named_version is None:
+        # The header says stateless era but the body names no revision: the _meta is missing.
+        read_request_meta({PROTOCOL_VERSION_KEY: version.decode("latin-1")}, supported)
+        raise McpError(f"Missing required _meta[{PROTOCOL_VERSION_KEY!r}]", code=INVALID_PARAMS)
+    # The members the spec requires, checked here for their status (400); the connection reads
+    # the whole _meta (a malformed member is -32602 from there).
+    if named_version not in stateless_versions(supported):
+        read_request_meta(meta, supported)
+    if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
+        raise McpError(f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS)
+    revision = revision_of(named_version)
+    _expect(headers, hh.METHOD_HEADER, method, "Mcp-Method")
+    spec = METHODS.get(method)
+    if spec is None or revision.version not in spec.revisions:
+        raise MethodNotFound(f"Method not found: {method}")
+    name = hh.name_of(method, _as_mapping(params))
+    if name is not None:
+        _expect(headers, hh.NAME_HEADER, name, "Mcp-Name")
+    if method == "tools/call" and isinstance(params.name, str):
+        _check_params(headers, params, tool_header_params(params.name))
+
+
+def _as_mapping(params: _Params) -> dict[str, Any]:
+    return {"name": params.name, "uri": params.uri}
+
+
+def _expect(headers: Headers, name: bytes, value: str, label: str) -> None:
+    raw = header(headers, name)
+    if raw is None:
+        raise HeaderMismatch(f"Missing {label} header")
+    if hh.decode_value(raw.strip(_OWS)) != value:
+        raise HeaderMismatch(f"{label} header does not match the request body")
+
+
+def _check_params(headers: Headers, params: _Params, annotated: Mapping[str, str] | None) -> None:
+    if not annotated:
+        return
+    arguments = params.arguments if isinstance(params.arguments, dict) else {}
+    for argument, header_name in annotated.items():
+        label = f"Mcp-Param-{header_name}"
+        raw = header(headers, hh.PARAM_HEADER_PREFIX + header_name.lower().encode("ascii"))
+        value = arguments.get(argument)
+        if value is None:
+            if raw is not None:
+                raise HeaderMismatch(f"{label} header given for an absent argument")
+            continue
+        if raw is None:
+            raise HeaderMismatch(f"Missing {label} header")
+        if not hh.same_param(hh.decode_value(raw.strip(_OWS)), value):
+            raise HeaderMismatch(f"{label} header does not match the argument")
+
+
+def status_of(code: int) -> int:
+    """The HTTP status of an error answer with ``code`` in this era."""
+    return _STATUS_OF_CODE.get(code, 200)
+
+
+class _ErrorCode(msgspec.Struct):
+    code: int
+
+
+class _ErrorAnswer(msgspec.Struct):
+    error: _ErrorCode | UnsetType = UNSET
+
+
+_answer_decoder = msgspec.json.Decoder(_ErrorAnswer)
+
+
+class ErrorStatusResponder:
+    """Passes a response on, with the status this era gives a JSON error answer."""
+
+    def __init__(self, inner: HttpResponder) -> None:
+        self._inner = inner
+
+    async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
+        if status == 200 and body.startswith(b"{") and b'"error"' in body:
+            try:
+                answer = _answer_decoder.decode(body)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                answer = _ErrorAnswer()
+            if isinstance(answer.error, _ErrorCode):
+                status = status_of(answer.error.code)
+        await self._inner.send_response(status, headers, body)
+
+    async def start_stream(self, status: int, headers: Headers) -> None:
+        await self._inner.start_stream(status, headers)
+
+    async def send_chunk(self, data: bytes) -> None:
+        await self._inner.send_chunk(data)
+
+    async def end_stream(self) -> None:
+        await self._inner.end_stream()
+
+
+def is_stateless_revision(version: str) -> bool:
+    """Whether ``version`` is a stateless-era revision mcptrio knows."""
+    try:
+        return revision_of(version).era == "stateless"
+    except ValueError:
+        return False

@@ -122,7 +122,7 @@ def check_stateless_post(
     head: StatelessHead,
     headers: Headers,
     supported: tuple[str, ...],
-    tool_header_params: Callable[[str], Mapping[str, str] | None],
+    tool_header_params: Callable[[str], Mapping[hh.PropertyPath, str] | None],
 ) -> None:
     """Check a stateless-era request's headers against its body (the module's table).
 
@@ -171,14 +171,16 @@ def _expect(headers: Headers, name: bytes, value: str, label: str) -> None:
         raise HeaderMismatch(f"{label} header does not match the request body")
 
 
-def _check_params(headers: Headers, params: _Params, annotated: Mapping[str, str] | None) -> None:
+def _check_params(
+    headers: Headers, params: _Params, annotated: Mapping[hh.PropertyPath, str] | None
+) -> None:
     if not annotated:
         return
     arguments = params.arguments if isinstance(params.arguments, dict) else {}
-    for argument, header_name in annotated.items():
+    for path, header_name in annotated.items():
         label = f"Mcp-Param-{header_name}"
         raw = header(headers, hh.PARAM_HEADER_PREFIX + header_name.lower().encode("ascii"))
-        value = arguments.get(argument)
+        value = hh.value_at(arguments, path)
         if value is None:
             if raw is not None:
                 raise HeaderMismatch(f"{label} header given for an absent argument")

@@ -53,6 +53,8 @@ from ....protocol.errors import (
     McpError,
     ParseError,
 )
+from ....protocol.http_headers import PropertyPath
+from ....protocol.request_meta import PROTOCOL_VERSION_KEY
 from ....protocol.revisions import (
     ASSUMED_WITHOUT_VERSION_HEADER,
     SUPPORTED,
@@ -94,6 +96,10 @@ _CANCEL_POLL = 0.01
 # How long an SSE answer's head waits for the first message, so that a prompt answer is sent
 # as one whole response instead of a stream (see ``_answer``).
 _SSE_HEAD_DELAY = 0.05
+#: Seconds a stateless-era request may stay unanswered before its JSON-mode POST turns SSE.
+_STATELESS_JSON_HEAD_DELAY = 1.0
+#: Seconds the notice cancelling a request whose client went away may take to be taken.
+_CANCEL_NOTICE_TIMEOUT = 1.0
 
 
 def _is_error_answer(data: bytes) -> bool:
@@ -129,7 +135,7 @@ class StreamableHttpEndpoint:
         )
         self._revisions: tuple[str, ...] = supported if isinstance(supported, tuple) else SUPPORTED
         self._stateless_revisions = stateless_versions(self._revisions)
-        self._tool_header_params: Callable[[str], Mapping[str, str] | None] = getattr(
+        self._tool_header_params: Callable[[str], Mapping[PropertyPath, str] | None] = getattr(
             registry.factory, "tool_header_params", _no_header_params
         )
 
@@ -173,7 +179,9 @@ class StreamableHttpEndpoint:
             await send_error(responder, 400, exc.message)
             return
         session_id = header(headers, b"mcp-session-id")
-        if session_id is None or self.stateless:
+        # A stateless-era request ignores an Mcp-Session-Id (the spec's advice to servers); a
+        # session's own POSTs skip the decoding unless the body could name a revision.
+        if session_id is None or self.stateless or _STATELESS_META_KEY in body:
             head = read_stateless_head(body, headers, self._stateless_revisions)
             if head is not None:
                 await self._post_stateless_era(responder, headers, body, routing, head)
@@ -342,6 +350,11 @@ class StreamableHttpEndpoint:
             stream.on_activity = start
         if not self.json_response:
             transport.start_head_timer(stream, _SSE_HEAD_DELAY)
+        elif on_writer is not None:
+            # A stateless-era request (the only kind with on_writer): one the client could
+            # only wait for in silence gets its SSE head after a while even in JSON mode, so
+            # that keep-alives flow and a closed stream (its cancellation) is noticed.
+            transport.start_head_timer(stream, _STATELESS_JSON_HEAD_DELAY)
         try:
             try:
                 await session.handle_frame(body)
@@ -517,17 +530,24 @@ class StreamableHttpEndpoint:
     ) -> None:
         """Answer a stateless-era request on the shared session, in this POST's task."""
 
-        def watch(writer: StreamWriter) -> None:
-            # Closing the response stream is cancellation in this era: once the writer stops
-            # (the client went away) with the request still running, the request is cancelled.
-            session.start_actor(_cancel_when_gone, writer, transport, session, rid)
-
         transport.exchanges += 1
         stream = transport.open_request_stream([rid])
         try:
-            await self._answer_inline(
-                transport, session, stream, ErrorStatusResponder(responder), body, watch
-            )
+            async with trio.open_nursery() as nursery:
+
+                def watch(writer: StreamWriter) -> None:
+                    # Closing the response stream is cancellation in this era. A write finds
+                    # out (the writer stops); so does the front end, which cancels this POST's
+                    # task when it reads EOF (the handler, shielded in it, needs the notice).
+                    session.start_actor(_cancel_when_gone, writer, transport, session, rid)
+                    nursery.start_soon(_cancel_on_disconnect, transport, session, rid)
+
+                try:
+                    await self._answer_inline(
+                        transport, session, stream, ErrorStatusResponder(responder), body, watch
+                    )
+                finally:
+                    nursery.cancel_scope.cancel()
         finally:
             transport.release_stream(stream)
             transport.exchanges -= 1
@@ -621,12 +641,30 @@ async def _cancel_when_gone(
         await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
 
 
+async def _cancel_on_disconnect(transport: HttpSession, session: Session, rid: RequestId) -> None:
+    """Wait to be cancelled: by the POST ending (nothing to do then), or by the front end when
+    the client closed the response stream with ``rid`` still running (then cancel it)."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        if transport.answer_owed(rid):
+            cancel = CancelledNotification(
+                request_id=rid, reason="The client closed the response stream"
+            )
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + _CANCEL_NOTICE_TIMEOUT
+                await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+
+
 async def _cancel_when_done(writer: StreamWriter, scope: trio.CancelScope) -> None:
     await writer.done.wait()
     scope.cancel()
 
 
-def _no_header_params(name: str) -> Mapping[str, str] | None:
+_STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
+
+
+def _no_header_params(name: str) -> Mapping[PropertyPath, str] | None:
     return None
 
 

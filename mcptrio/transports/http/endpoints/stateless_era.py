@@ -1,8 +1,8 @@
 """Streamable HTTP in the stateless era (2026-07-28): the checks a POST passes first.
 
-A POST with no ``Mcp-Session-Id`` whose ``MCP-Protocol-Version`` header names a stateless-era
-revision, or whose request ``_meta`` names one, is a stateless-era exchange: no session is
-minted or echoed, and the headers are checked against the body before anything runs
+A POST whose request ``_meta`` names a stateless-era revision, or with no ``Mcp-Session-Id``
+whose ``MCP-Protocol-Version`` header names one, is a stateless-era exchange: no session is
+minted or echoed (one sent is ignored), and the headers are checked against the body before anything runs
 (CHECKLIST 7.6, in this order):
 
 ==============================================================  ========================

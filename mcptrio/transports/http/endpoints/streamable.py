@@ -1,4 +1,4 @@
-"""Streamable HTTP (2025-03-26, 2025-06-18, 2025-11-25), server side: POST, GET and DELETE.
+"""Streamable HTTP (2025-03-26 to 2026-07-28), server side: POST, GET and DELETE.
 
 Status codes, in the order the checks run (Origin, Host and credentials are checked before, by
 the app, for every endpoint):
@@ -34,6 +34,14 @@ and the session kept only if it succeeds).
 
 Disconnection is not cancellation: when a POST's client goes away, its request runs on and what
 it sends waits on its stream (and in the event store) for a GET with ``Last-Event-ID``.
+
+The stateless era (2026-07-28) shares the endpoint, per request: a POST whose ``_meta`` names
+such a revision has its own checks and statuses (the table in ``stateless_era.py``: 400 with
+-32020 / -32022 / -32602 / -32021, 404 with -32601, 202 for a notification), never a session id
+(one sent is ignored), GET and DELETE with such an ``MCP-Protocol-Version`` get 405 +
+``Allow: POST``. There closing the response stream *is* cancellation, a quiet request turns SSE
+after ``_STATELESS_JSON_HEAD_DELAY`` even in JSON mode, and a quiet stream gets ``: keep-alive``
+comments.
 """
 
 from __future__ import annotations

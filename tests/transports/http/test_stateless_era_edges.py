@@ -204,16 +204,21 @@ async def post_and_forget(url: str, body: bytes, log: list[str]) -> None:
         await wait_until(lambda: log == ["started"])
 
 
+@pytest.mark.parametrize("interval", [None, 4.0])
 async def test_a_quiet_stream_carries_keep_alive_comments(
-    front_end: str, autojump_clock: trio.abc.Clock
+    front_end: str, interval: float | None, autojump_clock: trio.abc.Clock
 ) -> None:
     log: list[str] = []
-    seconds = KEEP_ALIVE_INTERVAL * 2.5
+    every = KEEP_ALIVE_INTERVAL if interval is None else interval
+    app = McpHttpApp(
+        make_server(log), **({} if interval is None else {"keep_alive_interval": every})
+    )
+    seconds = every * 2.5
     params = {"_meta": meta(), "name": "wait", "arguments": {"seconds": seconds}}
     with trio.fail_after(seconds * 4):
         async with (
-            serve(front_end, McpHttpApp(make_server(log))) as url,
-            open_test_connection(url, timeout=KEEP_ALIVE_INTERVAL * 2) as conn,
+            serve(front_end, app) as url,
+            open_test_connection(url, timeout=every * 2) as conn,
             conn.stream(
                 "POST",
                 "/mcp",

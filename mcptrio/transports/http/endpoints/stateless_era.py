@@ -2,8 +2,8 @@
 
 A POST whose request ``_meta`` names a stateless-era revision, or with no ``Mcp-Session-Id``
 whose ``MCP-Protocol-Version`` header names one, is a stateless-era exchange: no session is
-minted or echoed (one sent is ignored), and the headers are checked against the body before anything runs
-(CHECKLIST 7.6, in this order):
+minted or echoed (one sent is ignored), and the headers are checked against the body before
+anything runs (CHECKLIST 7.6, in this order):
 
 ==============================================================  ========================
 a batch, or a JSON-RPC response from the client                 400, -32600

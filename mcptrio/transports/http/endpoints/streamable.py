@@ -85,7 +85,13 @@ from .responses import (
 )
 from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
-from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
+from .sse_stream import (
+    KEEP_ALIVE_INTERVAL,
+    OutboundStream,
+    drain_events,
+    sse_event,
+    write_stream,
+)
 from .stateless_era import (
     ErrorStatusResponder,
     StatelessHead,
@@ -131,12 +137,15 @@ class StreamableHttpEndpoint:
         json_response: bool = True,
         stateless: bool = False,
         stateless_transport: type[HttpSession] = HttpSession,
+        keep_alive_interval: float = KEEP_ALIVE_INTERVAL,
     ) -> None:
         self.registry = registry
         self.security = registry.security
         self.json_response = json_response
         self.stateless = stateless
         self._stateless_transport = stateless_transport
+        #: Seconds a streamed response may stay quiet before a ``: keep-alive`` comment.
+        self.keep_alive_interval = keep_alive_interval
         supported = getattr(registry.factory, "supported_revisions", None)
         self._supported: frozenset[bytes] | None = (
             frozenset(r.encode() for r in supported) if isinstance(supported, tuple) else None
@@ -453,7 +462,9 @@ class StreamableHttpEndpoint:
         if routing.batch:
             await send_error(responder, 400, "Batches are not accepted by a stateless server")
             return
-        transport = self._stateless_transport("", event_store=None)
+        transport = self._stateless_transport(
+            "", event_store=None, keep_alive_interval=self.keep_alive_interval
+        )
         session = transport.session = self.registry.factory.session(transport)
         if not routing.initialize:
             version = header(request.headers, b"mcp-protocol-version")
@@ -509,7 +520,9 @@ class StreamableHttpEndpoint:
             return
         # Another client has a request with this id in flight on the shared session: this one
         # gets a session of its own, as a stateless POST of the handshake era does.
-        transport = self._stateless_transport("", event_store=None)
+        transport = self._stateless_transport(
+            "", event_store=None, keep_alive_interval=self.keep_alive_interval
+        )
         session = transport.session = self.registry.factory.session(transport)
         stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
@@ -526,7 +539,9 @@ class StreamableHttpEndpoint:
             nursery.cancel_scope.cancel()
 
     def _make_shared_transport(self) -> HttpSession:
-        return self._stateless_transport("", event_store=None)
+        return self._stateless_transport(
+            "", event_store=None, keep_alive_interval=self.keep_alive_interval
+        )
 
     async def _answer_on_shared(
         self,

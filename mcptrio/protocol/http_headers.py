@@ -21,6 +21,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+import msgspec
+from msgspec import UNSET, UnsetType
+
 from .errors import HeaderMismatch
 
 __all__ = [
@@ -29,11 +32,14 @@ __all__ = [
     "PARAM_HEADER_PREFIX",
     "PROTOCOL_VERSION_HEADER",
     "InvalidHeaderAnnotation",
+    "RequestHead",
+    "RequestHeadParams",
     "decode_value",
     "encode_value",
     "header_params",
     "name_of",
     "param_value",
+    "read_request_head",
     "same_param",
 ]
 
@@ -54,6 +60,11 @@ _PLAIN = re.compile(r"\A[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?\Z")
 # RFC 9110 token characters: what an x-mcp-header name may hold.
 _TOKEN = re.compile(r"\A[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+
+class _HeadFrame(msgspec.Struct):
+    method: str | UnsetType = UNSET
+    params: RequestHeadParams | UnsetType = UNSET
 
 
 class InvalidHeaderAnnotation(ValueError):
@@ -148,3 +159,34 @@ def same_param(header: str, value: Any) -> bool:
         except ValueError:
             return False
     return isinstance(value, str) and header == value
+
+
+class RequestHeadParams(msgspec.Struct):
+    """The members of a request's params that its headers repeat."""
+
+    name: Any = UNSET
+    uri: Any = UNSET
+    arguments: Any = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class RequestHead(msgspec.Struct):
+    """What the headers of a request repeat of its body: its method and some of its params."""
+
+    method: str
+    params: RequestHeadParams
+
+
+_head_decoder = msgspec.json.Decoder(_HeadFrame | list[Any])
+
+
+def read_request_head(body: bytes) -> RequestHead | None:
+    """The head of the lone request or notification in ``body`` (``None``: none, or a batch)."""
+    try:
+        decoded = _head_decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if isinstance(decoded, list) or isinstance(decoded.method, UnsetType):
+        return None
+    params = decoded.params if isinstance(decoded.params, RequestHeadParams) else None
+    return RequestHead(decoded.method, params or RequestHeadParams())

@@ -318,12 +318,15 @@ async def test_closing_a_listen_stream_ends_its_subscription_actor() -> None:
     with trio.fail_after(10):
         async with serving() as (server, url):
             params = {"_meta": meta(), "notifications": {"toolsListChanged": True}}
-            async with open_test_connection(url) as conn, conn.stream(
-                "POST",
-                "/mcp",
-                headers=headers("subscriptions/listen"),
-                body=message("subscriptions/listen", params, 7),
-            ) as events:
+            async with (
+                open_test_connection(url) as conn,
+                conn.stream(
+                    "POST",
+                    "/mcp",
+                    headers=headers("subscriptions/listen"),
+                    body=message("subscriptions/listen", params, 7),
+                ) as events,
+            ):
                 await events.next_chunk()
                 assert len(server.subscriptions) == 1  # type: ignore[arg-type]
             # The client is gone: the next write finds out, and the actor ends.

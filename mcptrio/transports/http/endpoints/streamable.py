@@ -59,7 +59,6 @@ from ....protocol.revisions import (
     revision_of,
     stateless_versions,
 )
-from ....protocol.types import CancelledNotification
 from ....runtime.session import Session
 from ....stores.event_store import UnknownEventId
 from ..engine.exchange import Headers, HttpRequest, HttpResponder, header
@@ -79,7 +78,9 @@ from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
 from .stateless_era import (
     ErrorStatusResponder,
     StatelessHead,
+    cancel_when_gone,
     check_stateless_post,
+    no_header_params,
     read_stateless_head,
     stateless_era_header,
 )
@@ -130,7 +131,7 @@ class StreamableHttpEndpoint:
         self._revisions: tuple[str, ...] = supported if isinstance(supported, tuple) else SUPPORTED
         self._stateless_revisions = stateless_versions(self._revisions)
         self._tool_header_params: Callable[[str], Mapping[str, str] | None] = getattr(
-            registry.factory, "tool_header_params", _no_header_params
+            registry.factory, "tool_header_params", no_header_params
         )
 
     async def handle(
@@ -173,7 +174,8 @@ class StreamableHttpEndpoint:
             await send_error(responder, 400, exc.message)
             return
         session_id = header(headers, b"mcp-session-id")
-        if session_id is None or self.stateless:
+        # A server of the handshake era only answers such a POST as it always did.
+        if self._stateless_revisions and (session_id is None or self.stateless):
             head = read_stateless_head(body, headers, self._stateless_revisions)
             if head is not None:
                 await self._post_stateless_era(responder, headers, body, routing, head)
@@ -482,32 +484,24 @@ class StreamableHttpEndpoint:
         except EndpointNotRunning:
             await send_error(responder, 503, "The MCP endpoint is not running")
             return
+        rid = routing.request_ids[0]
         session = shared.session
         if session is not None and not shared.owns_any(routing.request_ids):
-            await self._answer_on_shared(shared, session, responder, body, routing.request_ids[0])
+            await self._answer_stateless_era(shared, session, responder, body, rid)
             return
         # Another client has a request with this id in flight on the shared session: this one
         # gets a session of its own, as a stateless POST of the handshake era does.
-        transport = self._stateless_transport("", event_store=None)
+        transport = self._make_shared_transport()
         session = transport.session = self.registry.factory.session(transport)
-        stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-
-            def watch(writer: StreamWriter) -> None:
-                # Closing the response stream is cancellation in this era: once the writer
-                # stops (the client went away), the request, and this POST's session, end.
-                nursery.start_soon(_cancel_when_done, writer, nursery.cancel_scope)
-
-            await self._answer_inline(
-                transport, session, stream, ErrorStatusResponder(responder), body, watch
-            )
+            await self._answer_stateless_era(transport, session, responder, body, rid)
             nursery.cancel_scope.cancel()
 
     def _make_shared_transport(self) -> HttpSession:
         return self._stateless_transport("", event_store=None)
 
-    async def _answer_on_shared(
+    async def _answer_stateless_era(
         self,
         transport: HttpSession,
         session: Session,
@@ -515,12 +509,12 @@ class StreamableHttpEndpoint:
         body: bytes,
         rid: RequestId,
     ) -> None:
-        """Answer a stateless-era request on the shared session, in this POST's task."""
+        """Answer a stateless-era request on ``session``, in this POST's task."""
 
         def watch(writer: StreamWriter) -> None:
             # Closing the response stream is cancellation in this era: once the writer stops
             # (the client went away) with the request still running, the request is cancelled.
-            session.start_actor(_cancel_when_gone, writer, transport, session, rid)
+            session.start_actor(cancel_when_gone, writer, transport, session, rid)
 
         transport.exchanges += 1
         stream = transport.open_request_stream([rid])
@@ -608,26 +602,6 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
-
-
-async def _cancel_when_gone(
-    writer: StreamWriter, transport: HttpSession, session: Session, rid: RequestId
-) -> None:
-    await writer.done.wait()
-    if transport.answer_owed(rid):
-        cancel = CancelledNotification(
-            request_id=rid, reason="The client closed the response stream"
-        )
-        await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
-
-
-async def _cancel_when_done(writer: StreamWriter, scope: trio.CancelScope) -> None:
-    await writer.done.wait()
-    scope.cancel()
-
-
-def _no_header_params(name: str) -> Mapping[str, str] | None:
-    return None
 
 
 def _batches_allowed(revision: str | None) -> bool:

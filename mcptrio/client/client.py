@@ -22,7 +22,8 @@ import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
-from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
+from ..protocol.errors import ConnectionClosed, HeaderMismatch, McpError, RequestTimeout
+from ..protocol.http_headers import PropertyPath
 from ..protocol.revisions import revision_of
 from ..protocol.types.common import PaginatedResult
 from ..protocol.types.completion import (
@@ -33,6 +34,7 @@ from ..protocol.types.completion import (
     PromptReference,
     ResourceTemplateReference,
 )
+from ..protocol.types.input_required import InputRequiredResult
 from ..protocol.types.lifecycle import (
     Implementation,
     InitializeResult,
@@ -69,6 +71,8 @@ from ..protocol.types.tools import (
 )
 from ..runtime.session import Session
 from .errors import RepeatedCursor
+from .header_params import HeaderParamsOfTools
+from .input_required import answer_input_required
 from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
 from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
@@ -107,6 +111,8 @@ class Client:
         self._handlers = handlers
         self._notifications = notifications
         self._output_schemas = OutputSchemas()
+        #: The ``x-mcp-header`` arguments of the listed tools (the stateless era's HTTP headers).
+        self._header_params = HeaderParamsOfTools()
         # A changed tool list may have changed any tool's output schema.
         notifications.on_tools_changed = self._output_schemas.forget
 
@@ -138,6 +144,10 @@ class Client:
         """What the server declared; a feature it lacks is ``UNSET``."""
         return self.initialize_result.capabilities
 
+    def tool_header_params(self, name: str) -> dict[PropertyPath, str] | None:
+        """The ``x-mcp-header`` arguments of tool ``name`` as last listed (stateless era)."""
+        return self._header_params.get(name)
+
     # ---------------------------------------------------------------- any request
 
     async def request(
@@ -147,12 +157,31 @@ class Client:
         if options:
             check_options("A Client call", options, CallOptions)
         timeout = options.get("timeout")
-        return await self.session.request(
+        result = await self.session.request(
             request,
             timeout=self.request_timeout if timeout is None else timeout,
             max_total_timeout=options.get("max_total_timeout"),
             on_progress=options.get("on_progress"),
         )
+        if isinstance(result, InputRequiredResult):
+            return await self._answer_inputs(request, result, options)
+        return result
+
+    async def _answer_inputs(
+        self, request: Request[ResultT], result: InputRequiredResult, options: CallOptions
+    ) -> ResultT:
+        """The stateless era asks the client for input in an answer, not in a request."""
+        timeout = options.get("timeout")
+
+        async def send(retry: Request[Any]) -> Result:
+            return await self.session.request(
+                retry,
+                timeout=self.request_timeout if timeout is None else timeout,
+                max_total_timeout=options.get("max_total_timeout"),
+                on_progress=options.get("on_progress"),
+            )
+
+        return await answer_input_required(self.session, request, result, send, self._handlers)
 
     async def ping(self, **options: Unpack[CallOptions]) -> None:
         await self.request(PingRequest(), **options)
@@ -162,8 +191,15 @@ class Client:
     async def list_tools(
         self, cursor: str | None = None, **options: Unpack[CallOptions]
     ) -> ListToolsResult:
-        """One page of ``tools/list`` (the tools' output schemas are remembered)."""
+        """One page of ``tools/list`` (the tools' output schemas are remembered).
+
+        In the stateless era the tools' ``x-mcp-header`` arguments are remembered too (they
+        travel in HTTP headers), and a tool whose annotations break the rules is left out of
+        the page, with a warning, as the spec has clients do.
+        """
         page = await self.request(ListToolsRequest(cursor=_cursor(cursor)), **options)
+        if self.session.connection.request_meta is not None:
+            page = self._header_params.learn(page)
         self._output_schemas.learn(page.tools)
         return page
 
@@ -200,12 +236,25 @@ class Client:
         if options:
             check_options("A Client call", options, CallOptions)
         timeout = options.get("timeout")
-        result = await self.session.request(
-            CallToolRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
-            timeout=self.request_timeout if timeout is None else timeout,
-            max_total_timeout=options.get("max_total_timeout"),
-            on_progress=options.get("on_progress"),
+        request = CallToolRequest(
+            name=name, arguments=UNSET if arguments is None else dict(arguments)
         )
+        try:
+            result = await self.session.request(
+                request,
+                timeout=self.request_timeout if timeout is None else timeout,
+                max_total_timeout=options.get("max_total_timeout"),
+                on_progress=options.get("on_progress"),
+            )
+        except HeaderMismatch:
+            # The tool's x-mcp-header arguments may have changed: list again, then once more.
+            if self.session.connection.request_meta is None:
+                raise
+            async for _tool in self.iter_tools():
+                pass
+            result = await self.request(request, **options)
+        if isinstance(result, InputRequiredResult):
+            result = await self._answer_inputs(request, result, options)
         if validate_output:
             self._output_schemas.check(name, result)
         return result
@@ -359,7 +408,15 @@ class Client:
         level: LoggingLevel,
         **options: Unpack[CallOptions],
     ) -> None:
-        """``logging/setLevel``: ask for log messages at ``level`` and above."""
+        """``logging/setLevel``: ask for log messages at ``level`` and above.
+
+        In the stateless era there is no such request: every later request carries ``level``
+        in its ``_meta`` instead, as the spec has it.
+        """
+        meta = self.session.connection.request_meta
+        if meta is not None:
+            meta.log_level = level
+            return
         await self.request(SetLevelRequest(level=level), **options)
 
     @asynccontextmanager

@@ -23,14 +23,16 @@ import trio
 
 from ..protocol.connection import Connection
 from ..protocol.errors import RequestTimeout
-from ..protocol.types import InitializedNotification
+from ..protocol.types import InitializedNotification, InitializeResult
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import Session
+from ..transports.http.client.transport import HttpClientTransport
 from .client import Client
+from .eras import era_key, probe_stateless
 from .notifications import NotificationCallbacks, NotificationRouter
 from .options import ClientIdentity, ClientOptions, Revisions, Timeouts, check_options
 from .server_requests import Handlers, ServerRequestRouter, derive_capabilities
-from .targets import Target, open_target
+from .targets import Target, open_target, resolve_target
 
 __all__ = ["open_client"]
 
@@ -97,23 +99,29 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                 session_scope = trio.CancelScope()
                 await nursery.start(_run_in_scope, session, session_scope)
                 try:
-                    # initialize must not be cancelled with notifications/cancelled (the spec
-                    # forbids it), so its deadline is a plain trio one, not the request timeout.
-                    try:
-                        with trio.fail_after(timeouts.initialize):
-                            result = await session.request(connection.initialize_request())
-                    except trio.TooSlowError:
-                        raise RequestTimeout(
-                            f"The server did not answer initialize within {timeouts.initialize} s"
-                        ) from None
-                    await session.notify(InitializedNotification())
-                    yield Client(
+                    result = None
+                    if revisions.stateless:
+                        result = await probe_stateless(
+                            session,
+                            revisions.stateless,
+                            capabilities=declared,
+                            info=identity.info,
+                            timeout=timeouts.probe,
+                            pinned=revisions.pinned_stateless,
+                            key=era_key(resolve_target(target)),
+                        )
+                    if result is None:
+                        result = await _initialize(session, connection, timeouts)
+                    client = Client(
                         session,
                         result,
                         request_timeout=timeouts.request,
                         handlers=router,
                         notifications=notifications,
                     )
+                    if isinstance(transport, HttpClientTransport):
+                        transport.set_header_params(client.tool_header_params)
+                    yield client
                 finally:
                     # Only the session is cancelled here: the transport then closes outside any
                     # cancelled scope (a stdio server gets its graceful shutdown), and an error
@@ -121,6 +129,22 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                     session_scope.cancel()
         finally:
             nursery.cancel_scope.cancel()
+
+
+async def _initialize(
+    session: Session, connection: Connection, timeouts: Timeouts
+) -> InitializeResult:
+    # initialize must not be cancelled with notifications/cancelled (the spec forbids it), so
+    # its deadline is a plain trio one, not the request timeout.
+    try:
+        with trio.fail_after(timeouts.initialize):
+            result = await session.request(connection.initialize_request())
+    except trio.TooSlowError:
+        raise RequestTimeout(
+            f"The server did not answer initialize within {timeouts.initialize} s"
+        ) from None
+    await session.notify(InitializedNotification())
+    return result
 
 
 async def _run_in_scope(

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ..protocol.revisions import HANDSHAKE_SUPPORTED
+from ..protocol.revisions import HANDSHAKE_SUPPORTED, revision_of, stateless_versions
 from ..protocol.types import ClientCapabilities, Implementation
 from ..runtime.outgoing import ProgressCallback
 from .notifications import NotificationCallbacks
@@ -95,6 +95,15 @@ class Revisions:
     accepts an answer in any of ``supported``; a server answering another raises
     :class:`~mcptrio.protocol.errors.UnsupportedProtocolVersion`. A client that offers an older
     revision gets, and may send, only what that revision has.
+
+    By default the client speaks the handshake era (``supported`` is
+    :data:`~mcptrio.protocol.revisions.HANDSHAKE_SUPPORTED`). With a stateless-era revision
+    (2026-07-28) in ``supported`` it probes first over stdio, WebSocket and in memory: it asks
+    ``server/discover`` and speaks the stateless era to a server that answers, and falls back to
+    ``initialize`` when the server answers anything else (or nothing within
+    ``Timeouts.probe``). ``protocol_version`` set to a stateless-era revision pins it: no
+    fallback. Over HTTP the client speaks the handshake era (see
+    ``docs/explanation/client-design.md``).
     """
 
     protocol_version: str | None = None
@@ -108,6 +117,19 @@ class Revisions:
                 f"protocol_version {self.protocol_version!r} is not one of supported"
                 f" {self.supported}"
             )
+
+    @property
+    def stateless(self) -> tuple[str, ...]:
+        """The stateless-era revisions to try first, preferred first (empty: none)."""
+        pinned = self.protocol_version
+        if pinned is not None:
+            return (pinned,) if revision_of(pinned).era == "stateless" else ()
+        return stateless_versions(self.supported)
+
+    @property
+    def pinned_stateless(self) -> bool:
+        """Whether ``protocol_version`` pins a stateless-era revision (no fallback)."""
+        return self.protocol_version is not None and bool(self.stateless)
 
     @property
     def offered(self) -> str:
@@ -128,11 +150,14 @@ class Timeouts:
     ``initialize`` bounds the handshake (past it, :func:`~mcptrio.open_client` raises
     :class:`~mcptrio.protocol.errors.RequestTimeout`); ``initialize`` is never cancelled with
     ``notifications/cancelled``, as the spec says. ``request`` is the ``timeout`` of every call
-    that passes none (``None``: no limit).
+    that passes none (``None``: no limit). ``probe`` bounds the stateless era's probe.
     """
 
     initialize: float = 30.0
     request: float | None = None
+    #: How long the stateless era's probe (``server/discover``) waits before the client falls
+    #: back to ``initialize``.
+    probe: float = 5.0
 
 
 class ClientOptions(TypedDict, total=False):

@@ -85,6 +85,7 @@ from .types import (
     PingRequest,
     ServerCapabilities,
 )
+from .types.common import CacheScope
 
 __all__ = ["Connection", "Role", "capability_declared"]
 
@@ -94,6 +95,7 @@ ResultT = TypeVar("ResultT", bound=Result)
 
 # Before a session is initialized only these may be sent or handled.
 _PRE_INIT_METHODS = frozenset({"initialize", "ping"})
+_DISCOVER = "server/discover"
 
 
 class _Batch:
@@ -117,6 +119,7 @@ class Connection:
         capabilities: ClientCapabilities | ServerCapabilities,
         instructions: str | None = None,
         supported: tuple[str, ...] = SUPPORTED,
+        cache_hints: tuple[int, CacheScope] | None = None,
     ) -> None:
         self.role: Role = role
         self.peer_role: Role = "server" if role == "client" else "client"
@@ -124,6 +127,8 @@ class Connection:
         self.capabilities = capabilities
         self.instructions = instructions
         self.supported = supported
+        #: ``ttlMs`` / ``cacheScope`` of the ``server/discover`` answer (``None``: not cacheable).
+        self.cache_hints = cache_hints
         #: The negotiated revision, once known.
         self.revision: str | None = None
         #: What the negotiated revision has (its row of the revision table), once known.
@@ -334,7 +339,9 @@ class Connection:
     ) -> None:
         if is_discover(stateless.request):
             assert isinstance(self.capabilities, ServerCapabilities)
-            result = discover_result(self.supported, self.capabilities, self.instructions)
+            result = discover_result(
+                self.supported, self.capabilities, self.instructions, self.cache_hints
+            )
             self._stateless[rid] = stateless.meta
             self._in_flight[rid] = None
             data = self.respond(rid, result)
@@ -533,7 +540,8 @@ class Connection:
             raise CapabilityNotNegotiated(f"A {self.role} does not send {method!r}")
         revision = self.revision
         if revision is None:
-            if method not in _PRE_INIT_METHODS and kind == "request":
+            # server/discover is the stateless era's probe: it needs no handshake.
+            if method not in _PRE_INIT_METHODS and kind == "request" and method != _DISCOVER:
                 raise CapabilityNotNegotiated(f"Cannot send {method!r} before initialization")
             return
         if revision not in spec.revisions:

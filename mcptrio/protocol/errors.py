@@ -36,6 +36,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
             ├── OutputValidationError     structuredContent does not fit the outputSchema
             ├── RepeatedCursor            a server's pagination went round in a circle
             ├── ServerConnectError        a server of a group could not be connected
+            ├── TooManyInputRounds        a stateless-era request kept asking for input
             └── UnknownServer             no such server in the group; also a KeyError
 
 Errors that arrive from the peer are rebuilt by :meth:`McpError.from_wire` as the class that

@@ -11,8 +11,8 @@ A server decodes before comparing and answers a missing, malformed or mismatchin
 This module is sans-IO and shared by both sides: :func:`encode_value` / :func:`decode_value`,
 :func:`name_of` (the ``Mcp-Name`` a message needs), :func:`header_params` (the annotated
 parameters of a tool schema, validated as CHECKLIST 10.14 says), :func:`param_headers` (the
-``Mcp-Param-*`` headers of a call, for the client) and :func:`same_param` with
-:func:`value_at` (the server's comparison).
+``Mcp-Param-*`` headers of a call) and :func:`same_param` with :func:`value_at` (the server's
+comparison).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+import msgspec
+from msgspec import UNSET, UnsetType
+
 from .errors import HeaderMismatch
 
 __all__ = [
@@ -32,12 +35,15 @@ __all__ = [
     "PROTOCOL_VERSION_HEADER",
     "InvalidHeaderAnnotation",
     "PropertyPath",
+    "RequestHead",
+    "RequestHeadParams",
     "decode_value",
     "encode_value",
     "header_params",
     "name_of",
     "param_headers",
     "param_value",
+    "read_request_head",
     "same_param",
     "value_at",
 ]
@@ -59,6 +65,11 @@ _PLAIN = re.compile(r"\A[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?\Z")
 # RFC 9110 token characters: what an x-mcp-header name may hold.
 _TOKEN = re.compile(r"\A[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+
+class _HeadFrame(msgspec.Struct):
+    method: str | UnsetType = UNSET
+    params: RequestHeadParams | UnsetType = UNSET
 
 
 class InvalidHeaderAnnotation(ValueError):
@@ -219,3 +230,34 @@ def same_param(header: str, value: Any) -> bool:
         except ValueError:
             return False
     return isinstance(value, str) and header == value
+
+
+class RequestHeadParams(msgspec.Struct):
+    """The members of a request's params that its headers repeat."""
+
+    name: Any = UNSET
+    uri: Any = UNSET
+    arguments: Any = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class RequestHead(msgspec.Struct):
+    """What the headers of a request repeat of its body: its method and some of its params."""
+
+    method: str
+    params: RequestHeadParams
+
+
+_head_decoder = msgspec.json.Decoder(_HeadFrame | list[Any])
+
+
+def read_request_head(body: bytes) -> RequestHead | None:
+    """The head of the lone request or notification in ``body`` (``None``: none, or a batch)."""
+    try:
+        decoded = _head_decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if isinstance(decoded, list) or isinstance(decoded.method, UnsetType):
+        return None
+    params = decoded.params if isinstance(decoded.params, RequestHeadParams) else None
+    return RequestHead(decoded.method, params or RequestHeadParams())

@@ -119,6 +119,10 @@ def read_request_meta(
     if not isinstance(version, str):
         raise InvalidParams(f"_meta[{PROTOCOL_VERSION_KEY!r}] must be a string")
     speaks = stateless_versions(supported)
+    if not speaks:
+        # A server of the handshake era only: the request is one it cannot read as standing
+        # alone, and answers as a handshake-era server does (before initialize).
+        return None
     if version not in speaks:
         raise UnsupportedProtocolVersion(
             f"Unsupported protocol version {version!r}",

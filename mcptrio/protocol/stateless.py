@@ -33,6 +33,7 @@ from .types import (
     INPUT_REQUIRED,
     RESULT_COMPLETE,
     CacheablePaginatedResult,
+    CacheScope,
     CallToolResult,
     DiscoverRequest,
     DiscoverResult,
@@ -119,12 +120,15 @@ def discover_result(
     supported: tuple[str, ...],
     capabilities: ServerCapabilities,
     instructions: str | None,
+    cache_hints: tuple[int, CacheScope] | None = None,
 ) -> DiscoverResult:
     """The answer to ``server/discover`` (before :func:`answer_result` finishes it)."""
     return DiscoverResult(
         supported_versions=list(stateless_versions(supported)),
         capabilities=capabilities,
         instructions=UNSET if instructions is None else instructions,
+        ttl_ms=UNSET if cache_hints is None else cache_hints[0],
+        cache_scope=UNSET if cache_hints is None else cache_hints[1],
     )
 
 

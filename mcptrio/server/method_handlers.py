@@ -93,9 +93,12 @@ class MethodHandlers:
             cursor = request.cursor if isinstance(request.cursor, str) else None
             items = list(registry.values())
             page, next_cursor = paginate(field, items, cursor, self.server.page_size)
+            ttl = self.server.cache_ttl_ms
             return result_type(
                 **{field: [item.definition for item in page]},
                 next_cursor=UNSET if next_cursor is None else next_cursor,
+                ttl_ms=UNSET if ttl is None else ttl,
+                cache_scope=UNSET if ttl is None else self.server.cache_scope,
             )
 
         return list_page

@@ -65,6 +65,7 @@ from msgspec import UNSET
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
     Annotations,
+    CacheScope,
     ReadResourceResult,
     Resource,
     ResourceContents,
@@ -108,6 +109,12 @@ class ResourceOptions(DescriptionOptions, total=False):
     #: Completers per template variable (a template only; see
     #: :mod:`mcptrio.server.completion`).
     completions: Mapping[str, Completer | Sequence[str]] | None
+    #: How long a client may reuse what a read returns, in milliseconds (2026-07-28 cache
+    #: hints, SEP-2549); ``None``: the server's ``cache_ttl_ms``.
+    cache_ttl_ms: int | None
+    #: Who may reuse it: ``"public"`` (anyone) or ``"private"`` (this authorization context
+    #: only); ``None``: the server's ``cache_scope``.
+    cache_scope: CacheScope | None
 
 
 def _check_uri(uri: str, what: str) -> None:
@@ -165,7 +172,7 @@ def to_resource_contents(value: Any, uri: str, mime_type: str | None) -> list[Re
 class _Description(Registered[D]):
     """The descriptive fields resources and templates share."""
 
-    __slots__ = ("annotations", "mime_type")
+    __slots__ = ("annotations", "cache_scope", "cache_ttl_ms", "mime_type")
 
     def __init__(
         self,
@@ -181,6 +188,11 @@ class _Description(Registered[D]):
         super().__init__(name, handler, options)
         self.mime_type = mime_type
         self.annotations = options.get("annotations")
+        ttl = options.get("cache_ttl_ms")
+        if ttl is not None and ttl < 0:
+            raise ValueError(f"cache_ttl_ms must be >= 0, not {ttl}")
+        self.cache_ttl_ms = ttl
+        self.cache_scope = options.get("cache_scope")
 
     def _fields(self) -> dict[str, Any]:
         return {
@@ -387,10 +399,26 @@ async def read_resource(
     """
     resource = resources.get(uri)
     if resource is not None:
-        return ReadResourceResult(contents=await resource.read(ctx))
+        return _cached(resource, ctx, ReadResourceResult(contents=await resource.read(ctx)))
     # A snapshot: templates added or removed while a read is in flight do not disturb it.
     for template in tuple(templates.values()):
         variables = template.match(uri)
         if variables is not None:
-            return ReadResourceResult(contents=await template.read(ctx, uri, variables))
+            contents = await template.read(ctx, uri, variables)
+            return _cached(template, ctx, ReadResourceResult(contents=contents))
     raise ResourceNotFound("Resource not found", {"uri": uri})
+
+
+def _cached(
+    item: _Description[Any], ctx: Context, result: ReadResourceResult
+) -> ReadResourceResult:
+    """``result`` with the cache hints of ``item``, else of the server (revisions before
+    2026-07-28 leave them out)."""
+    ttl = item.cache_ttl_ms if item.cache_ttl_ms is not None else ctx.server.cache_ttl_ms
+    scope = item.cache_scope if item.cache_scope is not None else ctx.server.cache_scope
+    if ttl is not None:
+        result.ttl_ms = ttl
+        result.cache_scope = scope
+    elif item.cache_scope is not None:
+        result.cache_scope = scope
+    return result

@@ -53,6 +53,7 @@ from ..protocol.errors import MethodNotFound
 from ..protocol.http_headers import PropertyPath, header_params
 from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
+    CacheScope,
     Icon,
     Implementation,
     PromptsCapability,
@@ -120,6 +121,8 @@ class Server:
         supported_revisions: tuple[str, ...] = SUPPORTED,
         request_state_key: bytes | str | None = None,
         subscriptions: SubscriptionBus | None = None,
+        cache_ttl_ms: int | None = None,
+        cache_scope: CacheScope = "private",
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for a single page)")
@@ -141,6 +144,13 @@ class Server:
         self.request_state_key = RequestStateKey(request_state_key)
         #: Where list changes and resource updates reach the listen streams (2026-07-28).
         self.subscriptions: SubscriptionBus = subscriptions or LocalSubscriptionBus()
+        if cache_ttl_ms is not None and cache_ttl_ms < 0:
+            raise ValueError(f"cache_ttl_ms must be >= 0, not {cache_ttl_ms}")
+        #: The cache hints of 2026-07-28 (SEP-2549) on discover, list and read results: how long
+        #: a client may reuse them (``None``: not at all, ``ttlMs: 0``) and who may
+        #: (``"private"``: this authorization context only). A resource may say otherwise.
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope: CacheScope = cache_scope
         # The trio run serving this server, for changes made from a sync handler's thread.
         self._trio_token: trio.lowlevel.TrioToken | None = None
         # tool_header_params, by tool name, until the tool list changes.
@@ -373,6 +383,9 @@ class Server:
             capabilities=self.capabilities(),
             instructions=self.instructions,
             supported=self.supported_revisions,
+            cache_hints=None
+            if self.cache_ttl_ms is None
+            else (self.cache_ttl_ms, self.cache_scope),
         )
 
     async def handle_request(self, rctx: RequestContext, request: Request[Any]) -> Result:

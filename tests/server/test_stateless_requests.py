@@ -163,3 +163,34 @@ async def test_a_filter_entry_the_server_does_not_offer_is_left_out_of_the_ack()
             await peer.send({"id": 1, "method": "subscriptions/listen", "params": listen})
             ack = await peer.next()
     assert ack["params"]["notifications"] == {"toolsListChanged": True}
+
+
+async def test_cache_hints_come_from_the_server_and_from_each_resource() -> None:
+    server = Server("cached", version="1.0", cache_ttl_ms=5_000)
+
+    @server.tool
+    def noop() -> str:
+        """Nothing."""
+        return ""
+
+    server.add_resource("shared", uri="file:///shared", cache_ttl_ms=60_000, cache_scope="public")
+    server.add_resource("own", uri="file:///own")
+    with trio.fail_after(5):
+        async with connected(server) as peer:
+            await peer.send({"id": 1, "method": "server/discover", "params": {"_meta": meta()}})
+            discover = await peer.answer_to(1)
+            await peer.send({"id": 2, "method": "tools/list", "params": {"_meta": meta()}})
+            tools = await peer.answer_to(2)
+            reads = []
+            for rid, uri in ((3, "file:///shared"), (4, "file:///own")):
+                params = {"_meta": meta(), "uri": uri}
+                await peer.send({"id": rid, "method": "resources/read", "params": params})
+                reads.append(await peer.answer_to(rid))
+    hints = [(m["result"]["ttlMs"], m["result"]["cacheScope"]) for m in (discover, tools, *reads)]
+    assert hints == [(5_000, "private"), (5_000, "private"), (60_000, "public"), (5_000, "private")]
+    for message, kind in zip(
+        (discover, tools, *reads),
+        ("DiscoverResult", "ListToolsResult", "ReadResourceResult", "ReadResourceResult"),
+        strict=True,
+    ):
+        validate_message(message, REV, kind)

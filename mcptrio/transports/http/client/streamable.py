@@ -77,6 +77,7 @@ from .messages import (
 )
 from .resources import open_client_resources
 from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
+from .stateless_headers import HeaderParams, stateless_headers
 
 __all__ = [
     "InitializeOutcome",
@@ -150,6 +151,10 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         self._open_get_stream = open_get_stream
         self.reconnection = reconnection
         self._on_initialize_outcome = on_initialize_outcome
+        #: The annotated arguments of each tool, for ``Mcp-Param-*`` (the client sets it).
+        self.header_params: HeaderParams | None = None
+        #: Set once a stateless-era request was sent (2026-07-28): cancelling closes streams.
+        self.stateless_era = False
         #: The session id the server assigned, if any.
         self.session_id: str | None = None
         #: The revision the server answered ``initialize`` with.
@@ -199,6 +204,12 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
 
     async def _post_frame(self, data: bytes, info: OutgoingInfo) -> None:
         """POST a frame the session sent; the standalone stream opens once it is initialized."""
+        if self.stateless_era and info.cancels is not None:
+            # In the stateless era closing the request's response stream is the cancellation.
+            stream = self._streams.get(info.cancels)
+            if stream is not None:
+                stream.scope.cancel()
+            return
         await self._post(data, info, may_renew=True)
         initialized = info.method == "notifications/initialized"
         if initialized and self._open_get_stream and not self._get_started:
@@ -221,7 +232,14 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             self._streams[rid] = stream
         try:
             sent_session = self.session_id
-            headers = self.request_headers(ACCEPT_JSON_OR_SSE, session=not is_initialize)
+            stateless = stateless_headers(data, self.header_params)
+            if stateless is None:
+                headers = self.request_headers(ACCEPT_JSON_OR_SSE, session=not is_initialize)
+            else:
+                # The stateless era: no session; the headers repeat what the body says.
+                sent_session = None
+                self.stateless_era = True
+                headers = self.request_headers(ACCEPT_JSON_OR_SSE, session=False) + stateless
             headers.append(("content-type", "application/json"))
             status = 0
             reason = ""

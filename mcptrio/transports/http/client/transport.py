@@ -43,7 +43,8 @@ from .legacy_sse import (
 )
 from .messages import offered_revision, peek_outgoing
 from .resources import open_client_resources
-from .streamable import open_streamable
+from .stateless_headers import HeaderParams
+from .streamable import StreamableHttpClientTransport, open_streamable
 
 __all__ = ["HttpClientTransport", "fallback_statuses", "open_http_client_transport"]
 
@@ -100,6 +101,12 @@ class HttpClientTransport:
         if self._current is not None:
             await self._current.aclose()
         self._nursery.cancel_scope.cancel()
+
+    def set_header_params(self, header_params: HeaderParams) -> None:
+        """Where the Streamable HTTP transport finds a tool's ``x-mcp-header`` arguments."""
+        inner = self._current
+        if isinstance(inner, StreamableHttpClientTransport):
+            inner.header_params = header_params
 
     async def on_initialize_outcome(self, frame: bytes, status: int) -> bool:
         """The Streamable transport's report on the first ``initialize`` POST."""

@@ -29,9 +29,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
+import trio
 from msgspec import UNSET, UnsetType
 
+from ....protocol import codec
 from ....protocol import http_headers as hh
+from ....protocol.base import RequestId
 from ....protocol.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -49,12 +52,19 @@ from ....protocol.request_meta import (
     read_request_meta,
 )
 from ....protocol.revisions import revision_of, stateless_versions
+from ....protocol.types import CancelledNotification
+from ....runtime.session import Session
 from ..engine.exchange import Headers, HttpResponder, header
+from .http_session import HttpSession
+from .live_stream import StreamWriter
 
 __all__ = [
     "ErrorStatusResponder",
     "StatelessHead",
+    "cancel_on_disconnect",
+    "cancel_when_gone",
     "check_stateless_post",
+    "no_header_params",
     "read_stateless_head",
     "stateless_era_header",
 ]
@@ -68,28 +78,11 @@ _STATUS_OF_CODE = {
 }
 
 
-class _Params(msgspec.Struct):
-    name: Any = UNSET
-    uri: Any = UNSET
-    arguments: Any = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class _Head(msgspec.Struct):
-    method: str | UnsetType = UNSET
-    params: _Params | UnsetType = UNSET
-
-
-_head_decoder = msgspec.json.Decoder(_Head | list[Any])
 # Optional whitespace around a field value is not part of it (RFC 9110 section 5.5).
 _OWS = b" \t"
 
-
-class StatelessHead(msgspec.Struct, frozen=True):
-    """What the checks read from a stateless-era POST's lone message."""
-
-    method: str
-    params: _Params
+#: What the checks read from a stateless-era POST's lone message.
+StatelessHead = hh.RequestHead
 
 
 def stateless_era_header(headers: Headers, stateless: tuple[str, ...]) -> bool:
@@ -105,16 +98,13 @@ def read_stateless_head(
 
     ``body`` has already been found to be JSON-RPC; a batch is never of this era.
     """
-    try:
-        decoded = _head_decoder.decode(body)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    head = hh.read_request_head(body)
+    if head is None:
         return None
-    if isinstance(decoded, list) or decoded.method is UNSET:
-        return None
-    params = decoded.params if isinstance(decoded.params, _Params) else _Params()
-    in_meta = isinstance(params.meta, dict) and PROTOCOL_VERSION_KEY in params.meta
+    meta = head.params.meta
+    in_meta = isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
     if in_meta or stateless_era_header(headers, stateless):
-        return StatelessHead(decoded.method, params)
+        return head
     return None
 
 
@@ -159,7 +149,7 @@ def check_stateless_post(
         _check_params(headers, params, tool_header_params(params.name))
 
 
-def _as_mapping(params: _Params) -> dict[str, Any]:
+def _as_mapping(params: hh.RequestHeadParams) -> dict[str, Any]:
     return {"name": params.name, "uri": params.uri}
 
 
@@ -172,7 +162,9 @@ def _expect(headers: Headers, name: bytes, value: str, label: str) -> None:
 
 
 def _check_params(
-    headers: Headers, params: _Params, annotated: Mapping[hh.PropertyPath, str] | None
+    headers: Headers,
+    params: hh.RequestHeadParams,
+    annotated: Mapping[hh.PropertyPath, str] | None,
 ) -> None:
     if not annotated:
         return
@@ -239,3 +231,40 @@ def is_stateless_revision(version: str) -> bool:
         return revision_of(version).era == "stateless"
     except ValueError:
         return False
+
+
+async def cancel_when_gone(
+    writer: StreamWriter, transport: HttpSession, session: Session, rid: RequestId
+) -> None:
+    """Closing the response stream is cancellation in this era: once ``writer`` stops (the
+    client went away) with request ``rid`` still running, cancel it in ``session``."""
+    await writer.done.wait()
+    if transport.answer_owed(rid):
+        cancel = CancelledNotification(
+            request_id=rid, reason="The client closed the response stream"
+        )
+        await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+
+
+#: Seconds the notice cancelling a request whose client went away may take to be taken.
+_CANCEL_NOTICE_TIMEOUT = 1.0
+
+
+async def cancel_on_disconnect(transport: HttpSession, session: Session, rid: RequestId) -> None:
+    """Wait to be cancelled: by the POST ending (nothing to do then), or by the front end when
+    the client closed the response stream with ``rid`` still running (then cancel it)."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        if transport.answer_owed(rid):
+            cancel = CancelledNotification(
+                request_id=rid, reason="The client closed the response stream"
+            )
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + _CANCEL_NOTICE_TIMEOUT
+                await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+
+
+def no_header_params(name: str) -> Mapping[hh.PropertyPath, str] | None:
+    """The tool lookup of a server that has none: no tool has annotated arguments."""
+    return None

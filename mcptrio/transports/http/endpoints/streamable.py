@@ -69,7 +69,6 @@ from ....protocol.revisions import (
     revision_of,
     stateless_versions,
 )
-from ....protocol.types import CancelledNotification
 from ....runtime.session import Session
 from ....stores.event_store import UnknownEventId
 from ..engine.exchange import Headers, HttpRequest, HttpResponder, header
@@ -95,7 +94,10 @@ from .sse_stream import (
 from .stateless_era import (
     ErrorStatusResponder,
     StatelessHead,
+    cancel_on_disconnect,
+    cancel_when_gone,
     check_stateless_post,
+    no_header_params,
     read_stateless_head,
     stateless_era_header,
 )
@@ -112,8 +114,7 @@ _CANCEL_POLL = 0.01
 _SSE_HEAD_DELAY = 0.05
 #: Seconds a stateless-era request may stay unanswered before its JSON-mode POST turns SSE.
 _STATELESS_JSON_HEAD_DELAY = 1.0
-#: Seconds the notice cancelling a request whose client went away may take to be taken.
-_CANCEL_NOTICE_TIMEOUT = 1.0
+_STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
 
 
 def _is_error_answer(data: bytes) -> bool:
@@ -153,7 +154,7 @@ class StreamableHttpEndpoint:
         self._revisions: tuple[str, ...] = supported if isinstance(supported, tuple) else SUPPORTED
         self._stateless_revisions = stateless_versions(self._revisions)
         self._tool_header_params: Callable[[str], Mapping[PropertyPath, str] | None] = getattr(
-            registry.factory, "tool_header_params", _no_header_params
+            registry.factory, "tool_header_params", no_header_params
         )
 
     async def handle(
@@ -196,9 +197,12 @@ class StreamableHttpEndpoint:
             await send_error(responder, 400, exc.message)
             return
         session_id = header(headers, b"mcp-session-id")
-        # A stateless-era request ignores an Mcp-Session-Id (the spec's advice to servers); a
+        # A server of the handshake era only answers such a POST as it always did. A
+        # stateless-era request ignores an Mcp-Session-Id (the spec's advice to servers); a
         # session's own POSTs skip the decoding unless the body could name a revision.
-        if session_id is None or self.stateless or _STATELESS_META_KEY in body:
+        if self._stateless_revisions and (
+            session_id is None or self.stateless or _STATELESS_META_KEY in body
+        ):
             head = read_stateless_head(body, headers, self._stateless_revisions)
             if head is not None:
                 await self._post_stateless_era(responder, headers, body, routing, head)
@@ -514,28 +518,18 @@ class StreamableHttpEndpoint:
         except EndpointNotRunning:
             await send_error(responder, 503, "The MCP endpoint is not running")
             return
+        rid = routing.request_ids[0]
         session = shared.session
         if session is not None and not shared.owns_any(routing.request_ids):
-            await self._answer_on_shared(shared, session, responder, body, routing.request_ids[0])
+            await self._answer_stateless_era(shared, session, responder, body, rid)
             return
         # Another client has a request with this id in flight on the shared session: this one
         # gets a session of its own, as a stateless POST of the handshake era does.
-        transport = self._stateless_transport(
-            "", event_store=None, keep_alive_interval=self.keep_alive_interval
-        )
+        transport = self._make_shared_transport()
         session = transport.session = self.registry.factory.session(transport)
-        stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-
-            def watch(writer: StreamWriter) -> None:
-                # Closing the response stream is cancellation in this era: once the writer
-                # stops (the client went away), the request, and this POST's session, end.
-                nursery.start_soon(_cancel_when_done, writer, nursery.cancel_scope)
-
-            await self._answer_inline(
-                transport, session, stream, ErrorStatusResponder(responder), body, watch
-            )
+            await self._answer_stateless_era(transport, session, responder, body, rid)
             nursery.cancel_scope.cancel()
 
     def _make_shared_transport(self) -> HttpSession:
@@ -543,7 +537,7 @@ class StreamableHttpEndpoint:
             "", event_store=None, keep_alive_interval=self.keep_alive_interval
         )
 
-    async def _answer_on_shared(
+    async def _answer_stateless_era(
         self,
         transport: HttpSession,
         session: Session,
@@ -551,7 +545,7 @@ class StreamableHttpEndpoint:
         body: bytes,
         rid: RequestId,
     ) -> None:
-        """Answer a stateless-era request on the shared session, in this POST's task."""
+        """Answer a stateless-era request on ``session``, in this POST's task."""
 
         transport.exchanges += 1
         stream = transport.open_request_stream([rid])
@@ -562,8 +556,8 @@ class StreamableHttpEndpoint:
                     # Closing the response stream is cancellation in this era. A write finds
                     # out (the writer stops); so does the front end, which cancels this POST's
                     # task when it reads EOF (the handler, shielded in it, needs the notice).
-                    session.start_actor(_cancel_when_gone, writer, transport, session, rid)
-                    nursery.start_soon(_cancel_on_disconnect, transport, session, rid)
+                    session.start_actor(cancel_when_gone, writer, transport, session, rid)
+                    nursery.start_soon(cancel_on_disconnect, transport, session, rid)
 
                 try:
                     await self._answer_inline(
@@ -651,44 +645,6 @@ class StreamableHttpEndpoint:
         transport.close()
         self.registry.sessions.pop(transport.session_id, None)
         await responder.send_response(204, ())
-
-
-async def _cancel_when_gone(
-    writer: StreamWriter, transport: HttpSession, session: Session, rid: RequestId
-) -> None:
-    await writer.done.wait()
-    if transport.answer_owed(rid):
-        cancel = CancelledNotification(
-            request_id=rid, reason="The client closed the response stream"
-        )
-        await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
-
-
-async def _cancel_on_disconnect(transport: HttpSession, session: Session, rid: RequestId) -> None:
-    """Wait to be cancelled: by the POST ending (nothing to do then), or by the front end when
-    the client closed the response stream with ``rid`` still running (then cancel it)."""
-    try:
-        await trio.sleep_forever()
-    finally:
-        if transport.answer_owed(rid):
-            cancel = CancelledNotification(
-                request_id=rid, reason="The client closed the response stream"
-            )
-            with trio.CancelScope(shield=True) as scope:
-                scope.deadline = trio.current_time() + _CANCEL_NOTICE_TIMEOUT
-                await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
-
-
-async def _cancel_when_done(writer: StreamWriter, scope: trio.CancelScope) -> None:
-    await writer.done.wait()
-    scope.cancel()
-
-
-_STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
-
-
-def _no_header_params(name: str) -> Mapping[PropertyPath, str] | None:
-    return None
 
 
 def _batches_allowed(revision: str | None) -> bool:

@@ -1,0 +1,47 @@
+"""The headers of a stateless-era POST (2026-07-28, SEP-2243), read off the frame itself.
+
+A frame whose request ``_meta`` names a revision is of the stateless era: it goes without a
+session id, with ``MCP-Protocol-Version`` (the revision it names), ``Mcp-Method``, ``Mcp-Name``
+(for ``tools/call``, ``prompts/get`` and ``resources/read``) and one ``Mcp-Param-{Name}`` per
+argument the tool's input schema annotates with ``x-mcp-header`` (from ``header_params``, which
+the client fills as it lists tools). Values are encoded as :mod:`mcptrio.protocol.http_headers`
+says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ....protocol import http_headers as hh
+from ....protocol.request_meta import PROTOCOL_VERSION_KEY
+
+__all__ = ["HeaderParams", "stateless_headers"]
+
+#: The annotated arguments of a tool (property path -> header name), ``None`` when not known.
+HeaderParams = Callable[[str], Mapping[hh.PropertyPath, str] | None]
+
+_MARKER = PROTOCOL_VERSION_KEY.encode()
+
+
+def stateless_headers(
+    data: bytes, header_params: HeaderParams | None
+) -> list[tuple[str, str]] | None:
+    """The stateless-era headers of ``data``, or ``None`` when it is not such a request."""
+    if _MARKER not in data:
+        return None
+    frame = hh.read_request_head(data)
+    if frame is None:
+        return None
+    params = frame.params
+    version = params.meta.get(PROTOCOL_VERSION_KEY) if isinstance(params.meta, dict) else None
+    if not isinstance(version, str):
+        return None
+    method = frame.method
+    headers = [("mcp-protocol-version", version), ("mcp-method", hh.encode_value(method))]
+    name = hh.name_of(method, {"name": params.name, "uri": params.uri})
+    if name is not None:
+        headers.append(("mcp-name", hh.encode_value(name)))
+    if method == "tools/call" and isinstance(params.name, str) and header_params is not None:
+        arguments = params.arguments if isinstance(params.arguments, dict) else None
+        headers += hh.param_headers(header_params(params.name) or {}, arguments)
+    return headers

@@ -345,7 +345,9 @@ async def test_listen_streams_do_not_take_the_slots_of_calls() -> None:
         async with trio.open_nursery() as nursery:
             url = await nursery.start(server.serve_http, "127.0.0.1", 0)
             async with (
-                open_test_connection(url) as one, open_test_connection(url) as two, one.stream(
+                open_test_connection(url) as one,
+                open_test_connection(url) as two,
+                one.stream(
                     "POST",
                     "/mcp",
                     headers=headers("subscriptions/listen"),

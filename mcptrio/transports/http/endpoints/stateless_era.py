@@ -25,6 +25,7 @@ Header values are compared after the base64 sentinel is decoded, integers by val
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -41,6 +42,7 @@ from ....protocol.errors import (
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
     HeaderMismatch,
     McpError,
     MethodNotFound,
@@ -243,7 +245,8 @@ async def cancel_when_gone(
         cancel = CancelledNotification(
             request_id=rid, reason="The client closed the response stream"
         )
-        await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+        with contextlib.suppress(ConnectionClosed):
+            await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
 
 
 #: Seconds the notice cancelling a request whose client went away may take to be taken.
@@ -260,7 +263,8 @@ async def cancel_on_disconnect(transport: HttpSession, session: Session, rid: Re
             cancel = CancelledNotification(
                 request_id=rid, reason="The client closed the response stream"
             )
-            with trio.CancelScope(shield=True) as scope:
+            # A session that already ended (a listen stream's own) took its requests with it.
+            with trio.CancelScope(shield=True) as scope, contextlib.suppress(ConnectionClosed):
                 scope.deadline = trio.current_time() + _CANCEL_NOTICE_TIMEOUT
                 await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
 

@@ -24,23 +24,28 @@ An unknown scenario exits 2 with a message; a failure exits 1 with the error on 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any
 
 import trio
 from msgspec import UNSET
 
 import mcptrio
-from mcptrio.client import ClientIdentity, ElicitationMode, Handlers
+from mcptrio.client import ClientIdentity, ElicitationMode, Handlers, Revisions
+from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import (
     CallToolResult,
+    CreateMessageResult,
     ElicitRequest,
     ElicitResult,
     ElicitValue,
     Implementation,
+    Root,
     TextContent,
 )
 from mcptrio.runtime.context import RequestContext
@@ -102,7 +107,8 @@ async def initialize(url: str) -> None:
 
 
 async def tools_call(url: str) -> None:
-    async with mcptrio.open_client(url, identity=ClientIdentity(info=CLIENT_INFO)) as client:
+    # Its server may be of either era (2025-06-18 ... 2026-07-28): the client probes.
+    async with open_both_eras(url) as client:
         tools = {tool.name for tool in (await client.list_tools(timeout=TIMEOUT)).tools}
         if "add_numbers" not in tools:
             raise ScenarioFailed(f"the server has no add_numbers tool (it has {sorted(tools)})")
@@ -151,12 +157,111 @@ async def json_schema_preservation(url: str) -> None:
             raise ScenarioFailed(f"{SCHEMA_ECHO_TOOL} failed: {text_of(result)!r}")
 
 
+# ---------------------------------------------------------------- the stateless era (2026-07-28)
+
+#: The scenarios of 2026-07-28 let the client probe (server/discover) before it falls back.
+BOTH_ERAS = Revisions(supported=SUPPORTED)
+
+
+async def answer_with_samples(ctx: RequestContext, request: Any) -> CreateMessageResult:
+    return CreateMessageResult(role="assistant", content=TextContent(text="Paris"), model="m")
+
+
+STATELESS_HANDLERS = Handlers(
+    elicitation=accept_with_defaults,
+    sampling=answer_with_samples,
+    roots=[Root(uri="file:///conformance")],
+)
+
+
+def scenario_context() -> dict[str, Any]:
+    """What the suite hands a scenario in ``MCP_CONFORMANCE_CONTEXT`` (JSON), if anything."""
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    value = json.loads(raw) if raw else {}
+    return value if isinstance(value, dict) else {}
+
+
+def open_both_eras(url: str) -> Any:
+    return mcptrio.open_client(
+        url,
+        identity=ClientIdentity(info=CLIENT_INFO),
+        revisions=BOTH_ERAS,
+        handlers=STATELESS_HANDLERS,
+    )
+
+
+async def every_feature(url: str) -> None:
+    """List and use one of everything the server offers (its requests carry their headers)."""
+    async with open_both_eras(url) as client:
+        caps = client.server_capabilities
+        if caps.tools is not UNSET:
+            tools = (await client.list_tools(timeout=TIMEOUT)).tools
+            for tool in tools[:1]:
+                await client.call_tool(tool.name, {}, timeout=TIMEOUT, validate_output=False)
+        if caps.resources is not UNSET:
+            resources = (await client.list_resources(timeout=TIMEOUT)).resources
+            for resource in resources[:1]:
+                await client.read_resource(resource.uri, timeout=TIMEOUT)
+        if caps.prompts is not UNSET:
+            prompts = (await client.list_prompts(timeout=TIMEOUT)).prompts
+            for prompt in prompts[:1]:
+                await client.get_prompt(prompt.name, timeout=TIMEOUT)
+
+
+async def call_every_listed_tool(url: str) -> None:
+    """Call each tool the client keeps (one with invalid x-mcp-header is left out), in turn and
+    then two at once."""
+    async with open_both_eras(url) as client:
+        tools = (await client.list_tools(timeout=TIMEOUT)).tools
+        for tool in tools:
+            await client.call_tool(tool.name, {}, timeout=TIMEOUT, validate_output=False)
+        async with trio.open_nursery() as nursery:
+            for tool in tools[:2]:
+                nursery.start_soon(
+                    partial(client.call_tool, tool.name, {}, timeout=TIMEOUT, validate_output=False)
+                )
+
+
+async def call_the_given_tools(url: str) -> None:
+    """Call the tools the scenario names, with its arguments (x-mcp-header ones in headers)."""
+    async with open_both_eras(url) as client:
+        await client.list_tools(timeout=TIMEOUT)
+        for call in scenario_context().get("toolCalls", []):
+            await client.call_tool(
+                call["name"], call.get("arguments", {}), timeout=TIMEOUT, validate_output=False
+            )
+
+
+async def connect_only(url: str) -> None:
+    """Connect and list what the server offers, fetching nothing (the skills scenarios: this
+    client has no skills extension, so it must neither prefetch nor trust a skill)."""
+    async with open_both_eras(url) as client:
+        if client.server_capabilities.resources is not UNSET:
+            await client.list_resources(timeout=TIMEOUT)
+
+
+async def list_only(url: str) -> None:
+    """List the tools (their schemas are read, never a network $ref followed)."""
+    async with open_both_eras(url) as client:
+        await client.list_tools(timeout=TIMEOUT)
+
+
 SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
     "initialize": initialize,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,
     "sse-retry": sse_retry,
     "json-schema-2020-12-preservation": json_schema_preservation,
+    "request-metadata": every_feature,
+    "http-standard-headers": every_feature,
+    "http-custom-headers": call_the_given_tools,
+    "http-invalid-tool-headers": call_every_listed_tool,
+    "sep-2322-client-request-state": call_every_listed_tool,
+    "json-schema-ref-no-deref": list_only,
+    "sep-2640-client-no-prefetch": connect_only,
+    "sep-2640-client-verify-digest": connect_only,
+    "sep-2640-client-verify-size": connect_only,
+    "sep-2640-client-verify-frontmatter": connect_only,
 }
 
 

@@ -23,6 +23,7 @@ from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.errors import ConnectionClosed, HeaderMismatch, McpError, RequestTimeout
+from ..protocol.http_headers import PropertyPath
 from ..protocol.revisions import revision_of
 from ..protocol.types.common import PaginatedResult
 from ..protocol.types.completion import (
@@ -143,7 +144,7 @@ class Client:
         """What the server declared; a feature it lacks is ``UNSET``."""
         return self.initialize_result.capabilities
 
-    def tool_header_params(self, name: str) -> dict[str, str] | None:
+    def tool_header_params(self, name: str) -> dict[PropertyPath, str] | None:
         """The ``x-mcp-header`` arguments of tool ``name`` as last listed (stateless era)."""
         return self._header_params.get(name)
 

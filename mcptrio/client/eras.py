@@ -5,7 +5,8 @@ A client that may speak the stateless era (2026-07-28) asks ``server/discover`` 
 
 - a ``DiscoverResult``: the server is of the stateless era; every later request carries the
   client's ``_meta`` and the server's capabilities come from the answer;
-- -32022 naming a revision both sides speak: asked again at that revision;
+- -32022 naming a revision both sides speak: asked again at that revision, once (even the one
+  just refused: a server may refuse a first try and accept the retry);
 - a recognised stateless-era error (-32020, -32021, -32022 otherwise): the server is of that era
   but refuses this client; raised;
 - any other answer, or none within ``Timeouts.probe``: a handshake-era server; the client falls
@@ -108,6 +109,7 @@ async def probe_stateless(
     versions = list(candidates)
     if not pinned and ERA_CACHE.get(key) == HANDSHAKE:
         return None
+    retried = False
     while versions:
         meta = RequestMeta(revision_of(versions.pop(0)), capabilities, info)
         try:
@@ -121,8 +123,9 @@ async def probe_stateless(
             ERA_CACHE.remember(key, HANDSHAKE)
             return None
         except McpError as exc:
-            if exc.code == UNSUPPORTED_PROTOCOL_VERSION and not pinned:
-                versions = _common(exc.data, candidates, versions)
+            if exc.code == UNSUPPORTED_PROTOCOL_VERSION and not retried:
+                retried = True
+                versions = _common(exc.data, candidates)
                 if versions:
                     continue
             if pinned or exc.code in _STATELESS_ERRORS:
@@ -135,12 +138,12 @@ async def probe_stateless(
     return None
 
 
-def _common(data: Any, candidates: tuple[str, ...], left: list[str]) -> list[str]:
-    """The revisions both sides speak and the client has not tried, from -32022's data."""
+def _common(data: Any, candidates: tuple[str, ...]) -> list[str]:
+    """The revisions both sides speak, the client's preferred first, from -32022's data."""
     supported = data.get("supported") if isinstance(data, dict) else None
     if not isinstance(supported, list):
         return []
-    return [version for version in candidates if version in supported and version in left]
+    return [version for version in candidates if version in supported][:1]
 
 
 def _adopt(connection: Connection, meta: RequestMeta, found: DiscoverResult) -> None:

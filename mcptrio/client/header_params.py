@@ -13,7 +13,7 @@ import logging
 
 import msgspec
 
-from ..protocol.http_headers import InvalidHeaderAnnotation, header_params
+from ..protocol.http_headers import InvalidHeaderAnnotation, PropertyPath, header_params
 from ..protocol.types.tools import ListToolsResult
 
 __all__ = ["HeaderParamsOfTools"]
@@ -25,14 +25,14 @@ MAX_TOOLS = 10_000
 
 
 class HeaderParamsOfTools:
-    """Tool name -> its annotated arguments (argument -> header name), as last listed."""
+    """Tool name -> its annotated arguments (property path -> header name), as last listed."""
 
     __slots__ = ("_by_tool",)
 
     def __init__(self) -> None:
-        self._by_tool: dict[str, dict[str, str]] = {}
+        self._by_tool: dict[str, dict[PropertyPath, str]] = {}
 
-    def get(self, name: str) -> dict[str, str] | None:
+    def get(self, name: str) -> dict[PropertyPath, str] | None:
         return self._by_tool.get(name)
 
     def learn(self, page: ListToolsResult) -> ListToolsResult:

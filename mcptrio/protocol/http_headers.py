@@ -10,7 +10,9 @@ A server decodes before comparing and answers a missing, malformed or mismatchin
 
 This module is sans-IO and shared by both sides: :func:`encode_value` / :func:`decode_value`,
 :func:`name_of` (the ``Mcp-Name`` a message needs), :func:`header_params` (the annotated
-parameters of a tool schema, validated as CHECKLIST 10.14 says) and :func:`param_value`.
+parameters of a tool schema, validated as CHECKLIST 10.14 says), :func:`param_headers` (the
+``Mcp-Param-*`` headers of a call) and :func:`same_param` with :func:`value_at` (the server's
+comparison).
 """
 
 from __future__ import annotations
@@ -32,15 +34,18 @@ __all__ = [
     "PARAM_HEADER_PREFIX",
     "PROTOCOL_VERSION_HEADER",
     "InvalidHeaderAnnotation",
+    "PropertyPath",
     "RequestHead",
     "RequestHeadParams",
     "decode_value",
     "encode_value",
     "header_params",
     "name_of",
+    "param_headers",
     "param_value",
     "read_request_head",
     "same_param",
+    "value_at",
 ]
 
 PROTOCOL_VERSION_HEADER: Final = b"mcp-protocol-version"
@@ -104,33 +109,99 @@ def name_of(method: str, params: Mapping[str, Any] | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def header_params(input_schema: Mapping[str, Any]) -> dict[str, str]:
-    """The annotated parameters of a tool's input schema: argument name -> header name.
+#: A property path: the chain of ``properties`` keys from the schema root to an argument.
+PropertyPath = tuple[str, ...]
 
-    Raises :class:`InvalidHeaderAnnotation` where the annotations break the rules: a name that
-    is empty or not a token, two names equal but for case, an annotation on a type other than
-    string, integer or boolean. Only top-level ``properties`` count (nothing reached through
-    items, composition, conditionals or ``$ref``).
+# Keywords whose values are data, not schemas: an "x-mcp-header" key inside them is no annotation.
+_DATA_KEYWORDS: Final = frozenset({"const", "default", "enum", "examples"})
+_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
+
+
+def header_params(input_schema: Mapping[str, Any]) -> dict[PropertyPath, str]:
+    """The annotated parameters of a tool's input schema: property path -> header name.
+
+    A parameter is reached from the root through ``properties`` keys alone (nested objects
+    included): ``{("region",): "Region", ("target", "zone"): "Zone"}``. Raises
+    :class:`InvalidHeaderAnnotation` where the annotations break the rules (CHECKLIST 10.14): a
+    name that is empty or not a token, two names equal but for case, an annotation on a type
+    other than string, integer or boolean, or one anywhere else than at the end of such a chain
+    (under ``items``, composition, conditionals, ``$ref`` or ``$defs``, or on the root).
     """
-    found: dict[str, str] = {}
-    seen: set[str] = set()
-    properties = input_schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return found
-    for argument, schema in properties.items():
-        if not isinstance(schema, Mapping) or "x-mcp-header" not in schema:
-            continue
-        name = schema["x-mcp-header"]
-        if not isinstance(name, str) or not _TOKEN.match(name):
-            raise InvalidHeaderAnnotation(f"x-mcp-header of {argument!r} is not a header token")
-        if name.lower() in seen:
-            raise InvalidHeaderAnnotation(f"x-mcp-header {name!r} is used twice")
-        if schema.get("type") not in ("string", "integer", "boolean"):
-            raise InvalidHeaderAnnotation(
-                f"x-mcp-header on {argument!r}: only string, integer and boolean are allowed"
-            )
-        seen.add(name.lower())
-        found[argument] = name
+    found: dict[PropertyPath, str] = {}
+    _walk(input_schema, (), True, found, set())
+    return found
+
+
+def _walk(
+    schema: Any, path: PropertyPath, reachable: bool, found: dict[PropertyPath, str], seen: set[str]
+) -> None:
+    if isinstance(schema, list):
+        for item in schema:
+            _walk(item, path, False, found, seen)
+        return
+    if not isinstance(schema, Mapping):
+        return
+    for keyword, value in schema.items():
+        if keyword == "x-mcp-header":
+            if not reachable or not path:
+                raise InvalidHeaderAnnotation(
+                    "x-mcp-header is allowed only on a property reached through properties alone"
+                )
+            _annotate(schema, value, path, found, seen)
+        elif keyword == "properties" and isinstance(value, Mapping):
+            for name, sub in value.items():
+                _walk(sub, (*path, str(name)), reachable, found, seen)
+        elif keyword not in _DATA_KEYWORDS:
+            _walk(value, path, False, found, seen)
+
+
+def _annotate(
+    schema: Mapping[str, Any],
+    name: Any,
+    path: PropertyPath,
+    found: dict[PropertyPath, str],
+    seen: set[str],
+) -> None:
+    where = ".".join(path)
+    if not isinstance(name, str) or not _TOKEN.match(name):
+        raise InvalidHeaderAnnotation(f"x-mcp-header of {where!r} is not a header token")
+    if name.lower() in seen:
+        raise InvalidHeaderAnnotation(f"x-mcp-header {name!r} is used twice")
+    kind = schema.get("type")
+    # A nullable primitive (["string", "null"]) qualifies: null travels as no header.
+    kinds = [k for k in kind if k != "null"] if isinstance(kind, list) else [kind]
+    if len(kinds) != 1 or kinds[0] not in _HEADER_TYPES:
+        raise InvalidHeaderAnnotation(
+            f"x-mcp-header on {where!r}: only string, integer and boolean are allowed"
+        )
+    seen.add(name.lower())
+    found[path] = name
+
+
+def value_at(arguments: Mapping[str, Any] | None, path: PropertyPath) -> Any:
+    """The argument at ``path`` in a call's ``arguments`` (``None`` when absent)."""
+    value: Any = arguments
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def param_headers(
+    annotated: Mapping[PropertyPath, str], arguments: Mapping[str, Any] | None
+) -> list[tuple[str, str]]:
+    """The ``Mcp-Param-*`` headers (name, value) a ``tools/call`` with ``arguments`` carries.
+
+    ``annotated`` is :func:`header_params` of the tool's input schema; a null or absent
+    argument has no header. Raises :class:`HeaderMismatch` for an argument no header can carry
+    (an integer beyond ±(2^53-1), or a value of another type than the schema's).
+    """
+    found: list[tuple[str, str]] = []
+    for path, name in annotated.items():
+        value = param_value(value_at(arguments, path))
+        if value is not None:
+            found.append((f"Mcp-Param-{name}", value))
     return found
 
 

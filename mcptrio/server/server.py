@@ -50,7 +50,7 @@ from msgspec import UNSET
 from ..protocol.base import Request, Result
 from ..protocol.connection import Connection
 from ..protocol.errors import MethodNotFound
-from ..protocol.http_headers import header_params
+from ..protocol.http_headers import PropertyPath, header_params
 from ..protocol.revisions import SUPPORTED
 from ..protocol.types import (
     CacheScope,
@@ -154,7 +154,7 @@ class Server:
         # The trio run serving this server, for changes made from a sync handler's thread.
         self._trio_token: trio.lowlevel.TrioToken | None = None
         # tool_header_params, by tool name, until the tool list changes.
-        self._header_params: dict[str, dict[str, str]] = {}
+        self._header_params: dict[str, dict[PropertyPath, str]] = {}
         #: The registered tools by name (live and read-only: register through the server).
         self.tools: Registry[RegisteredTool] = Registry(
             "A tool named {key!r}", "Unknown tool: {key}", lambda: self._changed("tools")
@@ -201,8 +201,8 @@ class Server:
         header_params(tool.definition.input_schema)
         return self.tools.add(tool.name, tool)
 
-    def tool_header_params(self, name: str) -> dict[str, str] | None:
-        """The ``x-mcp-header`` arguments of tool ``name`` (argument -> header name), for the
+    def tool_header_params(self, name: str) -> dict[PropertyPath, str] | None:
+        """The ``x-mcp-header`` arguments of tool ``name`` (property path -> header name), for the
         Streamable HTTP checks of the stateless era; ``None`` for an unknown tool."""
         found = self._header_params.get(name)
         if found is None:

@@ -45,38 +45,65 @@ def test_mcp_name_repeats_the_name_or_uri_of_three_methods() -> None:
     assert hh.name_of("tools/list", {}) is None
 
 
-def test_header_params_reads_only_top_level_annotated_primitives() -> None:
+def test_header_params_follows_chains_of_properties_keys() -> None:
     schema = {
         "type": "object",
         "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "n": {"type": "integer", "x-mcp-header": "N"},
-            "flag": {"type": "boolean", "x-mcp-header": "Flag"},
-            "plain": {"type": "string"},
+            "flag": {"type": ["boolean", "null"], "x-mcp-header": "Flag"},
+            "plain": {"type": "string", "default": {"x-mcp-header": "data, not a schema"}},
             "nested": {
                 "type": "object",
-                "properties": {"x": {"type": "string", "x-mcp-header": "X"}},
+                "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}},
             },
         },
     }
-    assert hh.header_params(schema) == {"region": "Region", "n": "N", "flag": "Flag"}
+    assert hh.header_params(schema) == {
+        ("region",): "Region",
+        ("n",): "N",
+        ("flag",): "Flag",
+        ("nested", "zone"): "Zone",
+    }
+
+
+def test_param_headers_of_a_call_read_each_path_and_omit_null_or_absent() -> None:
+    annotated = {("region",): "Region", ("n",): "N", ("nested", "zone"): "Zone", ("f",): "F"}
+    arguments = {"region": " eu ", "n": 7, "nested": {"zone": "b"}, "f": None}
+    assert hh.param_headers(annotated, arguments) == [
+        ("Mcp-Param-Region", "=?base64?IGV1IA==?="),
+        ("Mcp-Param-N", "7"),
+        ("Mcp-Param-Zone", "b"),
+    ]
+    assert hh.param_headers(annotated, {"nested": "not an object"}) == []
+
+
+_STRING_X = {"type": "string", "x-mcp-header": "X"}
 
 
 @pytest.mark.parametrize(
-    "properties",
+    "schema",
     [
-        {"a": {"type": "number", "x-mcp-header": "A"}},
-        {"a": {"type": "string", "x-mcp-header": "bad name"}},
-        {"a": {"type": "string", "x-mcp-header": ""}},
-        {
-            "a": {"type": "string", "x-mcp-header": "X"},
-            "b": {"type": "string", "x-mcp-header": "x"},
-        },
+        {"properties": {"a": {"type": "number", "x-mcp-header": "A"}}},
+        {"properties": {"a": {"type": "object", "x-mcp-header": "A"}}},
+        {"properties": {"a": {"type": ["string", "integer"], "x-mcp-header": "A"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": "bad name"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": "bad\r\nname"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": ""}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": 3}}},
+        {"properties": {"a": _STRING_X, "b": {"type": "string", "x-mcp-header": "x"}}},
+        {"properties": {"a": _STRING_X, "n": {"type": "object", "properties": {"b": _STRING_X}}}},
+        # Not reachable through properties keys alone.
+        {"properties": {"a": {"type": "array", "items": _STRING_X}}},
+        {"properties": {"a": {"anyOf": [_STRING_X, {"type": "integer"}]}}},
+        {"properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": _STRING_X}},
+        {"if": {"properties": {"a": _STRING_X}}, "then": {}},
+        {"type": "string", "x-mcp-header": "Root"},
     ],
 )
-def test_annotations_that_break_the_rules_are_refused(properties: dict[str, object]) -> None:
+def test_annotations_that_break_the_rules_are_refused(schema: dict[str, object]) -> None:
     with pytest.raises(hh.InvalidHeaderAnnotation):
-        hh.header_params({"type": "object", "properties": properties})
+        hh.header_params({"type": "object", **schema})
 
 
 def test_param_values_and_their_comparison() -> None:

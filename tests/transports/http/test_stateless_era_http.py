@@ -336,6 +336,39 @@ async def test_closing_a_listen_stream_ends_its_subscription_actor() -> None:
                 await trio.sleep(0.01)
 
 
+async def test_listen_streams_do_not_take_the_slots_of_calls() -> None:
+    server = make_server()
+    server.max_in_flight = 2
+    params = {"_meta": meta(), "notifications": {"toolsListChanged": True}}
+    call = {"_meta": meta(), "name": "add", "arguments": {"a": 1, "b": 2}}
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            async with (
+                open_test_connection(url) as one,
+                open_test_connection(url) as two,
+                one.stream(
+                    "POST",
+                    "/mcp",
+                    headers=headers("subscriptions/listen"),
+                    body=message("subscriptions/listen", params, 1),
+                ) as first,
+                two.stream(
+                    "POST",
+                    "/mcp",
+                    headers=headers("subscriptions/listen"),
+                    body=message("subscriptions/listen", params, 2),
+                ) as second,
+            ):
+                await first.next_chunk()
+                await second.next_chunk()
+                answer = await post(
+                    url, message("tools/call", call, 3), headers("tools/call", "add")
+                )
+            nursery.cancel_scope.cancel()
+    assert answer.json()["result"]["structuredContent"] == {"result": 3}
+
+
 async def test_get_and_delete_of_the_stateless_era_are_405() -> None:
     with trio.fail_after(10):
         async with serving() as (_, url), open_test_connection(url) as conn:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from http import HTTPStatus
+from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -124,9 +125,9 @@ def offered_revision(data: bytes) -> str | None:
     return None
 
 
-def error_response(request_id: RequestId, code: int, message: str) -> bytes:
+def error_response(request_id: RequestId, code: int, message: str, data: Any = None) -> bytes:
     """An encoded JSON-RPC error response."""
-    return codec.encode_error(request_id, McpError(message, code=code))
+    return codec.encode_error(request_id, McpError(message, data, code=code))
 
 
 def http_error_response(
@@ -134,8 +135,9 @@ def http_error_response(
 ) -> bytes:
     """The error response a caller gets when its request's POST was answered ``status``.
 
-    When the body is itself a JSON-RPC error (servers often send one, with no id), its code and
-    message are kept; otherwise the code is -32603 and the message quotes the HTTP status and
+    When the body is itself a JSON-RPC error (servers often send one, with no id), its code,
+    message and data are kept (a -32022's data names the revisions to retry with); otherwise
+    the code is -32603 and the message quotes the HTTP status and
     the start of the body. The reason phrase is optional on the wire (h11 sends none unless
     told, HTTP/2 has none at all), so an empty ``reason`` becomes the standard phrase for
     ``status``: the message reads ``HTTP 400 Bad Request: ...`` whatever the server is.
@@ -144,6 +146,7 @@ def http_error_response(
         reason = _standard_phrase(status)
     code = INTERNAL_ERROR
     detail = ""
+    data: Any = None
     if body:
         try:
             value = _any_decoder.decode(body)
@@ -154,12 +157,13 @@ def http_error_response(
             detail = error["message"]
             if isinstance(error.get("code"), int) and not isinstance(error["code"], bool):
                 code = error["code"]
+            data = error.get("data")
         else:
             detail = body[:200].decode("utf-8", "replace").strip()
     message = f"HTTP {status} {reason}".rstrip()
     if detail:
         message += f": {detail}"
-    return error_response(request_id, code, message)
+    return error_response(request_id, code, message, data)
 
 
 def _standard_phrase(status: int) -> str:

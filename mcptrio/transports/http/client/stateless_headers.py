@@ -17,8 +17,8 @@ from ....protocol.request_meta import PROTOCOL_VERSION_KEY
 
 __all__ = ["HeaderParams", "stateless_headers"]
 
-#: The annotated arguments of a tool (argument -> header name), ``None`` when not known.
-HeaderParams = Callable[[str], Mapping[str, str] | None]
+#: The annotated arguments of a tool (property path -> header name), ``None`` when not known.
+HeaderParams = Callable[[str], Mapping[hh.PropertyPath, str] | None]
 
 _MARKER = PROTOCOL_VERSION_KEY.encode()
 
@@ -42,9 +42,6 @@ def stateless_headers(
     if name is not None:
         headers.append(("mcp-name", hh.encode_value(name)))
     if method == "tools/call" and isinstance(params.name, str) and header_params is not None:
-        arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        for argument, header in (header_params(params.name) or {}).items():
-            value = hh.param_value(arguments.get(argument))
-            if value is not None:
-                headers.append((f"mcp-param-{header}", value))
+        arguments = params.arguments if isinstance(params.arguments, dict) else None
+        headers += hh.param_headers(header_params(params.name) or {}, arguments)
     return headers

@@ -43,6 +43,7 @@ from .legacy_sse import LegacySseEndpoint
 from .responses import send_error
 from .security import HttpSecurity, Principal, Refusal
 from .session_registry import SessionRegistry
+from .sse_stream import KEEP_ALIVE_INTERVAL
 from .streamable import StreamableHttpEndpoint
 
 __all__ = ["McpHttpApp"]
@@ -67,6 +68,8 @@ class McpHttpApp:
       server closes a stream's connection.
     - ``stream_buffer``: undelivered messages a request's stream holds before the session waits;
       ``unrelated_buffer``: those the standalone stream holds (oldest dropped past it).
+    - ``keep_alive_interval``: seconds a streamed response (a listen stream, a long call) may
+      stay quiet before an SSE comment (``: keep-alive``) is written; 15 by default.
     - ``legacy_sse``: serve the 2024-11-05 endpoints at ``sse_path`` and ``messages_path``.
     """
 
@@ -85,6 +88,7 @@ class McpHttpApp:
         sse_retry_ms: int | None = 1000,
         stream_buffer: int = 256,
         unrelated_buffer: int = 256,
+        keep_alive_interval: float = KEEP_ALIVE_INTERVAL,
     ) -> None:
         self.server = server
         self.path = path
@@ -104,6 +108,7 @@ class McpHttpApp:
                 stream_buffer=stream_buffer,
                 unrelated_buffer=unrelated_buffer,
                 retry_ms=sse_retry_ms,
+                keep_alive_interval=keep_alive_interval,
             )
 
         self.legacy = LegacySseEndpoint(
@@ -117,7 +122,10 @@ class McpHttpApp:
             count_others=lambda: len(self.legacy.sessions),
         )
         self.streamable = StreamableHttpEndpoint(
-            self.registry, json_response=json_response, stateless=stateless
+            self.registry,
+            json_response=json_response,
+            stateless=stateless,
+            keep_alive_interval=keep_alive_interval,
         )
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:

@@ -45,7 +45,7 @@ from ....stores.event_store import EventStore
 from .envelope_peek import peek
 from .security import Principal
 from .sse_head_timer import SseHeadTimer
-from .sse_stream import OutboundStream
+from .sse_stream import KEEP_ALIVE_INTERVAL, OutboundStream
 
 __all__ = ["STANDALONE_STREAM_ID", "HttpSession", "HttpStreamControl", "SessionEnded"]
 
@@ -117,6 +117,7 @@ class HttpSession:
         "cancel_scope",
         "event_store",
         "exchanges",
+        "keep_alive_interval",
         "last_activity",
         "principal",
         "retry_ms",
@@ -135,8 +136,11 @@ class HttpSession:
         stream_buffer: int = 256,
         unrelated_buffer: int = 256,
         retry_ms: int | None = None,
+        keep_alive_interval: float = KEEP_ALIVE_INTERVAL,
     ) -> None:
         self.session_id = session_id
+        #: Seconds a streamed response may stay quiet before a ``: keep-alive`` comment.
+        self.keep_alive_interval = keep_alive_interval
         self.event_store = event_store
         self.principal = principal
         self.stream_buffer = stream_buffer

@@ -44,7 +44,8 @@ log = logging.getLogger("mcptrio.http")
 # How long a new connection waits for the writer it took a stream over from to let go.
 _TAKEOVER_TIMEOUT = 5.0
 
-#: Seconds a streamed SSE response may stay silent before a keep-alive comment is written.
+#: Seconds a streamed SSE response may stay silent before a keep-alive comment is written, by
+#: default (``McpHttpApp(keep_alive_interval=...)``).
 KEEP_ALIVE_INTERVAL = 15.0
 #: The keep-alive: an SSE comment line, which clients ignore.
 KEEP_ALIVE = b": keep-alive\n\n"
@@ -69,6 +70,11 @@ class StreamSession(Protocol):
     @property
     def retry_ms(self) -> int | None:
         """The ``retry:`` sent with the priming event."""
+        ...
+
+    @property
+    def keep_alive_interval(self) -> float:
+        """Seconds a streamed response may stay quiet before a keep-alive comment."""
         ...
 
 
@@ -291,7 +297,7 @@ async def write_stream(
                         event_id = await event_store.store(session_id, stream.stream_id, b"")
                     stream.resumable = True
                     await responder.send_chunk(priming_event(event_id, session.retry_ms))
-                await _pump(stream, responder, session_id, event_store)
+                await _pump(stream, responder, session_id, event_store, session.keep_alive_interval)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return
     finally:
@@ -371,6 +377,7 @@ async def _pump(
     responder: HttpResponder,
     session_id: str,
     event_store: EventStore | None,
+    keep_alive_interval: float,
 ) -> None:
     store_nowait = getattr(event_store, "store_nowait", None)
     if not callable(store_nowait):
@@ -394,7 +401,7 @@ async def _pump(
                 await responder.send_chunk(b"retry: %d\n\n" % stream.retry_ms)
             await responder.end_stream()
             return
-        with trio.move_on_after(KEEP_ALIVE_INTERVAL) as idle:
+        with trio.move_on_after(keep_alive_interval) as idle:
             await stream.wait()
         if idle.cancelled_caught:
             # A quiet stream (a listen stream, a long call) gets a comment now and then: proxies

@@ -1,9 +1,9 @@
 """Streamable HTTP in the stateless era (2026-07-28): the checks a POST passes first.
 
-A POST with no ``Mcp-Session-Id`` whose ``MCP-Protocol-Version`` header names a stateless-era
-revision, or whose request ``_meta`` names one, is a stateless-era exchange: no session is
-minted or echoed, and the headers are checked against the body before anything runs
-(CHECKLIST 7.6, in this order):
+A POST whose request ``_meta`` names a stateless-era revision, or with no ``Mcp-Session-Id``
+whose ``MCP-Protocol-Version`` header names one, is a stateless-era exchange: no session is
+minted or echoed (one sent is ignored), and the headers are checked against the body before
+anything runs (CHECKLIST 7.6, in this order):
 
 ==============================================================  ========================
 a batch, or a JSON-RPC response from the client                 400, -32600
@@ -25,10 +25,12 @@ Header values are compared after the base64 sentinel is decoded, integers by val
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
+import trio
 from msgspec import UNSET, UnsetType
 
 from ....protocol import codec
@@ -40,6 +42,7 @@ from ....protocol.errors import (
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
     HeaderMismatch,
     McpError,
     MethodNotFound,
@@ -60,6 +63,7 @@ from .live_stream import StreamWriter
 __all__ = [
     "ErrorStatusResponder",
     "StatelessHead",
+    "cancel_on_disconnect",
     "cancel_when_gone",
     "check_stateless_post",
     "no_header_params",
@@ -110,7 +114,7 @@ def check_stateless_post(
     head: StatelessHead,
     headers: Headers,
     supported: tuple[str, ...],
-    tool_header_params: Callable[[str], Mapping[str, str] | None],
+    tool_header_params: Callable[[str], Mapping[hh.PropertyPath, str] | None],
 ) -> None:
     """Check a stateless-era request's headers against its body (the module's table).
 
@@ -160,15 +164,17 @@ def _expect(headers: Headers, name: bytes, value: str, label: str) -> None:
 
 
 def _check_params(
-    headers: Headers, params: hh.RequestHeadParams, annotated: Mapping[str, str] | None
+    headers: Headers,
+    params: hh.RequestHeadParams,
+    annotated: Mapping[hh.PropertyPath, str] | None,
 ) -> None:
     if not annotated:
         return
     arguments = params.arguments if isinstance(params.arguments, dict) else {}
-    for argument, header_name in annotated.items():
+    for path, header_name in annotated.items():
         label = f"Mcp-Param-{header_name}"
         raw = header(headers, hh.PARAM_HEADER_PREFIX + header_name.lower().encode("ascii"))
-        value = arguments.get(argument)
+        value = hh.value_at(arguments, path)
         if value is None:
             if raw is not None:
                 raise HeaderMismatch(f"{label} header given for an absent argument")
@@ -239,9 +245,30 @@ async def cancel_when_gone(
         cancel = CancelledNotification(
             request_id=rid, reason="The client closed the response stream"
         )
-        await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+        with contextlib.suppress(ConnectionClosed):
+            await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
 
 
-def no_header_params(name: str) -> Mapping[str, str] | None:
+#: Seconds the notice cancelling a request whose client went away may take to be taken.
+_CANCEL_NOTICE_TIMEOUT = 1.0
+
+
+async def cancel_on_disconnect(transport: HttpSession, session: Session, rid: RequestId) -> None:
+    """Wait to be cancelled: by the POST ending (nothing to do then), or by the front end when
+    the client closed the response stream with ``rid`` still running (then cancel it)."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        if transport.answer_owed(rid):
+            cancel = CancelledNotification(
+                request_id=rid, reason="The client closed the response stream"
+            )
+            # A session that already ended (a listen stream's own) took its requests with it.
+            with trio.CancelScope(shield=True) as scope, contextlib.suppress(ConnectionClosed):
+                scope.deadline = trio.current_time() + _CANCEL_NOTICE_TIMEOUT
+                await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+
+
+def no_header_params(name: str) -> Mapping[hh.PropertyPath, str] | None:
     """The tool lookup of a server that has none: no tool has annotated arguments."""
     return None

@@ -1,4 +1,4 @@
-"""Streamable HTTP (2025-03-26, 2025-06-18, 2025-11-25), server side: POST, GET and DELETE.
+"""Streamable HTTP (2025-03-26 to 2026-07-28), server side: POST, GET and DELETE.
 
 Status codes, in the order the checks run (Origin, Host and credentials are checked before, by
 the app, for every endpoint):
@@ -34,6 +34,14 @@ and the session kept only if it succeeds).
 
 Disconnection is not cancellation: when a POST's client goes away, its request runs on and what
 it sends waits on its stream (and in the event store) for a GET with ``Last-Event-ID``.
+
+The stateless era (2026-07-28) shares the endpoint, per request: a POST whose ``_meta`` names
+such a revision has its own checks and statuses (the table in ``stateless_era.py``: 400 with
+-32020 / -32022 / -32602 / -32021, 404 with -32601, 202 for a notification), never a session id
+(one sent is ignored), GET and DELETE with such an ``MCP-Protocol-Version`` get 405 +
+``Allow: POST``. There closing the response stream *is* cancellation, a quiet request turns SSE
+after ``_STATELESS_JSON_HEAD_DELAY`` even in JSON mode, and a quiet stream gets ``: keep-alive``
+comments.
 """
 
 from __future__ import annotations
@@ -53,6 +61,8 @@ from ....protocol.errors import (
     McpError,
     ParseError,
 )
+from ....protocol.http_headers import PropertyPath
+from ....protocol.request_meta import PROTOCOL_VERSION_KEY
 from ....protocol.revisions import (
     ASSUMED_WITHOUT_VERSION_HEADER,
     SUPPORTED,
@@ -74,10 +84,17 @@ from .responses import (
 )
 from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
-from .sse_stream import OutboundStream, drain_events, sse_event, write_stream
+from .sse_stream import (
+    KEEP_ALIVE_INTERVAL,
+    OutboundStream,
+    drain_events,
+    sse_event,
+    write_stream,
+)
 from .stateless_era import (
     ErrorStatusResponder,
     StatelessHead,
+    cancel_on_disconnect,
     cancel_when_gone,
     check_stateless_post,
     no_header_params,
@@ -95,6 +112,9 @@ _CANCEL_POLL = 0.01
 # How long an SSE answer's head waits for the first message, so that a prompt answer is sent
 # as one whole response instead of a stream (see ``_answer``).
 _SSE_HEAD_DELAY = 0.05
+#: Seconds a stateless-era request may stay unanswered before its JSON-mode POST turns SSE.
+_STATELESS_JSON_HEAD_DELAY = 1.0
+_STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
 
 
 def _is_error_answer(data: bytes) -> bool:
@@ -118,19 +138,22 @@ class StreamableHttpEndpoint:
         json_response: bool = True,
         stateless: bool = False,
         stateless_transport: type[HttpSession] = HttpSession,
+        keep_alive_interval: float = KEEP_ALIVE_INTERVAL,
     ) -> None:
         self.registry = registry
         self.security = registry.security
         self.json_response = json_response
         self.stateless = stateless
         self._stateless_transport = stateless_transport
+        #: Seconds a streamed response may stay quiet before a ``: keep-alive`` comment.
+        self.keep_alive_interval = keep_alive_interval
         supported = getattr(registry.factory, "supported_revisions", None)
         self._supported: frozenset[bytes] | None = (
             frozenset(r.encode() for r in supported) if isinstance(supported, tuple) else None
         )
         self._revisions: tuple[str, ...] = supported if isinstance(supported, tuple) else SUPPORTED
         self._stateless_revisions = stateless_versions(self._revisions)
-        self._tool_header_params: Callable[[str], Mapping[str, str] | None] = getattr(
+        self._tool_header_params: Callable[[str], Mapping[PropertyPath, str] | None] = getattr(
             registry.factory, "tool_header_params", no_header_params
         )
 
@@ -174,8 +197,12 @@ class StreamableHttpEndpoint:
             await send_error(responder, 400, exc.message)
             return
         session_id = header(headers, b"mcp-session-id")
-        # A server of the handshake era only answers such a POST as it always did.
-        if self._stateless_revisions and (session_id is None or self.stateless):
+        # A server of the handshake era only answers such a POST as it always did. A
+        # stateless-era request ignores an Mcp-Session-Id (the spec's advice to servers); a
+        # session's own POSTs skip the decoding unless the body could name a revision.
+        if self._stateless_revisions and (
+            session_id is None or self.stateless or _STATELESS_META_KEY in body
+        ):
             head = read_stateless_head(body, headers, self._stateless_revisions)
             if head is not None:
                 await self._post_stateless_era(responder, headers, body, routing, head)
@@ -344,6 +371,11 @@ class StreamableHttpEndpoint:
             stream.on_activity = start
         if not self.json_response:
             transport.start_head_timer(stream, _SSE_HEAD_DELAY)
+        elif on_writer is not None:
+            # A stateless-era request (the only kind with on_writer): one the client could
+            # only wait for in silence gets its SSE head after a while even in JSON mode, so
+            # that keep-alives flow and a closed stream (its cancellation) is noticed.
+            transport.start_head_timer(stream, _STATELESS_JSON_HEAD_DELAY)
         try:
             try:
                 await session.handle_frame(body)
@@ -434,7 +466,9 @@ class StreamableHttpEndpoint:
         if routing.batch:
             await send_error(responder, 400, "Batches are not accepted by a stateless server")
             return
-        transport = self._stateless_transport("", event_store=None)
+        transport = self._stateless_transport(
+            "", event_store=None, keep_alive_interval=self.keep_alive_interval
+        )
         session = transport.session = self.registry.factory.session(transport)
         if not routing.initialize:
             version = header(request.headers, b"mcp-protocol-version")
@@ -486,11 +520,13 @@ class StreamableHttpEndpoint:
             return
         rid = routing.request_ids[0]
         session = shared.session
-        if session is not None and not shared.owns_any(routing.request_ids):
+        # A listen stream would hold one of the shared session's in-flight slots for as long as
+        # it stays open: each gets a session of its own, and so does a request whose id another
+        # client has in flight on the shared session.
+        listen = head.method == "subscriptions/listen"
+        if session is not None and not listen and not shared.owns_any(routing.request_ids):
             await self._answer_stateless_era(shared, session, responder, body, rid)
             return
-        # Another client has a request with this id in flight on the shared session: this one
-        # gets a session of its own, as a stateless POST of the handshake era does.
         transport = self._make_shared_transport()
         session = transport.session = self.registry.factory.session(transport)
         async with trio.open_nursery() as nursery:
@@ -499,7 +535,9 @@ class StreamableHttpEndpoint:
             nursery.cancel_scope.cancel()
 
     def _make_shared_transport(self) -> HttpSession:
-        return self._stateless_transport("", event_store=None)
+        return self._stateless_transport(
+            "", event_store=None, keep_alive_interval=self.keep_alive_interval
+        )
 
     async def _answer_stateless_era(
         self,
@@ -511,17 +549,24 @@ class StreamableHttpEndpoint:
     ) -> None:
         """Answer a stateless-era request on ``session``, in this POST's task."""
 
-        def watch(writer: StreamWriter) -> None:
-            # Closing the response stream is cancellation in this era: once the writer stops
-            # (the client went away) with the request still running, the request is cancelled.
-            session.start_actor(cancel_when_gone, writer, transport, session, rid)
-
         transport.exchanges += 1
         stream = transport.open_request_stream([rid])
         try:
-            await self._answer_inline(
-                transport, session, stream, ErrorStatusResponder(responder), body, watch
-            )
+            async with trio.open_nursery() as nursery:
+
+                def watch(writer: StreamWriter) -> None:
+                    # Closing the response stream is cancellation in this era. A write finds
+                    # out (the writer stops); so does the front end, which cancels this POST's
+                    # task when it reads EOF (the handler, shielded in it, needs the notice).
+                    session.start_actor(cancel_when_gone, writer, transport, session, rid)
+                    nursery.start_soon(cancel_on_disconnect, transport, session, rid)
+
+                try:
+                    await self._answer_inline(
+                        transport, session, stream, ErrorStatusResponder(responder), body, watch
+                    )
+                finally:
+                    nursery.cancel_scope.cancel()
         finally:
             transport.release_stream(stream)
             transport.exchanges -= 1

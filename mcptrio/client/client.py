@@ -34,6 +34,7 @@ from ..protocol.types.completion import (
     PromptReference,
     ResourceTemplateReference,
 )
+from ..protocol.types.discovery import DiscoverRequest
 from ..protocol.types.input_required import InputRequiredResult
 from ..protocol.types.lifecycle import (
     Implementation,
@@ -184,6 +185,15 @@ class Client:
         return await answer_input_required(self.session, request, result, send, self._handlers)
 
     async def ping(self, **options: Unpack[CallOptions]) -> None:
+        """Check that the server answers.
+
+        The stateless era (2026-07-28) has no ``ping``: there the check is a
+        ``server/discover``, the one request every server of that era must answer, and its
+        result is dropped (a decision: see ``docs/explanation/client-design.md``).
+        """
+        if self.session.connection.request_meta is not None:
+            await self.request(DiscoverRequest(), **options)
+            return
         await self.request(PingRequest(), **options)
 
     # ---------------------------------------------------------------- tools

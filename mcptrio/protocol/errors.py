@@ -72,7 +72,7 @@ between two of its parts, and is named for what it is (no name here means two th
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -83,6 +83,7 @@ __all__ = [
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
+    "STATELESS_ERROR_CODES",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "CapabilityNotNegotiated",
@@ -114,6 +115,11 @@ URL_ELICITATION_REQUIRED = -32042
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: The errors only a stateless-era (2026-07-28) server sends: a client that gets one knows the
+#: server speaks that era, and must not fall back to ``initialize`` (CHECKLIST 6.2, 7.7).
+STATELESS_ERROR_CODES: Final = frozenset(
+    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)
 
 _BY_CODE: dict[int, type[ProtocolError]] = {}
 

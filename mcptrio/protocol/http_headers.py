@@ -60,6 +60,7 @@ _NAMED: Final[Mapping[str, str]] = {
     "resources/read": "uri",
 }
 _SENTINEL = re.compile(r"\A=\?base64\?(.*)\?=\Z", re.DOTALL)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Visible ASCII and inner spaces are sent as they are; anything else is encoded.
 _PLAIN = re.compile(r"\A[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?\Z")
 # RFC 9110 token characters: what an x-mcp-header name may hold.
@@ -91,7 +92,7 @@ def decode_value(raw: bytes) -> str:
         raise HeaderMismatch("Header value is not ASCII") from None
     match = _SENTINEL.match(text)
     if match is None:
-        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        if _CONTROL.search(text) is not None:
             raise HeaderMismatch("Header value holds control characters")
         return text
     try:

@@ -323,6 +323,12 @@ class Session:
             if not self._outbox.put_nowait(Outgoing(data, related)):
                 log.debug("outgoing buffer full: not telling the peer %r was cancelled", rid)
 
+    def cancel_incoming(self, rid: RequestId, reason: str) -> None:
+        """Cancel the peer's request ``rid`` as its ``notifications/cancelled`` would (nothing
+        is sent for it), for a transport that learns of the cancellation otherwise: a
+        stateless-era HTTP client closing the response stream."""
+        self._incoming.cancel(rid, reason)
+
     def start_actor(self, fn: Callable[..., Awaitable[object]], *args: object) -> None:
         """Start ``fn(*args)`` in the session's nursery: it is cancelled when the session ends.
 

@@ -128,9 +128,21 @@ def header_params(input_schema: Mapping[str, Any]) -> dict[PropertyPath, str]:
     other than string, integer or boolean, or one anywhere else than at the end of such a chain
     (under ``items``, composition, conditionals, ``$ref`` or ``$defs``, or on the root).
     """
+    # Nearly every schema has no annotation at all: one encode in C and a byte search rule that
+    # out in about 0.6 µs, where the walk in Python takes about 5 µs for a five-property schema
+    # (measured; a client pays this for every tool of every tools/list page).
+    try:
+        if _ANNOTATION not in _schema_encoder.encode(input_schema):
+            return {}
+    except (TypeError, msgspec.EncodeError):
+        pass  # Not plain JSON data (built in code): the walk tells.
     found: dict[PropertyPath, str] = {}
     _walk(input_schema, (), True, found, set())
     return found
+
+
+_ANNOTATION: Final = b'"x-mcp-header"'
+_schema_encoder = msgspec.json.Encoder()
 
 
 def _walk(

@@ -43,7 +43,7 @@ from .listen import (
 )
 from .listen_actor import ListenActor
 from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
-from .options import CallOptions
+from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
 
 __all__ = ["UNSUBSCRIBE_TIMEOUT", "ClientStreams"]
@@ -144,11 +144,14 @@ class ClientStreams:
         raises an unsubscription failure over it.
 
         In the stateless era the URI is added to the client's own listen stream (the block
-        starts once the server acknowledged it; ``Timeouts.listen``), and leaving takes it out
-        without waiting. A server that does not declare ``resources.subscribe`` raises
+        starts once the server acknowledged it, within ``Timeouts.listen``; the call options
+        have no request to apply to), and leaving takes it out without waiting. A server that
+        does not declare ``resources.subscribe`` raises
         :class:`~mcptrio.protocol.errors.CapabilityNotNegotiated` in both eras; one whose
         acknowledgement leaves the URI out, :class:`~mcptrio.client.errors.SubscriptionRefused`.
         """
+        if options:
+            check_options("subscribe()", options, CallOptions)
         updates: MergedUpdates[str] = MergedUpdates()
         if self._notifications.closed:
             updates.close()

@@ -106,15 +106,14 @@ def uris_of(filter: SubscriptionFilter) -> frozenset[str]:
 
 def declared_kinds(capabilities: ServerCapabilities) -> frozenset[ListKind]:
     """The list kinds whose changes the server says it announces (``listChanged``)."""
-    found: set[ListKind] = set()
-    for kind, capability in (
+    offered: tuple[tuple[ListKind, object], ...] = (
         ("tools", capabilities.tools),
         ("prompts", capabilities.prompts),
         ("resources", capabilities.resources),
-    ):
-        if capability is not UNSET and getattr(capability, "list_changed", None) is True:
-            found.add(kind)  # type: ignore[arg-type]
-    return frozenset(found)
+    )
+    return frozenset(
+        kind for kind, capability in offered if getattr(capability, "list_changed", None) is True
+    )
 
 
 def offers_subscriptions(capabilities: ServerCapabilities) -> bool:

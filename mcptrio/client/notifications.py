@@ -263,6 +263,10 @@ class NotificationCallbacks:
     except progress about a request this client is waiting on (that goes to the request's
     ``on_progress``).
 
+    In the stateless era (2026-07-28) list changes and resource updates come only on listen
+    streams: ``on_list_changed`` makes the client keep one open for the kinds the server
+    announces, and ``on_resource_updated`` hears the URIs of the open ``subscribe()`` blocks.
+
     They all run in the session's reader, in the order messages arrive, so while one waits
     nothing else is read from the server: keep them quick, or use the client's streams
     (:meth:`~mcptrio.Client.log_messages`, :meth:`~mcptrio.Client.list_changes`,

@@ -65,7 +65,9 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
       handler, a request is refused with -32601;
     - ``notifications=NotificationCallbacks(on_log=, on_list_changed=, ...)``: called for the
       server's notifications, inline in the session's reader: keep them quick, or use the
-      client's streams.
+      client's streams (in the stateless era ``on_list_changed`` opens a listen stream);
+    - ``cache=CachePolicy(size=256)``: how many results the stateless era's cache keeps (see
+      :mod:`~mcptrio.client.cache`).
     """
     check_options("open_client()", options, ClientOptions)
     identity = options.get("identity") or ClientIdentity()
@@ -118,9 +120,12 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                         request_timeout=timeouts.request,
                         handlers=router,
                         notifications=notifications,
+                        listen_timeout=timeouts.listen,
+                        cache=options.get("cache"),
                     )
                     if isinstance(transport, HttpClientTransport):
                         transport.set_header_params(client.tool_header_params)
+                    await client._listen_for_callbacks()
                     yield client
                 finally:
                     # Only the session is cancelled here: the transport then closes outside any

@@ -15,7 +15,8 @@ thing they configure, each a frozen record:
 - ``handlers``: :class:`~mcptrio.client.server_requests.Handlers`, how it answers the server's
   requests (sampling, elicitation, roots), which also decides the capabilities it declares;
 - ``notifications``: :class:`~mcptrio.client.notifications.NotificationCallbacks`, what it calls
-  for the server's notifications.
+  for the server's notifications;
+- ``cache``: :class:`~mcptrio.client.cache.CachePolicy`, how many results it keeps.
 
 How to reach the server (the command and its environment, the URL and its headers...) is not
 among them: it belongs to the target (see :mod:`~mcptrio.client.targets`).
@@ -35,6 +36,7 @@ from typing import Any, TypedDict
 from ..protocol.revisions import HANDSHAKE_SUPPORTED, revision_of, stateless_versions
 from ..protocol.types import ClientCapabilities, Implementation
 from ..runtime.outgoing import ProgressCallback
+from .cache import CacheMode, CachePolicy
 from .notifications import NotificationCallbacks
 from .server_requests import Handlers
 
@@ -65,6 +67,11 @@ class CallOptions(TypedDict, total=False):
     ``on_progress``
         ``(progress, total, message)``, plain or async, called with each progress notification
         of the call; giving it asks the server for them (a ``progressToken``).
+    ``cache``
+        For a request whose result may be cached (lists, ``resources/read``,
+        ``server/discover``; see :mod:`~mcptrio.client.cache`): ``"use"`` (the default) answers
+        from a fresh cached result without asking the server, ``"refresh"`` asks and stores the
+        answer, ``"bypass"`` asks and stores nothing. Other requests ignore it.
 
     Leaving the caller's cancel scope sends ``notifications/cancelled`` as a timeout does.
     """
@@ -72,6 +79,7 @@ class CallOptions(TypedDict, total=False):
     timeout: float | None
     max_total_timeout: float | None
     on_progress: ProgressCallback | None
+    cache: CacheMode
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +159,7 @@ class Timeouts:
     :class:`~mcptrio.protocol.errors.RequestTimeout`); ``initialize`` is never cancelled with
     ``notifications/cancelled``, as the spec says. ``request`` is the ``timeout`` of every call
     that passes none (``None``: no limit). ``probe`` bounds the stateless era's probe.
+    ``listen`` bounds the wait for a listen stream's acknowledgement (stateless era).
     """
 
     initialize: float = 30.0
@@ -158,6 +167,9 @@ class Timeouts:
     #: How long the stateless era's probe (``server/discover``) waits before the client falls
     #: back to ``initialize``.
     probe: float = 5.0
+    #: How long opening a ``subscriptions/listen`` stream waits for its acknowledgement before
+    #: :class:`~mcptrio.protocol.errors.RequestTimeout`.
+    listen: float = 10.0
 
 
 class ClientOptions(TypedDict, total=False):
@@ -172,6 +184,7 @@ class ClientOptions(TypedDict, total=False):
     timeouts: Timeouts
     handlers: Handlers
     notifications: NotificationCallbacks
+    cache: CachePolicy
 
 
 def check_options(where: str, options: Mapping[str, Any], accepted: type[Any]) -> None:

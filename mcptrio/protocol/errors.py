@@ -36,6 +36,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
             ├── OutputValidationError     structuredContent does not fit the outputSchema
             ├── RepeatedCursor            a server's pagination went round in a circle
             ├── ServerConnectError        a server of a group could not be connected
+            ├── SubscriptionRefused       a listen stream was acknowledged without a URI
             ├── TooManyInputRounds        a stateless-era request kept asking for input
             └── UnknownServer             no such server in the group; also a KeyError
 

@@ -65,13 +65,19 @@ ITERATORS = ["iter_tools", "iter_resources", "iter_resource_templates", "iter_pr
 
 
 def test_the_per_call_keywords_are_declared_once() -> None:
-    assert CallOptions.__optional_keys__ == {"timeout", "max_total_timeout", "on_progress"}
+    assert CallOptions.__optional_keys__ == {
+        "timeout",
+        "max_total_timeout",
+        "on_progress",
+        "cache",
+    }
     assert ClientOptions.__optional_keys__ == {
         "identity",
         "revisions",
         "timeouts",
         "handlers",
         "notifications",
+        "cache",
     }
 
 

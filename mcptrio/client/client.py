@@ -22,6 +22,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
 
+import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
@@ -406,7 +407,10 @@ class Client(ClientStreams):
         """
         meta = self.session.connection.request_meta
         if meta is not None:
+            if options:
+                check_options("A Client call", options, CallOptions)
             meta.log_level = level
+            await trio.lowlevel.checkpoint()
             return
         await self.request(SetLevelRequest(level=level), **options)
 

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ..protocol.revisions import HANDSHAKE_SUPPORTED, revision_of, stateless_versions
+from ..protocol.revisions import SUPPORTED, revision_of, stateless_versions
 from ..protocol.types import ClientCapabilities, Implementation
 from ..runtime.outgoing import ProgressCallback
 from .cache import CacheMode, CachePolicy
@@ -115,7 +115,7 @@ class Revisions:
     """
 
     protocol_version: str | None = None
-    supported: tuple[str, ...] = HANDSHAKE_SUPPORTED
+    supported: tuple[str, ...] = SUPPORTED
 
     def __post_init__(self) -> None:
         if not self.supported:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import CachePolicy, Revisions
@@ -169,7 +170,11 @@ async def test_size_zero_and_a_ttl_of_zero_keep_nothing() -> None:
 
 async def test_nothing_is_cached_in_the_handshake_era() -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(make_server()) as (client, wire, _):
+        async with open_recorded_client(make_server(), revisions=HANDSHAKE_ERA) as (
+            client,
+            wire,
+            _,
+        ):
             assert client.protocol_version != STATELESS
             first = await client.list_tools()
             assert await client.list_tools() is not first

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+from eras import HANDSHAKE_ERA
 from real_servers import free_port, running_http_server
 
 import mcptrio
@@ -67,7 +68,8 @@ def text(result: Any) -> str:
     [
         (Revisions(supported=SUPPORTED), STATELESS),
         (Revisions(protocol_version=STATELESS, supported=SUPPORTED), STATELESS),
-        (Revisions(), NEWEST_HANDSHAKE),
+        (Revisions(), STATELESS),
+        (HANDSHAKE_ERA, NEWEST_HANDSHAKE),
     ],
 )
 async def test_the_same_handlers_answer_in_both_eras(revisions: Revisions, era: str) -> None:
@@ -125,7 +127,7 @@ async def test_the_log_level_travels_with_each_request_in_the_stateless_era() ->
     assert seen == ["careful"]
 
 
-@pytest.mark.parametrize("revisions", [Revisions(supported=SUPPORTED), Revisions()])
+@pytest.mark.parametrize("revisions", [Revisions(), HANDSHAKE_ERA])
 async def test_the_official_sdks_server_in_both_eras(revisions: Revisions) -> None:
     with trio.fail_after(30):
         async with mcptrio.open_client(

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import trio
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import ListenStream, NotificationCallbacks, Revisions, Timeouts
@@ -33,7 +34,7 @@ STATELESS = "2026-07-28"
 NEWEST_HANDSHAKE = HANDSHAKE_SUPPORTED[0]
 #: Pinned, so that no era remembered for a reused port changes what a test speaks.
 STATELESS_ONLY = Revisions(protocol_version=STATELESS, supported=SUPPORTED)
-ERAS = {"stateless": STATELESS_ONLY, "handshake": Revisions()}
+ERAS = {"stateless": STATELESS_ONLY, "handshake": HANDSHAKE_ERA}
 #: (era, transport): both eras in memory, the stateless era over HTTP too.
 CASES = [("stateless", "memory"), ("stateless", "http"), ("handshake", "memory")]
 NOTE = "memo://today"
@@ -282,7 +283,7 @@ async def test_a_listen_blocks_notifications_reach_that_block_alone() -> None:
 async def test_the_handshake_era_listen_subscribes_and_reads_the_session() -> None:
     server = make_server()
     with trio.fail_after(10):
-        async with open_recorded_client(server) as (client, wire, _):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
             assert client.protocol_version == NEWEST_HANDSHAKE
             async with client.listen(tools=True, prompts=True, uris=[NOTE]) as stream:
                 assert stream.acknowledged.tools_list_changed is True

@@ -283,12 +283,12 @@ async def test_a_probe_refused_with_a_stateless_era_error_does_not_try_http_sse(
 
 async def test_a_probe_of_an_http_sse_only_server_falls_back_to_that_transport() -> None:
     with trio.fail_after(30):
-        async with open_sdk_server("sse") as base:
-            async with (
-                open_http_client_transport(base + "/sse", timeout=10) as transport,
-                mcptrio.open_client(transport, revisions=BOTH_ERAS) as client,
-            ):
-                assert transport.kind == "legacy"
-                assert client.protocol_version != "2026-07-28"
-                result = await client.call_tool("add", {"a": 20, "b": 22})
-                assert result.content == [TextContent(text="42")]
+        async with (
+            open_sdk_server("sse") as base,
+            open_http_client_transport(base + "/sse", timeout=10) as transport,
+            mcptrio.open_client(transport, revisions=BOTH_ERAS) as client,
+        ):
+            assert transport.kind == "legacy"
+            assert client.protocol_version != "2026-07-28"
+            result = await client.call_tool("add", {"a": 20, "b": 22})
+            assert result.content == [TextContent(text="42")]

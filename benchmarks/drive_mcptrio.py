@@ -4,8 +4,9 @@ In memory the client runs the server in its own nursery (``open_client(server)``
 it spawns ``python -m benchmarks.servers.mcptrio_server``; over WebSocket the worker starts
 that module with ``--websocket`` once and every session connects to its URL.
 
-``mcptrio`` is the client's default, the handshake era (``initialize``, then requests on the
-session); ``mcptrio-stateless`` pins revision 2026-07-28 (``Revisions(protocol_version=...)``):
+``mcptrio`` is the handshake era (``HANDSHAKE_ERA``: ``initialize``, then requests on the
+session; the client's default would probe the stateless era first); ``mcptrio-stateless`` pins
+revision 2026-07-28 (``Revisions(protocol_version=...)``):
 one ``server/discover`` when the client opens, then every request carries the client's
 ``_meta``, and a server that does not speak the era is an error, not a fallback.
 """
@@ -21,7 +22,7 @@ from functools import partial
 import trio
 
 import mcptrio
-from mcptrio.client import Revisions
+from mcptrio.client import HANDSHAKE_ERA, Revisions
 
 from .harness import (
     Backend,
@@ -73,13 +74,9 @@ STATELESS = Revisions(protocol_version=STATELESS_VERSION, supported=(STATELESS_V
 
 @asynccontextmanager
 async def _session(
-    target: mcptrio.Server | list[str] | str, revisions: Revisions | None
+    target: mcptrio.Server | list[str] | str, revisions: Revisions
 ) -> AsyncIterator[BenchSession]:
-    if revisions is None:
-        opened = mcptrio.open_client(target)
-    else:
-        opened = mcptrio.open_client(target, revisions=revisions)
-    async with opened as client:
+    async with mcptrio.open_client(target, revisions=revisions) as client:
         yield McptrioSession(client)
 
 
@@ -111,7 +108,7 @@ def websocket_server_process() -> Iterator[str]:
 @asynccontextmanager
 async def open_target(lib: str, transport: str) -> AsyncIterator[OpenSession]:
     """A way to open sessions of the bench server over ``transport``."""
-    revisions = STATELESS if lib in STATELESS_LIBS else None
+    revisions = STATELESS if lib in STATELESS_LIBS else HANDSHAKE_ERA
     if transport == "in-memory":
         server = build_server()
         yield partial(_session, server, revisions)

@@ -37,6 +37,7 @@ from .notifications import LogMessages as LogMessages
 from .notifications import MergedUpdates as MergedUpdates
 from .notifications import NotificationCallbacks as NotificationCallbacks
 from .options import DEFAULT_CLIENT_INFO as DEFAULT_CLIENT_INFO
+from .options import HANDSHAKE_ERA as HANDSHAKE_ERA
 from .options import CallOptions as CallOptions
 from .options import ClientIdentity as ClientIdentity
 from .options import ClientOptions as ClientOptions

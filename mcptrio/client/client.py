@@ -26,7 +26,7 @@ import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
-from ..protocol.errors import HeaderMismatch
+from ..protocol.errors import HeaderMismatch, InvalidParams, RequestTimeout, ResourceNotFound
 from ..protocol.http_headers import PropertyPath
 from ..protocol.revisions import revision_of
 from ..protocol.types.common import PaginatedResult
@@ -215,7 +215,25 @@ class Client(ClientStreams):
                 on_progress=options.get("on_progress"),
             )
 
-        return await answer_input_required(self.session, request, result, send, self._handlers)
+        # The call's timeout bounds the whole exchange, the client's own handlers included (a
+        # user who takes too long), as it does in the handshake era, where the server's request
+        # to the client runs while the call waits.
+        limits = [
+            x
+            for x in (
+                self.request_timeout if timeout is None else timeout,
+                options.get("max_total_timeout"),
+            )
+            if x is not None
+        ]
+        if not limits:
+            return await answer_input_required(self.session, request, result, send, self._handlers)
+        with trio.move_on_after(min(limits)):
+            return await answer_input_required(self.session, request, result, send, self._handlers)
+        raise RequestTimeout(
+            f"{request.METHOD} did not complete within {min(limits)} s"
+            " (answering the server's requests for input included)"
+        )
 
     async def ping(self, **options: Unpack[CallOptions]) -> None:
         """Check that the server answers.
@@ -346,8 +364,20 @@ class Client(ClientStreams):
         uri: str,
         **options: Unpack[CallOptions],
     ) -> ReadResourceResult:
-        """``resources/read``; an unknown URI raises ``ResourceNotFound`` (-32002)."""
-        return await self.request(ReadResourceRequest(uri=uri), **options)
+        """``resources/read``; an unknown URI raises ``ResourceNotFound`` in both eras.
+
+        The stateless era (2026-07-28) answers a missing resource -32602 (SEP-2164) where
+        earlier revisions had -32002 of its own. Since -32602 is the error that revision names
+        for it, a -32602 answer to ``resources/read`` there is raised as ``ResourceNotFound``
+        with the code as it came (-32602), so that ``except ResourceNotFound`` works in either
+        era (a decision: see ``docs/explanation/client-design.md``).
+        """
+        try:
+            return await self.request(ReadResourceRequest(uri=uri), **options)
+        except InvalidParams as exc:
+            if type(exc) is not InvalidParams or self.session.connection.request_meta is None:
+                raise
+            raise ResourceNotFound(exc.message, exc.data, code=exc.code) from exc
 
     # ---------------------------------------------------------------- prompts, completion
 

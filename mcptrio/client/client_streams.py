@@ -308,6 +308,11 @@ class ClientStreams:
         messages; older ones are dropped and counted in ``messages.dropped``.
         """
         stream = LogMessages()
+        meta = self.session.connection.request_meta
+        if meta is not None and meta.log_level is None:
+            # The stateless era logs only at a level the request names: a client reading the
+            # log asks for every level, as a handshake-era server sends before setLevel.
+            meta.log_level = "debug"
         async with self._registered(self._notifications.log_streams, stream):
             yield stream
 

@@ -114,6 +114,8 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                         )
                     if result is None:
                         result = await _initialize(session, connection, timeouts)
+                    else:
+                        _ask_for_logs(connection, notifications.callbacks)
                     client = Client(
                         session,
                         result,
@@ -134,6 +136,17 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                     session_scope.cancel()
         finally:
             nursery.cancel_scope.cancel()
+
+
+def _ask_for_logs(connection: Connection, callbacks: NotificationCallbacks) -> None:
+    """In the stateless era a server logs only at the level a request names in its ``_meta``
+    (and nothing without one). A client given a log callback asked for the server's log
+    messages: it gets every level, as a handshake-era server sends them all until
+    ``logging/setLevel`` (a decision: see ``docs/explanation/client-design.md``)."""
+    meta = connection.request_meta
+    wants_logs = callbacks.on_log is not None or callbacks.on_notification is not None
+    if meta is not None and meta.log_level is None and wants_logs:
+        meta.log_level = "debug"
 
 
 async def _initialize(

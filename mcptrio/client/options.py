@@ -31,9 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, Final, TypedDict
 
-from ..protocol.revisions import SUPPORTED, revision_of, stateless_versions
+from ..protocol.revisions import (
+    HANDSHAKE_SUPPORTED,
+    SUPPORTED,
+    revision_of,
+    stateless_versions,
+)
 from ..protocol.types import ClientCapabilities, Implementation
 from ..runtime.outgoing import ProgressCallback
 from .cache import CacheMode, CachePolicy
@@ -42,6 +47,7 @@ from .server_requests import Handlers
 
 __all__ = [
     "DEFAULT_CLIENT_INFO",
+    "HANDSHAKE_ERA",
     "CallOptions",
     "ClientIdentity",
     "ClientOptions",
@@ -104,14 +110,13 @@ class Revisions:
     :class:`~mcptrio.protocol.errors.UnsupportedProtocolVersion`. A client that offers an older
     revision gets, and may send, only what that revision has.
 
-    By default the client speaks the handshake era (``supported`` is
-    :data:`~mcptrio.protocol.revisions.HANDSHAKE_SUPPORTED`). With a stateless-era revision
-    (2026-07-28) in ``supported`` it probes first over stdio, WebSocket and in memory: it asks
+    By default ``supported`` is every revision, and the client probes the stateless era
+    (2026-07-28) first, on every transport, as the official SDKs do: it asks
     ``server/discover`` and speaks the stateless era to a server that answers, and falls back to
     ``initialize`` when the server answers anything else (or nothing within
     ``Timeouts.probe``). ``protocol_version`` set to a stateless-era revision pins it: no
-    fallback. Over HTTP the client speaks the handshake era (see
-    ``docs/explanation/client-design.md``).
+    fallback. :data:`HANDSHAKE_ERA` (only the handshake revisions) never probes. See
+    ``docs/explanation/client-design.md`` for what changes with the era.
     """
 
     protocol_version: str | None = None
@@ -149,6 +154,12 @@ class Revisions:
         """``supported``, the offered revision first."""
         offered = self.offered
         return (offered, *(r for r in self.supported if r != offered))
+
+
+#: Only the revisions negotiated by ``initialize`` (2024-11-05 to 2025-11-25): no probe of the
+#: stateless era. For a server whose tools rely on the handshake era (a session's log level,
+#: ``resources/subscribe``, requests to the client outside an input-required result).
+HANDSHAKE_ERA: Final = Revisions(supported=HANDSHAKE_SUPPORTED)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -232,6 +232,10 @@ class UnsupportedProtocolVersion(
 class LocalError(McpError):
     """An error raised on this side; answered as -32603 if it escapes a handler."""
 
+    def error_answer(self) -> McpError:
+        """The error answer a request gets when this escapes its handler."""
+        return InternalError(self.message)
+
 
 class ConnectionClosed(LocalError, default_message="Connection closed"):
     """The connection ended before the answer came (pending requests fail with this)."""
@@ -242,7 +246,30 @@ class RequestTimeout(LocalError, default_message="Request timed out"):
 
 
 class CapabilityNotNegotiated(LocalError, default_message="Capability not negotiated"):
-    """Sending this message would use a capability the session did not negotiate."""
+    """Sending this message would use a capability the session did not negotiate.
+
+    ``required`` names the client capability a stateless-era request lacked (2026-07-28): a
+    handler may catch this as in the handshake era, and if it escapes, the request is answered
+    :class:`MissingRequiredClientCapability` (-32021) naming it, as that revision says.
+    """
+
+    def __init__(
+        self,
+        message: str | None = None,
+        data: Any = None,
+        *,
+        code: int | None = None,
+        required: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, data, code=code)
+        self.required = required
+
+    def error_answer(self) -> McpError:
+        if self.required is None:
+            return super().error_answer()
+        return MissingRequiredClientCapability(
+            self.message, {"requiredCapabilities": self.required}
+        )
 
 
 class TransportError(LocalError, default_message="Transport failed"):

@@ -25,6 +25,8 @@ from mcptrio.protocol.types import (
 )
 from mcptrio.runtime.context import RequestContext
 
+from conftest import open_recorded_client
+
 ROOT = Path(__file__).resolve().parents[2]
 SDK_SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "sdk_everything_server.py"), "stdio"]
 STATELESS = "2026-07-28"
@@ -118,13 +120,33 @@ async def test_the_log_level_travels_with_each_request_in_the_stateless_era() ->
             mcptrio.open_client(server, revisions=Revisions(supported=SUPPORTED)) as client,
             client.log_messages() as messages,
         ):
+            # Reading the log, the client names "debug" until told otherwise (every level,
+            # as in the handshake era); then each request carries the level set.
             await client.call_tool("chatty")
             await client.set_logging_level("warning")
             await client.call_tool("chatty")
             async for message in messages:
                 seen.append(message.data)
-                break
-    assert seen == ["careful"]
+                if len(seen) == 3:
+                    break
+    assert seen == ["detail", "careful", "careful"]
+
+
+async def test_a_client_that_reads_no_log_names_no_level_and_gets_no_log() -> None:
+    server = mcptrio.Server("logs", version="1.0")
+
+    @server.tool
+    async def chatty(ctx: Context) -> str:
+        """Logs once."""
+        await ctx.warning("careful")
+        return "ok"
+
+    with trio.fail_after(10):
+        async with open_recorded_client(server) as (client, wire, _):
+            await client.call_tool("chatty")
+    sent = [m for m in wire.client_to_server if m.get("method") == "tools/call"]
+    assert "io.modelcontextprotocol/logLevel" not in sent[0]["params"]["_meta"]
+    assert "notifications/message" not in wire.methods_sent_by_server()
 
 
 @pytest.mark.parametrize("revisions", [Revisions(), HANDSHAKE_ERA])

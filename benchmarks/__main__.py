@@ -34,12 +34,20 @@ CAPACITY_SESSIONS = 1000
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 #: The module each library needs, to tell which are installed without importing them here.
-REQUIRED_MODULES = {"mcptrio": "mcptrio", "sdk": "mcp", "sdk-legacy": "mcp", "fastmcp": "fastmcp"}
-#: The distribution whose version stands for each library.
-DISTRIBUTIONS = {"mcptrio": "mcptrio", "sdk": "mcp", "sdk-legacy": "mcp", "fastmcp": "fastmcp"}
+REQUIRED_MODULES = {
+    "mcptrio": "mcptrio",
+    "sdk": "mcp",
+    "sdk-legacy": "mcp",
+    "fastmcp": "fastmcp",
+    "mcptrio-stateless": "mcptrio",
+    "sdk-stateless": "mcp",
+}
+#: The distribution whose version stands for each library (each module's has its name).
+DISTRIBUTIONS = dict(REQUIRED_MODULES)
 INSTALL_HINTS = {
     "sdk": "pip install 'mcp==2.3.0'",
     "sdk-legacy": "pip install 'mcp==2.3.0'",
+    "sdk-stateless": "pip install 'mcp==2.3.0'",
     "fastmcp": "pip install 'fastmcp==4.1.2'",
 }
 #: Libraries with capacity figures.

@@ -3,6 +3,12 @@
 In memory the client runs the server in its own nursery (``open_client(server)``); over stdio
 it spawns ``python -m benchmarks.servers.mcptrio_server``; over WebSocket the worker starts
 that module with ``--websocket`` once and every session connects to its URL.
+
+``mcptrio`` is the handshake era (``HANDSHAKE_ERA``: ``initialize``, then requests on the
+session; the client's default would probe the stateless era first); ``mcptrio-stateless`` pins
+revision 2026-07-28 (``Revisions(protocol_version=...)``):
+one ``server/discover`` when the client opens, then every request carries the client's
+``_meta``, and a server that does not speak the era is an error, not a fallback.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from functools import partial
 import trio
 
 import mcptrio
+from mcptrio.client import HANDSHAKE_ERA, Revisions
 
 from .harness import (
     Backend,
@@ -24,6 +31,7 @@ from .harness import (
     OpenSession,
     workload_caller,
 )
+from .matrix import STATELESS_LIBS, STATELESS_VERSION
 from .servers.mcptrio_server import build_server
 
 SERVER_MODULE = "benchmarks.servers.mcptrio_server"
@@ -60,9 +68,15 @@ class McptrioSession:
         return workload_caller(self.client, workload)
 
 
+#: The stateless era, pinned: no probe fallback to ``initialize``.
+STATELESS = Revisions(protocol_version=STATELESS_VERSION, supported=(STATELESS_VERSION,))
+
+
 @asynccontextmanager
-async def _session(target: mcptrio.Server | list[str] | str) -> AsyncIterator[BenchSession]:
-    async with mcptrio.open_client(target) as client:
+async def _session(
+    target: mcptrio.Server | list[str] | str, revisions: Revisions
+) -> AsyncIterator[BenchSession]:
+    async with mcptrio.open_client(target, revisions=revisions) as client:
         yield McptrioSession(client)
 
 
@@ -94,13 +108,14 @@ def websocket_server_process() -> Iterator[str]:
 @asynccontextmanager
 async def open_target(lib: str, transport: str) -> AsyncIterator[OpenSession]:
     """A way to open sessions of the bench server over ``transport``."""
+    revisions = STATELESS if lib in STATELESS_LIBS else HANDSHAKE_ERA
     if transport == "in-memory":
         server = build_server()
-        yield partial(_session, server)
+        yield partial(_session, server, revisions)
     elif transport == "stdio":
-        yield partial(_session, [sys.executable, "-m", SERVER_MODULE])
+        yield partial(_session, [sys.executable, "-m", SERVER_MODULE], revisions)
     elif transport == "websocket":
         with websocket_server_process() as url:
-            yield partial(_session, url)
+            yield partial(_session, url, revisions)
     else:
         raise ValueError(f"mcptrio has no worker for {transport!r}")

@@ -3,7 +3,10 @@
 ``sdk`` uses the client's default ``mode="auto"`` (in memory it calls the server's handlers
 directly, over stdio it negotiates the 2026-07-28 revision); ``sdk-legacy`` uses
 ``mode="legacy"`` (the initialize handshake; in memory, JSON-RPC message objects on memory
-streams). See ``matrix.LIBS``.
+streams). ``sdk-stateless`` pins ``mode="2026-07-28"``: no ``server/discover`` probe when the
+client opens, and otherwise the very path ``auto`` settles on (in memory the direct dispatcher,
+over stdio 2026-07-28 requests with their ``_meta``), so in those two transports it measures
+what ``sdk`` does; it is there to complete the stateless era's row. See ``matrix.LIBS``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from .harness import (
     OpenSession,
     workload_caller,
 )
+from .matrix import STATELESS_VERSION
 from .servers.sdk_server import build_server
 
 __all__ = ["BACKEND", "open_target", "run", "versions"]
@@ -53,7 +57,7 @@ async def _session(target: Any, mode: str) -> AsyncIterator[BenchSession]:
 @asynccontextmanager
 async def open_target(lib: str, transport: str) -> AsyncIterator[OpenSession]:
     """A way to open sessions of the bench server over ``transport``."""
-    mode = "legacy" if lib == "sdk-legacy" else "auto"
+    mode = {"sdk-legacy": "legacy", "sdk-stateless": STATELESS_VERSION}.get(lib, "auto")
     if transport == "in-memory":
         yield partial(_session, build_server(), mode)
     elif transport == "stdio":

@@ -89,8 +89,7 @@ OpenSession = Callable[[], AbstractAsyncContextManager[BenchSession]]
 
 def fixture_params(workload: str) -> dict[str, Any]:
     """The request parameters of ``workload``'s call (``matrix.FIXTURES``)."""
-    params: dict[str, Any] = FIXTURES[workload][1]  # type: ignore[assignment]
-    return params
+    return FIXTURES[workload][1]
 
 
 def check_add(text: object) -> None:

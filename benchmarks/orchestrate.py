@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from .matrix import (
+    ERA_REFERENCE,
+    HANDSHAKE_COUNTERPART,
     LIBS,
     LOADS,
     TRANSPORTS,
@@ -35,7 +37,8 @@ from .matrix import (
 
 #: The medians a cell reports (over its runs without error), as named in the contract.
 MEDIAN_FIELDS = ("calls_per_s", "p50_us", "p90_us", "p99_us", "p999_us", "cpu_us_per_call")
-#: The library every speedup is relative to.
+#: The library every handshake-era speedup is relative to (a stateless library's is relative
+#: to ``mcptrio-stateless``: see ``matrix.ERA_REFERENCE``).
 REFERENCE = "mcptrio"
 
 CellKey = tuple[str, str, str, str]
@@ -47,14 +50,21 @@ class Runner(Protocol):
 
 @dataclass(frozen=True)
 class TransportPlan:
-    """The libraries measured over one transport and the (workload, load) cells, in run order."""
+    """The libraries measured over one transport and the (workload, load) cells, in run order.
+
+    Not every library has every cell (the stateless libraries have no ``s100x20``):
+    :meth:`libs_for` names those that do.
+    """
 
     transport: str
     libs: tuple[str, ...]
     cells: tuple[tuple[str, str], ...]
 
+    def libs_for(self, workload: str, load: str) -> tuple[str, ...]:
+        return tuple(lib for lib in self.libs if (workload, load) in cells_for(lib, self.transport))
+
     def runs(self, repeat: int) -> int:
-        return len(self.libs) * len(self.cells) * repeat
+        return sum(len(self.libs_for(w, load)) for w, load in self.cells) * repeat
 
 
 def plan(
@@ -67,15 +77,18 @@ def plan(
     plans: list[TransportPlan] = []
     for transport in (t for t in TRANSPORTS if t in transports):
         measured = tuple(lib for lib in LIBS if lib in libs and lib_has_transport(lib, transport))
-        if not measured:
-            continue
-        # cells_for depends on the transport only; every library gets the same cells.
-        cells = tuple(
-            (w, load)
-            for w, load in cells_for(measured[0], transport)
-            if w in workloads and load in loads
-        )
+        # Every cell some library has, in matrix order.
+        wanted = {
+            cell
+            for lib in measured
+            for cell in cells_for(lib, transport)
+            if cell[0] in workloads and cell[1] in loads
+        }
+        cells = tuple((w, load) for w in WORKLOADS for load in LOADS if (w, load) in wanted)
         if cells:
+            measured = tuple(
+                lib for lib in measured if any(c in cells_for(lib, transport) for c in cells)
+            )
             plans.append(TransportPlan(transport, measured, cells))
     return plans
 
@@ -89,7 +102,14 @@ def lib_order(libs: Sequence[str], repeat_index: int) -> list[str]:
 
 
 def summarise(runs: dict[CellKey, list[RunRecord]]) -> list[dict[str, Any]]:
-    """One cell per key (in the order given): its runs, medians and speedup over mcptrio."""
+    """One cell per key (in the order given): its runs, medians and speedup over mcptrio.
+
+    ``speedup`` is mcptrio's calls/s over the cell's, mcptrio of the cell's own era
+    (``matrix.ERA_REFERENCE``: ``sdk-stateless`` is compared with ``mcptrio-stateless``). A
+    stateless library's cell also has ``vs_handshake``: its calls/s over its handshake-era
+    counterpart's in the same transport, workload and load (``mcptrio-stateless`` over
+    ``mcptrio``), when both were measured.
+    """
     cells: list[dict[str, Any]] = []
     for (lib, transport, workload, load), records in runs.items():
         cell: dict[str, Any] = {
@@ -108,16 +128,20 @@ def summarise(runs: dict[CellKey, list[RunRecord]]) -> list[dict[str, Any]]:
         if len(scopes) == 1:
             cell["cpu_scope"] = scopes.pop()
         cells.append(cell)
-    reference = {
-        (c["transport"], c["workload"], c["load"]): c.get("calls_per_s")
-        for c in cells
-        if c["lib"] == REFERENCE
+    rates = {
+        (c["lib"], c["transport"], c["workload"], c["load"]): c.get("calls_per_s") for c in cells
     }
     for cell in cells:
-        ours = reference.get((cell["transport"], cell["workload"], cell["load"]))
+        where = (cell["transport"], cell["workload"], cell["load"])
+        reference = ERA_REFERENCE.get(cell["lib"], REFERENCE)
+        ours = rates.get((reference, *where))
         theirs = cell.get("calls_per_s")
         if ours and theirs:
-            cell["speedup"] = 1.0 if cell["lib"] == REFERENCE else ours / theirs
+            cell["speedup"] = 1.0 if cell["lib"] == reference else ours / theirs
+        counterpart = HANDSHAKE_COUNTERPART.get(cell["lib"])
+        handshake = rates.get((counterpart, *where)) if counterpart else None
+        if handshake and theirs:
+            cell["vs_handshake"] = theirs / handshake
     return cells
 
 
@@ -225,7 +249,7 @@ class Progress:
         self.write(
             f"[{self.done:>{width}}/{self.total}] repeat {repeat_index + 1} "
             f"{record['transport']:<9} {record['workload']:<9} {record['load']:<7} "
-            f"{record['lib']:<10} {outcome}  ({_clock(elapsed)} elapsed, ETA {_clock(eta)})"
+            f"{record['lib']:<17} {outcome}  ({_clock(elapsed)} elapsed, ETA {_clock(eta)})"
         )
 
 
@@ -259,13 +283,13 @@ def run_matrix(
     runs: dict[CellKey, list[RunRecord]] = {}
     for tp in plans:
         for workload, load in tp.cells:
-            for lib in tp.libs:
+            for lib in tp.libs_for(workload, load):
                 runs[(lib, tp.transport, workload, load)] = []
         with ExitStack() as stack:
             runners = {lib: stack.enter_context(runner_for(lib, tp.transport)) for lib in tp.libs}
             for repeat_index in range(repeat):
                 for workload, load in tp.cells:
-                    for lib in lib_order(tp.libs, repeat_index):
+                    for lib in lib_order(tp.libs_for(workload, load), repeat_index):
                         record = runners[lib].run(workload, load, duration, warmup)
                         if "error" in record:
                             first_error = record["error"]

@@ -11,7 +11,8 @@ one JSON line on stdout:
   a ``matrix.RunRecord`` (``error`` set, never a crash, when the run failed);
 - ``{"op": "exit"}`` (or the end of stdin) -> closes the session and exits 0.
 
-The ready line is ``{"ready": true, "lib", "transport", "backend", "versions": {...}}``, or
+The ready line is ``{"ready": true, "lib", "transport", "backend", "versions": {...},
+"protocol_version"}`` (the revision the client settled on, when its client tells), or
 ``{"ready": false, "error": "..."}`` followed by exit status 1. The ``xN`` loads all use the
 session opened at start (it stays open between cells; after a failed run it is reopened);
 ``s100x20`` opens its own sessions. CPU time: in memory this process's (client and server);
@@ -48,6 +49,8 @@ DRIVERS = {
     "sdk": "benchmarks.drive_sdk",
     "sdk-legacy": "benchmarks.drive_sdk",
     "fastmcp": "benchmarks.drive_fastmcp",
+    "mcptrio-stateless": "benchmarks.drive_mcptrio",
+    "sdk-stateless": "benchmarks.drive_sdk",
 }
 
 
@@ -90,6 +93,13 @@ class Worker:
                                     "transport": self.transport,
                                     "backend": self.backend.name,
                                     "versions": self.driver.versions(),
+                                    # The revision the client settled on: which era the
+                                    # cells measure (mcptrio 2025-11-25, the stateless
+                                    # libraries 2026-07-28, the SDK's auto whatever it
+                                    # negotiated).
+                                    "protocol_version": getattr(
+                                        getattr(session, "client", None), "protocol_version", None
+                                    ),
                                 }
                             )
                         if not await self.run_commands(session, open_session, clock):

@@ -8,13 +8,22 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import trio
 
 import mcptrio
+from mcptrio.client.eras import ERA_CACHE
 from mcptrio.protocol.fitting import check_incoming, fit_outgoing
 from mcptrio.protocol.revisions import revision_of
 from mcptrio.runtime.transport import Frame, Outgoing, Transport
 from mcptrio.transports.memory import memory_transport_pair
+
+
+@pytest.fixture(autouse=True)
+def _forget_eras() -> None:
+    """The client remembers each server's era by URL for the life of the process; tests reuse
+    loopback ports, so each starts with nothing remembered."""
+    ERA_CACHE.clear()
 
 
 def as_sent(message: Any, revision: str) -> Any:

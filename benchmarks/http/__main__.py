@@ -40,7 +40,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def format_row(record: RunRecord) -> str:
-    name = f"{record['lib']:8} {record['transport']:9} {record['workload']:9} {record['load']:8}"
+    name = f"{record['lib']:17} {record['transport']:9} {record['workload']:9} {record['load']:8}"
     if "error" in record:
         return f"{name} ERROR {record['error']}"
     row = (

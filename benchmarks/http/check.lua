@@ -1,5 +1,6 @@
--- The checks of the HTTP benchmark's answers, shared by calls.lua and sessions.lua, which load
--- this file with dofile. wrk gives every thread its own Lua state, so each loads its own copy.
+-- The checks of the HTTP benchmark's answers, shared by calls.lua, sessions.lua and stateless.lua,
+-- which load this file with dofile. wrk gives every thread its own Lua state, so each loads its
+-- own copy.
 
 local check = {}
 
@@ -20,13 +21,18 @@ function check.request_body(id, method, params)
   return '{"jsonrpc":"2.0","id":' .. id .. ',"method":"' .. method .. '","params":' .. params .. '}'
 end
 
--- A checker of the workload's answers: check_answer(status, headers, body) returns nil for a good
--- answer and a short reason otherwise. A good answer has status 200, the transport's content
--- type (JSON, or one SSE event), a JSON-RPC result that is not a tool error, and the workload's
--- content:
+-- A checker of the workload's answers: check_answer(status, headers, body) returns nil and the
+-- answer's content type for a good answer, and a short reason otherwise. A good answer has
+-- status 200, the transport's content type (JSON, or one SSE event; `content_types` names it, or
+-- several separated by commas, any of which is accepted), a JSON-RPC result that is not a tool
+-- error, and the workload's content:
 --   kind "text": the first text block is `arg2` times the character `arg1` ("3" is "3", 1);
 --   kind "tools": a `tools` list with exactly `arg1` tools (counted by their inputSchema).
-function check.answer_checker(content_type, kind, arg1, arg2)
+function check.answer_checker(content_types, kind, arg1, arg2)
+  local accepted = {}
+  for accepted_type in content_types:gmatch("[^,]+") do
+    accepted[#accepted + 1] = accepted_type
+  end
   local expected_text
   if kind == "text" then
     expected_text = string.rep(arg1, tonumber(arg2)) .. '"'
@@ -69,7 +75,14 @@ function check.answer_checker(content_type, kind, arg1, arg2)
       return "status " .. status
     end
     local got_type = check.header(headers, "Content-Type") or ""
-    if got_type:sub(1, #content_type) ~= content_type then
+    local matched = nil
+    for _, accepted_type in ipairs(accepted) do
+      if got_type:sub(1, #accepted_type) == accepted_type then
+        matched = accepted_type
+        break
+      end
+    end
+    if matched == nil then
       return "content type " .. got_type
     end
     if not body:find('"result"%s*:') then
@@ -78,7 +91,11 @@ function check.answer_checker(content_type, kind, arg1, arg2)
     if body:find('"isError"%s*:%s*true') then
       return "a tool error"
     end
-    return content_problem(body)
+    local problem = content_problem(body)
+    if problem ~= nil then
+      return problem
+    end
+    return nil, matched
   end
 end
 

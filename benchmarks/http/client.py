@@ -4,6 +4,12 @@ The runner opens the session that wrk's ``xN`` loads call on, checks one answer 
 before measuring (a missing fixture is then reported clearly, not as thousands of bad answers),
 warms the server up with a burst of calls, and deletes sessions afterwards. It speaks plain
 HTTP/1.1 over one keep-alive connection (``http.client``): it is not the library under test.
+
+For the stateless era (revision 2026-07-28) :class:`StatelessCaller` does the same check and
+warm-up with stateless POSTs (no ``initialize``, no session id; every request with its
+``_meta`` and the era's headers, built by :func:`stateless_params` and
+:func:`stateless_headers`, which ``stateless.lua`` is handed too, so that both send the same
+bytes).
 """
 
 from __future__ import annotations
@@ -14,11 +20,19 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from benchmarks.matrix import BLOB_100K_SIZE, FIXTURES, LISTED_TOOLS, TEXT_10K_SIZE
+from benchmarks.matrix import (
+    BLOB_100K_SIZE,
+    FIXTURES,
+    LISTED_TOOLS,
+    STATELESS_VERSION,
+    TEXT_10K_SIZE,
+)
 
 PATH = "/mcp"
 #: The revision the benchmark's sessions ask for (every library under test supports it).
 PROTOCOL_VERSION = "2025-11-25"
+#: Who the stateless era's requests say they come from (``io.modelcontextprotocol/clientInfo``).
+CLIENT_INFO = {"name": "benchmarks.http", "version": "1"}
 #: Long enough for a slow server to drain what the previous run's 100 connections left in flight
 #: (the SDK answers about 20 list-50 calls per second on this machine).
 _TIMEOUT = 30.0
@@ -37,6 +51,29 @@ LUA_CHECKS: dict[str, tuple[str, str, str]] = {
 
 class SessionError(Exception):
     """The session could not be opened, or an answer was not the expected one."""
+
+
+def stateless_params(workload: str) -> dict[str, Any]:
+    """The workload's request params with the stateless era's ``_meta`` (CHECKLIST 6.2)."""
+    _, params = FIXTURES[workload]
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+    }
+    return {**params, "_meta": meta}
+
+
+def stateless_headers(workload: str) -> dict[str, str]:
+    """The stateless era's routing headers of the workload's POST (CHECKLIST 7.6): the revision,
+    ``Mcp-Method``, and ``Mcp-Name`` (the tool's name or the resource's URI) where there is one.
+    """
+    method, params = FIXTURES[workload]
+    headers = {"MCP-Protocol-Version": STATELESS_VERSION, "Mcp-Method": method}
+    name = params.get("name", params.get("uri"))
+    if isinstance(name, str):
+        headers["Mcp-Name"] = name
+    return headers
 
 
 def check_result(workload: str, result: dict[str, Any]) -> str | None:
@@ -67,7 +104,11 @@ class Session:
         self._next_id = 0
 
     def _send(
-        self, method: str, body: dict[str, Any] | None, session_id: str
+        self,
+        method: str,
+        body: dict[str, Any] | None,
+        session_id: str,
+        extra_headers: dict[str, str] | None = None,
     ) -> tuple[int, bytes, http.client.HTTPResponse]:
         headers = {
             "Content-Type": "application/json",
@@ -76,6 +117,8 @@ class Session:
         if session_id:
             headers["Mcp-Session-Id"] = session_id
             headers["MCP-Protocol-Version"] = self.protocol_version or PROTOCOL_VERSION
+        if extra_headers:
+            headers.update(extra_headers)
         data = None if body is None else json.dumps(body)
         try:
             self.connection.request(method, PATH, data, headers)
@@ -85,9 +128,11 @@ class Session:
             self.connection.close()
             raise SessionError(f"{method} failed: {error!r}") from error
 
-    def post(self, message: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str | None]:
+    def post(
+        self, message: dict[str, Any], extra_headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, Any] | None, str | None]:
         """POST one message: the status, the JSON-RPC answer (JSON or SSE) and the session id."""
-        status, body, response = self._send("POST", message, self.session_id)
+        status, body, response = self._send("POST", message, self.session_id, extra_headers)
         session_id = response.getheader("mcp-session-id")
         if not body:
             return status, None, session_id
@@ -120,9 +165,18 @@ class Session:
     def call(self, workload: str) -> None:
         """One call of ``workload``, its answer checked."""
         method, params = FIXTURES[workload]
+        self._call(workload, method, params, None)
+
+    def _call(
+        self,
+        workload: str,
+        method: str,
+        params: dict[str, Any],
+        extra_headers: dict[str, str] | None,
+    ) -> None:
         self._next_id += 1
         message = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
-        status, answer, _ = self.post(message)
+        status, answer, _ = self.post(message, extra_headers)
         if status != 200 or answer is None or "result" not in answer:
             raise SessionError(f"{method} got {status}: {str(answer)[:300]}")
         problem = check_result(workload, answer["result"])
@@ -143,6 +197,19 @@ class Session:
 
     def close(self) -> None:
         self.connection.close()
+
+
+class StatelessCaller(Session):
+    """Stateless-era calls (revision 2026-07-28) over one keep-alive connection: no session.
+
+    Every call is a POST of its own with the era's ``_meta`` and headers and no
+    ``Mcp-Session-Id``; :meth:`Session.burst` and :meth:`Session.close` work as for a session.
+    """
+
+    def call(self, workload: str) -> None:
+        """One stateless call of ``workload``, its answer checked."""
+        method, _ = FIXTURES[workload]
+        self._call(workload, method, stateless_params(workload), stateless_headers(workload))
 
 
 def delete_sessions(port: int, session_ids: list[str], protocol_version: str) -> int:

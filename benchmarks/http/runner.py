@@ -22,6 +22,13 @@ it on exit. A run:
 4. waits until the server is idle (it may still answer what wrk left in flight), then deletes
    the sessions the run left open, so that the next cells meet a server as clean.
 
+The stateless libraries (``mcptrio-stateless``, ``sdk-stateless``) use the same server process
+as their handshake-era selves and open no session: step 1 checks one answer of a stateless-era
+POST and step 2 warms up with them (``client.StatelessCaller``), step 3 is
+``wrk -t1 -cN`` with ``stateless.lua``, and step 4 has nothing to delete. In ``http-sse`` a
+stateless answer may be JSON (the server's choice, see ``stateless.lua``): the record counts
+them (``json_answers``).
+
 A run never raises for a failed measurement: its record carries ``error`` instead of figures.
 """
 
@@ -39,15 +46,27 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from benchmarks.matrix import HTTP_TRANSPORTS, SESSION_LOAD, RunRecord, callers
+from benchmarks.matrix import (
+    HANDSHAKE_COUNTERPART,
+    HTTP_TRANSPORTS,
+    SESSION_LOAD,
+    STATELESS_LIBS,
+    RunRecord,
+    callers,
+)
 
 from . import wrk
-from .client import Session, SessionError, delete_sessions
+from .client import Session, SessionError, StatelessCaller, delete_sessions
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-LIBS = ("mcptrio", "sdk", "fastmcp")
+LIBS = ("mcptrio", "sdk", "fastmcp", *STATELESS_LIBS)
 #: The server's content type of an answer, per transport.
 CONTENT_TYPES = {"http-json": "application/json", "http-sse": "text/event-stream"}
+#: The same for a stateless-era request: in SSE mode a server may answer it as JSON.
+STATELESS_CONTENT_TYPES = {
+    "http-json": "application/json",
+    "http-sse": "text/event-stream,application/json",
+}
 _START_TIMEOUT_S = 60.0
 _STOP_TIMEOUT_S = 5.0
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -104,6 +123,10 @@ class HttpRunner:
             raise ValueError(f"{transport!r} is not one of {', '.join(HTTP_TRANSPORTS)}")
         self.lib = lib
         self.transport = transport
+        self.stateless = lib in STATELESS_LIBS
+        #: The bench server this library's cells are measured on (the stateless libraries'
+        #: is their handshake-era self's: the era is the client's choice, per request).
+        self.server_lib = HANDSHAKE_COUNTERPART.get(lib, lib)
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
@@ -135,7 +158,9 @@ class HttpRunner:
         self._stop()
         self.port = free_port()
         mode = "json" if self.transport == "http-json" else "sse"
-        command = [sys.executable, "-m", "benchmarks.http.server", self.lib, mode, str(self.port)]
+        command = [
+            sys.executable, "-m", "benchmarks.http.server", self.server_lib, mode, str(self.port)
+        ]  # fmt: skip
         # The server's errors go to a file, not a pipe nobody reads (a full pipe would block it).
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _stop)
         self.process = subprocess.Popen(
@@ -203,6 +228,9 @@ class HttpRunner:
             "workload": workload,
             "load": load,
         }
+        if self.stateless and load == SESSION_LOAD:
+            record["error"] = f"{load} is not a cell of {self.lib}: it has no sessions"
+            return record
         try:
             pid = self._ensure_server()
             figures = self._measure(pid, workload, load, duration, warmup)
@@ -218,10 +246,11 @@ class HttpRunner:
         self, pid: int, workload: str, load: str, duration: float, warmup: float
     ) -> RunRecord:
         seconds = duration
-        session = Session(self.port)
+        session = StatelessCaller(self.port) if self.stateless else Session(self.port)
         step = "opening a session"
         try:
-            session.open()
+            if not self.stateless:
+                session.open()
             step = f"checking a {workload} answer"
             session.call(workload)
             step = "warming up"
@@ -245,14 +274,26 @@ class HttpRunner:
         finally:
             session.close()
         wait_until_idle(pid, _DRAIN_TIMEOUT_S)
-        # The sessions the run left open (the window closed mid-session: s100x20) and the
-        # Python one, so that the next cells meet a server without them. A session whose
-        # initialize was still unanswered when wrk stopped has no id yet and stays.
-        left_open = [*result.summary.get("open_sessions", []), session.session_id]
-        delete_sessions(self.port, left_open, session.protocol_version)
-        return _figures(result.summary, cpu_s)
+        if not self.stateless:
+            # The sessions the run left open (the window closed mid-session: s100x20) and the
+            # Python one, so that the next cells meet a server without them. A session whose
+            # initialize was still unanswered when wrk stopped has no id yet and stays.
+            left_open = [*result.summary.get("open_sessions", []), session.session_id]
+            delete_sessions(self.port, left_open, session.protocol_version)
+        figures = _figures(result.summary, cpu_s)
+        if self.transport == "http-sse" and "json_answers" in result.summary and "calls" in figures:
+            figures["json_answers"] = result.summary["json_answers"]
+        return figures
 
     def _wrk(self, session: Session, workload: str, load: str, seconds: float) -> wrk.WrkResult:
+        if self.stateless:
+            return wrk.run_stateless(
+                self.port,
+                callers(load),
+                seconds,
+                workload=workload,
+                content_types=STATELESS_CONTENT_TYPES[self.transport],
+            )
         content_type = CONTENT_TYPES[self.transport]
         if load == SESSION_LOAD:
             return wrk.run_sessions(

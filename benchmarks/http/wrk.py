@@ -2,7 +2,9 @@
 
 ``calls.lua`` drives the ``xN`` loads (``wrk -t1 -cN``, one session opened beforehand);
 ``sessions.lua`` drives ``s100x20`` (``wrk -t100 -c100``, a session state machine per thread, see
-its header). Both check every answer and print one JSON summary line from ``done()``.
+its header); ``stateless.lua`` drives the stateless libraries' ``xN`` loads (``wrk -t1 -cN``,
+every request a POST of revision 2026-07-28 standing alone). All check every answer and print
+one JSON summary line from ``done()``.
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from typing import Any
 
 from benchmarks.matrix import CALLS_PER_SESSION, FIXTURES, SESSIONS_PER_ROUND
 
-from .client import LUA_CHECKS, PATH, PROTOCOL_VERSION
+from .client import LUA_CHECKS, PATH, PROTOCOL_VERSION, stateless_headers, stateless_params
 
 HERE = Path(__file__).resolve().parent
 CALLS_SCRIPT = HERE / "calls.lua"
 SESSIONS_SCRIPT = HERE / "sessions.lua"
+STATELESS_SCRIPT = HERE / "stateless.lua"
 WRK = shutil.which("wrk") or "/usr/bin/wrk"
 #: A request unanswered this long counts as a timeout (an error of the run).
 REQUEST_TIMEOUT_S = 5
@@ -54,8 +57,11 @@ _SIGINT_BIT = 1 << (signal.SIGINT - 1)
 MIN_WINDOW_S = 0.05
 
 
-def _workload_args(workload: str, content_type: str) -> list[str]:
-    method, params = FIXTURES[workload]
+def _workload_args(
+    workload: str, content_type: str, params: dict[str, Any] | None = None
+) -> list[str]:
+    method, fixture_params = FIXTURES[workload]
+    params = fixture_params if params is None else params
     kind, arg1, arg2 = LUA_CHECKS[workload]
     return [content_type, method, json.dumps(params, separators=(",", ":")), kind, arg1, arg2]
 
@@ -169,3 +175,16 @@ def run_sessions(port: int, window: float, *, workload: str, content_type: str) 
         str(CALLS_PER_SESSION),
     ]
     return _run(SESSIONS_SCRIPT, SESSIONS_PER_ROUND, SESSIONS_PER_ROUND, window, port, args)
+
+
+def run_stateless(
+    port: int, connections: int, window: float, *, workload: str, content_types: str
+) -> WrkResult:
+    """``connections`` connections on one wrk thread, each call a stateless-era POST of its own.
+
+    ``content_types``: the accepted answer types, comma-separated (see ``stateless.lua``).
+    """
+    params = stateless_params(workload)
+    headers = [f"{name}: {value}" for name, value in stateless_headers(workload).items()]
+    args = [*_workload_args(workload, content_types, params), *headers]
+    return _run(STATELESS_SCRIPT, 1, connections, window, port, args)

@@ -26,6 +26,7 @@ from benchmarks.report.document import (
     cells_by_key,
     failed,
     figure,
+    handshake_libs,
     lib_label,
     libs_in,
     machine_summary,
@@ -42,8 +43,10 @@ LIB_COLOURS: dict[str, str] = {
     "sdk": "#0072B2",
     "sdk-legacy": "#56B4E9",
     "fastmcp": "#009E73",
+    "mcptrio-stateless": "#E69F00",
+    "sdk-stateless": "#CC79A7",
 }
-_SPARE_COLOURS = ("#CC79A7", "#E69F00", "#999999", "#F0E442")
+_SPARE_COLOURS = ("#999999", "#F0E442", "#000000")
 
 TRANSPORT_LABELS: dict[str, str] = {
     "in-memory": "in memory",
@@ -84,7 +87,7 @@ def write_charts(results: Results, out_dir: Path) -> list[Path]:
 
 def throughput_chart(results: Results) -> Figure:
     """Calls/s of the `call` workload per transport, grouped by library, one panel per load."""
-    cells = cells_by_key(results)
+    cells = _charted_cells(results)
     panels = [
         load for load in THROUGHPUT_LOADS if any(k[2] == "call" and k[3] == load for k in cells)
     ] or [THROUGHPUT_LOADS[0]]
@@ -110,18 +113,17 @@ def throughput_chart(results: Results) -> Figure:
         "Above each bar: how many times faster mcptrio is than that library",
         repeats=True,
     )
-    _legend(fig, results, [lib for lib in libs_in(results) if _has_cells(cells, lib, "call")])
+    _legend(fig, results, [lib for lib in _charted(results) if _has_cells(cells, lib, "call")])
     return fig
 
 
 def _throughput_panel(ax: Axes, results: Results, load: str, *, log: bool) -> None:
-    cells = cells_by_key(results)
+    cells = _charted_cells(results)
+    charted = _charted(results)
     transports = [
         t for t in transports_in(results) if any(k[1:] == (t, "call", load) for k in cells)
     ]
-    groups = [
-        [lib for lib in libs_in(results) if (lib, t, "call", load) in cells] for t in transports
-    ]
+    groups = [[lib for lib in charted if (lib, t, "call", load) in cells] for t in transports]
     width = 0.8 / max((len(g) for g in groups), default=1)
     for x, (transport, libs) in enumerate(zip(transports, groups, strict=True)):
         mine = cells.get(("mcptrio", transport, "call", load))
@@ -173,7 +175,7 @@ def _throughput_panel(ax: Axes, results: Results, load: str, *, log: bool) -> No
 
 def latency_chart(results: Results) -> Figure:
     """p50/p90/p99/p99.9 of the `call` workload at x32, a panel per transport, log scale."""
-    cells = cells_by_key(results)
+    cells = _charted_cells(results)
     transports = [
         t for t in transports_in(results) if any(k[1:] == (t, "call", LATENCY_LOAD) for k in cells)
     ] or ["in-memory"]
@@ -185,7 +187,7 @@ def latency_chart(results: Results) -> Figure:
     shown: list[str] = []
     for ax, transport in zip(axes, transports, strict=False):
         failures = []
-        for lib in libs_in(results):
+        for lib in _charted(results):
             cell = cells.get((lib, transport, "call", LATENCY_LOAD))
             if cell is None:
                 continue
@@ -362,6 +364,17 @@ def _legend(
     ]
     handles += extra
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
+
+
+def _charted(results: Results) -> list[str]:
+    """The libraries the charts show: the handshake era's. The stateless era's cells are in a
+    table of their own, with their own ratios (a bar's label is a ratio over mcptrio)."""
+    return handshake_libs(libs_in(results))
+
+
+def _charted_cells(results: Results) -> dict[Any, Any]:
+    charted = set(_charted(results))
+    return {key: cell for key, cell in cells_by_key(results).items() if key[0] in charted}
 
 
 def _has_cells(cells: dict[Any, Any], lib: str, workload: str) -> bool:

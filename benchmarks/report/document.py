@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from benchmarks.matrix import LIBS, LOADS, TRANSPORTS, WORKLOADS
+from benchmarks.matrix import LIBS, LOADS, STATELESS_LIBS, TRANSPORTS, WORKLOADS
 
 Results = Mapping[str, Any]
 Cell = Mapping[str, Any]
@@ -24,6 +24,8 @@ LIB_TITLES: dict[str, str] = {
     "sdk": "SDK",
     "sdk-legacy": "SDK legacy",
     "fastmcp": "FastMCP",
+    "mcptrio-stateless": "mcptrio stateless",
+    "sdk-stateless": "SDK stateless",
 }
 
 #: What each library is, said once above the tables.
@@ -32,6 +34,10 @@ LIB_DESCRIPTIONS: dict[str, str] = {
     "sdk": 'the official SDK\'s `MCPServer` driven by its `Client` (default `mode="auto"`)',
     "sdk-legacy": 'the same server and `Client(mode="legacy")` (in memory and stdio only)',
     "fastmcp": "FastMCP's server and its own `Client`",
+    "mcptrio-stateless": "the same mcptrio server, spoken to in the stateless era (revision"
+    " 2026-07-28, no session): `open_client` pinned to it; over HTTP, wrk's stateless POSTs",
+    "sdk-stateless": 'the same SDK server, `Client(mode="2026-07-28")`; over HTTP, wrk\'s'
+    " stateless POSTs",
 }
 
 #: The package whose version stands for each library in ``meta.versions`` when the library's own
@@ -41,6 +47,8 @@ VERSION_KEYS: dict[str, tuple[str, ...]] = {
     "sdk": ("sdk", "mcp"),
     "sdk-legacy": ("sdk-legacy", "sdk", "mcp"),
     "fastmcp": ("fastmcp",),
+    "mcptrio-stateless": ("mcptrio-stateless", "mcptrio"),
+    "sdk-stateless": ("sdk-stateless", "sdk", "mcp"),
 }
 
 
@@ -62,6 +70,11 @@ def libs_in(results: Results) -> list[str]:
     names = [c["lib"] for c in results.get("cells", [])]
     names += [r["lib"] for r in results.get("capacity", []) if "lib" in r]
     return ordered(names, LIBS)
+
+
+def handshake_libs(libs: Iterable[str]) -> list[str]:
+    """``libs`` without the stateless era's (which have a table of their own, and no chart)."""
+    return [lib for lib in libs if lib not in STATELESS_LIBS]
 
 
 def transports_in(results: Results) -> list[str]:

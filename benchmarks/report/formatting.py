@@ -38,6 +38,13 @@ def ratio(value: float | None) -> str:
     return f"{value:.1f}x"
 
 
+def relative(value: float | None) -> str:
+    """A ratio near 1 (one era over the other): ``0.93x``, ``1.18x``."""
+    if value is None:
+        return NOT_MEASURED
+    return f"{value:.2f}x"
+
+
 def kib(value: float | None) -> str:
     if value is None:
         return NOT_MEASURED

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchmarks.matrix import HANDSHAKE_COUNTERPART, STATELESS_LIBS, STATELESS_VERSION
 from benchmarks.report import formatting
 from benchmarks.report.document import (
     LIB_DESCRIPTIONS,
@@ -13,6 +14,7 @@ from benchmarks.report.document import (
     cells_by_key,
     failed,
     figure,
+    handshake_libs,
     lib_title,
     lib_version,
     libs_in,
@@ -43,7 +45,13 @@ def format_markdown(results: Results) -> str:
     """The whole report as Markdown (GitHub tables), from a Results document."""
     parts = [_meta(results)]
     for transport in transports_in(results):
-        parts.append(_transport_section(results, transport))
+        if any(
+            c["transport"] == transport and c["lib"] not in STATELESS_LIBS
+            for c in results.get("cells", [])
+        ):
+            parts.append(_transport_section(results, transport))
+    if any(c["lib"] in STATELESS_LIBS for c in results.get("cells", [])):
+        parts.append(_stateless_section(results))
     parts.append(_capacity_section(results))
     parts.append(_targets_section(results))
     return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
@@ -87,7 +95,8 @@ def _meta(results: Results) -> str:
         "A cell reads *calls per second · p50 / p99 latency per call*. `xN` is N concurrent"
         " callers in one session (over HTTP: N wrk connections); `s100x20` is 100 sessions at"
         " once, each opened, used for 20 calls and closed. *vs X* is mcptrio's calls per second"
-        ' divided by X\'s. "failed": no run of the cell succeeded (the errors follow the'
+        " divided by X's (in the stateless era's table, mcptrio stateless's)."
+        ' "failed": no run of the cell succeeded (the errors follow the'
         f' table); "{formatting.NOT_MEASURED}": not measured.',
     ]
     return "\n".join(lines)
@@ -107,9 +116,13 @@ def _cell_text(cell: Cell | None) -> str:
 
 
 def _transport_section(results: Results, transport: str) -> str:
-    cells = [c for c in results.get("cells", []) if c["transport"] == transport]
+    cells = [
+        c
+        for c in results.get("cells", [])
+        if c["transport"] == transport and c["lib"] not in STATELESS_LIBS
+    ]
     by_key = cells_by_key(results)
-    libs = ordered((c["lib"] for c in cells), tuple(libs_in(results)))
+    libs = handshake_libs(ordered((c["lib"] for c in cells), tuple(libs_in(results))))
     others = [lib for lib in libs if lib != "mcptrio"]
     header = ["workload", "load", *(lib_title(lib) for lib in libs)]
     header += [f"vs {lib_title(lib)}" for lib in others] if "mcptrio" in libs else []
@@ -129,6 +142,97 @@ def _transport_section(results: Results, transport: str) -> str:
     if notes:
         text += "\n\nErrors (* marks a figure some of whose runs failed):\n\n" + "\n".join(notes)
     return text
+
+
+def _stateless_section(results: Results) -> str:
+    """The stateless era's cells, a row per transport, workload and load, with two ratios: over
+    the SDK in the same era, and over the same library in the handshake era (``vs_handshake``,
+    the cells of the transport tables above)."""
+    cells = [c for c in results.get("cells", []) if c["lib"] in STATELESS_LIBS]
+    by_key = cells_by_key(results)
+    libs = [lib for lib in STATELESS_LIBS if any(c["lib"] == lib for c in cells)]
+    header = ["transport", "workload", "load", *(lib_title(lib) for lib in libs)]
+    if "mcptrio-stateless" in libs and "sdk-stateless" in libs:
+        header.append(f"vs {lib_title('sdk-stateless')}")
+    header += [
+        f"{lib_title(lib)} / {lib_title(HANDSHAKE_COUNTERPART[lib])}"
+        for lib in libs
+        if lib in HANDSHAKE_COUNTERPART
+    ]
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    answered_json: dict[str, list[tuple[str, float]]] = {}
+    for transport in ordered((c["transport"] for c in cells), tuple(transports_in(results))):
+        here = [c for c in cells if c["transport"] == transport]
+        for workload in workloads_in(here):
+            for load in loads_in(c for c in here if c["workload"] == workload):
+                row_cells = {lib: by_key.get((lib, transport, workload, load)) for lib in libs}
+                row = [transport, f"`{workload}`", load]
+                row += [_cell_text(row_cells[lib]) for lib in libs]
+                if "mcptrio-stateless" in libs and "sdk-stateless" in libs:
+                    row.append(
+                        formatting.ratio(
+                            speedup(row_cells["sdk-stateless"], row_cells["mcptrio-stateless"])
+                        )
+                    )
+                row += [formatting.relative(_vs_handshake(row_cells[lib], by_key)) for lib in libs]
+                rows.append(row)
+                where = f"{transport} {workload} {load}"
+                notes += _error_notes(row_cells, where)
+                for lib, cell in row_cells.items():
+                    share = _json_share(cell)
+                    if share:
+                        answered_json.setdefault(lib, []).append((f"{workload} {load}", share))
+    text = (
+        f"## Stateless era (revision {STATELESS_VERSION})\n\n"
+        "The same servers, spoken to without a session: no `initialize`, every request"
+        " carrying the client's `_meta`; over HTTP every call is a POST of its own with the"
+        " era's headers and no `Mcp-Session-Id` (wrk, `benchmarks/http/stateless.lua`). No"
+        " `s100x20`: there are no sessions to open and close. *vs SDK stateless* is mcptrio"
+        " stateless's calls per second over the SDK's; *X stateless / X* is the library's"
+        " calls per second in this era over its own in the handshake era's table above, for"
+        " the same cell (the SDK's `auto` client already speaks 2026-07-28 in memory and over"
+        " stdio, so there the SDK's ratio compares one path with itself).\n\n"
+        + _table(header, rows, numeric_from=3)
+    )
+    if answered_json:
+        text += (
+            "\n\nAnswered as JSON in the `http-sse` cells (the era lets the server choose per"
+            " request; the SDK's SSE mode answers a request as JSON when its handler finishes"
+            " quickly):\n\n" + "\n".join(_json_notes(answered_json))
+        )
+    if notes:
+        text += "\n\nErrors (* marks a figure some of whose runs failed):\n\n" + "\n".join(notes)
+    return text
+
+
+def _vs_handshake(cell: Cell | None, by_key: Mapping[Any, Cell]) -> float | None:
+    """The cell's ``vs_handshake``, or computed from its handshake counterpart's cell."""
+    given = figure(cell, "vs_handshake")
+    if given is not None or cell is None:
+        return given
+    counterpart = HANDSHAKE_COUNTERPART.get(cell["lib"])
+    theirs = by_key.get((counterpart, cell["transport"], cell["workload"], cell["load"]))
+    mine, handshake = figure(cell, "calls_per_s"), figure(theirs, "calls_per_s")
+    return mine / handshake if mine is not None and handshake else None
+
+
+def _json_share(cell: Cell | None) -> float | None:
+    """The share of the cell's calls answered as JSON, over its runs that counted them."""
+    runs = [r for r in (cell or {}).get("runs", []) if r.get("json_answers") is not None]
+    calls = sum(int(r.get("calls", 0)) for r in runs)
+    return sum(int(r["json_answers"]) for r in runs) / calls if calls else None
+
+
+def _json_notes(shares: Mapping[str, list[tuple[str, float]]]) -> list[str]:
+    notes: list[str] = []
+    for lib, cells in shares.items():
+        if all(share == 1.0 for _, share in cells):
+            notes.append(f"- {lib_title(lib)}: every answer, in {len(cells)} cell(s)")
+        else:
+            listed = ", ".join(f"`{where}` {share:.0%}" for where, share in cells)
+            notes.append(f"- {lib_title(lib)}: {listed}")
+    return notes
 
 
 def _error_notes(row_cells: Mapping[str, Cell | None], where: str) -> list[str]:

@@ -9,20 +9,24 @@ does: progress pushes the timeout back, never past ``max_total_timeout``; a time
 
 Listing comes one page at a time (``list_*``) or as an async iterator over every page
 (``iter_*``), which refuses a cursor that repeats rather than loop for ever.
+
+In the stateless era (2026-07-28) list pages, reads and ``server/discover`` answers are cached
+for the ``ttlMs`` the server gives (:mod:`~mcptrio.client.cache`; ``cache=`` per call), and the
+server's notifications come on listen streams (:meth:`Client.listen`; ``subscribe()``,
+``list_changes()`` and the callbacks use the client's own, :mod:`~mcptrio.client.listen_actor`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
 from typing import Any, TypeVar, Unpack
 
 import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
-from ..protocol.errors import ConnectionClosed, HeaderMismatch, McpError, RequestTimeout
+from ..protocol.errors import HeaderMismatch, InvalidParams, RequestTimeout, ResourceNotFound
 from ..protocol.http_headers import PropertyPath
 from ..protocol.revisions import revision_of
 from ..protocol.types.common import PaginatedResult
@@ -34,6 +38,7 @@ from ..protocol.types.completion import (
     PromptReference,
     ResourceTemplateReference,
 )
+from ..protocol.types.discovery import DiscoverRequest, DiscoverResult
 from ..protocol.types.input_required import InputRequiredResult
 from ..protocol.types.lifecycle import (
     Implementation,
@@ -58,8 +63,6 @@ from ..protocol.types.resources import (
     ReadResourceResult,
     Resource,
     ResourceTemplate,
-    SubscribeRequest,
-    UnsubscribeRequest,
 )
 from ..protocol.types.roots import Root
 from ..protocol.types.tools import (
@@ -70,10 +73,12 @@ from ..protocol.types.tools import (
     Tool,
 )
 from ..runtime.session import Session
+from .cache import CachePolicy, ResultCache, cache_key, cache_mode
+from .client_streams import UNSUBSCRIBE_TIMEOUT, ClientStreams
 from .errors import RepeatedCursor
 from .header_params import HeaderParamsOfTools
 from .input_required import answer_input_required
-from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
+from .notifications import NotificationRouter
 from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
 from .server_requests import ServerRequestRouter
@@ -86,12 +91,13 @@ ResultT = TypeVar("ResultT", bound=Result)
 PageT = TypeVar("PageT", bound=PaginatedResult)
 ItemT = TypeVar("ItemT")
 
-#: How long leaving a ``subscribe`` block waits for the server to confirm the unsubscription.
-UNSUBSCRIBE_TIMEOUT = 10.0
 
+class Client(ClientStreams):
+    """A connected, initialized MCP client session (made by :func:`~mcptrio.open_client`).
 
-class Client:
-    """A connected, initialized MCP client session (made by :func:`~mcptrio.open_client`)."""
+    Its notification streams (``subscribe``, ``listen``, ``list_changes``, ``log_messages``)
+    are documented in :class:`~mcptrio.client.client_streams.ClientStreams`.
+    """
 
     def __init__(
         self,
@@ -101,6 +107,8 @@ class Client:
         request_timeout: float | None = None,
         handlers: ServerRequestRouter,
         notifications: NotificationRouter,
+        listen_timeout: float = 10.0,
+        cache: CachePolicy | None = None,
     ) -> None:
         self.session = session
         self.initialize_result = initialize_result
@@ -109,12 +117,14 @@ class Client:
         #: The timeout of every call that passes none (``None``: wait as long as it takes).
         self.request_timeout = request_timeout
         self._handlers = handlers
-        self._notifications = notifications
         self._output_schemas = OutputSchemas()
         #: The ``x-mcp-header`` arguments of the listed tools (the stateless era's HTTP headers).
         self._header_params = HeaderParamsOfTools()
-        # A changed tool list may have changed any tool's output schema.
-        notifications.on_tools_changed = self._output_schemas.forget
+        stateless = session.connection.request_meta is not None
+        #: The results kept for their ``ttlMs`` (stateless era; handshake-era results have none,
+        #: so nothing is kept there). See :mod:`~mcptrio.client.cache`.
+        self.cache = ResultCache((cache or CachePolicy()).size if stateless else 0)
+        self._start_streams(session, notifications, listen_timeout)
 
     # ---------------------------------------------------------------- the connection
 
@@ -153,9 +163,33 @@ class Client:
     async def request(
         self, request: Request[ResultT], /, **options: Unpack[CallOptions]
     ) -> ResultT:
-        """Send any request and return its typed result (see :meth:`Session.request`)."""
+        """Send any request and return its typed result (see :meth:`Session.request`); a
+        cacheable one may be answered from the cache (``cache=``, see
+        :mod:`~mcptrio.client.cache`)."""
+        return await self._cached(request, options)
+
+    async def _cached(
+        self,
+        request: Request[ResultT],
+        options: CallOptions,
+        learn: Callable[[ResultT], ResultT] | None = None,
+    ) -> ResultT:
+        """:meth:`request`; ``learn`` sees each answer from the server (not those from the
+        cache, which it saw when they came) and returns what is stored and returned."""
         if options:
             check_options("A Client call", options, CallOptions)
+        mode = cache_mode(options)
+        key = cache_key(request)
+
+        async def ask() -> ResultT:
+            result = await self._send(request, options)
+            return result if learn is None else learn(result)
+
+        if key is None:
+            return await ask()
+        return await self.cache.fetch(key, mode, ask)
+
+    async def _send(self, request: Request[ResultT], options: CallOptions) -> ResultT:
         timeout = options.get("timeout")
         result = await self.session.request(
             request,
@@ -181,10 +215,46 @@ class Client:
                 on_progress=options.get("on_progress"),
             )
 
-        return await answer_input_required(self.session, request, result, send, self._handlers)
+        # The call's timeout bounds the whole exchange, the client's own handlers included (a
+        # user who takes too long), as it does in the handshake era, where the server's request
+        # to the client runs while the call waits.
+        limits = [
+            x
+            for x in (
+                self.request_timeout if timeout is None else timeout,
+                options.get("max_total_timeout"),
+            )
+            if x is not None
+        ]
+        if not limits:
+            return await answer_input_required(self.session, request, result, send, self._handlers)
+        with trio.move_on_after(min(limits)):
+            return await answer_input_required(self.session, request, result, send, self._handlers)
+        raise RequestTimeout(
+            f"{request.METHOD} did not complete within {min(limits)} s"
+            " (answering the server's requests for input included)"
+        )
 
     async def ping(self, **options: Unpack[CallOptions]) -> None:
-        await self.request(PingRequest(), **options)
+        """Check that the server answers.
+
+        The stateless era (2026-07-28) has no ``ping``: there the check is a
+        ``server/discover``, the one request every server of that era must answer, and its
+        result is dropped (a decision: see ``docs/explanation/client-design.md``).
+        """
+        if options:
+            check_options("A Client call", options, CallOptions)
+        if self.session.connection.request_meta is not None:
+            # Never from the cache: the point is to hear from the server now.
+            await self._send(DiscoverRequest(), options)
+            return
+        await self._send(PingRequest(), options)
+
+    async def discover(self, **options: Unpack[CallOptions]) -> DiscoverResult:
+        """``server/discover`` (stateless era): the revisions, capabilities and instructions the
+        server offers now, cached for its ``ttlMs`` like a list page. The handshake era has no
+        such request (:class:`~mcptrio.protocol.errors.CapabilityNotNegotiated`)."""
+        return await self.request(DiscoverRequest(), **options)
 
     # ---------------------------------------------------------------- tools
 
@@ -197,7 +267,9 @@ class Client:
         travel in HTTP headers), and a tool whose annotations break the rules is left out of
         the page, with a warning, as the spec has clients do.
         """
-        page = await self.request(ListToolsRequest(cursor=_cursor(cursor)), **options)
+        return await self._cached(ListToolsRequest(cursor=_cursor(cursor)), options, self._learn)
+
+    def _learn(self, page: ListToolsResult) -> ListToolsResult:
         if self.session.connection.request_meta is not None:
             page = self._header_params.learn(page)
         self._output_schemas.learn(page.tools)
@@ -230,6 +302,8 @@ class Client:
         if validate_output and not self._output_schemas.knows(name):
             listing = options.copy()
             listing.pop("on_progress", None)  # the progress of this call, not of the listing
+            # A tool missing from what was listed: the listing may be stale, whatever its ttlMs.
+            listing.setdefault("cache", "refresh")
             async for _tool in self.iter_tools(**listing):
                 pass
         # Straight to the session (what request() does, one coroutine less per call).
@@ -250,7 +324,7 @@ class Client:
             # The tool's x-mcp-header arguments may have changed: list again, then once more.
             if self.session.connection.request_meta is None:
                 raise
-            async for _tool in self.iter_tools():
+            async for _tool in self.iter_tools(cache="refresh"):
                 pass
             result = await self.request(request, **options)
         if isinstance(result, InputRequiredResult):
@@ -290,72 +364,20 @@ class Client:
         uri: str,
         **options: Unpack[CallOptions],
     ) -> ReadResourceResult:
-        """``resources/read``; an unknown URI raises ``ResourceNotFound`` (-32002)."""
-        return await self.request(ReadResourceRequest(uri=uri), **options)
+        """``resources/read``; an unknown URI raises ``ResourceNotFound`` in both eras.
 
-    async def subscribe_resource(
-        self,
-        uri: str,
-        **options: Unpack[CallOptions],
-    ) -> None:
-        """The raw ``resources/subscribe`` (prefer :meth:`subscribe`, which counts users)."""
-        await self.request(SubscribeRequest(uri=uri), **options)
-
-    async def unsubscribe_resource(
-        self,
-        uri: str,
-        **options: Unpack[CallOptions],
-    ) -> None:
-        """The raw ``resources/unsubscribe``."""
-        await self.request(UnsubscribeRequest(uri=uri), **options)
-
-    @asynccontextmanager
-    async def subscribe(
-        self, uri: str, **options: Unpack[CallOptions]
-    ) -> AsyncIterator[AsyncIterator[str]]:
-        """Subscribe to ``uri`` for the block; iterate to get each update (the URI).
-
-        ::
-
-            async with client.subscribe("file:///notes/a") as updates:
-                async for uri in updates:
-                    text = await client.read_resource(uri)
-
-        Blocks on the same URI share one server subscription: the first subscribes, the last
-        to leave unsubscribes (waiting at most :data:`UNSUBSCRIBE_TIMEOUT` seconds, even when
-        the block is being cancelled). Updates that arrive while one is still unread are merged
-        into it, so a slow reader never holds up the session. The iteration ends when the
-        connection ends. Leaving the block with an error, or after the connection ended, never
-        raises an unsubscription failure over it.
+        The stateless era (2026-07-28) answers a missing resource -32602 (SEP-2164) where
+        earlier revisions had -32002 of its own. Since -32602 is the error that revision names
+        for it, a -32602 answer to ``resources/read`` there is raised as ``ResourceNotFound``
+        with the code as it came (-32602), so that ``except ResourceNotFound`` works in either
+        era (a decision: see ``docs/explanation/client-design.md``).
         """
-        updates: MergedUpdates[str] = MergedUpdates()
-        subscriptions = self._notifications.subscriptions
-        await subscriptions.acquire(uri, updates, lambda: self.subscribe_resource(uri, **options))
-        failed = True
         try:
-            yield updates
-            failed = False
-        finally:
-            with trio.CancelScope(shield=True) as scope:
-                # A little past the request's own timeout, which then reports the failure.
-                scope.deadline = trio.current_time() + UNSUBSCRIBE_TIMEOUT + 1.0
-                try:
-                    await subscriptions.release(uri, updates, self._unsubscribe_on_exit(uri))
-                except ConnectionClosed:
-                    pass  # Once the connection is gone there is nothing to unsubscribe from.
-                except McpError:
-                    if not failed:
-                        raise
-                    log.warning("unsubscribing from %s failed", uri, exc_info=True)
-            if scope.cancelled_caught and not failed:
-                raise RequestTimeout(f"The server did not confirm unsubscribing from {uri}")
-
-    def _unsubscribe_on_exit(self, uri: str) -> Callable[[], Awaitable[None]]:
-        async def unsubscribe() -> None:
-            if not self.session.closed.is_set():
-                await self.unsubscribe_resource(uri, timeout=UNSUBSCRIBE_TIMEOUT)
-
-        return unsubscribe
+            return await self.request(ReadResourceRequest(uri=uri), **options)
+        except InvalidParams as exc:
+            if type(exc) is not InvalidParams or self.session.connection.request_meta is None:
+                raise
+            raise ResourceNotFound(exc.message, exc.data, code=exc.code) from exc
 
     # ---------------------------------------------------------------- prompts, completion
 
@@ -415,41 +437,12 @@ class Client:
         """
         meta = self.session.connection.request_meta
         if meta is not None:
+            if options:
+                check_options("A Client call", options, CallOptions)
             meta.log_level = level
+            await trio.lowlevel.checkpoint()
             return
         await self.request(SetLevelRequest(level=level), **options)
-
-    @asynccontextmanager
-    async def log_messages(self) -> AsyncIterator[LogMessages]:
-        """The server's log messages from now on, for the block.
-
-        The stream holds the last :data:`~mcptrio.client.notifications.LOG_BUFFER` unread
-        messages; older ones are dropped and counted in ``messages.dropped``.
-        """
-        stream = LogMessages()
-        async with self._registered(self._notifications.log_streams, stream):
-            yield stream
-
-    @asynccontextmanager
-    async def list_changes(self) -> AsyncIterator[MergedUpdates[ListKind]]:
-        """Which lists (``"tools"``, ``"resources"``, ``"prompts"``) changed, for the block;
-        a kind that changes again before it is read is reported once."""
-        stream: MergedUpdates[ListKind] = MergedUpdates()
-        async with self._registered(self._notifications.list_change_streams, stream):
-            yield stream
-
-    @asynccontextmanager
-    async def _registered(
-        self, streams: set[Any], stream: LogMessages | MergedUpdates[Any]
-    ) -> AsyncIterator[None]:
-        if self._notifications.closed:
-            stream.close()
-        streams.add(stream)
-        try:
-            yield
-        finally:
-            streams.discard(stream)
-            stream.close()
 
     # ---------------------------------------------------------------- roots
 

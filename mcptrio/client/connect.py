@@ -65,7 +65,9 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
       handler, a request is refused with -32601;
     - ``notifications=NotificationCallbacks(on_log=, on_list_changed=, ...)``: called for the
       server's notifications, inline in the session's reader: keep them quick, or use the
-      client's streams.
+      client's streams (in the stateless era ``on_list_changed`` opens a listen stream);
+    - ``cache=CachePolicy(size=256)``: how many results the stateless era's cache keeps (see
+      :mod:`~mcptrio.client.cache`).
     """
     check_options("open_client()", options, ClientOptions)
     identity = options.get("identity") or ClientIdentity()
@@ -112,15 +114,20 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                         )
                     if result is None:
                         result = await _initialize(session, connection, timeouts)
+                    else:
+                        _ask_for_logs(connection, notifications.callbacks)
                     client = Client(
                         session,
                         result,
                         request_timeout=timeouts.request,
                         handlers=router,
                         notifications=notifications,
+                        listen_timeout=timeouts.listen,
+                        cache=options.get("cache"),
                     )
                     if isinstance(transport, HttpClientTransport):
                         transport.set_header_params(client.tool_header_params)
+                    await client._listen_for_callbacks()
                     yield client
                 finally:
                     # Only the session is cancelled here: the transport then closes outside any
@@ -129,6 +136,17 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                     session_scope.cancel()
         finally:
             nursery.cancel_scope.cancel()
+
+
+def _ask_for_logs(connection: Connection, callbacks: NotificationCallbacks) -> None:
+    """In the stateless era a server logs only at the level a request names in its ``_meta``
+    (and nothing without one). A client given a log callback asked for the server's log
+    messages: it gets every level, as a handshake-era server sends them all until
+    ``logging/setLevel`` (a decision: see ``docs/explanation/client-design.md``)."""
+    meta = connection.request_meta
+    wants_logs = callbacks.on_log is not None or callbacks.on_notification is not None
+    if meta is not None and meta.log_level is None and wants_logs:
+        meta.log_level = "debug"
 
 
 async def _initialize(

@@ -26,8 +26,7 @@ import trio
 
 from ..protocol.connection import Connection
 from ..protocol.errors import (
-    HEADER_MISMATCH,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    STATELESS_ERROR_CODES,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     RequestTimeout,
@@ -45,9 +44,6 @@ from ..runtime.session import Session
 
 __all__ = ["ERA_CACHE", "EraCache", "era_key", "probe_stateless"]
 
-_STATELESS_ERRORS = frozenset(
-    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
-)
 _UNKNOWN_SERVER = Implementation(name="unknown", version="unknown")
 #: What the cache remembers of a handshake-era server.
 HANDSHAKE: Final = "handshake"
@@ -128,7 +124,7 @@ async def probe_stateless(
                 versions = _common(exc.data, candidates)
                 if versions:
                     continue
-            if pinned or exc.code in _STATELESS_ERRORS:
+            if pinned or exc.code in STATELESS_ERROR_CODES:
                 raise
             ERA_CACHE.remember(key, HANDSHAKE)
             return None

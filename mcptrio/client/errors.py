@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..protocol.errors import LocalError
 from ..protocol.types import CallToolResult
 
-__all__ = ["ClientError", "OutputValidationError", "RepeatedCursor"]
+__all__ = ["ClientError", "OutputValidationError", "RepeatedCursor", "SubscriptionRefused"]
 
 
 class ClientError(LocalError):
@@ -33,3 +33,8 @@ class OutputValidationError(ClientError):
 
 class RepeatedCursor(ClientError, default_message="The server's pagination cursor repeated"):
     """A ``*/list`` answer's ``nextCursor`` was one already followed: the listing would loop."""
+
+
+class SubscriptionRefused(ClientError):
+    """The server acknowledged a listen stream without a resource subscription it was asked for
+    (2026-07-28): ``client.subscribe(uri)`` would never hear of ``uri``."""

@@ -13,6 +13,11 @@ reader (it would stop every answer behind it):
 - **Subscriptions**: :class:`Subscriptions` counts the users of each URI, so several
   ``client.subscribe(uri)`` blocks share one server-side subscription, subscribed by the first
   and unsubscribed by the last.
+- **Listen streams** (2026-07-28): a notification whose ``_meta`` names a subscription (the id of
+  a ``subscriptions/listen`` request, :mod:`.listen`) goes where that listen says: the client's
+  own listen stream feeds the callbacks and streams above, as the handshake era's notifications
+  do; a ``client.listen()`` block's feeds that block alone. One naming a listen already closed
+  is dropped.
 
 Every stream ends (its ``async for`` finishes) when the connection ends.
 """
@@ -25,20 +30,25 @@ from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
 import trio
 
-from ..protocol.base import Notification
+from ..protocol.base import Notification, RequestId
+from ..protocol.request_meta import SUBSCRIPTION_ID_KEY
 from ..protocol.types import (
     ElicitationCompleteNotification,
     LoggingMessageNotification,
     PromptListChangedNotification,
     ResourceListChangedNotification,
     ResourceUpdatedNotification,
+    SubscriptionsAcknowledgedNotification,
     ToolListChangedNotification,
 )
 from ..runtime.session import NotificationHandler, Session
+
+if TYPE_CHECKING:
+    from .listen import ListenRecord, ListenStream
 
 __all__ = [
     "LOG_BUFFER",
@@ -175,11 +185,20 @@ class Subscriptions:
         return 0 if sub is None else sub.users
 
     async def acquire(
-        self, uri: str, stream: MergedUpdates[str], subscribe: Callable[[], Awaitable[object]]
+        self,
+        uri: str,
+        stream: MergedUpdates[str] | None,
+        subscribe: Callable[[], Awaitable[object]],
     ) -> None:
-        """Add a user of ``uri``; the first one awaits ``subscribe()`` (the server request)."""
+        """Add a user of ``uri``; the first one awaits ``subscribe()`` (the server request).
+
+        ``stream`` (``None``: the user reads updates elsewhere) receives updates from before
+        ``subscribe()`` returns, so none sent right after the server's confirmation is missed.
+        """
         sub = self._by_uri.setdefault(uri, _Subscription())
         sub.users += 1
+        if stream is not None:
+            sub.streams.add(stream)
         try:
             async with sub.lock:
                 if not sub.active:
@@ -187,19 +206,25 @@ class Subscriptions:
                     sub.active = True
         except BaseException:
             sub.users -= 1
+            if stream is not None:
+                sub.streams.discard(stream)
             self._drop_if_unused(uri, sub)
             raise
-        sub.streams.add(stream)
 
     async def release(
-        self, uri: str, stream: MergedUpdates[str], unsubscribe: Callable[[], Awaitable[object]]
+        self,
+        uri: str,
+        stream: MergedUpdates[str] | None,
+        unsubscribe: Callable[[], Awaitable[object]],
     ) -> None:
         """Remove a user of ``uri``; the last one awaits ``unsubscribe()``."""
-        stream.close()
         sub = self._by_uri.get(uri)
+        if stream is not None:
+            stream.close()
+            if sub is not None:
+                sub.streams.discard(stream)
         if sub is None:
             return
-        sub.streams.discard(stream)
         sub.users -= 1
         if sub.users:
             return
@@ -238,6 +263,10 @@ class NotificationCallbacks:
     except progress about a request this client is waiting on (that goes to the request's
     ``on_progress``).
 
+    In the stateless era (2026-07-28) list changes and resource updates come only on listen
+    streams: ``on_list_changed`` makes the client keep one open for the kinds the server
+    announces, and ``on_resource_updated`` hears the URIs of the open ``subscribe()`` blocks.
+
     They all run in the session's reader, in the order messages arrive, so while one waits
     nothing else is read from the server: keep them quick, or use the client's streams
     (:meth:`~mcptrio.Client.log_messages`, :meth:`~mcptrio.Client.list_changes`,
@@ -256,14 +285,49 @@ class NotificationRouter:
 
     def __init__(self, callbacks: NotificationCallbacks) -> None:
         self.callbacks = callbacks
-        #: Called first when the server's tool list changed (the client forgets output schemas).
-        self.on_tools_changed: Callable[[], None] | None = None
+        #: Called first with every list change and resource update, wherever it came from (the
+        #: client forgets what it may no longer trust: output schemas, cached results).
+        self.on_change: Callable[[Notification], None] | None = None
         self.log_streams: set[LogMessages] = set()
         self.list_change_streams: set[MergedUpdates[ListKind]] = set()
         self.subscriptions = Subscriptions()
+        #: The listen requests in flight (2026-07-28), by id: the subscription ids.
+        self.listens: dict[RequestId, ListenRecord] = {}
+        #: ``client.listen()`` blocks of the handshake era, fed from the session's notifications.
+        self.session_listens: set[ListenStream] = set()
         self.closed = False
 
     async def __call__(self, session: Session, notification: Notification) -> None:
+        meta = notification.meta
+        if isinstance(meta, dict) and SUBSCRIPTION_ID_KEY in meta:
+            record = self.listens.get(meta[SUBSCRIPTION_ID_KEY])
+            if record is None:
+                pass  # the stream of a listen already closed: nobody is listening
+            elif isinstance(notification, SubscriptionsAcknowledgedNotification):
+                record.acknowledge(notification.notifications)
+            elif record.stream is not None:
+                # A client.listen() block's stream: that block alone reads it.
+                self._changed(notification)
+                record.stream.offer(notification)
+            else:
+                await self._deliver(notification)
+        else:
+            await self._deliver(notification)
+            for stream in self.session_listens:
+                stream.offer(notification)
+        if self.callbacks.on_notification is not None:
+            await _call(self.callbacks.on_notification, session, notification)
+
+    def _changed(self, notification: Notification) -> None:
+        if self.on_change is not None and (
+            type(notification) in _LIST_KINDS
+            or isinstance(notification, ResourceUpdatedNotification)
+        ):
+            self.on_change(notification)
+
+    async def _deliver(self, notification: Notification) -> None:
+        """To the callbacks and streams (the handshake era's notifications, and the stateless
+        era's on the client's own listen stream)."""
         callbacks = self.callbacks
         match notification:
             case LoggingMessageNotification():
@@ -271,28 +335,32 @@ class NotificationRouter:
                     messages.push(notification)
                 await _call(callbacks.on_log, notification)
             case ResourceUpdatedNotification(uri=uri):
+                self._changed(notification)
                 self.subscriptions.updated(uri)
                 await _call(callbacks.on_resource_updated, uri)
             case ElicitationCompleteNotification(elicitation_id=elicitation_id):
                 await _call(callbacks.on_elicitation_complete, elicitation_id)
             case _ if type(notification) in _LIST_KINDS:
+                self._changed(notification)
                 kind = _LIST_KINDS[type(notification)]
-                if kind == "tools" and self.on_tools_changed is not None:
-                    self.on_tools_changed()
                 for changes in self.list_change_streams:
                     changes.push(kind)
                 await _call(callbacks.on_list_changed, kind)
-        if callbacks.on_notification is not None:
-            await _call(callbacks.on_notification, session, notification)
+
+    def end_listened_streams(self) -> None:
+        """The client's own listen stream ended: end the streams it fed (not the logs)."""
+        for changes in self.list_change_streams:
+            changes.close()
+        self.subscriptions.close()
 
     def close(self) -> None:
         """The connection ended: end every stream."""
         self.closed = True
         for messages in self.log_streams:
             messages.close()
-        for changes in self.list_change_streams:
-            changes.close()
-        self.subscriptions.close()
+        self.end_listened_streams()
+        for stream in self.session_listens:
+            stream.close()
 
     async def close_when_session_ends(self, session: Session) -> None:
         """A session actor: lives as long as the session, then ends every stream."""

@@ -15,7 +15,8 @@ thing they configure, each a frozen record:
 - ``handlers``: :class:`~mcptrio.client.server_requests.Handlers`, how it answers the server's
   requests (sampling, elicitation, roots), which also decides the capabilities it declares;
 - ``notifications``: :class:`~mcptrio.client.notifications.NotificationCallbacks`, what it calls
-  for the server's notifications.
+  for the server's notifications;
+- ``cache``: :class:`~mcptrio.client.cache.CachePolicy`, how many results it keeps.
 
 How to reach the server (the command and its environment, the URL and its headers...) is not
 among them: it belongs to the target (see :mod:`~mcptrio.client.targets`).
@@ -30,16 +31,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, Final, TypedDict
 
-from ..protocol.revisions import HANDSHAKE_SUPPORTED, revision_of, stateless_versions
+from ..protocol.revisions import (
+    HANDSHAKE_SUPPORTED,
+    SUPPORTED,
+    revision_of,
+    stateless_versions,
+)
 from ..protocol.types import ClientCapabilities, Implementation
 from ..runtime.outgoing import ProgressCallback
+from .cache import CacheMode, CachePolicy
 from .notifications import NotificationCallbacks
 from .server_requests import Handlers
 
 __all__ = [
     "DEFAULT_CLIENT_INFO",
+    "HANDSHAKE_ERA",
     "CallOptions",
     "ClientIdentity",
     "ClientOptions",
@@ -65,6 +73,11 @@ class CallOptions(TypedDict, total=False):
     ``on_progress``
         ``(progress, total, message)``, plain or async, called with each progress notification
         of the call; giving it asks the server for them (a ``progressToken``).
+    ``cache``
+        For a request whose result may be cached (lists, ``resources/read``,
+        ``server/discover``; see :mod:`~mcptrio.client.cache`): ``"use"`` (the default) answers
+        from a fresh cached result without asking the server, ``"refresh"`` asks and stores the
+        answer, ``"bypass"`` asks and stores nothing. Other requests ignore it.
 
     Leaving the caller's cancel scope sends ``notifications/cancelled`` as a timeout does.
     """
@@ -72,6 +85,7 @@ class CallOptions(TypedDict, total=False):
     timeout: float | None
     max_total_timeout: float | None
     on_progress: ProgressCallback | None
+    cache: CacheMode
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,18 +110,17 @@ class Revisions:
     :class:`~mcptrio.protocol.errors.UnsupportedProtocolVersion`. A client that offers an older
     revision gets, and may send, only what that revision has.
 
-    By default the client speaks the handshake era (``supported`` is
-    :data:`~mcptrio.protocol.revisions.HANDSHAKE_SUPPORTED`). With a stateless-era revision
-    (2026-07-28) in ``supported`` it probes first over stdio, WebSocket and in memory: it asks
+    By default ``supported`` is every revision, and the client probes the stateless era
+    (2026-07-28) first, on every transport, as the official SDKs do: it asks
     ``server/discover`` and speaks the stateless era to a server that answers, and falls back to
     ``initialize`` when the server answers anything else (or nothing within
     ``Timeouts.probe``). ``protocol_version`` set to a stateless-era revision pins it: no
-    fallback. Over HTTP the client speaks the handshake era (see
-    ``docs/explanation/client-design.md``).
+    fallback. :data:`HANDSHAKE_ERA` (only the handshake revisions) never probes. See
+    ``docs/explanation/client-design.md`` for what changes with the era.
     """
 
     protocol_version: str | None = None
-    supported: tuple[str, ...] = HANDSHAKE_SUPPORTED
+    supported: tuple[str, ...] = SUPPORTED
 
     def __post_init__(self) -> None:
         if not self.supported:
@@ -143,6 +156,12 @@ class Revisions:
         return (offered, *(r for r in self.supported if r != offered))
 
 
+#: Only the revisions negotiated by ``initialize`` (2024-11-05 to 2025-11-25): no probe of the
+#: stateless era. For a server whose tools rely on the handshake era (a session's log level,
+#: ``resources/subscribe``, requests to the client outside an input-required result).
+HANDSHAKE_ERA: Final = Revisions(supported=HANDSHAKE_SUPPORTED)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Timeouts:
     """How long the client waits, in seconds.
@@ -151,6 +170,7 @@ class Timeouts:
     :class:`~mcptrio.protocol.errors.RequestTimeout`); ``initialize`` is never cancelled with
     ``notifications/cancelled``, as the spec says. ``request`` is the ``timeout`` of every call
     that passes none (``None``: no limit). ``probe`` bounds the stateless era's probe.
+    ``listen`` bounds the wait for a listen stream's acknowledgement (stateless era).
     """
 
     initialize: float = 30.0
@@ -158,6 +178,9 @@ class Timeouts:
     #: How long the stateless era's probe (``server/discover``) waits before the client falls
     #: back to ``initialize``.
     probe: float = 5.0
+    #: How long opening a ``subscriptions/listen`` stream waits for its acknowledgement before
+    #: :class:`~mcptrio.protocol.errors.RequestTimeout`.
+    listen: float = 10.0
 
 
 class ClientOptions(TypedDict, total=False):
@@ -172,6 +195,7 @@ class ClientOptions(TypedDict, total=False):
     timeouts: Timeouts
     handlers: Handlers
     notifications: NotificationCallbacks
+    cache: CachePolicy
 
 
 def check_options(where: str, options: Mapping[str, Any], accepted: type[Any]) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 import msgspec
+import trio
 from msgspec import UNSET
 
 from ..protocol.base import Request, Result
@@ -189,9 +190,13 @@ class ServerRequestRouter:
 
         ``notifications/roots/list_changed`` is sent when this client declared
         ``roots.listChanged``; otherwise the new roots are simply what the next
-        ``roots/list`` gets.
+        ``roots/list`` gets. The stateless era has no such notification: a server there asks
+        for the roots in each request that needs them, and gets the new ones.
         """
         self.roots = list(roots)
+        if session.connection.request_meta is not None:
+            await trio.lowlevel.checkpoint()
+            return
         if capability_declared(session.connection.capabilities, ("roots", "listChanged")):
             await session.notify(RootsListChangedNotification())
 

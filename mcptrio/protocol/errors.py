@@ -36,6 +36,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
             ├── OutputValidationError     structuredContent does not fit the outputSchema
             ├── RepeatedCursor            a server's pagination went round in a circle
             ├── ServerConnectError        a server of a group could not be connected
+            ├── SubscriptionRefused       a listen stream was acknowledged without a URI
             ├── TooManyInputRounds        a stateless-era request kept asking for input
             └── UnknownServer             no such server in the group; also a KeyError
 
@@ -72,7 +73,7 @@ between two of its parts, and is named for what it is (no name here means two th
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -83,6 +84,7 @@ __all__ = [
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
+    "STATELESS_ERROR_CODES",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "CapabilityNotNegotiated",
@@ -114,6 +116,11 @@ URL_ELICITATION_REQUIRED = -32042
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: The errors only a stateless-era (2026-07-28) server sends: a client that gets one knows the
+#: server speaks that era, and must not fall back to ``initialize`` (CHECKLIST 6.2, 7.7).
+STATELESS_ERROR_CODES: Final = frozenset(
+    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)
 
 _BY_CODE: dict[int, type[ProtocolError]] = {}
 
@@ -225,6 +232,10 @@ class UnsupportedProtocolVersion(
 class LocalError(McpError):
     """An error raised on this side; answered as -32603 if it escapes a handler."""
 
+    def error_answer(self) -> McpError:
+        """The error answer a request gets when this escapes its handler."""
+        return InternalError(self.message)
+
 
 class ConnectionClosed(LocalError, default_message="Connection closed"):
     """The connection ended before the answer came (pending requests fail with this)."""
@@ -235,7 +246,30 @@ class RequestTimeout(LocalError, default_message="Request timed out"):
 
 
 class CapabilityNotNegotiated(LocalError, default_message="Capability not negotiated"):
-    """Sending this message would use a capability the session did not negotiate."""
+    """Sending this message would use a capability the session did not negotiate.
+
+    ``required`` names the client capability a stateless-era request lacked (2026-07-28): a
+    handler may catch this as in the handshake era, and if it escapes, the request is answered
+    :class:`MissingRequiredClientCapability` (-32021) naming it, as that revision says.
+    """
+
+    def __init__(
+        self,
+        message: str | None = None,
+        data: Any = None,
+        *,
+        code: int | None = None,
+        required: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, data, code=code)
+        self.required = required
+
+    def error_answer(self) -> McpError:
+        if self.required is None:
+            return super().error_answer()
+        return MissingRequiredClientCapability(
+            self.message, {"requiredCapabilities": self.required}
+        )
 
 
 class TransportError(LocalError, default_message="Transport failed"):

@@ -27,6 +27,7 @@ names it in its own ``_meta`` (:mod:`mcptrio.protocol.request_meta`), so
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
@@ -241,8 +242,11 @@ def handshake_versions(supported: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for v in supported if revision_of(v).era == "handshake")
 
 
+@functools.cache
 def stateless_versions(supported: tuple[str, ...]) -> tuple[str, ...]:
-    """The versions of ``supported`` that a request names in its own ``_meta``, newest first."""
+    """The versions of ``supported`` that a request names in its own ``_meta``, newest first.
+
+    Cached: a server asks on every stateless-era request, always with the same tuple."""
     return tuple(v for v in supported if revision_of(v).era == "stateless")
 
 

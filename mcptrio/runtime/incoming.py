@@ -214,7 +214,7 @@ class IncomingRequests:
             result = await self._handle(rctx, rctx.request)
             return connection.respond(rid, result)
         except LocalError as exc:
-            return connection.respond_error(rid, InternalError(exc.message))
+            return connection.respond_error(rid, exc.error_answer())
         except McpError as exc:
             return connection.respond_error(rid, exc)
         except Exception as exc:

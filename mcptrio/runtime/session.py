@@ -266,6 +266,7 @@ class Session:
         max_total_timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         related: RequestId | None = None,
+        on_id: Callable[[RequestId], object] | None = None,
     ) -> ResultT:
         """Send ``request`` and wait for its result.
 
@@ -274,6 +275,10 @@ class Session:
         ``notifications/cancelled`` and :class:`RequestTimeout` is raised. If the caller's own
         scope is cancelled, the peer is sent ``notifications/cancelled`` and ``Cancelled``
         propagates. Errors from the peer are raised as the matching :class:`McpError`.
+
+        ``on_id`` is called with the request's id before it is sent, for a caller that must
+        recognise what the peer relates to it before the answer (a listen stream's
+        notifications name the listen request's id).
         """
         if self._closed:
             raise ConnectionClosed("The session has ended")
@@ -284,6 +289,8 @@ class Session:
         else:
             rid, data = self.connection.send_request(request)
         self._pending[rid] = pending
+        if on_id is not None:
+            on_id(rid)
         try:
             outgoing = Outgoing(data, related)
             if not self._outbox.put_nowait(outgoing):
@@ -322,6 +329,12 @@ class Session:
                 return
             if not self._outbox.put_nowait(Outgoing(data, related)):
                 log.debug("outgoing buffer full: not telling the peer %r was cancelled", rid)
+
+    def cancel_incoming(self, rid: RequestId, reason: str) -> None:
+        """Cancel the peer's request ``rid`` as its ``notifications/cancelled`` would (nothing
+        is sent for it), for a transport that learns of the cancellation otherwise: a
+        stateless-era HTTP client closing the response stream."""
+        self._incoming.cancel(rid, reason)
 
     def start_actor(self, fn: Callable[..., Awaitable[object]], *args: object) -> None:
         """Start ``fn(*args)`` in the session's nursery: it is cancelled when the session ends.

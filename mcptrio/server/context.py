@@ -30,7 +30,6 @@ from ..protocol.errors import (
     CapabilityNotNegotiated,
     InvalidParams,
     McpError,
-    MissingRequiredClientCapability,
 )
 from ..protocol.request_meta import RequestMeta
 from ..protocol.types import (
@@ -264,7 +263,7 @@ class Context:
     def _missing(self, message: str, capability: dict[str, Any]) -> McpError:
         """The error for an ask the client's declared capabilities do not allow."""
         if self.request_meta is not None:
-            return MissingRequiredClientCapability(message, {"requiredCapabilities": capability})
+            return CapabilityNotNegotiated(message, required=capability)
         return CapabilityNotNegotiated(message)
 
     # ------------------------------------------------------------------ logging

@@ -143,7 +143,9 @@ class Server:
         #: Seals the ``requestState`` of input-required results (share it between workers).
         self.request_state_key = RequestStateKey(request_state_key)
         #: Where list changes and resource updates reach the listen streams (2026-07-28).
-        self.subscriptions: SubscriptionBus = subscriptions or LocalSubscriptionBus()
+        self.subscriptions: SubscriptionBus = (
+            LocalSubscriptionBus() if subscriptions is None else subscriptions
+        )
         if cache_ttl_ms is not None and cache_ttl_ms < 0:
             raise ValueError(f"cache_ttl_ms must be >= 0, not {cache_ttl_ms}")
         #: The cache hints of 2026-07-28 (SEP-2549) on discover, list and read results: how long

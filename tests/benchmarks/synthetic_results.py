@@ -10,14 +10,48 @@ import random
 import statistics
 from typing import Any
 
-from benchmarks.matrix import LIBS, TRANSPORTS, callers, cells_for, lib_has_transport
+from benchmarks.matrix import (
+    ERA_REFERENCE,
+    HANDSHAKE_COUNTERPART,
+    LIBS,
+    TRANSPORTS,
+    callers,
+    cells_for,
+    lib_has_transport,
+)
 
 #: calls/s of the `call` workload at x32, per (lib, transport).
 _BASE_RATE = {
-    "in-memory": {"mcptrio": 24_000, "sdk": 1_900, "sdk-legacy": 4_300, "fastmcp": 950},
-    "stdio": {"mcptrio": 15_000, "sdk": 1_300, "sdk-legacy": 2_600, "fastmcp": 800},
-    "http-json": {"mcptrio": 6_500, "sdk": 1_500, "fastmcp": 700},
-    "http-sse": {"mcptrio": 5_200, "sdk": 640, "fastmcp": 450},
+    "in-memory": {
+        "mcptrio": 24_000,
+        "sdk": 1_900,
+        "sdk-legacy": 4_300,
+        "fastmcp": 950,
+        "mcptrio-stateless": 22_000,
+        "sdk-stateless": 1_900,
+    },
+    "stdio": {
+        "mcptrio": 15_000,
+        "sdk": 1_300,
+        "sdk-legacy": 2_600,
+        "fastmcp": 800,
+        "mcptrio-stateless": 14_000,
+        "sdk-stateless": 1_300,
+    },
+    "http-json": {
+        "mcptrio": 6_500,
+        "sdk": 1_500,
+        "fastmcp": 700,
+        "mcptrio-stateless": 7_000,
+        "sdk-stateless": 2_000,
+    },
+    "http-sse": {
+        "mcptrio": 5_200,
+        "sdk": 640,
+        "fastmcp": 450,
+        "mcptrio-stateless": 6_000,
+        "sdk-stateless": 1_800,
+    },
     "websocket": {"mcptrio": 9_800},
 }
 _WORKLOAD_FACTOR = {"call": 1.0, "call-10k": 0.8, "list-50": 0.22, "read-100k": 0.3}
@@ -57,6 +91,9 @@ def run_record(lib: str, transport: str, workload: str, load: str, rng: random.R
         "cpu_us_per_call": 0.95e6 / rate,
         "cpu_scope": scope,
     }
+    if lib == "sdk-stateless" and transport == "http-sse":
+        # The SDK's SSE mode answers a quick stateless-era request as JSON.
+        record["json_answers"] = record["calls"]
     if load == "s100x20":
         record |= {"sessions": round(rate * duration / 20), "open_p50_us": 300.0}
         record["open_p99_us"] = 900.0
@@ -128,14 +165,20 @@ def synthetic_results(
 
 
 def add_speedups(cells: list[dict[str, Any]]) -> None:
-    """Set each cell's ``speedup`` (mcptrio's calls/s over its own) where both exist."""
-    mine = {
-        (c["transport"], c["workload"], c["load"]): c["calls_per_s"]
+    """Set each cell's ``speedup`` (the calls/s of mcptrio of its era over its own) and a
+    stateless cell's ``vs_handshake`` where both figures exist, as the orchestrator does."""
+    rates = {
+        (c["lib"], c["transport"], c["workload"], c["load"]): c["calls_per_s"]
         for c in cells
-        if c["lib"] == "mcptrio" and "calls_per_s" in c
+        if "calls_per_s" in c
     }
     for c in cells:
-        reference = mine.get((c["transport"], c["workload"], c["load"]))
+        where = (c["transport"], c["workload"], c["load"])
+        reference = rates.get((ERA_REFERENCE[c["lib"]], *where))
         c.pop("speedup", None)
+        c.pop("vs_handshake", None)
         if reference is not None and "calls_per_s" in c:
             c["speedup"] = reference / c["calls_per_s"]
+        handshake = rates.get((HANDSHAKE_COUNTERPART.get(c["lib"], ""), *where))
+        if handshake is not None and "calls_per_s" in c:
+            c["vs_handshake"] = c["calls_per_s"] / handshake

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pytest
 
 from benchmarks.harness import CpuClock, Window, percentile, record
-from benchmarks.matrix import RunRecord
+from benchmarks.matrix import LIBS, STATELESS_LIBS, RunRecord, cells_for
 from benchmarks.orchestrate import (
     Progress,
     assemble,
@@ -67,6 +67,51 @@ def test_plan_cells_follow_the_matrix() -> None:
     assert sum(tp.runs(3) for tp in plans.values()) == 3 * (16 * 4 + 12 * 4 + 17 * 3 * 2 + 16)
 
 
+def test_stateless_libraries_have_every_cell_but_the_session_load_over_their_transports() -> None:
+    plans = {tp.transport: tp for tp in plan(LIBS)}
+    for transport in ("in-memory", "stdio", "http-json", "http-sse"):
+        assert "mcptrio-stateless" in plans[transport].libs
+        assert "sdk-stateless" in plans[transport].libs
+    assert plans["websocket"].libs == ("mcptrio",)
+    stateless = set(STATELESS_LIBS)
+    assert plans["in-memory"].libs_for("call", "s100x20") == ALL_LIBS
+    assert set(plans["in-memory"].libs_for("call", "x32")) == set(ALL_LIBS) | stateless
+    assert set(plans["http-json"].libs_for("call", "x16")) == {"mcptrio", "sdk", "fastmcp"} | (
+        stateless
+    )
+    assert cells_for("sdk-stateless", "http-sse") == [
+        (w, load) for w, load in cells_for("sdk", "http-sse") if load != "s100x20"
+    ]
+    # Per transport: the handshake runs as before, plus 12 (13 over HTTP) per stateless library.
+    assert sum(tp.runs(1) for tp in plans.values()) == (16 * 4 + 12 * 4 + 17 * 3 * 2 + 16) + 2 * (
+        12 + 12 + 13 + 13
+    )
+
+
+def test_a_filter_of_stateless_and_handshake_libraries_keeps_only_their_shared_cells() -> None:
+    (http,) = plan(["mcptrio", "mcptrio-stateless"], ["http-json"], ["call"], ["x16", "s100x20"])
+    assert http.cells == (("call", "x16"), ("call", "s100x20"))
+    assert http.libs_for("call", "x16") == ("mcptrio", "mcptrio-stateless")
+    assert http.libs_for("call", "s100x20") == ("mcptrio",)
+    assert http.runs(3) == 9
+    assert plan(["sdk-stateless"], ["in-memory"], ["call"], ["s100x20"]) == []
+    calls: list[str] = []
+
+    @contextmanager
+    def runner_for(lib: str, transport: str) -> Iterator[FakeRunner]:
+        yield FakeRunner(lib, transport, calls)
+
+    runs = run_matrix(
+        [http], runner_for, repeat=1, duration=0.1, warmup=0.0, progress=Progress(3, calls.append)
+    )
+    assert [c for c in calls if not c.startswith("[")] == [
+        "mcptrio:call:x16",
+        "mcptrio-stateless:call:x16",
+        "mcptrio:call:s100x20",
+    ]
+    assert ("mcptrio-stateless", "http-json", "call", "s100x20") not in runs
+
+
 def test_plan_filters_and_drops_what_is_left_empty() -> None:
     plans = plan(["sdk", "fastmcp"], ["stdio", "websocket"], ["call"], ["x1", "x32"])
     assert [(tp.transport, tp.libs, tp.cells) for tp in plans] == [
@@ -98,6 +143,28 @@ def test_medians_leave_failed_runs_out_and_speedup_is_over_mcptrio() -> None:
     assert sdk["speedup"] == pytest.approx(5.0)
     assert sdk["cpu_scope"] == "client+server"
     assert len(sdk["runs"]) == 3
+
+
+def test_stateless_speedup_is_over_mcptrio_stateless_and_each_is_compared_with_its_handshake() -> (
+    None
+):
+    cells = {
+        c["lib"]: c
+        for c in summarise(
+            {
+                ("mcptrio", "in-memory", "call", "x1"): [run("mcptrio", 1000)],
+                ("sdk", "in-memory", "call", "x1"): [run("sdk", 100)],
+                ("mcptrio-stateless", "in-memory", "call", "x1"): [run("mcptrio-stateless", 800)],
+                ("sdk-stateless", "in-memory", "call", "x1"): [run("sdk-stateless", 200)],
+            }
+        )
+    }
+    assert cells["mcptrio-stateless"]["speedup"] == 1.0
+    assert cells["sdk-stateless"]["speedup"] == pytest.approx(4.0)
+    assert cells["sdk"]["speedup"] == pytest.approx(10.0)
+    assert cells["mcptrio-stateless"]["vs_handshake"] == pytest.approx(0.8)
+    assert cells["sdk-stateless"]["vs_handshake"] == pytest.approx(2.0)
+    assert "vs_handshake" not in cells["mcptrio"]
 
 
 def test_no_speedup_without_both_figures() -> None:

@@ -103,6 +103,40 @@ def test_every_transport_of_a_full_run_gets_a_table() -> None:
         assert f"## {title}" in markdown or title in markdown
 
 
+def test_stateless_cells_get_their_own_table_with_both_ratios() -> None:
+    doc = synthetic_results(transports=("in-memory", "http-json", "http-sse"), repeat=1)
+    _cell(doc, "mcptrio", "http-json", "call", "x16")["calls_per_s"] = 8_000.0
+    _cell(doc, "mcptrio-stateless", "http-json", "call", "x16")["calls_per_s"] = 10_000.0
+    _cell(doc, "sdk-stateless", "http-json", "call", "x16")["calls_per_s"] = 2_500.0
+    _cell(doc, "sdk", "http-json", "call", "x16")["calls_per_s"] = 1_500.0
+    add_speedups(doc["cells"])
+    markdown = format_markdown(doc)
+    # The handshake era's tables keep their columns.
+    header = markdown.split("## Streamable HTTP, JSON", 1)[1].splitlines()[2]
+    assert "stateless" not in header
+    section = markdown.split("## Stateless era (revision 2026-07-28)", 1)[1].split("\n## ", 1)[0]
+    lines = section.splitlines()
+    (header,) = [line for line in lines if line.startswith("| transport |")]
+    assert header == (
+        "| transport | workload | load | mcptrio stateless | SDK stateless | vs SDK stateless"
+        " | mcptrio stateless / mcptrio | SDK stateless / SDK |"
+    )
+    (row,) = [line for line in lines if line.startswith("| http-json | `call` | x16 |")]
+    assert "10,000/s" in row and "2,500/s" in row
+    assert row.endswith("| 4.0x | 1.25x | 1.67x |")
+    assert not any("s100x20" in line for line in lines if line.startswith("| "))
+    assert "- SDK stateless: every answer, in 13 cell(s)" in section
+
+
+def test_charts_leave_the_stateless_libraries_out(tmp_path: Path) -> None:
+    from benchmarks.report.charts import latency_chart, throughput_chart
+
+    doc = synthetic_results(transports=("in-memory", "http-json"), repeat=1)
+    for fig in (throughput_chart(doc), latency_chart(doc)):
+        labels = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+        assert labels and not any("stateless" in label for label in labels)
+
+
 def test_command_line_regenerates_the_report_from_saved_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+from eras import HANDSHAKE_ERA
 from real_servers import free_port, running_http_server
 
 import mcptrio
@@ -23,6 +24,8 @@ from mcptrio.protocol.types import (
     TextContent,
 )
 from mcptrio.runtime.context import RequestContext
+
+from conftest import open_recorded_client
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "sdk_everything_server.py"), "stdio"]
@@ -67,7 +70,8 @@ def text(result: Any) -> str:
     [
         (Revisions(supported=SUPPORTED), STATELESS),
         (Revisions(protocol_version=STATELESS, supported=SUPPORTED), STATELESS),
-        (Revisions(), NEWEST_HANDSHAKE),
+        (Revisions(), STATELESS),
+        (HANDSHAKE_ERA, NEWEST_HANDSHAKE),
     ],
 )
 async def test_the_same_handlers_answer_in_both_eras(revisions: Revisions, era: str) -> None:
@@ -116,16 +120,36 @@ async def test_the_log_level_travels_with_each_request_in_the_stateless_era() ->
             mcptrio.open_client(server, revisions=Revisions(supported=SUPPORTED)) as client,
             client.log_messages() as messages,
         ):
+            # Reading the log, the client names "debug" until told otherwise (every level,
+            # as in the handshake era); then each request carries the level set.
             await client.call_tool("chatty")
             await client.set_logging_level("warning")
             await client.call_tool("chatty")
             async for message in messages:
                 seen.append(message.data)
-                break
-    assert seen == ["careful"]
+                if len(seen) == 3:
+                    break
+    assert seen == ["detail", "careful", "careful"]
 
 
-@pytest.mark.parametrize("revisions", [Revisions(supported=SUPPORTED), Revisions()])
+async def test_a_client_that_reads_no_log_names_no_level_and_gets_no_log() -> None:
+    server = mcptrio.Server("logs", version="1.0")
+
+    @server.tool
+    async def chatty(ctx: Context) -> str:
+        """Logs once."""
+        await ctx.warning("careful")
+        return "ok"
+
+    with trio.fail_after(10):
+        async with open_recorded_client(server) as (client, wire, _):
+            await client.call_tool("chatty")
+    sent = [m for m in wire.client_to_server if m.get("method") == "tools/call"]
+    assert "io.modelcontextprotocol/logLevel" not in sent[0]["params"]["_meta"]
+    assert "notifications/message" not in wire.methods_sent_by_server()
+
+
+@pytest.mark.parametrize("revisions", [Revisions(), HANDSHAKE_ERA])
 async def test_the_official_sdks_server_in_both_eras(revisions: Revisions) -> None:
     with trio.fail_after(30):
         async with mcptrio.open_client(

@@ -13,6 +13,7 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import ClientIdentity, Handlers, NotificationCallbacks, Revisions
@@ -155,7 +156,7 @@ async def test_capabilities_are_declared_from_the_handlers_in_the_revisions_shap
 
 async def test_no_handler_declares_nothing_and_extra_capabilities_are_merged() -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(asking_server()) as (_c, bare, _):
+        async with open_recorded_client(asking_server(), revisions=HANDSHAKE_ERA) as (_c, bare, _):
             pass
         async with open_recorded_client(
             asking_server(),
@@ -165,6 +166,7 @@ async def test_no_handler_declares_nothing_and_extra_capabilities_are_merged() -
                 )
             ),
             handlers=Handlers(sampling=sample),
+            revisions=HANDSHAKE_ERA,
         ) as (_c, merged, _):
             pass
     assert initialize_capabilities(bare) == {}
@@ -229,11 +231,9 @@ async def test_sampling_and_roots_handlers_answer_the_server(revision: str) -> N
 
 async def test_sampling_with_tools_reaches_the_handler_in_2025_11_25() -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(asking_server(), handlers=Handlers(sampling=sample)) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(
+            asking_server(), handlers=Handlers(sampling=sample), revisions=HANDSHAKE_ERA
+        ) as (client, wire, _):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi", "with_tools": True})
             validate(wire, "2025-11-25")
     assert text_of(sampled) == "m1:hi['search']"
@@ -259,6 +259,7 @@ async def test_url_elicitation_is_answered_without_content_and_completion_is_rep
             asking_server(),
             handlers=Handlers(elicitation=elicit),
             notifications=NotificationCallbacks(on_elicitation_complete=completed.append),
+            revisions=HANDSHAKE_ERA,
         ) as (client, wire, _):
             result = await client.call_tool("ask_url", {})
             await client.ping()
@@ -272,7 +273,9 @@ async def test_url_elicitation_is_answered_without_content_and_completion_is_rep
 async def test_an_undeclared_elicitation_mode_gets_invalid_params() -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), handlers=Handlers(elicitation=elicit, elicitation_modes=("form",))
+            asking_server(),
+            handlers=Handlers(elicitation=elicit, elicitation_modes=("form",)),
+            revisions=HANDSHAKE_ERA,
         ) as (client, wire, _):
             result = await client.call_tool("raw", {"method": "url"})
             validate(wire, "2025-11-25")
@@ -286,7 +289,9 @@ async def test_a_declared_capability_without_a_handler_gets_method_not_found(met
     )
     with trio.fail_after(5):
         async with open_recorded_client(
-            asking_server(), identity=ClientIdentity(capabilities=capabilities)
+            asking_server(),
+            identity=ClientIdentity(capabilities=capabilities),
+            revisions=HANDSHAKE_ERA,
         ) as (
             client,
             wire,
@@ -331,11 +336,9 @@ async def test_a_crashing_handler_answers_internal_error_and_the_session_survive
         return await sample(ctx, request)
 
     with trio.fail_after(5):
-        async with open_recorded_client(asking_server(), handlers=Handlers(sampling=flaky)) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(
+            asking_server(), handlers=Handlers(sampling=flaky), revisions=HANDSHAKE_ERA
+        ) as (client, wire, _):
             answers = [text_of(await client.call_tool("raw", {"method": "sampling"}))]
             answers.append(text_of(await client.call_tool("raw", {"method": "sampling"})))
             answers.append(text_of(await client.call_tool("raw", {"method": "sampling"})))
@@ -483,11 +486,9 @@ async def test_the_server_cancelling_its_request_cancels_the_handler(
         return "answered"  # pragma: no cover
 
     with trio.fail_after(60):
-        async with open_recorded_client(server, handlers=Handlers(sampling=stuck)) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(
+            server, handlers=Handlers(sampling=stuck), revisions=HANDSHAKE_ERA
+        ) as (client, wire, _):
             result = await client.call_tool("ask", {})
             await cancelled.wait()
             await client.ping()

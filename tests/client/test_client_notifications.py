@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import MergedUpdates, NotificationCallbacks, Revisions
@@ -80,7 +81,7 @@ async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
 async def test_a_slow_log_reader_loses_the_oldest_and_counts_them() -> None:
     with trio.fail_after(5):
         async with (
-            mcptrio.open_client(chatty_server()) as client,
+            mcptrio.open_client(chatty_server(), revisions=HANDSHAKE_ERA) as client,
             client.log_messages() as messages,
         ):
             await client.call_tool("talk", {"count": 149})
@@ -96,7 +97,9 @@ async def test_a_failing_callback_does_not_stop_the_session_or_other_deliveries(
 
     with trio.fail_after(5):
         async with mcptrio.open_client(
-            chatty_server(), notifications=NotificationCallbacks(on_log=broken)
+            chatty_server(),
+            notifications=NotificationCallbacks(on_log=broken),
+            revisions=HANDSHAKE_ERA,
         ) as client:
             async with client.log_messages() as messages:
                 await client.call_tool("talk", {"count": 1})
@@ -185,7 +188,11 @@ async def test_subscribe_yields_updates_and_unsubscribes_on_exit(revision: str) 
 
 async def test_subscriptions_to_one_uri_share_one_server_subscription() -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(chatty_server()) as (client, wire, _):
+        async with open_recorded_client(chatty_server(), revisions=HANDSHAKE_ERA) as (
+            client,
+            wire,
+            _,
+        ):
             async with client.subscribe("note://a") as first:
                 async with client.subscribe("note://a") as second:
                     await client.call_tool("touch", {"uri": "note://a"})
@@ -221,7 +228,11 @@ async def test_updates_merge_while_one_is_pending() -> None:
 
 async def test_a_cancelled_block_still_unsubscribes() -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(chatty_server()) as (client, wire, _):
+        async with open_recorded_client(chatty_server(), revisions=HANDSHAKE_ERA) as (
+            client,
+            wire,
+            _,
+        ):
             with trio.move_on_after(0.05):
                 async with client.subscribe("note://a") as updates:
                     async for _ in updates:

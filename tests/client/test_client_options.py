@@ -49,7 +49,7 @@ def slow_server() -> mcptrio.Server:
 
 # Every request method of a Client, called with the per-call keywords given as **options.
 CALLS: dict[str, Any] = {
-    "request": lambda c, **o: c.request(mcptrio.protocol.types.PingRequest(), **o),
+    "request": lambda c, **o: c.request(mcptrio.protocol.types.ListPromptsRequest(), **o),
     "ping": lambda c, **o: c.ping(**o),
     "list_tools": lambda c, **o: c.list_tools(**o),
     "call_tool": lambda c, **o: c.call_tool("slow", {"steps": 0}, **o),
@@ -65,13 +65,19 @@ ITERATORS = ["iter_tools", "iter_resources", "iter_resource_templates", "iter_pr
 
 
 def test_the_per_call_keywords_are_declared_once() -> None:
-    assert CallOptions.__optional_keys__ == {"timeout", "max_total_timeout", "on_progress"}
+    assert CallOptions.__optional_keys__ == {
+        "timeout",
+        "max_total_timeout",
+        "on_progress",
+        "cache",
+    }
     assert ClientOptions.__optional_keys__ == {
         "identity",
         "revisions",
         "timeouts",
         "handlers",
         "notifications",
+        "cache",
     }
 
 
@@ -124,7 +130,7 @@ async def test_a_calls_progress_is_its_own_not_the_tool_listing_before_it(
     listing, call = (
         m for m in wire.client_to_server if m.get("method") in ("tools/list", "tools/call")
     )
-    assert "_meta" not in listing.get("params", {})
+    assert "progressToken" not in listing.get("params", {}).get("_meta", {})
     assert "progressToken" in call["params"]["_meta"]
     assert seen == [1, 2]
 

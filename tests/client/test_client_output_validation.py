@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 import trio
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import Revisions
@@ -179,7 +180,7 @@ async def test_an_invalid_or_unresolvable_schema_is_reported_not_crashed_on() ->
 async def test_a_tools_list_change_makes_the_client_list_again() -> None:
     server = SchemaServer({"type": "object"}, {"a": 1})
     with trio.fail_after(5):
-        async with mcptrio.open_client(server) as client:
+        async with mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client:
             await client.call_tool("t")
             await client.call_tool("t")
             assert server.listings == 1

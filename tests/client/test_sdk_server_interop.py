@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 import trio
+from eras import HANDSHAKE_ERA
 from real_servers import ROOT, free_port, require_module, running_http_server
 
 import mcptrio
@@ -59,7 +60,9 @@ def text(result: CallToolResult) -> str:
 async def test_calls_tools_with_plain_and_structured_output(sdk_server: str | list[str]) -> None:
     progress: list[tuple[float, float | None, str | None]] = []
     with trio.fail_after(30):
-        async with mcptrio.open_client(sdk_server, timeouts=Timeouts(request=20)) as client:
+        async with mcptrio.open_client(
+            sdk_server, timeouts=Timeouts(request=20), revisions=HANDSHAKE_ERA
+        ) as client:
             assert client.server_info.name == "sdk-everything"
             assert client.protocol_version == "2025-11-25"
             assert client.instructions == "An official-SDK server for interop tests."
@@ -142,6 +145,7 @@ async def test_receives_log_messages_after_setting_the_level(sdk_server: str | l
             sdk_server,
             timeouts=Timeouts(request=20),
             notifications=NotificationCallbacks(on_log=logged.append),
+            revisions=HANDSHAKE_ERA,
         ) as client:
             await client.set_logging_level("info")
             async with client.log_messages() as messages:
@@ -194,6 +198,7 @@ async def test_answers_sampling_elicitation_and_roots_from_the_servers_context(
                 elicitation=elicit,
                 roots=[Root(uri="file:///work/project", name="project")],
             ),
+            revisions=HANDSHAKE_ERA,
         ) as client:
             result = await client.call_tool("ask_llm", {"question": "the answer?"})
             assert text(result) == "test-model says: forty-two"
@@ -217,7 +222,9 @@ async def test_requests_without_a_handler_get_method_not_found(
     sdk_server: str | list[str],
 ) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(sdk_server, timeouts=Timeouts(request=20)) as client:
+        async with mcptrio.open_client(
+            sdk_server, timeouts=Timeouts(request=20), revisions=HANDSHAKE_ERA
+        ) as client:
             # The SDK sends roots/list even to a client that declared no roots capability; the
             # client refuses it with -32601, and the SDK passes that error on as the answer to
             # the tool call.
@@ -230,7 +237,9 @@ async def test_subscribes_to_a_resource_and_receives_its_update(
     sdk_server: str | list[str],
 ) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(sdk_server, timeouts=Timeouts(request=20)) as client:
+        async with mcptrio.open_client(
+            sdk_server, timeouts=Timeouts(request=20), revisions=HANDSHAKE_ERA
+        ) as client:
             assert client.server_capabilities.resources.subscribe is True  # type: ignore[union-attr]
             async with client.subscribe("counter://main") as updates:
                 assert text(await client.call_tool("touch", {"uri": "counter://main"})) == (

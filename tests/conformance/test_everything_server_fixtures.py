@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import trio
+from eras import HANDSHAKE_ERA
 
 from mcptrio.client import Handlers
 from mcptrio.protocol.types import (
@@ -81,7 +82,9 @@ async def test_every_tool_fixture_answers_what_the_suite_expects() -> None:
 
     with trio.fail_after(20):
         async with open_recorded_client(
-            everything.build_server(), handlers=Handlers(sampling=sample, elicitation=elicit)
+            everything.build_server(),
+            handlers=Handlers(sampling=sample, elicitation=elicit),
+            revisions=HANDSHAKE_ERA,
         ) as (client, wire, _session):
             listed = (await client.list_tools()).tools
             assert all(tool.description for tool in listed)
@@ -155,7 +158,11 @@ async def test_every_tool_fixture_answers_what_the_suite_expects() -> None:
 
 async def test_json_schema_2020_12_fixture_is_listed_with_its_keywords() -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(everything.build_server()) as (client, wire, _session):
+        async with open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA) as (
+            client,
+            wire,
+            _session,
+        ):
             await client.list_tools()
             [tool] = [
                 t
@@ -170,7 +177,11 @@ async def test_json_schema_2020_12_fixture_is_listed_with_its_keywords() -> None
 
 async def test_resource_and_prompt_fixtures_answer_what_the_suite_expects() -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(everything.build_server()) as (client, wire, _session):
+        async with open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA) as (
+            client,
+            wire,
+            _session,
+        ):
             await client.list_resources()
             uris = {r["uri"] for r in answer(wire, "resources/list")["resources"]}
             assert {"test://static-text", "test://static-binary", "test://watched-resource"} <= uris

@@ -41,6 +41,7 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         ("memo_server.py", None),
         "read_resources.py",
         "subscribe.py",
+        "cache.py",
     ],
     "how-to/client-prompts-and-completion.md": [
         ("review_server.py", None),
@@ -61,6 +62,7 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
     "how-to/client-notifications.md": [
         "callbacks.py",
         "streams.py",
+        "listen.py",
     ],
     "how-to/client-timeouts-and-cancellation.md": [
         "timeouts.py",

@@ -28,7 +28,7 @@ def test_tutorial_programs_run(tmp_path: Path) -> None:
         timeout=60,
     )
     assert in_memory.returncode == 0, in_memory.stderr
-    assert in_memory.stdout.splitlines() == ["greeter 2025-11-25", "Hello, Ada!"]
+    assert in_memory.stdout.splitlines() == ["greeter 2026-07-28", "Hello, Ada!"]
     stdio = subprocess.run(
         [sys.executable, "greet_stdio.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )

@@ -7,6 +7,7 @@ import logging
 import pytest
 import trio
 import trio.testing
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.protocol.types import CreateMessageRequest, SamplingMessage, TextContent
@@ -141,7 +142,7 @@ async def test_ping_both_ways() -> None:
         return "pong"
 
     with trio.fail_after(5):
-        async with open_recorded_client(server) as (client, wire, _):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
             await client.ping()
             assert (await client.call_tool("ping_back")).content[0] == TextContent(text="pong")
     assert wire.methods_sent_by_client().count("ping") == 1
@@ -237,7 +238,7 @@ async def test_request_for_capability_the_client_lacks_is_refused_before_sending
         return "sent"
 
     with trio.fail_after(5):
-        async with open_recorded_client(server) as (client, wire, _):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
             result = await client.call_tool("ask")
     assert isinstance(result.content[0], TextContent)
     assert result.content[0].text.startswith("refused:")

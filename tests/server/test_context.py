@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import trio
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import Handlers, NotificationCallbacks
@@ -96,6 +97,7 @@ async def test_any_notification_and_request_go_through_the_context() -> None:
             server,
             handlers=Handlers(roots=[Root(uri="file:///a")]),
             notifications=NotificationCallbacks(on_log=logged.append),
+            revisions=HANDSHAKE_ERA,
         ) as client:
             result = await client.call_tool("forward")
     assert result.content[0].text == "file:///a"  # type: ignore[union-attr]

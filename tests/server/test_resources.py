@@ -15,6 +15,7 @@ from typing import Any, Literal
 import msgspec
 import pytest
 import trio
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import Revisions
@@ -623,7 +624,7 @@ async def test_a_failing_resource_function_does_not_disturb_the_session() -> Non
     server.add_resource(missing, "test://gone")
     server.add_resource("fine", "test://fine")
     with trio.fail_after(10):
-        async with open_recorded_client(server) as (client, _, _):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, _, _):
             with pytest.raises(McpError) as caught:
                 await client.request(ReadResourceRequest(uri="test://broken"))
             assert caught.value.code == -32603

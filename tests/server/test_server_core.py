@@ -10,6 +10,7 @@ import msgspec
 import pytest
 import trio
 import trio.lowlevel
+from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import ClientIdentity, Handlers, Revisions
@@ -163,8 +164,8 @@ async def test_adding_and_removing_tools_notifies_every_session() -> None:
 
     with trio.fail_after(5):
         async with (
-            open_recorded_client(server) as (client_a, wire_a, _sa),
-            open_recorded_client(server) as (client_b, wire_b, _sb),
+            open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client_a, wire_a, _sa),
+            open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client_b, wire_b, _sb),
         ):
             await client_a.ping()
             await client_b.ping()
@@ -186,7 +187,11 @@ async def test_adding_and_removing_tools_notifies_every_session() -> None:
 async def test_a_burst_of_changes_is_merged_into_few_notifications() -> None:
     server = mcptrio.Server("burst", declare=("tools",))
     with trio.fail_after(5):
-        async with open_recorded_client(server) as (client, wire, _session):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
+            client,
+            wire,
+            _session,
+        ):
             await client.ping()
             for i in range(200):
 
@@ -283,7 +288,11 @@ async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> N
 async def test_subscribing_to_an_unknown_resource_gets_resource_not_found() -> None:
     server = watched_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server) as (client, wire, _session):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
+            client,
+            wire,
+            _session,
+        ):
             with pytest.raises(mcptrio.McpError) as info:
                 await client.request(SubscribeRequest(uri="test://missing"))
     assert info.value.code == -32002
@@ -295,7 +304,7 @@ async def test_subscribing_to_an_unknown_resource_gets_resource_not_found() -> N
 async def test_a_slow_subscriber_gets_updates_merged_not_queued_without_bound() -> None:
     server = watched_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server) as (client, wire, session):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, session):
             await client.request(SubscribeRequest(uri="test://watched"))
             # No checkpoint between these: the subscription actor cannot run in between.
             for _ in range(1000):
@@ -311,7 +320,11 @@ async def test_a_slow_subscriber_gets_updates_merged_not_queued_without_bound() 
 async def test_subscription_actors_end_with_their_session() -> None:
     server = watched_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server) as (client, _wire, _session):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
+            client,
+            _wire,
+            _session,
+        ):
             await client.request(SubscribeRequest(uri="test://watched"))
             assert len(server.session_states()) == 1
         await trio.lowlevel.checkpoint()
@@ -369,7 +382,11 @@ async def test_log_messages_respect_the_session_level(revision: str) -> None:
 async def test_an_unknown_log_level_gets_invalid_params() -> None:
     server = logging_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server) as (client, _wire, _session):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
+            client,
+            _wire,
+            _session,
+        ):
             with pytest.raises(mcptrio.InvalidParams):
                 await client.request(SetLevelRequest(level="loud"))  # type: ignore[arg-type]
 
@@ -379,7 +396,11 @@ async def test_stdlib_records_are_bridged_to_the_requesting_session() -> None:
     handler = server.bridge_logging("app", level=logging.INFO)
     try:
         with trio.fail_after(5):
-            async with open_recorded_client(server) as (client, wire, _session):
+            async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
+                client,
+                wire,
+                _session,
+            ):
                 await client.call_tool("uses_stdlib", {})
                 await wait_for(lambda w: log_levels(w) == ["warning"], wire)
                 validate(wire, client.protocol_version)

@@ -29,7 +29,7 @@ def test_connect_over_http_sample_runs(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["2025-11-25 5", "add"]
+    assert done.stdout.splitlines() == ["2026-07-28 5", "add"]
 
 
 async def test_client_against_mcptrio_http_server_both_transports() -> None:

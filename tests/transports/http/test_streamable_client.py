@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from eras import HANDSHAKE_ERA
 from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_fake_http
 from sdk_peer import open_sdk_server
 
@@ -31,7 +32,7 @@ async def test_handshake_list_and_call_against_the_sdk_server(mode: str) -> None
         async with (
             open_sdk_server(mode) as base,
             open_streamable_http_client_transport(base + "/mcp", timeout=10) as transport,
-            mcptrio.open_client(transport) as client,
+            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
         ):
             assert client.server_info.name == "sdk-peer"
             assert transport.session_id is not None
@@ -157,7 +158,7 @@ async def test_headers_session_id_protocol_version_and_delete_on_close() -> None
             open_streamable_http_client_transport(
                 url, headers={"Authorization": "Bearer t0k"}
             ) as transport,
-            mcptrio.open_client(transport) as client,
+            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
         ):
             await client.list_tools()
             assert transport.session_id == "session-1"
@@ -383,7 +384,7 @@ async def test_server_restart_404_starts_a_new_session_transparently() -> None:
         async with (
             serve(fake) as url,
             open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport) as client,
+            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
         ):
             await client.list_tools()
             fake.forget_sessions()

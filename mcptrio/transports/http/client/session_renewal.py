@@ -1,7 +1,15 @@
 """Starting a new Streamable HTTP session after the server ended the old one (a ``404``).
 
-The behaviour, and why the transport renews the session instead of failing, is described in
-:mod:`mcptrio.transports.http.client.streamable`. This module keeps what a renewal needs (the
+A 404 to a request carrying a session id means the server ended the session, and the spec says
+the client MUST start a new one. The transport does it transparently (a decision): the session
+above never learns of it, so a server restart costs one round trip instead of failing the
+application. What does not survive is the server's per-session state (resource subscriptions,
+logging level, in-flight requests: requests that were waiting on a stream of the old session get
+an error response). If the renewal fails, or the server now answers with a different revision,
+the transport ends (``receive`` raises ``trio.EndOfChannel``) and the session with it, since
+carrying on would speak the wrong protocol.
+
+This module keeps what a renewal needs (the
 ``initialize`` request and ``notifications/initialized`` the transport relayed) and replays them:
 the ``initialize`` POST goes without a session id, its response is swallowed rather than
 delivered, the revision it names must be the one the old session spoke, and then

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import msgspec
+
 from ....protocol import http_headers as hh
+from ....protocol.errors import STATELESS_ERROR_CODES
 from ....protocol.request_meta import PROTOCOL_VERSION_KEY
 
-__all__ = ["HeaderParams", "stateless_headers"]
+__all__ = ["HeaderParams", "is_stateless_refusal", "is_stateless_request", "stateless_headers"]
 
 #: The annotated arguments of a tool (property path -> header name), ``None`` when not known.
 HeaderParams = Callable[[str], Mapping[hh.PropertyPath, str] | None]
 
 _MARKER = PROTOCOL_VERSION_KEY.encode()
+_any = msgspec.json.Decoder()
 
 
 def stateless_headers(
@@ -45,3 +49,22 @@ def stateless_headers(
         arguments = params.arguments if isinstance(params.arguments, dict) else None
         headers += hh.param_headers(header_params(params.name) or {}, arguments)
     return headers
+
+
+def is_stateless_request(data: bytes) -> bool:
+    """Whether ``data`` is a stateless-era request (its ``_meta`` names a revision)."""
+    return stateless_headers(data, None) is not None
+
+
+def is_stateless_refusal(body: bytes | None) -> bool:
+    """Whether an HTTP error ``body`` is a stateless-era JSON-RPC error (-32020, -32021 or
+    -32022): the server speaks that era, so a client must not fall back from it (7.7)."""
+    if not body:
+        return False
+    try:
+        value = _any.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    error = value.get("error") if isinstance(value, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code in STATELESS_ERROR_CODES

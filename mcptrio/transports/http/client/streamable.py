@@ -18,9 +18,8 @@ reaches :meth:`~StreamableHttpClientTransport.receive` through one bounded memor
 Headers: after ``initialize`` every request carries ``Mcp-Session-Id`` (when the server assigned
 one) and ``MCP-Protocol-Version`` (read from the ``initialize`` result the transport relays).
 
-Ordering: POSTs run concurrently, so two frames sent back to back may reach the server in either
-order, as with any HTTP client. One ordering matters to servers and is kept: every frame sent
-after ``notifications/initialized`` waits until that notification's POST has been answered.
+Ordering: POSTs run concurrently, as with any HTTP client. One ordering matters and is kept:
+every frame sent after ``notifications/initialized`` waits until its POST has been answered.
 
 **Standalone stream.** Once ``notifications/initialized`` has been accepted, a GET opens the
 server's standalone SSE stream (``405`` means the server has none, which is fine). The frames
@@ -38,17 +37,13 @@ an event id cannot be resumed, so its requests get the error at once. Sending
 ``notifications/cancelled`` for a request stops following its stream.
 
 **Session renewal (a decision).** A 404 to a request carrying a session id means the server
-ended the session, and the spec says the client MUST start a new one. The transport does it
-transparently: it re-sends the ``initialize`` request it relayed earlier (without a session id),
-swallows the response, checks the server still speaks the same revision, re-sends
-``notifications/initialized``, then re-sends the message that got the 404, once. The session
-above never learns of it, which is the point: a server restart costs one round trip instead of
-failing the application. What does not survive is the server's per-session state (resource
-subscriptions, logging level, in-flight requests: requests that were waiting on a stream of the
-old session get an error response). If the renewal fails, or the server now answers with a
-different revision, the transport ends (``receive`` raises ``trio.EndOfChannel``) and the
-session with it, since carrying on would speak the wrong protocol. The renewal itself lives in
-:mod:`mcptrio.transports.http.client.session_renewal`.
+ended the session: the transport starts a new one transparently and re-sends the message once
+(see :mod:`mcptrio.transports.http.client.session_renewal` for what survives and what not).
+
+**The stateless era (2026-07-28).** A request whose ``_meta`` names a revision goes without a
+session, with the headers of that era (:mod:`.stateless_headers`). Cancelling it closes its
+stream. A stream that breaks before the answer cannot be resumed: the request is re-issued
+under a new id (:mod:`.reissue`).
 
 **Closing.** :meth:`~StreamableHttpClientTransport.aclose` stops every POST and stream and sends
 ``DELETE`` with the session id (a ``405`` is ignored), shielded and within ``timeout``.
@@ -60,7 +55,6 @@ import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Unpack
 
 import trio
@@ -70,11 +64,21 @@ from ....protocol.sse import SseError, SseParser
 from ....runtime.transport import Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
+from .followed import (
+    DEFAULT_RECONNECTION,
+    DONE,
+    ENDED,
+    SESSION_GONE,
+    UNUSABLE,
+    FollowedStream,
+    Reconnection,
+)
 from .messages import (
     OutgoingInfo,
     initialize_revision,
     response_ids,
 )
+from .reissue import REISSUE_LIMIT, answered_as, renumbered
 from .resources import open_client_resources
 from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
 from .stateless_headers import HeaderParams, stateless_headers
@@ -94,39 +98,11 @@ log = logging.getLogger("mcptrio.transports.http.client.streamable")
 # back the GET's headers costs the first request little.
 _STANDALONE_OPEN_WAIT = 2.0
 
-#: Called once, with the first ``initialize`` frame and the HTTP status its POST got (0 when
-#: it got none); returns ``True`` when it took the frame over (the legacy fallback), and the
-#: transport then delivers nothing for it.
-InitializeOutcome = Callable[[bytes, int], Awaitable[bool]]
-
-
-@dataclass
-class _Stream:
-    """One SSE stream being followed: its cursor, its retry delay, the answers it still owes."""
-
-    pending: set[RequestId] = field(default_factory=set)
-    last_event_id: str | None = None
-    retry_ms: int | None = None
-    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    #: Set for the ``initialize`` POST: the revision is read from its response.
-    initialize_id: RequestId | None = None
-    #: Why the requests still pending will fail, once that is known.
-    failure: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Reconnection:
-    """How a broken SSE stream is resumed: the delay when the server sent no ``retry:``, the
-    longest delay backing off reaches, and the attempts in a row that may bring nothing."""
-
-    delay: float = 1.0
-    max_delay: float = 30.0
-    max_attempts: int = 5
-
-
-# How reading one response, or one GET of a stream, ended: everything owed arrived; the stream
-# ended or broke and may be resumed; it cannot be used (or resumed) at all; the session is gone.
-_DONE, _ENDED, _UNUSABLE, _SESSION_GONE = "done", "ended", "unusable", "session gone"
+#: Called once, with the first ``initialize`` or stateless-era frame, the HTTP status its POST
+#: got (0 when it got none) and, for a stateless-era frame refused, the start of the body;
+#: returns ``True`` when it took the frame over (the legacy fallback), and the transport then
+#: delivers nothing for it.
+InitializeOutcome = Callable[[bytes, int, bytes | None], Awaitable[bool]]
 
 
 class StreamableHttpClientTransport(HttpClientTransportBase):
@@ -144,7 +120,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         options: HttpClientOptions,
         *,
         open_get_stream: bool = True,
-        reconnection: Reconnection = Reconnection(),
+        reconnection: Reconnection = DEFAULT_RECONNECTION,
         on_initialize_outcome: InitializeOutcome | None = None,
     ) -> None:
         super().__init__(url, pool, nursery, options)
@@ -153,15 +129,15 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         self._on_initialize_outcome = on_initialize_outcome
         #: The annotated arguments of each tool, for ``Mcp-Param-*`` (the client sets it).
         self.header_params: HeaderParams | None = None
-        #: Set once a stateless-era request was sent (2026-07-28): cancelling closes streams.
-        self.stateless_era = False
+        #: Re-issued requests so far: makes each new id unique.
+        self._reissued = 0
         #: The session id the server assigned, if any.
         self.session_id: str | None = None
         #: The revision the server answered ``initialize`` with.
         self.protocol_version: str | None = None
         self._renewal = SessionRenewal(self, pool, on_end=self._incoming_send.close)
         self._get_started = False
-        self._streams: dict[RequestId, _Stream] = {}
+        self._streams: dict[RequestId, FollowedStream] = {}
 
     # ------------------------------------------------------------ Transport
 
@@ -204,12 +180,13 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
 
     async def _post_frame(self, data: bytes, info: OutgoingInfo) -> None:
         """POST a frame the session sent; the standalone stream opens once it is initialized."""
-        if self.stateless_era and info.cancels is not None:
-            # In the stateless era closing the request's response stream is the cancellation.
+        if info.cancels is not None:
             stream = self._streams.get(info.cancels)
-            if stream is not None:
+            if stream is not None and stream.stateless:
+                # In the stateless era closing the request's response stream is the
+                # cancellation; the notice itself is not sent.
                 stream.scope.cancel()
-            return
+                return
         await self._post(data, info, may_renew=True)
         initialized = info.method == "notifications/initialized"
         if initialized and self._open_get_stream and not self._get_started:
@@ -223,13 +200,24 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             with trio.move_on_after(_STANDALONE_OPEN_WAIT):
                 await opened.wait()
 
-    async def _post(self, data: bytes, info: OutgoingInfo, *, may_renew: bool) -> None:
+    async def _post(
+        self,
+        data: bytes,
+        info: OutgoingInfo,
+        *,
+        may_renew: bool,
+        reissue: FollowedStream | None = None,
+    ) -> None:
         is_initialize = info.method == "initialize"
-        stream = _Stream(pending=set(info.request_ids))
+        stream = FollowedStream(pending=set(info.request_ids))
         if is_initialize and info.request_ids:
             stream.initialize_id = info.request_ids[0]
         for rid in info.request_ids:
             self._streams[rid] = stream
+        if reissue is not None:
+            stream.original_id, stream.reissues = reissue.original_id, reissue.reissues
+            # A cancellation names the id the session sent.
+            self._streams[reissue.original_id] = stream  # type: ignore[index]
         try:
             sent_session = self.session_id
             stateless = stateless_headers(data, self.header_params)
@@ -238,13 +226,14 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             else:
                 # The stateless era: no session; the headers repeat what the body says.
                 sent_session = None
-                self.stateless_era = True
+                stream.stateless = True
                 headers = self.request_headers(ACCEPT_JSON_OR_SSE, session=False) + stateless
             headers.append(("content-type", "application/json"))
+            first = (is_initialize or stream.stateless) and self._on_initialize_outcome is not None
             status = 0
             reason = ""
             body: bytes | None = None
-            outcome = _DONE
+            outcome = DONE
             with stream.scope:
                 try:
                     async with self._pool.request(
@@ -255,7 +244,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                         read_timeout=self.options.timeout,
                     ) as response:
                         status, reason = response.status, response.reason
-                        if is_initialize and await self._initialize_outcome(data, status):
+                        if is_initialize and await self._first_outcome(data, status, None):
                             stream.pending.clear()
                             return
                         if 200 <= status < 300:
@@ -264,14 +253,15 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                             outcome = await self._read_post_response(response, stream)
                         else:
                             body = await response.read(ERROR_BODY_LIMIT)
+                            if first and await self._first_outcome(data, status, body):
+                                stream.pending.clear()
+                                return
                 except HttpError as exc:
                     log.info("POST to %s failed: %s", self.url, exc)
                     if status == 0:
                         self._fail(stream, f"The HTTP request failed: {exc}")
-                        if is_initialize:
-                            await self._initialize_outcome(data, 0)
                         return
-                    outcome = _ENDED
+                    outcome = ENDED
             if stream.scope.cancelled_caught:
                 return
             if status == 404 and sent_session is not None and may_renew and not is_initialize:
@@ -281,23 +271,56 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                 await self._refused(stream.pending, status, reason, body)
                 stream.pending.clear()
                 return
-            if outcome == _ENDED and stream.pending:
+            if outcome == ENDED and stream.pending and stream.stateless:
+                await self._reissue(data, info, stream)
+            elif outcome == ENDED and stream.pending:
                 await self._resume(stream)
             elif stream.pending:
                 self._fail(stream, "The server ended the response stream without answering")
         finally:
-            for rid in info.request_ids:
-                if self._streams.get(rid) is stream:
-                    del self._streams[rid]
+            if first:
+                # Whatever happened (an answer, a failure, a cancelled probe), the first POST's
+                # outcome is reported once, so the choice of transport is never left waiting.
+                await self._first_outcome(data, status, None)
+            owed: list[RequestId | None] = [*info.request_ids, stream.original_id]
+            for key in owed:
+                if key is not None and self._streams.get(key) is stream:
+                    del self._streams[key]
             if stream.pending:
                 await self._fail_now(stream)
 
-    async def _initialize_outcome(self, data: bytes, status: int) -> bool:
+    async def _reissue(self, data: bytes, info: OutgoingInfo, stream: FollowedStream) -> None:
+        """Send a stateless-era request whose stream broke again, under a new id (see
+        :mod:`.reissue`)."""
+        if stream.reissues >= REISSUE_LIMIT or len(info.request_ids) != 1:
+            self._fail(stream, "The response stream broke before the answer, every time")
+            return
+        original = info.request_ids[0] if stream.original_id is None else stream.original_id
+        self._reissued += 1
+        new_id = f"{original}.reissued-{self._reissued}"
+        again = renumbered(data, new_id)
+        if again is None:
+            self._fail(stream, "The response stream broke before the answer")
+            return
+        log.info("the response stream of request %r broke; re-issued as %r", original, new_id)
+        # The answer now comes under the new id: the old one is owed nothing more.
+        stream.pending.clear()
+        stream.original_id, stream.reissues = original, stream.reissues + 1
+        # A cancellation during the pause stops the re-issue (the session gave up on it).
+        stream.scope = trio.CancelScope()
+        with stream.scope:
+            await trio.sleep(self._delay(stream, stream.reissues))
+        if stream.scope.cancelled_caught:
+            return
+        reissued = OutgoingInfo((new_id,), info.method)
+        await self._post(again, reissued, may_renew=False, reissue=stream)
+
+    async def _first_outcome(self, data: bytes, status: int, body: bytes | None) -> bool:
         hook = self._on_initialize_outcome
         if hook is None:
             return False
         self._on_initialize_outcome = None
-        return await hook(data, status)
+        return await hook(data, status, body)
 
     def take_session_id(self, response: HttpResponse) -> None:
         """Adopt the ``Mcp-Session-Id`` of an ``initialize`` response, if it has a valid one."""
@@ -309,13 +332,13 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         else:
             log.warning("ignored a session id with characters outside visible ASCII")
 
-    async def _read_post_response(self, response: HttpResponse, stream: _Stream) -> str:
+    async def _read_post_response(self, response: HttpResponse, stream: FollowedStream) -> str:
         if response.status == 202 or not stream.pending:
             if stream.pending:
                 self._fail(stream, "The server accepted the request without answering it")
             response.drain_buffered()
             await trio.lowlevel.checkpoint()
-            return _DONE
+            return DONE
         ctype = response.content_type
         limit = self.options.max_frame_size
         if ctype == "application/json":
@@ -323,24 +346,26 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             if body is None:
                 await self._deliver(OversizedFrame(limit))
                 self._fail(stream, "The response is larger than the frame size limit")
-                return _DONE
+                return DONE
             stream.pending.difference_update(response_ids(body))
             await self._deliver_response(body, stream)
-            return _DONE
+            return DONE
         if ctype == "text/event-stream":
             response.read_timeout = self.options.sse_read_timeout
             return await self._read_events(response, stream)
         self._fail(stream, f"The server answered with an unexpected content type {ctype!r}")
-        return _DONE
+        return DONE
 
-    async def _deliver_response(self, data: bytes, stream: _Stream) -> None:
+    async def _deliver_response(self, data: bytes, stream: FollowedStream) -> None:
         if stream.initialize_id is not None and self.protocol_version is None:
             self.protocol_version = initialize_revision(data, stream.initialize_id)
+        if stream.original_id is not None:
+            data = answered_as(data, stream.original_id)
         await self._deliver(data)
 
     # ------------------------------------------------------------ SSE streams
 
-    async def _read_events(self, response: HttpResponse, stream: _Stream) -> str:
+    async def _read_events(self, response: HttpResponse, stream: FollowedStream) -> str:
         """Follow one SSE response until it owes nothing more, ends, or becomes unusable."""
         limit = self.options.max_frame_size
         parser = SseParser(max_line=limit + 64)
@@ -351,9 +376,9 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                     chunk = await response.receive_some()
                 except HttpError as exc:
                     log.info("SSE stream from %s broke: %s", self.url, exc)
-                    return _ENDED
+                    return ENDED
                 if not chunk:
-                    return _ENDED
+                    return ENDED
                 for event in parser.feed(chunk):
                     if event.id is not None:
                         stream.last_event_id = event.id
@@ -372,20 +397,20 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                             self._abandon(rid)
                     await self._deliver_response(data, stream)
                     if owed and not stream.pending:
-                        return _DONE
+                        return DONE
         except SseError as exc:
             log.warning("unusable SSE stream from %s: %s", self.url, exc)
             await self._deliver(OversizedFrame(limit))
-            return _UNUSABLE
+            return UNUSABLE
 
-    def _delay(self, stream: _Stream, failures: int) -> float:
+    def _delay(self, stream: FollowedStream, failures: int) -> float:
         reconnection = self.reconnection
         base = stream.retry_ms / 1000 if stream.retry_ms is not None else reconnection.delay
         if failures <= 1:
             return base
         return max(base, min(base * 2.0 ** (failures - 1), reconnection.max_delay))
 
-    async def _resume(self, stream: _Stream) -> None:
+    async def _resume(self, stream: FollowedStream) -> None:
         """Resume a POST stream with GET + Last-Event-ID until it has answered everything."""
         failures = 0
         # A cancel scope serves one block: the POST had the first, the resumption gets its own.
@@ -397,9 +422,9 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                     return
                 await trio.sleep(self._delay(stream, failures + 1))
                 outcome, progressed = await self._get(stream)
-                if outcome == _DONE or not stream.pending:
+                if outcome == DONE or not stream.pending:
                     return
-                if outcome in (_UNUSABLE, _SESSION_GONE):
+                if outcome in (UNUSABLE, SESSION_GONE):
                     self._fail(stream, "The response stream could not be resumed")
                     return
                 failures = 0 if progressed else failures + 1
@@ -407,7 +432,9 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                     self._fail(stream, "The response stream could not be resumed")
                     return
 
-    async def _get(self, stream: _Stream, opened: trio.Event | None = None) -> tuple[str, bool]:
+    async def _get(
+        self, stream: FollowedStream, opened: trio.Event | None = None
+    ) -> tuple[str, bool]:
         """One GET of an SSE stream (resuming when the stream has a cursor).
 
         Returns how it ended and whether it brought anything (an event or a retry value).
@@ -432,16 +459,16 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                     return outcome, after != before
         except HttpError as exc:
             log.info("GET of the SSE stream failed: %s", exc)
-            return _ENDED, False
+            return ENDED, False
         if status == 405:
-            return _UNUSABLE, False
+            return UNUSABLE, False
         if status == 404 and sent_session is not None:
             # The session is gone, and a POST stream being resumed is lost with it.
             self._fail(stream, "The server ended the session while the request was running")
             await self._renewal.renew(sent_session)
-            return _SESSION_GONE, False
+            return SESSION_GONE, False
         log.info("GET of the SSE stream got HTTP %d", status)
-        return _ENDED, False
+        return ENDED, False
 
     async def _standalone_stream(self, opened: trio.Event) -> None:
         """Keep the server's standalone GET stream open, resuming it when it drops.
@@ -454,17 +481,17 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             opened.set()
 
     async def _follow_standalone_stream(self, opened: trio.Event) -> None:
-        stream = _Stream()
+        stream = FollowedStream()
         failures = 0
         while not self._renewal.ended:
             outcome, progressed = await self._get(stream, opened)
             opened.set()
-            if outcome == _UNUSABLE:
+            if outcome == UNUSABLE:
                 # 405: the server offers no standalone stream.
                 return
-            if outcome == _SESSION_GONE:
+            if outcome == SESSION_GONE:
                 # Event ids of the old session mean nothing to the new one.
-                stream = _Stream()
+                stream = FollowedStream()
                 failures = 0
                 continue
             failures = 0 if progressed else failures + 1
@@ -476,7 +503,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
     # ------------------------------------------------------------ session renewal
 
     async def _post_again_after_404(
-        self, data: bytes, info: OutgoingInfo, stale: str, stream: _Stream
+        self, data: bytes, info: OutgoingInfo, stale: str, stream: FollowedStream
     ) -> None:
         stream.pending.clear()
         if not await self._renewal.renew(stale):
@@ -491,12 +518,14 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         """The session cancelled ``rid``: stop waiting for its answer."""
         stream = self._streams.get(rid)
         if stream is not None:
+            if rid == stream.original_id:
+                stream.pending.clear()
             stream.pending.discard(rid)
             if not stream.pending:
                 stream.scope.cancel()
 
     @staticmethod
-    def _fail(stream: _Stream, message: str) -> None:
+    def _fail(stream: FollowedStream, message: str) -> None:
         """Note why the requests still owed by ``stream`` fail (the first reason wins).
 
         The POST task answers them with an error when it finishes.
@@ -504,10 +533,11 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         if stream.failure is None:
             stream.failure = message
 
-    async def _fail_now(self, stream: _Stream) -> None:
+    async def _fail_now(self, stream: FollowedStream) -> None:
         message = stream.failure or "The request was lost"
+        owed = stream.pending if stream.original_id is None else {stream.original_id}
         if not self._closed:
-            await self._fail_requests(stream.pending, message)
+            await self._fail_requests(owed, message)
         stream.pending.clear()
 
 
@@ -556,7 +586,7 @@ async def open_streamable(
     pool: HttpClientPool | None,
     ssl_context: ssl.SSLContext | None = None,
     open_get_stream: bool = True,
-    reconnection: Reconnection = Reconnection(),
+    reconnection: Reconnection = DEFAULT_RECONNECTION,
     on_initialize_outcome: InitializeOutcome | None = None,
 ) -> AsyncIterator[StreamableHttpClientTransport]:
     """:func:`open_streamable_http_client_transport` with its options in records."""

@@ -19,12 +19,20 @@ inside the transport, at that first POST:
 
 Which statuses fall back depends on the revision the ``initialize`` offers: 400/404/405 from
 2025-11-25 on, any 4xx for older offers (as those revisions said).
+
+A client that probes the stateless era first (2026-07-28) sends ``server/discover`` before any
+``initialize``, and the same choice is made at that first POST (CHECKLIST 7.7): a 400, 404 or
+405 whose body is not a stateless-era error (-32020, -32021, -32022) is tried as HTTP+SSE at
+once. When the ``endpoint`` event comes, the probe gets an error answer from here (so the client
+falls back to ``initialize``, which then goes over HTTP+SSE); otherwise the probe gets the
+server's own answer and the client decides as it would on any transport.
 """
 
 from __future__ import annotations
 
 import logging
 import ssl
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from functools import partial
@@ -41,9 +49,9 @@ from .legacy_sse import (
     LegacySseError,
     open_legacy_sse,
 )
-from .messages import offered_revision, peek_outgoing
+from .messages import error_response, offered_revision, peek_outgoing
 from .resources import open_client_resources
-from .stateless_headers import HeaderParams
+from .stateless_headers import HeaderParams, is_stateless_refusal, is_stateless_request
 from .streamable import StreamableHttpClientTransport, open_streamable
 
 __all__ = ["HttpClientTransport", "fallback_statuses", "open_http_client_transport"]
@@ -77,6 +85,8 @@ class HttpClientTransport:
         self._current: Transport | None = None
         self._decided = trio.Event()
         self._first_sent = False
+        #: Answers made here rather than by the server (the probe's, on a fallback).
+        self._answers: deque[bytes] = deque(maxlen=1)
 
     @property
     def inner(self) -> Transport:
@@ -86,12 +96,16 @@ class HttpClientTransport:
 
     async def receive(self) -> Frame:
         await self._decided.wait()
+        if self._answers:
+            await trio.lowlevel.checkpoint()
+            return self._answers.popleft()
         return await self.inner.receive()
 
     async def send(self, frames: Sequence[Outgoing]) -> None:
         if not self._first_sent and frames:
             self._first_sent = True
-            if peek_outgoing(frames[0].data).method != "initialize":
+            data = frames[0].data
+            if peek_outgoing(data).method != "initialize" and not is_stateless_request(data):
                 # Not the lifecycle the fallback is for: stay with Streamable HTTP.
                 self._decided.set()
         await self.inner.send(frames)
@@ -108,12 +122,17 @@ class HttpClientTransport:
         if isinstance(inner, StreamableHttpClientTransport):
             inner.header_params = header_params
 
-    async def on_initialize_outcome(self, frame: bytes, status: int) -> bool:
-        """The Streamable transport's report on the first ``initialize`` POST."""
+    async def on_initialize_outcome(self, frame: bytes, status: int, body: bytes | None) -> bool:
+        """The Streamable transport's report on the first ``initialize`` or stateless-era POST
+        (``body``: the start of the refusal of the latter)."""
         try:
-            if status not in fallback_statuses(offered_revision(frame)):
+            probe = peek_outgoing(frame)
+            if probe.method == "initialize":
+                if status not in fallback_statuses(offered_revision(frame)):
+                    return False
+            elif status not in (400, 404, 405) or is_stateless_refusal(body):
                 return False
-            log.info("%s answered initialize with HTTP %d; trying HTTP+SSE", self.url, status)
+            log.info("%s answered %s with HTTP %d; trying HTTP+SSE", self.url, probe.method, status)
             try:
                 legacy: LegacySseClientTransport = await self._nursery.start(self._host_legacy)
             except (LegacySseError, HttpError) as exc:
@@ -122,7 +141,11 @@ class HttpClientTransport:
             # The Streamable transport stays open, idle, until the block exits: this very call
             # runs in one of its tasks.
             self._current, self.kind = legacy, "legacy"
-            await legacy.send([Outgoing(frame)])
+            if probe.method == "initialize":
+                await legacy.send([Outgoing(frame)])
+            elif probe.request_ids:
+                message = f"HTTP {status}: the server speaks the HTTP+SSE transport (2024-11-05)"
+                self._answers.append(error_response(probe.request_ids[0], -32601, message))
             return True
         finally:
             self._decided.set()

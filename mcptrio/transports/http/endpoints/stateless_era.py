@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
-import trio
 from msgspec import UNSET, UnsetType
 
 from ....protocol import codec
@@ -226,6 +225,9 @@ class ErrorStatusResponder:
     async def end_stream(self) -> None:
         await self._inner.end_stream()
 
+    def on_client_gone(self, callback: Callable[[], None]) -> None:
+        self._inner.on_client_gone(callback)
+
 
 def is_stateless_revision(version: str) -> bool:
     """Whether ``version`` is a stateless-era revision mcptrio knows."""
@@ -249,24 +251,12 @@ async def cancel_when_gone(
             await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
 
 
-#: Seconds the notice cancelling a request whose client went away may take to be taken.
-_CANCEL_NOTICE_TIMEOUT = 1.0
-
-
-async def cancel_on_disconnect(transport: HttpSession, session: Session, rid: RequestId) -> None:
-    """Wait to be cancelled: by the POST ending (nothing to do then), or by the front end when
-    the client closed the response stream with ``rid`` still running (then cancel it)."""
-    try:
-        await trio.sleep_forever()
-    finally:
-        if transport.answer_owed(rid):
-            cancel = CancelledNotification(
-                request_id=rid, reason="The client closed the response stream"
-            )
-            # A session that already ended (a listen stream's own) took its requests with it.
-            with trio.CancelScope(shield=True) as scope, contextlib.suppress(ConnectionClosed):
-                scope.deadline = trio.current_time() + _CANCEL_NOTICE_TIMEOUT
-                await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+def cancel_on_disconnect(transport: HttpSession, session: Session, rid: RequestId) -> None:
+    """The front end saw the client close the response stream: cancel ``rid`` if it still
+    runs (a callback, not a task: a request that ends quickly, nearly all of them, costs
+    nothing)."""
+    if transport.answer_owed(rid):
+        session.cancel_incoming(rid, "The client closed the response stream")
 
 
 def no_header_params(name: str) -> Mapping[hh.PropertyPath, str] | None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 
 import trio
 
@@ -551,22 +552,18 @@ class StreamableHttpEndpoint:
 
         transport.exchanges += 1
         stream = transport.open_request_stream([rid])
+
+        def watch(writer: StreamWriter) -> None:
+            # Closing the response stream is cancellation in this era. A write finds out (the
+            # writer stops); so does the front end, which reads EOF while a stream is open. No
+            # nursery per request for this: a request answered at once never needs either.
+            session.start_actor(cancel_when_gone, writer, transport, session, rid)
+            responder.on_client_gone(partial(cancel_on_disconnect, transport, session, rid))
+
         try:
-            async with trio.open_nursery() as nursery:
-
-                def watch(writer: StreamWriter) -> None:
-                    # Closing the response stream is cancellation in this era. A write finds
-                    # out (the writer stops); so does the front end, which cancels this POST's
-                    # task when it reads EOF (the handler, shielded in it, needs the notice).
-                    session.start_actor(cancel_when_gone, writer, transport, session, rid)
-                    nursery.start_soon(cancel_on_disconnect, transport, session, rid)
-
-                try:
-                    await self._answer_inline(
-                        transport, session, stream, ErrorStatusResponder(responder), body, watch
-                    )
-                finally:
-                    nursery.cancel_scope.cancel()
+            await self._answer_inline(
+                transport, session, stream, ErrorStatusResponder(responder), body, watch
+            )
         finally:
             transport.release_stream(stream)
             transport.exchanges -= 1

@@ -136,6 +136,10 @@ class _AsgiResponder:
         self.client_gone = False
         self.handler_scope: trio.CancelScope | None = None
         self._watching = False
+        self._on_client_gone: Callable[[], None] | None = None
+
+    def on_client_gone(self, callback: Callable[[], None]) -> None:
+        self._on_client_gone = callback
 
     async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
         if self.state != _NOT_STARTED:
@@ -193,6 +197,9 @@ class _AsgiResponder:
                 message = await self._request._receive()
                 if message["type"] == "http.disconnect":
                     self.client_gone = True
+                    gone, self._on_client_gone = self._on_client_gone, None
+                    if gone is not None:
+                        gone()
                     if self.handler_scope is not None:
                         self.handler_scope.cancel()
                     return

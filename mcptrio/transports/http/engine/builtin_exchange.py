@@ -12,6 +12,7 @@ learn that the client went away: that is the :class:`DisconnectWatcher`'s job.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import unquote_to_bytes
 
@@ -211,6 +212,9 @@ class BuiltinResponder:
             data = chunk(data)
         await connection.send(data)
 
+    def on_client_gone(self, callback: Callable[[], None]) -> None:
+        self._connection.on_client_gone = callback
+
     async def end_stream(self) -> None:
         if self.state != STREAMING:
             raise RuntimeError("no streamed response is open")
@@ -283,6 +287,9 @@ class DisconnectWatcher:
                 while buffered < connection.limits.pipeline_buffer_limit:
                     data = await connection.receive_some()
                     if not data:
+                        gone, connection.on_client_gone = connection.on_client_gone, None
+                        if gone is not None:
+                            gone()
                         connection.scope.cancel()
                         return
                     buffered += len(data)

@@ -251,6 +251,7 @@ class BuiltinConnection:
         "limits",
         "message_complete",
         "nursery",
+        "on_client_gone",
         "parser",
         "peer_gone",
         "phase",
@@ -298,6 +299,8 @@ class BuiltinConnection:
         # Whether a streamed response is open (the watcher may run).
         self.streaming = False
         self.watcher = DisconnectWatcher(self)
+        # What the current request's handler asked to be told when the client leaves.
+        self.on_client_gone: Callable[[], None] | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -525,6 +528,7 @@ class BuiltinConnection:
             return False
         finally:
             self.streaming = False
+            self.on_client_gone = None
             await self.watcher.stop()
         if not self.writable:
             return False

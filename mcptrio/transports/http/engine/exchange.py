@@ -27,7 +27,7 @@ Rules both front ends keep:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 __all__ = [
@@ -115,6 +115,15 @@ class HttpResponder(Protocol):
 
     async def end_stream(self) -> None:
         """Finish the streamed body."""
+        ...
+
+    def on_client_gone(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (once, synchronously) if the front end learns that the client
+        went away while the streamed response is open, before it cancels the handler.
+
+        Cancelling the handler's task is not always enough: a handler may run shielded (an MCP
+        request answered in the POST's task is), and must be told by other means.
+        """
         ...
 
 

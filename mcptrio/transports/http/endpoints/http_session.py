@@ -356,6 +356,11 @@ class HttpSession:
             self._head_timer = timer
         timer.arm(stream)
 
+    def stop_head_timer(self, stream: OutboundStream) -> None:
+        """``stream``'s POST is done with the timer :meth:`start_head_timer` armed for it."""
+        if self._head_timer is not None:
+            self._head_timer.disarm(stream)
+
     def drop_unanswered(self, rid: RequestId) -> None:
         """``rid`` ended without an answer (cancelled): its stream no longer waits for one."""
         stream = self._by_request.pop(rid, None)

@@ -63,10 +63,9 @@ async def answer_inline(
                 on_writer(writer)
 
         stream.on_activity = start
-    if not json_response:
-        transport.start_head_timer(stream, _SSE_HEAD_DELAY)
-    elif json_head_delay is not None:
-        transport.start_head_timer(stream, json_head_delay)
+    head_delay = _SSE_HEAD_DELAY if not json_response else json_head_delay
+    if head_delay is not None:
+        transport.start_head_timer(stream, head_delay)
     try:
         try:
             await session.handle_frame(body)
@@ -76,6 +75,8 @@ async def answer_inline(
                 return
         finally:
             stream.on_activity = None
+            if head_delay is not None:
+                transport.stop_head_timer(stream)
         # A request the client cancelled ends with no answer: its stream must still end.
         for rid in tuple(stream.owed):
             if not transport.answer_owed(rid):

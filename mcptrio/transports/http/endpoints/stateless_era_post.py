@@ -34,10 +34,10 @@ from .responses import JSON_HEADERS, send_error
 from .session_registry import EndpointNotRunning, SessionRegistry
 from .stateless_era import (
     ErrorStatusResponder,
+    StatelessChecks,
     StatelessHead,
     cancel_on_disconnect,
     cancel_when_gone,
-    check_stateless_post,
 )
 
 __all__ = ["StatelessEraPosts"]
@@ -63,8 +63,7 @@ class StatelessEraPosts:
         self.json_response = json_response
         self._transport_type = transport_type
         self.keep_alive_interval = keep_alive_interval
-        self._revisions = revisions
-        self._tool_header_params = tool_header_params
+        self._checks = StatelessChecks(revisions, tool_header_params)
 
     async def post(
         self,
@@ -86,7 +85,7 @@ class StatelessEraPosts:
             await responder.send_response(202, ())
             return
         try:
-            check_stateless_post(head, headers, self._revisions, self._tool_header_params)
+            self._checks.check(head, headers)
         except McpError as exc:
             status = 404 if exc.code == METHOD_NOT_FOUND else 400
             await responder.send_response(

@@ -191,7 +191,7 @@ class StreamableHttpEndpoint:
         if self._stateless_revisions and (
             session_id is None or self.stateless or _STATELESS_META_KEY in body
         ):
-            head = read_stateless_head(body, headers, self._stateless_revisions)
+            head = read_stateless_head(routing.message, headers, self._stateless_revisions)
             if head is not None:
                 await self._stateless_era.post(responder, headers, body, routing, head)
                 return

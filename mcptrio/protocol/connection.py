@@ -67,13 +67,13 @@ from .revisions import (
     revision_of,
 )
 from .stateless import (
+    StatelessReader,
     StatelessRequest,
     answer_error,
     answer_result,
     decode_stateless_result,
     discover_result,
     is_discover,
-    read_stateless_request,
 )
 from .types import (
     CancelledNotification,
@@ -150,6 +150,7 @@ class Connection:
         self._allowed_out: set[tuple[str, str]] = set()
         # Server side: the stateless-era requests in flight, with what their _meta said.
         self._stateless: dict[RequestId, RequestMeta] = {}
+        self._stateless_reader = StatelessReader(supported)
         self._server_info_wire: dict[str, Any] | None = None
         #: Client side, in the stateless era: what every request's ``_meta`` says.
         self.request_meta: RequestMeta | None = None
@@ -301,9 +302,7 @@ class Connection:
             # No handshake on this connection: the request may stand alone (stateless era).
             assert isinstance(self.capabilities, ServerCapabilities)
             try:
-                stateless = read_stateless_request(
-                    method, raw, supported=self.supported, capabilities=self.capabilities
-                )
+                stateless = self._stateless_reader.read(method, raw, self.capabilities)
             except McpError as exc:
                 events.append(ev.Reply(self._encode_error(rid, exc)))
                 return

@@ -35,6 +35,7 @@ __all__ = [
     "SUBSCRIPTION_ID_KEY",
     "RequestMeta",
     "read_request_meta",
+    "request_meta_at",
     "request_meta_of",
 ]
 
@@ -128,6 +129,12 @@ def read_request_meta(
             f"Unsupported protocol version {version!r}",
             {"supported": list(speaks), "requested": version},
         )
+    return request_meta_at(revision_of(version), meta)
+
+
+def request_meta_at(revision: Revision, meta: Mapping[str, Any]) -> RequestMeta:
+    """The :class:`RequestMeta` of a request whose ``_meta`` names ``revision`` (already found to
+    be one this side speaks); raises -32602 for a member that is missing or malformed."""
     capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
     if capabilities is None:
         raise InvalidParams(f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]")
@@ -137,9 +144,10 @@ def read_request_meta(
     if info is not None and not isinstance(info, dict):
         raise InvalidParams(f"_meta[{CLIENT_INFO_KEY!r}] must be an object")
     level = meta.get(LOG_LEVEL_KEY)
-    if level is not None and level not in _LEVELS:
+    # A non-string (a list, an object) is checked first: it cannot be looked up in a set.
+    if level is not None and (not isinstance(level, str) or level not in _LEVELS):
         raise InvalidParams(f"Invalid _meta[{LOG_LEVEL_KEY!r}]: {level!r}")
-    return RequestMeta(revision_of(version), capabilities, info, level)
+    return RequestMeta(revision, capabilities, info, level)
 
 
 def _typed(value: Any, cls: type[T], key: str) -> T:

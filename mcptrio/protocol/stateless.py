@@ -25,10 +25,18 @@ from msgspec import UNSET
 from . import codec
 from .base import Request, Result
 from .errors import InvalidParams, McpError, MethodNotFound, ResourceNotFound
-from .fitting import incoming_step, outgoing_step
-from .methods import METHODS, MethodSpec, capability_declared
-from .request_meta import SERVER_INFO_KEY, RequestMeta, read_request_meta, request_meta_of
-from .revisions import stateless_versions
+from .fitting import Step, incoming_step, outgoing_step
+from .gating import gate_open
+from .methods import METHODS, MethodSpec
+from .request_meta import (
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+    RequestMeta,
+    read_request_meta,
+    request_meta_at,
+    request_meta_of,
+)
+from .revisions import Revision, stateless_versions
 from .types import (
     INPUT_REQUIRED,
     RESULT_COMPLETE,
@@ -44,13 +52,13 @@ from .types import (
 )
 
 __all__ = [
+    "StatelessReader",
     "StatelessRequest",
     "answer_error",
     "answer_result",
     "decode_stateless_result",
     "discover_result",
     "is_discover",
-    "read_stateless_request",
 ]
 
 
@@ -62,48 +70,79 @@ class StatelessRequest(msgspec.Struct, frozen=True):
     meta: RequestMeta
 
 
-def read_stateless_request(
-    method: str,
-    raw: msgspec.Raw | Any,
-    *,
-    supported: tuple[str, ...],
-    capabilities: ServerCapabilities,
-) -> StatelessRequest | None:
-    """Read a request as a stateless-era one; ``None`` if its ``_meta`` names no revision.
+class StatelessReader:
+    """Reads the requests that stand alone on one server connection (:meth:`read`).
 
-    Raises the error its answer should carry.
+    Whether a method may be handled at a revision (it exists there, and the server's
+    capabilities open its gate) is settled once per (method, revision) and kept, with the step
+    that reads the request at that revision: most requests of a server are a few methods at one
+    revision.
     """
-    spec = METHODS.get(method)
-    if spec is None or spec.kind != "request" or spec.sender == "server" or raw is UNSET:
-        return None
-    try:
-        request: Request[Any] = codec.decode_body(raw, spec.params)  # type: ignore[arg-type]
-    except InvalidParams:
-        # Params of another revision's method (``initialize`` ...) say nothing: what matters
-        # first is whether the method exists in the revision the _meta names.
-        meta = read_request_meta(codec.decode_body(raw, _MetaOnly).meta or None, supported)
-        if meta is not None and meta.revision.version not in spec.revisions:
-            raise _not_found(method, meta) from None
-        raise
-    meta = read_request_meta(request_meta_of(request), supported)
-    if meta is None:
-        return None
-    revision = meta.revision
-    if revision.version not in spec.revisions:
-        raise _not_found(method, meta)
-    if (
-        spec.gate_owner("client") == "server"
-        and spec.gated_in(revision.version)
-        and not capability_declared(capabilities, spec.capability or ())
-    ):
-        raise MethodNotFound(
-            f"Method not supported: {method} (capability"
-            f" {'.'.join(spec.capability or ())} is not offered)"
-        )
-    step = incoming_step(revision)
-    if step is not None:
-        request = step(request)
-    return StatelessRequest(spec, request, meta)
+
+    __slots__ = ("_ready", "_supported")
+
+    def __init__(self, supported: tuple[str, ...]) -> None:
+        self._supported = supported
+        # (method, version) -> (the capabilities it was settled for, the revision, its step).
+        # Bounded: only methods MCP defines and versions this side speaks get in.
+        self._ready: dict[tuple[str, str], tuple[ServerCapabilities, Revision, Step | None]] = {}
+
+    def read(
+        self, method: str, raw: msgspec.Raw | Any, capabilities: ServerCapabilities
+    ) -> StatelessRequest | None:
+        """Read a request as a stateless-era one; ``None`` if its ``_meta`` names no revision.
+
+        ``capabilities`` are the server's. Raises the error its answer should carry.
+        """
+        spec = METHODS.get(method)
+        if spec is None or spec.kind != "request" or spec.sender == "server" or raw is UNSET:
+            return None
+        try:
+            request: Request[Any] = codec.decode_body(raw, spec.params)  # type: ignore[arg-type]
+        except InvalidParams:
+            # Params of another revision's method (``initialize`` ...) say nothing: what
+            # matters first is whether the method exists in the revision the _meta names.
+            meta = read_request_meta(
+                codec.decode_body(raw, _MetaOnly).meta or None, self._supported
+            )
+            if meta is not None and meta.revision.version not in spec.revisions:
+                raise _not_found(method, meta) from None
+            raise
+        members = request_meta_of(request)
+        version = None if members is None else members.get(PROTOCOL_VERSION_KEY)
+        ready = self._ready.get((method, version)) if type(version) is str else None
+        if ready is not None and ready[0] is capabilities:
+            assert members is not None
+            meta = request_meta_at(ready[1], members)
+        else:
+            found = read_request_meta(members, self._supported)
+            if found is None:
+                return None
+            meta = found
+            ready = self._settle(spec, meta, capabilities)
+        step = ready[2]
+        if step is not None:
+            request = step(request)
+        return StatelessRequest(spec, request, meta)
+
+    def _settle(
+        self, spec: MethodSpec, meta: RequestMeta, capabilities: ServerCapabilities
+    ) -> tuple[ServerCapabilities, Revision, Step | None]:
+        """Check that ``spec``'s method may be handled at ``meta``'s revision; keep the answer."""
+        revision = meta.revision
+        method = spec.method
+        if revision.version not in spec.revisions:
+            raise _not_found(method, meta)
+        if spec.gate_owner("client") == "server" and not gate_open(
+            spec, revision.version, capabilities
+        ):
+            raise MethodNotFound(
+                f"Method not supported: {method} (capability"
+                f" {'.'.join(spec.capability or ())} is not offered)"
+            )
+        ready = (capabilities, revision, incoming_step(revision))
+        self._ready[(method, revision.version)] = ready
+        return ready
 
 
 class _MetaOnly(msgspec.Struct):

@@ -333,7 +333,7 @@ def _features_touching(cls: type, direction: Direction) -> frozenset[str]:
 class Step:
     """Fits messages to one revision, one direction (see the module docstring)."""
 
-    __slots__ = ("_lacking", "_needs", "_rules", "direction", "revision")
+    __slots__ = ("_lacking", "_needs", "_plans", "_rules", "direction", "revision")
 
     def __init__(self, revision: Revision, direction: Direction) -> None:
         self.revision = revision
@@ -341,12 +341,16 @@ class Step:
         self._lacking = frozenset(name for name in FEATURES if not getattr(revision, name))
         self._rules = _OUT_RULES if direction == "out" else _IN_RULES
         self._needs: dict[type, bool] = {}
+        self._plans: dict[type, _Plan] = {}
 
     def __repr__(self) -> str:
         return f"<Step {self.direction} {self.revision.version}>"
 
     def __call__(self, message: M) -> M:
         """``message`` fitted to the revision (``message`` itself when nothing changes)."""
+        # Most messages need nothing (one dict lookup, known once their type was seen).
+        if self._needs.get(type(message)) is False:
+            return message
         if self.direction == "out":
             fitted: M = self._value(message)
             return fitted
@@ -363,6 +367,35 @@ class Step:
         if needs is None:
             needs = self._needs[cls] = bool(_features_touching(cls, self.direction) & self._lacking)
         return needs
+
+    def _plan(self, cls: type) -> _Plan:
+        """Which fields of ``cls`` the walk looks at: those it leaves out in this revision, and
+        those whose values can change (what their type can hold needs fitting). The others
+        cannot change, and are not looked at."""
+        plan = self._plans.get(cls)
+        if plan is None:
+            members = members_of(cls)
+            dropped = tuple(name for name, feature in members.items() if feature in self._lacking)
+            info = mi.type_info(cls)
+            assert isinstance(info, mi.StructType)
+            walked = tuple(
+                field.name
+                for field in info.fields
+                if field.name not in dropped and self._may_change(field.type)
+            )
+            plan = self._plans[cls] = (dropped, walked)
+        return plan
+
+    def _may_change(self, info: mi.Type) -> bool:
+        """Whether a value of type ``info`` can change: the walk goes into structs and lists
+        only, and a value typed ``Any`` may be either."""
+        if isinstance(info, mi.StructType):
+            return self.needs(info.cls)
+        if isinstance(info, mi.UnionType):
+            return any(self._may_change(member) for member in info.types)
+        if isinstance(info, mi.ListType):
+            return self._may_change(info.item_type)
+        return isinstance(info, mi.AnyType | mi.CustomType)
 
     def _value(self, value: Any) -> Any:
         if isinstance(value, msgspec.Struct):
@@ -389,19 +422,22 @@ class Step:
         if rule is not None:
             obj = rule[0](obj, revision)
         changes: dict[str, Any] = {}
-        members = members_of(cls)
-        for name in cls.__struct_fields__:
+        dropped, walked = self._plan(cls)
+        for name in dropped:
+            if getattr(obj, name) is not UNSET:
+                changes[name] = UNSET
+        for name in walked:
             value = getattr(obj, name)
             if value is UNSET:
-                continue
-            member_feature = members.get(name)
-            if member_feature is not None and not getattr(revision, member_feature):
-                changes[name] = UNSET
                 continue
             fitted = self._value(value)
             if fitted is not value:
                 changes[name] = fitted
         return msgspec.structs.replace(obj, **changes) if changes else obj
+
+
+#: What the walk of one struct type looks at: (fields left out, fields walked into).
+_Plan = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 _OUTGOING: Final[dict[Revision, Step | None]] = {}

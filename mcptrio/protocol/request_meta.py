@@ -17,7 +17,7 @@ Results carry the server's identity under :data:`SERVER_INFO_KEY`, and every mes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, TypeVar, get_args
+from typing import Any, Final, TypeGuard, TypeVar, get_args
 
 import msgspec
 
@@ -144,10 +144,14 @@ def request_meta_at(revision: Revision, meta: Mapping[str, Any]) -> RequestMeta:
     if info is not None and not isinstance(info, dict):
         raise InvalidParams(f"_meta[{CLIENT_INFO_KEY!r}] must be an object")
     level = meta.get(LOG_LEVEL_KEY)
-    # A non-string (a list, an object) is checked first: it cannot be looked up in a set.
-    if level is not None and (not isinstance(level, str) or level not in _LEVELS):
+    if level is not None and not _is_level(level):
         raise InvalidParams(f"Invalid _meta[{LOG_LEVEL_KEY!r}]: {level!r}")
     return RequestMeta(revision, capabilities, info, level)
+
+
+def _is_level(value: Any) -> TypeGuard[LoggingLevel]:
+    # The type first: a list or an object cannot be looked up in a set.
+    return isinstance(value, str) and value in _LEVELS
 
 
 def _typed(value: Any, cls: type[T], key: str) -> T:

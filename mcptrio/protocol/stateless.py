@@ -186,21 +186,24 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
     step = outgoing_step(meta.revision)
     if step is not None:
         result = step(result)
-    given = result.meta if isinstance(result.meta, dict) else {}
-    changes: dict[str, Any] = {
-        "meta": {**given, SERVER_INFO_KEY: server_info},
-        "result_type": INPUT_REQUIRED
-        if isinstance(result, InputRequiredResult)
-        else RESULT_COMPLETE,
-    }
-    if isinstance(result, _CACHEABLE):
-        # The hints are required on these results; unless the server said otherwise, nothing
-        # may be reused (ttlMs 0) and nothing shared across authorization contexts.
-        if result.ttl_ms is UNSET:
-            changes["ttl_ms"] = 0
-        if result.cache_scope is UNSET:
-            changes["cache_scope"] = "private"
-    return msgspec.structs.replace(result, **changes)
+    given = result.meta
+    wire_meta = (
+        {**given, SERVER_INFO_KEY: server_info}
+        if isinstance(given, dict)
+        else {SERVER_INFO_KEY: server_info}
+    )
+    result_type = INPUT_REQUIRED if isinstance(result, InputRequiredResult) else RESULT_COMPLETE
+    if not isinstance(result, _CACHEABLE):
+        return msgspec.structs.replace(result, meta=wire_meta, result_type=result_type)
+    # The hints are required on these results; unless the server said otherwise, nothing may be
+    # reused (ttlMs 0) and nothing shared across authorization contexts.
+    return msgspec.structs.replace(
+        result,
+        meta=wire_meta,
+        result_type=result_type,
+        ttl_ms=0 if result.ttl_ms is UNSET else result.ttl_ms,
+        cache_scope="private" if result.cache_scope is UNSET else result.cache_scope,
+    )
 
 
 _CACHEABLE = (CacheablePaginatedResult, ReadResourceResult, DiscoverResult)

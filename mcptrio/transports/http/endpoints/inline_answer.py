@@ -39,6 +39,7 @@ async def answer_inline(
     json_response: bool,
     json_head_delay: float | None = None,
     on_writer: Callable[[StreamWriter], None] | None = None,
+    answer_status: Callable[[bytes], int] | None = None,
 ) -> None:
     """Answer a POST of requests, handed to the session in this task.
 
@@ -47,7 +48,8 @@ async def answer_inline(
     client), asks to close the stream, or (in SSE mode) has not answered within
     ``_SSE_HEAD_DELAY``, a writer starts streaming SSE at once while the handler runs on here;
     in JSON mode, ``json_head_delay`` is how long a quiet request may stay unanswered before that
-    happens (``None``: never). ``on_writer`` is told when a writer starts. The writer runs in the
+    happens (``None``: never). ``on_writer`` is told when a writer starts; ``answer_status`` gives
+    the HTTP status of a JSON answer (``None``: 200). The writer runs in the
     session (a nursery per POST would cost every POST), and this task waits for it: the response
     belongs to this exchange, so the writer never outlives it.
     """
@@ -84,7 +86,7 @@ async def answer_inline(
         if writer.started:
             await writer.done.wait()
         else:
-            await _answer(transport, stream, responder, json_response)
+            await _answer(transport, stream, responder, json_response, answer_status)
     finally:
         if writer.started and not writer.done.is_set():
             writer.scope.cancel()
@@ -93,7 +95,11 @@ async def answer_inline(
 
 
 async def _answer(
-    transport: HttpSession, stream: OutboundStream, responder: HttpResponder, json_response: bool
+    transport: HttpSession,
+    stream: OutboundStream,
+    responder: HttpResponder,
+    json_response: bool,
+    answer_status: Callable[[bytes], int] | None,
 ) -> None:
     if json_response:
         await stream.wait()
@@ -101,7 +107,8 @@ async def _answer(
         if stream.finished and len(pending) == 1 and not stream.close_requested:
             answer = pending.pop(0)
             stream.took()
-            await responder.send_response(200, JSON_HEADERS, answer)
+            status = 200 if answer_status is None else answer_status(answer)
+            await responder.send_response(status, JSON_HEADERS, answer)
             return
         if not pending and transport.is_ended:
             await send_error(responder, 404, "Session ended")

@@ -56,15 +56,15 @@ from ....protocol.request_meta import (
 from ....protocol.revisions import revision_of, stateless_versions
 from ....protocol.types import CancelledNotification
 from ....runtime.session import Session
-from ..engine.exchange import Headers, HttpResponder, header
+from ..engine.exchange import Headers, header
 from .http_session import HttpSession
 from .live_stream import StreamWriter
 
 __all__ = [
-    "ErrorStatusResponder",
     "StatelessChecks",
     "StatelessHead",
     "StatelessHeadParams",
+    "answer_status",
     "cancel_on_disconnect",
     "cancel_when_gone",
     "no_header_params",
@@ -271,33 +271,15 @@ class _ErrorAnswer(msgspec.Struct):
 _answer_decoder = msgspec.json.Decoder(_ErrorAnswer)
 
 
-class ErrorStatusResponder:
-    """Passes a response on, with the status this era gives a JSON error answer."""
-
-    def __init__(self, inner: HttpResponder) -> None:
-        self._inner = inner
-
-    async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
-        if status == 200 and body.startswith(b"{") and b'"error"' in body:
-            try:
-                answer = _answer_decoder.decode(body)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                answer = _ErrorAnswer()
-            if isinstance(answer.error, _ErrorCode):
-                status = status_of(answer.error.code)
-        await self._inner.send_response(status, headers, body)
-
-    async def start_stream(self, status: int, headers: Headers) -> None:
-        await self._inner.start_stream(status, headers)
-
-    async def send_chunk(self, data: bytes) -> None:
-        await self._inner.send_chunk(data)
-
-    async def end_stream(self) -> None:
-        await self._inner.end_stream()
-
-    def on_client_gone(self, callback: Callable[[], None]) -> None:
-        self._inner.on_client_gone(callback)
+def answer_status(answer: bytes) -> int:
+    """The HTTP status of a JSON answer in this era: 200, or the one its error code calls for."""
+    if b'"error"' not in answer:
+        return 200
+    try:
+        decoded = _answer_decoder.decode(answer)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return 200
+    return status_of(decoded.error.code) if isinstance(decoded.error, _ErrorCode) else 200
 
 
 def is_stateless_revision(version: str) -> bool:

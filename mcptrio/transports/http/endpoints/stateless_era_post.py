@@ -33,9 +33,9 @@ from .live_stream import StreamWriter
 from .responses import JSON_HEADERS, send_error
 from .session_registry import EndpointNotRunning, SessionRegistry
 from .stateless_era import (
-    ErrorStatusResponder,
     StatelessChecks,
     StatelessHead,
+    answer_status,
     cancel_on_disconnect,
     cancel_when_gone,
 )
@@ -92,11 +92,14 @@ class StatelessEraPosts:
                 status, JSON_HEADERS, codec.encode_error(routing.request_ids[0], exc)
             )
             return
-        try:
-            shared = await self.registry.shared_session(self._make_transport)
-        except EndpointNotRunning:
-            await send_error(responder, 503, "The MCP endpoint is not running")
-            return
+        shared = self.registry.shared
+        # Awaited only to start it: nearly every request finds it running.
+        if shared is None or shared.is_ended:
+            try:
+                shared = await self.registry.shared_session(self._make_transport)
+            except EndpointNotRunning:
+                await send_error(responder, 503, "The MCP endpoint is not running")
+                return
         rid = routing.request_ids[0]
         session = shared.session
         # A listen stream would hold one of the shared session's in-flight slots for as long as
@@ -143,11 +146,12 @@ class StatelessEraPosts:
                 transport,
                 session,
                 stream,
-                ErrorStatusResponder(responder),
+                responder,
                 body,
                 json_response=self.json_response,
                 json_head_delay=_JSON_HEAD_DELAY,
                 on_writer=watch,
+                answer_status=answer_status,
             )
         finally:
             transport.release_stream(stream)

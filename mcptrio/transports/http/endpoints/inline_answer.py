@@ -66,8 +66,9 @@ async def answer_inline(
 
         stream.on_activity = start
     head_delay = _SSE_HEAD_DELAY if not json_response else json_head_delay
-    if head_delay is not None:
-        transport.start_head_timer(stream, head_delay)
+    timer = None if head_delay is None else transport.head_timer(head_delay)
+    if timer is not None:
+        timer.arm(stream)
     try:
         try:
             await session.handle_frame(body)
@@ -77,8 +78,8 @@ async def answer_inline(
                 return
         finally:
             stream.on_activity = None
-            if head_delay is not None:
-                transport.stop_head_timer(stream)
+            if timer is not None:
+                timer.disarm(stream)
         # A request the client cancelled ends with no answer: its stream must still end.
         for rid in tuple(stream.owed):
             if not transport.answer_owed(rid):

@@ -230,6 +230,13 @@ class Connection:
         self._receive_one(decoded, events, None)
         return events
 
+    def receive_message(self, message: codec.Envelope) -> list[ev.Event]:
+        """What one message means, already decoded as an envelope (a transport that decoded it
+        to route it hands it on, instead of the frame to decode again)."""
+        events: list[ev.Event] = []
+        self._receive_one(message, events, None)
+        return events
+
     def oversized(self, limit: int) -> list[ev.Event]:
         """Answer a frame the transport dropped for being over ``limit`` bytes."""
         error = InvalidRequest(f"Message exceeds the size limit of {limit} bytes")

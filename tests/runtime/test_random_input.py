@@ -22,21 +22,27 @@ import mcptrio
 from mcptrio.protocol import codec
 from mcptrio.protocol.connection import Connection
 from mcptrio.protocol.errors import (
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
     URL_ELICITATION_REQUIRED,
+    HeaderMismatch,
     InternalError,
     InvalidParams,
     InvalidRequest,
     McpError,
     MethodNotFound,
+    MissingRequiredClientCapability,
     ParseError,
     ProtocolError,
     ResourceNotFound,
+    UnsupportedProtocolVersion,
     UrlElicitationRequired,
 )
 from mcptrio.protocol.events import Event, Reply
@@ -54,6 +60,9 @@ STANDARD_ERRORS: dict[int, type[McpError]] = {
     INTERNAL_ERROR: InternalError,
     RESOURCE_NOT_FOUND: ResourceNotFound,
     URL_ELICITATION_REQUIRED: UrlElicitationRequired,
+    HEADER_MISMATCH: HeaderMismatch,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapability,
+    UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersion,
 }
 # What the protocol layer itself answers with (handlers may add others, such as -32002).
 PROTOCOL_CODES = {PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS}

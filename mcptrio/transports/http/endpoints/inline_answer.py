@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import trio
 
+from ....protocol.codec import Envelope
 from ....protocol.errors import ConnectionClosed
 from ....runtime.session import Session
 from ..engine.exchange import HttpResponder
@@ -34,14 +35,15 @@ async def answer_inline(
     session: Session,
     stream: OutboundStream,
     responder: HttpResponder,
-    body: bytes,
+    body: bytes | Envelope,
     *,
     json_response: bool,
     json_head_delay: float | None = None,
     on_writer: Callable[[StreamWriter], None] | None = None,
     answer_status: Callable[[bytes], int] | None = None,
 ) -> None:
-    """Answer a POST of requests, handed to the session in this task.
+    """Answer a POST of requests, handed to the session in this task (``body``, or its one
+    message as the endpoint decoded it).
 
     A lone request's handler runs in this task (a batch's run in request actors). If the
     handler sends anything else before its answer (progress, a log message, a request to the

@@ -22,6 +22,7 @@ import trio
 
 from ....protocol import codec
 from ....protocol.base import RequestId
+from ....protocol.codec import Envelope
 from ....protocol.errors import METHOD_NOT_FOUND, McpError
 from ....protocol.http_headers import PropertyPath
 from ....runtime.session import Session
@@ -101,19 +102,22 @@ class StatelessEraPosts:
                 await send_error(responder, 503, "The MCP endpoint is not running")
                 return
         rid = routing.request_ids[0]
+        # The session reads the message the endpoint decoded, not the body again.
+        message = routing.message
+        assert message is not None
         session = shared.session
         # A listen stream would hold one of the shared session's in-flight slots for as long as
         # it stays open: each gets a session of its own, and so does a request whose id another
         # client has in flight on the shared session.
         listen = head.method == "subscriptions/listen"
         if session is not None and not listen and not shared.owns_any(routing.request_ids):
-            await self._answer(shared, session, responder, body, rid)
+            await self._answer(shared, session, responder, message, rid)
             return
         transport = self._make_transport()
         session = transport.session = self.registry.factory.session(transport)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            await self._answer(transport, session, responder, body, rid)
+            await self._answer(transport, session, responder, message, rid)
             nursery.cancel_scope.cancel()
 
     def _make_transport(self) -> HttpSession:
@@ -126,7 +130,7 @@ class StatelessEraPosts:
         transport: HttpSession,
         session: Session,
         responder: HttpResponder,
-        body: bytes,
+        message: Envelope,
         rid: RequestId,
     ) -> None:
         """Answer a stateless-era request on ``session``, in this POST's task."""
@@ -147,7 +151,7 @@ class StatelessEraPosts:
                 session,
                 stream,
                 responder,
-                body,
+                message,
                 json_response=self.json_response,
                 json_head_delay=_JSON_HEAD_DELAY,
                 on_writer=watch,

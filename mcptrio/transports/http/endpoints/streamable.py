@@ -321,8 +321,15 @@ class StreamableHttpEndpoint:
             if session is None:
                 await send_error(responder, 404, "Session ended")
                 return
+            # The session reads the one message peek decoded, not the body again.
+            message = routing.message
             await answer_inline(
-                transport, session, stream, responder, body, json_response=self.json_response
+                transport,
+                session,
+                stream,
+                responder,
+                body if message is None else message,
+                json_response=self.json_response,
             )
         finally:
             transport.release_stream(stream)
@@ -383,8 +390,15 @@ class StreamableHttpEndpoint:
         stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
+            # The session reads the one message peek decoded, not the body again.
+            message = routing.message
             await answer_inline(
-                transport, session, stream, responder, body, json_response=self.json_response
+                transport,
+                session,
+                stream,
+                responder,
+                body if message is None else message,
+                json_response=self.json_response,
             )
             nursery.cancel_scope.cancel()
 

@@ -68,16 +68,15 @@ from .revisions import (
 )
 from .stateless import (
     StatelessReader,
-    StatelessRequest,
     answer_error,
     answer_result,
     decode_stateless_result,
     discover_result,
-    is_discover,
 )
 from .types import (
     CancelledNotification,
     ClientCapabilities,
+    DiscoverRequest,
     EmptyResult,
     Implementation,
     InitializedNotification,
@@ -93,6 +92,8 @@ __all__ = ["Connection", "Role", "capability_declared"]
 #: Which side of the session a connection is.
 Role: TypeAlias = Side
 ResultT = TypeVar("ResultT", bound=Result)
+
+_DISCOVER = DiscoverRequest.METHOD
 
 
 class _Batch:
@@ -314,7 +315,13 @@ class Connection:
                 events.append(ev.Reply(self._encode_error(rid, exc)))
                 return
             if stateless is not None:
-                self._take_stateless(rid, stateless, events)
+                meta = stateless.meta
+                self._in_flight[rid] = None
+                self._stateless[rid] = meta
+                if stateless.spec.method == _DISCOVER:
+                    events.append(ev.Reply(self._answer_discover(rid)))
+                else:
+                    events.append(ev.RequestReceived(rid, stateless.request, meta))
                 return
         try:
             spec = self._incoming_spec(method, "request")
@@ -337,23 +344,15 @@ class Connection:
             batch.owed.add(rid)
         events.append(ev.RequestReceived(rid, request))
 
-    def _take_stateless(
-        self, rid: RequestId, stateless: StatelessRequest, events: list[ev.Event]
-    ) -> None:
-        if is_discover(stateless.request):
-            assert isinstance(self.capabilities, ServerCapabilities)
-            result = discover_result(
-                self.supported, self.capabilities, self.instructions, self.cache_hints
-            )
-            self._stateless[rid] = stateless.meta
-            self._in_flight[rid] = None
-            data = self.respond(rid, result)
-            assert data is not None
-            events.append(ev.Reply(data))
-            return
-        self._in_flight[rid] = None
-        self._stateless[rid] = stateless.meta
-        events.append(ev.RequestReceived(rid, stateless.request, stateless.meta))
+    def _answer_discover(self, rid: RequestId) -> bytes:
+        """The answer to stateless-era ``server/discover`` request ``rid`` (taken in flight)."""
+        assert isinstance(self.capabilities, ServerCapabilities)
+        result = discover_result(
+            self.supported, self.capabilities, self.instructions, self.cache_hints
+        )
+        data = self.respond(rid, result)
+        assert data is not None
+        return data
 
     def _incoming_spec(self, method: str, kind: str) -> MethodSpec:
         spec = self._allowed_in.get(method)

@@ -349,7 +349,7 @@ class Step:
     def __call__(self, message: M) -> M:
         """``message`` fitted to the revision (``message`` itself when nothing changes)."""
         # Most messages need nothing (one dict lookup, known once their type was seen).
-        if self._needs.get(type(message)) is False:
+        if self._plans.get(type(message)) is _UNCHANGED:
             return message
         if self.direction == "out":
             fitted: M = self._value(message)
@@ -369,11 +369,16 @@ class Step:
         return needs
 
     def _plan(self, cls: type) -> _Plan:
-        """Which fields of ``cls`` the walk looks at: those it leaves out in this revision, and
-        those whose values can change (what their type can hold needs fitting). The others
-        cannot change, and are not looked at."""
-        plan = self._plans.get(cls)
-        if plan is None:
+        """How the walk fits a struct of type ``cls``, worked out once per type: whether the
+        type itself is one the revision lacks, the rule it goes through, the fields it leaves
+        out, and those whose values can change (what their type can hold needs fitting); the
+        other fields cannot change, and are not looked at."""
+        if not self.needs(cls):
+            plan: _Plan = _UNCHANGED
+        else:
+            feature = TYPES.get(cls)
+            lacked = feature is not None and not getattr(self.revision, feature)
+            rule = self._rules.get(cls)
             members = members_of(cls)
             dropped = tuple(name for name, feature in members.items() if feature in self._lacking)
             info = mi.type_info(cls)
@@ -383,7 +388,8 @@ class Step:
                 for field in info.fields
                 if field.name not in dropped and self._may_change(field.type)
             )
-            plan = self._plans[cls] = (dropped, walked)
+            plan = (lacked, None if rule is None else rule[0], dropped, walked)
+        self._plans[cls] = plan
         return plan
 
     def _may_change(self, info: mi.Type) -> bool:
@@ -407,22 +413,23 @@ class Step:
 
     def _struct(self, obj: Any) -> Any:
         cls: type[Any] = type(obj)
-        if not self.needs(cls):
+        plan = self._plans.get(cls)
+        if plan is None:
+            plan = self._plan(cls)
+        if plan is _UNCHANGED:
             return obj
+        lacked, rule, dropped, walked = plan
         revision = self.revision
-        feature = TYPES.get(cls)
-        if feature is not None and not getattr(revision, feature) and self.direction == "out":
+        if lacked and self.direction == "out":
             stand_in = _STAND_INS.get(cls)
             if stand_in is None:
                 raise CapabilityNotNegotiated(
                     f"{cls.__name__} does not exist in protocol revision {revision.version}"
                 )
             return self._struct(stand_in(obj, revision))
-        rule = self._rules.get(cls)
         if rule is not None:
-            obj = rule[0](obj, revision)
+            obj = rule(obj, revision)
         changes: dict[str, Any] = {}
-        dropped, walked = self._plan(cls)
         for name in dropped:
             if getattr(obj, name) is not UNSET:
                 changes[name] = UNSET
@@ -436,8 +443,11 @@ class Step:
         return msgspec.structs.replace(obj, **changes) if changes else obj
 
 
-#: What the walk of one struct type looks at: (fields left out, fields walked into).
-_Plan = tuple[tuple[str, ...], tuple[str, ...]]
+#: How the walk fits one struct type (see ``Step._plan``): (the type is one the revision lacks,
+#: its rule, the fields left out, the fields walked into); or ``_UNCHANGED``.
+_Plan = tuple[bool, "_Rule | None", tuple[str, ...], tuple[str, ...]]
+#: The plan of a type no message of which changes in the revision.
+_UNCHANGED: Final[_Plan] = (False, None, (), ())
 
 
 _OUTGOING: Final[dict[Revision, Step | None]] = {}

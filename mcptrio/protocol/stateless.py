@@ -70,6 +70,12 @@ class StatelessRequest(msgspec.Struct, frozen=True):
     meta: RequestMeta
 
 
+#: What :class:`StatelessReader` settled for a method at a revision: the server capabilities it
+#: was settled for, the revision, and the step that reads the request there.
+_Ready = tuple[ServerCapabilities, Revision, Step | None]
+_NONE_READY: dict[str, _Ready] = {}
+
+
 class StatelessReader:
     """Reads the requests that stand alone on one server connection (:meth:`read`).
 
@@ -83,9 +89,9 @@ class StatelessReader:
 
     def __init__(self, supported: tuple[str, ...]) -> None:
         self._supported = supported
-        # (method, version) -> (the capabilities it was settled for, the revision, its step).
-        # Bounded: only methods MCP defines and versions this side speaks get in.
-        self._ready: dict[tuple[str, str], tuple[ServerCapabilities, Revision, Step | None]] = {}
+        # version -> method -> (the capabilities it was settled for, the revision, its step).
+        # Bounded: only versions this side speaks and methods MCP defines get in.
+        self._ready: dict[str, dict[str, _Ready]] = {}
 
     def read(
         self, method: str, raw: msgspec.Raw | Any, capabilities: ServerCapabilities
@@ -108,14 +114,17 @@ class StatelessReader:
             if meta is not None and meta.revision.version not in spec.revisions:
                 raise _not_found(method, meta) from None
             raise
-        members = request_meta_of(request)
-        version = None if members is None else members.get(PROTOCOL_VERSION_KEY)
-        ready = self._ready.get((method, version)) if type(version) is str else None
+        members = request.meta
+        ready = None
+        if type(members) is dict:
+            version = members.get(PROTOCOL_VERSION_KEY)
+            if type(version) is str:
+                ready = self._ready.get(version, _NONE_READY).get(method)
         if ready is not None and ready[0] is capabilities:
-            assert members is not None
+            assert isinstance(members, dict)
             meta = request_meta_at(ready[1], members)
         else:
-            found = read_request_meta(members, self._supported)
+            found = read_request_meta(request_meta_of(request), self._supported)
             if found is None:
                 return None
             meta = found
@@ -127,7 +136,7 @@ class StatelessReader:
 
     def _settle(
         self, spec: MethodSpec, meta: RequestMeta, capabilities: ServerCapabilities
-    ) -> tuple[ServerCapabilities, Revision, Step | None]:
+    ) -> _Ready:
         """Check that ``spec``'s method may be handled at ``meta``'s revision; keep the answer."""
         revision = meta.revision
         method = spec.method
@@ -141,7 +150,7 @@ class StatelessReader:
                 f" {'.'.join(spec.capability or ())} is not offered)"
             )
         ready = (capabilities, revision, incoming_step(revision))
-        self._ready[(method, revision.version)] = ready
+        self._ready.setdefault(revision.version, {})[method] = ready
         return ready
 
 

@@ -174,15 +174,13 @@ class StatelessChecks:
         if version is None:
             raise HeaderMismatch("Missing MCP-Protocol-Version header")
         named_version = None if meta is UNSET else meta.protocol_version
-        if named_version is UNSET:
-            named_version = None
-        if named_version is not None and not _carries(version, named_version):
-            raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
-        if named_version is None:
+        if named_version is None or named_version is UNSET:
             # The header says stateless era but the body names no revision: the _meta is
             # missing.
             read_request_meta({PROTOCOL_VERSION_KEY: version.decode("latin-1")}, self._supported)
             raise McpError(f"Missing required _meta[{PROTOCOL_VERSION_KEY!r}]", code=INVALID_PARAMS)
+        if not _carries(version, named_version):
+            raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
         # The members the spec requires, checked here for their status (400); the connection
         # reads the whole _meta (a malformed member is -32602 from there).
         if named_version not in self._stateless:
@@ -194,16 +192,31 @@ class StatelessChecks:
             raise McpError(
                 f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS
             )
-        _expect(headers, hh.METHOD_HEADER, method, "Mcp-Method")
+        raw = header(headers, hh.METHOD_HEADER)
+        if raw is None:
+            raise HeaderMismatch("Missing Mcp-Method header")
+        if not _carries(raw, method):
+            raise HeaderMismatch("Mcp-Method header does not match the request body")
         spec = METHODS.get(method)
         if spec is None or named_version not in spec.revisions:
             raise MethodNotFound(f"Method not found: {method}")
-        member = hh.name_member(method)
-        name = None if member is None else getattr(params, member)
-        if isinstance(name, str):
-            _expect(headers, hh.NAME_HEADER, name, "Mcp-Name")
-        if method == "tools/call" and isinstance(params.name, str):
-            _check_params(headers, params, self._tool_header_params(params.name))
+        member = _NAME_MEMBER.get(method)
+        if member is None:
+            return
+        name = params.name if member == "name" else params.uri
+        if not isinstance(name, str):
+            return
+        raw = header(headers, hh.NAME_HEADER)
+        if raw is None:
+            raise HeaderMismatch("Missing Mcp-Name header")
+        if not _carries(raw, name):
+            raise HeaderMismatch("Mcp-Name header does not match the request body")
+        if method == "tools/call":
+            _check_params(headers, params, self._tool_header_params(name))
+
+
+#: The params member ``Mcp-Name`` repeats, by method (those without one are absent).
+_NAME_MEMBER = {method: member for method in METHODS if (member := hh.name_member(method))}
 
 
 def _carries(raw: bytes, value: Any) -> bool:

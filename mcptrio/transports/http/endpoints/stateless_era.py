@@ -222,25 +222,36 @@ _NAME_MEMBER = {method: member for method in METHODS if (member := hh.name_membe
 def _carries(raw: bytes, value: Any) -> bool:
     """Whether header value ``raw`` carries ``value``; :class:`HeaderMismatch` if malformed."""
     raw = raw.strip(_OWS)
-    # The common case, a plain value sent as it is, needs no decoding: a value whose bytes are
-    # the value's own, with no control character and not in the sentinel's form, decodes to it.
-    if (
-        isinstance(value, str)
-        and value.isascii()
-        and raw == value.encode("ascii")
-        and value.isprintable()
-        and not raw.startswith(b"=?")
-    ):
-        return True
+    # The common case, a value sent as it is, needs no decoding: bytes equal to its plain form
+    # decode to it.
+    if type(value) is str:
+        plain = _plain_forms.get(value, _UNKNOWN)
+        if plain is _UNKNOWN:
+            plain = _plain_form(value)
+        if raw == plain:
+            return True
     return bool(hh.decode_value(raw) == value)
 
 
-def _expect(headers: Headers, name: bytes, value: str, label: str) -> None:
-    raw = header(headers, name)
-    if raw is None:
-        raise HeaderMismatch(f"Missing {label} header")
-    if not _carries(raw, value):
-        raise HeaderMismatch(f"{label} header does not match the request body")
+def _plain_form(value: str) -> bytes | None:
+    """The bytes of ``value`` sent as it is, if a header can carry it so: ASCII with no control
+    character, not in the base64 sentinel's form (``None``: only encoded)."""
+    plain = (
+        value.encode("ascii")
+        if value.isascii() and value.isprintable() and not value.startswith("=?")
+        else None
+    )
+    # The values a server is sent are few (its revisions, methods, tools' names), so their
+    # plain forms are kept; a client sending ever new ones only makes the table start over.
+    if len(_plain_forms) >= _MAX_PLAIN_FORMS:
+        _plain_forms.clear()
+    _plain_forms[value] = plain
+    return plain
+
+
+_plain_forms: dict[str, bytes | None] = {}
+_MAX_PLAIN_FORMS = 1024
+_UNKNOWN: Any = object()
 
 
 def _check_params(

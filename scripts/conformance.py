@@ -198,10 +198,14 @@ def npm(*args: str) -> None:
         raise ConformanceError(f"npm {' '.join(args)} failed ({completed.returncode})")
 
 
-def list_scenarios(suite: Suite, mode: str) -> dict[str, frozenset[str]]:
-    """``conformance list --<mode>``: every scenario's name and the spec versions it tags."""
+def list_scenarios(
+    suite: Suite, mode: str, requirements: str | None = None
+) -> dict[str, frozenset[str]]:
+    """``conformance list --<mode>``: every scenario's name and the spec versions it tags (with
+    ``requirements``, those the requirement set of that revision holds)."""
+    extra = () if requirements is None else ("--requirements", requirements)
     completed = subprocess.run(
-        suite.command("list", f"--{mode}"),
+        suite.command("list", f"--{mode}", *extra),
         capture_output=True,
         text=True,
         env=suite.env(),
@@ -357,7 +361,16 @@ def run_server(
     with everything_server(processes, suite, results, args.parser, args.front_end) as (url, proc):
         print(f"== server: {url} ({args.front_end} front end, {args.parser} parser)", flush=True)
         common = ["--url", url, "-o", str(results), "--expected-failures", str(args.expected)]
-        if run_whole_suite:
+        if args.requirements is not None:
+            # The requirement set fixes the scenarios and the wire of each: one run.
+            code = processes.run(
+                suite.command("server", "--requirements", args.requirements, *common),
+                env=suite.env(),
+                log=log,
+                deadline=SERVER_SUITE_DEADLINE,
+            )
+            harness_codes.append(code)
+        elif run_whole_suite:
             code = processes.run(
                 suite.command("server", "--suite", "all", *common),
                 env=suite.env(),
@@ -412,6 +425,7 @@ def run_client(
         str(results),
         "--expected-failures",
         str(args.expected),
+        *(() if args.requirements is None else ("--spec-version", args.requirements)),
     )
     code = processes.run(command, env=suite.env(), log=log, deadline=args.timeout_ms / 1000 + 60)
     outcome = Outcome("client", scenario, expected_failure=expected)
@@ -477,6 +491,16 @@ def print_summary(suite: Suite, outcomes: list[Outcome], results: Path) -> None:
 # ---------------------------------------------------------------------------- main
 
 
+def scenarios_of(suite: Suite, mode: str, args: argparse.Namespace) -> dict[str, frozenset[str]]:
+    """The ``mode`` scenarios to choose from: all, or those of ``--requirements`` (whose list
+    names both modes' scenarios together, so it is kept to this mode's)."""
+    every = list_scenarios(suite, mode)
+    if args.requirements is None:
+        return every
+    required = list_scenarios(suite, mode, args.requirements)
+    return {name: tags for name, tags in required.items() if name in every}
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="scripts/conformance",
@@ -507,6 +531,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="only scenarios tagged with a revision negotiated by initialize "
         "(2024-11-05 .. 2025-11-25), run one at a time",
+    )
+    parser.add_argument(
+        "--requirements",
+        metavar="REVISION",
+        help="score against the suite's requirement set of REVISION (e.g. 2026-07-28): the "
+        "server suite runs with --requirements, each client scenario with --spec-version",
     )
     parser.add_argument(
         "--parser", choices=("auto", "h11", "httptools"), default="auto", help="HTTP parser"
@@ -556,8 +586,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.results = (args.results or DEFAULT_RESULTS / suite.version).resolve()
         shutil.rmtree(args.results, ignore_errors=True)
         args.results.mkdir(parents=True)
-        server_scenarios = {} if args.client_only else list_scenarios(suite, "server")
-        client_scenarios = {} if args.server_only else list_scenarios(suite, "client")
+        server_scenarios = {} if args.client_only else scenarios_of(suite, "server", args)
+        client_scenarios = {} if args.server_only else scenarios_of(suite, "client", args)
         server_chosen, whole_suite = select(server_scenarios, args)
         client_chosen, _ = select(client_scenarios, args)
         unknown = set(args.scenario) - set(server_chosen) - set(client_chosen)

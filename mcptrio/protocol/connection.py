@@ -17,9 +17,10 @@ it returns. Everything that follows from the protocol alone is decided here, syn
 - **Validation.** Bad JSON gets -32700, a non-message -32600, an unknown method (or one the
   negotiated revision lacks) -32601, params that do not decode -32602, a request reusing the id
   of one still in flight -32600. None of these disturbs anything else in flight.
-- **Capability gating.** A request for a feature this side did not declare gets -32601. Sending a
-  request or notification the negotiated capabilities do not allow raises
-  :class:`~mcptrio.protocol.errors.CapabilityNotNegotiated` before anything is written.
+- **Capability gating** (:mod:`~mcptrio.protocol.gating`). A request for a feature this side did
+  not declare gets -32601. Sending a request or notification the negotiated capabilities do not
+  allow raises :class:`~mcptrio.protocol.errors.CapabilityNotNegotiated` before anything is
+  written.
 - **Bookkeeping.** Ids of incoming requests still in flight (to reject duplicates and to match
   cancellations), and the result type of every outgoing request still pending (so a response
   decodes straight into it).
@@ -52,9 +53,9 @@ from .errors import (
     InvalidParams,
     InvalidRequest,
     McpError,
-    MethodNotFound,
 )
 from .fitting import Step, check_incoming, fit_outgoing, incoming_step, outgoing_step
+from .gating import check_outgoing, incoming_spec
 from .methods import METHODS, MethodSpec, Side, capability_declared
 from .request_meta import RequestMeta
 from .revisions import (
@@ -66,17 +67,16 @@ from .revisions import (
     revision_of,
 )
 from .stateless import (
-    StatelessRequest,
+    StatelessReader,
     answer_error,
     answer_result,
     decode_stateless_result,
     discover_result,
-    is_discover,
-    read_stateless_request,
 )
 from .types import (
     CancelledNotification,
     ClientCapabilities,
+    DiscoverRequest,
     EmptyResult,
     Implementation,
     InitializedNotification,
@@ -93,9 +93,7 @@ __all__ = ["Connection", "Role", "capability_declared"]
 Role: TypeAlias = Side
 ResultT = TypeVar("ResultT", bound=Result)
 
-# Before a session is initialized only these may be sent or handled.
-_PRE_INIT_METHODS = frozenset({"initialize", "ping"})
-_DISCOVER = "server/discover"
+_DISCOVER = DiscoverRequest.METHOD
 
 
 class _Batch:
@@ -153,6 +151,7 @@ class Connection:
         self._allowed_out: set[tuple[str, str]] = set()
         # Server side: the stateless-era requests in flight, with what their _meta said.
         self._stateless: dict[RequestId, RequestMeta] = {}
+        self._stateless_reader = StatelessReader(supported)
         self._server_info_wire: dict[str, Any] | None = None
         #: Client side, in the stateless era: what every request's ``_meta`` says.
         self.request_meta: RequestMeta | None = None
@@ -232,6 +231,13 @@ class Connection:
         self._receive_one(decoded, events, None)
         return events
 
+    def receive_message(self, message: codec.Envelope) -> list[ev.Event]:
+        """What one message means, already decoded as an envelope (a transport that decoded it
+        to route it hands it on, instead of the frame to decode again)."""
+        events: list[ev.Event] = []
+        self._receive_one(message, events, None)
+        return events
+
     def oversized(self, limit: int) -> list[ev.Event]:
         """Answer a frame the transport dropped for being over ``limit`` bytes."""
         error = InvalidRequest(f"Message exceeds the size limit of {limit} bytes")
@@ -304,14 +310,18 @@ class Connection:
             # No handshake on this connection: the request may stand alone (stateless era).
             assert isinstance(self.capabilities, ServerCapabilities)
             try:
-                stateless = read_stateless_request(
-                    method, raw, supported=self.supported, capabilities=self.capabilities
-                )
+                stateless = self._stateless_reader.read(method, raw, self.capabilities)
             except McpError as exc:
                 events.append(ev.Reply(self._encode_error(rid, exc)))
                 return
             if stateless is not None:
-                self._take_stateless(rid, stateless, events)
+                meta = stateless.meta
+                self._in_flight[rid] = None
+                self._stateless[rid] = meta
+                if stateless.spec.method == _DISCOVER:
+                    events.append(ev.Reply(self._answer_discover(rid)))
+                else:
+                    events.append(ev.RequestReceived(rid, stateless.request, meta))
                 return
         try:
             spec = self._incoming_spec(method, "request")
@@ -334,60 +344,26 @@ class Connection:
             batch.owed.add(rid)
         events.append(ev.RequestReceived(rid, request))
 
-    def _take_stateless(
-        self, rid: RequestId, stateless: StatelessRequest, events: list[ev.Event]
-    ) -> None:
-        if is_discover(stateless.request):
-            assert isinstance(self.capabilities, ServerCapabilities)
-            result = discover_result(
-                self.supported, self.capabilities, self.instructions, self.cache_hints
-            )
-            self._stateless[rid] = stateless.meta
-            self._in_flight[rid] = None
-            data = self.respond(rid, result)
-            assert data is not None
-            events.append(ev.Reply(data))
-            return
-        self._in_flight[rid] = None
-        self._stateless[rid] = stateless.meta
-        events.append(ev.RequestReceived(rid, stateless.request, stateless.meta))
+    def _answer_discover(self, rid: RequestId) -> bytes:
+        """The answer to stateless-era ``server/discover`` request ``rid`` (taken in flight)."""
+        assert isinstance(self.capabilities, ServerCapabilities)
+        result = discover_result(
+            self.supported, self.capabilities, self.instructions, self.cache_hints
+        )
+        data = self.respond(rid, result)
+        assert data is not None
+        return data
 
     def _incoming_spec(self, method: str, kind: str) -> MethodSpec:
         spec = self._allowed_in.get(method)
         if spec is not None and spec.kind == kind:
             return spec
-        spec = self._check_incoming(method, kind)
+        spec = incoming_spec(
+            method, kind, role=self.role, revision=self.revision, capabilities=self.capabilities
+        )
         if self.revision is not None:
             self._allowed_in[method] = spec
         return spec
-
-    def _check_incoming(self, method: str, kind: str) -> MethodSpec:
-        spec = METHODS.get(method)
-        revision = self.revision
-        if (
-            spec is None
-            or spec.kind != kind
-            or spec.sender not in (self.peer_role, "both")
-            or (revision is not None and revision not in spec.revisions)
-        ):
-            raise MethodNotFound(f"Method not found: {method}")
-        if revision is None and method not in _PRE_INIT_METHODS and self.role == "server":
-            raise InvalidRequest(f"Received {method!r} before initialization")
-        if revision is not None and method == "initialize":
-            raise InvalidRequest("The session is already initialized")
-        if spec.gate_owner(self.peer_role) == self.role and not self._gate_open(
-            spec, self.capabilities
-        ):
-            raise MethodNotFound(
-                f"Method not supported: {method} (capability {'.'.join(spec.capability or ())}"
-                " was not declared)"
-            )
-        return spec
-
-    def _gate_open(self, spec: MethodSpec, capabilities: Any) -> bool:
-        if spec.capability is None or not spec.gated_in(self.revision or ""):
-            return True
-        return capability_declared(capabilities, spec.capability)
 
     def _answer_initialize(self, rid: RequestId, raw: msgspec.Raw | UnsetType) -> list[ev.Event]:
         request = codec.decode_body(raw, InitializeRequest)
@@ -530,30 +506,16 @@ class Connection:
     def _check_outgoing(self, method: str, kind: str) -> None:
         if (method, kind) in self._allowed_out:
             return
-        self._gate_outgoing(method, kind)
+        check_outgoing(
+            method,
+            kind,
+            role=self.role,
+            revision=self.revision,
+            capabilities=self.capabilities,
+            peer_capabilities=self.peer_capabilities,
+        )
         if self.revision is not None:
             self._allowed_out.add((method, kind))
-
-    def _gate_outgoing(self, method: str, kind: str) -> None:
-        spec = METHODS.get(method)
-        if spec is None or spec.kind != kind or spec.sender not in (self.role, "both"):
-            raise CapabilityNotNegotiated(f"A {self.role} does not send {method!r}")
-        revision = self.revision
-        if revision is None:
-            # server/discover is the stateless era's probe: it needs no handshake.
-            if method not in _PRE_INIT_METHODS and kind == "request" and method != _DISCOVER:
-                raise CapabilityNotNegotiated(f"Cannot send {method!r} before initialization")
-            return
-        if revision not in spec.revisions:
-            raise CapabilityNotNegotiated(f"{method!r} does not exist in revision {revision}")
-        gate_owner = spec.gate_owner(self.role)
-        owner = self.capabilities if gate_owner == self.role else self.peer_capabilities
-        if gate_owner is not None and not self._gate_open(spec, owner):
-            whose = "this side" if gate_owner == self.role else f"the {self.peer_role}"
-            raise CapabilityNotNegotiated(
-                f"Cannot send {method!r}: {whose} did not declare"
-                f" capability {'.'.join(spec.capability or ())}"
-            )
 
     def respond(self, rid: RequestId, result: Result) -> bytes | None:
         """Answer incoming request ``rid``; ``None`` while its batch is still open.

@@ -333,7 +333,7 @@ def _features_touching(cls: type, direction: Direction) -> frozenset[str]:
 class Step:
     """Fits messages to one revision, one direction (see the module docstring)."""
 
-    __slots__ = ("_lacking", "_needs", "_rules", "direction", "revision")
+    __slots__ = ("_lacking", "_needs", "_plans", "_rules", "direction", "revision")
 
     def __init__(self, revision: Revision, direction: Direction) -> None:
         self.revision = revision
@@ -341,12 +341,16 @@ class Step:
         self._lacking = frozenset(name for name in FEATURES if not getattr(revision, name))
         self._rules = _OUT_RULES if direction == "out" else _IN_RULES
         self._needs: dict[type, bool] = {}
+        self._plans: dict[type, _Plan] = {}
 
     def __repr__(self) -> str:
         return f"<Step {self.direction} {self.revision.version}>"
 
     def __call__(self, message: M) -> M:
         """``message`` fitted to the revision (``message`` itself when nothing changes)."""
+        # Most messages need nothing (one dict lookup, known once their type was seen).
+        if self._plans.get(type(message)) is _UNCHANGED:
+            return message
         if self.direction == "out":
             fitted: M = self._value(message)
             return fitted
@@ -364,6 +368,41 @@ class Step:
             needs = self._needs[cls] = bool(_features_touching(cls, self.direction) & self._lacking)
         return needs
 
+    def _plan(self, cls: type) -> _Plan:
+        """How the walk fits a struct of type ``cls``, worked out once per type: whether the
+        type itself is one the revision lacks, the rule it goes through, the fields it leaves
+        out, and those whose values can change (what their type can hold needs fitting); the
+        other fields cannot change, and are not looked at."""
+        if not self.needs(cls):
+            plan: _Plan = _UNCHANGED
+        else:
+            feature = TYPES.get(cls)
+            lacked = feature is not None and not getattr(self.revision, feature)
+            rule = self._rules.get(cls)
+            members = members_of(cls)
+            dropped = tuple(name for name, feature in members.items() if feature in self._lacking)
+            info = mi.type_info(cls)
+            assert isinstance(info, mi.StructType)
+            walked = tuple(
+                field.name
+                for field in info.fields
+                if field.name not in dropped and self._may_change(field.type)
+            )
+            plan = (lacked, None if rule is None else rule[0], dropped, walked)
+        self._plans[cls] = plan
+        return plan
+
+    def _may_change(self, info: mi.Type) -> bool:
+        """Whether a value of type ``info`` can change: the walk goes into structs and lists
+        only, and a value typed ``Any`` may be either."""
+        if isinstance(info, mi.StructType):
+            return self.needs(info.cls)
+        if isinstance(info, mi.UnionType):
+            return any(self._may_change(member) for member in info.types)
+        if isinstance(info, mi.ListType):
+            return self._may_change(info.item_type)
+        return isinstance(info, mi.AnyType | mi.CustomType)
+
     def _value(self, value: Any) -> Any:
         if isinstance(value, msgspec.Struct):
             return self._struct(value)
@@ -374,34 +413,41 @@ class Step:
 
     def _struct(self, obj: Any) -> Any:
         cls: type[Any] = type(obj)
-        if not self.needs(cls):
+        plan = self._plans.get(cls)
+        if plan is None:
+            plan = self._plan(cls)
+        if plan is _UNCHANGED:
             return obj
+        lacked, rule, dropped, walked = plan
         revision = self.revision
-        feature = TYPES.get(cls)
-        if feature is not None and not getattr(revision, feature) and self.direction == "out":
+        if lacked and self.direction == "out":
             stand_in = _STAND_INS.get(cls)
             if stand_in is None:
                 raise CapabilityNotNegotiated(
                     f"{cls.__name__} does not exist in protocol revision {revision.version}"
                 )
             return self._struct(stand_in(obj, revision))
-        rule = self._rules.get(cls)
         if rule is not None:
-            obj = rule[0](obj, revision)
+            obj = rule(obj, revision)
         changes: dict[str, Any] = {}
-        members = members_of(cls)
-        for name in cls.__struct_fields__:
+        for name in dropped:
+            if getattr(obj, name) is not UNSET:
+                changes[name] = UNSET
+        for name in walked:
             value = getattr(obj, name)
             if value is UNSET:
-                continue
-            member_feature = members.get(name)
-            if member_feature is not None and not getattr(revision, member_feature):
-                changes[name] = UNSET
                 continue
             fitted = self._value(value)
             if fitted is not value:
                 changes[name] = fitted
         return msgspec.structs.replace(obj, **changes) if changes else obj
+
+
+#: How the walk fits one struct type (see ``Step._plan``): (the type is one the revision lacks,
+#: its rule, the fields left out, the fields walked into); or ``_UNCHANGED``.
+_Plan = tuple[bool, "_Rule | None", tuple[str, ...], tuple[str, ...]]
+#: The plan of a type no message of which changes in the revision.
+_UNCHANGED: Final[_Plan] = (False, None, (), ())
 
 
 _OUTGOING: Final[dict[Revision, Step | None]] = {}
@@ -428,12 +474,20 @@ def _step(revision: Revision, direction: Direction) -> Step | None:
 
 def outgoing_step(revision: Revision) -> Step | None:
     """The step that fits what is sent in ``revision``; ``None`` when nothing needs fitting."""
-    return _step(revision, "out")
+    # Every revision's steps are made at import: asked per stateless-era answer, this is a
+    # lookup.
+    try:
+        return _OUTGOING[revision]
+    except KeyError:
+        return _step(revision, "out")
 
 
 def incoming_step(revision: Revision) -> Step | None:
     """The step that reads what is received in ``revision``; ``None`` when nothing needs it."""
-    return _step(revision, "in")
+    try:
+        return _INCOMING[revision]
+    except KeyError:
+        return _step(revision, "in")
 
 
 def fit_outgoing(message: M, revision: Revision) -> M:

@@ -40,6 +40,7 @@ __all__ = [
     "decode_value",
     "encode_value",
     "header_params",
+    "name_member",
     "name_of",
     "param_headers",
     "param_value",
@@ -99,6 +100,11 @@ def decode_value(raw: bytes) -> str:
         return base64.b64decode(match.group(1), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         raise HeaderMismatch("Header value has a malformed base64 encoding") from None
+
+
+def name_member(method: str) -> str | None:
+    """The params member ``Mcp-Name`` repeats for ``method`` (``None``: no such header)."""
+    return _NAMED.get(method)
 
 
 def name_of(method: str, params: Mapping[str, Any] | None) -> str | None:

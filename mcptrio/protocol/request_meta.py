@@ -17,7 +17,7 @@ Results carry the server's identity under :data:`SERVER_INFO_KEY`, and every mes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, TypeVar, get_args
+from typing import Any, Final, TypeGuard, TypeVar, get_args
 
 import msgspec
 
@@ -35,6 +35,7 @@ __all__ = [
     "SUBSCRIPTION_ID_KEY",
     "RequestMeta",
     "read_request_meta",
+    "request_meta_at",
     "request_meta_of",
 ]
 
@@ -128,6 +129,12 @@ def read_request_meta(
             f"Unsupported protocol version {version!r}",
             {"supported": list(speaks), "requested": version},
         )
+    return request_meta_at(revision_of(version), meta)
+
+
+def request_meta_at(revision: Revision, meta: Mapping[str, Any]) -> RequestMeta:
+    """The :class:`RequestMeta` of a request whose ``_meta`` names ``revision`` (already found to
+    be one this side speaks); raises -32602 for a member that is missing or malformed."""
     capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
     if capabilities is None:
         raise InvalidParams(f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]")
@@ -137,9 +144,14 @@ def read_request_meta(
     if info is not None and not isinstance(info, dict):
         raise InvalidParams(f"_meta[{CLIENT_INFO_KEY!r}] must be an object")
     level = meta.get(LOG_LEVEL_KEY)
-    if level is not None and level not in _LEVELS:
+    if level is not None and not _is_level(level):
         raise InvalidParams(f"Invalid _meta[{LOG_LEVEL_KEY!r}]: {level!r}")
-    return RequestMeta(revision_of(version), capabilities, info, level)
+    return RequestMeta(revision, capabilities, info, level)
+
+
+def _is_level(value: Any) -> TypeGuard[LoggingLevel]:
+    # The type first: a list or an object cannot be looked up in a set.
+    return isinstance(value, str) and value in _LEVELS
 
 
 def _typed(value: Any, cls: type[T], key: str) -> T:

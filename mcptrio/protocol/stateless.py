@@ -25,10 +25,18 @@ from msgspec import UNSET
 from . import codec
 from .base import Request, Result
 from .errors import InvalidParams, McpError, MethodNotFound, ResourceNotFound
-from .fitting import incoming_step, outgoing_step
-from .methods import METHODS, MethodSpec, capability_declared
-from .request_meta import SERVER_INFO_KEY, RequestMeta, read_request_meta, request_meta_of
-from .revisions import stateless_versions
+from .fitting import Step, incoming_step, outgoing_step
+from .gating import gate_open
+from .methods import METHODS, MethodSpec
+from .request_meta import (
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+    RequestMeta,
+    read_request_meta,
+    request_meta_at,
+    request_meta_of,
+)
+from .revisions import Revision, stateless_versions
 from .types import (
     INPUT_REQUIRED,
     RESULT_COMPLETE,
@@ -44,13 +52,13 @@ from .types import (
 )
 
 __all__ = [
+    "StatelessReader",
     "StatelessRequest",
     "answer_error",
     "answer_result",
     "decode_stateless_result",
     "discover_result",
     "is_discover",
-    "read_stateless_request",
 ]
 
 
@@ -62,48 +70,88 @@ class StatelessRequest(msgspec.Struct, frozen=True):
     meta: RequestMeta
 
 
-def read_stateless_request(
-    method: str,
-    raw: msgspec.Raw | Any,
-    *,
-    supported: tuple[str, ...],
-    capabilities: ServerCapabilities,
-) -> StatelessRequest | None:
-    """Read a request as a stateless-era one; ``None`` if its ``_meta`` names no revision.
+#: What :class:`StatelessReader` settled for a method at a revision: the server capabilities it
+#: was settled for, the revision, and the step that reads the request there.
+_Ready = tuple[ServerCapabilities, Revision, Step | None]
+_NONE_READY: dict[str, _Ready] = {}
 
-    Raises the error its answer should carry.
+
+class StatelessReader:
+    """Reads the requests that stand alone on one server connection (:meth:`read`).
+
+    Whether a method may be handled at a revision (it exists there, and the server's
+    capabilities open its gate) is settled once per (method, revision) and kept, with the step
+    that reads the request at that revision: most requests of a server are a few methods at one
+    revision.
     """
-    spec = METHODS.get(method)
-    if spec is None or spec.kind != "request" or spec.sender == "server" or raw is UNSET:
-        return None
-    try:
-        request: Request[Any] = codec.decode_body(raw, spec.params)  # type: ignore[arg-type]
-    except InvalidParams:
-        # Params of another revision's method (``initialize`` ...) say nothing: what matters
-        # first is whether the method exists in the revision the _meta names.
-        meta = read_request_meta(codec.decode_body(raw, _MetaOnly).meta or None, supported)
-        if meta is not None and meta.revision.version not in spec.revisions:
-            raise _not_found(method, meta) from None
-        raise
-    meta = read_request_meta(request_meta_of(request), supported)
-    if meta is None:
-        return None
-    revision = meta.revision
-    if revision.version not in spec.revisions:
-        raise _not_found(method, meta)
-    if (
-        spec.gate_owner("client") == "server"
-        and spec.gated_in(revision.version)
-        and not capability_declared(capabilities, spec.capability or ())
-    ):
-        raise MethodNotFound(
-            f"Method not supported: {method} (capability"
-            f" {'.'.join(spec.capability or ())} is not offered)"
-        )
-    step = incoming_step(revision)
-    if step is not None:
-        request = step(request)
-    return StatelessRequest(spec, request, meta)
+
+    __slots__ = ("_ready", "_supported")
+
+    def __init__(self, supported: tuple[str, ...]) -> None:
+        self._supported = supported
+        # version -> method -> (the capabilities it was settled for, the revision, its step).
+        # Bounded: only versions this side speaks and methods MCP defines get in.
+        self._ready: dict[str, dict[str, _Ready]] = {}
+
+    def read(
+        self, method: str, raw: msgspec.Raw | Any, capabilities: ServerCapabilities
+    ) -> StatelessRequest | None:
+        """Read a request as a stateless-era one; ``None`` if its ``_meta`` names no revision.
+
+        ``capabilities`` are the server's. Raises the error its answer should carry.
+        """
+        spec = METHODS.get(method)
+        if spec is None or spec.kind != "request" or spec.sender == "server" or raw is UNSET:
+            return None
+        try:
+            request: Request[Any] = codec.decode_body(raw, spec.params)  # type: ignore[arg-type]
+        except InvalidParams:
+            # Params of another revision's method (``initialize`` ...) say nothing: what
+            # matters first is whether the method exists in the revision the _meta names.
+            meta = read_request_meta(
+                codec.decode_body(raw, _MetaOnly).meta or None, self._supported
+            )
+            if meta is not None and meta.revision.version not in spec.revisions:
+                raise _not_found(method, meta) from None
+            raise
+        members = request.meta
+        ready = None
+        if type(members) is dict:
+            version = members.get(PROTOCOL_VERSION_KEY)
+            if type(version) is str:
+                ready = self._ready.get(version, _NONE_READY).get(method)
+        if ready is not None and ready[0] is capabilities:
+            assert isinstance(members, dict)
+            meta = request_meta_at(ready[1], members)
+        else:
+            found = read_request_meta(request_meta_of(request), self._supported)
+            if found is None:
+                return None
+            meta = found
+            ready = self._settle(spec, meta, capabilities)
+        step = ready[2]
+        if step is not None:
+            request = step(request)
+        return StatelessRequest(spec, request, meta)
+
+    def _settle(
+        self, spec: MethodSpec, meta: RequestMeta, capabilities: ServerCapabilities
+    ) -> _Ready:
+        """Check that ``spec``'s method may be handled at ``meta``'s revision; keep the answer."""
+        revision = meta.revision
+        method = spec.method
+        if revision.version not in spec.revisions:
+            raise _not_found(method, meta)
+        if spec.gate_owner("client") == "server" and not gate_open(
+            spec, revision.version, capabilities
+        ):
+            raise MethodNotFound(
+                f"Method not supported: {method} (capability"
+                f" {'.'.join(spec.capability or ())} is not offered)"
+            )
+        ready = (capabilities, revision, incoming_step(revision))
+        self._ready.setdefault(revision.version, {})[method] = ready
+        return ready
 
 
 class _MetaOnly(msgspec.Struct):
@@ -147,21 +195,24 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
     step = outgoing_step(meta.revision)
     if step is not None:
         result = step(result)
-    given = result.meta if isinstance(result.meta, dict) else {}
-    changes: dict[str, Any] = {
-        "meta": {**given, SERVER_INFO_KEY: server_info},
-        "result_type": INPUT_REQUIRED
-        if isinstance(result, InputRequiredResult)
-        else RESULT_COMPLETE,
-    }
-    if isinstance(result, _CACHEABLE):
-        # The hints are required on these results; unless the server said otherwise, nothing
-        # may be reused (ttlMs 0) and nothing shared across authorization contexts.
-        if result.ttl_ms is UNSET:
-            changes["ttl_ms"] = 0
-        if result.cache_scope is UNSET:
-            changes["cache_scope"] = "private"
-    return msgspec.structs.replace(result, **changes)
+    given = result.meta
+    wire_meta = (
+        {**given, SERVER_INFO_KEY: server_info}
+        if isinstance(given, dict)
+        else {SERVER_INFO_KEY: server_info}
+    )
+    result_type = INPUT_REQUIRED if isinstance(result, InputRequiredResult) else RESULT_COMPLETE
+    if not isinstance(result, _CACHEABLE):
+        return msgspec.structs.replace(result, meta=wire_meta, result_type=result_type)
+    # The hints are required on these results; unless the server said otherwise, nothing may be
+    # reused (ttlMs 0) and nothing shared across authorization contexts.
+    return msgspec.structs.replace(
+        result,
+        meta=wire_meta,
+        result_type=result_type,
+        ttl_ms=0 if result.ttl_ms is UNSET else result.ttl_ms,
+        cache_scope="private" if result.cache_scope is UNSET else result.cache_scope,
+    )
 
 
 _CACHEABLE = (CacheablePaginatedResult, ReadResourceResult, DiscoverResult)

@@ -50,6 +50,7 @@ import trio
 
 from ..protocol import events as ev
 from ..protocol.base import Notification, Request, RequestId, Result
+from ..protocol.codec import Envelope
 from ..protocol.connection import Connection
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
 from ..protocol.types import CancelledNotification, PingRequest, ProgressNotification
@@ -154,7 +155,7 @@ class Session:
                 if not take(event):
                     await self._take_waiting(event)
 
-    async def handle_frame(self, frame: bytes) -> None:
+    async def handle_frame(self, frame: bytes | Envelope) -> None:
         """Take one incoming ``frame`` in the calling task, as the reader takes those the
         transport returns; answer a lone request in it here too.
 
@@ -168,10 +169,16 @@ class Session:
         buffer is full (the same backpressure the reader applies to its transport); returns once
         a lone request's answer is handed to the transport, or it has ended unanswered. Raises
         :class:`ConnectionClosed` if the session is not running.
+
+        ``frame`` may also be a frame's one message that the transport already decoded as an
+        :class:`~mcptrio.protocol.codec.Envelope` (to route it): it is not decoded again.
         """
         if self._nursery is None or self._closed:
             raise ConnectionClosed("The session is not running")
-        events = self.connection.receive(frame)
+        if isinstance(frame, Envelope):
+            events = self.connection.receive_message(frame)
+        else:
+            events = self.connection.receive(frame)
         lone = _lone_request(events)
         take = self._take
         for event in events:

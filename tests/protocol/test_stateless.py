@@ -100,6 +100,26 @@ def test_a_bad_log_level_is_invalid_params() -> None:
     assert answer["error"]["code"] == -32602
 
 
+def test_a_log_level_that_is_not_a_string_is_invalid_params() -> None:
+    params = {"_meta": meta(**{"io.modelcontextprotocol/logLevel": ["info"]})}
+    answer = only_reply(server().receive(request(3, "tools/list", params)))
+    assert answer["error"]["code"] == -32602
+
+
+def test_each_request_has_its_meta_checked_after_its_method_was_first_allowed() -> None:
+    s = server()
+    [event] = s.receive(request(1, "tools/list"))
+    assert isinstance(event, RequestReceived)
+    bad = {"_meta": {PROTOCOL_VERSION_KEY: STATELESS, CLIENT_CAPABILITIES_KEY: []}}
+    answer = only_reply(s.receive(request(2, "tools/list", bad)))
+    assert answer["error"]["code"] == -32602
+    missing = {"_meta": {PROTOCOL_VERSION_KEY: STATELESS}}
+    answer = only_reply(s.receive(request(3, "tools/list", missing)))
+    assert answer["error"]["code"] == -32602
+    [event] = s.receive(request(4, "tools/list"))
+    assert isinstance(event, RequestReceived) and event.meta is not None
+
+
 def test_methods_the_revision_removed_are_not_found() -> None:
     for method in ("ping", "logging/setLevel", "resources/subscribe", "initialize"):
         params: dict[str, Any] = {"_meta": meta(), "uri": "x", "level": "info"}

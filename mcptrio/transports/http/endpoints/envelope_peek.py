@@ -46,6 +46,9 @@ class Peek(NamedTuple):
     initialize: bool
     #: The request ids of the ``notifications/cancelled`` in the frame.
     cancelled: list[RequestId]
+    #: The frame's one message as decoded here (``None`` for a batch): a stateless-era POST
+    #: reads its head from it instead of decoding the body again.
+    message: Envelope | None
 
 
 def peek(frame: bytes) -> Peek:
@@ -85,8 +88,9 @@ def peek(frame: bytes) -> Peek:
                 responses.append(rid)
         else:
             raise InvalidRequest("Message is neither a request, a notification nor a response")
-    batch = isinstance(decoded, list)
-    return Peek(requests, responses, batch, initialize and not batch, cancelled)
+    if isinstance(decoded, list):
+        return Peek(requests, responses, True, False, cancelled, None)
+    return Peek(requests, responses, False, initialize, cancelled, decoded)
 
 
 def peek_cancelled_id(params: msgspec.Raw | UnsetType) -> RequestId | None:

@@ -342,19 +342,21 @@ class HttpSession:
         stream.pending.clear()
         stream.finish()
 
-    def start_head_timer(self, stream: OutboundStream, delay: float) -> None:
-        """Fire ``stream.on_activity`` if its POST is still unanswered ``delay`` s from now."""
+    def head_timer(self, delay: float) -> SseHeadTimer | None:
+        """The timer that fires ``on_activity`` of streams whose POST is still unanswered
+        ``delay`` s after it armed them (made and started on first use; ``None`` once the
+        session has ended). One per session: the first ``delay`` asked for is kept."""
         timer = self._head_timer
         if timer is None:
             if self.session is None:
-                return
+                return None
             timer = SseHeadTimer(delay)
             try:
                 self.session.start_actor(timer.run)
             except ConnectionClosed:
-                return
+                return None
             self._head_timer = timer
-        timer.arm(stream)
+        return timer
 
     def drop_unanswered(self, rid: RequestId) -> None:
         """``rid`` ended without an answer (cancelled): its stream no longer waits for one."""

@@ -2,7 +2,7 @@
 
 :class:`StreamWriter` writes a request's stream from the session's nursery for a POST whose
 handler runs in the POST's own task (see
-``StreamableHttpEndpoint._answer_inline``): the handler keeps that task busy, so another task
+:func:`~.inline_answer.answer_inline`): the handler keeps that task busy, so another task
 must write what it sends before its answer.
 """
 

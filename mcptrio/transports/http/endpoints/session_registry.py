@@ -128,6 +128,11 @@ class SessionRegistry:
             raise
         return transport
 
+    @property
+    def shared(self) -> HttpSession | None:
+        """The session :meth:`shared_session` started, if any (it may have ended since)."""
+        return self._shared
+
     async def shared_session(self, make_transport: Callable[[], HttpSession]) -> HttpSession:
         """The one session the stateless era's requests run on, started on first use.
 

@@ -6,14 +6,14 @@ its head (and its 2025-11-25 priming event) soon. When the POST's own task is bu
 handler (``Session.handle_frame``), something else must notice that the delay has passed:
 one :class:`SseHeadTimer` per session does, for all of that session's POSTs.
 
-Arming costs an append; the timer's task sleeps until the oldest armed stream is due (all delays
-are equal, so arrival order is deadline order), and is woken only when it had nothing armed.
-A stream whose POST finished first (its ``on_activity`` hook cleared) is skipped.
+Arming costs a dict insertion and disarming (the POST is done) a deletion: a finished POST's
+stream is let go at once, not held until its delay has passed (in JSON mode that is a second's
+worth of streams, thousands, kept alive for the garbage collector to walk). The timer's task
+sleeps until the oldest armed stream is due (all delays are equal, so arrival order is deadline
+order, and the dict keeps it), and is woken only when it had nothing armed.
 """
 
 from __future__ import annotations
-
-from collections import deque
 
 import trio
 
@@ -29,18 +29,23 @@ class SseHeadTimer:
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
-        self._armed: deque[tuple[float, OutboundStream]] = deque()
+        # Insertion-ordered, so the first one is the next due.
+        self._armed: dict[OutboundStream, float] = {}
         self._idle: trio.Event | None = None
         #: Whether :meth:`run` has been started (by whoever owns the timer).
         self.running = False
 
     def arm(self, stream: OutboundStream) -> None:
         """Start ``stream``'s response in ``delay`` s unless its hook is cleared before."""
-        self._armed.append((trio.current_time() + self.delay, stream))
+        self._armed[stream] = trio.current_time() + self.delay
         idle = self._idle
         if idle is not None:
             self._idle = None
             idle.set()
+
+    def disarm(self, stream: OutboundStream) -> None:
+        """``stream``'s POST no longer needs the timer (it is answered, or streaming)."""
+        self._armed.pop(stream, None)
 
     async def run(self) -> None:
         """Fire streams as they fall due, until cancelled (with the session)."""
@@ -50,12 +55,12 @@ class SseHeadTimer:
                 idle = self._idle = trio.Event()
                 await idle.wait()
                 continue
-            due, stream = armed[0]
+            stream, due = next(iter(armed.items()))
             if stream.on_activity is None:
-                armed.popleft()
+                del armed[stream]
                 continue
             if trio.current_time() < due:
                 await trio.sleep_until(due)
                 continue
-            armed.popleft()
+            del armed[stream]
             stream.fire_activity()

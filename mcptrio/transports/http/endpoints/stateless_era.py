@@ -35,6 +35,7 @@ from msgspec import UNSET, UnsetType
 from ....protocol import codec
 from ....protocol import http_headers as hh
 from ....protocol.base import RequestId
+from ....protocol.codec import Envelope
 from ....protocol.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -55,16 +56,17 @@ from ....protocol.request_meta import (
 from ....protocol.revisions import revision_of, stateless_versions
 from ....protocol.types import CancelledNotification
 from ....runtime.session import Session
-from ..engine.exchange import Headers, HttpResponder, header
+from ..engine.exchange import Headers, header
 from .http_session import HttpSession
 from .live_stream import StreamWriter
 
 __all__ = [
-    "ErrorStatusResponder",
+    "StatelessChecks",
     "StatelessHead",
+    "StatelessHeadParams",
+    "answer_status",
     "cancel_on_disconnect",
     "cancel_when_gone",
-    "check_stateless_post",
     "no_header_params",
     "read_stateless_head",
     "stateless_era_header",
@@ -82,8 +84,33 @@ _STATUS_OF_CODE = {
 # Optional whitespace around a field value is not part of it (RFC 9110 section 5.5).
 _OWS = b" \t"
 
-#: What the checks read from a stateless-era POST's lone message.
-StatelessHead = hh.RequestHead
+
+class _HeadMeta(msgspec.Struct):
+    """The members of a request's ``_meta`` the checks read (the connection reads it whole)."""
+
+    protocol_version: Any = msgspec.field(default=UNSET, name=PROTOCOL_VERSION_KEY)
+    client_capabilities: Any = msgspec.field(default=UNSET, name=CLIENT_CAPABILITIES_KEY)
+
+
+class StatelessHeadParams(msgspec.Struct):
+    """The members of a request's params that its headers repeat or the checks read."""
+
+    name: Any = UNSET
+    uri: Any = UNSET
+    # Left raw: only a tool with annotated arguments (few) has them read here.
+    arguments: msgspec.Raw | UnsetType = UNSET
+    meta: _HeadMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class StatelessHead(msgspec.Struct):
+    """What the checks read from a stateless-era POST's lone message."""
+
+    method: str
+    params: StatelessHeadParams
+
+
+_params_decoder = msgspec.json.Decoder(StatelessHeadParams)
+_NO_PARAMS = StatelessHeadParams()
 
 
 def stateless_era_header(headers: Headers, stateless: tuple[str, ...]) -> bool:
@@ -93,83 +120,151 @@ def stateless_era_header(headers: Headers, stateless: tuple[str, ...]) -> bool:
 
 
 def read_stateless_head(
-    body: bytes, headers: Headers, stateless: tuple[str, ...]
+    message: Envelope | None, headers: Headers, stateless: tuple[str, ...]
 ) -> StatelessHead | None:
     """The POST's lone message when the exchange is of the stateless era, else ``None``.
 
-    ``body`` has already been found to be JSON-RPC; a batch is never of this era.
+    ``message`` is the POST's one message as the endpoint first decoded it (``None``: a batch,
+    never of this era); only its params are decoded again, and only the members read here.
     """
-    head = hh.read_request_head(body)
-    if head is None:
+    if message is None or message.method is UNSET:
         return None
-    meta = head.params.meta
-    in_meta = isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
+    method = message.method
+    raw = message.params
+    if raw is UNSET:
+        params = _NO_PARAMS
+    else:
+        try:
+            params = _params_decoder.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+    meta = params.meta
+    in_meta = meta is not UNSET and meta.protocol_version is not UNSET
     if in_meta or stateless_era_header(headers, stateless):
-        return head
+        return StatelessHead(method, params)
     return None
 
 
-def check_stateless_post(
-    head: StatelessHead,
-    headers: Headers,
-    supported: tuple[str, ...],
-    tool_header_params: Callable[[str], Mapping[hh.PropertyPath, str] | None],
-) -> None:
-    """Check a stateless-era request's headers against its body (the module's table).
+class StatelessChecks:
+    """The checks of a stateless-era POST, for a server speaking ``supported``.
 
-    Raises the error to answer with (:func:`status_of` gives its HTTP status).
+    ``tool_header_params`` gives the annotated arguments of a tool (``Mcp-Param-*`` headers).
     """
-    method = head.method
-    params = head.params
-    meta = params.meta if isinstance(params.meta, dict) else {}
-    version = header(headers, hh.PROTOCOL_VERSION_HEADER)
-    if version is None:
-        raise HeaderMismatch("Missing MCP-Protocol-Version header")
-    named_version = meta.get(PROTOCOL_VERSION_KEY)
-    if named_version is not None and hh.decode_value(version.strip(_OWS)) != named_version:
-        raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
-    if named_version is None:
-        # The header says stateless era but the body names no revision: the _meta is missing.
-        read_request_meta({PROTOCOL_VERSION_KEY: version.decode("latin-1")}, supported)
-        raise McpError(f"Missing required _meta[{PROTOCOL_VERSION_KEY!r}]", code=INVALID_PARAMS)
-    # The members the spec requires, checked here for their status (400); the connection reads
-    # the whole _meta (a malformed member is -32602 from there).
-    if named_version not in stateless_versions(supported):
-        read_request_meta(meta, supported)
-    if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
-        raise McpError(f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS)
-    revision = revision_of(named_version)
-    _expect(headers, hh.METHOD_HEADER, method, "Mcp-Method")
-    spec = METHODS.get(method)
-    if spec is None or revision.version not in spec.revisions:
-        raise MethodNotFound(f"Method not found: {method}")
-    name = hh.name_of(method, _as_mapping(params))
-    if name is not None:
-        _expect(headers, hh.NAME_HEADER, name, "Mcp-Name")
-    if method == "tools/call" and isinstance(params.name, str):
-        _check_params(headers, params, tool_header_params(params.name))
+
+    __slots__ = ("_stateless", "_supported", "_tool_header_params")
+
+    def __init__(
+        self,
+        supported: tuple[str, ...],
+        tool_header_params: Callable[[str], Mapping[hh.PropertyPath, str] | None],
+    ) -> None:
+        self._supported = supported
+        self._stateless = stateless_versions(supported)
+        self._tool_header_params = tool_header_params
+
+    def check(self, head: StatelessHead, headers: Headers) -> None:
+        """Check a stateless-era request's headers against its body (the module's table).
+
+        Raises the error to answer with (:func:`status_of` gives its HTTP status).
+        """
+        method = head.method
+        params = head.params
+        meta = params.meta
+        version = header(headers, hh.PROTOCOL_VERSION_HEADER)
+        if version is None:
+            raise HeaderMismatch("Missing MCP-Protocol-Version header")
+        named_version = None if meta is UNSET else meta.protocol_version
+        if named_version is None or named_version is UNSET:
+            # The header says stateless era but the body names no revision: the _meta is
+            # missing.
+            read_request_meta({PROTOCOL_VERSION_KEY: version.decode("latin-1")}, self._supported)
+            raise McpError(f"Missing required _meta[{PROTOCOL_VERSION_KEY!r}]", code=INVALID_PARAMS)
+        if not _carries(version, named_version):
+            raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
+        # The members the spec requires, checked here for their status (400); the connection
+        # reads the whole _meta (a malformed member is -32602 from there).
+        if named_version not in self._stateless:
+            # Not a stateless-era revision this server speaks: only the version decides the
+            # error (-32602 for a non-string, else -32022).
+            read_request_meta({PROTOCOL_VERSION_KEY: named_version}, self._supported)
+        assert not isinstance(meta, UnsetType)
+        if not isinstance(meta.client_capabilities, dict):
+            raise McpError(
+                f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS
+            )
+        raw = header(headers, hh.METHOD_HEADER)
+        if raw is None:
+            raise HeaderMismatch("Missing Mcp-Method header")
+        if not _carries(raw, method):
+            raise HeaderMismatch("Mcp-Method header does not match the request body")
+        spec = METHODS.get(method)
+        if spec is None or named_version not in spec.revisions:
+            raise MethodNotFound(f"Method not found: {method}")
+        member = _NAME_MEMBER.get(method)
+        if member is None:
+            return
+        name = params.name if member == "name" else params.uri
+        if not isinstance(name, str):
+            return
+        raw = header(headers, hh.NAME_HEADER)
+        if raw is None:
+            raise HeaderMismatch("Missing Mcp-Name header")
+        if not _carries(raw, name):
+            raise HeaderMismatch("Mcp-Name header does not match the request body")
+        if method == "tools/call":
+            _check_params(headers, params, self._tool_header_params(name))
 
 
-def _as_mapping(params: hh.RequestHeadParams) -> dict[str, Any]:
-    return {"name": params.name, "uri": params.uri}
+#: The params member ``Mcp-Name`` repeats, by method (those without one are absent).
+_NAME_MEMBER = {method: member for method in METHODS if (member := hh.name_member(method))}
 
 
-def _expect(headers: Headers, name: bytes, value: str, label: str) -> None:
-    raw = header(headers, name)
-    if raw is None:
-        raise HeaderMismatch(f"Missing {label} header")
-    if hh.decode_value(raw.strip(_OWS)) != value:
-        raise HeaderMismatch(f"{label} header does not match the request body")
+def _carries(raw: bytes, value: Any) -> bool:
+    """Whether header value ``raw`` carries ``value``; :class:`HeaderMismatch` if malformed."""
+    raw = raw.strip(_OWS)
+    # The common case, a value sent as it is, needs no decoding: bytes equal to its plain form
+    # decode to it.
+    if type(value) is str:
+        plain = _plain_forms.get(value, _UNKNOWN)
+        if plain is _UNKNOWN:
+            plain = _plain_form(value)
+        if raw == plain:
+            return True
+    return bool(hh.decode_value(raw) == value)
+
+
+def _plain_form(value: str) -> bytes | None:
+    """The bytes of ``value`` sent as it is, if a header can carry it so: ASCII with no control
+    character, not in the base64 sentinel's form (``None``: only encoded)."""
+    plain = (
+        value.encode("ascii")
+        if value.isascii() and value.isprintable() and not value.startswith("=?")
+        else None
+    )
+    # The values a server is sent are few (its revisions, methods, tools' names), so their
+    # plain forms are kept; a client sending ever new ones only makes the table start over.
+    if len(_plain_forms) >= _MAX_PLAIN_FORMS:
+        _plain_forms.clear()
+    _plain_forms[value] = plain
+    return plain
+
+
+_plain_forms: dict[str, bytes | None] = {}
+_MAX_PLAIN_FORMS = 1024
+_UNKNOWN: Any = object()
 
 
 def _check_params(
     headers: Headers,
-    params: hh.RequestHeadParams,
+    params: StatelessHeadParams,
     annotated: Mapping[hh.PropertyPath, str] | None,
 ) -> None:
     if not annotated:
         return
-    arguments = params.arguments if isinstance(params.arguments, dict) else {}
+    raw_arguments = params.arguments
+    arguments = None if raw_arguments is UNSET else msgspec.json.decode(raw_arguments)
+    if not isinstance(arguments, dict):
+        arguments = {}
     for path, header_name in annotated.items():
         label = f"Mcp-Param-{header_name}"
         raw = header(headers, hh.PARAM_HEADER_PREFIX + header_name.lower().encode("ascii"))
@@ -200,33 +295,15 @@ class _ErrorAnswer(msgspec.Struct):
 _answer_decoder = msgspec.json.Decoder(_ErrorAnswer)
 
 
-class ErrorStatusResponder:
-    """Passes a response on, with the status this era gives a JSON error answer."""
-
-    def __init__(self, inner: HttpResponder) -> None:
-        self._inner = inner
-
-    async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
-        if status == 200 and body.startswith(b"{") and b'"error"' in body:
-            try:
-                answer = _answer_decoder.decode(body)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                answer = _ErrorAnswer()
-            if isinstance(answer.error, _ErrorCode):
-                status = status_of(answer.error.code)
-        await self._inner.send_response(status, headers, body)
-
-    async def start_stream(self, status: int, headers: Headers) -> None:
-        await self._inner.start_stream(status, headers)
-
-    async def send_chunk(self, data: bytes) -> None:
-        await self._inner.send_chunk(data)
-
-    async def end_stream(self) -> None:
-        await self._inner.end_stream()
-
-    def on_client_gone(self, callback: Callable[[], None]) -> None:
-        self._inner.on_client_gone(callback)
+def answer_status(answer: bytes) -> int:
+    """The HTTP status of a JSON answer in this era: 200, or the one its error code calls for."""
+    if b'"error"' not in answer:
+        return 200
+    try:
+        decoded = _answer_decoder.decode(answer)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return 200
+    return status_of(decoded.error.code) if isinstance(decoded.error, _ErrorCode) else 200
 
 
 def is_stateless_revision(version: str) -> bool:

@@ -40,29 +40,23 @@ such a revision has its own checks and statuses (the table in ``stateless_era.py
 -32020 / -32022 / -32602 / -32021, 404 with -32601, 202 for a notification), never a session id
 (one sent is ignored), GET and DELETE with such an ``MCP-Protocol-Version`` get 405 +
 ``Allow: POST``. There closing the response stream *is* cancellation, a quiet request turns SSE
-after ``_STATELESS_JSON_HEAD_DELAY`` even in JSON mode, and a quiet stream gets ``: keep-alive``
-comments.
+after a while even in JSON mode, and a quiet stream gets ``: keep-alive`` comments
+(``stateless_era_post.py`` answers those POSTs).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from functools import partial
 
 import trio
 
-from ....protocol import codec
 from ....protocol.base import RequestId
 from ....protocol.errors import (
-    METHOD_NOT_FOUND,
     PARSE_ERROR,
     ConnectionClosed,
     InvalidRequest,
-    McpError,
     ParseError,
 )
-from ....protocol.http_headers import PropertyPath
 from ....protocol.request_meta import PROTOCOL_VERSION_KEY
 from ....protocol.revisions import (
     ASSUMED_WITHOUT_VERSION_HEADER,
@@ -70,12 +64,11 @@ from ....protocol.revisions import (
     revision_of,
     stateless_versions,
 )
-from ....runtime.session import Session
 from ....stores.event_store import UnknownEventId
-from ..engine.exchange import Headers, HttpRequest, HttpResponder, header
+from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
-from .live_stream import StreamWriter
+from .inline_answer import answer_inline
 from .request_checks import accepts, accepts_json_and_sse, read_json_body
 from .responses import (
     JSON_HEADERS,
@@ -87,21 +80,15 @@ from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import (
     KEEP_ALIVE_INTERVAL,
-    OutboundStream,
-    drain_events,
     sse_event,
     write_stream,
 )
 from .stateless_era import (
-    ErrorStatusResponder,
-    StatelessHead,
-    cancel_on_disconnect,
-    cancel_when_gone,
-    check_stateless_post,
     no_header_params,
     read_stateless_head,
     stateless_era_header,
 )
+from .stateless_era_post import StatelessEraPosts
 
 __all__ = ["StreamableHttpEndpoint"]
 
@@ -110,11 +97,6 @@ log = logging.getLogger("mcptrio.http")
 _ALLOW = ((b"allow", b"GET, POST, DELETE"),)
 _ALLOW_STATELESS = _ALLOW_POST = ((b"allow", b"POST"),)
 _CANCEL_POLL = 0.01
-# How long an SSE answer's head waits for the first message, so that a prompt answer is sent
-# as one whole response instead of a stream (see ``_answer``).
-_SSE_HEAD_DELAY = 0.05
-#: Seconds a stateless-era request may stay unanswered before its JSON-mode POST turns SSE.
-_STATELESS_JSON_HEAD_DELAY = 1.0
 _STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
 
 
@@ -154,8 +136,13 @@ class StreamableHttpEndpoint:
         )
         self._revisions: tuple[str, ...] = supported if isinstance(supported, tuple) else SUPPORTED
         self._stateless_revisions = stateless_versions(self._revisions)
-        self._tool_header_params: Callable[[str], Mapping[PropertyPath, str] | None] = getattr(
-            registry.factory, "tool_header_params", no_header_params
+        self._stateless_era = StatelessEraPosts(
+            registry,
+            json_response=json_response,
+            transport_type=stateless_transport,
+            keep_alive_interval=keep_alive_interval,
+            revisions=self._revisions,
+            tool_header_params=getattr(registry.factory, "tool_header_params", no_header_params),
         )
 
     async def handle(
@@ -204,9 +191,9 @@ class StreamableHttpEndpoint:
         if self._stateless_revisions and (
             session_id is None or self.stateless or _STATELESS_META_KEY in body
         ):
-            head = read_stateless_head(body, headers, self._stateless_revisions)
+            head = read_stateless_head(routing.message, headers, self._stateless_revisions)
             if head is not None:
-                await self._post_stateless_era(responder, headers, body, routing, head)
+                await self._stateless_era.post(responder, headers, body, routing, head)
                 return
         if self.stateless:
             await self._post_stateless(request, responder, body, routing)
@@ -334,99 +321,18 @@ class StreamableHttpEndpoint:
             if session is None:
                 await send_error(responder, 404, "Session ended")
                 return
-            await self._answer_inline(transport, session, stream, responder, body)
+            # The session reads the one message peek decoded, not the body again.
+            message = routing.message
+            await answer_inline(
+                transport,
+                session,
+                stream,
+                responder,
+                body if message is None else message,
+                json_response=self.json_response,
+            )
         finally:
             transport.release_stream(stream)
-
-    async def _answer_inline(
-        self,
-        transport: HttpSession,
-        session: Session,
-        stream: OutboundStream,
-        responder: HttpResponder,
-        body: bytes,
-        on_writer: Callable[[StreamWriter], None] | None = None,
-    ) -> None:
-        """Answer a POST of requests, handed to the session in this task.
-
-        A lone request's handler runs in this task (a batch's run in request actors). The
-        common case costs no task and no wait: the handler's answer is on ``stream`` when
-        it returns, and goes out as JSON (or one whole SSE body). If the handler sends anything
-        else first (progress, a log message, a request to the client), asks to close the
-        stream, or (in SSE mode) has not answered within ``_SSE_HEAD_DELAY``, a writer starts
-        streaming SSE at once while the handler runs on here. The writer runs in the session
-        (a nursery per POST would cost every POST), and this task waits for it: the response
-        belongs to this exchange, so the writer never outlives it.
-        """
-        writer = StreamWriter(transport, stream, responder)
-        if on_writer is None:
-            stream.on_activity = writer.start
-        else:
-
-            def start() -> None:
-                started = writer.started
-                writer.start()
-                if writer.started and not started:
-                    on_writer(writer)
-
-            stream.on_activity = start
-        if not self.json_response:
-            transport.start_head_timer(stream, _SSE_HEAD_DELAY)
-        elif on_writer is not None:
-            # A stateless-era request (the only kind with on_writer): one the client could
-            # only wait for in silence gets its SSE head after a while even in JSON mode, so
-            # that keep-alives flow and a closed stream (its cancellation) is noticed.
-            transport.start_head_timer(stream, _STATELESS_JSON_HEAD_DELAY)
-        try:
-            try:
-                await session.handle_frame(body)
-            except ConnectionClosed:
-                if not writer.started:
-                    await send_error(responder, 404, "Session ended")
-                    return
-            finally:
-                stream.on_activity = None
-            # A request the client cancelled ends with no answer: its stream must still end.
-            for rid in tuple(stream.owed):
-                if not transport.answer_owed(rid):
-                    transport.drop_unanswered(rid)
-            if writer.started:
-                await writer.done.wait()
-            else:
-                await self._answer(transport, stream, responder)
-        finally:
-            if writer.started and not writer.done.is_set():
-                writer.scope.cancel()
-                with trio.CancelScope(shield=True):
-                    await writer.done.wait()
-
-    async def _answer(
-        self, transport: HttpSession, stream: OutboundStream, responder: HttpResponder
-    ) -> None:
-        if self.json_response:
-            await stream.wait()
-            pending = stream.pending
-            if stream.finished and len(pending) == 1 and not stream.close_requested:
-                answer = pending.pop(0)
-                stream.took()
-                await responder.send_response(200, JSON_HEADERS, answer)
-                return
-            if not pending and transport.is_ended:
-                await send_error(responder, 404, "Session ended")
-                return
-        elif not (stream.pending or stream.finished or stream.close_requested):
-            # Most answers come within a few scheduler turns: waiting a moment for the first
-            # message lets a prompt answer go out as one whole response (one write, nothing
-            # to watch), while a slow request still gets its head, and priming event, soon.
-            with trio.move_on_after(_SSE_HEAD_DELAY):
-                await stream.wait()
-        if stream.finished and stream.pending and not stream.close_requested:
-            # Everything this request will ever send is here: one response, SSE all the same.
-            body = await drain_events(stream, transport)
-            await responder.send_response(200, SSE_HEADERS, body)
-            return
-        await responder.start_stream(200, SSE_HEADERS)
-        await write_stream(stream, responder, transport)
 
     def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:
         """End ``rid``'s stream if its handler stops without an answer (it was cancelled).
@@ -484,89 +390,17 @@ class StreamableHttpEndpoint:
         stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            await self._answer_inline(transport, session, stream, responder, body)
-            nursery.cancel_scope.cancel()
-
-    async def _post_stateless_era(
-        self,
-        responder: HttpResponder,
-        headers: Headers,
-        body: bytes,
-        routing: Peek,
-        head: StatelessHead,
-    ) -> None:
-        """A stateless-era POST (see ``stateless_era.py``): one request with no session.
-
-        It runs like a stateless POST of the handshake era, on a fresh session that never
-        shakes hands: its connection reads the request at the revision its ``_meta`` names.
-        """
-        if routing.batch or routing.response_ids:
-            await send_error(responder, 400, "Only one request or notification per POST")
-            return
-        if not routing.request_ids:
-            await responder.send_response(202, ())
-            return
-        try:
-            check_stateless_post(head, headers, self._revisions, self._tool_header_params)
-        except McpError as exc:
-            status = 404 if exc.code == METHOD_NOT_FOUND else 400
-            await responder.send_response(
-                status, JSON_HEADERS, codec.encode_error(routing.request_ids[0], exc)
+            # The session reads the one message peek decoded, not the body again.
+            message = routing.message
+            await answer_inline(
+                transport,
+                session,
+                stream,
+                responder,
+                body if message is None else message,
+                json_response=self.json_response,
             )
-            return
-        try:
-            shared = await self.registry.shared_session(self._make_shared_transport)
-        except EndpointNotRunning:
-            await send_error(responder, 503, "The MCP endpoint is not running")
-            return
-        rid = routing.request_ids[0]
-        session = shared.session
-        # A listen stream would hold one of the shared session's in-flight slots for as long as
-        # it stays open: each gets a session of its own, and so does a request whose id another
-        # client has in flight on the shared session.
-        listen = head.method == "subscriptions/listen"
-        if session is not None and not listen and not shared.owns_any(routing.request_ids):
-            await self._answer_stateless_era(shared, session, responder, body, rid)
-            return
-        transport = self._make_shared_transport()
-        session = transport.session = self.registry.factory.session(transport)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(session.run)
-            await self._answer_stateless_era(transport, session, responder, body, rid)
             nursery.cancel_scope.cancel()
-
-    def _make_shared_transport(self) -> HttpSession:
-        return self._stateless_transport(
-            "", event_store=None, keep_alive_interval=self.keep_alive_interval
-        )
-
-    async def _answer_stateless_era(
-        self,
-        transport: HttpSession,
-        session: Session,
-        responder: HttpResponder,
-        body: bytes,
-        rid: RequestId,
-    ) -> None:
-        """Answer a stateless-era request on ``session``, in this POST's task."""
-
-        transport.exchanges += 1
-        stream = transport.open_request_stream([rid])
-
-        def watch(writer: StreamWriter) -> None:
-            # Closing the response stream is cancellation in this era. A write finds out (the
-            # writer stops); so does the front end, which reads EOF while a stream is open. No
-            # nursery per request for this: a request answered at once never needs either.
-            session.start_actor(cancel_when_gone, writer, transport, session, rid)
-            responder.on_client_gone(partial(cancel_on_disconnect, transport, session, rid))
-
-        try:
-            await self._answer_inline(
-                transport, session, stream, ErrorStatusResponder(responder), body, watch
-            )
-        finally:
-            transport.release_stream(stream)
-            transport.exchanges -= 1
 
     # ------------------------------------------------------------------ GET
 

@@ -1,0 +1,131 @@
+"""Answering a POST's requests in the POST's own task: :func:`answer_inline`.
+
+A POST's body is handed to its session in the POST's task, and a lone request's handler runs
+there too (:meth:`Session.handle_frame <mcptrio.runtime.session.Session.handle_frame>`). The
+common case costs no task and no wait: the answer is on the request's stream when the handler
+returns, and goes out as JSON (or as one whole SSE body). Anything else turns the answer into a
+live SSE stream, written by a :class:`~.live_stream.StreamWriter` from the session's nursery
+while the handler runs on here. Both eras of Streamable HTTP answer this way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import trio
+
+from ....protocol.codec import Envelope
+from ....protocol.errors import ConnectionClosed
+from ....runtime.session import Session
+from ..engine.exchange import HttpResponder
+from .http_session import HttpSession
+from .live_stream import StreamWriter
+from .responses import JSON_HEADERS, SSE_HEADERS, send_error
+from .sse_stream import OutboundStream, drain_events, write_stream
+
+__all__ = ["answer_inline"]
+
+# How long an SSE answer's head waits for the first message, so that a prompt answer is sent
+# as one whole response instead of a stream (see ``_answer``).
+_SSE_HEAD_DELAY = 0.05
+
+
+async def answer_inline(
+    transport: HttpSession,
+    session: Session,
+    stream: OutboundStream,
+    responder: HttpResponder,
+    body: bytes | Envelope,
+    *,
+    json_response: bool,
+    json_head_delay: float | None = None,
+    on_writer: Callable[[StreamWriter], None] | None = None,
+    answer_status: Callable[[bytes], int] | None = None,
+) -> None:
+    """Answer a POST of requests, handed to the session in this task (``body``, or its one
+    message as the endpoint decoded it).
+
+    A lone request's handler runs in this task (a batch's run in request actors). If the
+    handler sends anything else before its answer (progress, a log message, a request to the
+    client), asks to close the stream, or (in SSE mode) has not answered within
+    ``_SSE_HEAD_DELAY``, a writer starts streaming SSE at once while the handler runs on here;
+    in JSON mode, ``json_head_delay`` is how long a quiet request may stay unanswered before that
+    happens (``None``: never). ``on_writer`` is told when a writer starts; ``answer_status`` gives
+    the HTTP status of a JSON answer (``None``: 200). The writer runs in the
+    session (a nursery per POST would cost every POST), and this task waits for it: the response
+    belongs to this exchange, so the writer never outlives it.
+    """
+    writer = StreamWriter(transport, stream, responder)
+    if on_writer is None:
+        stream.on_activity = writer.start
+    else:
+
+        def start() -> None:
+            started = writer.started
+            writer.start()
+            if writer.started and not started:
+                on_writer(writer)
+
+        stream.on_activity = start
+    head_delay = _SSE_HEAD_DELAY if not json_response else json_head_delay
+    timer = None if head_delay is None else transport.head_timer(head_delay)
+    if timer is not None:
+        timer.arm(stream)
+    try:
+        try:
+            await session.handle_frame(body)
+        except ConnectionClosed:
+            if not writer.started:
+                await send_error(responder, 404, "Session ended")
+                return
+        finally:
+            stream.on_activity = None
+            if timer is not None:
+                timer.disarm(stream)
+        # A request the client cancelled ends with no answer: its stream must still end.
+        for rid in tuple(stream.owed):
+            if not transport.answer_owed(rid):
+                transport.drop_unanswered(rid)
+        if writer.started:
+            await writer.done.wait()
+        else:
+            await _answer(transport, stream, responder, json_response, answer_status)
+    finally:
+        if writer.started and not writer.done.is_set():
+            writer.scope.cancel()
+            with trio.CancelScope(shield=True):
+                await writer.done.wait()
+
+
+async def _answer(
+    transport: HttpSession,
+    stream: OutboundStream,
+    responder: HttpResponder,
+    json_response: bool,
+    answer_status: Callable[[bytes], int] | None,
+) -> None:
+    if json_response:
+        await stream.wait()
+        pending = stream.pending
+        if stream.finished and len(pending) == 1 and not stream.close_requested:
+            answer = pending.pop(0)
+            stream.took()
+            status = 200 if answer_status is None else answer_status(answer)
+            await responder.send_response(status, JSON_HEADERS, answer)
+            return
+        if not pending and transport.is_ended:
+            await send_error(responder, 404, "Session ended")
+            return
+    elif not (stream.pending or stream.finished or stream.close_requested):
+        # Most answers come within a few scheduler turns: waiting a moment for the first
+        # message lets a prompt answer go out as one whole response (one write, nothing
+        # to watch), while a slow request still gets its head, and priming event, soon.
+        with trio.move_on_after(_SSE_HEAD_DELAY):
+            await stream.wait()
+    if stream.finished and stream.pending and not stream.close_requested:
+        # Everything this request will ever send is here: one response, SSE all the same.
+        body = await drain_events(stream, transport)
+        await responder.send_response(200, SSE_HEADERS, body)
+        return
+    await responder.start_stream(200, SSE_HEADERS)
+    await write_stream(stream, responder, transport)

@@ -1,0 +1,78 @@
+"""The stateless era's header checks on their own (no sockets): how a header value is compared
+with the body, on the fast path for plain values and the decoding one alike."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mcptrio.protocol.errors import HeaderMismatch
+from mcptrio.protocol.http_headers import encode_value
+from mcptrio.protocol.request_meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
+from mcptrio.protocol.revisions import SUPPORTED
+from mcptrio.transports.http.endpoints.envelope_peek import peek
+from mcptrio.transports.http.endpoints.stateless_era import (
+    StatelessChecks,
+    no_header_params,
+    read_stateless_head,
+)
+
+REV = "2026-07-28"
+
+
+def check(name: str, name_header: bytes, version_header: bytes = REV.encode()) -> None:
+    params: dict[str, Any] = {
+        "name": name,
+        "arguments": {},
+        "_meta": {PROTOCOL_VERSION_KEY: REV, CLIENT_CAPABILITIES_KEY: {}},
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    headers = [
+        (b"mcp-protocol-version", version_header),
+        (b"mcp-method", b"tools/call"),
+        (b"mcp-name", name_header),
+    ]
+    head = read_stateless_head(peek(body.encode()).message, headers, (REV,))
+    assert head is not None
+    StatelessChecks(SUPPORTED, no_header_params).check(head, headers)
+
+
+@pytest.mark.parametrize(
+    ("name", "sent"),
+    [
+        ("add", b"add"),
+        ("add", b" add\t"),  # optional whitespace around a value is not part of it
+        ("add", b"=?base64?YWRk?="),  # a plain value may be sent encoded too
+        ("two words", b"two words"),
+        ("caf\u00e9", encode_value("caf\u00e9").encode()),
+        ("=?base64?YWRk?=", encode_value("=?base64?YWRk?=").encode()),
+    ],
+)
+def test_a_header_carrying_the_value_passes_every_time(name: str, sent: bytes) -> None:
+    for _ in range(3):
+        check(name, sent)
+
+
+@pytest.mark.parametrize(
+    ("name", "sent"),
+    [
+        ("add", b"sub"),
+        ("add", b"ADD"),
+        (" add", b" add"),  # the body's space is part of the name; the header's is not
+        ("caf\u00e9", "caf\u00e9".encode()),  # not ASCII: it must be encoded
+        ("=?base64?YWRk?=", b"=?base64?YWRk?="),  # sent plain, it reads as "add"
+        ("tab\there", b"tab\there"),  # a control character travels encoded only
+    ],
+)
+def test_a_header_not_carrying_the_value_is_a_mismatch_every_time(name: str, sent: bytes) -> None:
+    for _ in range(3):
+        with pytest.raises(HeaderMismatch):
+            check(name, sent)
+
+
+def test_the_version_header_is_compared_with_the_meta_the_same_way() -> None:
+    check("add", b"add", b" 2026-07-28 ")
+    with pytest.raises(HeaderMismatch):
+        check("add", b"add", b"2025-11-25")

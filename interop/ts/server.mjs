@@ -52,7 +52,11 @@ function buildServer(ctx) {
   const server = new McpServer(
     { name: 'ts-v2-interop-server', version: '2.4.0' },
     {
-      capabilities: { resources: { subscribe: true, listChanged: true }, tools: { listChanged: true } },
+      capabilities: {
+        resources: { subscribe: true, listChanged: true },
+        tools: { listChanged: true },
+        logging: {},
+      },
       instructions: 'A TypeScript SDK v2 server for interop tests.',
     }
   );
@@ -92,6 +96,8 @@ function buildServer(ctx) {
     'ask_name',
     { description: 'Elicits a name from the user' },
     async (ctx) => {
+      const view = inputResponse(ctx.mcpReq.inputResponses, 'name');
+      if (view.kind === 'elicit' && view.action !== 'accept') return text(`No name (${view.action})`);
       const answer = acceptedContent(ctx.mcpReq.inputResponses, 'name');
       if (typeof answer?.name !== 'string') {
         return inputRequired({
@@ -129,6 +135,26 @@ function buildServer(ctx) {
       }
       const content = Array.isArray(view.result.content) ? view.result.content[0] : view.result.content;
       return text(`The model said: ${content.text} (state ${ctx.mcpReq.requestState() ?? 'none'})`);
+    }
+  );
+
+  server.registerTool(
+    'ask_roots',
+    { description: 'Lists the client roots' },
+    async (ctx) => {
+      const view = inputResponse(ctx.mcpReq.inputResponses, 'roots');
+      if (view.kind !== 'roots') return inputRequired({ inputRequests: { roots: inputRequired.listRoots() } });
+      return text(view.roots.map((root) => root.uri).join(' '));
+    }
+  );
+
+  server.registerTool(
+    'log',
+    { description: 'Logs one message at each of two levels (deprecated in 2026-07-28, still served)' },
+    async (ctx) => {
+      await ctx.mcpReq.log('debug', 'a debug message', 'ts');
+      await ctx.mcpReq.log('warning', 'a warning', 'ts');
+      return text('logged');
     }
   );
 

@@ -298,30 +298,43 @@ async def cancellations(client: mcptrio.Client) -> int:
     return int(text_of(await client.call_tool("cancellations", {})))
 
 
-async def test_cancelling_a_call_cancels_it_in_the_server(target: Any, era: str) -> None:
+async def cancel_a_slow_call(client: mcptrio.Client, how: str) -> None:
+    """Call ``slow`` and give up on it: ``how`` is by leaving a cancel scope once the server
+    said it started, or by the call's timeout; then wait until the server saw it cancelled."""
+    before = await cancellations(client)
+    if how == "timeout":
+        with pytest.raises(mcptrio.RequestTimeout):
+            await client.call_tool("slow", {}, timeout=0.2)
+    else:
+        started = trio.Event()
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+
+                async def call() -> None:
+                    await client.call_tool("slow", {}, on_progress=lambda *_: started.set())
+
+                nursery.start_soon(call)
+                await started.wait()
+                scope.cancel()
+        assert scope.cancelled_caught
+    # The SDK aborts the handler's signal when it hears of the cancellation, which comes on
+    # its own (notifications/cancelled, or the closed response stream): ask until it has.
+    seen = before
+    for _ in range(100):
+        seen = await cancellations(client)
+        if seen > before:
+            break
+        await trio.sleep(0.05)
+    assert seen == before + 1
+
+
+@pytest.mark.parametrize("how", ["scope", "timeout"])
+async def test_giving_up_on_a_call_cancels_it_in_the_server(
+    target: Any, era: str, how: str
+) -> None:
     with trio.fail_after(30):
         async with connected(target, era) as client:
-            before = await cancellations(client)
-            started = trio.Event()
-            with trio.CancelScope() as scope:
-                async with trio.open_nursery() as nursery:
-
-                    async def call() -> None:
-                        await client.call_tool("slow", {}, on_progress=lambda *_: started.set())
-
-                    nursery.start_soon(call)
-                    await started.wait()
-                    scope.cancel()
-            assert scope.cancelled_caught
-            # The SDK aborts the handler's signal when it hears of the cancellation, which
-            # comes on its own (a notification, or the closed stream): ask until it has.
-            seen = before
-            for _ in range(100):
-                seen = await cancellations(client)
-                if seen > before:
-                    break
-                await trio.sleep(0.05)
-            assert seen == before + 1
+            await cancel_a_slow_call(client, how)
 
 
 async def test_hears_list_changes_and_resource_updates(target: Any, era: str) -> None:
@@ -339,8 +352,9 @@ async def test_the_shipped_handler_serves_the_handshake_era_without_sessions(
     http_base: str,
 ) -> None:
     """``createMcpHandler`` as shipped answers 2025-era requests with a fresh instance each: the
-    calls work, but nothing can reach the client outside a response (no server-to-client
-    request, no standalone stream), so the shim refuses elicitation."""
+    calls work, and giving up on one closes its stream, which the instance hears; but nothing
+    can reach the client outside a response (no server-to-client request, no standalone
+    stream), so the shim refuses elicitation."""
     handlers = Handlers(sampling=sample, elicitation=elicit)
     with trio.fail_after(30):
         async with connected(f"{http_base}/mcp", "handshake", handlers=handlers) as client:
@@ -352,6 +366,8 @@ async def test_the_shipped_handler_serves_the_handshake_era_without_sessions(
                 "count", {"steps": 2}, on_progress=lambda p, *_: progress.append(p)
             )
             assert progress == [1, 2]
+            # Giving up on a call closes its response stream, which the instance hears.
+            await cancel_a_slow_call(client, "scope")
             result = await client.call_tool("ask_name", {})
             assert result.is_error is True
             assert "per-request legacy serving cannot receive server-to-client requests" in (

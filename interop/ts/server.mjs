@@ -118,6 +118,22 @@ function buildServer(ctx) {
   );
 
   server.registerTool(
+    'ask_visit',
+    { description: 'URL-mode elicitation: asks the user to visit a page' },
+    async (ctx) => {
+      const view = inputResponse(ctx.mcpReq.inputResponses, 'visit');
+      if (view.kind !== 'elicit') {
+        return inputRequired({
+          inputRequests: {
+            visit: inputRequired.elicitUrl({ message: 'Please sign in', url: 'https://example.com/sign-in' }),
+          },
+        });
+      }
+      return text(`visit ${view.action}`);
+    }
+  );
+
+  server.registerTool(
     'ask_model',
     { description: 'Samples the client model; carries requestState across the round' },
     async (ctx) => {

@@ -252,6 +252,23 @@ async def test_answers_elicitation_and_sampling_with_its_handlers(target: Any, e
     assert sampling.messages[0].content == TextContent(text="What is the capital of France?")
 
 
+async def test_answers_a_url_mode_elicitation(target: Any, era: str) -> None:
+    asked: list[ElicitRequest] = []
+
+    async def visit(ctx: RequestContext, request: ElicitRequest) -> ElicitResult:
+        asked.append(request)
+        return ElicitResult(action="accept")
+
+    with trio.fail_after(30):
+        async with connected(target, era, handlers=Handlers(elicitation=visit)) as client:
+            assert text_of(await client.call_tool("ask_visit", {})) == "visit accept"
+    (request,) = asked
+    assert (request.mode, request.url) == ("url", "https://example.com/sign-in")
+    # 2026-07-28 has no elicitationId (the server correlates through requestState); the
+    # handshake era's shim makes one up.
+    assert isinstance(request.elicitation_id, str) == (era == "handshake")
+
+
 async def test_a_declined_elicitation_and_the_roots_reach_the_tool(target: Any, era: str) -> None:
     async def decline(ctx: RequestContext, request: ElicitRequest) -> ElicitResult:
         return ElicitResult(action="decline")

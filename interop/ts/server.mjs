@@ -43,12 +43,15 @@ const cancelled = [];
 let touches = 0;
 /** Publishes a change to every listener of whichever entry is serving (set below). */
 let publishChange = () => {};
+/** Whether the instance serves one HTTP request only (set below for HTTP). */
+let perRequest = () => false;
 /** The 2025-era instances alive on a connection or session, with the URIs subscribed there. */
 const legacyInstances = new Map();
 
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
 
-function buildServer(ctx) {
+/** The factory: `entry` is what the serving entry says of the instance (its era...). */
+function buildServer(entry) {
   const server = new McpServer(
     { name: 'ts-v2-interop-server', version: '2.4.0' },
     {
@@ -58,7 +61,16 @@ function buildServer(ctx) {
         logging: {},
       },
       instructions: 'A TypeScript SDK v2 server for interop tests.',
+      // 2026-07-28 results may be cached for ttlMs: the listing of tools for a minute.
+      cacheHints: { 'tools/list': { ttlMs: 60_000 } },
     }
+  );
+
+  // Its description says how often touch was called: a listing shows whether it is fresh.
+  const touchedTool = server.registerTool(
+    'touched',
+    { description: `touched ${touches} times` },
+    async () => text(String(touches))
   );
 
   server.registerTool(
@@ -229,6 +241,9 @@ function buildServer(ctx) {
     { description: 'Changes the counter resource and announces a tool list change' },
     async () => {
       touches += 1;
+      // An instance that outlives this request lists the new description from now on; the
+      // HTTP entries' per-request instances are built with it.
+      if (!perRequest(entry)) touchedTool.update({ description: `touched ${touches} times` });
       await publishChange();
       return text(`touched ${touches}`);
     }
@@ -237,7 +252,7 @@ function buildServer(ctx) {
   server.registerResource(
     'counter',
     COUNTER_URI,
-    { description: 'How many times touch was called', mimeType: 'text/plain' },
+    { description: 'How many times touch was called', mimeType: 'text/plain', cacheHint: { ttlMs: 60_000 } },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: `touched ${touches}` }] })
   );
 
@@ -266,7 +281,7 @@ function buildServer(ctx) {
     })
   );
 
-  if (ctx.era === 'legacy') {
+  if (entry.era === 'legacy') {
     // 2025-era subscriptions: the modern era has no resources/subscribe (listen streams
     // instead, served by the entries themselves).
     const subscribed = new Set();
@@ -362,6 +377,8 @@ function serveOverHttp() {
   const asShipped = createMcpHandler(buildServer, { onerror });
   const strict = createMcpHandler(buildServer, { legacy: 'reject', onerror });
   const sessions = new Map();
+  // Only the instances on /sessions' 2025-era sessions outlive a request.
+  perRequest = (entry) => !entry.session;
 
   publishChange = async () => {
     for (const handler of [asShipped, strict]) {
@@ -384,7 +401,7 @@ function serveOverHttp() {
       onsessioninitialized: (sessionId) => sessions.set(sessionId, transport),
       onsessionclosed: (sessionId) => sessions.delete(sessionId),
     });
-    await buildServer({ era: 'legacy' }).connect(transport);
+    await buildServer({ era: 'legacy', session: true }).connect(transport);
     return transport.handleRequest(request);
   }
 

@@ -365,6 +365,47 @@ async def test_hears_list_changes_and_resource_updates(target: Any, era: str) ->
             assert read.contents[0].text == touched
 
 
+async def touched_as_listed(client: mcptrio.Client) -> str:
+    (tool,) = [tool async for tool in client.iter_tools() if tool.name == "touched"]
+    assert isinstance(tool.description, str)
+    return tool.description
+
+
+async def counter(client: mcptrio.Client) -> str:
+    read = await client.read_resource(COUNTER_URI)
+    (contents,) = read.contents
+    assert isinstance(contents, TextResourceContents)
+    return str(contents.text)
+
+
+async def test_cached_results_last_their_ttl_until_a_change_is_heard(target: Any, era: str) -> None:
+    """The server gives ``tools/list`` and the counter resource a ``ttlMs`` of a minute: the
+    stateless era's client answers from its cache until a list change or a resource update
+    says otherwise (the handshake era has no ``ttlMs``, so nothing is cached)."""
+    with trio.fail_after(30):
+        async with connected(target, era) as client:
+            listed, read = await touched_as_listed(client), await counter(client)
+            touched = text_of(await client.call_tool("touch", {}))
+            if era == "probing":
+                assert (await touched_as_listed(client), await counter(client)) == (listed, read)
+            else:
+                assert await counter(client) == touched
+                assert await touched_as_listed(client) == f"{touched} times"
+            async with client.list_changes() as changes, client.subscribe(COUNTER_URI) as updates:
+                touched = text_of(await client.call_tool("touch", {}))
+                assert await anext(aiter(changes)) == "tools"
+                assert await anext(aiter(updates)) == COUNTER_URI
+            assert await touched_as_listed(client) == f"{touched} times"
+            assert await counter(client) == touched
+            # Until it is asked for a fresh one, which it then keeps.
+            touched = text_of(await client.call_tool("touch", {}))
+            if era == "probing":
+                assert await counter(client) != touched
+            refreshed = await client.read_resource(COUNTER_URI, cache="refresh")
+            assert refreshed.contents[0].text == touched
+            assert await counter(client) == touched
+
+
 async def test_the_shipped_handler_serves_the_handshake_era_without_sessions(
     http_base: str,
 ) -> None:

@@ -16,8 +16,8 @@
 //
 // One factory defines everything once; the SDK serves it to both eras. Handlers that need input
 // from the client return inputRequired(...): a 2026-07-28 client fulfils it and retries (MRTR),
-// and on a 2025-era connection the SDK's legacy shim sends real elicitation/create and
-// sampling/createMessage requests instead. State the tests observe (cancellations, touches)
+// and on a 2025-era connection the SDK's legacy shim sends real elicitation/create,
+// sampling/createMessage and roots/list requests instead. State the tests observe (cancellations, touches)
 // lives in this module, since the HTTP entries build an instance per request.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -318,15 +318,17 @@ function serveOverStdio() {
     // A modern connection's pinned instance: serveStdio routes its change notifications onto
     // the connection's listen streams (and filters them there).
     for (const server of modern) {
+      // A probe instance discarded when the client fell back to initialize is closed.
+      if (!server.isConnected()) continue;
       server.sendToolListChanged();
       await server.server.sendResourceUpdated({ uri: COUNTER_URI });
     }
     await publishToLegacyInstances();
   };
   serveStdio(
-    (ctx) => {
-      const server = buildServer(ctx);
-      if (ctx.era === 'modern') modern.add(server);
+    (entry) => {
+      const server = buildServer(entry);
+      if (entry.era === 'modern') modern.add(server);
       return server;
     },
     { onerror: (error) => console.error('serveStdio:', error.message) }

@@ -44,6 +44,16 @@ class FollowedStream:
     original_id: RequestId | None = None
     reissues: int = 0
 
+    def fail(self, message: str) -> None:
+        """Note why the requests still owed fail (the first reason wins); the POST task
+        answers them with an error when it finishes."""
+        if self.failure is None:
+            self.failure = message
+
+    def owed(self) -> set[RequestId]:
+        """The ids the session waits on: a re-issued request's is the one it sent."""
+        return self.pending if self.original_id is None else {self.original_id}
+
 
 @dataclass(frozen=True, slots=True)
 class Reconnection:

@@ -259,7 +259,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                 except HttpError as exc:
                     log.info("POST to %s failed: %s", self.url, exc)
                     if status == 0:
-                        self._fail(stream, f"The HTTP request failed: {exc}")
+                        stream.fail(f"The HTTP request failed: {exc}")
                         return
                     outcome = ENDED
             if stream.scope.cancelled_caught:
@@ -276,7 +276,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             elif outcome == ENDED and stream.pending:
                 await self._resume(stream)
             elif stream.pending:
-                self._fail(stream, "The server ended the response stream without answering")
+                stream.fail("The server ended the response stream without answering")
         finally:
             if first:
                 # Whatever happened (an answer, a failure, a cancelled probe), the first POST's
@@ -293,14 +293,14 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         """Send a stateless-era request whose stream broke again, under a new id (see
         :mod:`.reissue`)."""
         if stream.reissues >= REISSUE_LIMIT or len(info.request_ids) != 1:
-            self._fail(stream, "The response stream broke before the answer, every time")
+            stream.fail("The response stream broke before the answer, every time")
             return
         original = info.request_ids[0] if stream.original_id is None else stream.original_id
         self._reissued += 1
         new_id = f"{original}.reissued-{self._reissued}"
         again = renumbered(data, new_id)
         if again is None:
-            self._fail(stream, "The response stream broke before the answer")
+            stream.fail("The response stream broke before the answer")
             return
         log.info("the response stream of request %r broke; re-issued as %r", original, new_id)
         # The answer now comes under the new id: the old one is owed nothing more.
@@ -335,7 +335,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
     async def _read_post_response(self, response: HttpResponse, stream: FollowedStream) -> str:
         if response.status == 202 or not stream.pending:
             if stream.pending:
-                self._fail(stream, "The server accepted the request without answering it")
+                stream.fail("The server accepted the request without answering it")
             response.drain_buffered()
             await trio.lowlevel.checkpoint()
             return DONE
@@ -345,7 +345,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             body = await response.read(limit)
             if body is None:
                 await self._deliver(OversizedFrame(limit))
-                self._fail(stream, "The response is larger than the frame size limit")
+                stream.fail("The response is larger than the frame size limit")
                 return DONE
             stream.pending.difference_update(response_ids(body))
             await self._deliver_response(body, stream)
@@ -353,7 +353,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         if ctype == "text/event-stream":
             response.read_timeout = self.options.sse_read_timeout
             return await self._read_events(response, stream)
-        self._fail(stream, f"The server answered with an unexpected content type {ctype!r}")
+        stream.fail(f"The server answered with an unexpected content type {ctype!r}")
         return DONE
 
     async def _deliver_response(self, data: bytes, stream: FollowedStream) -> None:
@@ -418,18 +418,18 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         with stream.scope:
             while stream.pending:
                 if stream.last_event_id is None:
-                    self._fail(stream, "The response stream broke and cannot be resumed")
+                    stream.fail("The response stream broke and cannot be resumed")
                     return
                 await trio.sleep(self._delay(stream, failures + 1))
                 outcome, progressed = await self._get(stream)
                 if outcome == DONE or not stream.pending:
                     return
                 if outcome in (UNUSABLE, SESSION_GONE):
-                    self._fail(stream, "The response stream could not be resumed")
+                    stream.fail("The response stream could not be resumed")
                     return
                 failures = 0 if progressed else failures + 1
                 if failures >= self.reconnection.max_attempts:
-                    self._fail(stream, "The response stream could not be resumed")
+                    stream.fail("The response stream could not be resumed")
                     return
 
     async def _get(
@@ -464,7 +464,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             return UNUSABLE, False
         if status == 404 and sent_session is not None:
             # The session is gone, and a POST stream being resumed is lost with it.
-            self._fail(stream, "The server ended the session while the request was running")
+            stream.fail("The server ended the session while the request was running")
             await self._renewal.renew(sent_session)
             return SESSION_GONE, False
         log.info("GET of the SSE stream got HTTP %d", status)
@@ -524,20 +524,9 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             if not stream.pending:
                 stream.scope.cancel()
 
-    @staticmethod
-    def _fail(stream: FollowedStream, message: str) -> None:
-        """Note why the requests still owed by ``stream`` fail (the first reason wins).
-
-        The POST task answers them with an error when it finishes.
-        """
-        if stream.failure is None:
-            stream.failure = message
-
     async def _fail_now(self, stream: FollowedStream) -> None:
-        message = stream.failure or "The request was lost"
-        owed = stream.pending if stream.original_id is None else {stream.original_id}
         if not self._closed:
-            await self._fail_requests(owed, message)
+            await self._fail_requests(stream.owed(), stream.failure or "The request was lost")
         stream.pending.clear()
 
 

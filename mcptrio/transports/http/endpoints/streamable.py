@@ -64,6 +64,7 @@ from ....protocol.revisions import (
     revision_of,
     stateless_versions,
 )
+from ....runtime.session import Session
 from ....stores.event_store import UnknownEventId
 from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
@@ -80,6 +81,7 @@ from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import (
     KEEP_ALIVE_INTERVAL,
+    OutboundStream,
     sse_event,
     write_stream,
 )
@@ -321,18 +323,30 @@ class StreamableHttpEndpoint:
             if session is None:
                 await send_error(responder, 404, "Session ended")
                 return
-            # The session reads the one message peek decoded, not the body again.
-            message = routing.message
-            await answer_inline(
-                transport,
-                session,
-                stream,
-                responder,
-                body if message is None else message,
-                json_response=self.json_response,
-            )
+            await self._answer(transport, session, stream, responder, body, routing)
         finally:
             transport.release_stream(stream)
+
+    async def _answer(
+        self,
+        transport: HttpSession,
+        session: Session,
+        stream: OutboundStream,
+        responder: HttpResponder,
+        body: bytes,
+        routing: Peek,
+    ) -> None:
+        """Answer a handshake-era POST's requests in this task."""
+        # The session reads the one message peek decoded, not the body again.
+        message = routing.message
+        await answer_inline(
+            transport,
+            session,
+            stream,
+            responder,
+            body if message is None else message,
+            json_response=self.json_response,
+        )
 
     def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:
         """End ``rid``'s stream if its handler stops without an answer (it was cancelled).
@@ -390,16 +404,7 @@ class StreamableHttpEndpoint:
         stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            # The session reads the one message peek decoded, not the body again.
-            message = routing.message
-            await answer_inline(
-                transport,
-                session,
-                stream,
-                responder,
-                body if message is None else message,
-                json_response=self.json_response,
-            )
+            await self._answer(transport, session, stream, responder, body, routing)
             nursery.cancel_scope.cancel()
 
     # ------------------------------------------------------------------ GET

@@ -111,4 +111,35 @@ function check.json_string(s)
   end) .. '"'
 end
 
+-- What done() prints for the xN scripts: one JSON line with wrk's totals, the threads' "ok" and
+-- "bad" counters (and each of "extra", also a per-thread counter), the latency percentiles in
+-- microseconds and the first bad answer.
+function check.write_summary(threads, summary, latency, extra)
+  local totals = { ok = 0, bad = 0 }
+  for _, name in ipairs(extra) do
+    totals[name] = 0
+  end
+  local first_bad = ""
+  for _, thread in ipairs(threads) do
+    for name, _ in pairs(totals) do
+      totals[name] = totals[name] + thread:get(name)
+    end
+    if first_bad == "" then
+      first_bad = thread:get("sample")
+    end
+  end
+  local counters = ""
+  for name, value in pairs(totals) do
+    counters = counters .. string.format('"%s":%d,', name, value)
+  end
+  local e = summary.errors
+  io.write(string.format(
+    '{"requests":%d,"duration_us":%d,%s"socket_errors":%d,"status_errors":%d,"timeouts":%d,'
+      .. '"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d,"first_bad":%s}\n',
+    summary.requests, summary.duration, counters,
+    e.connect + e.read + e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), check.json_string(first_bad)))
+end
+
 return check

@@ -76,22 +76,5 @@ function response(status, response_headers, body)
 end
 
 function done(summary, latency, requests)
-  local ok_total, bad_total, json_total, first_bad = 0, 0, 0, ""
-  for _, thread in ipairs(threads) do
-    ok_total = ok_total + thread:get("ok")
-    bad_total = bad_total + thread:get("bad")
-    json_total = json_total + thread:get("json_answers")
-    if first_bad == "" then
-      first_bad = thread:get("sample")
-    end
-  end
-  local e = summary.errors
-  io.write(string.format(
-    '{"requests":%d,"duration_us":%d,"ok":%d,"bad":%d,"json_answers":%d,"socket_errors":%d,'
-      .. '"status_errors":%d,"timeouts":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d,'
-      .. '"first_bad":%s}\n',
-    summary.requests, summary.duration, ok_total, bad_total, json_total,
-    e.connect + e.read + e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99),
-    latency:percentile(99.9), check.json_string(first_bad)))
+  check.write_summary(threads, summary, latency, { "json_answers" })
 end

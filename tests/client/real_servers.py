@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from processes import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / "interop"
@@ -100,12 +101,7 @@ def running_http_server(
             _wait_until_listening(process, port, errors)
             yield process
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+            stop_process(process)
 
 
 def _wait_until_listening(

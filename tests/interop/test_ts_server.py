@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 import trio
+from processes import stop_process
 
 import mcptrio
 from mcptrio.client import HANDSHAKE_ERA, Handlers, Revisions, Timeouts
@@ -99,12 +100,7 @@ def http_base() -> Iterator[str]:
                 raise RuntimeError(f"server.mjs did not start: {errors.read().decode()}")
             yield line
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+            stop_process(process)
 
 
 @pytest.fixture(params=["stdio", "http"])

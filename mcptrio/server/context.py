@@ -105,6 +105,10 @@ class Context:
         self.server = server
         self._round: InputRound | None = None
 
+    def for_server(self, server: Server) -> Context:
+        """This request's context as ``server`` sees it: for a mounted server answering it."""
+        return Context(self._runtime, server)
+
     @property
     def request_meta(self) -> RequestMeta | None:
         """What a stateless-era request's ``_meta`` says of its client (``None``: this is a

@@ -8,14 +8,17 @@ with ``--stdio``. Stop it with Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from collections.abc import Sequence
+from functools import partial
 
 import trio
 
-from .config import ConfigError
-from .serve import serve_gateway_config
+from .config import ConfigError, load_config
+from .gateway import Gateway
+from .serve import serve_gateway
 
 __all__ = ["main"]
 
@@ -33,28 +36,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
 
+    try:
+        gateway = Gateway(args.name, upstreams=load_config(args.config))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
     async def run() -> None:
         async with trio.open_nursery() as nursery:
             where = await nursery.start(
-                lambda task_status: serve_gateway_config(
-                    args.config,
-                    name=args.name,
+                partial(
+                    serve_gateway,
+                    gateway,
                     transport="stdio" if args.stdio else "http",
                     host=args.host,
                     port=args.port,
                     path=args.path,
-                    task_status=task_status,
                 )
             )
             print(f"mcptrio gateway serving at {where}", file=sys.stderr, flush=True)
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         trio.run(run)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 0
     return 0
 
 

@@ -8,7 +8,9 @@ forwarded requests; the gateway passes the question on to the client whose reque
   known exactly (a context variable set around the forwarded call);
 - an upstream of the handshake era sends its request on the connection, unrelated to any of the
   gateway's requests on the wire (stdio has no way to relate them): it goes to the downstream
-  request that is waiting on that upstream, the one that started last when several are.
+  request that is waiting on that upstream, the one that started last when several are; a
+  stateless-era client's tool call to such an upstream is parked (:mod:`.parked`), and the
+  question goes to it, and on to the client in an input-required result.
 
 With no downstream request waiting, ``roots/list`` is answered with no roots and sampling or
 elicitation are refused (-32601): there is nobody to ask. A downstream client that did not declare
@@ -41,6 +43,7 @@ from ..protocol.types import (
 )
 from ..runtime.context import RequestContext
 from ..server.context import Context
+from .parked import ParkedCall
 
 __all__ = ["DownstreamRouter"]
 
@@ -57,22 +60,23 @@ class DownstreamRouter:
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
-        self._waiting: dict[int, Context] = {}
+        self._waiting: dict[int, Context | ParkedCall] = {}
         self._ids = count()
 
     @contextmanager
-    def forwarding(self, ctx: Context) -> Iterator[None]:
-        """Mark ``ctx`` as waiting on this upstream for the block."""
+    def forwarding(self, waiter: Context | ParkedCall) -> Iterator[None]:
+        """Mark ``waiter`` (a downstream request, or a parked call) as waiting on this upstream
+        for the block."""
         key = next(self._ids)
-        self._waiting[key] = ctx
-        token = _forwarding.set(ctx)
+        self._waiting[key] = waiter
+        token = _forwarding.set(waiter if isinstance(waiter, Context) else None)
         try:
             yield
         finally:
             _forwarding.reset(token)
             del self._waiting[key]
 
-    def downstream(self) -> tuple[Context | None, bool]:
+    def downstream(self) -> tuple[Context | ParkedCall | None, bool]:
         """The downstream request to ask, and whether it is the calling task's own."""
         own = _forwarding.get()
         if own is not None:
@@ -88,6 +92,8 @@ class DownstreamRouter:
     async def _ask(self, request: Request[Any], capability: str) -> Any:
         ctx, own = self.downstream()
         what = request.METHOD
+        if isinstance(ctx, ParkedCall):
+            return await ctx.ask(request)
         if ctx is None:
             raise MethodNotFound(
                 f"{what}: no client of the gateway is waiting on upstream {self.upstream!r}"

@@ -73,6 +73,7 @@ from ..server.forwarding import (
 from ..server.mount import check_namespace
 from ..server.session_state import ListKind
 from ..server.tool_results import error_result
+from .parked import ParkedCall, ParkedCalls
 from .routing import DownstreamRouter
 
 __all__ = ["Backoff", "Upstream", "UpstreamConnection", "UpstreamState"]
@@ -161,6 +162,7 @@ class UpstreamConnection:
         #: get a tool error that says so).
         self.tool_names: set[str] = set()
         self.router = DownstreamRouter(spec.name)
+        self._parked = ParkedCalls()
         self._client: Client | None = None
         self._keys: dict[ListKind, list[tuple[str, str]]] = {kind: [] for kind in _KINDS}
         self._dirty: set[ListKind] = set()
@@ -288,7 +290,8 @@ class UpstreamConnection:
         handshake-era session (each at its own level; queued, never waiting)."""
         logger = self.spec.name if message.logger is UNSET else f"{self.spec.name}.{message.logger}"
         message = msgspec.structs.replace(message, logger=logger)
-        ctx, _own = self.router.downstream()
+        waiter, _own = self.router.downstream()
+        ctx = waiter.ctx if isinstance(waiter, ParkedCall) else waiter
         states = (
             [self.gateway.session_state(ctx.session)]
             if ctx is not None and ctx.request_meta is None
@@ -396,6 +399,25 @@ class UpstreamConnection:
 
     # ---------------------------------------------------------------- forwarding
 
+    async def _forward_call(
+        self,
+        client: Client,
+        waiter: Context | ParkedCall,
+        name: str,
+        arguments: dict[str, Any] | None,
+        progress: Callable[..., Awaitable[None]] | None,
+    ) -> CallToolResult:
+        with self.router.forwarding(waiter):
+            try:
+                return await client.call_tool(
+                    name, arguments, validate_output=False, on_progress=progress
+                )
+            except (ConnectionClosed, TransportError) as exc:
+                self.error = exc
+                return error_result(self.unavailable())
+            except RequestTimeout as exc:
+                return error_result(f"The upstream server {self.spec.name!r}: {exc}")
+
     def _caller(
         self, name: str
     ) -> Callable[[Context, dict[str, Any] | None], Awaitable[CallToolResult]]:
@@ -403,17 +425,23 @@ class UpstreamConnection:
             client = self._client
             if client is None:
                 return error_result(self.unavailable())
-            progress = _progress_to(ctx)
-            with self.router.forwarding(ctx):
-                try:
-                    return await client.call_tool(
-                        name, arguments, validate_output=False, on_progress=progress
-                    )
-                except (ConnectionClosed, TransportError) as exc:
-                    self.error = exc
-                    return error_result(self.unavailable())
-                except RequestTimeout as exc:
-                    return error_result(f"The upstream server {self.spec.name!r}: {exc}")
+            nursery = self._nursery
+            if (
+                ctx.request_meta is not None
+                and client.session.connection.request_meta is None
+                and nursery is not None
+            ):
+                # A stateless-era client, a handshake-era upstream: the call outlives rounds.
+                parked = self._parked.find(ctx)
+                if parked is None:
+
+                    async def parked_call(parked: ParkedCall) -> CallToolResult:
+                        progress = _progress_to_parked(parked)
+                        return await self._forward_call(client, parked, name, arguments, progress)
+
+                    parked = self._parked.start(nursery, parked_call, self.spec.timeout)
+                return await self._parked.wait(ctx, parked)
+            return await self._forward_call(client, ctx, name, arguments, _progress_to(ctx))
 
         return call
 
@@ -452,6 +480,17 @@ class UpstreamConnection:
         if client is None:
             raise InternalError(self.unavailable())
         return client
+
+
+def _progress_to_parked(parked: ParkedCall) -> Callable[..., Awaitable[None]]:
+    """A parked call's progress goes to the round waiting on it, if one is."""
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        ctx = parked.ctx
+        if ctx is not None and ctx.progress_token is not None:
+            await ctx.report_progress(value, total, message)
+
+    return progress
 
 
 def _completes(client: Client) -> bool:

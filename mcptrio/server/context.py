@@ -145,6 +145,15 @@ class Context:
         return _NO_ARGUMENTS
 
     @property
+    def input_answers(self) -> Mapping[str, Any]:
+        """The answers to earlier asks a stateless-era request carries, by key (those of earlier
+        rounds, sealed in its ``requestState``, and its ``inputResponses``), as they came; empty
+        in the handshake era. A gateway finds the upstream call a retry resumes by them."""
+        if self.request_meta is None:
+            return _NO_ARGUMENTS
+        return MappingProxyType(self._input_round().answers)
+
+    @property
     def progress_token(self) -> int | str | None:
         """The token the client asked progress for, or ``None`` if it did not."""
         return self._runtime.progress_token

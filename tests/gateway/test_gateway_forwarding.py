@@ -156,10 +156,6 @@ async def test_everything_is_forwarded_in_either_era_on_either_side(
                     # Elicitation came with 2025-06-18: the upstream's tool is refused it.
                     with pytest.raises(mcptrio.McpError, match="elicitation"):
                         await client.call_tool("weather_confirm")
-                elif downstream_era == "stateless" and upstream_era == "handshake":
-                    # A decision (docs/explanation/gateway.md): not passed on across eras.
-                    with pytest.raises(mcptrio.MethodNotFound, match="stateless-era"):
-                        await client.call_tool("weather_confirm")
                 else:
                     confirmed = await client.call_tool("weather_confirm")
                     assert confirmed.content[0].text == "accept {'ok': True}"
@@ -167,7 +163,10 @@ async def test_everything_is_forwarded_in_either_era_on_either_side(
 
 
 @pytest.mark.parametrize("upstream_era", ["handshake", "stateless"])
-async def test_a_downstream_cancel_cancels_the_upstream_call(upstream_era: str) -> None:
+@pytest.mark.parametrize("downstream_era", ["handshake", "stateless"])
+async def test_a_downstream_cancel_cancels_the_upstream_call(
+    upstream_era: str, downstream_era: str
+) -> None:
     log: list[str] = []
     gateway = Gateway(
         upstreams=[Upstream(name="w", target=weather(log), revisions=ERAS[upstream_era])]
@@ -175,7 +174,7 @@ async def test_a_downstream_cancel_cancels_the_upstream_call(upstream_era: str) 
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(gateway.serve_upstreams)
-            async with mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA) as client:
+            async with mcptrio.open_client(gateway, revisions=ERAS[downstream_era]) as client:
                 with trio.move_on_after(0.3):
                     await client.call_tool("w_slow")
                 while "slow cancelled" not in log:  # noqa: ASYNC110

@@ -18,5 +18,6 @@ from .gateway import Gateway as Gateway
 from .serve import serve_gateway as serve_gateway
 from .serve import serve_gateway_config as serve_gateway_config
 from .upstream import Backoff as Backoff
+from .upstream import InProcessUpstream as InProcessUpstream
 from .upstream import Upstream as Upstream
 from .upstream import UpstreamConnection as UpstreamConnection

@@ -40,7 +40,7 @@ from ..protocol.types import CallToolRequest
 from ..runtime.context import RequestContext
 from ..server import Server
 from ..server.tool_results import error_result
-from .upstream import Backoff, Upstream, UpstreamConnection
+from .upstream import Backoff, InProcessUpstream, Upstream, UpstreamConnection
 
 __all__ = ["Gateway"]
 
@@ -65,19 +65,19 @@ class Gateway(Server):
         options.setdefault("declare", ("tools", "resources", "prompts"))
         super().__init__(name, version, **options)
         self.reconnect = reconnect or Backoff()
-        self._upstreams: dict[str, UpstreamConnection] = {}
+        self._upstreams: dict[str, UpstreamConnection | InProcessUpstream] = {}
         self._scopes: dict[str, trio.CancelScope] = {}
         self._nursery: trio.Nursery | None = None
         for upstream in upstreams:
             self.add_upstream(upstream)
 
     @property
-    def upstreams(self) -> dict[str, UpstreamConnection]:
+    def upstreams(self) -> dict[str, UpstreamConnection | InProcessUpstream]:
         """The upstreams by name: each one's ``state`` (``"connecting"``, ``"up"``,
         ``"down"``), its last ``error`` and how many times it has connected."""
         return dict(self._upstreams)
 
-    def add_upstream(self, upstream: Upstream) -> UpstreamConnection:
+    def add_upstream(self, upstream: Upstream) -> UpstreamConnection | InProcessUpstream:
         """Add an upstream; while :meth:`serve_upstreams` runs it is connected at once.
 
         ``ValueError`` for a name or namespace another upstream has.
@@ -88,9 +88,12 @@ class Gateway(Server):
         for other in self._upstreams.values():
             if (other.spec.namespace or other.spec.name) == namespace:
                 raise ValueError(f"The namespace {namespace!r} is already an upstream's")
-        connection = self._upstreams[upstream.name] = UpstreamConnection(
-            upstream, self, self.reconnect
-        )
+        connection: UpstreamConnection | InProcessUpstream
+        if upstream.in_process and isinstance(upstream.target, Server):
+            connection = InProcessUpstream(upstream, self)
+        else:
+            connection = UpstreamConnection(upstream, self, self.reconnect)
+        self._upstreams[upstream.name] = connection
         if self._nursery is not None:
             self._nursery.start_soon(self._run_upstream, connection)
         return connection
@@ -130,7 +133,7 @@ class Gateway(Server):
 
     async def _run_upstream(
         self,
-        connection: UpstreamConnection,
+        connection: UpstreamConnection | InProcessUpstream,
         *,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
@@ -138,7 +141,7 @@ class Gateway(Server):
             self._scopes[connection.spec.name] = scope
             await connection.run(task_status=task_status)
 
-    def _owner(self, tool: str) -> UpstreamConnection | None:
+    def _owner(self, tool: str) -> UpstreamConnection | InProcessUpstream | None:
         """The upstream that is not up and last served a tool called ``tool``."""
         for connection in self._upstreams.values():
             if connection.state != "up" and tool in connection.tool_names:

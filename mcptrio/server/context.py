@@ -97,17 +97,21 @@ class Context:
     ``Context``. It is valid while the request is being handled.
     """
 
-    __slots__ = ("_round", "_runtime", "server")
+    __slots__ = ("_origin", "_round", "_runtime", "server")
 
     def __init__(self, request_context: RequestContext, server: Server) -> None:
         self._runtime = request_context
         #: The :class:`~mcptrio.server.Server` answering the request.
         self.server = server
         self._round: InputRound | None = None
+        # The context this one was made from by for_server: the request's rounds are its.
+        self._origin: Context | None = None
 
     def for_server(self, server: Server) -> Context:
         """This request's context as ``server`` sees it: for a mounted server answering it."""
-        return Context(self._runtime, server)
+        other = Context(self._runtime, server)
+        other._origin = self._origin or self
+        return other
 
     @property
     def request_meta(self) -> RequestMeta | None:
@@ -263,6 +267,9 @@ class Context:
         return found
 
     def _input_round(self) -> InputRound:
+        if self._origin is not None:
+            # One round per request, sealed with the key of the server that answers it.
+            return self._origin._input_round()
         if self._round is None:
             self._round = InputRound(self.request, self.server.request_state_key)
         return self._round

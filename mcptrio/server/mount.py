@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -81,10 +82,21 @@ class Mount:
     """``child``'s contents served by ``parent`` under ``namespace`` (made by
     :meth:`~.server.Server.mount`; :meth:`~.server.Server.unmount` closes it)."""
 
-    def __init__(self, parent: Server, child: Server, namespace: str) -> None:
+    def __init__(
+        self,
+        parent: Server,
+        child: Server,
+        namespace: str,
+        *,
+        rename: Callable[[str], str] | None = None,
+        wants: Callable[[str], bool] | None = None,
+    ) -> None:
         self.parent = parent
         self.child = child
         self.namespace = check_namespace(namespace)
+        # A gateway's in-process upstream names and filters as its other upstreams do.
+        self._rename = rename
+        self._wants = wants
         self._keys: dict[ListKind, list[tuple[str, str]]] = {
             "tools": [],
             "resources": [],
@@ -97,6 +109,11 @@ class Mount:
     def __repr__(self) -> str:
         return f"<Mount {self.child.info.name!r} as {self.namespace!r}>"
 
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools this mount serves."""
+        return [key for registry, key in self._keys["tools"]]
+
     def close(self) -> None:
         """Stop following the mounted server and remove everything it added."""
         self._unwatch()
@@ -105,7 +122,13 @@ class Mount:
 
     def name(self, name: str) -> str:
         """The name a mounted tool or prompt called ``name`` has here."""
+        if self._rename is not None:
+            return self._rename(name)
         return f"{self.namespace}_{name}"
+
+    def wanted(self, key: str) -> bool:
+        """Whether the item called (or at URI) ``key`` is served here."""
+        return self._wants is None or self._wants(key)
 
     # ---------------------------------------------------------------- following the child
 
@@ -134,13 +157,15 @@ class Mount:
     def _sync(self, kind: ListKind) -> None:
         self._clear(kind)
         items: list[tuple[str, ForwardedItem]] = []
+        wanted = self.wanted
+        child = self.child
         if kind == "tools":
-            items = [("tools", self._tool(name)) for name in self.child.tools]
+            items = [("tools", self._tool(name)) for name in child.tools if wanted(name)]
         elif kind == "prompts":
-            items = [("prompts", self._prompt(name)) for name in self.child.prompts]
+            items = [("prompts", self._prompt(name)) for name in child.prompts if wanted(name)]
         else:
-            items = [("resources", self._resource(uri)) for uri in self.child.resources]
-            items += [("templates", self._template(key)) for key in self.child.templates]
+            items = [("resources", self._resource(uri)) for uri in child.resources if wanted(uri)]
+            items += [("templates", self._template(key)) for key in child.templates if wanted(key)]
         for registry, item in items:
             try:
                 self.parent.add_forwarded(item)

@@ -29,6 +29,9 @@ from schema_validation import validate_exchange
 STATELESS = Revisions(protocol_version="2026-07-28")
 OLDEST = Revisions(supported=(HANDSHAKE_SUPPORTED[-1],))
 ERAS = {"handshake": HANDSHAKE_ERA, "stateless": STATELESS, "2024-11-05": OLDEST}
+# "mounted": an in-process upstream served without a protocol in between (InProcessUpstream);
+# the others connect to it in memory, speaking that era.
+UPSTREAM_ERAS = {**ERAS, "mounted": None}
 
 
 def weather(log: list[str]) -> mcptrio.Server:
@@ -88,21 +91,27 @@ async def elicited(_ctx: RequestContext, request: ElicitRequest) -> ElicitResult
     return ElicitResult(action="accept", content={"ok": True})
 
 
-@pytest.mark.parametrize("upstream_era", ["handshake", "stateless", "2024-11-05"])
-@pytest.mark.parametrize("downstream_era", ["handshake", "stateless", "2024-11-05"])
+@pytest.mark.parametrize("upstream_era", list(UPSTREAM_ERAS))
+@pytest.mark.parametrize("downstream_era", list(ERAS))
 async def test_everything_is_forwarded_in_either_era_on_either_side(
     upstream_era: str, downstream_era: str
 ) -> None:
     log: list[str] = []
     gateway = Gateway(
         upstreams=[
-            Upstream(name="weather", target=weather(log), revisions=ERAS[upstream_era]),
+            Upstream(
+                name="weather",
+                target=weather(log),
+                revisions=UPSTREAM_ERAS[upstream_era],
+                in_process=upstream_era == "mounted",
+            ),
             Upstream(
                 name="notes",
                 target=notes(),
                 exclude=["delete_*"],
                 rename={"add": "add_note"},
-                revisions=ERAS[upstream_era],
+                revisions=UPSTREAM_ERAS[upstream_era],
+                in_process=upstream_era == "mounted",
             ),
         ]
     )
@@ -162,14 +171,21 @@ async def test_everything_is_forwarded_in_either_era_on_either_side(
             nursery.cancel_scope.cancel()
 
 
-@pytest.mark.parametrize("upstream_era", ["handshake", "stateless"])
+@pytest.mark.parametrize("upstream_era", ["handshake", "stateless", "mounted"])
 @pytest.mark.parametrize("downstream_era", ["handshake", "stateless"])
 async def test_a_downstream_cancel_cancels_the_upstream_call(
     upstream_era: str, downstream_era: str
 ) -> None:
     log: list[str] = []
     gateway = Gateway(
-        upstreams=[Upstream(name="w", target=weather(log), revisions=ERAS[upstream_era])]
+        upstreams=[
+            Upstream(
+                name="w",
+                target=weather(log),
+                revisions=UPSTREAM_ERAS[upstream_era],
+                in_process=upstream_era == "mounted",
+            )
+        ]
     )
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
@@ -193,10 +209,11 @@ def sent(wire: Wire, method: str) -> int:
     return wire.methods_sent_by_server().count(method)
 
 
-async def test_upstream_changes_and_updates_reach_the_downstream_clients() -> None:
+@pytest.mark.parametrize("in_process", [False, True])
+async def test_upstream_changes_and_updates_reach_the_downstream_clients(in_process: bool) -> None:
     log: list[str] = []
     upstream = weather(log)
-    gateway = Gateway(upstreams=[Upstream(name="w", target=upstream)])
+    gateway = Gateway(upstreams=[Upstream(name="w", target=upstream, in_process=in_process)])
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(gateway.serve_upstreams)
@@ -222,7 +239,9 @@ async def test_pages_are_followed_upstream_and_served_in_pages_downstream() -> N
             return "ok"
 
         upstream.add_tool(tool, name=f"t{i:02d}")
-    gateway = Gateway(upstreams=[Upstream(name="m", target=upstream)], page_size=10)
+    gateway = Gateway(
+        upstreams=[Upstream(name="m", target=upstream, in_process=False)], page_size=10
+    )
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(gateway.serve_upstreams)

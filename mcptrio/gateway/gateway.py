@@ -126,6 +126,8 @@ class Gateway(Server):
                     for connection in list(self._upstreams.values()):
                         starting.start_soon(nursery.start, self._run_upstream, connection)
                 task_status.started()
+                # Open for upstreams added later, even when there is none yet.
+                await trio.sleep_forever()
         finally:
             self._nursery = None
             for connection in self._upstreams.values():

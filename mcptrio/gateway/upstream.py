@@ -172,6 +172,7 @@ class UpstreamConnection:
         self._wake = trio.Event()
         self._followed: set[str] = set()
         self._nursery: trio.Nursery | None = None
+        self._closing = False
 
     def __repr__(self) -> str:
         return f"<UpstreamConnection {self.spec.name!r} {self.state}>"
@@ -203,7 +204,8 @@ class UpstreamConnection:
             delay = min(delay * self.backoff.factor, self.backoff.maximum)
 
     async def _connected(self, ready: Callable[[], None]) -> None:
-        self.state = "connecting"
+        # An upstream that failed stays "down" while it is retried: "connecting" is the first try.
+        self._closing = False
         spec = self.spec
         with trio.fail_after(spec.connect_timeout) as connecting:
             async with open_client(
@@ -248,13 +250,17 @@ class UpstreamConnection:
         log.info("Upstream %r connected (%s)", self.spec.name, client.protocol_version)
 
     def _down(self, error: BaseException) -> None:
-        if self.state == "down":
-            return
+        if self._closing:
+            return  # already down; what closing the connection raised says nothing new
+        self._closing = True
+        was = self.state
         self._client, self._nursery = None, None
         self.state, self.error = "down", error
         for kind in _KINDS:
             self._replace(kind, [])
-        log.warning("Upstream %r is down: %s", self.spec.name, describe(error))
+        # Once per outage at warning level; each failed retry after it at info level.
+        level = logging.INFO if was == "down" else logging.WARNING
+        log.log(level, "Upstream %r is down: %s", self.spec.name, describe(error))
 
     def unavailable(self) -> str:
         """What a call to this upstream's tools answers while it is down."""

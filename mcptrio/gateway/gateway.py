@@ -40,7 +40,8 @@ from ..protocol.types import CallToolRequest
 from ..runtime.context import RequestContext
 from ..server import Server
 from ..server.tool_results import error_result
-from .upstream import Backoff, InProcessUpstream, Upstream, UpstreamConnection
+from .in_process import InProcessUpstream
+from .upstream import Backoff, Upstream, UpstreamConnection
 
 __all__ = ["Gateway"]
 

@@ -8,16 +8,19 @@ forwarded requests; the gateway passes the question on to the client whose reque
   known exactly (a context variable set around the forwarded call);
 - an upstream of the handshake era sends its request on the connection, unrelated to any of the
   gateway's requests on the wire (stdio has no way to relate them): it goes to the downstream
-  request that is waiting on that upstream, the one that started last when several are; a
+  client whose requests are waiting on that upstream (the one that started last); while
+  requests of several clients wait on it, the question is refused (-32601) rather than risk
+  asking the wrong person, whose answer (or data) would reach another client. A
   stateless-era client's tool call to such an upstream is parked (:mod:`.parked`), and the
   question goes to it, and on to the client in an input-required result.
 
 With no downstream request waiting, ``roots/list`` is answered with no roots and sampling or
 elicitation are refused (-32601): there is nobody to ask. A downstream client that did not declare
 the capability gets it refused the same way, naming the capability. A stateless-era downstream
-client can be asked only by a stateless-era upstream (its question then travels inside an
-input-required result of the downstream request, and the forwarded request is made again with the
-answers); a handshake-era upstream's question to it is refused with -32601 saying so.
+client is asked inside an input-required result of its request: directly for a stateless-era
+upstream's question (the forwarded request is made again with the answers), through a parked
+call for a handshake-era upstream's; such a question asked while a stateless-era client's prompt
+or read (never parked) waits is refused with -32601 saying so.
 """
 
 from __future__ import annotations
@@ -83,7 +86,14 @@ class DownstreamRouter:
             return own, True
         if not self._waiting:
             return None, False
-        return next(reversed(self._waiting.values())), False
+        waiters = list(self._waiting.values())
+        if len({_origin(waiter) for waiter in waiters}) > 1:
+            raise MethodNotFound(
+                f"Several clients of the gateway are waiting on upstream {self.upstream!r}, and"
+                " its request cannot be told apart as one of theirs (a handshake-era server's"
+                " request names none): refused rather than asked of the wrong client"
+            )
+        return waiters[-1], False
 
     def handlers(self) -> Handlers:
         """The upstream client's handlers: everything passed on downstream."""
@@ -127,3 +137,10 @@ class DownstreamRouter:
             return ListRootsResult(roots=[])
         result: ListRootsResult = await self._ask(request, "roots")
         return result
+
+
+def _origin(waiter: Context | ParkedCall) -> object:
+    """Who is waiting: a handshake-era session, or else the request (or parked call) itself."""
+    if isinstance(waiter, Context) and waiter.request_meta is None:
+        return waiter.session
+    return waiter

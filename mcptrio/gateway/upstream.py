@@ -300,7 +300,10 @@ class UpstreamConnection:
         handshake-era session (each at its own level; queued, never waiting)."""
         logger = self.spec.name if message.logger is UNSET else f"{self.spec.name}.{message.logger}"
         message = msgspec.structs.replace(message, logger=logger)
-        waiter, _own = self.router.downstream()
+        try:
+            waiter, _own = self.router.downstream()
+        except McpError:
+            waiter = None  # several clients wait on it: the message goes to every session
         ctx = waiter.ctx if isinstance(waiter, ParkedCall) else waiter
         states = (
             [self.gateway.session_state(ctx.session)]

@@ -268,3 +268,31 @@ async def test_an_upstream_that_fails_to_start_is_isolated() -> None:
                 names = [t.name for t in (await client.list_tools()).tools]
                 assert names == ["notes_add", "notes_delete_all"]
             nursery.cancel_scope.cancel()
+
+
+async def test_a_handshake_upstreams_question_is_never_put_to_the_wrong_client() -> None:
+    log: list[str] = []
+    gateway = Gateway(
+        upstreams=[
+            Upstream(name="w", target=weather(log), in_process=False, revisions=HANDSHAKE_ERA)
+        ]
+    )
+    handlers = Handlers(elicitation=elicited)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gateway.serve_upstreams)
+            async with (
+                mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA, handlers=handlers) as a,
+                mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA, handlers=handlers) as b,
+            ):
+                # Alone, b is asked; while a waits on the same upstream too, nobody is.
+                confirmed = await b.call_tool("w_confirm")
+                assert confirmed.content[0].text == "accept {'ok': True}"
+                async with trio.open_nursery() as calls:
+                    calls.start_soon(a.call_tool, "w_slow")
+                    while "slow started" not in log:  # noqa: ASYNC110
+                        await trio.sleep(0.01)
+                    with pytest.raises(mcptrio.McpError, match="Several clients"):
+                        await b.call_tool("w_confirm")
+                    calls.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()

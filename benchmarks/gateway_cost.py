@@ -4,7 +4,8 @@ The workload is the main run's ``call`` at ``x32`` (32 callers, each calling ``a
 loop, every answer checked) against the benchmark server (``benchmarks.servers.mcptrio_server``),
 measured:
 
-- **direct**, mcptrio's client against the server, in memory, over stdio and over Streamable HTTP;
+- **direct**, mcptrio's client against the server, in memory, over stdio and over Streamable HTTP
+  (the HTTP server in a process of its own, as a remote upstream is);
 - **through an mcptrio gateway** (:class:`mcptrio.gateway.Gateway`) whose one upstream is that
   server over the same transport, the client talking to the gateway in memory;
 - **through FastMCP's proxy** (``fastmcp.server.create_proxy``) over the same stdio and HTTP
@@ -26,10 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,10 +97,38 @@ async def upstream_target(transport: str) -> AsyncIterator[Any]:
     elif transport == "stdio":
         yield STDIO_COMMAND
     else:
-        async with trio.open_nursery() as nursery:
-            base = await nursery.start(build_server().serve_http)
-            yield f"{base}/mcp"
-            nursery.cancel_scope.cancel()
+        async with http_upstream() as url:
+            yield url
+
+
+@asynccontextmanager
+async def http_upstream() -> AsyncIterator[str]:
+    """The benchmark server over Streamable HTTP in a process of its own (as a remote upstream
+    is), for the direct, gateway and FastMCP cells alike; yields its endpoint's URL."""
+    command = [sys.executable, "-m", "benchmarks.gateway_cost", "--serve-http"]
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(
+            partial(trio.run_process, command, stdout=subprocess.PIPE, cwd=REPO_ROOT, check=False)
+        )
+        assert process.stdout is not None
+        line = b""
+        with trio.fail_after(30):
+            while not line.endswith(b"\n"):
+                chunk = await process.stdout.receive_some(1)
+                if not chunk:
+                    raise RuntimeError("the HTTP upstream ended before serving")
+                line += chunk
+        yield line.decode().strip()
+        process.terminate()
+
+
+async def serve_http_printing_url() -> None:
+    """``--serve-http``: serve the benchmark server over HTTP, print the endpoint's URL."""
+    from .servers.mcptrio_server import build_server
+
+    async with trio.open_nursery() as nursery:
+        base = await nursery.start(build_server().serve_http)
+        print(f"{base}/mcp", flush=True)
 
 
 async def run_mcptrio_cell(cell: str, duration: float) -> float:
@@ -182,14 +213,8 @@ async def run_fastmcp_subprocess(cell: str, duration: float) -> float:
     args = [sys.executable, "-m", "benchmarks.gateway_cost", "--fastmcp", cell]
     args += ["--duration", str(duration)]
     if cell.endswith("http"):
-        from .servers.mcptrio_server import build_server
-
-        async with trio.open_nursery() as nursery:
-            base = await nursery.start(build_server().serve_http)
-            done = await trio.run_process(
-                [*args, "--url", f"{base}/mcp"], capture_stdout=True, cwd=REPO_ROOT
-            )
-            nursery.cancel_scope.cancel()
+        async with http_upstream() as url:
+            done = await trio.run_process([*args, "--url", url], capture_stdout=True, cwd=REPO_ROOT)
     else:
         done = await trio.run_process(args, capture_stdout=True, cwd=REPO_ROOT)
     rate: float = json.loads(done.stdout)["rate"]
@@ -261,7 +286,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cells", nargs="+", choices=CELLS, default=list(CELLS))
     parser.add_argument("--fastmcp", choices=[c for c in CELLS if c.startswith("fastmcp")])
     parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-http", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve_http:
+        trio.run(serve_http_printing_url)
+        return
     if args.fastmcp:
         print(json.dumps({"rate": run_fastmcp_cell(args.fastmcp, args.duration)}))
         return

@@ -33,10 +33,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
 import trio
 
 from ..protocol.base import Request, Result
-from ..protocol.types import CallToolRequest
+from ..protocol.types import CallToolRequest, ServerCapabilities
 from ..runtime.context import RequestContext
 from ..server import Server
 from ..server.tool_results import error_result
@@ -50,8 +51,8 @@ class Gateway(Server):
     """A server fronting the MCP servers ``upstreams`` (each an :class:`Upstream`).
 
     ``reconnect`` is how long an upstream that failed waits before it is tried again. The other
-    keywords are :class:`~mcptrio.Server`'s. Tools, resources and prompts are declared to every
-    client (they come and go with the upstreams), always with ``listChanged``.
+    keywords are :class:`~mcptrio.Server`'s. Tools, resources, prompts and completions are declared
+    to every client (they come and go with the upstreams), lists always with ``listChanged``.
     """
 
     def __init__(
@@ -143,6 +144,10 @@ class Gateway(Server):
         with trio.CancelScope() as scope:
             self._scopes[connection.spec.name] = scope
             await connection.run(task_status=task_status)
+
+    def capabilities(self) -> ServerCapabilities:
+        """A server's, with ``completions`` always: upstreams that complete may connect later."""
+        return msgspec.structs.replace(super().capabilities(), completions={})
 
     def _owner(self, tool: str) -> UpstreamConnection | InProcessUpstream | None:
         """The upstream that is not up and last served a tool called ``tool``."""

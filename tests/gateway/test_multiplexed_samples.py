@@ -17,6 +17,7 @@ from client.real_servers import EVERYTHING_SERVER, NODE_BIN, require_interop, re
 from processes import stop_process
 
 import mcptrio
+from mcptrio.client import stdio
 from mcptrio.protocol.types import TextContent
 
 require_interop(EVERYTHING_SERVER, NODE_BIN / "node")
@@ -128,3 +129,15 @@ async def test_python_m_mcptrio_gateway_serves_a_config_file(tmp_path: Path) -> 
         with trio.fail_after(20):
             async with mcptrio.open_client(url_in(printed[1])) as client:
                 assert text(await client.call_tool("sdk_add", {"a": 2, "b": 2})) == "4"
+
+
+async def test_python_m_mcptrio_gateway_serves_over_stdio(tmp_path: Path) -> None:
+    config = tmp_path / "gateway.json"
+    sdk = {"command": sys.executable, "args": [str(SAMPLES / "sdk_server.py")]}
+    config.write_text(json.dumps({"mcpServers": {"sdk": sdk}}))
+    command = [sys.executable, "-m", "mcptrio.gateway", str(config), "--stdio"]
+    target = stdio(command, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    with trio.fail_after(30):
+        async with mcptrio.open_client(target) as client:
+            assert client.server_info.name == "mcptrio-gateway"
+            assert text(await client.call_tool("sdk_add", {"a": 20, "b": 22})) == "42"

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..client import Revisions, Target, http, stdio, websocket
+from ..protocol.errors import LocalError
 from ..protocol.revisions import SUPPORTED
 from .upstream import Upstream
 
@@ -61,7 +62,7 @@ _OWN_KEYS = {
 _TYPES = {"stdio": "command", "http": "url", "streamable-http": "url", "sse": "url", "ws": "url"}
 
 
-class ConfigError(ValueError):
+class ConfigError(LocalError, ValueError):
     """The configuration is not valid; the message names the server and the key."""
 
 

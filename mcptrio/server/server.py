@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 import ssl
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 import trio
@@ -80,6 +80,7 @@ from .resources import (
     make_resource,
     make_template,
 )
+from .running import DEFAULT_HOST, DEFAULT_PORT, TransportName, run_server
 from .session_state import ListKind, ServerSessionState
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .tools import RegisteredTool, ToolOptions, make_tool
@@ -480,6 +481,66 @@ class Server:
             limits=limits,
             ssl_context=ssl_context,
             task_status=task_status,
+        )
+
+    async def serve_websocket(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        path: str = "/mcp",
+        allowed_origins: Collection[str] | None = None,
+        allowed_hosts: Collection[str] | None = None,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_connections: int = 1024,
+        ssl_context: ssl.SSLContext | None = None,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve this server over standalone WebSocket until cancelled; reports the URL
+        (``ws://host:port/mcp``). See :func:`mcptrio.transports.websocket_server.
+        serve_websocket` for what each option bounds; ``serve_http`` serves WebSocket upgrades
+        too, on its Streamable HTTP path."""
+        from ..transports.websocket_server import serve_websocket
+
+        await serve_websocket(
+            self,
+            host=host,
+            port=port,
+            path=path,
+            allowed_origins=allowed_origins,
+            allowed_hosts=allowed_hosts,
+            max_frame_size=max_frame_size,
+            max_connections=max_connections,
+            ssl_context=ssl_context,
+            task_status=task_status,
+        )
+
+    def run(
+        self,
+        transport: TransportName = "stdio",
+        *,
+        host: str = DEFAULT_HOST,
+        port: int = DEFAULT_PORT,
+        path: str = "/mcp",
+        parser: Literal["auto", "h11", "httptools"] = "auto",
+        front_end: Literal["builtin", "hypercorn"] = "builtin",
+    ) -> None:
+        """Run this server as the whole program: ``"stdio"`` (the default), ``"http"``
+        (Streamable HTTP, WebSocket and the legacy HTTP+SSE endpoints) or ``"websocket"``.
+
+        Over HTTP and WebSocket it binds ``host`` (loopback unless told otherwise) and ``port``
+        (8000 unless told otherwise; 0 picks a free one) and writes the URL to stderr. Returns
+        when stdin ends (stdio) or on Ctrl-C. Inside a Trio program, start the ``serve_*``
+        method in your own nursery instead. See :func:`~.running.run_server`.
+        """
+        run_server(
+            self,
+            transport,
+            host=host,
+            port=port,
+            path=path,
+            parser=parser,
+            front_end=front_end,
         )
 
     def run_stdio(self) -> None:

@@ -46,7 +46,7 @@ def _main(argv: list[str]) -> int:
     if args.command is None:
         build_parser().print_help(sys.stderr)
         return 2
-    if command and args.command not in ("list", "call", "read", "prompt"):
+    if command is not None and args.command not in ("list", "call", "read", "prompt"):
         raise CliError(2, f"mcptrio {args.command} takes no command after --")
     if args.command in ("run", "config"):
         from . import server_commands

@@ -19,9 +19,14 @@ import msgspec
 import trio
 
 from ..client import Client, Timeouts, open_client, stdio
-from ..client.errors import ClientError
 from ..client.targets import StdioTarget, Target
-from ..protocol.errors import LocalError, McpError, ProtocolError
+from ..protocol.errors import (
+    ConnectionClosed,
+    McpError,
+    ProtocolError,
+    RequestTimeout,
+    TransportError,
+)
 from ..protocol.types import CallToolResult
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_SERVER_ERROR, CliError, usage_error
 from .loading import load_server, parse_server_spec
@@ -50,39 +55,41 @@ _WORDS: dict[str, tuple[list[str], bool]] = {
 }
 
 
-def run_client_command(args: argparse.Namespace, command: list[str]) -> int:
+def run_client_command(args: argparse.Namespace, command: list[str] | None) -> int:
     """Run ``args.command`` (a client command) and return its exit code."""
     line = _sort_out(args.command, list(args.words), command)
     ask = _ASK[args.command]
     return trio.run(_connect_and_ask, line, args, ask)
 
 
-def _sort_out(name: str, words: list[str], command: list[str]) -> _Line:
+def _sort_out(name: str, words: list[str], command: list[str] | None) -> _Line:
     wanted, takes_json = _WORDS[name]
-    usage = f"mcptrio {name} {'TARGET ' if not command else ''}{' '.join(wanted)}".rstrip()
+    usage = f"mcptrio {name} {'TARGET ' if command is None else ''}{' '.join(wanted)}".rstrip()
     if takes_json:
         usage += " [ARGS]"
-    if command:
-        if not words:
-            # The command's own words are its last ones: ARGS (if it looks like JSON), then the
-            # rest, taken from the end.
-            tail = command
-            count = len(wanted) + (1 if takes_json and tail and tail[-1].startswith("{") else 0)
-            if len(tail) <= count:
-                raise usage_error(f"after -- give the server's command, then {usage[8:]}")
-            command, words = tail[: len(tail) - count], tail[len(tail) - count :]
-        target: Target = stdio(command)
-        label = " ".join(command)
-    else:
+    if command is not None and not words:
+        # The command's own words are its last ones: ARGS (if it looks like JSON), then the
+        # rest, taken from the end.
+        tail = command
+        count = len(wanted) + (1 if takes_json and tail and tail[-1].startswith("{") else 0)
+        if len(tail) <= count:
+            raise usage_error(f"after -- give the server's command, then {usage[8:]}")
+        command, words = tail[: len(tail) - count], tail[len(tail) - count :]
+    elif command is None:
         if not words:
             raise usage_error(f"give a TARGET: usage: {usage}")
         label = words.pop(0)
-        target = _target(label)
     if len(words) < len(wanted) or len(words) > len(wanted) + takes_json:
         raise usage_error(f"usage: {usage}")
     arguments = _json_object(words[len(wanted)]) if len(words) > len(wanted) else None
     if name == "prompt" and arguments and not all(isinstance(v, str) for v in arguments.values()):
         raise usage_error("prompt arguments are strings: ARGS must map names to strings")
+    if command is None:
+        target = _target(label)
+    else:
+        if not command:
+            raise usage_error(f"after -- give the server's command, then {usage[8:]}")
+        target, label = stdio(command), " ".join(command)
     return _Line(target, label, words[: len(wanted)], arguments)
 
 
@@ -125,10 +132,12 @@ async def _connect_and_ask(line: _Line, args: argparse.Namespace, ask: _Ask) -> 
 def _answer_error(line: _Line, exc: BaseException) -> CliError:
     if isinstance(exc, ProtocolError):
         return CliError(EXIT_SERVER_ERROR, f"{line.label} answered {exc.code}: {exc.message}")
-    if isinstance(exc, ClientError):
-        return CliError(EXIT_SERVER_ERROR, _message(exc))
-    assert isinstance(exc, LocalError | OSError)
-    return CliError(EXIT_CONNECTION, f"lost {line.label}: {_message(exc)}")
+    if isinstance(exc, RequestTimeout):
+        return CliError(EXIT_CONNECTION, f"{line.label} did not answer in time: {exc.message}")
+    if isinstance(exc, ConnectionClosed | TransportError | OSError):
+        return CliError(EXIT_CONNECTION, f"lost {line.label}: {_message(exc)}")
+    # The client's own checks: an output schema mismatch, a capability the server lacks.
+    return CliError(EXIT_SERVER_ERROR, _message(exc))
 
 
 def _message(exc: BaseException) -> str:
@@ -160,10 +169,13 @@ async def _list(client: Client, line: _Line, args: argparse.Namespace) -> tuple[
         ]
     else:
         kinds = [kind for kind in _LISTS if getattr(args, kind)] or ["tools"]
+    declared = client.server_capabilities
     listed: dict[str, list[Any]] = {}
     for kind in kinds:
         key, items = _LISTS[kind]
-        listed[key] = [item async for item in items(client)]
+        # A kind the server does not declare cannot be asked for: it has none of them.
+        has = declared.resources if kind == "templates" else getattr(declared, kind)
+        listed[key] = [item async for item in items(client)] if has else []
     return listed, EXIT_OK
 
 

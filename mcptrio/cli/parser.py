@@ -50,10 +50,11 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(status, "")
 
 
-def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
-    """``argv`` cut at its first ``--``: what argparse reads, and the server's command."""
+def split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``argv`` cut at its first ``--``: what argparse reads, and the server's command (``None``
+    without ``--``)."""
     if "--" not in argv:
-        return argv, []
+        return argv, None
     cut = argv.index("--")
     return argv[:cut], argv[cut + 1 :]
 

@@ -16,6 +16,9 @@ from .loading import load_server, parse_server_spec
 
 __all__ = ["bench", "config", "run"]
 
+#: The folder the mcptrio package was imported from: a checkout, when run from one.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
 
 def run(args: argparse.Namespace) -> int:
     """Serve the target until stdin ends (stdio) or Ctrl-C."""
@@ -81,8 +84,7 @@ def _checkout_with_benchmarks() -> Path | None:
     """The checkout holding ``benchmarks/__main__.py`` (beside ``mcptrio/``, so that another
     project's benchmarks are never run): this folder, or the one this mcptrio came from (an
     editable install, or ``PYTHONPATH`` pointing into a checkout)."""
-    package_root = Path(__file__).resolve().parents[2]
-    for folder in (Path.cwd(), package_root):
+    for folder in (Path.cwd(), PACKAGE_ROOT):
         if (folder / "benchmarks" / "__main__.py").is_file() and (folder / "mcptrio").is_dir():
             return folder
     return None

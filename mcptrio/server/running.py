@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Final, Literal, TextIO
 
 import trio
 
+from ..runtime.nurseries import open_unwrapping_nursery
+
 if TYPE_CHECKING:
     from .server import Server
 
@@ -54,10 +56,11 @@ def run_server(
         raise ValueError(f"unknown transport {transport!r}: use one of {', '.join(TRANSPORTS)}")
 
     async def serve() -> None:
-        if transport == "stdio":
-            await server.serve_stdio()
-            return
-        async with trio.open_nursery() as nursery:
+        # A lone error (a port in use, say) leaves as itself, not in a group.
+        async with open_unwrapping_nursery() as nursery:
+            if transport == "stdio":
+                await server.serve_stdio()
+                return
             if transport == "http":
                 base = await nursery.start(_serve_http, server, host, port, path, parser, front_end)
                 url = f"{base}{path}"

@@ -45,7 +45,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.connection import Connection
@@ -130,10 +129,10 @@ class Server:
         self.info = Implementation(
             name=name,
             version=version,
-            title=UNSET if title is None else title,
-            description=UNSET if description is None else description,
-            icons=UNSET if icons is None else list(icons),
-            website_url=UNSET if website_url is None else website_url,
+            title=title,
+            description=description,
+            icons=None if icons is None else list(icons),
+            website_url=website_url,
         )
         self.instructions = instructions
         self.experimental = dict(experimental) if experimental else None
@@ -365,17 +364,17 @@ class Server:
         has_resources = bool(self.resources or self.templates)
         return ServerCapabilities(
             tools=(
-                ToolsCapability(list_changed=True) if self.tools or "tools" in declared else UNSET
+                ToolsCapability(list_changed=True) if self.tools or "tools" in declared else None
             ),
             resources=ResourcesCapability(subscribe=True, list_changed=True)
             if has_resources or "resources" in declared
-            else UNSET,
+            else None,
             prompts=PromptsCapability(list_changed=True)
             if self.prompts or "prompts" in declared
-            else UNSET,
-            completions={} if self.completions.has_any() else UNSET,
+            else None,
+            completions={} if self.completions.has_any() else None,
             logging={},
-            experimental=UNSET if self.experimental is None else self.experimental,
+            experimental=self.experimental,
         )
 
     def connection(self) -> Connection:

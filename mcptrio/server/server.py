@@ -28,7 +28,9 @@ each kind's options are declared once, in :class:`~.tools.ToolOptions`,
 :class:`~.resources.ResourceOptions` and :class:`~.prompts.PromptOptions`. The functions are
 read once, at registration, by one reader (see :mod:`.handler`).
 
-    server.run_stdio()                               # a stdio server process
+    server.run()                                     # a stdio server process
+    server.run("http")                               # http://127.0.0.1:8000/mcp
+    await nursery.start(server.serve_http)           # in your nursery: reports the URL
     await nursery.start(server.serve_session, t)     # one session over any transport
 
 Everything can also be added and removed while sessions run (``add_tool``, ``remove_tool``,

@@ -15,3 +15,14 @@ def test_the_reference_documents_every_name_in_all() -> None:
     page = (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
     documented = re.findall(r"^::: mcptrio\.(\w+)$", page, re.M)
     assert sorted(documented) == sorted(mcptrio.__all__)
+
+
+def test_the_cli_reference_lists_every_command_and_exit_code() -> None:
+    from mcptrio.cli import errors
+    from mcptrio.cli.parser import COMMANDS
+
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    for command in COMMANDS:
+        assert f"\n`{command}`\n: " in page, command
+    codes = {int(code) for code in re.findall(r"^\| (\d+) \| ", page, re.M)}
+    assert codes == {value for name, value in vars(errors).items() if name.startswith("EXIT_")}

@@ -16,6 +16,9 @@ from .loading import load_server, parse_server_spec
 
 __all__ = ["bench", "config", "run"]
 
+#: The extra that installs each optional package a `run` option needs.
+_EXTRAS = {"httptools": "httptools", "hypercorn": "asgi"}
+
 #: The folder the mcptrio package was imported from: a checkout, when run from one.
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
         message = f"cannot serve on {args.host}:{args.port}: {reason}"
         raise CliError(EXIT_CONNECTION, message) from None
     except ImportError as exc:
-        raise CliError(EXIT_USAGE, f"{exc} (is the extra for this option installed?)") from None
+        extra = _EXTRAS.get((exc.name or "").partition(".")[0])
+        hint = f": pip install 'mcptrio[{extra}]'" if extra else ""
+        raise CliError(EXIT_USAGE, f"{exc}{hint}") from None
     return EXIT_OK
 
 

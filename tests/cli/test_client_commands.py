@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from commands import EVERYTHING, mcptrio, served
+from cli_runner import EVERYTHING, mcptrio, served
 
 from schema_validation import validate_definition
 

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from commands import EVERYTHING, ROOT, mcptrio
+from cli_runner import EVERYTHING, ROOT, mcptrio
 
 from mcptrio.cli import server_commands
 

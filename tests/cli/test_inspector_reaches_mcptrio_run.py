@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import trio
-from commands import EVERYTHING, ROOT, mcptrio_env, served
+from cli_runner import EVERYTHING, ROOT, mcptrio_env, served
 
 INSPECTOR = ROOT / "interop" / "node_modules" / ".bin" / "mcp-inspector"
 

@@ -358,7 +358,7 @@ class Step:
         dropped = self._drop_only.get(cls)
         if dropped is not None:
             for name in dropped:
-                if getattr(message, name) is not UNSET:
+                if getattr(message, name) is not None:
                     break
             else:
                 return message

@@ -73,7 +73,7 @@ def _sort_out(name: str, words: list[str], command: list[str] | None) -> _Line:
         tail = command
         count = len(wanted) + (1 if takes_json and tail and tail[-1].startswith("{") else 0)
         if len(tail) <= count:
-            raise usage_error(f"after -- give the server's command, then {usage[8:]}")
+            raise _no_command(wanted, usage)
         command, words = tail[: len(tail) - count], tail[len(tail) - count :]
     elif command is None:
         if not words:
@@ -88,9 +88,14 @@ def _sort_out(name: str, words: list[str], command: list[str] | None) -> _Line:
         target = _target(label)
     else:
         if not command:
-            raise usage_error(f"after -- give the server's command, then {usage[8:]}")
+            raise _no_command(wanted, usage)
         target, label = stdio(command), " ".join(command)
     return _Line(target, label, words[: len(wanted)], arguments)
+
+
+def _no_command(wanted: list[str], usage: str) -> Exception:
+    then = f", then {usage.removeprefix('mcptrio ').split(' ', 1)[1]}" if wanted else ""
+    return usage_error(f"after -- give the server's command{then}")
 
 
 def _target(text: str) -> Target:

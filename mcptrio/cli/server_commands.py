@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
@@ -25,7 +26,10 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 def run(args: argparse.Namespace) -> int:
     """Serve the target until stdin ends (stdio) or Ctrl-C."""
-    server = load_server(parse_server_spec(args.target))
+    # Over stdio, stdout is the MCP channel: whatever the target prints while it loads goes to
+    # stderr instead.
+    with contextlib.redirect_stdout(sys.stderr if args.transport == "stdio" else sys.stdout):
+        server = load_server(parse_server_spec(args.target))
     if not 0 <= args.port <= 65535:
         raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
     try:

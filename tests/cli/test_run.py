@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from cli_runner import EVERYTHING, mcptrio, served
+from cli_runner import EVERYTHING, mcptrio, mcptrio_env, served
 
 import mcptrio as library
 
@@ -111,3 +111,25 @@ def test_the_default_port_is_documented_and_fixed() -> None:
 
     assert DEFAULT_PORT == 8000
     assert "8000" in (library.Server.run.__doc__ or "")
+
+
+async def test_what_a_target_prints_while_it_loads_stays_off_the_stdio_channel(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "chatty.py").write_text(
+        "import mcptrio\nprint('loading chatty')\nserver = mcptrio.Server('chatty')\n"
+    )
+    # stdin is empty: the server loads, serves nothing and ends; stdout must stay clean.
+    with trio.fail_after(60):
+        done = await trio.run_process(
+            [sys.executable, "-m", "mcptrio", "run", "chatty.py"],
+            cwd=tmp_path,
+            env=mcptrio_env(),
+            stdin=b"",
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""
+    assert done.stderr == b"loading chatty\n"

@@ -81,7 +81,7 @@ from .resources import (
     make_resource,
     make_template,
 )
-from .running import DEFAULT_HOST, DEFAULT_PORT, TransportName, run_server
+from .running import TransportName, run_server
 from .session_state import ListKind, ServerSessionState
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .tools import RegisteredTool, ToolOptions, make_tool
@@ -520,8 +520,8 @@ class Server:
         self,
         transport: TransportName = "stdio",
         *,
-        host: str = DEFAULT_HOST,
-        port: int = DEFAULT_PORT,
+        host: str = "127.0.0.1",
+        port: int = 8000,
         path: str = "/mcp",
         parser: Literal["auto", "h11", "httptools"] = "auto",
         front_end: Literal["builtin", "hypercorn"] = "builtin",

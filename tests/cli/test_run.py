@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import socket
 import sys
 from pathlib import Path
@@ -107,10 +108,12 @@ async def test_run_a_target_without_a_server_is_a_usage_error(target: str, messa
 
 
 def test_the_default_port_is_documented_and_fixed() -> None:
-    from mcptrio.server.running import DEFAULT_PORT
+    from mcptrio.server.running import DEFAULT_HOST, DEFAULT_PORT
 
     assert DEFAULT_PORT == 8000
     assert "8000" in (library.Server.run.__doc__ or "")
+    defaults = inspect.signature(library.Server.run).parameters
+    assert (defaults["host"].default, defaults["port"].default) == (DEFAULT_HOST, DEFAULT_PORT)
 
 
 async def test_what_a_target_prints_while_it_loads_stays_off_the_stdio_channel(

@@ -3,6 +3,7 @@ names every public name; ``mkdocs build --strict`` (run by ``.ci/run``) renders 
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -26,3 +27,36 @@ def test_the_cli_reference_lists_every_command_and_exit_code() -> None:
         assert f"\n`{command}`\n: " in page, command
     codes = {int(code) for code in re.findall(r"^\| (\d+) \| ", page, re.M)}
     assert codes == {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
+
+
+#: Names in the docs that are loggers, not Python objects.
+LOGGERS = {"mcptrio.session", "mcptrio.stdio.server_stderr"}
+
+
+def test_the_readme_and_the_docs_name_only_what_exists() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    named = {
+        (name, page.relative_to(ROOT).as_posix())
+        for page in pages
+        for name in re.findall(
+            r"`[^`]*?\b(mcptrio(?:\.[A-Za-z_]\w*)+)", page.read_text(encoding="utf-8")
+        )
+    }
+    assert len(named) > 100
+    missing = [(name, page) for name, page in sorted(named) if not _resolves(name)]
+    assert [entry for entry in missing if entry[0] not in LOGGERS] == []
+
+
+def _resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for part in parts[split:]:
+            if not hasattr(found, part):
+                return False
+            found = getattr(found, part)
+        return True
+    return False

@@ -494,6 +494,9 @@ class Server:
         allowed_hosts: Collection[str] | None = None,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         max_connections: int = 1024,
+        handshake_timeout: float = 10.0,
+        send_timeout: float | None = 60.0,
+        close_timeout: float = 5.0,
         ssl_context: ssl.SSLContext | None = None,
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
@@ -512,6 +515,9 @@ class Server:
             allowed_hosts=allowed_hosts,
             max_frame_size=max_frame_size,
             max_connections=max_connections,
+            handshake_timeout=handshake_timeout,
+            send_timeout=send_timeout,
+            close_timeout=close_timeout,
             ssl_context=ssl_context,
             task_status=task_status,
         )

@@ -33,7 +33,6 @@ from functools import partial
 from typing import Any
 
 import trio
-from msgspec import UNSET
 
 import mcptrio
 from mcptrio.client import ClientIdentity, ElicitationMode, Handlers, Revisions
@@ -102,7 +101,7 @@ async def initialize(url: str) -> None:
         # The handshake is the test; a ping shows the session works after it. Only what the
         # server declared may be asked for (this scenario's server declares nothing).
         await client.ping(timeout=TIMEOUT)
-        if client.server_capabilities.tools is not UNSET:
+        if client.server_capabilities.tools is not None:
             await client.list_tools(timeout=TIMEOUT)
 
 
@@ -194,15 +193,15 @@ async def every_feature(url: str) -> None:
     """List and use one of everything the server offers (its requests carry their headers)."""
     async with open_both_eras(url) as client:
         caps = client.server_capabilities
-        if caps.tools is not UNSET:
+        if caps.tools is not None:
             tools = (await client.list_tools(timeout=TIMEOUT)).tools
             for tool in tools[:1]:
                 await client.call_tool(tool.name, {}, timeout=TIMEOUT, validate_output=False)
-        if caps.resources is not UNSET:
+        if caps.resources is not None:
             resources = (await client.list_resources(timeout=TIMEOUT)).resources
             for resource in resources[:1]:
                 await client.read_resource(resource.uri, timeout=TIMEOUT)
-        if caps.prompts is not UNSET:
+        if caps.prompts is not None:
             prompts = (await client.list_prompts(timeout=TIMEOUT)).prompts
             for prompt in prompts[:1]:
                 await client.get_prompt(prompt.name, timeout=TIMEOUT)
@@ -236,7 +235,7 @@ async def connect_only(url: str) -> None:
     """Connect and list what the server offers, fetching nothing (the skills scenarios: this
     client has no skills extension, so it must neither prefetch nor trust a skill)."""
     async with open_both_eras(url) as client:
-        if client.server_capabilities.resources is not UNSET:
+        if client.server_capabilities.resources is not None:
             await client.list_resources(timeout=TIMEOUT)
 
 

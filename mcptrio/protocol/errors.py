@@ -51,6 +51,7 @@ Some exceptions never reach a caller: each is raised and caught inside one layer
 between two of its parts, and is named for what it is (no name here means two things)::
 
     Exception
+    ├── CliError                          [cli] a command failed: one line and its exit code
     ├── HttpParseError                    [transports.http] a request head is not HTTP/1.1
     ├── BadRequestBody                    [transports.http] a request body broke HTTP's rules
     ├── BodyTooLarge                      [transports.http] a request body is over its limit

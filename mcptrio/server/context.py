@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack
 
 import msgspec
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.errors import (
@@ -281,9 +280,7 @@ class Context:
                 return
         elif not self.server.session_state(self.session).log_enabled(level):
             return
-        message = LoggingMessageNotification(
-            level=level, data=data, logger=UNSET if logger is None else logger
-        )
+        message = LoggingMessageNotification(level=level, data=data, logger=logger)
         await self.session.notify(message, related=self.request_id)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
@@ -327,12 +324,12 @@ class Context:
         ``key`` names the ask in the stateless era (:mod:`.input_rounds`).
         """
         caps = self._capabilities()
-        if caps.sampling is UNSET:
+        if caps.sampling is None:
             raise self._missing(
                 "The client did not declare the sampling capability", {"sampling": {}}
             )
         sampling = caps.sampling
-        if (tools or tool_choice is not None) and sampling.tools is UNSET:
+        if (tools or tool_choice is not None) and sampling.tools is None:
             raise self._missing(
                 "The client did not declare sampling.tools", {"sampling": {"tools": {}}}
             )
@@ -342,7 +339,7 @@ class Context:
             include_context not in (None, "none")
             and features is not None
             and features.sampling_tools
-            and sampling.context is UNSET
+            and sampling.context is None
         ):
             raise CapabilityNotNegotiated("The client did not declare sampling.context")
         if isinstance(messages, str):
@@ -364,14 +361,14 @@ class Context:
         request = CreateMessageRequest(
             messages=wire_messages,
             max_tokens=max_tokens,
-            system_prompt=UNSET if system_prompt is None else system_prompt,
-            include_context=UNSET if include_context is None else include_context,
-            temperature=UNSET if temperature is None else temperature,
-            stop_sequences=UNSET if stop_sequences is None else list(stop_sequences),
-            model_preferences=UNSET if model_preferences is None else model_preferences,
-            metadata=UNSET if metadata is None else dict(metadata),
-            tools=UNSET if not tools else list(tools),
-            tool_choice=UNSET if tool_choice is None else tool_choice,
+            system_prompt=system_prompt,
+            include_context=include_context,
+            temperature=temperature,
+            stop_sequences=None if stop_sequences is None else list(stop_sequences),
+            model_preferences=model_preferences,
+            metadata=None if metadata is None else dict(metadata),
+            tools=None if not tools else list(tools),
+            tool_choice=tool_choice,
         )
         return await self.send_request(request, key=key, timeout=timeout)
 
@@ -393,7 +390,7 @@ class Context:
         """
         caps = self._capabilities()
         elicitation = caps.elicitation
-        if elicitation is UNSET or (elicitation.url is not UNSET and elicitation.form is UNSET):
+        if elicitation is None or (elicitation.url is not None and elicitation.form is None):
             raise self._missing(
                 "The client did not declare form-mode elicitation", {"elicitation": {}}
             )
@@ -416,7 +413,7 @@ class Context:
         finishes, call :meth:`complete_elicitation` with the same ``elicitation_id``.
         """
         caps = self._capabilities()
-        if caps.elicitation is UNSET or caps.elicitation.url is UNSET:
+        if caps.elicitation is None or caps.elicitation.url is None:
             raise CapabilityNotNegotiated("The client did not declare URL-mode elicitation")
         request = ElicitRequest(message=message, mode="url", url=url, elicitation_id=elicitation_id)
         return await self.send_request(request, timeout=timeout)
@@ -432,7 +429,7 @@ class Context:
         self, *, timeout: float | None = 60.0, key: str | None = None
     ) -> list[Root]:
         """The client's roots (``roots/list``); ``key`` names the ask in the stateless era."""
-        if self._capabilities().roots is UNSET:
+        if self._capabilities().roots is None:
             raise self._missing("The client did not declare the roots capability", {"roots": {}})
         result = await self.send_request(ListRootsRequest(), key=key, timeout=timeout)
         return result.roots

@@ -1,0 +1,140 @@
+"""The official Python SDK's client logs in to a protected mcptrio server, through mcptrio's
+development authorization server, with the SDK's own OAuth provider (``mcp.client.auth``).
+
+The browser is played headlessly: the redirect handler follows the authorization URL to the
+development server, which approves at once and redirects to the client's callback; the callback
+handler reads the code from that redirect. Everything else (PRM discovery from the 401's
+``WWW-Authenticate``, authorization server metadata, dynamic client registration, PKCE, the
+``resource`` parameter, the token request, step-up on 403) is the SDK's.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import pytest
+import trio
+from conftest import IO_LIMIT, open_protected
+
+pytest.importorskip("mcp")
+
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+CALLBACK = "http://127.0.0.1:1/callback"
+
+
+class MemoryStorage:
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+class HeadlessBrowser:
+    """Follows the authorization URL and hands the redirect's code to the SDK."""
+
+    def __init__(self) -> None:
+        self.redirects: list[str] = []
+        self.authorization_urls: list[str] = []
+
+    async def open(self, url: str) -> None:
+        self.authorization_urls.append(url)
+        async with httpx2.AsyncClient(follow_redirects=False) as browser:
+            answer = await browser.get(url)
+        assert answer.status_code == 302, answer.text
+        self.redirects.append(answer.headers["location"])
+
+    async def callback(self) -> AuthorizationCodeResult:
+        query = parse_qs(urlsplit(self.redirects[-1]).query)
+        assert "error" not in query, query
+        return AuthorizationCodeResult(
+            code=query["code"][0], state=query["state"][0], iss=query["iss"][0]
+        )
+
+
+def oauth_provider(
+    url: str, browser: HeadlessBrowser, storage: MemoryStorage
+) -> OAuthClientProvider:
+    metadata = OAuthClientMetadata(
+        client_name="sdk test client",
+        redirect_uris=[CALLBACK],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    return OAuthClientProvider(
+        server_url=url,
+        client_metadata=metadata,
+        storage=storage,
+        redirect_handler=browser.open,
+        callback_handler=browser.callback,
+    )
+
+
+async def test_the_sdk_client_logs_in_through_the_dev_server_and_calls_a_tool(
+    front_end: str,
+) -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with open_protected(front_end) as protected:
+            browser = HeadlessBrowser()
+            storage = MemoryStorage()
+            auth = oauth_provider(protected.url, browser, storage)
+            async with (
+                httpx2.AsyncClient(auth=auth) as http,
+                streamable_http_client(protected.url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                result = await session.call_tool("whoami", {})
+                assert not result.is_error
+                assert result.content[0].text == "dev-user"  # type: ignore[union-attr]
+            # One login, with PKCE S256 and the resource parameter, by a registered client.
+            assert len(browser.authorization_urls) == 1
+            asked = parse_qs(urlsplit(browser.authorization_urls[0]).query)
+            assert asked["code_challenge_method"] == ["S256"]
+            assert asked["resource"] == [protected.url]
+            # The challenge's scope, and offline_access (SEP-2207) since the server lists it.
+            assert asked["scope"] == ["mcp offline_access"]
+            assert storage.client is not None and storage.tokens is not None
+            assert protected.calls == [("whoami", "dev-user", frozenset({"mcp", "offline_access"}))]
+
+
+async def test_the_sdk_client_steps_up_when_a_tool_needs_another_scope() -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with open_protected() as protected:
+            browser = HeadlessBrowser()
+            auth = oauth_provider(protected.url, browser, MemoryStorage())
+            async with (
+                httpx2.AsyncClient(auth=auth) as http,
+                streamable_http_client(protected.url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                result = await session.call_tool("reset", {})
+                assert result.content[0].text == "reset"  # type: ignore[union-attr]
+            # The 403's challenge named the scopes: the second login asked for them.
+            assert len(browser.authorization_urls) == 2
+            second = parse_qs(urlsplit(browser.authorization_urls[1]).query)
+            assert set(second["scope"][0].split()) >= {"admin", "mcp"}
+            assert [call[:2] for call in protected.calls] == [("reset", "dev-user")]
+            assert {"mcp", "admin"} <= protected.calls[0][2]

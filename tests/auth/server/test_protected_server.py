@@ -13,11 +13,12 @@ from typing import Any
 import httpx2
 import pytest
 import trio
-from conftest import IO_LIMIT, open_protected
 
 import mcptrio
 from mcptrio.client.options import Revisions
 from mcptrio.client.targets import http as http_target
+
+from oauth_servers import IO_LIMIT, open_protected
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 

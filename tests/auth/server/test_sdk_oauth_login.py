@@ -15,7 +15,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 import trio
-from conftest import IO_LIMIT, open_protected
+
+from oauth_servers import IO_LIMIT, open_protected
 
 pytest.importorskip("mcp")
 

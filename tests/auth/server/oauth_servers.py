@@ -1,4 +1,4 @@
-"""Fixtures for the OAuth tests: a development authorization server, and a protected server.
+"""What the OAuth tests share: a development authorization server, and a protected server.
 
 Every server binds loopback port 0; each test that does I/O runs under ``trio.fail_after``.
 """
@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import pytest
 import trio
 
 import mcptrio
@@ -24,11 +23,6 @@ from mcptrio.transports.http.serve import serve_http
 
 #: Seconds any one test may take for its I/O.
 IO_LIMIT = 20.0
-
-
-@pytest.fixture(params=["builtin", "hypercorn"])
-def front_end(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @dataclass

@@ -5,13 +5,24 @@ Every server binds loopback port 0; each test that does I/O runs under ``trio.fa
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 import trio
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
 
 import mcptrio
 from mcptrio.auth.dev_server import DevAuthorizationServer
@@ -106,3 +117,76 @@ async def open_protected(
             yield Protected(base, base + "/mcp", auth, app, calls)
         finally:
             nursery.cancel_scope.cancel()
+
+
+CALLBACK = "http://127.0.0.1:1/callback"
+
+
+class MemoryStorage:
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+class HeadlessBrowser:
+    """Plays the user's browser for the official SDK's OAuth provider: follows the authorization
+    URL (logging in on the development server's form with ``login`` when it shows one) and
+    hands the redirect's code to the SDK."""
+
+    def __init__(self, login: tuple[str, str] | None = None) -> None:
+        self.login = login
+        self.redirects: list[str] = []
+        self.authorization_urls: list[str] = []
+
+    async def open(self, url: str) -> None:
+        self.authorization_urls.append(url)
+        async with httpx2.AsyncClient(follow_redirects=False) as browser:
+            answer = await browser.get(url)
+            if answer.status_code == 200 and self.login is not None:
+                fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', answer.text))
+                fields = {key: html.unescape(value) for key, value in fields.items()}
+                name, password = self.login
+                target = url.split("?", 1)[0]
+                answer = await browser.post(
+                    target, data={**fields, "username": name, "password": password}
+                )
+        assert answer.status_code == 302, answer.text
+        self.redirects.append(answer.headers["location"])
+
+    async def callback(self) -> AuthorizationCodeResult:
+        query = parse_qs(urlsplit(self.redirects[-1]).query)
+        assert "error" not in query, query
+        return AuthorizationCodeResult(
+            code=query["code"][0], state=query["state"][0], iss=query["iss"][0]
+        )
+
+
+def oauth_provider(
+    url: str, browser: HeadlessBrowser, storage: MemoryStorage
+) -> OAuthClientProvider:
+    metadata = OAuthClientMetadata(
+        client_name="sdk test client",
+        redirect_uris=[CALLBACK],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    return OAuthClientProvider(
+        server_url=url,
+        client_metadata=metadata,
+        storage=storage,
+        redirect_handler=browser.open,
+        callback_handler=browser.callback,
+    )

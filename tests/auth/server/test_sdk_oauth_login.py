@@ -16,80 +16,12 @@ import httpx2
 import pytest
 import trio
 
-from oauth_servers import IO_LIMIT, open_protected
+from oauth_servers import IO_LIMIT, HeadlessBrowser, MemoryStorage, oauth_provider, open_protected
 
 pytest.importorskip("mcp")
 
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import (
-    AuthorizationCodeResult,
-    OAuthClientInformationFull,
-    OAuthClientMetadata,
-    OAuthToken,
-)
-
-CALLBACK = "http://127.0.0.1:1/callback"
-
-
-class MemoryStorage:
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
-
-
-class HeadlessBrowser:
-    """Follows the authorization URL and hands the redirect's code to the SDK."""
-
-    def __init__(self) -> None:
-        self.redirects: list[str] = []
-        self.authorization_urls: list[str] = []
-
-    async def open(self, url: str) -> None:
-        self.authorization_urls.append(url)
-        async with httpx2.AsyncClient(follow_redirects=False) as browser:
-            answer = await browser.get(url)
-        assert answer.status_code == 302, answer.text
-        self.redirects.append(answer.headers["location"])
-
-    async def callback(self) -> AuthorizationCodeResult:
-        query = parse_qs(urlsplit(self.redirects[-1]).query)
-        assert "error" not in query, query
-        return AuthorizationCodeResult(
-            code=query["code"][0], state=query["state"][0], iss=query["iss"][0]
-        )
-
-
-def oauth_provider(
-    url: str, browser: HeadlessBrowser, storage: MemoryStorage
-) -> OAuthClientProvider:
-    metadata = OAuthClientMetadata(
-        client_name="sdk test client",
-        redirect_uris=[CALLBACK],  # type: ignore[list-item]
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
-        token_endpoint_auth_method="none",
-    )
-    return OAuthClientProvider(
-        server_url=url,
-        client_metadata=metadata,
-        storage=storage,
-        redirect_handler=browser.open,
-        callback_handler=browser.callback,
-    )
 
 
 async def test_the_sdk_client_logs_in_through_the_dev_server_and_calls_a_tool(

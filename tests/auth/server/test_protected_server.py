@@ -17,6 +17,7 @@ import trio
 import mcptrio
 from mcptrio.client.options import Revisions
 from mcptrio.client.targets import http as http_target
+from mcptrio.client.targets import websocket as websocket_target
 
 from oauth_servers import IO_LIMIT, open_protected
 
@@ -244,3 +245,51 @@ async def test_a_stateless_server_checks_tokens_too() -> None:
             async with mcptrio.open_client(target) as mcp:
                 result = await mcp.call_tool("whoami", {})
                 assert result.content[0].text == "carol"  # type: ignore[union-attr]
+
+
+async def test_over_websocket_the_upgrade_needs_a_token_and_calls_need_their_scopes() -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with open_protected() as protected:
+            ws_url = protected.url.replace("http://", "ws://", 1)
+            with pytest.raises(mcptrio.McpError, match="401"):
+                async with mcptrio.open_client(ws_url):
+                    pass
+            token = protected.token("wendy")
+            target = websocket_target(ws_url, headers={"Authorization": f"Bearer {token}"})
+            async with mcptrio.open_client(target) as client:
+                result = await client.call_tool("whoami", {})
+                assert result.content[0].text == "wendy"  # type: ignore[union-attr]
+                with pytest.raises(mcptrio.InvalidRequest) as refused:
+                    await client.call_tool("reset", {})
+                assert refused.value.data == {"error": "insufficient_scope", "scope": "admin"}
+            assert protected.calls == [("whoami", "wendy", frozenset({"mcp"}))]
+
+
+async def test_a_batch_member_without_its_scope_gets_a_json_rpc_error() -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with open_protected() as protected, httpx2.AsyncClient() as client:
+            token = protected.token()
+            answer = await client.post(
+                protected.url,
+                json=initialize_body(version="2025-03-26"),
+                headers={**ACCEPT, "authorization": f"Bearer {token}"},
+            )
+            headers = {
+                **ACCEPT,
+                "authorization": f"Bearer {token}",
+                "mcp-session-id": answer.headers["mcp-session-id"],
+            }
+            await client.post(
+                protected.url,
+                json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                headers=headers,
+            )
+            answer = await client.post(
+                protected.url, json=[call_body("whoami", 2), call_body("reset", 3)], headers=headers
+            )
+            assert answer.status_code == 200
+            by_id = {item["id"]: item for item in answer.json()}
+            assert by_id[2]["result"]["content"][0]["text"] == "alice"
+            assert by_id[3]["error"]["code"] == -32600
+            assert by_id[3]["error"]["data"]["error"] == "insufficient_scope"
+            assert [call[0] for call in protected.calls] == ["whoami"]

@@ -156,7 +156,7 @@ class IntrospectionVerifier:
         audience = audience_of(claims)
         named = any(same_resource(aud, expected) for aud in audience)
         if (audience or self.require_audience) and not named:
-            raise InvalidToken(f"token audience {list(audience)} does not name {expected}")
+            raise InvalidToken(f"token audience {list(audience)} does not name this resource")
         now = time.time()
         exp = claims.get("exp")
         if isinstance(exp, int | float) and now > exp + self.leeway:

@@ -133,7 +133,7 @@ class JwtVerifier:
         expected = self.audience or resource
         audience = audience_of(claims)
         if not any(same_resource(aud, expected) for aud in audience):
-            raise InvalidToken(f"token audience {list(audience)} does not name {expected}")
+            raise InvalidToken(f"token audience {list(audience)} does not name this resource")
         now = time.time()
         exp = claims.get("exp")
         if not isinstance(exp, int | float) or isinstance(exp, bool):

@@ -9,7 +9,9 @@ fetched through mcptrio's own trio HTTP client and cached:
   made-up ``kid`` values costs one fetch, not one per request;
 - each fetch has a deadline (``fetch_timeout``) and a size limit (``max_jwks_size``); a fetch
   that fails, times out or brings back no valid set raises :class:`VerifierUnavailable` (and the
-  previous set, if any, stays in use until a later fetch succeeds).
+  previous set, if any, stays in use until a later fetch succeeds). A failed fetch is not tried
+  again for ``refresh_interval`` seconds either: meanwhile requests that need it get the same
+  error, and the JWKS endpoint is not asked once per request while it is down.
 
 Concurrent requests needing a fetch share it: one fetches, the others wait for its result.
 
@@ -99,6 +101,7 @@ class JwtVerifier:
         self._ssl_context = ssl_context
         self._keys: KeySet | None = None if keys is None else _key_set(keys)
         self._fetched_at = -float("inf")
+        self._tried_at = -float("inf")
         self._fetching: trio.Event | None = None
         self._last_failure: VerifierUnavailable | None = None
 
@@ -168,7 +171,9 @@ class JwtVerifier:
         keys = self._keys
         stale = keys is None or now - self._fetched_at > self.cache_ttl
         unknown = keys is not None and kid is not None and not _has_kid(keys, kid)
-        if stale or (unknown and now - self._fetched_at >= self.refresh_interval):
+        # Every fetch, failed or not, waits refresh_interval for the next: a key set that is
+        # down is not asked once per request.
+        if (stale or unknown) and now - self._tried_at >= self.refresh_interval:
             keys = await self._refresh()
         if keys is None:
             raise self._last_failure or VerifierUnavailable("no JWKS")
@@ -184,14 +189,14 @@ class JwtVerifier:
         done = self._fetching = trio.Event()
         try:
             self._keys = await self._fetch()
+            self._fetched_at = trio.current_time()
             self._last_failure = None
         except VerifierUnavailable as exc:
             self._last_failure = exc
             if self._keys is None:
                 raise
         finally:
-            # A failed fetch also waits refresh_interval before the next try.
-            self._fetched_at = trio.current_time()
+            self._tried_at = trio.current_time()
             self._fetching = None
             done.set()
         return self._keys

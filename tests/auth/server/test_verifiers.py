@@ -293,3 +293,35 @@ async def test_a_protected_server_can_verify_by_introspection() -> None:
             assert access.subject == "zoe"
             answer = await client.get(protected.base + "/.well-known/oauth-protected-resource")
             assert answer.status_code == 200
+
+
+async def test_a_failing_jwks_is_asked_once_per_refresh_interval() -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with key_server() as (keys, url):
+            keys.mode = "error"
+            verifier = JwtVerifier(ISSUER, url, refresh_interval=0.5)
+            for _ in range(4):
+                with pytest.raises(VerifierUnavailable, match="500"):
+                    await verifier.verify(keys.sign({}), resource=RESOURCE)
+            assert keys.fetches == 1
+            keys.mode = "ok"
+            await trio.sleep(0.6)
+            assert (await verifier.verify(keys.sign({}), resource=RESOURCE)).subject == "alice"
+            assert keys.fetches == 2
+
+
+async def test_concurrent_requests_share_one_fetch() -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with key_server() as (keys, url):
+            verifier = JwtVerifier(ISSUER, url)
+            token = keys.sign({})
+            subjects: list[str] = []
+
+            async def one() -> None:
+                subjects.append((await verifier.verify(token, resource=RESOURCE)).subject)
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(10):
+                    nursery.start_soon(one)
+            assert subjects == ["alice"] * 10
+            assert keys.fetches == 1

@@ -34,6 +34,8 @@ from mcptrio.transports.http.serve import serve_http
 
 #: Seconds any one test may take for its I/O.
 IO_LIMIT = 20.0
+#: The HTTP front ends a protected server is tested on (``@pytest.mark.parametrize``).
+FRONT_ENDS = ("builtin", "hypercorn")
 
 
 @dataclass

@@ -19,7 +19,7 @@ from mcptrio.client.options import Revisions
 from mcptrio.client.targets import http as http_target
 from mcptrio.client.targets import websocket as websocket_target
 
-from oauth_servers import IO_LIMIT, open_protected
+from oauth_servers import FRONT_ENDS, IO_LIMIT, open_protected
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
@@ -59,6 +59,7 @@ async def initialize(client: httpx2.AsyncClient, url: str, token: str) -> str:
     return answer.headers["mcp-session-id"]
 
 
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_metadata_is_served_at_both_well_known_paths_without_credentials(
     front_end: str,
 ) -> None:
@@ -82,6 +83,7 @@ async def test_metadata_is_served_at_both_well_known_paths_without_credentials(
             assert elsewhere.status_code == 404
 
 
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_a_request_without_a_token_gets_401_with_the_metadata_and_scope(
     front_end: str,
 ) -> None:
@@ -151,6 +153,7 @@ async def test_tokens_for_another_resource_expired_or_unsigned_by_the_issuer_get
             assert protected.calls == []
 
 
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_a_call_without_the_tools_scope_gets_403_insufficient_scope(front_end: str) -> None:
     with trio.fail_after(IO_LIMIT):
         async with open_protected(front_end) as protected, httpx2.AsyncClient() as client:
@@ -201,6 +204,7 @@ async def test_a_token_without_the_servers_own_scope_gets_403() -> None:
             assert challenge_params(answer.headers["www-authenticate"])["scope"] == "mcp"
 
 
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_a_session_id_used_with_another_principals_token_gets_404(front_end: str) -> None:
     with trio.fail_after(IO_LIMIT):
         async with open_protected(front_end) as protected, httpx2.AsyncClient() as client:

@@ -16,7 +16,14 @@ import httpx2
 import pytest
 import trio
 
-from oauth_servers import IO_LIMIT, HeadlessBrowser, MemoryStorage, oauth_provider, open_protected
+from oauth_servers import (
+    FRONT_ENDS,
+    IO_LIMIT,
+    HeadlessBrowser,
+    MemoryStorage,
+    oauth_provider,
+    open_protected,
+)
 
 pytest.importorskip("mcp")
 
@@ -24,6 +31,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_the_sdk_client_logs_in_through_the_dev_server_and_calls_a_tool(
     front_end: str,
 ) -> None:

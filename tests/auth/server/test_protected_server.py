@@ -297,3 +297,26 @@ async def test_a_batch_member_without_its_scope_gets_a_json_rpc_error() -> None:
             assert by_id[3]["error"]["code"] == -32600
             assert by_id[3]["error"]["data"]["error"] == "insufficient_scope"
             assert [call[0] for call in protected.calls] == ["whoami"]
+
+
+async def test_the_legacy_sse_endpoints_check_tokens_sessions_and_scopes() -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with open_protected() as protected, httpx2.AsyncClient() as client:
+            refused = await client.get(protected.base + "/sse")
+            assert refused.status_code == 401
+            alice = {"authorization": f"Bearer {protected.token('alice')}"}
+            async with client.stream("GET", protected.base + "/sse", headers=alice) as stream:
+                lines = stream.aiter_lines()
+                endpoint = ""
+                async for line in lines:
+                    if line.startswith("data: "):
+                        endpoint = line.removeprefix("data: ")
+                        break
+                post_url = protected.base + endpoint
+                mallory = {"authorization": f"Bearer {protected.token('mallory')}"}
+                stolen = await client.post(post_url, json=initialize_body(), headers=mallory)
+                assert stolen.status_code == 404
+                answer = await client.post(post_url, json=call_body("reset"), headers=alice)
+                assert answer.status_code == 403
+                assert challenge_params(answer.headers["www-authenticate"])["scope"] == "admin mcp"
+            assert protected.calls == []

@@ -13,6 +13,15 @@ __all__ = ["FormError", "oauth_error", "read_form", "redirect", "send_html", "se
 #: Form and JSON bodies past this are refused (413).
 MAX_BODY: Final = 64 * 1024
 _NO_STORE: Final = ((b"cache-control", b"no-store"), (b"pragma", b"no-cache"))
+#: Browser-based clients (the MCP Inspector in a browser) call the metadata, registration and
+#: token endpoints cross-origin; none of them uses cookies, so any origin may.
+CORS: Final = ((b"access-control-allow-origin", b"*"),)
+PREFLIGHT: Final = (
+    *CORS,
+    (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+    (b"access-control-allow-headers", b"*"),
+    (b"access-control-max-age", b"86400"),
+)
 
 
 class FormError(Exception):
@@ -27,7 +36,7 @@ async def send_json(
 ) -> None:
     body = json.dumps(document).encode() if not isinstance(document, bytes) else document
     await responder.send_response(
-        status, [(b"content-type", b"application/json"), *_NO_STORE, *headers], body
+        status, [(b"content-type", b"application/json"), *_NO_STORE, *CORS, *headers], body
     )
 
 

@@ -22,6 +22,9 @@ would add (persistence, consent records, rate limits, key rotation schedules):
 - ``/jwks``: the public key its access tokens (ES256 JWTs, RFC 9068 shape) are signed with;
 - ``/introspect``: RFC 7662, for clients registered with a secret.
 
+Every JSON endpoint allows any origin (CORS, with answers to preflights), since browser-based
+clients call them cross-origin and none of them uses cookies.
+
 Access tokens carry ``iss``, ``sub``, ``aud`` (the ``resource`` the client asked for, RFC 8707),
 ``client_id``, ``scope``, ``iat``, ``exp`` and ``jti``. :meth:`DevAuthorizationServer.verifier`
 gives the matching :class:`~mcptrio.auth.server.JwtVerifier`, and
@@ -46,7 +49,7 @@ from ...transports.http.engine.exchange import HttpRequest, HttpResponder, WebSo
 from ..metadata import AuthorizationServerMetadata, check_url, encode_document
 from ..server.jwt_verifier import JwtVerifier
 from . import authorize, token_endpoint
-from .answers import FormError, oauth_error, read_form, read_json, send_json
+from .answers import PREFLIGHT, FormError, oauth_error, read_form, read_json, send_json
 from .clients import Clients, OAuthProblem
 from .state import Client, Memory
 
@@ -221,17 +224,18 @@ class DevAuthorizationServer:
     async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
         path = request.path.rstrip("/") or "/"
         method = request.method
-        if path in (
+        if method == "OPTIONS" and path != "/authorize":
+            await responder.send_response(204, PREFLIGHT)
+        elif path in (
             "/.well-known/oauth-authorization-server",
             "/.well-known/openid-configuration",
         ):
             if method != "GET":
                 await oauth_error(responder, "invalid_request", "use GET", status=405)
                 return
-            cors = ((b"access-control-allow-origin", b"*"),)
-            await send_json(responder, 200, encode_document(self.metadata()), cors)
+            await send_json(responder, 200, encode_document(self.metadata()))
         elif path == "/jwks":
-            await send_json(responder, 200, self.jwks(), ((b"access-control-allow-origin", b"*"),))
+            await send_json(responder, 200, self.jwks())
         elif path == "/authorize" and method in ("GET", "POST"):
             await authorize.handle(self, request, responder)
         elif path == "/token" and method == "POST":

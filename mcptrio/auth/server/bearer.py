@@ -5,7 +5,8 @@ every MCP endpoint of either front end, in both eras, then:
 
 - serves its Protected Resource Metadata (RFC 9728) at ``/.well-known/oauth-protected-resource``
   with the endpoint's path inserted (``/.well-known/oauth-protected-resource/mcp``) and at the
-  bare well-known path, with ``Access-Control-Allow-Origin: *`` for browser-based clients;
+  bare well-known path, with ``Access-Control-Allow-Origin: *`` (and an answer to the CORS
+  preflight) for browser-based clients;
 - answers a request without a bearer token 401 with ``WWW-Authenticate: Bearer
   resource_metadata="...", scope="..."`` (the scopes every request needs), one with an invalid
   token 401 with ``error="invalid_token"``, and one whose token lacks a scope 403 with
@@ -36,6 +37,14 @@ _JSON_CORS: Final = (
     (b"content-type", b"application/json"),
     (b"access-control-allow-origin", b"*"),
     (b"cache-control", b"max-age=3600"),
+)
+
+
+_PREFLIGHT: Final = (
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-allow-methods", b"GET, HEAD, OPTIONS"),
+    (b"access-control-allow-headers", b"*"),
+    (b"access-control-max-age", b"86400"),
 )
 
 
@@ -132,8 +141,11 @@ class BearerAuth:
         root = getattr(request, "root_path", "")
         if rest and rest != root + self.path and not self._names_configured(rest):
             return None
+        if request.method == "OPTIONS":
+            # A CORS preflight: browser-based clients send MCP-Protocol-Version with it.
+            return 204, _PREFLIGHT, b""
         if request.method not in ("GET", "HEAD"):
-            return 405, ((b"allow", b"GET"),), b""
+            return 405, ((b"allow", b"GET, HEAD, OPTIONS"),), b""
         return 200, _JSON_CORS, encode_document(self.metadata(request))
 
     def _names_configured(self, rest: str) -> bool:

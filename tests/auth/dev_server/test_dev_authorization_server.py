@@ -97,6 +97,15 @@ async def test_metadata_at_both_well_known_paths() -> None:
                 assert document["code_challenge_methods_supported"] == ["S256"]
                 assert document["client_id_metadata_document_supported"] is True
                 assert document["response_types_supported"] == ["code"]
+            preflight = await client.options(
+                "/token",
+                headers={
+                    "origin": "https://inspector.example",
+                    "access-control-request-method": "POST",
+                },
+            )
+            assert preflight.status_code == 204
+            assert "POST" in preflight.headers["access-control-allow-methods"]
             jwks = (await client.get("/jwks")).json()
             assert [key["kty"] for key in jwks["keys"]] == ["EC"]
             assert "d" not in jwks["keys"][0]

@@ -81,6 +81,16 @@ async def test_metadata_is_served_at_both_well_known_paths_without_credentials(
                 }
             elsewhere = await client.get(protected.base + "/.well-known/oauth-protected-resource/x")
             assert elsewhere.status_code == 404
+            preflight = await client.options(
+                protected.base + "/.well-known/oauth-protected-resource/mcp",
+                headers={
+                    "origin": "https://inspector.example",
+                    "access-control-request-method": "GET",
+                    "access-control-request-headers": "mcp-protocol-version",
+                },
+            )
+            assert preflight.status_code == 204
+            assert preflight.headers["access-control-allow-origin"] == "*"
 
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS)

@@ -4,8 +4,9 @@ A client is known in one of two ways:
 
 - **Dynamic Client Registration** (RFC 7591): :meth:`Clients.register` takes the client's
   metadata and returns its ``client_id`` (and a secret unless it asked for
-  ``token_endpoint_auth_method: none``). Redirect URIs are required for the authorization code
-  grant; each must be ``https``, ``http`` on loopback, or a private-use scheme (native apps).
+  ``token_endpoint_auth_method`` ``none``, or ``private_key_jwt`` with its ``jwks``). Redirect
+  URIs are required for the authorization code grant; each must be ``https``, ``http`` on
+  loopback, or a private-use scheme (native apps).
 - **Client ID Metadata Documents**: a ``client_id`` that is an ``https`` URL (``http`` on
   loopback, for development) names a JSON document the server fetches (through mcptrio's trio
   HTTP client, ``fetch_timeout`` seconds at most, ``max_document_size`` bytes at most) and
@@ -36,7 +37,7 @@ from .state import Client, Memory, Remembered
 
 __all__ = ["Clients", "OAuthProblem", "is_client_id_url"]
 
-_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
+_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
 _GRANTS = ("authorization_code", "refresh_token", "client_credentials")
 
 
@@ -117,7 +118,14 @@ class Clients:
             raise OAuthProblem("invalid_redirect_uri", "redirect_uris are required")
         for uri in redirect_uris:
             check_redirect_uri(uri)
-        secret = None if method == "none" else secrets.token_urlsafe(32)
+        jwks = None
+        if method == "private_key_jwt":
+            jwks = metadata.jwks
+            if not isinstance(jwks, dict) or not isinstance(jwks.get("keys"), list):
+                raise OAuthProblem(
+                    "invalid_client_metadata", "private_key_jwt needs the client's jwks"
+                )
+        secret = None if method in ("none", "private_key_jwt") else secrets.token_urlsafe(32)
         client = self.add(
             Client(
                 client_id=secrets.token_urlsafe(16),
@@ -126,6 +134,7 @@ class Clients:
                 grant_types=grants,
                 scope=metadata.scope,
                 name=metadata.client_name,
+                jwks=jwks,
             )
         )
         return ClientInformation(
@@ -139,6 +148,7 @@ class Clients:
             response_types=["code"],
             client_name=metadata.client_name,
             scope=metadata.scope,
+            jwks=jwks,
         )
 
     async def find(self, client_id: str) -> Client:

@@ -15,8 +15,8 @@ would add (persistence, consent records, rate limits, key rotation schedules):
   it approves at once, for tests and headless clients, as the user ``login_hint`` names or
   ``default_subject``; with ``users`` it shows a login form;
 - ``/token``: ``authorization_code``, ``refresh_token`` (rotated on each use) and
-  ``client_credentials``; client authentication ``none``, ``client_secret_basic`` and
-  ``client_secret_post``;
+  ``client_credentials``; client authentication ``none``, ``client_secret_basic``,
+  ``client_secret_post`` and ``private_key_jwt``;
 - ``/register``: Dynamic Client Registration (RFC 7591); ``client_id`` URLs are Client ID
   Metadata Documents (see :mod:`.clients`);
 - ``/jwks``: the public key its access tokens (ES256 JWTs, RFC 9068 shape) are signed with;
@@ -125,7 +125,9 @@ class DevAuthorizationServer:
                 "none",
                 "client_secret_basic",
                 "client_secret_post",
+                "private_key_jwt",
             ],
+            token_endpoint_auth_signing_alg_values_supported=["ES256", "RS256", "PS256", "EdDSA"],
             introspection_endpoint_auth_methods_supported=["client_secret_basic"],
             code_challenge_methods_supported=["S256"],
             authorization_response_iss_parameter_supported=True,
@@ -150,14 +152,17 @@ class DevAuthorizationServer:
         secret: str | None = None,
         grant_types: Iterable[str] = ("authorization_code", "refresh_token"),
         client_id: str | None = None,
+        jwks: dict[str, Any] | None = None,
     ) -> Client:
-        """Pre-register a client (a public one unless ``secret`` is given)."""
+        """Pre-register a client: a public one, or one that authenticates with ``secret``, or
+        with a JWT signed by a key of ``jwks`` (``private_key_jwt``)."""
         return self.clients.add(
             Client(
                 client_id=client_id or secrets.token_urlsafe(16),
                 redirect_uris=tuple(redirect_uris),
                 secret=secret,
                 grant_types=tuple(grant_types),
+                jwks=jwks,
             )
         )
 
@@ -271,7 +276,7 @@ class DevAuthorizationServer:
             return
         if client.public:
             await oauth_error(
-                responder, "invalid_client", "introspection needs a secret", status=401
+                responder, "invalid_client", "introspection needs client authentication", status=401
             )
             return
         claims = self.read_token(form.get("token", ""))

@@ -12,7 +12,7 @@ import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["Client", "CodeGrant", "Memory", "RefreshGrant", "Remembered"]
 
@@ -31,10 +31,13 @@ class Client:
     scope: str | None = None
     name: str | None = None
     issued_at: int = field(default_factory=lambda: int(time.time()))
+    #: The public keys of a ``private_key_jwt`` client (a JWKS).
+    jwks: dict[str, Any] | None = None
 
     @property
     def public(self) -> bool:
-        return self.secret is None
+        """Whether the client has no way to authenticate (no secret, no keys)."""
+        return self.secret is None and self.jwks is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,8 @@ class Memory:
         self.clients: Remembered[str, Client] = Remembered(max_entries)
         self.codes: Remembered[str, CodeGrant] = Remembered(max_entries)
         self.refresh: Remembered[str, RefreshGrant] = Remembered(max_entries)
+        #: The (client id, jti) of the client assertions used, with their expiry.
+        self.assertions: Remembered[tuple[str, str], float] = Remembered(max_entries)
 
     def new_code(self, grant: CodeGrant) -> str:
         code = secrets.token_urlsafe(32)

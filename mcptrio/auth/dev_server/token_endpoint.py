@@ -10,9 +10,10 @@
 
 A refresh token comes with the code grant when the client may use the ``refresh_token`` grant.
 Client authentication (RFC 6749 section 2.3.1): ``client_secret_basic`` (the ``Authorization``
-header, form-urlencoded id and secret), ``client_secret_post`` (``client_secret`` in the body)
-or ``none`` (a public client names itself with ``client_id``). A client with a secret must
-present it; a failure is 401 ``invalid_client``.
+header, form-urlencoded id and secret), ``client_secret_post`` (``client_secret`` in the body),
+``private_key_jwt`` (a signed assertion, :mod:`.client_assertion`) or ``none`` (a public client
+names itself with ``client_id``). A client with a secret or keys must use them; a failure is
+401 ``invalid_client``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from urllib.parse import unquote
 
 from ...transports.http.engine.exchange import HttpRequest, HttpResponder, header
 from .answers import FormError, oauth_error, read_form, send_json
+from .client_assertion import JWT_BEARER, asserted_client_id, check_assertion
 from .clients import OAuthProblem
 from .state import Client, RefreshGrant
 
@@ -40,6 +42,8 @@ async def authenticate_client(
     server: DevAuthorizationServer, request: HttpRequest, form: dict[str, str]
 ) -> Client:
     """The client making ``request``, authenticated; :class:`OAuthProblem` otherwise."""
+    if "client_assertion_type" in form or "client_assertion" in form:
+        return await _asserted_client(server, form)
     authorization = header(request.headers, b"authorization")
     secret: str | None = None
     if authorization is not None:
@@ -62,11 +66,25 @@ async def authenticate_client(
     if not client_id:
         raise OAuthProblem("invalid_client", "no client_id")
     client = await server.clients.find(client_id)
+    if client.jwks is not None:
+        raise OAuthProblem("invalid_client", "this client authenticates with private_key_jwt")
     if client.secret is not None:
         if secret is None or not hmac.compare_digest(secret, client.secret):
             raise OAuthProblem("invalid_client", "client authentication failed")
     elif secret is not None:
         raise OAuthProblem("invalid_client", "this client has no secret")
+    return client
+
+
+async def _asserted_client(server: DevAuthorizationServer, form: dict[str, str]) -> Client:
+    if form.get("client_assertion_type") != JWT_BEARER:
+        raise OAuthProblem("invalid_client", f"client_assertion_type must be {JWT_BEARER}")
+    assertion = form.get("client_assertion", "")
+    client_id = asserted_client_id(assertion)
+    if form.get("client_id", client_id) != client_id:
+        raise OAuthProblem("invalid_client", "client_id differs from the assertion's sub")
+    client = await server.clients.find(client_id)
+    check_assertion(server, client, assertion)
     return client
 
 

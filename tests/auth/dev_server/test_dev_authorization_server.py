@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -16,6 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 import trio
+from joserfc import jwt
+from joserfc.jwk import ECKey
 
 from mcptrio.auth.dev_server import DevAuthorizationServer
 from mcptrio.transports.http.engine.builtin_server import serve_builtin
@@ -24,6 +27,7 @@ from mcptrio.transports.http.engine.exchange import HttpRequest, HttpResponder, 
 IO_LIMIT = 20.0
 CALLBACK = "http://127.0.0.1:1/callback"
 RESOURCE = "http://127.0.0.1:2/mcp"
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 
 def pkce() -> tuple[str, str]:
@@ -278,7 +282,11 @@ async def test_client_credentials_with_basic_and_post_authentication() -> None:
     [
         ({"redirect_uris": []}, "invalid_redirect_uri"),
         ({"redirect_uris": ["http://example.com/cb"]}, "invalid_redirect_uri"),
-        ({"token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),
+        ({"token_endpoint_auth_method": "tls_client_auth"}, "invalid_client_metadata"),
+        (
+            {"token_endpoint_auth_method": "private_key_jwt", "redirect_uris": [CALLBACK]},
+            "invalid_client_metadata",
+        ),
         ({"grant_types": ["password"]}, "invalid_client_metadata"),
         ({"redirect_uris": "not a list"}, "invalid_client_metadata"),
     ],
@@ -369,3 +377,62 @@ async def test_the_login_form_approves_only_with_the_right_password() -> None:
             right = await client.post("/authorize", data={**form, "password": "pw"})
             query = redirected(right)
             assert query["state"] == "s" and query["code"]
+
+
+def client_assertion(key: ECKey, client_id: str, audience: str, **claims: Any) -> str:
+    now = int(time.time())
+    full = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "exp": now + 60,
+        "jti": secrets.token_hex(8),
+        **claims,
+    }
+    return jwt.encode({"alg": "ES256", "kid": key.kid}, full, key)
+
+
+async def test_private_key_jwt_client_credentials() -> None:
+    with trio.fail_after(IO_LIMIT):
+        async with dev_server() as (auth, client):
+            key = ECKey.generate_key("P-256", auto_kid=True)
+            registered = await register(
+                client,
+                grant_types=["client_credentials"],
+                redirect_uris=[],
+                token_endpoint_auth_method="private_key_jwt",
+                jwks={"keys": [key.as_dict(private=False)]},
+            )
+            assert "client_secret" not in registered
+            client_id = registered["client_id"]
+            token_url = auth.issuer + "/token"
+
+            def grant(assertion: str) -> dict[str, str]:
+                return {
+                    "grant_type": "client_credentials",
+                    "client_assertion_type": JWT_BEARER,
+                    "client_assertion": assertion,
+                    "resource": RESOURCE,
+                }
+
+            assertion = client_assertion(key, client_id, token_url)
+            answer = await client.post("/token", data=grant(assertion))
+            assert answer.status_code == 200, answer.text
+            claims = auth.read_token(answer.json()["access_token"])
+            assert claims is not None and claims["sub"] == client_id
+            stranger = ECKey.generate_key("P-256", auto_kid=True)
+            refused = {
+                "replayed": assertion,
+                "wrong audience": client_assertion(key, client_id, "https://elsewhere.example"),
+                "expired": client_assertion(key, client_id, token_url, exp=int(time.time()) - 120),
+                "far future": client_assertion(
+                    key, client_id, token_url, exp=int(time.time()) + 9999
+                ),
+                "other key": client_assertion(stranger, client_id, token_url),
+                "not a JWT": "garbage",
+            }
+            for why, bad in refused.items():
+                answer = await client.post("/token", data=grant(bad))
+                assert (answer.status_code, answer.json()["error"]) == (401, "invalid_client"), why
+            metadata = (await client.get("/.well-known/oauth-authorization-server")).json()
+            assert "private_key_jwt" in metadata["token_endpoint_auth_methods_supported"]

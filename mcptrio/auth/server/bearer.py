@@ -64,8 +64,8 @@ class BearerAuth:
     - ``resource``: this server's canonical URI (the MCP endpoint's URL); ``path`` is the
       endpoint's path when ``resource`` is left to be made from the request.
     - ``scopes``: scopes every request needs; ``scopes_supported``: the scopes the metadata
-      lists (default: ``scopes``, then whatever tools, prompts and resources ask for is up to you
-      to list).
+      lists (default: ``scopes``; list those your tools, prompts and resources need as well, so
+      that clients may ask for them up front instead of stepping up later).
     - ``resource_name``, ``resource_documentation``: shown to users by some clients.
     """
 

@@ -52,6 +52,10 @@ between two of its parts, and is named for what it is (no name here means two th
 
     Exception
     ├── CliError                          [cli] a command failed: one line and its exit code
+    ├── InvalidToken                      [auth.server] a bearer token failed verification (401)
+    ├── VerifierUnavailable               [auth.server] keys or introspection unreachable (503)
+    ├── OAuthProblem                      [auth.dev_server] an OAuth error to answer with
+    ├── FormError                         [auth.dev_server] a body is not the form it should be
     ├── HttpParseError                    [transports.http] a request head is not HTTP/1.1
     ├── BadRequestBody                    [transports.http] a request body broke HTTP's rules
     ├── BodyTooLarge                      [transports.http] a request body is over its limit

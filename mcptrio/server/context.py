@@ -28,6 +28,7 @@ from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.errors import (
     CapabilityNotNegotiated,
     InvalidParams,
+    InvalidRequest,
     McpError,
 )
 from ..protocol.request_meta import RequestMeta
@@ -54,6 +55,7 @@ from ..protocol.types.logging import LOGGING_LEVELS, LoggingLevel
 from ..protocol.types.sampling import IncludeContext
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
+from ..transports.http.endpoints.security import Principal, current_principal
 from .elicitation_schema import schema_for_elicitation
 from .input_rounds import InputRequired, InputRound
 
@@ -111,6 +113,39 @@ class Context:
         return self.session.connection.request_meta_of(self.request_id)
 
     # ------------------------------------------------------------------ the request
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who made the request, as the server's authenticator established it; ``None`` when
+        there is none (stdio, or HTTP without an authenticator).
+
+        With :class:`mcptrio.auth.server.BearerAuth` it is the verified
+        :class:`~mcptrio.auth.server.AccessToken` (``subject``, ``client_id``, ``scopes``,
+        ``claims``). The token string is not in it: it was issued for this server, and is never
+        to be passed on to another service.
+        """
+        principal = current_principal.get()
+        if principal is None:
+            principal = getattr(self.session.transport, "principal", None)
+        return principal
+
+    def require_scopes(self, scopes: frozenset[str] | set[str] | tuple[str, ...]) -> None:
+        """Raise ``InvalidRequest`` (-32600, ``data.error`` ``"insufficient_scope"``) unless the
+        request's principal carries every one of ``scopes``; nothing is checked when there is no
+        principal (no authenticator). Over HTTP the endpoint has usually answered 403 already;
+        this is the check for batches and WebSocket connections, and for a handler's own needs.
+        """
+        principal = self.principal
+        if not scopes or principal is None:
+            return
+        have: frozenset[str] = getattr(principal, "scopes", frozenset())
+        missing = set(scopes) - set(have)
+        if missing:
+            scope = " ".join(sorted(set(scopes)))
+            raise InvalidRequest(
+                f"insufficient_scope: this needs scope {scope}",
+                data={"error": "insufficient_scope", "scope": scope},
+            )
 
     @property
     def request_id(self) -> RequestId:

@@ -103,9 +103,11 @@ class MethodHandlers:
 
     async def call_tool(self, ctx: Context, request: CallToolRequest) -> CallToolResult:
         tool = self.server.tools.require(request.name)
+        ctx.require_scopes(tool.scopes)
         return await tool.call(ctx, _given(request.arguments))
 
     async def read_resource(self, ctx: Context, request: ReadResourceRequest) -> ReadResourceResult:
+        ctx.require_scopes(self.server.required_scopes("resources/read", request.uri))
         return await read_resource(self.server.resources, self.server.templates, ctx, request.uri)
 
     def _known_uri(self, uri: str) -> bool:
@@ -125,6 +127,7 @@ class MethodHandlers:
 
     async def get_prompt(self, ctx: Context, request: GetPromptRequest) -> GetPromptResult:
         prompt = self.server.prompts.require(request.name)
+        ctx.require_scopes(prompt.scopes)
         return await prompt.render(ctx, _given(request.arguments))
 
     async def complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:

@@ -95,6 +95,7 @@ __all__ = ["Server"]
 log = logging.getLogger("mcptrio.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
+_NO_SCOPES: frozenset[str] = frozenset()
 
 
 class Server:
@@ -215,6 +216,23 @@ class Server:
                 return None
             found = self._header_params[name] = header_params(tool.definition.input_schema)
         return found
+
+    def required_scopes(self, method: str, key: str) -> frozenset[str]:
+        """The OAuth scopes a call needs: of the tool or prompt named ``key`` (``tools/call``,
+        ``prompts/get``), or the resource (or first matching template) at URI ``key``
+        (``resources/read``). Empty for anything else, and for what is not registered."""
+        found: RegisteredTool | RegisteredPrompt | RegisteredResource | RegisteredTemplate | None
+        if method == "tools/call":
+            found = self.tools.get(key)
+        elif method == "prompts/get":
+            found = self.prompts.get(key)
+        elif method == "resources/read":
+            found = self.resources.get(key)
+            if found is None:
+                found = next((t for t in self.templates.values() if t.match(key) is not None), None)
+        else:
+            found = None
+        return _NO_SCOPES if found is None else found.scopes
 
     def remove_tool(self, name: str) -> bool:
         """Remove the tool called ``name``; ``False`` if there was none."""

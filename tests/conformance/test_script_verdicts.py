@@ -86,3 +86,24 @@ def test_missing_results_fail_a_scenario(tmp_path: Path) -> None:
     script.read_checks(result, tmp_path.glob("*/checks.json"))
     assert not result.ok
     assert result.problems == ["no checks.json was written"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "wanted"),
+    [
+        ([], True),
+        (["--client-only"], False),
+        (["--requirements", "2026-07-28"], False),
+        (["--handshake-era"], False),
+        (["--scenario", "tools-list"], False),
+        (["--scenario", "authorization-code-grant"], True),
+    ],
+)
+def test_the_authorization_server_scenarios_run_in_a_full_run_or_by_name(
+    argv: list[str], wanted: bool
+) -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        assert script.wants_authorization(script.parse_args(argv)) is wanted
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))

@@ -60,6 +60,7 @@ UNSET_ALLOWED = {
     "transports/http/client/messages.py",
     "transports/http/endpoints/envelope_peek.py",
     "transports/http/endpoints/responses.py",
+    "transports/http/endpoints/scope_check.py",
     "transports/http/endpoints/stateless_era.py",
     "client/output_validation.py",
 }

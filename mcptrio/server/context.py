@@ -135,8 +135,10 @@ class Context:
         principal (no authenticator). Over HTTP the endpoint has usually answered 403 already;
         this is the check for batches and WebSocket connections, and for a handler's own needs.
         """
+        if not scopes:
+            return  # most calls: nothing to look up
         principal = self.principal
-        if not scopes or principal is None:
+        if principal is None:
             return
         have: frozenset[str] = getattr(principal, "scopes", frozenset())
         missing = set(scopes) - set(have)

@@ -30,6 +30,12 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 
 from ...transports.http.engine.client_pool import HttpClientPool
+from ..metadata import (
+    AuthorizationServerMetadata,
+    ProtectedResourceMetadata,
+    authorization_server_metadata_urls,
+    protected_resource_metadata_urls,
+)
 from .errors import DiscoveryError
 from .fetch import check_endpoint, get_json, origin_of
 
@@ -66,28 +72,6 @@ class ProtectedResource:
     published: bool = True
 
 
-class _PrmDocument(msgspec.Struct, frozen=True):
-    resource: str
-    authorization_servers: list[str] = []
-    scopes_supported: list[str] | None = None
-
-
-class _AsDocument(msgspec.Struct, frozen=True):
-    issuer: str
-    authorization_endpoint: str | None = None
-    token_endpoint: str | None = None
-    registration_endpoint: str | None = None
-    scopes_supported: list[str] | None = None
-    response_types_supported: list[str] | None = None
-    grant_types_supported: list[str] | None = None
-    token_endpoint_auth_methods_supported: list[str] | None = None
-    token_endpoint_auth_signing_alg_values_supported: list[str] | None = None
-    code_challenge_methods_supported: list[str] | None = None
-    client_id_metadata_document_supported: bool = False
-    authorization_response_iss_parameter_supported: bool = False
-    dpop_signing_alg_values_supported: list[str] | None = None
-
-
 @dataclass(frozen=True, slots=True)
 class AuthorizationServer:
     """An authorization server's endpoints and what it supports, checked."""
@@ -116,27 +100,12 @@ def _tuple(values: list[str] | None) -> tuple[str, ...] | None:
 
 def resource_metadata_urls(server_url: str) -> list[str]:
     """The well-known PRM URLs of ``server_url``, in the order they are tried."""
-    parts = urlsplit(server_url)
-    root = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource"
-    path = parts.path.rstrip("/")
-    return [root + path, root] if path else [root]
+    return protected_resource_metadata_urls(server_url)
 
 
 def metadata_urls(issuer: str) -> list[str]:
     """The metadata URLs of ``issuer``, in the order they are tried."""
-    parts = urlsplit(issuer)
-    base = f"{parts.scheme}://{parts.netloc}"
-    path = parts.path.rstrip("/")
-    if not path:
-        return [
-            f"{base}/.well-known/oauth-authorization-server",
-            f"{base}/.well-known/openid-configuration",
-        ]
-    return [
-        f"{base}/.well-known/oauth-authorization-server{path}",
-        f"{base}/.well-known/openid-configuration{path}",
-        f"{base}{path}/.well-known/openid-configuration",
-    ]
+    return authorization_server_metadata_urls(issuer)
 
 
 def _covers(resource: str, server_url: str) -> bool:
@@ -170,15 +139,15 @@ async def discover_protected_resource(
         if answer.document is None:
             raise DiscoveryError(f"The resource metadata at {url} is not a JSON object")
         try:
-            doc = msgspec.convert(answer.document, _PrmDocument)
-        except msgspec.ValidationError as exc:
+            doc = msgspec.convert(answer.document, ProtectedResourceMetadata)
+        except (msgspec.ValidationError, ValueError) as exc:
             raise DiscoveryError(f"Invalid resource metadata at {url}: {exc}") from None
         if not _covers(doc.resource, server_url):
             raise DiscoveryError(
                 f"The resource metadata at {url} is for {doc.resource!r},"
                 f" not for the server at {server_url!r}"
             )
-        servers = tuple(s for s in doc.authorization_servers if isinstance(s, str))
+        servers = tuple(doc.authorization_servers or ())
         if not servers:
             raise DiscoveryError(f"The resource metadata at {url} names no authorization server")
         return ProtectedResource(
@@ -191,15 +160,12 @@ async def discover_protected_resource(
     return None
 
 
-def _checked(doc: _AsDocument, raw: dict[str, Any], url: str) -> AuthorizationServer:
+def _checked(
+    doc: AuthorizationServerMetadata, raw: dict[str, Any], url: str
+) -> AuthorizationServer:
+    # The metadata type checked every URL (https, or http on loopback; no fragment).
     if doc.token_endpoint is None:
         raise DiscoveryError(f"The metadata at {url} has no token_endpoint")
-    check_endpoint(doc.issuer, "issuer")
-    check_endpoint(doc.token_endpoint, "token endpoint")
-    for name in ("authorization_endpoint", "registration_endpoint"):
-        value = getattr(doc, name)
-        if value is not None:
-            check_endpoint(value, name.replace("_", " "))
     return AuthorizationServer(
         issuer=doc.issuer,
         authorization_endpoint=doc.authorization_endpoint,
@@ -220,12 +186,19 @@ def _checked(doc: _AsDocument, raw: dict[str, Any], url: str) -> AuthorizationSe
 
 
 async def discover_authorization_server(
-    http: HttpClientPool, issuer: str, *, protocol_version: str | None = None
+    http: HttpClientPool,
+    issuer: str,
+    *,
+    protocol_version: str | None = None,
+    own_origin: bool = False,
 ) -> AuthorizationServer | None:
     """The metadata of ``issuer``, or ``None`` when none of its well-known URLs has any.
 
     Raises :class:`DiscoveryError` when a document is found but cannot be used (its ``issuer``
-    differs, an endpoint is not https, it is malformed or too large).
+    differs, an endpoint is not https, it is malformed or too large). ``own_origin`` is the
+    2025-03-26 case, where ``issuer`` is the MCP server's own origin: there an issuer with a
+    path on that same origin is accepted (the server is its own authorization server, so there
+    is no other server to be mixed up with; some 2025-03-26 servers publish it so).
     """
     check_endpoint(issuer, "issuer")
     headers = [] if protocol_version is None else [("mcp-protocol-version", protocol_version)]
@@ -236,10 +209,11 @@ async def discover_authorization_server(
         if answer.document is None:
             raise DiscoveryError(f"The authorization server metadata at {url} is not JSON")
         try:
-            doc = msgspec.convert(answer.document, _AsDocument)
-        except msgspec.ValidationError as exc:
+            doc = msgspec.convert(answer.document, AuthorizationServerMetadata)
+        except (msgspec.ValidationError, ValueError) as exc:
             raise DiscoveryError(f"Invalid authorization server metadata at {url}: {exc}") from None
-        if doc.issuer != issuer:
+        # Character for character (SEP-2468): no normalization at all.
+        if doc.issuer != issuer and not (own_origin and origin_of(doc.issuer) == issuer):
             raise DiscoveryError(
                 f"The metadata at {url} names the issuer {doc.issuer!r}, not {issuer!r};"
                 " it is not used"

@@ -14,7 +14,6 @@ keep a hostile or broken server from steering the client:
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 import msgspec
 
 from ...transports.http.engine.client_pool import HttpClientPool, HttpResponse, split_url
+from ..metadata import is_loopback_host
 from .errors import DiscoveryError
 
 __all__ = [
@@ -60,13 +60,7 @@ class Answer:
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(host.strip("[]"))
 
 
 def origin_of(url: str) -> str:

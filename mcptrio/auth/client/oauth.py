@@ -263,7 +263,7 @@ class OAuthClient:
         if prm is None:
             # A 2025-03-26 server: it is its own authorization server.
             issuer = origin_of(state.server_url)
-            server = await discover_authorization_server(http, issuer)
+            server = await discover_authorization_server(http, issuer, own_origin=True)
             return server or fallback_authorization_server(state.server_url), state.server_url, None
         issuer = prm.authorization_servers[0]
         server = await discover_authorization_server(http, issuer)

@@ -147,15 +147,23 @@ class _LoopbackSession:
         self.redirect_uri = f"http://{host}:{port}{path}"
 
     async def run(self, authorization_url: str) -> dict[str, str]:
-        await trio.to_thread.run_sync(self._open, authorization_url)
+        found: dict[str, str] | None = None
         with trio.move_on_after(self._timeout):
-            while True:
-                stream = await self._listener.accept()
-                async with stream:
-                    found = await self._serve_one(stream)
-                if found is not None:
-                    return found
-        raise AuthorizationResponseError(f"No login came back within {self._timeout} s")
+            async with trio.open_nursery() as nursery:
+                # The browser call may block (or, for a test's browser, follow the redirect
+                # here): it runs beside the listener, and is abandoned once the redirect came.
+                nursery.start_soon(self._launch, authorization_url)
+                while found is None:
+                    stream = await self._listener.accept()
+                    async with stream:
+                        found = await self._serve_one(stream)
+                nursery.cancel_scope.cancel()
+        if found is None:
+            raise AuthorizationResponseError(f"No login came back within {self._timeout} s")
+        return found
+
+    async def _launch(self, authorization_url: str) -> None:
+        await trio.to_thread.run_sync(self._open, authorization_url, abandon_on_cancel=True)
 
     async def _serve_one(self, stream: trio.SocketStream) -> dict[str, str] | None:
         connection = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_REQUEST)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import msgspec
 
 from ...transports.http.engine.client_pool import HttpClientPool
+from ..metadata import ClientInformation
 from .discovery import AuthorizationServer
 from .errors import RegistrationError
 from .fetch import post_json
@@ -50,13 +51,6 @@ class ClientMetadata:
     software_id: str | None = None
     software_version: str | None = None
     metadata_url: str | None = None
-
-
-class _Registered(msgspec.Struct, frozen=True):
-    client_id: str
-    client_secret: str | None = None
-    token_endpoint_auth_method: str | None = None
-    client_secret_expires_at: int | None = None
 
 
 def _preferred_method(server: AuthorizationServer) -> str:
@@ -125,8 +119,8 @@ async def register_client(
             f" (HTTP {answer.status}{', ' + error if isinstance(error, str) else ''})"
         )
     try:
-        registered = msgspec.convert(answer.document, _Registered)
-    except msgspec.ValidationError as exc:
+        registered = msgspec.convert(answer.document, ClientInformation)
+    except (msgspec.ValidationError, ValueError) as exc:
         raise RegistrationError(f"Invalid registration response: {exc}") from None
     expires = registered.client_secret_expires_at
     registration = ClientRegistration(

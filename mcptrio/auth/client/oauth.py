@@ -140,6 +140,21 @@ class OAuthClient:
 
     async def headers(self, method: str, url: str) -> list[tuple[str, str]]:
         state = await self._state(url)
+        tokens = state.tokens
+        if (
+            tokens is not None
+            and tokens.refresh_token is not None
+            and tokens.expired()
+            and state.authorization_server is not None
+        ):
+            # Refreshed before it is sent, rather than after the server refuses it. A failure
+            # here is left to the 401 that follows (which logs in again if it must).
+            async with state.lock:
+                if state.tokens is tokens:
+                    try:
+                        await self._refresh(state, tokens)
+                    except AuthorizationError as exc:
+                        log.info("refreshing an expired token failed: %s", exc)
         return self._authorization(state, method, url)
 
     async def on_response(
@@ -281,6 +296,39 @@ class OAuthClient:
             state.dpop_key = DpopKey()
         return state.dpop_key
 
+    def _context(
+        self,
+        http: HttpClientPool,
+        server: AuthorizationServer,
+        resource: str,
+        scopes: tuple[str, ...],
+        dpop: DpopKey | None,
+    ) -> GrantContext:
+        async def register(redirect_uris: list[str]) -> ClientRegistration:
+            redirect = getattr(self.grant, "redirect", None)
+            return await register_client(
+                http,
+                server,
+                self.store,
+                metadata=self.client,
+                pre_registered=self.credentials,
+                redirect_uris=redirect_uris,
+                grant_types=self.grant.grant_types,
+                native=bool(getattr(redirect, "native", True)),
+            )
+
+        return GrantContext(http, server, resource, scopes, register, self.key, dpop, self._nonces)
+
+    async def _refresh(self, state: _ServerState, tokens: Tokens) -> None:
+        server, resource = state.authorization_server, state.resource
+        assert server is not None and resource is not None
+        async with self._http() as http:
+            dpop = self._dpop_for(server, state)
+            context = self._context(http, server, resource, state.requested, dpop)
+            fresh = await refresh(context, tokens, await context.register([]))
+        state.tokens = fresh
+        await self.store.set_tokens(state.server_url, fresh)
+
     async def _authorize(
         self, state: _ServerState, challenge: Challenge | None, *, scopes: tuple[str, ...] | None
     ) -> None:
@@ -303,22 +351,7 @@ class OAuthClient:
                 scopes = (*scopes, "offline_access")
             dpop = self._dpop_for(server, state)
 
-            async def register(redirect_uris: list[str]) -> ClientRegistration:
-                redirect = getattr(self.grant, "redirect", None)
-                return await register_client(
-                    http,
-                    server,
-                    self.store,
-                    metadata=self.client,
-                    pre_registered=self.credentials,
-                    redirect_uris=redirect_uris,
-                    grant_types=self.grant.grant_types,
-                    native=bool(getattr(redirect, "native", True)),
-                )
-
-            context = GrantContext(
-                http, server, resource, scopes, register, self.key, dpop, self._nonces
-            )
+            context = self._context(http, server, resource, scopes, dpop)
             tokens = None
             if (
                 old is not None
@@ -326,7 +359,7 @@ class OAuthClient:
                 and set(scopes) <= set(state.requested or scopes)
             ):
                 try:
-                    tokens = await refresh(context, old, await register([]))
+                    tokens = await refresh(context, old, await context.register([]))
                 except TokenError as exc:
                     log.info("refreshing the token failed (%s); logging in again", exc)
             if tokens is None:

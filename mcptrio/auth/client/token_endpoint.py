@@ -28,7 +28,7 @@ import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from joserfc import jwt
@@ -62,7 +62,7 @@ class ClientKey:
     key_id: str | None = None
 
     def assertion(self, client_id: str, audience: str) -> str:
-        key = import_key(self.key)
+        key = import_key(self.key, _key_type(self.algorithm))
         now = int(time.time())
         claims = {
             "iss": client_id,
@@ -76,6 +76,16 @@ class ClientKey:
         if self.key_id is not None:
             header["kid"] = self.key_id
         return jwt.encode(header, claims, key, algorithms=[self.algorithm])
+
+
+def _key_type(algorithm: str) -> Literal["EC", "RSA", "OKP"]:
+    if algorithm.startswith("ES"):
+        return "EC"
+    if algorithm.startswith(("RS", "PS")):
+        return "RSA"
+    if algorithm in ("EdDSA", "Ed25519"):
+        return "OKP"
+    raise ValueError(f"Unsupported client assertion algorithm {algorithm!r}")
 
 
 def auth_method_for(

@@ -51,6 +51,9 @@ class Behaviour:
     dpop: bool = False
     resource_nonce: str | None = None
     auth_methods: list[str] = field(default_factory=lambda: ["none", "client_secret_basic"])
+    expires_in: int = 3600
+    #: The PRM names the whole host (``/``) rather than ``/mcp``.
+    prm_at_root: bool = False
 
 
 @dataclass
@@ -138,7 +141,7 @@ class OAuthPeer:
         b = self.behaviour
         if path == "/.well-known/oauth-protected-resource/mcp":
             document: dict[str, Any] = {
-                "resource": b.prm_resource or f"{self.url}/mcp",
+                "resource": b.prm_resource or (self.url if b.prm_at_root else f"{self.url}/mcp"),
                 "authorization_servers": b.authorization_servers or [self.issuer],
             }
             if b.prm_scopes is not None:
@@ -155,7 +158,7 @@ class OAuthPeer:
             await self._token(request, params, responder)
         elif path == "/register":
             await self._register(body, responder)
-        elif path in ("/mcp", "/mcp/admin"):
+        elif path in ("/mcp", "/mcp/admin", "/sse", "/messages"):
             await self._protected(request, body, responder)
         else:
             await responder.send_response(404, [], b"not found")
@@ -179,7 +182,7 @@ class OAuthPeer:
         answer: dict[str, Any] = {
             "access_token": token,
             "token_type": "DPoP" if jkt else "Bearer",
-            "expires_in": 3600,
+            "expires_in": self.behaviour.expires_in,
             "scope": " ".join(scopes),
         }
         if self.behaviour.issue_refresh:

@@ -8,6 +8,7 @@ MCP request takes; the last tests run a whole MCP session through it.
 from __future__ import annotations
 
 import stat
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -20,6 +21,7 @@ import trio
 from oauth_peer import Behaviour, OAuthPeer
 
 import mcptrio
+import mcptrio.auth.client.store
 from mcptrio.auth.client import (
     AuthorizationCode,
     AuthorizationError,
@@ -36,6 +38,7 @@ from mcptrio.auth.client import (
     Tokens,
 )
 from mcptrio.transports.http.client.auth_hook import AuthorizedRequests
+from mcptrio.transports.http.client.legacy_sse import open_legacy_sse_client_transport
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 from mcptrio.transports.http.engine.builtin_server import serve_builtin
 from mcptrio.transports.http.engine.client_pool import HttpClientPool
@@ -150,6 +153,23 @@ async def test_a_refused_token_is_refreshed_rather_than_logging_in_again() -> No
             grants = [t["grant_type"] for t in peer.paths("/token")]
             assert grants == ["authorization_code", "refresh_token"]
             assert len(peer.paths("/authorize")) == 1
+
+
+async def test_an_expiring_token_is_refreshed_before_it_is_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        async with serving(OAuthPeer(Behaviour(expires_in=60))) as peer:
+            oauth = headless()
+            await get(oauth, f"{peer.url}/mcp")
+            # A minute later the token is about to expire.
+            later = time.time() + 60
+            monkeypatch.setattr(mcptrio.auth.client.store.time, "time", lambda: later)
+            assert (await get(oauth, f"{peer.url}/mcp"))[0] == 200
+            grants = [t["grant_type"] for t in peer.paths("/token")]
+            assert grants == ["authorization_code", "refresh_token"]
+            # Refused once (before the login), then never again.
+            assert len(peer.paths("/mcp")) == 3
 
 
 async def test_client_credentials_use_the_pre_registered_secret() -> None:
@@ -279,3 +299,24 @@ async def test_an_mcp_client_logs_in_and_calls_a_tool() -> None:
                 result = await client.call_tool("add", {"a": 2, "b": 3})
                 assert result.structured_content == {"result": 5}
             assert len(peer.paths("/authorize")) == 1
+
+
+async def test_the_legacy_sse_transport_logs_in_too() -> None:
+    server = mcptrio.Server("protected")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    with trio.fail_after(TIMEOUT):
+        behaviour = Behaviour(prm_at_root=True)
+        async with serving(OAuthPeer(behaviour, inner=McpHttpApp(server))) as peer:
+            oauth = headless()
+            async with (
+                open_legacy_sse_client_transport(f"{peer.url}/sse", auth=oauth) as transport,
+                mcptrio.open_client(transport) as client,
+            ):
+                result = await client.call_tool("echo", {"text": "hi"})
+                assert [block.text for block in result.content] == ["hi"]  # type: ignore[union-attr]
+            assert len(peer.paths("/authorize")) == 1
+            assert len(peer.paths("/messages")) >= 2

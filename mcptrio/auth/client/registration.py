@@ -123,13 +123,16 @@ async def register_client(
     except (msgspec.ValidationError, ValueError) as exc:
         raise RegistrationError(f"Invalid registration response: {exc}") from None
     expires = registered.client_secret_expires_at
+    # RFC 7591 §3.2.1: the answer holds the registered metadata; a server that leaves the method
+    # out registered the one asked for. One that issued no secret made a public client, whatever
+    # method it names.
+    method = registered.token_endpoint_auth_method or str(document["token_endpoint_auth_method"])
+    if registered.client_secret is None and method in ("client_secret_basic", "client_secret_post"):
+        method = "none"
     registration = ClientRegistration(
         client_id=registered.client_id,
         client_secret=registered.client_secret,
-        # RFC 7591 §3.2.1: the answer holds the registered metadata; a server that leaves the
-        # method out registered the one asked for.
-        token_endpoint_auth_method=registered.token_endpoint_auth_method
-        or str(document["token_endpoint_auth_method"]),
+        token_endpoint_auth_method=method,
         issuer=server.issuer,
         expires_at=float(expires) if expires else None,
     )

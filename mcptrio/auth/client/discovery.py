@@ -70,6 +70,8 @@ class ProtectedResource:
     scopes_supported: tuple[str, ...] | None = None
     #: Whether it came from a PRM document (``False``: the 2025-03-26 assumption).
     published: bool = True
+    #: Whether it says it takes DPoP-bound tokens (RFC 9728's DPoP members).
+    dpop: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +156,9 @@ async def discover_protected_resource(
             resource=canonical_resource(doc.resource),
             authorization_servers=servers,
             scopes_supported=_tuple(doc.scopes_supported),
+            dpop=bool(
+                doc.dpop_signing_alg_values_supported or doc.dpop_bound_access_tokens_required
+            ),
         )
     if header_url:
         raise DiscoveryError(f"No resource metadata at {header_url}, which the server named")

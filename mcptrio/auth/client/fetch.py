@@ -23,7 +23,7 @@ import msgspec
 
 from ...transports.http.engine.client_pool import HttpClientPool, HttpResponse, split_url
 from ..metadata import is_loopback_host
-from .errors import DiscoveryError
+from .errors import AuthorizationError, DiscoveryError, RegistrationError, TokenError
 
 __all__ = [
     "MAX_DOCUMENT",
@@ -82,10 +82,12 @@ def check_endpoint(url: str, what: str) -> str:
     return url
 
 
-async def _read(response: HttpResponse, url: str) -> dict[str, Any] | None:
+async def _read(
+    response: HttpResponse, url: str, error: type[AuthorizationError] = DiscoveryError
+) -> dict[str, Any] | None:
     body = await response.read(MAX_DOCUMENT)
     if body is None:
-        raise DiscoveryError(f"The document at {url} is larger than {MAX_DOCUMENT} bytes")
+        raise error(f"The answer of {url} is larger than {MAX_DOCUMENT} bytes")
     if not body.strip():
         return None
     try:
@@ -135,7 +137,9 @@ async def post_form(
         *headers,
     ]
     async with http.request("POST", url, headers=request_headers, body=body) as response:
-        return Answer(response.status, list(response.headers), await _read(response, url))
+        return Answer(
+            response.status, list(response.headers), await _read(response, url, TokenError)
+        )
 
 
 async def post_json(http: HttpClientPool, url: str, document: Mapping[str, Any]) -> Answer:
@@ -143,4 +147,6 @@ async def post_json(http: HttpClientPool, url: str, document: Mapping[str, Any])
     body = msgspec.json.encode(document)
     request_headers = [("content-type", "application/json"), ("accept", "application/json")]
     async with http.request("POST", url, headers=request_headers, body=body) as response:
-        return Answer(response.status, list(response.headers), await _read(response, url))
+        return Answer(
+            response.status, list(response.headers), await _read(response, url, RegistrationError)
+        )

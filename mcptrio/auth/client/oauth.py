@@ -21,9 +21,11 @@ token on every request, and when the MCP server refuses one it works out why and
 no ``scope`` parameter. ``offline_access`` is added when the grant uses refresh tokens and the
 authorization server lists it (SEP-2207; ``offline_access=False`` turns that off).
 
-**DPoP**: ``dpop=None`` (the default) binds tokens to a key when the authorization server
-advertises ``ES256`` in ``dpop_signing_alg_values_supported``; ``True`` requires it, ``False``
-never uses it.
+**DPoP**: ``dpop=None`` (the default) binds tokens to a key when both sides take DPoP: the
+authorization server advertises ``ES256`` in ``dpop_signing_alg_values_supported``, and the MCP
+server challenged with the ``DPoP`` scheme or lists DPoP in its PRM (a token bound to a key the
+resource server cannot check would be refused there). ``True`` requires it (an authorization
+server without it is an error), ``False`` never uses it.
 
 **Concurrency**: one lock per MCP server (origin): requests refused together cause one login,
 and a request whose token was replaced while it was in flight is simply sent again.
@@ -83,18 +85,17 @@ class _ServerState:
     stepped_for: tuple[str, ...] | None = None
     failure: AuthorizationError | None = None
     failed_at: float = 0.0
+    #: Whether the MCP server said it takes DPoP tokens (a ``DPoP`` challenge, or its PRM).
+    resource_offers_dpop: bool = False
 
 
 def _union(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*first, *second]))
 
 
-def _challenge(headers: Sequence[tuple[bytes, bytes]]) -> Challenge | None:
+def _challenges(headers: Sequence[tuple[bytes, bytes]]) -> list[Challenge]:
     values = [value for name, value in headers if name == b"www-authenticate"]
-    for challenge in parse_challenges(values):
-        if challenge.scheme in ("bearer", "dpop"):
-            return challenge
-    return None
+    return [c for c in parse_challenges(values) if c.scheme in ("bearer", "dpop")]
 
 
 class OAuthClient:
@@ -166,7 +167,10 @@ class OAuthClient:
         sent: Sequence[tuple[str, str]],
     ) -> bool:
         state = await self._state(url)
-        challenge = _challenge(headers)
+        challenges = _challenges(headers)
+        challenge = challenges[0] if challenges else None
+        if any(c.scheme == "dpop" for c in challenges):
+            state.resource_offers_dpop = True
         nonce = next((v.decode("latin-1") for k, v in headers if k == b"dpop-nonce"), None)
         async with state.lock:
             fresh_nonce = nonce is not None and self._nonces.put(url, nonce)
@@ -275,6 +279,8 @@ class OAuthClient:
         """The authorization server, the resource and the PRM's ``scopes_supported``."""
         header_url = challenge.resource_metadata if challenge is not None else None
         prm = await discover_protected_resource(http, state.server_url, header_url)
+        if prm is not None and prm.dpop:
+            state.resource_offers_dpop = True
         if prm is None:
             # A 2025-03-26 server: it is its own authorization server.
             issuer = origin_of(state.server_url)
@@ -288,10 +294,18 @@ class OAuthClient:
 
     def _dpop_for(self, server: AuthorizationServer, state: _ServerState) -> DpopKey | None:
         advertised = ALGORITHM in (server.dpop_signing_alg_values_supported or ())
-        if self.dpop is False or (self.dpop is None and not advertised):
+        bound = state.tokens is not None and state.tokens.token_type == "DPoP"
+        # A bound token being refreshed stays bound to its key; otherwise both sides must
+        # take DPoP (see the module's docstring).
+        wanted = bound or (
+            self.dpop is True or (self.dpop is None and advertised and state.resource_offers_dpop)
+        )
+        if not wanted:
             return None
-        if not advertised:
+        if not advertised and not bound:
             raise AuthorizationError(f"{server.issuer} does not support DPoP with {ALGORITHM}")
+        if state.dpop_key is None and bound and state.tokens and state.tokens.dpop_key:
+            state.dpop_key = DpopKey.from_jwk(state.tokens.dpop_key)
         if state.dpop_key is None:
             state.dpop_key = DpopKey()
         return state.dpop_key

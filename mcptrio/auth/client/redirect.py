@@ -89,7 +89,7 @@ class _HeadlessSession:
                 f"The authorization endpoint answered HTTP {status}, not a redirect"
             )
         target = urljoin(authorization_url, location.decode("latin-1"))
-        if not target.startswith(self.redirect_uri.split("?", 1)[0]):
+        if urlsplit(target)[:3] != urlsplit(self.redirect_uri)[:3]:
             raise AuthorizationResponseError(
                 "The authorization endpoint redirected somewhere other than the redirect URI"
             )

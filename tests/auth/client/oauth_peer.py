@@ -54,6 +54,9 @@ class Behaviour:
     expires_in: int = 3600
     #: The PRM names the whole host (``/``) rather than ``/mcp``.
     prm_at_root: bool = False
+    cimd: bool = False
+    #: The resource refuses every token, however fresh.
+    refuse_all: bool = False
 
 
 @dataclass
@@ -107,6 +110,8 @@ class OAuthPeer:
             document["code_challenge_methods_supported"] = b.pkce_methods
         if b.as_scopes is not None:
             document["scopes_supported"] = b.as_scopes
+        if b.cimd:
+            document["client_id_metadata_document_supported"] = True
         if b.dpop:
             document["dpop_signing_alg_values_supported"] = ["ES256"]
         if b.oversized_metadata:
@@ -233,7 +238,7 @@ class OAuthPeer:
 
     async def _register(self, body: bytes, responder: HttpResponder) -> None:
         document = msgspec.json.decode(body)
-        client_id = f"client-{next(self._ids)}"
+        client_id = f"client-{id(self)}-{next(self._ids)}"
         self.clients[client_id] = None
         self.seen[-1] = ("POST", "/register", {k: str(v) for k, v in document.items()})
         await self._json(responder, 201, {**document, "client_id": client_id})
@@ -242,7 +247,7 @@ class OAuthPeer:
         authorization = (header(request.headers, b"authorization") or b"").decode()
         scheme, _, value = authorization.partition(" ")
         token = self.tokens.get(value)
-        if token is None or not token.valid:
+        if token is None or not token.valid or self.behaviour.refuse_all:
             await responder.send_response(
                 401, [(b"www-authenticate", self.challenge())], b'{"error":"invalid_token"}'
             )

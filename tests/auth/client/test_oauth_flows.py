@@ -27,6 +27,7 @@ from mcptrio.auth.client import (
     AuthorizationError,
     AuthorizationResponseError,
     ClientCredentials,
+    ClientMetadata,
     ClientRegistration,
     DiscoveryError,
     FileTokenStore,
@@ -172,6 +173,55 @@ async def test_an_expiring_token_is_refreshed_before_it_is_sent(
             assert len(peer.paths("/mcp")) == 3
 
 
+async def test_requests_refused_together_cause_one_login() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with serving(OAuthPeer()) as peer:
+            oauth = headless()
+            statuses: list[int] = []
+
+            async def one() -> None:
+                statuses.append((await get(oauth, f"{peer.url}/mcp"))[0])
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(5):
+                    nursery.start_soon(one)
+            assert statuses == [200] * 5
+            assert len(peer.paths("/authorize")) == 1
+
+
+async def test_a_server_refusing_every_token_gets_a_bounded_number_of_tries() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with serving(OAuthPeer(Behaviour(refuse_all=True))) as peer:
+            assert (await get(headless(), f"{peer.url}/mcp"))[0] == 401
+            assert len(peer.paths("/mcp")) == 4
+
+
+async def test_a_client_id_metadata_document_replaces_registration() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with serving(OAuthPeer(Behaviour(cimd=True))) as peer:
+            document_url = "https://app.example/oauth/client.json"
+            oauth = headless(client=ClientMetadata(metadata_url=document_url))
+            assert (await get(oauth, f"{peer.url}/mcp"))[0] == 200
+            assert peer.paths("/register") == []
+            assert peer.paths("/authorize")[0]["client_id"] == document_url
+
+
+async def test_a_new_authorization_server_gets_a_new_registration_and_no_old_token() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with serving(OAuthPeer()) as first, serving(OAuthPeer()) as second:
+            oauth = headless()
+            await get(oauth, f"{first.url}/mcp")
+            old_client = first.paths("/authorize")[0]["client_id"]
+            # The resource moves to the second authorization server; its tokens are not valid.
+            first.behaviour.authorization_servers = [second.url]
+            first.tokens = second.tokens
+            assert (await get(oauth, f"{first.url}/mcp"))[0] == 200
+            assert len(second.paths("/register")) == 1
+            assert second.paths("/authorize")[0]["client_id"] != old_client
+            # No refresh token of the first server was offered to the second.
+            assert [t["grant_type"] for t in second.paths("/token")] == ["authorization_code"]
+
+
 async def test_client_credentials_use_the_pre_registered_secret() -> None:
     with trio.fail_after(TIMEOUT):
         async with serving(OAuthPeer(Behaviour(challenge_scope="read"))) as peer:
@@ -233,6 +283,7 @@ async def test_the_loopback_browser_catches_the_redirect() -> None:
     ("behaviour", "error", "words"),
     [
         (Behaviour(oversized_metadata=True), DiscoveryError, "larger than"),
+        (Behaviour(token_answer=b"[" * 300_000), TokenError, "larger than"),
         (Behaviour(metadata_redirect="http://127.0.0.2:9/x"), DiscoveryError, "another origin"),
         (
             Behaviour(authorization_servers=["http://auth.example.com"]),

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import msgspec
 
 from ...transports.http.engine.client_pool import HttpClientPool
-from ..metadata import ClientInformation
+from ..metadata import ClientIdMetadataDocument, ClientInformation, check_client_id_document
 from .discovery import AuthorizationServer
 from .errors import RegistrationError
 from .fetch import post_json
@@ -51,6 +51,31 @@ class ClientMetadata:
     software_id: str | None = None
     software_version: str | None = None
     metadata_url: str | None = None
+
+    def metadata_document(
+        self,
+        redirect_uris: Sequence[str],
+        grant_types: Sequence[str] = ("authorization_code", "refresh_token"),
+    ) -> ClientIdMetadataDocument:
+        """The Client ID Metadata Document to publish at :attr:`metadata_url` (serve it with
+        ``mcptrio.auth.metadata.encode_document``). ``ValueError`` when ``metadata_url`` is not
+        an https URL with a path."""
+        if self.metadata_url is None:
+            raise ValueError("metadata_url is not set")
+        document = ClientIdMetadataDocument(
+            client_id=self.metadata_url,
+            client_name=self.client_name,
+            client_uri=self.client_uri,
+            logo_uri=self.logo_uri,
+            software_id=self.software_id,
+            software_version=self.software_version,
+            redirect_uris=list(redirect_uris),
+            grant_types=list(grant_types),
+            response_types=["code"] if "authorization_code" in grant_types else [],
+            token_endpoint_auth_method="none",
+        )
+        check_client_id_document(document, self.metadata_url)
+        return document
 
 
 def _preferred_method(server: AuthorizationServer) -> str:

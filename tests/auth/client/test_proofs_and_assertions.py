@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 import hashlib
 
+import pytest
 from joserfc import jws, jwt
 from joserfc.jwk import ECKey, import_key
 
-from mcptrio.auth.client import ClientKey, DpopKey
+from mcptrio.auth.client import ClientKey, ClientMetadata, DpopKey
 from mcptrio.auth.client.dpop import DpopNonces
 
 
@@ -53,3 +54,14 @@ def test_a_client_assertion_names_the_client_and_the_issuer() -> None:
     assert claims["iss"] == claims["sub"] == "client-1"
     assert claims["aud"] == "https://as.example"
     assert claims["exp"] - claims["iat"] <= 300
+
+
+def test_the_client_id_metadata_document_names_its_own_url() -> None:
+    url = "https://app.example/oauth/client.json"
+    metadata = ClientMetadata(client_name="Notes", metadata_url=url)
+    document = metadata.metadata_document(["http://127.0.0.1:8765/callback"])
+    assert document.client_id == url
+    assert document.redirect_uris == ["http://127.0.0.1:8765/callback"]
+    assert document.grant_types == ["authorization_code", "refresh_token"]
+    with pytest.raises(ValueError, match="path"):
+        ClientMetadata(metadata_url="https://app.example").metadata_document([])

@@ -87,6 +87,8 @@ class _ServerState:
     failed_at: float = 0.0
     #: Whether the MCP server said it takes DPoP tokens (a ``DPoP`` challenge, or its PRM).
     resource_offers_dpop: bool = False
+    #: The access token the last full login (not a refresh) obtained.
+    obtained: str | None = None
 
 
 def _union(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
@@ -165,6 +167,7 @@ class OAuthClient:
         status: int,
         headers: Sequence[tuple[bytes, bytes]],
         sent: Sequence[tuple[str, str]],
+        attempt: int,
     ) -> bool:
         state = await self._state(url)
         challenges = _challenges(headers)
@@ -183,6 +186,12 @@ class OAuthClient:
                 return True
             self._raise_recent_failure(state)
             try:
+                if status == 401 and attempt > 1 and state.obtained == self._token_of(sent):
+                    # The token this very request's login just obtained: logging in again
+                    # would only ask the user again for a token the server will not take.
+                    raise AuthorizationError(
+                        "The server refused the token its authorization server just issued"
+                    )
                 if status == 401:
                     await self._authorize(state, challenge, scopes=None)
                     return True
@@ -378,6 +387,7 @@ class OAuthClient:
                     log.info("refreshing the token failed (%s); logging in again", exc)
             if tokens is None:
                 tokens = await self.grant.obtain(context)
+                state.obtained = tokens.access_token
         state.tokens, state.requested = tokens, scopes
         state.authorization_server, state.resource = server, resource
         await self.store.set_tokens(state.server_url, tokens)

@@ -50,9 +50,11 @@ class HttpAuth(Protocol):
         status: int,
         headers: Sequence[tuple[bytes, bytes]],
         sent: Sequence[tuple[str, str]],
+        attempt: int,
     ) -> bool:
-        """React to a ``401``/``403`` (or a ``DPoP-Nonce``) answering a request that carried
-        ``sent`` (what :meth:`headers` gave it); ``True``: send the request again."""
+        """React to a ``401``/``403`` (or a ``DPoP-Nonce``) answering the ``attempt``-th send
+        (from 1) of a request that carried ``sent`` (what :meth:`headers` gave it); ``True``:
+        send the request again."""
         ...
 
 
@@ -87,7 +89,7 @@ class AuthorizedRequests:
                     # Held while the auth component works (a login may take a while): a refused
                     # answer's connection is closed on the way out, its body unread.
                     retry = await self.auth.on_response(
-                        method, url, response.status, response.headers, extra
+                        method, url, response.status, response.headers, extra, attempt
                     )
                     if retry and response.status in (401, 403):
                         continue

@@ -161,6 +161,8 @@ class OAuthPeer:
             await self._authorize(params, responder)
         elif path == "/token":
             await self._token(request, params, responder)
+        elif path == "/idp/token":
+            await self._exchange(params, responder)
         elif path == "/register":
             await self._register(body, responder)
         elif path in ("/mcp", "/mcp/admin", "/sse", "/messages"):
@@ -225,6 +227,12 @@ class OAuthPeer:
                 await self._json(responder, 400, {"error": "invalid_grant"})
                 return
             await self._json(responder, 200, self._issue(scopes, jkt))
+        elif grant == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+            assertion = params.get("assertion", "")
+            if assertion not in ("workload-jwt", "id-jag-for-" + self.issuer):
+                await self._json(responder, 400, {"error": "invalid_grant"})
+                return
+            await self._json(responder, 200, self._issue(params.get("scope", "").split(), jkt))
         elif grant == "client_credentials":
             auth = header(request.headers, b"authorization") or b""
             pair = base64.b64decode(auth.removeprefix(b"Basic ")).decode()
@@ -235,6 +243,18 @@ class OAuthPeer:
             await self._json(responder, 200, self._issue(params.get("scope", "").split(), jkt))
         else:
             await self._json(responder, 400, {"error": "unsupported_grant_type"})
+
+    async def _exchange(self, params: dict[str, str], responder: HttpResponder) -> None:
+        """The enterprise IdP: an ID token for an ID-JAG naming the audience it is for."""
+        if params.get("subject_token") != "sso-id-token" or params.get("audience") is None:
+            await self._json(responder, 400, {"error": "invalid_grant"})
+            return
+        answer = {
+            "access_token": f"id-jag-for-{params['audience']}",
+            "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "token_type": "N_A",
+        }
+        await self._json(responder, 200, answer)
 
     async def _register(self, body: bytes, responder: HttpResponder) -> None:
         document = msgspec.json.decode(body)

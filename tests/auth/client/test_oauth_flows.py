@@ -30,9 +30,11 @@ from mcptrio.auth.client import (
     ClientMetadata,
     ClientRegistration,
     DiscoveryError,
+    EnterpriseManaged,
     FileTokenStore,
     HeadlessUserAgent,
     InsufficientScope,
+    JwtBearer,
     LoopbackBrowser,
     OAuthClient,
     TokenError,
@@ -234,6 +236,44 @@ async def test_client_credentials_use_the_pre_registered_secret() -> None:
             )
             assert (await get(oauth, f"{peer.url}/mcp"))[1]["scopes"] == ["read"]
             assert peer.paths("/register") == []
+            assert peer.paths("/authorize") == []
+
+
+async def test_a_workload_presents_its_assertion_and_a_refusal_is_final() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with serving(OAuthPeer()) as peer:
+            workload = [ClientRegistration(client_id="workload", token_endpoint_auth_method="none")]
+            oauth = OAuthClient(JwtBearer("workload-jwt"), credentials=workload)
+            assert (await get(oauth, f"{peer.url}/mcp"))[0] == 200
+            [token] = peer.paths("/token")
+            assert token["assertion"] == "workload-jwt"
+            assert token["client_id"] == "workload"
+        async with serving(OAuthPeer()) as peer:
+            oauth = OAuthClient(JwtBearer("expired-jwt"), credentials=workload)
+            for _ in range(2):
+                with pytest.raises(TokenError, match="invalid_grant"):
+                    await get(oauth, f"{peer.url}/mcp")
+            assert len(peer.paths("/token")) == 1
+
+
+async def test_enterprise_managed_authorization_trades_the_sso_token_for_an_id_jag() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with serving(OAuthPeer()) as peer:
+            peer.clients["mcp-client"] = "s3cret"
+            grant = EnterpriseManaged(
+                idp_token_endpoint=f"{peer.url}/idp/token",
+                identity_assertion="sso-id-token",
+                idp_client_id="idp-client",
+            )
+            oauth = OAuthClient(
+                grant,
+                credentials=[ClientRegistration(client_id="mcp-client", client_secret="s3cret")],
+            )
+            assert (await get(oauth, f"{peer.url}/mcp"))[0] == 200
+            [exchange] = peer.paths("/idp/token")
+            assert exchange["audience"] == peer.url
+            assert exchange["resource"] == f"{peer.url}/mcp"
+            assert peer.paths("/token")[0]["assertion"] == f"id-jag-for-{peer.url}"
             assert peer.paths("/authorize") == []
 
 

@@ -18,8 +18,16 @@
   (pre-registered credentials), :class:`ClientKey` (``private_key_jwt``).
 - Errors (:mod:`.errors`): :class:`AuthorizationError` and its branches.
 
-Needs the ``auth`` extra (``joserfc``) for DPoP and ``private_key_jwt``.
+Needs the ``auth`` extra (``pip install 'mcptrio[auth]'``: ``joserfc``, for DPoP proofs and
+``private_key_jwt`` assertions).
 """
+
+try:
+    import joserfc as _joserfc  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "mcptrio.auth.client needs the 'auth' extra: pip install 'mcptrio[auth]'"
+    ) from exc
 
 from .discovery import AuthorizationServer as AuthorizationServer
 from .discovery import ProtectedResource as ProtectedResource

@@ -71,11 +71,15 @@ def origin_of(url: str) -> str:
 
 def check_endpoint(url: str, what: str) -> str:
     """``url`` if the client may send credentials there (https, or http on loopback)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname
+    except ValueError:
+        raise DiscoveryError(f"The {what} {url!r} is not a valid URL") from None
     scheme = parts.scheme.lower()
-    if scheme not in ("https", "http") or not parts.hostname:
+    if scheme not in ("https", "http") or not hostname:
         raise DiscoveryError(f"The {what} {url!r} is not an http(s) URL")
-    if scheme == "http" and not is_loopback(parts.hostname):
+    if scheme == "http" and not is_loopback(hostname):
         raise DiscoveryError(f"The {what} {url!r} is plain http on a host that is not loopback")
     if parts.fragment:
         raise DiscoveryError(f"The {what} {url!r} has a fragment")
@@ -109,8 +113,12 @@ async def get_json(
                 location = response.header(b"location")
                 if location is None:
                     raise DiscoveryError(f"{url} redirected without a Location")
-                target = urljoin(url, location.decode("latin-1"))
-                if origin_of(target) != origin_of(url):
+                try:
+                    target = urljoin(url, location.decode("latin-1"))
+                    same = origin_of(target) == origin_of(url) and bool(split_url(target))
+                except ValueError:
+                    raise DiscoveryError(f"{url} redirected to an invalid URL") from None
+                if not same:
                     raise DiscoveryError(
                         f"{url} redirected to another origin ({origin_of(target)}); refused"
                     )

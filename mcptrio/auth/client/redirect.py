@@ -88,8 +88,14 @@ class _HeadlessSession:
             raise AuthorizationResponseError(
                 f"The authorization endpoint answered HTTP {status}, not a redirect"
             )
-        target = urljoin(authorization_url, location.decode("latin-1"))
-        if urlsplit(target)[:3] != urlsplit(self.redirect_uri)[:3]:
+        try:
+            target = urljoin(authorization_url, location.decode("latin-1"))
+            elsewhere = urlsplit(target)[:3] != urlsplit(self.redirect_uri)[:3]
+        except ValueError:
+            raise AuthorizationResponseError(
+                "The authorization endpoint redirected to an invalid URL"
+            ) from None
+        if elsewhere:
             raise AuthorizationResponseError(
                 "The authorization endpoint redirected somewhere other than the redirect URI"
             )

@@ -327,6 +327,7 @@ async def test_the_loopback_browser_catches_the_redirect() -> None:
         (Behaviour(oversized_metadata=True), DiscoveryError, "larger than"),
         (Behaviour(token_answer=b"[" * 300_000), TokenError, "larger than"),
         (Behaviour(metadata_redirect="http://127.0.0.2:9/x"), DiscoveryError, "another origin"),
+        (Behaviour(metadata_redirect="http://[::1"), DiscoveryError, "invalid URL"),
         (
             Behaviour(authorization_servers=["http://auth.example.com"]),
             DiscoveryError,

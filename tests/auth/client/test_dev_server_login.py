@@ -20,7 +20,7 @@ pytest.importorskip("mcptrio.auth.dev_server")
 import mcptrio
 from mcptrio.auth.client import AuthorizationCode, HeadlessUserAgent, OAuthClient, RedirectSession
 
-from conftest import IO_LIMIT, open_protected  # the server half's fixtures (tests/auth)
+from oauth_servers import IO_LIMIT, open_protected  # the server half's fixtures (tests/)
 
 
 @dataclass

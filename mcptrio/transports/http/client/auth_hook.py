@@ -15,8 +15,8 @@ refusing can never make the client loop. What the auth component raises (its err
 :class:`~mcptrio.transports.http.engine.client_pool.HttpError`\\ s) reaches the transport as the
 failure of that request, which answers the JSON-RPC requests it carried with an error.
 
-The interface lives here, below :mod:`mcptrio.auth`, so that the transports never import it;
-:class:`mcptrio.auth.client.OAuthClient` is the implementation mcptrio ships.
+The interface lives with the transports, so that they never import :mod:`mcptrio.auth` (which
+imports them); :class:`mcptrio.auth.client.OAuthClient` is the implementation mcptrio ships.
 """
 
 from __future__ import annotations

@@ -19,6 +19,14 @@ Scenarios:
   ``inputSchema`` of ``json_schema_2020_12_tool`` back, as the client holds it, to
   ``json_schema_echo``; the server checks that no 2020-12 keyword was stripped or changed.
 
+- ``auth/*``: connect through an :class:`~mcptrio.auth.client.OAuthClient`, list the tools and
+  call the first. Most scenarios log in with the authorization-code grant, the authorization
+  URL fetched headlessly (:class:`~mcptrio.auth.client.HeadlessUserAgent`: the suite's
+  authorization server redirects at once); the client-credentials, workload-identity and
+  enterprise-managed scenarios use their grants, with the credentials the suite hands over in
+  ``MCP_CONFORMANCE_CONTEXT``. A scenario where the right client refuses (a resource or issuer
+  that does not match) ends with the refusal on stderr and exit status 1.
+
 An unknown scenario exits 2 with a message; a failure exits 1 with the error on stderr.
 """
 
@@ -35,7 +43,20 @@ from typing import Any
 import trio
 
 import mcptrio
-from mcptrio.client import ClientIdentity, ElicitationMode, Handlers, Revisions
+from mcptrio.auth.client import (
+    AuthorizationCode,
+    AuthorizationError,
+    ClientCredentials,
+    ClientKey,
+    ClientMetadata,
+    ClientRegistration,
+    EnterpriseManaged,
+    Grant,
+    HeadlessUserAgent,
+    JwtBearer,
+    OAuthClient,
+)
+from mcptrio.client import ClientIdentity, ElicitationMode, Handlers, Revisions, http
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import (
     CallToolResult,
@@ -245,6 +266,75 @@ async def list_only(url: str) -> None:
         await client.list_tools(timeout=TIMEOUT)
 
 
+# ---------------------------------------------------------------- authorization (auth/*)
+
+#: The Client ID Metadata Document URL the suite's authorization servers accept as a client id.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+#: Nothing listens here: the headless user agent reads the redirect's Location instead.
+REDIRECT_URI = "http://localhost:3000/callback"
+#: Enterprise-managed authorization (0.1.16 named it cross-app access).
+ENTERPRISE_SCENARIOS = (
+    "auth/enterprise-managed-authorization",
+    "auth/cross-app-access-complete-flow",
+)
+
+
+def oauth_for(scenario: str, context: Mapping[str, Any]) -> OAuthClient:
+    """The OAuth client a scenario calls for, with the credentials its context hands over."""
+    client_id = context.get("client_id")
+    secret = context.get("client_secret")
+    grant: Grant
+    key = None
+    method: str | None = None
+    if scenario == "auth/client-credentials-jwt":
+        grant, method = ClientCredentials(), "private_key_jwt"
+        key = ClientKey(context["private_key_pem"], context.get("signing_algorithm", "ES256"))
+    elif scenario == "auth/client-credentials-basic":
+        grant, method = ClientCredentials(), "client_secret_basic"
+    elif scenario in ENTERPRISE_SCENARIOS:
+        grant = EnterpriseManaged(
+            idp_token_endpoint=context["idp_token_endpoint"],
+            identity_assertion=context["idp_id_token"],
+            idp_client_id=context["idp_client_id"],
+        )
+        method = "client_secret_basic"
+    elif scenario == "auth/wif-jwt-bearer":
+        grant, method = JwtBearer(context["valid_jwt"]), "none"
+    else:
+        grant = AuthorizationCode(HeadlessUserAgent(REDIRECT_URI))
+    credentials = []
+    if isinstance(client_id, str):
+        credentials.append(
+            ClientRegistration(
+                client_id=client_id,
+                client_secret=secret if isinstance(secret, str) else None,
+                token_endpoint_auth_method=method,
+            )
+        )
+    return OAuthClient(
+        grant,
+        client=ClientMetadata(client_name="mcptrio-everything-client", metadata_url=CIMD_URL),
+        credentials=credentials,
+        key=key,
+        timeout=TIMEOUT,
+    )
+
+
+async def authorized(url: str) -> None:
+    """Log in as the scenario says, list the tools and call the first."""
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    oauth = oauth_for(scenario, scenario_context())
+    async with mcptrio.open_client(
+        http(url, auth=oauth),
+        identity=ClientIdentity(info=CLIENT_INFO),
+        revisions=BOTH_ERAS,
+        handlers=STATELESS_HANDLERS,
+    ) as client:
+        tools = (await client.list_tools(timeout=TIMEOUT)).tools
+        for tool in tools[:1]:
+            await client.call_tool(tool.name, {}, timeout=TIMEOUT, validate_output=False)
+
+
 SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -269,14 +359,14 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: everything_client.py SERVER_URL (scenario in MCP_CONFORMANCE_SCENARIO)")
         return 2
-    run = SCENARIOS.get(scenario)
+    run = SCENARIOS.get(scenario) or (authorized if scenario.startswith("auth/") else None)
     if run is None:
         known = ", ".join(SCENARIOS)
         print(f"unknown scenario {scenario!r}; this client knows: {known}", file=sys.stderr)
         return 2
     try:
         trio.run(run, argv[-1])
-    except (ScenarioFailed, mcptrio.McpError) as exc:
+    except (ScenarioFailed, mcptrio.McpError, AuthorizationError) as exc:
         print(f"scenario {scenario} failed: {exc}", file=sys.stderr)
         return 1
     return 0

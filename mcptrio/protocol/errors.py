@@ -28,7 +28,13 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         │   ├── HttpError                 [transports.http] the HTTP client failed
         │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
         │   │   ├── HttpTimeout           a connect or read deadline passed
-        │   │   └── HttpProtocolError     the server broke HTTP or closed mid-response
+        │   │   ├── HttpProtocolError     the server broke HTTP or closed mid-response
+        │   │   └── AuthorizationError    [auth.client] the OAuth client got or used no token
+        │   │       ├── DiscoveryError    no usable resource or authorization-server metadata
+        │   │       ├── RegistrationError  the client could not be registered
+        │   │       ├── AuthorizationResponseError  the login was refused or failed a check
+        │   │       ├── TokenError        the token endpoint refused, or answered nonsense
+        │   │       └── InsufficientScope  still refused for scope after stepping up
         │   ├── LegacySseError            [transports.http] no HTTP+SSE endpoint came of it
         │   └── WebSocketHandshakeError   [transports.websocket] also a ConnectionError
         │       └── WebSocketRejected     the server answered the upgrade with an HTTP status

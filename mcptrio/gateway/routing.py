@@ -31,8 +31,6 @@ from contextvars import ContextVar
 from itertools import count
 from typing import Any
 
-from msgspec import UNSET
-
 from ..client import Handlers
 from ..protocol.base import Request, Result
 from ..protocol.errors import MethodNotFound
@@ -114,7 +112,7 @@ class DownstreamRouter:
                 " stateless-era (2026-07-28) client"
             )
         caps = ctx.client_capabilities
-        if caps is None or getattr(caps, capability) is UNSET:
+        if caps is None or getattr(caps, capability) is None:
             raise MethodNotFound(
                 f"{what}: the gateway's client did not declare the {capability} capability"
             )

@@ -31,7 +31,6 @@ from typing import Any, Literal
 
 import msgspec
 import trio
-from msgspec import UNSET
 
 from ..client import (
     Client,
@@ -298,7 +297,7 @@ class UpstreamConnection:
     def _log(self, message: LoggingMessageNotification) -> None:
         """Pass a log message on to the client waiting on this upstream, or else to every
         handshake-era session (each at its own level; queued, never waiting)."""
-        logger = self.spec.name if message.logger is UNSET else f"{self.spec.name}.{message.logger}"
+        logger = self.spec.name if message.logger is None else f"{self.spec.name}.{message.logger}"
         message = msgspec.structs.replace(message, logger=logger)
         try:
             waiter, _own = self.router.downstream()
@@ -323,7 +322,7 @@ class UpstreamConnection:
         if uri in self._followed:
             return
         if (
-            client.server_capabilities.resources is UNSET
+            client.server_capabilities.resources is None
             or not client.server_capabilities.resources.subscribe
         ):
             return  # the upstream sends no updates; the subscription is kept here only
@@ -355,12 +354,12 @@ class UpstreamConnection:
         spec = self.spec
         items: list[ForwardedItem | None] = []
         caps = client.server_capabilities
-        if kind == "tools" and caps.tools is not UNSET:
+        if kind == "tools" and caps.tools is not None:
             async for tool in client.iter_tools(cache="refresh"):
                 if spec.wants(tool.name):
                     definition = msgspec.structs.replace(tool, name=spec.exposed(tool.name))
                     items.append(_item(ForwardedTool, definition, self._caller(tool.name)))
-        elif kind == "prompts" and caps.prompts is not UNSET:
+        elif kind == "prompts" and caps.prompts is not None:
             completes = _completes(client)
             async for prompt in client.iter_prompts(cache="refresh"):
                 if spec.wants(prompt.name):
@@ -373,7 +372,7 @@ class UpstreamConnection:
                             complete=complete,
                         )
                     )
-        elif kind == "resources" and caps.resources is not UNSET:
+        elif kind == "resources" and caps.resources is not None:
             completes = _completes(client)
             async for resource in client.iter_resources(cache="refresh"):
                 if spec.wants(resource.uri):
@@ -510,7 +509,7 @@ def _completes(client: Client) -> bool:
     """Whether to ask ``client``'s server for completions: 2024-11-05 has the request but no
     capability to declare it, so a server of that revision is asked (and may refuse)."""
     caps = client.server_capabilities
-    return caps.completions is not UNSET or client.protocol_version == "2024-11-05"
+    return caps.completions is not None or client.protocol_version == "2024-11-05"
 
 
 def _progress_to(ctx: Context) -> Callable[..., Awaitable[None]] | None:

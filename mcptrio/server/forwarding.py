@@ -76,6 +76,9 @@ class _Forwarded:
     """What every forwarded item has: a name, and no function of its own to describe."""
 
     __slots__ = ("name",)
+    #: Forwarded items need no OAuth scopes of their own (the gateway's own authentication
+    #: guards them all; their upstream checks its token itself).
+    scopes: frozenset[str] = frozenset()
     #: Forwarded items set no cache hints of their own: the server's apply.
     cache_ttl_ms: int | None = None
     cache_scope: Any = None

@@ -34,7 +34,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from msgspec import UNSET
 
 from ..protocol.types import (
     CallToolResult,
@@ -227,7 +226,7 @@ class Mount:
             request = CompleteRequest(
                 ref=ref,
                 argument=CompleteArgument(name=argument, value=value),
-                context=CompleteContext(arguments=arguments) if arguments else UNSET,
+                context=CompleteContext(arguments=arguments) if arguments else None,
             )
             answer = await child.completions.complete(ctx.for_server(child), request)
             return list(answer.completion.values)

@@ -23,6 +23,7 @@ unexpected way is logged and closed without disturbing the others.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import ssl
 from collections.abc import Collection
@@ -207,33 +208,37 @@ async def serve_websocket(
         raise ValueError("path must start with '/'")
     if max_connections < 1:
         raise ValueError("max_connections must be at least 1")
-    socket_listeners = await trio.open_tcp_listeners(port, host=host)
-    address, bound_port = socket_listeners[0].socket.getsockname()[:2]
-    listeners: list[trio.SocketListener] | list[trio.SSLListener[trio.SocketStream]]
-    if ssl_context is None:
-        listeners, scheme = socket_listeners, "ws"
-    else:
-        listeners = [
-            trio.SSLListener(listener, ssl_context, https_compatible=True)
-            for listener in socket_listeners
-        ]
-        scheme = "wss"
-    origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
-    origin_host.allow_bound_address(address, bound_port)
-    endpoint = _Endpoint(
-        factory=factory,
-        path=path,
-        origin_host=origin_host,
-        max_frame_size=max_frame_size,
-        max_connections=max_connections,
-        handshake_timeout=handshake_timeout,
-        send_timeout=send_timeout,
-        close_timeout=close_timeout,
-        scheme="https" if ssl_context is not None else "http",
-    )
-    url_host = f"[{address}]" if ":" in address else address
-    url = f"{scheme}://{url_host}:{bound_port}{path}"
-    async with trio.open_nursery() as nursery:
-        await nursery.start(trio.serve_listeners, endpoint.serve_connection, listeners)
-        log.info("serving MCP over WebSocket at %s", url)
-        task_status.started(url)
+    # A server's lifespan (mcptrio.server.lifespan) opens before anything is bound, and is
+    # open while it serves.
+    open_lifespan = getattr(factory, "open_lifespan", None)
+    async with open_lifespan() if callable(open_lifespan) else contextlib.nullcontext():
+        socket_listeners = await trio.open_tcp_listeners(port, host=host)
+        address, bound_port = socket_listeners[0].socket.getsockname()[:2]
+        listeners: list[trio.SocketListener] | list[trio.SSLListener[trio.SocketStream]]
+        if ssl_context is None:
+            listeners, scheme = socket_listeners, "ws"
+        else:
+            listeners = [
+                trio.SSLListener(listener, ssl_context, https_compatible=True)
+                for listener in socket_listeners
+            ]
+            scheme = "wss"
+        origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
+        origin_host.allow_bound_address(address, bound_port)
+        endpoint = _Endpoint(
+            factory=factory,
+            path=path,
+            origin_host=origin_host,
+            max_frame_size=max_frame_size,
+            max_connections=max_connections,
+            handshake_timeout=handshake_timeout,
+            send_timeout=send_timeout,
+            close_timeout=close_timeout,
+            scheme="https" if ssl_context is not None else "http",
+        )
+        url_host = f"[{address}]" if ":" in address else address
+        url = f"{scheme}://{url_host}:{bound_port}{path}"
+        async with trio.open_nursery() as nursery:
+            await nursery.start(trio.serve_listeners, endpoint.serve_connection, listeners)
+            log.info("serving MCP over WebSocket at %s", url)
+            task_status.started(url)

@@ -234,3 +234,28 @@ async def test_an_entry_point_that_outlives_the_lifespan_owner_is_told_it_ended(
 def test_a_lifespan_must_be_callable() -> None:
     with pytest.raises(TypeError, match="function of the server"):
         mcptrio.Server("x", lifespan=42)  # type: ignore[arg-type]
+
+
+async def test_the_free_serve_functions_open_the_lifespans_of_their_servers() -> None:
+    from mcptrio.transports.http.serve import serve_http
+    from mcptrio.transports.websocket_server import serve_websocket
+
+    log_a: list[str] = []
+    log_b: list[str] = []
+    a, b = counted_server(log_a), counted_server(log_b)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve_http, {"/a": a, "/b": b})
+            assert log_a == log_b == ["opened"]
+            async with mcptrio.open_client(url + "/b/mcp") as client:
+                assert await call(client, "which") == "Resource"
+            nursery.cancel_scope.cancel()
+        assert log_a == ["opened", "closed"]
+        assert log_b == ["opened", "served", "closed"]
+        log_a.clear()
+        async with trio.open_nursery() as nursery:
+            ws_url = await nursery.start(serve_websocket, a)
+            async with mcptrio.open_client(ws_url, revisions=HANDSHAKE_ERA) as client:
+                assert await call(client, "which") == "Resource"
+            nursery.cancel_scope.cancel()
+        assert log_a == ["opened", "served", "closed"]

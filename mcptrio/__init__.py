@@ -77,10 +77,10 @@ if TYPE_CHECKING:
     from .server import Server as Server
     from .server.context import Context as Context
     from .server.context import Elicited as Elicited
+    from .server.lifespan import LifespanError as LifespanError
     from .server.media import Audio as Audio
     from .server.media import File as File
     from .server.media import Image as Image
-    from .server.lifespan import LifespanError as LifespanError
     from .server.middleware import Call as Call
     from .server.middleware import CallNext as CallNext
     from .server.middleware import Middleware as Middleware

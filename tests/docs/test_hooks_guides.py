@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from test_server_guides import check_programs_print_their_output, programs
+from test_server_guides import DOCS, check_programs_print_their_output, programs
 
 PAGES: dict[str, list[str | tuple[str, None]]] = {
     "how-to/use-middleware.md": ["timing.py", "refuse_answer_change.py"],
@@ -26,3 +29,23 @@ def test_the_page_shows_its_programs_each_with_its_output(page: str) -> None:
 @pytest.mark.parametrize("page", list(PAGES))
 def test_every_program_prints_what_the_page_says(page: str, tmp_path: Path) -> None:
     check_programs_print_their_output(page, tmp_path)
+
+
+def test_the_testing_howto_suite_passes_as_written(tmp_path: Path) -> None:
+    page = (DOCS / "how-to" / "test-your-server.md").read_text(encoding="utf-8")
+    toml = re.search(r"```toml\n(.*?)```", page, re.S)
+    assert toml is not None
+    (tmp_path / "pyproject.toml").write_text(toml.group(1), encoding="utf-8")
+    names = [program.name for program in programs("how-to/test-your-server.md")]
+    assert names == ["test_greet.py", "my_server.py", "test_my_server.py"]
+    for program in programs("how-to/test-your-server.md"):
+        (tmp_path / program.name).write_text(program.source, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "9 passed" in run.stdout, run.stdout

@@ -336,13 +336,17 @@ class Server:
 
     # ---------------------------------------------------------------- middleware
 
-    def add_middleware(self, middleware: Middleware) -> Middleware:
-        """Install ``middleware`` inside those installed before it (see :mod:`.middleware`);
-        returns it, so this works as a decorator. Requests and notifications that arrive
-        from now on go through it, on sessions running already too."""
+    def add_middleware(self, middleware: Middleware, *, outermost: bool = False) -> Middleware:
+        """Install ``middleware`` inside those installed before it (``outermost``: around
+        them all; see :mod:`.middleware`); returns it, so this works as a decorator. Requests
+        and notifications that arrive from now on go through it, on sessions running already
+        too."""
         if not callable(middleware):
             raise TypeError(f"middleware must be an async callable, not {middleware!r}")
-        self._middleware.append(middleware)
+        if outermost:
+            self._middleware.insert(0, middleware)
+        else:
+            self._middleware.append(middleware)
         self._rebuild_chains()
         return middleware
 

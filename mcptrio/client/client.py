@@ -338,7 +338,16 @@ class Client(ClientStreams):
             name=name, arguments=UNSET if arguments is None else dict(arguments)
         )
         try:
-            result = await self._session_request(request, options)
+            if self.send_hook is None:
+                timeout = options.get("timeout")
+                result = await self.session.request(
+                    request,
+                    timeout=self.request_timeout if timeout is None else timeout,
+                    max_total_timeout=options.get("max_total_timeout"),
+                    on_progress=options.get("on_progress"),
+                )
+            else:
+                result = await self._session_request(request, options)
         except HeaderMismatch:
             # The tool's x-mcp-header arguments may have changed: list again, then once more.
             if self.session.connection.request_meta is None:

@@ -3,8 +3,10 @@ able to answer, change, time or refuse; on every transport, in both eras; free w
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -274,3 +276,35 @@ async def test_without_middleware_no_call_is_ever_made(monkeypatch: pytest.Monke
 def test_middleware_must_be_callable() -> None:
     with pytest.raises(TypeError, match="async callable"):
         mcptrio.Server("x", middleware=["not a function"])  # type: ignore[list-item]
+
+
+STDIO_SERVER = """
+import mcptrio
+
+async def refuse(call, call_next):
+    if call.method == "tools/call" and call.params.name == "secret":
+        raise mcptrio.McpError("Refused over stdio", code=-32000)
+    return await call_next(call)
+
+server = mcptrio.Server("stdio-guarded", middleware=[refuse])
+
+@server.tool
+async def secret() -> str:
+    return "leaked"
+
+@server.tool
+async def public() -> str:
+    return "fine"
+
+server.run_stdio()
+"""
+
+
+async def test_middleware_works_over_stdio(tmp_path: Path) -> None:
+    script = tmp_path / "guarded.py"
+    script.write_text(STDIO_SERVER, encoding="utf-8")
+    with trio.fail_after(30):
+        async with mcptrio.open_client([sys.executable, str(script)]) as client:
+            assert text_of(await client.call_tool("public", {})) == "fine"
+            with pytest.raises(mcptrio.McpError, match="Refused over stdio"):
+                await client.call_tool("secret", {})

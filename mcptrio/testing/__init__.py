@@ -6,7 +6,9 @@
 - :class:`ScriptedSampling`, :class:`ScriptedElicitation`, :func:`roots`: a client that answers
   your server's sampling, elicitation and roots requests as the test says;
 - :func:`validate_message` and :func:`validate_exchange`: the schema check itself, with the
-  official schemas of every revision mcptrio speaks shipped as package data.
+  official schemas of every revision mcptrio speaks shipped as package data;
+- :mod:`mcptrio.testing.pytest_plugin`: the same as pytest fixtures (``mcp_client``,
+  ``mcp_transcript``), opted into from a ``conftest.py``.
 
 See ``docs/how-to/test-your-server.md``.
 """

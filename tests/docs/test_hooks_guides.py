@@ -38,7 +38,13 @@ def test_the_testing_howto_suite_passes_as_written(tmp_path: Path) -> None:
     assert toml is not None
     (tmp_path / "pyproject.toml").write_text(toml.group(1), encoding="utf-8")
     names = [program.name for program in programs("how-to/test-your-server.md")]
-    assert names == ["test_greet.py", "my_server.py", "test_my_server.py"]
+    assert names == [
+        "test_greet.py",
+        "my_server.py",
+        "test_my_server.py",
+        "conftest.py",
+        "test_with_fixtures.py",
+    ]
     for program in programs("how-to/test-your-server.md"):
         (tmp_path / program.name).write_text(program.source, encoding="utf-8")
     run = subprocess.run(
@@ -49,4 +55,6 @@ def test_the_testing_howto_suite_passes_as_written(tmp_path: Path) -> None:
         timeout=120,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "9 passed" in run.stdout, run.stdout
+    # test_greet once, test_my_server's four in two eras, and the fixture test in two eras
+    # (conftest.py parametrizes the client's options for every test that takes mcp_client).
+    assert "11 passed" in run.stdout, run.stdout

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ..runtime.session import Session
     from .context import Context
 
-__all__ = ["Call", "CallNext", "Middleware", "compose"]
+__all__ = ["Call", "CallNext", "Middleware", "MiddlewareChains", "compose"]
 
 
 class Call:
@@ -120,3 +120,54 @@ def _link(mw: Middleware, call_next: CallNext) -> CallNext:
         return mw(call, call_next)
 
     return step
+
+
+class MiddlewareChains:
+    """The middleware installed on a server, and the two chains built from them: ``request``
+    (ending in the server's dispatch) and ``notification`` (ending in nothing: the server acts
+    on no notification that reaches it). Both are ``None`` while nothing is installed."""
+
+    __slots__ = ("_dispatch", "_installed", "notification", "request")
+
+    def __init__(self, dispatch: CallNext) -> None:
+        self._dispatch = dispatch
+        self._installed: list[Middleware] = []
+        self.request: CallNext | None = None
+        self.notification: CallNext | None = None
+
+    @property
+    def installed(self) -> tuple[Middleware, ...]:
+        """Outermost first."""
+        return tuple(self._installed)
+
+    def add(self, middleware: Middleware, *, outermost: bool) -> None:
+        if not callable(middleware):
+            raise TypeError(f"middleware must be an async callable, not {middleware!r}")
+        if outermost:
+            self._installed.insert(0, middleware)
+        else:
+            self._installed.append(middleware)
+        self._rebuild()
+
+    def remove(self, middleware: Middleware) -> bool:
+        if middleware not in self._installed:
+            return False
+        self._installed.remove(middleware)
+        self._rebuild()
+        return True
+
+    def _rebuild(self) -> None:
+        if self._installed:
+            self.request = compose(self._installed, self._dispatch)
+            self.notification = compose(self._installed, _notified)
+        else:
+            self.request = self.notification = None
+
+
+async def notify_through(chain: CallNext, call: Call) -> None:
+    """Run a notification's ``chain`` (a session's notification handler returns nothing)."""
+    await chain(call)
+
+
+async def _notified(call: Call) -> None:
+    """The end of a notification's chain."""

@@ -72,7 +72,7 @@ from .input_rounds import InputRequired
 from .lifespan import LifespanRunner
 from .logging_bridge import ClientLogHandler, current_context
 from .method_handlers import MethodHandlers
-from .middleware import Call, CallNext, Middleware, compose
+from .middleware import Call, CallNext, Middleware, MiddlewareChains, notify_through
 from .prompts import PromptOptions, RegisteredPrompt, make_prompt
 from .registry import Registry, decorator
 from .request_state import RequestStateKey
@@ -186,11 +186,10 @@ class Server:
         #: Opened before serving, closed after (see :mod:`.lifespan`); ``ctx.lifespan`` is
         #: what it yields.
         self._lifespan = LifespanRunner(lifespan, f"server {name!r}")
-        self._middleware: list[Middleware] = []
-        # The chains built from _middleware; None while there is none, which is the whole
-        # cost of middleware to a server without it (see handle_request).
+        self._middleware = MiddlewareChains(self._dispatch)
+        # The request chain (None while no middleware is installed: then one test is the whole
+        # cost of middleware to a request, see handle_request).
         self._request_chain: CallNext | None = None
-        self._notification_chain: CallNext | None = None
         for mw in middleware:
             self.add_middleware(mw)
 
@@ -341,34 +340,20 @@ class Server:
         them all; see :mod:`.middleware`); returns it, so this works as a decorator. Requests
         and notifications that arrive from now on go through it, on sessions running already
         too."""
-        if not callable(middleware):
-            raise TypeError(f"middleware must be an async callable, not {middleware!r}")
-        if outermost:
-            self._middleware.insert(0, middleware)
-        else:
-            self._middleware.append(middleware)
-        self._rebuild_chains()
+        self._middleware.add(middleware, outermost=outermost)
+        self._request_chain = self._middleware.request
         return middleware
 
     def remove_middleware(self, middleware: Middleware) -> bool:
         """Uninstall ``middleware``; ``False`` if it was not installed."""
-        if middleware not in self._middleware:
-            return False
-        self._middleware.remove(middleware)
-        self._rebuild_chains()
-        return True
+        removed = self._middleware.remove(middleware)
+        self._request_chain = self._middleware.request
+        return removed
 
     @property
     def middleware(self) -> tuple[Middleware, ...]:
         """The installed middleware, outermost first."""
-        return tuple(self._middleware)
-
-    def _rebuild_chains(self) -> None:
-        if self._middleware:
-            self._request_chain = compose(self._middleware, self._dispatch)
-            self._notification_chain = compose(self._middleware, _notified)
-        else:
-            self._request_chain = self._notification_chain = None
+        return self._middleware.installed
 
     async def _dispatch(self, call: Call) -> Result:
         """The end of a request's chain: its handler, with the params the chain passed on."""
@@ -407,10 +392,10 @@ class Server:
     ) -> Awaitable[None] | None:
         """A session's incoming notification, through the middleware when there is some (the
         server itself acts on none of those that reach it)."""
-        chain = self._notification_chain
+        chain = self._middleware.notification
         if chain is None:
             return None
-        return _drop_answer(chain, Call(notification, session))
+        return notify_through(chain, Call(notification, session))
 
     # ---------------------------------------------------------------- sessions
 
@@ -572,17 +557,17 @@ class Server:
         app = McpHttpApp(
             self, path=path, json_response=json_response, stateless=stateless, security=security
         )
-        async with self.open_lifespan():
-            await serve_http(
-                app,
-                host=host,
-                port=port,
-                front_end=front_end,
-                parser=parser,
-                limits=limits,
-                ssl_context=ssl_context,
-                task_status=task_status,
-            )
+        # The free serve_http enters the server's lifespan (see its docstring).
+        await serve_http(
+            app,
+            host=host,
+            port=port,
+            front_end=front_end,
+            parser=parser,
+            limits=limits,
+            ssl_context=ssl_context,
+            task_status=task_status,
+        )
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]:
         """Enter the server's lifespan for the ``async with`` block (unless it is open
@@ -592,14 +577,6 @@ class Server:
     def run_stdio(self) -> None:
         """Run a stdio server in this process: ``trio.run(self.serve_stdio)``."""
         trio.run(self.serve_stdio)
-
-
-async def _drop_answer(chain: CallNext, call: Call) -> None:
-    await chain(call)
-
-
-async def _notified(call: Call) -> None:
-    """The end of a notification's chain: the server acts on none that reach it."""
 
 
 def _with_first(key: str, value: str, options: dict[str, Any]) -> dict[str, Any]:

@@ -267,7 +267,7 @@ async def test_without_middleware_no_call_is_ever_made(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(server_module, "Call", no_call)
     server = echo_server()
-    assert server._request_chain is None and server._notification_chain is None
+    assert server._request_chain is None and server._middleware.notification is None
     with trio.fail_after(5):
         async with connected(server) as client:
             assert text_of(await client.call_tool("echo", {"text": "hi"})).startswith("hi")

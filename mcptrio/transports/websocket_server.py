@@ -26,8 +26,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import ssl
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
 import trio
@@ -208,37 +210,54 @@ async def serve_websocket(
         raise ValueError("path must start with '/'")
     if max_connections < 1:
         raise ValueError("max_connections must be at least 1")
-    # A server's lifespan (mcptrio.server.lifespan) opens before anything is bound, and is
-    # open while it serves.
+    socket_listeners = await trio.open_tcp_listeners(port, host=host)
+    address, bound_port = socket_listeners[0].socket.getsockname()[:2]
+    listeners: list[trio.SocketListener] | list[trio.SSLListener[trio.SocketStream]]
+    if ssl_context is None:
+        listeners, scheme = socket_listeners, "ws"
+    else:
+        listeners = [
+            trio.SSLListener(listener, ssl_context, https_compatible=True)
+            for listener in socket_listeners
+        ]
+        scheme = "wss"
+    origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
+    origin_host.allow_bound_address(address, bound_port)
+    endpoint = _Endpoint(
+        factory=factory,
+        path=path,
+        origin_host=origin_host,
+        max_frame_size=max_frame_size,
+        max_connections=max_connections,
+        handshake_timeout=handshake_timeout,
+        send_timeout=send_timeout,
+        close_timeout=close_timeout,
+        scheme="https" if ssl_context is not None else "http",
+    )
+    url_host = f"[{address}]" if ":" in address else address
+    url = f"{scheme}://{url_host}:{bound_port}{path}"
+    async with _lifespan_of(factory, listeners), trio.open_nursery() as nursery:
+        await nursery.start(trio.serve_listeners, endpoint.serve_connection, listeners)
+        log.info("serving MCP over WebSocket at %s", url)
+        task_status.started(url)
+
+
+@asynccontextmanager
+async def _lifespan_of(
+    factory: SessionFactory, listeners: Sequence[trio.abc.Listener[Any]]
+) -> AsyncIterator[None]:
+    """The factory's lifespan (a server's: :mod:`mcptrio.server.lifespan`), open while it is
+    served; the listeners are closed if it fails to start, since nothing will serve them."""
     open_lifespan = getattr(factory, "open_lifespan", None)
-    async with open_lifespan() if callable(open_lifespan) else contextlib.nullcontext():
-        socket_listeners = await trio.open_tcp_listeners(port, host=host)
-        address, bound_port = socket_listeners[0].socket.getsockname()[:2]
-        listeners: list[trio.SocketListener] | list[trio.SSLListener[trio.SocketStream]]
-        if ssl_context is None:
-            listeners, scheme = socket_listeners, "ws"
-        else:
-            listeners = [
-                trio.SSLListener(listener, ssl_context, https_compatible=True)
-                for listener in socket_listeners
-            ]
-            scheme = "wss"
-        origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
-        origin_host.allow_bound_address(address, bound_port)
-        endpoint = _Endpoint(
-            factory=factory,
-            path=path,
-            origin_host=origin_host,
-            max_frame_size=max_frame_size,
-            max_connections=max_connections,
-            handshake_timeout=handshake_timeout,
-            send_timeout=send_timeout,
-            close_timeout=close_timeout,
-            scheme="https" if ssl_context is not None else "http",
-        )
-        url_host = f"[{address}]" if ":" in address else address
-        url = f"{scheme}://{url_host}:{bound_port}{path}"
-        async with trio.open_nursery() as nursery:
-            await nursery.start(trio.serve_listeners, endpoint.serve_connection, listeners)
-            log.info("serving MCP over WebSocket at %s", url)
-            task_status.started(url)
+    if not callable(open_lifespan):
+        yield
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(open_lifespan())
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                for listener in listeners:
+                    await listener.aclose()
+            raise
+        yield

@@ -259,3 +259,17 @@ async def test_the_free_serve_functions_open_the_lifespans_of_their_servers() ->
                 assert await call(client, "which") == "Resource"
             nursery.cancel_scope.cancel()
         assert log_a == ["opened", "served", "closed"]
+
+
+async def test_serve_websocket_fails_clearly_when_the_lifespan_cannot_start() -> None:
+    from mcptrio.transports.websocket_server import serve_websocket
+
+    async def lifespan(server: mcptrio.Server) -> AsyncIterator[None]:
+        raise OSError("no cache")
+        yield
+
+    server = mcptrio.Server("broken-ws", lifespan=lifespan)
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            with pytest.raises(LifespanError, match="no cache"):
+                await nursery.start(serve_websocket, server)

@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, TypeVar, Unpack
 
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.errors import HeaderMismatch, InvalidParams, RequestTimeout, ResourceNotFound
@@ -163,7 +162,7 @@ class Client(ClientStreams):
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
-        """What the server declared; a feature it lacks is ``UNSET``."""
+        """What the server declared; a feature it lacks is ``None``."""
         return self.initialize_result.capabilities
 
     def tool_header_params(self, name: str) -> dict[PropertyPath, str] | None:
@@ -335,7 +334,7 @@ class Client(ClientStreams):
         if options:
             check_options("A Client call", options, CallOptions)
         request = CallToolRequest(
-            name=name, arguments=UNSET if arguments is None else dict(arguments)
+            name=name, arguments=None if arguments is None else dict(arguments)
         )
         try:
             if self.send_hook is None:
@@ -428,7 +427,7 @@ class Client(ClientStreams):
     ) -> GetPromptResult:
         """``prompts/get``: the prompt's messages, filled with ``arguments``."""
         return await self.request(
-            GetPromptRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
+            GetPromptRequest(name=name, arguments=None if arguments is None else dict(arguments)),
             **options,
         )
 
@@ -447,7 +446,7 @@ class Client(ClientStreams):
         request = CompleteRequest(
             ref=ref,
             argument=CompleteArgument(name=argument, value=value),
-            context=UNSET if context is None else CompleteContext(arguments=dict(context)),
+            context=None if context is None else CompleteContext(arguments=dict(context)),
         )
         return await self.request(request, **options)
 
@@ -507,4 +506,4 @@ class Client(ClientStreams):
 
 
 def _cursor(cursor: str | None) -> str | Any:
-    return UNSET if cursor is None else cursor
+    return cursor

@@ -26,8 +26,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
-from msgspec import UNSET
-
 from ..protocol.errors import InternalError
 from ..protocol.types import (
     CreateMessageRequest,
@@ -136,7 +134,7 @@ class ScriptedElicitation(_Scripted[ElicitRequest, ElicitResult]):
         if isinstance(item, dict):
             return ElicitResult(action="accept", content=item)
         if item in ("accept", "decline", "cancel"):
-            return ElicitResult(action=item, content=UNSET)
+            return ElicitResult(action=item)
         raise TypeError(
             "An elicitation script item must be a dict, 'accept', 'decline', 'cancel' or an"
             f" ElicitResult: {item!r}"
@@ -152,5 +150,5 @@ def roots(*uris: str | Root) -> list[Root]:
             found.append(uri)
         else:
             name = urlsplit(uri).path.rstrip("/").rsplit("/", 1)[-1]
-            found.append(Root(uri=uri, name=name or UNSET))
+            found.append(Root(uri=uri, name=name or None))
     return found

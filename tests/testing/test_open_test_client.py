@@ -124,7 +124,7 @@ def test_roots_are_named_after_their_last_segment() -> None:
     found = roots("file:///home/ada/repo/", "file:///")
     assert [(r.uri, r.name) for r in found] == [
         ("file:///home/ada/repo/", "repo"),
-        ("file:///", msgspec.UNSET),
+        ("file:///", None),
     ]
 
 

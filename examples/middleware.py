@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
+from typing import Any
 
 import msgspec
 import trio
@@ -67,9 +68,10 @@ class RateLimit:
     bucket). A request over the limit is refused with error ``REFUSED``; its data says how
     long to wait (``retryAfter``, seconds).
 
-    Sessions are handshake-era sessions. Stateless-era requests (2026-07-28) have no session:
-    those of one HTTP endpoint all count against one bucket. Key the bucket on the
-    authenticated principal instead once the server verifies tokens.
+    A bucket is kept per authenticated principal when the server has an authenticator (its
+    ``subject``: the same user on several sessions shares one), else per session.
+    Stateless-era requests (2026-07-28) have no session of their own: without an
+    authenticator, those of one HTTP endpoint all count against one bucket.
     """
 
     def __init__(self, rate: float, burst: int) -> None:
@@ -82,22 +84,30 @@ class RateLimit:
         self._buckets: weakref.WeakKeyDictionary[Session, tuple[float, float]] = (
             weakref.WeakKeyDictionary()
         )
+        # Per principal (by subject): kept as long as the limiter; bounded by the users.
+        self._by_subject: dict[str, tuple[float, float]] = {}
 
     async def __call__(self, call: Call, call_next: CallNext) -> Result | None:
         if not call.is_request:
             return await call_next(call)
         now = trio.current_time()
-        tokens, then = self._buckets.get(call.session, (float(self.burst), now))
+        principal = call.principal
+        buckets: MutableMapping[Any, tuple[float, float]]
+        if principal is not None:
+            buckets, key = self._by_subject, principal.subject
+        else:
+            buckets, key = self._buckets, call.session
+        tokens, then = buckets.get(key, (float(self.burst), now))
         tokens = min(float(self.burst), tokens + (now - then) * self.rate)
         if tokens < 1:
-            self._buckets[call.session] = (tokens, now)
+            buckets[key] = (tokens, now)
             wait = (1 - tokens) / self.rate
             raise mcptrio.McpError(
                 f"Rate limit: {self.rate:g} requests a second, in bursts of {self.burst}",
                 {"retryAfter": round(wait, 3)},
                 code=REFUSED,
             )
-        self._buckets[call.session] = (tokens - 1, now)
+        buckets[key] = (tokens - 1, now)
         return await call_next(call)
 
 
@@ -108,10 +118,11 @@ class ToolPermissions:
     """Each tool needs a permission; a client may call, and sees listed, only the tools whose
     permission it holds. Tools not in ``required`` are open to all.
 
-    ``granted(call)`` says what the caller holds. The demo below grants by the name the client
-    gives in its ``clientInfo``, which the client chooses itself: fine to separate a trusted
-    agent from a test tool, not a security boundary. Grant by the authenticated principal's
-    scopes once the server verifies tokens.
+    ``granted(call)`` says what the caller holds: :func:`granted_by_scopes`, the OAuth scopes of
+    the authenticated principal, is the one to use behind an authenticator. The demo below
+    grants by the name the client gives in its ``clientInfo`` instead (it runs in memory, with
+    no authenticator), which the client chooses itself: fine to separate a trusted agent from
+    a test tool, not a security boundary.
     """
 
     def __init__(
@@ -138,6 +149,14 @@ class ToolPermissions:
             allowed = [tool for tool in result.tools if self.allows(call, tool.name)]
             result = msgspec.structs.replace(result, tools=allowed)
         return result
+
+
+def granted_by_scopes(call: Call) -> Collection[str]:
+    """``granted`` for :class:`ToolPermissions`: the scopes of the authenticated principal
+    (none without an authenticator)."""
+    principal = call.principal
+    scopes = getattr(principal, "scopes", None)
+    return frozenset(scopes) if scopes is not None else frozenset()
 
 
 def granted_by_client_name(grants: Mapping[str, Collection[str]]) -> Callable[[Call], set[str]]:

@@ -30,9 +30,10 @@ requests, and malformed input (answered with its JSON-RPC error).
 With no middleware installed the server never builds a chain: a request costs one attribute
 test more than it did before middleware existed (no call, no allocation, no await).
 
-The authenticated principal (OAuth) is not part of :class:`Call` yet: it will be an attribute
-of the call once the server verifies bearer tokens, so that an authorization middleware reads
-``call.principal`` next to ``call.method``.
+``call.principal`` is who sent the message, as the server's authenticator established it (with
+:class:`mcptrio.auth.server.BearerAuth`, the verified access token: ``subject``, ``scopes``...),
+so that an authorization middleware reads it next to ``call.method``; ``None`` without an
+authenticator (stdio, HTTP without one).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol.base import Notification, Request, RequestId, Result
+from ..transports.http.endpoints.security import Principal, current_principal
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
@@ -76,6 +78,16 @@ class Call:
     def method(self) -> str:
         """The method (``"tools/call"``, ``"notifications/initialized"``...)."""
         return self.params.METHOD
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who sent the message (see the module docstring); ``None`` without an authenticator."""
+        if self.context is not None:
+            return self.context.principal
+        principal = current_principal.get()
+        if principal is None:
+            principal = getattr(self.session.transport, "principal", None)
+        return principal
 
     @property
     def is_request(self) -> bool:

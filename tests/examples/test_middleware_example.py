@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 import trio
@@ -164,3 +165,75 @@ async def test_permissions_hide_and_refuse_tools_the_client_may_not_call(
     assert refused.value.data == {"tool": "delete_note", "needs": "notes:write"}
     assert names == ["read_note", "delete_note"]
     assert deleted.structured_content == {"result": True}
+
+
+class _Token:
+    """A principal as an authenticator establishes it (the fields the examples read)."""
+
+    def __init__(self, subject: str, scopes: frozenset[str]) -> None:
+        self.subject = subject
+        self.scopes = scopes
+
+
+class _AuthenticatedTransport:
+    """The server's end of an in-memory pair, carrying the principal an authenticator would
+    have bound to the session (as the HTTP session transports do)."""
+
+    def __init__(self, inner: Any, principal: _Token) -> None:
+        self._inner = inner
+        self.principal = principal
+
+    async def receive(self) -> Any:
+        return await self._inner.receive()
+
+    async def send(self, frames: Any) -> None:
+        await self._inner.send(frames)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@asynccontextmanager
+async def as_principal(server: mcptrio.Server, token: _Token) -> AsyncIterator[mcptrio.Client]:
+    from mcptrio.transports.memory import memory_transport_pair
+
+    client_end, server_end = memory_transport_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve_session, _AuthenticatedTransport(server_end, token))
+        async with mcptrio.open_client(client_end, revisions=HANDSHAKE_ERA) as client:
+            yield client
+        nursery.cancel_scope.cancel()
+
+
+async def test_permissions_by_scopes_and_a_rate_limit_per_principal() -> None:
+    seen: list[str | None] = []
+
+    async def who(call: Any, call_next: Any) -> Any:
+        principal = call.principal
+        seen.append(None if principal is None else principal.subject)
+        return await call_next(call)
+
+    permissions = example.ToolPermissions({"delete_note": "notes:write"}, example.granted_by_scopes)
+    limit = example.RateLimit(rate=0.001, burst=3)
+    server = mcptrio.Server("scoped", middleware=[who, limit, permissions])
+
+    @server.tool
+    async def delete_note(name: str) -> bool:
+        return True
+
+    reader = _Token("ada", frozenset({"notes:read"}))
+    writer = _Token("grace", frozenset({"notes:write"}))
+    with trio.fail_after(5):
+        async with as_principal(server, reader) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == []
+            with pytest.raises(mcptrio.McpError, match="Not allowed"):
+                await client.call_tool("delete_note", {"name": "x"})
+        async with as_principal(server, writer) as client:
+            assert (await client.call_tool("delete_note", {"name": "x"})).structured_content
+        # A second session of the same principal shares its bucket (3 requests so far).
+        async with as_principal(server, writer) as client:
+            await client.list_tools()
+            with pytest.raises(mcptrio.McpError, match="Rate limit"):
+                await client.call_tool("delete_note", {"name": "y"})
+    # Every request and notification saw its principal (none went through without one).
+    assert set(seen) == {"ada", "grace"}

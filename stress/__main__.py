@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ async def run(names: list[str], short: bool) -> int:
         try:
             figures = await ATTACKS[name](short)
         except Exception as error:  # one attack's failure is reported, the others still run
+            traceback.print_exc()
             figures = {"error": f"{type(error).__name__}: {error}"}
         figures["seconds"] = round(time.monotonic() - started, 1)
         print(json.dumps({"attack": name, **figures}), flush=True)

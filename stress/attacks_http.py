@@ -27,9 +27,7 @@ from .harness import (
 Attack = Callable[[ServerChild, trio.Event], Awaitable[dict[str, Any]]]
 
 
-async def under_attack(
-    mode: str, attack: Attack, seconds: float, *limits: str
-) -> dict[str, Any]:
+async def under_attack(mode: str, attack: Attack, seconds: float, *limits: str) -> dict[str, Any]:
     """Run ``attack`` against a fresh server for ``seconds`` with the probe alongside; the
     attack's figures, the server's peak RSS and the probe's verdict."""
     async with open_server(mode, *limits) as child:
@@ -45,15 +43,12 @@ async def under_attack(
             await trio.sleep(min(1.0, seconds / 4))
             probe.update((await probe_http(child, stop)).summary())
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(attacker)
-            nursery.start_soon(prober)
-            await trio.sleep(seconds)
-            stop.set()
-            with trio.move_on_after(15):
-                while not probe or not figures:
-                    await trio.sleep(0.05)
-            nursery.cancel_scope.cancel()
+        with trio.move_on_after(seconds + 15):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(attacker)
+                nursery.start_soon(prober)
+                await trio.sleep(seconds)
+                stop.set()
         child.sample()
         return {"peak_rss_mb": round(child.peak_mb, 1), **figures, **probe, "alive": child.alive}
 
@@ -72,7 +67,9 @@ async def _ws_open(child: ServerChild) -> tuple[trio.SocketStream, wsproto.WSCon
         ws.receive_data(await stream.receive_some(65536))
         if any(isinstance(e, ws_events.AcceptConnection) for e in ws.events()):
             break
-    await stream.send_all(ws.send(ws_events.TextMessage(rpc("initialize", INITIALIZE_PARAMS).decode())))
+    await stream.send_all(
+        ws.send(ws_events.TextMessage(rpc("initialize", INITIALIZE_PARAMS).decode()))
+    )
     return stream, ws
 
 
@@ -99,7 +96,9 @@ async def sse_slow_reader(child: ServerChild, stop: trio.Event) -> dict[str, Any
     host, port = child.host_port
     netloc = f"{host}:{port}"
     stream = await connect(host, port)
-    await stream.send_all(http_request("GET", "/sse", netloc, headers={"accept": "text/event-stream"}))
+    await stream.send_all(
+        http_request("GET", "/sse", netloc, headers={"accept": "text/event-stream"})
+    )
     data = b""
     while b"session_id=" not in data or b"\n\n" not in data.split(b"session_id=", 1)[1]:
         data += await stream.receive_some(4096)
@@ -118,8 +117,12 @@ async def sse_slow_reader(child: ServerChild, stop: trio.Event) -> dict[str, Any
             number = 0
             while not stop.is_set():
                 number += 1
-                body = rpc("initialize", INITIALIZE_PARAMS) if number == 1 else rpc("ping", rid=number)
-                await conn.send_all(http_request("POST", endpoint, netloc, body=body, headers=mcp_headers()))
+                body = (
+                    rpc("initialize", INITIALIZE_PARAMS) if number == 1 else rpc("ping", rid=number)
+                )
+                await conn.send_all(
+                    http_request("POST", endpoint, netloc, body=body, headers=mcp_headers())
+                )
                 await read_answer(conn)
                 posted += 1
 
@@ -207,11 +210,13 @@ def get_streams(count: int) -> Attack:
         async def hold() -> None:
             nonlocal held, refused
             # A session of its own: a session may have only so many GET streams.
-            try:
-                sid = await open_http_session(host, port)
-            except (OSError, RuntimeError, KeyError):
-                refused += 1
-                return
+            sid = None
+            while sid is None and not stop.is_set():
+                try:
+                    sid = await open_http_session(host, port)
+                except (OSError, RuntimeError, KeyError, trio.BrokenResourceError):
+                    refused += 1
+                    await trio.sleep(0.5)
             while not stop.is_set():
                 try:
                     stream = await connect(host, port)
@@ -305,7 +310,11 @@ async def smuggling_attack(short: bool) -> dict[str, Any]:
                 with trio.move_on_after(5):
                     while piece := await stream.receive_some(65536):
                         data += piece
-            statuses = [line.split(b" ")[1].decode() for line in data.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
+            statuses = [
+                line.split(b" ")[1].decode()
+                for line in data.split(b"\r\n")
+                if line.startswith(b"HTTP/1.1 ")
+            ]
             figures[mode] = statuses
             ran = ran or len(statuses) > 1
     return {"responses": figures, "smuggled_request_ran": ran, "holds": not ran}
@@ -321,10 +330,22 @@ async def batch_garbage_attack(short: bool) -> dict[str, Any]:
             params = dict(INITIALIZE_PARAMS, protocolVersion="2025-03-26")
             headers = mcp_headers()
             headers["mcp-protocol-version"] = "2025-03-26"
-            await stream.send_all(http_request("POST", "/mcp", netloc, body=rpc("initialize", params), headers=headers))
+            await stream.send_all(
+                http_request(
+                    "POST", "/mcp", netloc, body=rpc("initialize", params), headers=headers
+                )
+            )
             sid = (await read_answer(stream)).headers["mcp-session-id"]
             headers["mcp-session-id"] = sid
-            await stream.send_all(http_request("POST", "/mcp", netloc, body=rpc("notifications/initialized", rid=None), headers=headers))
+            await stream.send_all(
+                http_request(
+                    "POST",
+                    "/mcp",
+                    netloc,
+                    body=rpc("notifications/initialized", rid=None),
+                    headers=headers,
+                )
+            )
             await read_answer(stream)
             body = b"[" + b",".join([b"1"] * 100_000) + b"]"
             await stream.send_all(http_request("POST", "/mcp", netloc, body=body, headers=headers))

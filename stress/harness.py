@@ -192,16 +192,29 @@ async def open_http_session(host: str, port: int, local: str | None = None) -> s
     stream = await connect(host, port, local)
     async with stream:
         await stream.send_all(
-            http_request("POST", "/mcp", netloc, body=rpc("initialize", INITIALIZE_PARAMS),
-                         headers=mcp_headers())
+            http_request(
+                "POST",
+                "/mcp",
+                netloc,
+                body=rpc("initialize", INITIALIZE_PARAMS),
+                headers=mcp_headers(),
+            )
         )
         answer = await read_answer(stream)
         if answer.status != 200:
             raise RuntimeError(f"initialize got {answer.status}: {answer.body[:200]!r}")
         sid = answer.headers["mcp-session-id"]
+    # A connection per request: a server short of slots may close an idle keep-alive one.
+    stream = await connect(host, port, local)
+    async with stream:
         await stream.send_all(
-            http_request("POST", "/mcp", netloc, body=rpc("notifications/initialized", rid=None),
-                         headers=mcp_headers(sid))
+            http_request(
+                "POST",
+                "/mcp",
+                netloc,
+                body=rpc("notifications/initialized", rid=None),
+                headers=mcp_headers(sid),
+            )
         )
         await read_answer(stream)
     return sid

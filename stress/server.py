@@ -9,6 +9,7 @@ printing the base URL as the first line of stdout). Limits can be narrowed with
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from functools import partial
 from typing import Any
@@ -63,7 +64,10 @@ async def serve_http_printing_url(mode: str, limits: ServerLimits) -> None:
     async with trio.open_nursery() as nursery:
         url = await nursery.start(
             partial(
-                server.serve_http, front_end=front_end, parser=parser, limits=limits  # type: ignore[arg-type]
+                server.serve_http,
+                front_end=front_end,
+                parser=parser,
+                limits=limits,  # type: ignore[arg-type]
             )
         )
         sys.stdout.write(f"{url}\n")
@@ -74,7 +78,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("mode", choices=["stdio", "http-h11", "http-httptools", "hypercorn"])
     parser.add_argument("--limit", action="append", default=[])
+    parser.add_argument(
+        "--log-errors", action="store_true", help="log errors with tracebacks to stderr"
+    )
     args = parser.parse_args()
+    if args.log_errors:
+        logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     if args.mode == "stdio":
         build_server().run_stdio()
     else:

@@ -431,6 +431,9 @@ class StreamableHttpEndpoint:
                 await send_error(responder, 409, "This session already has a GET stream open")
                 return
             await responder.start_stream(200, SSE_HEADERS)
+            # The client reopens it (with Last-Event-ID for what it missed): a server short of
+            # connections may cut it rather than turn a request away.
+            responder.allow_eviction()
             await write_stream(stream, responder, transport)
         finally:
             transport.exchanges -= 1

@@ -149,6 +149,10 @@ class _AsgiResponder:
     def on_client_gone(self, callback: Callable[[], None]) -> None:
         self._on_client_gone = callback
 
+    def allow_eviction(self) -> None:
+        # Hypercorn keeps its own connection limits; there is nothing to tell it.
+        return None
+
     async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
         if self.state != _NOT_STARTED:
             raise RuntimeError("a response was already sent")

@@ -79,13 +79,19 @@ async def ws_ping_flood(child: ServerChild, stop: trio.Event) -> dict[str, Any]:
     frame_ping = ws.send(ws_events.Ping(b"x" * 100))
     burst = (ping * 50 + frame_ping * 50) * 10
     sent = 0
-    with trio.move_on_at(trio.current_time() + 3600) as scope:
-        async with stream:
-            while not stop.is_set():
-                with trio.move_on_after(0.2):
-                    await stream.send_all(burst)
-                    sent += len(burst)
-    del scope
+
+    async def flood() -> None:
+        # Never cut a write short and go on: a frame cut in the middle is a protocol error,
+        # which the server rightly answers by closing.
+        nonlocal sent
+        while True:
+            await stream.send_all(burst)
+            sent += len(burst)
+
+    async with stream, trio.open_nursery() as nursery:
+        nursery.start_soon(flood)
+        await stop.wait()
+        nursery.cancel_scope.cancel()
     return {"flood_mb_taken": round(sent / 1e6, 1)}
 
 
@@ -138,7 +144,7 @@ async def sse_slow_reader(child: ServerChild, stop: trio.Event) -> dict[str, Any
 # -- a tool that elicits, the socket closed at once ---------------------------------------------
 
 
-async def elicit_and_leave(count: int) -> Attack:
+def elicit_and_leave(count: int) -> Attack:
     async def attack(child: ServerChild, stop: trio.Event) -> dict[str, Any]:
         host, port = child.host_port
         netloc = f"{host}:{port}"
@@ -254,28 +260,28 @@ def get_streams(count: int) -> Attack:
 
 async def ws_ping_flood_attack(short: bool) -> dict[str, Any]:
     """A WebSocket peer sends MCP and WebSocket pings without end and never reads."""
-    return await under_attack("http-httptools", ws_ping_flood, 4 if short else 20)
+    return await under_attack("http-httptools", ws_ping_flood, 2.5 if short else 20)
 
 
 async def sse_slow_reader_attack(short: bool) -> dict[str, Any]:
     """A legacy SSE client reads its stream at 4 KiB/s and floods POSTs."""
-    return await under_attack("http-httptools", sse_slow_reader, 4 if short else 40)
+    return await under_attack("http-httptools", sse_slow_reader, 2.5 if short else 40)
 
 
 async def elicit_close_attack(short: bool) -> dict[str, Any]:
     """POSTs of a tool that elicits, each socket closed at once (1,000; 200 with 200 slots)."""
     if short:
         return await under_attack(
-            "http-httptools", await elicit_and_leave(250), 4, "max_connections=200"
+            "http-httptools", elicit_and_leave(250), 2.5, "max_connections=200"
         )
-    return await under_attack("http-httptools", await elicit_and_leave(1000), 20)
+    return await under_attack("http-httptools", elicit_and_leave(1000), 20)
 
 
 async def idle_sockets_attack(short: bool) -> dict[str, Any]:
     """Idle sockets re-opened whenever the server closes one (2,000; 300 against 200 slots)."""
     if short:
         return await under_attack(
-            "http-httptools", idle_sockets(300), 4, "max_connections=200", "header_timeout=1.0"
+            "http-httptools", idle_sockets(300), 2.5, "max_connections=200", "header_timeout=1.0"
         )
     return await under_attack("http-httptools", idle_sockets(2000), 25)
 
@@ -283,7 +289,7 @@ async def idle_sockets_attack(short: bool) -> dict[str, Any]:
 async def get_streams_attack(short: bool) -> dict[str, Any]:
     """GET streams held open (1,000; 250 against 200 slots)."""
     if short:
-        return await under_attack("http-httptools", get_streams(250), 4, "max_connections=200")
+        return await under_attack("http-httptools", get_streams(250), 2.5, "max_connections=200")
     return await under_attack("http-httptools", get_streams(1000), 20)
 
 
@@ -364,10 +370,10 @@ async def batch_garbage_attack(short: bool) -> dict[str, Any]:
 
 
 async def subscriptions_attack(short: bool) -> dict[str, Any]:
-    """``resources/subscribe`` to distinct URIs of a template, over stdio (176,800; 20,000)."""
+    """``resources/subscribe`` to distinct URIs of a template, over stdio (176,800; 5,000)."""
     from .attacks_stdio import _handshake
 
-    total = 20_000 if short else 176_800
+    total = 5_000 if short else 176_800
     async with open_server("stdio") as child:
         await _handshake(child)
         stdin, stdout = child.process.stdin, child.process.stdout

@@ -97,10 +97,10 @@ async def stdio_flood(method: str, params: dict[str, Any] | None, seconds: float
 
 async def stdio_ping_flood(short: bool) -> dict[str, Any]:
     """A stdio client sends ``ping`` without end and never reads."""
-    return await stdio_flood("ping", None, 3 if short else 15)
+    return await stdio_flood("ping", None, 2 if short else 15)
 
 
 async def stdio_call_flood(short: bool) -> dict[str, Any]:
     """A stdio client sends ``tools/call`` without end and never reads."""
     params = {"name": "add", "arguments": {"a": 1, "b": 2}}
-    return await stdio_flood("tools/call", params, 3 if short else 15)
+    return await stdio_flood("tools/call", params, 2 if short else 15)

@@ -28,11 +28,11 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def peak_rss_mb(pid: int) -> float:
-    """The process's peak resident set (``VmHWM``) in MB; 0 once it has gone."""
+def peak_rss_mb(pid: int, field: str = "VmHWM") -> float:
+    """The process's peak resident set (``VmHWM``; ``VmRSS``: now) in MB; 0 once it has gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass

@@ -201,7 +201,10 @@ class StreamableHttpEndpoint:
             await self._post_stateless(request, responder, body, routing)
             return
         if session_id is None and routing.initialize:
-            await self._initialize(responder, body, routing, principal)
+            client = request.client
+            await self._initialize(
+                responder, body, routing, principal, client[0] if client is not None else None
+            )
             return
         transport = await self._session_of(request, responder, principal, session_id)
         if transport is None:
@@ -255,9 +258,10 @@ class StreamableHttpEndpoint:
         body: bytes,
         routing: Peek,
         principal: Principal | None,
+        client: str | None,
     ) -> None:
         try:
-            transport = await self.registry.create(principal)
+            transport = await self.registry.create(principal, client)
         except SessionLimitReached:
             retry = (b"retry-after", str(self.security.retry_after).encode())
             await send_error(responder, 503, "Too many sessions", headers=(retry,))

@@ -122,8 +122,12 @@ def cache_key(request: Request[Any]) -> CacheKey | None:
         cursor = getattr(request, "cursor", None)
         return (request.METHOD, cursor if isinstance(cursor, str) else None)
     if kind is DiscoverRequest:
-        return (request.METHOD, None)
+        return DISCOVER_KEY
     return None
+
+
+#: The key of ``server/discover``'s answer (the probe's answer is kept under it too).
+DISCOVER_KEY: Final[CacheKey] = (DiscoverRequest.METHOD, None)
 
 
 def cache_mode(options: Any) -> CacheMode:

@@ -27,6 +27,7 @@ from ..protocol.types import InitializedNotification, InitializeResult
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import Session
 from ..transports.http.client.transport import HttpClientTransport
+from .cache import DISCOVER_KEY
 from .client import Client
 from .eras import era_key, probe_stateless
 from .notifications import NotificationCallbacks, NotificationRouter
@@ -101,9 +102,9 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                 session_scope = trio.CancelScope()
                 await nursery.start(_run_in_scope, session, session_scope)
                 try:
-                    result = None
+                    probed = None
                     if revisions.stateless:
-                        result = await probe_stateless(
+                        probed = await probe_stateless(
                             session,
                             revisions.stateless,
                             capabilities=declared,
@@ -112,9 +113,10 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                             pinned=revisions.pinned_stateless,
                             key=era_key(resolve_target(target)),
                         )
-                    if result is None:
+                    if probed is None:
                         result = await _initialize(session, connection, timeouts)
                     else:
+                        result = probed.initialize_result
                         _ask_for_logs(connection, notifications.callbacks)
                     client = Client(
                         session,
@@ -125,6 +127,8 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                         listen_timeout=timeouts.listen,
                         cache=options.get("cache"),
                     )
+                    if probed is not None:
+                        client.cache.store(DISCOVER_KEY, probed.discover_result)
                     if isinstance(transport, HttpClientTransport):
                         transport.set_header_params(client.tool_header_params)
                     await client._listen_for_callbacks()

@@ -19,7 +19,7 @@ so that the next connection to a handshake-era server does not probe again.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 import trio
@@ -42,7 +42,7 @@ from ..protocol.types import (
 )
 from ..runtime.session import Session
 
-__all__ = ["ERA_CACHE", "EraCache", "era_key", "probe_stateless"]
+__all__ = ["ERA_CACHE", "EraCache", "Probed", "era_key", "probe_stateless"]
 
 _UNKNOWN_SERVER = Implementation(name="unknown", version="unknown")
 #: What the cache remembers of a handshake-era server.
@@ -87,6 +87,15 @@ def era_key(target: object) -> str | None:
     return None
 
 
+class Probed(NamedTuple):
+    """What a successful probe found: the server as an ``initialize`` result would describe
+    it, and the ``server/discover`` answer itself (the client's cache keeps it for its
+    ``ttlMs``, so that a ``discover()`` right after connecting asks nothing)."""
+
+    initialize_result: InitializeResult
+    discover_result: DiscoverResult
+
+
 async def probe_stateless(
     session: Session,
     candidates: tuple[str, ...],
@@ -96,11 +105,12 @@ async def probe_stateless(
     timeout: float,
     pinned: bool,
     key: str | None = None,
-) -> InitializeResult | None:
+) -> Probed | None:
     """Settle the stateless era with the server, or ``None`` to fall back to ``initialize``.
 
     On success the session's connection speaks the stateless era, and the answer is returned
-    in the shape of an ``initialize`` result (what :class:`~mcptrio.client.Client` reads).
+    as it came and in the shape of an ``initialize`` result (what
+    :class:`~mcptrio.client.Client` reads).
     """
     versions = list(candidates)
     if not pinned and ERA_CACHE.get(key) == HANDSHAKE:
@@ -130,7 +140,7 @@ async def probe_stateless(
             return None
         _adopt(session.connection, meta, found)
         ERA_CACHE.remember(key, meta.revision.version)
-        return _as_initialize_result(meta, found)
+        return Probed(_as_initialize_result(meta, found), found)
     return None
 
 

@@ -333,7 +333,7 @@ def _features_touching(cls: type, direction: Direction) -> frozenset[str]:
 class Step:
     """Fits messages to one revision, one direction (see the module docstring)."""
 
-    __slots__ = ("_lacking", "_needs", "_plans", "_rules", "direction", "revision")
+    __slots__ = ("_drop_only", "_lacking", "_needs", "_plans", "_rules", "direction", "revision")
 
     def __init__(self, revision: Revision, direction: Direction) -> None:
         self.revision = revision
@@ -342,15 +342,27 @@ class Step:
         self._rules = _OUT_RULES if direction == "out" else _IN_RULES
         self._needs: dict[type, bool] = {}
         self._plans: dict[type, _Plan] = {}
+        # The types whose plan only leaves fields out (a newer revision's members, say): most
+        # messages of those have none of them set, which one getattr per field tells.
+        self._drop_only: dict[type, tuple[str, ...]] = {}
 
     def __repr__(self) -> str:
         return f"<Step {self.direction} {self.revision.version}>"
 
     def __call__(self, message: M) -> M:
         """``message`` fitted to the revision (``message`` itself when nothing changes)."""
-        # Most messages need nothing (one dict lookup, known once their type was seen).
-        if self._plans.get(type(message)) is _UNCHANGED:
+        # Most messages need nothing (one dict lookup, known once their type was seen), and
+        # most of the rest only have fields to leave out, which they do not set.
+        cls = type(message)
+        if self._plans.get(cls) is _UNCHANGED:
             return message
+        dropped = self._drop_only.get(cls)
+        if dropped is not None:
+            for name in dropped:
+                if getattr(message, name) is not UNSET:
+                    break
+            else:
+                return message
         if self.direction == "out":
             fitted: M = self._value(message)
             return fitted
@@ -389,6 +401,11 @@ class Step:
                 if field.name not in dropped and self._may_change(field.type)
             )
             plan = (lacked, None if rule is None else rule[0], dropped, walked)
+            if plan == _UNCHANGED:
+                # A type that the revision touches only in members it has no value for here.
+                plan = _UNCHANGED
+            elif not lacked and rule is None and not walked:
+                self._drop_only[cls] = dropped
         self._plans[cls] = plan
         return plan
 

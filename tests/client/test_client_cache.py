@@ -68,11 +68,11 @@ async def test_a_fresh_result_is_answered_without_asking() -> None:
             assert await client.read_resource(NOTE) is read
             assert (await client.discover()).ttl_ms == TTL_MS
             await client.discover()
-            assert client.cache.statistics().hits == 3
+            assert client.cache.statistics().hits == 4
     assert asked(wire, "tools/list") == 1
     assert asked(wire, "resources/read") == 1
-    # The probe's discover plus one: the second discover() came from the cache.
-    assert asked(wire, "server/discover") == 2
+    # The probe's discover only: both discover() calls came from the cache.
+    assert asked(wire, "server/discover") == 1
     for message in wire.client_to_server:
         validate_message(message, STATELESS, "client")
     for message in wire.server_to_client:
@@ -105,7 +105,7 @@ async def test_refresh_asks_and_stores_and_bypass_asks_and_stores_nothing() -> N
             _,
         ):
             bypassed = await client.read_resource(NOTE, cache="bypass")
-            assert len(client.cache) == 0
+            assert len(client.cache) == 1  # the probe's discover answer
             first = await client.read_resource(NOTE)
             assert first is not bypassed
             refreshed = await client.read_resource(NOTE, cache="refresh")
@@ -129,7 +129,7 @@ async def test_each_page_and_each_uri_is_an_entry_of_its_own() -> None:
             assert len(names) == 3
             await client.read_resource("memo://tomorrow")
             await client.read_resource(NOTE)
-            assert len(client.cache) == 5
+            assert len(client.cache) == 6  # with the probe's discover answer
     assert asked(wire, "tools/list") == 3
 
 
@@ -242,9 +242,9 @@ async def test_an_answer_to_a_request_sent_before_an_invalidation_is_not_stored(
                 server.notify_resource_updated("memo://slow")
                 assert await anext(updates) == "memo://slow"
                 release.set()
-            assert len(client.cache) == 0
+            assert len(client.cache) == 1  # the probe's discover answer stays
             await client.read_resource("memo://slow")
-            assert len(client.cache) == 1
+            assert len(client.cache) == 2
     assert asked(wire, "resources/read") == 2
 
 
@@ -273,10 +273,10 @@ async def test_an_error_for_a_cursor_drops_that_lists_pages() -> None:
         async with open_recorded_client(server, revisions=STATELESS_ONLY) as (client, _wire, _):
             page = await client.list_tools()
             await client.list_resources()
-            assert len(client.cache) == 2
+            assert len(client.cache) == 3  # with the probe's discover answer
             with pytest.raises(mcptrio.InvalidParams):
                 await client.list_tools("not a cursor")
-            assert len(client.cache) == 1  # the resources' page stays
+            assert len(client.cache) == 2  # the resources' page and discover's answer stay
             assert await client.list_tools() is not page
 
 
@@ -292,3 +292,27 @@ def test_results_without_a_positive_ttl_are_never_stored() -> None:
             assert len(cache) == 0
 
     trio.run(check)
+
+
+async def test_the_probes_discover_answer_is_not_kept_when_the_server_allows_no_reuse() -> None:
+    with trio.fail_after(10):
+        async with open_recorded_client(make_server(ttl_ms=None), revisions=STATELESS_ONLY) as (
+            client,
+            wire,
+            _,
+        ):
+            await client.discover()
+            assert client.cache.statistics().hits == 0
+    assert asked(wire, "server/discover") == 2
+
+
+async def test_a_refreshed_discover_asks_although_the_probes_answer_is_fresh() -> None:
+    with trio.fail_after(10):
+        async with open_recorded_client(make_server(), revisions=STATELESS_ONLY) as (
+            client,
+            wire,
+            _,
+        ):
+            await client.discover(cache="refresh")
+            await client.discover()
+    assert asked(wire, "server/discover") == 2

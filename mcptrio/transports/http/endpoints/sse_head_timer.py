@@ -10,7 +10,9 @@ Arming costs a dict insertion and disarming (the POST is done) a deletion: a fin
 stream is let go at once, not held until its delay has passed (in JSON mode that is a second's
 worth of streams, thousands, kept alive for the garbage collector to walk). The timer's task
 sleeps until the oldest armed stream is due (all delays are equal, so arrival order is deadline
-order, and the dict keeps it), and is woken only when it had nothing armed.
+order, and the dict keeps it). When nothing is armed it stays awake one more delay before it
+waits to be woken: a busy session arms again within that time, and waking an idle timer costs
+the arming POST a task switch (2 µs of a stateless-era call's ~50 µs in-process, measured).
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ class SseHeadTimer:
         armed = self._armed
         while True:
             if not armed:
+                await trio.sleep(self.delay)
+                if armed:
+                    continue
                 idle = self._idle = trio.Event()
                 await idle.wait()
                 continue

@@ -151,7 +151,7 @@ class StatelessChecks:
     ``tool_header_params`` gives the annotated arguments of a tool (``Mcp-Param-*`` headers).
     """
 
-    __slots__ = ("_stateless", "_supported", "_tool_header_params")
+    __slots__ = ("_name_members", "_stateless", "_supported", "_tool_header_params")
 
     def __init__(
         self,
@@ -161,6 +161,8 @@ class StatelessChecks:
         self._supported = supported
         self._stateless = stateless_versions(supported)
         self._tool_header_params = tool_header_params
+        # (method, version) -> the params member Mcp-Name repeats (None: no Mcp-Name).
+        self._name_members: dict[tuple[str, str], str | None] = {}
 
     def check(self, head: StatelessHead, headers: Headers) -> None:
         """Check a stateless-era request's headers against its body (the module's table).
@@ -188,7 +190,7 @@ class StatelessChecks:
             # error (-32602 for a non-string, else -32022).
             read_request_meta({PROTOCOL_VERSION_KEY: named_version}, self._supported)
         assert not isinstance(meta, UnsetType)
-        if not isinstance(meta.client_capabilities, dict):
+        if type(meta.client_capabilities) is not dict:
             raise McpError(
                 f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS
             )
@@ -197,14 +199,13 @@ class StatelessChecks:
             raise HeaderMismatch("Missing Mcp-Method header")
         if not _carries(raw, method):
             raise HeaderMismatch("Mcp-Method header does not match the request body")
-        spec = METHODS.get(method)
-        if spec is None or named_version not in spec.revisions:
-            raise MethodNotFound(f"Method not found: {method}")
-        member = _NAME_MEMBER.get(method)
+        member = self._name_members.get((method, named_version), _UNKNOWN)
+        if member is _UNKNOWN:
+            member = self._settle(method, named_version)
         if member is None:
             return
         name = params.name if member == "name" else params.uri
-        if not isinstance(name, str):
+        if type(name) is not str:
             return
         raw = header(headers, hh.NAME_HEADER)
         if raw is None:
@@ -214,6 +215,16 @@ class StatelessChecks:
         if method == "tools/call":
             _check_params(headers, params, self._tool_header_params(name))
 
+    def _settle(self, method: str, version: str) -> str | None:
+        """Whether ``method`` exists at ``version`` (:class:`MethodNotFound` if not), and the
+        params member its ``Mcp-Name`` repeats; kept per pair (``version`` is one this server
+        speaks, and only methods MCP defines are kept, so the table stays small)."""
+        spec = METHODS.get(method)
+        if spec is None or version not in spec.revisions:
+            raise MethodNotFound(f"Method not found: {method}")
+        member = self._name_members[method, version] = _NAME_MEMBER.get(method)
+        return member
+
 
 #: The params member ``Mcp-Name`` repeats, by method (those without one are absent).
 _NAME_MEMBER = {method: member for method in METHODS if (member := hh.name_member(method))}
@@ -221,24 +232,31 @@ _NAME_MEMBER = {method: member for method in METHODS if (member := hh.name_membe
 
 def _carries(raw: bytes, value: Any) -> bool:
     """Whether header value ``raw`` carries ``value``; :class:`HeaderMismatch` if malformed."""
-    raw = raw.strip(_OWS)
     # The common case, a value sent as it is, needs no decoding: bytes equal to its plain form
-    # decode to it.
+    # decode to it. (Both front ends' parsers strip the optional whitespace already; the
+    # strip below is for the others.)
     if type(value) is str:
         plain = _plain_forms.get(value, _UNKNOWN)
         if plain is _UNKNOWN:
             plain = _plain_form(value)
         if raw == plain:
             return True
+    raw = raw.strip(_OWS)
+    if type(value) is str and raw == _plain_forms.get(value):
+        return True
     return bool(hh.decode_value(raw) == value)
 
 
 def _plain_form(value: str) -> bytes | None:
     """The bytes of ``value`` sent as it is, if a header can carry it so: ASCII with no control
-    character, not in the base64 sentinel's form (``None``: only encoded)."""
+    character, no whitespace at either end (a field value's is not part of it), not in the
+    base64 sentinel's form (``None``: only encoded)."""
     plain = (
         value.encode("ascii")
-        if value.isascii() and value.isprintable() and not value.startswith("=?")
+        if value.isascii()
+        and value.isprintable()
+        and not value.startswith("=?")
+        and value.strip(" \t") == value
         else None
     )
     # The values a server is sent are few (its revisions, methods, tools' names), so their

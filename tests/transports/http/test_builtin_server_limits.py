@@ -233,3 +233,44 @@ async def test_an_sse_writer_stops_after_the_write_timeout_while_its_handler_run
                 finally:
                     # The sessions end first: the handler runs in its POST's connection task.
                     nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_a_post_whose_client_left_gives_back_its_slot_while_its_handler_waits(
+    front_end: str,
+) -> None:
+    server = mcptrio.Server("asks")
+    waiting = trio.Semaphore(0)
+
+    @server.tool()
+    async def slow(ctx: Context) -> str:
+        await ctx.report_progress(0, 1)
+        waiting.release()
+        await trio.sleep(600)
+        return "late"
+
+    # JSON answers, as serve_http gives by default: the progress notification turns the answer
+    # into a stream, and the handler runs on, shielded, in the POST's task.
+    app = McpHttpApp(server, json_response=True)
+    revision = "2025-06-18"
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(app.run)
+            async with open_front_end(front_end, app, max_connections=2) as url:
+                async with open_test_connection(url) as setup:
+                    session_id = await initialize(setup, revision)
+                headers = session_headers(session_id, revision)
+                for rid in range(4):
+                    async with open_test_connection(url) as leaving:
+                        body = call_body(rid, "slow", {}, token=f"t{rid}")
+                        async with stream(leaving, "POST", "/mcp", headers=headers, body=body):
+                            await waiting.acquire()
+                try:
+                    # Four handlers still run, none of them on a slot.
+                    async with open_test_connection(url) as caller:
+                        ping = request_body(9, "ping", {})
+                        answer = await caller.request("POST", "/mcp", headers=headers, body=ping)
+                        assert answer.status == 200
+                finally:
+                    # The sessions end first: the handlers run in their POSTs' tasks.
+                    nursery.cancel_scope.cancel()

@@ -20,6 +20,9 @@ connection, whose deadline is set around each wait on the client (reading a head
 body, a write) and reset after it; when it fires, what the loop was waiting for decides whether
 the client still gets a 408. The same scope is cancelled when the connection's slot is needed
 by another client (:mod:`.connection_slots`): an evicted connection is closed with no response.
+A client that goes away while its response streams gives its slot back at once, even while a
+handler answering it runs on shielded in this task (an MCP request answered in the POST's task
+is stopped only by the peer's cancellation or its session's end).
 
 When the connection is closed it half-closes first and drains what the client still sends for a
 moment ("lingering close"), so that a final response (a 413, a 400) is not destroyed by a TCP
@@ -138,7 +141,7 @@ class BuiltinConnection:
         self.scheme = "http"
         self.client: tuple[str, int] | None = None
         self.client_host: str | None = None
-        # Whose slot this is, and whether they took it back (see connection_slots).
+        # Whose slot this is (see connection_slots); None once it is given back.
         self.slots: ConnectionSlots | None = None
         self.evicted = False
         self.nursery: trio.Nursery | None = None
@@ -209,6 +212,14 @@ class BuiltinConnection:
             return data
         finally:
             scope.deadline = math.inf
+
+    def release_slot(self) -> None:
+        """Give the connection's slot back, once: it is ending, or its client has gone (a
+        handler may still run in this task, shielded, but not on the slot)."""
+        slots = self.slots
+        if slots is not None:
+            self.slots = None
+            slots.release(self, self.client_host)
 
     def evict(self) -> None:
         """Close at once, with no response: the slot is needed (see connection_slots)."""

@@ -292,6 +292,8 @@ class DisconnectWatcher:
                 while buffered < connection.limits.pipeline_buffer_limit:
                     data = await connection.receive_some()
                     if not data:
+                        # Before anything else: the slot must not wait for a shielded handler.
+                        connection.release_slot()
                         gone, connection.on_client_gone = connection.on_client_gone, None
                         if gone is not None:
                             gone()

@@ -213,5 +213,8 @@ async def _serve_connection(
             await connection.interrupted()
         await connection.close()
     finally:
-        site.slots.release(connection, host)
+        if connection is not None:
+            connection.release_slot()
+        else:
+            site.slots.release(None, host)
         await trio.aclose_forcefully(stream)

@@ -134,14 +134,17 @@ class Outbox:
         try:
             async for first in self._drain:
                 batch = [first]
+                size = len(first.data)
                 while len(batch) < _WRITE_COALESCE:
                     try:
-                        batch.append(receive_nowait())
+                        outgoing = receive_nowait()
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
+                    batch.append(outgoing)
+                    size += len(outgoing.data)
                 await send(batch)
                 self._queued -= len(batch)
-                self._bytes -= sum(len(outgoing.data) for outgoing in batch)
+                self._bytes -= size
                 if self._room_waiters:
                     self._room.unpark_all()
         except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -472,6 +472,8 @@ class StreamableHttpEndpoint:
                 await responder.send_chunk(b"".join(sse_event(m, e) for e, m in replay.events))
             await responder.end_stream()
             return
+        # Reopened once, it can be reopened again: like the standalone stream, it may be cut.
+        responder.allow_eviction()
         await write_stream(
             stream, responder, transport, resume_after=last_event_id.decode("ascii").strip()
         )

@@ -4,6 +4,7 @@ well-behaved client (:func:`~stress.harness.probe_http`) on other connections th
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -13,13 +14,14 @@ import wsproto.events as ws_events
 
 from .harness import (
     INITIALIZE_PARAMS,
+    ROOT,
     ServerChild,
+    child_env,
     connect,
     http_request,
     mcp_headers,
     open_http_session,
     open_server,
-    probe_http,
     read_answer,
     rpc,
 )
@@ -40,8 +42,14 @@ async def under_attack(mode: str, attack: Attack, seconds: float, *limits: str) 
 
         async def prober() -> None:
             # Give the attack a head start: the probe measures the server once it is loaded.
-            await trio.sleep(min(1.0, seconds / 4))
-            probe.update((await probe_http(child, stop)).summary())
+            delay = min(1.0, seconds / 4)
+            await trio.sleep(delay)
+            command = [sys.executable, "-m", "stress.probe", child.url, str(seconds - delay)]
+            done = await trio.run_process(
+                command, capture_stdout=True, env=child_env(), cwd=ROOT, check=False
+            )
+            lines = done.stdout.decode().strip().splitlines()
+            probe.update(json.loads(lines[-1]) if lines else {"probe_ok": False})
 
         with trio.move_on_after(seconds + 15):
             async with trio.open_nursery() as nursery:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -237,6 +238,9 @@ class ProbeResult:
         return {
             "probe_calls": self.calls,
             "probe_failures": self.failures,
+            "probe_median_s": round(statistics.median(self.latencies), 3)
+            if self.latencies
+            else None,
             "probe_worst_s": round(self.worst, 3),
             "probe_ok": self.calls > 0 and self.failures == 0 and self.worst < 1.0,
         }

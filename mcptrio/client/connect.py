@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Unpack
 
 import trio
@@ -29,7 +30,7 @@ from ..runtime.session import Session
 from ..transports.http.client.transport import HttpClientTransport
 from .cache import DISCOVER_KEY
 from .client import Client
-from .eras import era_key, probe_stateless
+from .eras import LateProbe, Probed, era_key, probe_stateless
 from .notifications import NotificationCallbacks, NotificationRouter
 from .options import ClientIdentity, ClientOptions, Revisions, Timeouts, check_options
 from .server_requests import Handlers, ServerRequestRouter, derive_capabilities
@@ -102,22 +103,30 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                 session_scope = trio.CancelScope()
                 await nursery.start(_run_in_scope, session, session_scope)
                 try:
-                    probed = None
+                    found: Probed | LateProbe | InitializeResult | None = None
                     if revisions.stateless:
-                        probed = await probe_stateless(
+                        found = await probe_stateless(
                             session,
                             revisions.stateless,
                             capabilities=declared,
                             info=identity.info,
                             timeout=timeouts.probe,
                             pinned=revisions.pinned_stateless,
+                            nursery=nursery,
                             key=era_key(resolve_target(target)),
                         )
-                    if probed is None:
-                        result = await _initialize(session, connection, timeouts)
-                    else:
+                        if isinstance(found, LateProbe):
+                            found = await found.fall_back(
+                                partial(_initialize, session, connection, timeouts)
+                            )
+                    probed = found if isinstance(found, Probed) else None
+                    if probed is not None:
                         result = probed.initialize_result
                         _ask_for_logs(connection, notifications.callbacks)
+                    elif isinstance(found, InitializeResult):
+                        result = found
+                    else:
+                        result = await _initialize(session, connection, timeouts)
                     client = Client(
                         session,
                         result,

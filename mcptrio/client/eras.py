@@ -11,6 +11,8 @@ A client that may speak the stateless era (2026-07-28) asks ``server/discover`` 
   but refuses this client; raised;
 - any other answer, or none within ``Timeouts.probe``: a handshake-era server; the client falls
   back to ``initialize`` (never keyed on one error code). A pinned revision does not fall back.
+  A probe answered after its timeout still counts if ``initialize`` then fails
+  (:class:`LateProbe`: a stateless-era server that was slow to start).
 
 The era found is remembered per server for the life of the process (:class:`EraCache`: per
 command line for stdio, per URL for HTTP and WebSocket; a server in memory is not remembered),
@@ -19,6 +21,8 @@ so that the next connection to a handshake-era server does not probe again.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, NamedTuple
 
 import msgspec
@@ -42,7 +46,9 @@ from ..protocol.types import (
 )
 from ..runtime.session import Session
 
-__all__ = ["ERA_CACHE", "EraCache", "Probed", "era_key", "probe_stateless"]
+__all__ = ["ERA_CACHE", "EraCache", "LateProbe", "Probed", "era_key", "probe_stateless"]
+
+log = logging.getLogger("mcptrio.client")
 
 _UNKNOWN_SERVER = Implementation(name="unknown", version="unknown")
 #: What the cache remembers of a handshake-era server.
@@ -104,13 +110,16 @@ async def probe_stateless(
     info: Implementation,
     timeout: float,
     pinned: bool,
+    nursery: trio.Nursery,
     key: str | None = None,
-) -> Probed | None:
+) -> Probed | LateProbe | None:
     """Settle the stateless era with the server, or ``None`` to fall back to ``initialize``.
 
     On success the session's connection speaks the stateless era, and the answer is returned
     as it came and in the shape of an ``initialize`` result (what
-    :class:`~mcptrio.client.Client` reads).
+    :class:`~mcptrio.client.Client` reads). A probe still unanswered after ``timeout`` (not
+    pinned) is a :class:`LateProbe`: the caller falls back to ``initialize`` through it, while
+    the probe waits on in ``nursery``.
     """
     versions = list(candidates)
     if not pinned and ERA_CACHE.get(key) == HANDSHAKE:
@@ -118,30 +127,102 @@ async def probe_stateless(
     retried = False
     while versions:
         meta = RequestMeta(revision_of(versions.pop(0)), capabilities, info)
-        try:
-            with trio.fail_after(timeout):
-                found = await session.request(DiscoverRequest(meta=meta.to_meta()))
-        except trio.TooSlowError:
+        call = _ProbeCall()
+        nursery.start_soon(call.run, session, DiscoverRequest(meta=meta.to_meta()))
+        with trio.move_on_after(timeout):
+            await call.done.wait()
+        if not call.done.is_set():
             if pinned:
+                call.scope.cancel()
                 raise RequestTimeout(
                     f"The server did not answer server/discover within {timeout} s"
-                ) from None
-            ERA_CACHE.remember(key, HANDSHAKE)
-            return None
-        except McpError as exc:
+                )
+            return LateProbe(session, call, meta, key)
+        if call.error is not None:
+            exc = call.error
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION and not retried:
                 retried = True
                 versions = _common(exc.data, candidates)
                 if versions:
                     continue
             if pinned or exc.code in STATELESS_ERROR_CODES:
-                raise
+                raise exc
             ERA_CACHE.remember(key, HANDSHAKE)
             return None
-        _adopt(session.connection, meta, found)
-        ERA_CACHE.remember(key, meta.revision.version)
-        return Probed(_as_initialize_result(meta, found), found)
+        assert call.result is not None
+        return _settled(session, meta, call.result, key)
     return None
+
+
+def _settled(session: Session, meta: RequestMeta, found: DiscoverResult, key: str | None) -> Probed:
+    _adopt(session.connection, meta, found)
+    ERA_CACHE.remember(key, meta.revision.version)
+    return Probed(_as_initialize_result(meta, found), found)
+
+
+class _ProbeCall:
+    """One ``server/discover`` of the probe, run in a task of its own so that it can outlive
+    the probe's timeout (see :class:`LateProbe`)."""
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+        self.done = trio.Event()
+        self.result: DiscoverResult | None = None
+        self.error: McpError | None = None
+
+    async def run(self, session: Session, request: DiscoverRequest) -> None:
+        try:
+            with self.scope:
+                self.result = await session.request(request)
+        except McpError as exc:
+            self.error = exc
+        finally:
+            self.done.set()
+
+
+class LateProbe:
+    """A probe the server did not answer in time: the client falls back to ``initialize``
+    (:meth:`fall_back`), and the probe's answer, should it come after all, still counts.
+
+    A stateless-era server that is slow to start (a first ``uvx`` run, a loaded machine)
+    answers the probe late, and some then refuse ``initialize`` on that connection (the
+    official SDKs do). So ``initialize`` decides unless it fails: then a ``DiscoverResult``
+    that came meanwhile (the server answers in order, so it is there before the refusal)
+    settles the stateless era instead of the failure.
+    """
+
+    def __init__(self, session: Session, call: _ProbeCall, meta: RequestMeta, key: str | None):
+        self._session = session
+        self._call = call
+        self._meta = meta
+        self._key = key
+
+    async def fall_back(
+        self, initialize: Callable[[], Awaitable[InitializeResult]]
+    ) -> InitializeResult | Probed:
+        """``initialize()``'s result; or, if it fails, the late probe's, when the probe got one."""
+        call = self._call
+        try:
+            result = await initialize()
+        except McpError:
+            # The server answers in order: a DiscoverResult sent before the refusal has been
+            # read by now; a moment's wait covers an answer still being handed over.
+            with trio.move_on_after(_LATE_ANSWER_GRACE):
+                await call.done.wait()
+            if call.result is None:
+                raise
+            log.info("server/discover was answered late; the server is of the stateless era")
+            return _settled(self._session, self._meta, call.result, self._key)
+        finally:
+            # Still unanswered after initialize's answer: a handshake-era server that ignores
+            # the probe (cancelling it is harmless there).
+            call.scope.cancel()
+        ERA_CACHE.remember(self._key, HANDSHAKE)
+        return result
+
+
+#: How long a late probe's answer may trail ``initialize``'s failure (seconds).
+_LATE_ANSWER_GRACE = 0.5
 
 
 def _common(data: Any, candidates: tuple[str, ...]) -> list[str]:

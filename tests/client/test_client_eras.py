@@ -14,7 +14,7 @@ from real_servers import free_port, running_http_server
 
 import mcptrio
 from mcptrio import Context
-from mcptrio.client.options import Handlers, Revisions
+from mcptrio.client.options import Handlers, Revisions, Timeouts
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED, SUPPORTED
 from mcptrio.protocol.types import (
     CreateMessageResult,
@@ -166,6 +166,28 @@ async def test_the_official_sdks_server_in_both_eras(revisions: Revisions) -> No
                 assert "Paris" in text(await client.call_tool("ask_llm", {"question": "Capital?"}))
                 assert text(await client.call_tool("ask_user")) == "Hello Ada, 36"
                 assert text(await client.call_tool("roots")) == "file:///work"
+
+
+async def test_a_probe_answered_late_settles_the_era_when_initialize_is_refused() -> None:
+    # The SDK's server takes far longer than this probe's timeout to start. It then answers the
+    # probe, in order, and refuses the fallback's initialize on that connection (it serves
+    # 2026-07-28 there): the late answer settles the era instead of the refusal.
+    with trio.fail_after(30):
+        async with mcptrio.open_client(
+            SDK_SERVER, timeouts=Timeouts(probe=0.001), handlers=HANDLERS
+        ) as client:
+            assert client.protocol_version == STATELESS
+            assert text(await client.call_tool("add", {"a": 2, "b": 3})) == "5"
+
+
+async def test_a_probe_answered_late_leaves_the_handshake_era_when_initialize_succeeds() -> None:
+    # mcptrio's server speaks both eras on one connection: the late probe is answered, and so
+    # is initialize, which decides.
+    everything = [sys.executable, str(ROOT / "examples" / "everything_server.py")]
+    with trio.fail_after(30):
+        async with mcptrio.open_client(everything, timeouts=Timeouts(probe=0.001)) as client:
+            assert client.protocol_version == NEWEST_HANDSHAKE
+            assert text(await client.call_tool("test_simple_text")) != ""
 
 
 @pytest.mark.parametrize(

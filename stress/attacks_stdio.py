@@ -30,7 +30,7 @@ async def _flood(child: ServerChild, line: bytes, seconds: float) -> tuple[int, 
     ``send_all`` does not say how much of its data went out, and a line cut at an unknown place
     would swallow the next one."""
     stdin = child.process.stdin
-    assert stdin is not None
+    assert isinstance(stdin, trio.lowlevel.FdStream)
     fd = stdin.fileno()
     sent = 0
     number = 0

@@ -221,7 +221,8 @@ async def _fuzz_stdio(
 
     async def read_answers() -> None:
         tail = b""
-        async for data in stdout:
+        async for piece in stdout:
+            data = bytes(piece)
             tally.count_answer(data)
             # Answers come in any order: look in all of it, and across the previous piece.
             window = (tail + data).replace(b" ", b"")

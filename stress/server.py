@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import trio
 
@@ -33,7 +33,7 @@ def build_server() -> mcptrio.Server:
     @server.tool(structured_output=False)
     async def ask(ctx: Context) -> str:
         """Ask the client something, and wait (the elicitation's own timeout bounds it)."""
-        answer = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
+        answer: Any = await ctx.elicit("Go on?", {"type": "object", "properties": {}})
         return str(answer.action)
 
     @server.tool(structured_output=False)
@@ -59,15 +59,17 @@ def parse_limits(pairs: list[str]) -> ServerLimits:
 
 async def serve_http_printing_url(mode: str, limits: ServerLimits) -> None:
     server = build_server()
-    front_end = "hypercorn" if mode == "hypercorn" else "builtin"
-    parser = mode.removeprefix("http-") if mode.startswith("http-") else "auto"
+    front_end: Literal["builtin", "hypercorn"] = "hypercorn" if mode == "hypercorn" else "builtin"
+    parser: Literal["auto", "h11", "httptools"] = "auto"
+    if mode in ("http-h11", "http-httptools"):
+        parser = "h11" if mode == "http-h11" else "httptools"
     async with trio.open_nursery() as nursery:
         url = await nursery.start(
             partial(
                 server.serve_http,
                 front_end=front_end,
                 parser=parser,
-                limits=limits,  # type: ignore[arg-type]
+                limits=limits,
             )
         )
         sys.stdout.write(f"{url}\n")

@@ -43,14 +43,22 @@ async def run(names: list[str], short: bool) -> int:
             figures = {"error": f"{type(error).__name__}: {error}"}
         figures["seconds"] = round(time.monotonic() - started, 1)
         print(json.dumps({"attack": name, **figures}), flush=True)
-        failed += not _holds(figures)
+        failed += not _holds(figures, short)
     return failed
 
 
-def _holds(figures: dict[str, Any]) -> bool:
+def _holds(figures: dict[str, Any], short: bool) -> bool:
+    """Whether an attack held: alive, under 200 MB, its own checks, and the probe served
+    within 1 s. In the short (CI) run the probe need only have been served at all (within 5 s):
+    a shared CI machine cannot promise a latency, and a step that fails for the machine's
+    load would teach people to ignore it; the figure is printed either way."""
     if "error" in figures or figures.get("peak_rss_mb", 0) >= 200:
         return False
-    return all(figures.get(key, True) for key in ("alive_and_answering", "probe_ok", "holds"))
+    if "probe_calls" in figures:
+        served = figures["probe_calls"] > 0 and figures["probe_failures"] == 0
+        if not (served if short else figures["probe_ok"]):
+            return False
+    return all(figures.get(key, True) for key in ("alive_and_answering", "holds"))
 
 
 def main() -> None:

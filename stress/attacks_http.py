@@ -49,7 +49,8 @@ async def under_attack(mode: str, attack: Attack, seconds: float, *limits: str) 
                 command, capture_stdout=True, env=child_env(), cwd=ROOT, check=False
             )
             lines = done.stdout.decode().strip().splitlines()
-            probe.update(json.loads(lines[-1]) if lines else {"probe_ok": False})
+            failed = {"probe_calls": 0, "probe_failures": 1, "probe_ok": False}
+            probe.update(json.loads(lines[-1]) if lines else failed)
 
         with trio.move_on_after(seconds + 15):
             async with trio.open_nursery() as nursery:
@@ -58,6 +59,8 @@ async def under_attack(mode: str, attack: Attack, seconds: float, *limits: str) 
                 await trio.sleep(seconds)
                 stop.set()
         child.sample()
+        if not probe:
+            probe = {"probe_calls": 0, "probe_failures": 1, "probe_ok": False}
         return {"peak_rss_mb": round(child.peak_mb, 1), **figures, **probe, "alive": child.alive}
 
 

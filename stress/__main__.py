@@ -58,7 +58,7 @@ def _holds(figures: dict[str, Any], short: bool) -> bool:
         served = figures["probe_calls"] > 0 and figures["probe_failures"] == 0
         if not (served if short else figures["probe_ok"]):
             return False
-    return all(figures.get(key, True) for key in ("alive_and_answering", "holds"))
+    return all(figures.get(key, True) for key in ("alive", "alive_and_answering", "holds"))
 
 
 def main() -> None:

@@ -42,4 +42,4 @@ async def countdown(ctx: mcptrio.Context, start: int = 3, pause: float = 0.05) -
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="[server] %(name)s: %(message)s")
-    server.run_stdio()
+    server.run()

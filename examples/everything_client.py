@@ -19,6 +19,14 @@ Scenarios:
   ``inputSchema`` of ``json_schema_2020_12_tool`` back, as the client holds it, to
   ``json_schema_echo``; the server checks that no 2020-12 keyword was stripped or changed.
 
+- ``auth/*``: connect through an :class:`~mcptrio.auth.client.OAuthClient`, list the tools and
+  call the first. Most scenarios log in with the authorization-code grant, the authorization
+  URL fetched headlessly (:class:`~mcptrio.auth.client.HeadlessUserAgent`: the suite's
+  authorization server redirects at once); the client-credentials, workload-identity and
+  enterprise-managed scenarios use their grants, with the credentials the suite hands over in
+  ``MCP_CONFORMANCE_CONTEXT``. A scenario where the right client refuses (a resource or issuer
+  that does not match) ends with the refusal on stderr and exit status 1.
+
 An unknown scenario exits 2 with a message; a failure exits 1 with the error on stderr.
 """
 
@@ -33,10 +41,22 @@ from functools import partial
 from typing import Any
 
 import trio
-from msgspec import UNSET
 
 import mcptrio
-from mcptrio.client import ClientIdentity, ElicitationMode, Handlers, Revisions
+from mcptrio.auth.client import (
+    AuthorizationCode,
+    AuthorizationError,
+    ClientCredentials,
+    ClientKey,
+    ClientMetadata,
+    ClientRegistration,
+    EnterpriseManaged,
+    Grant,
+    HeadlessUserAgent,
+    JwtBearer,
+    OAuthClient,
+)
+from mcptrio.client import ClientIdentity, ElicitationMode, Handlers, Revisions, http
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import (
     CallToolResult,
@@ -102,7 +122,7 @@ async def initialize(url: str) -> None:
         # The handshake is the test; a ping shows the session works after it. Only what the
         # server declared may be asked for (this scenario's server declares nothing).
         await client.ping(timeout=TIMEOUT)
-        if client.server_capabilities.tools is not UNSET:
+        if client.server_capabilities.tools is not None:
             await client.list_tools(timeout=TIMEOUT)
 
 
@@ -194,15 +214,15 @@ async def every_feature(url: str) -> None:
     """List and use one of everything the server offers (its requests carry their headers)."""
     async with open_both_eras(url) as client:
         caps = client.server_capabilities
-        if caps.tools is not UNSET:
+        if caps.tools is not None:
             tools = (await client.list_tools(timeout=TIMEOUT)).tools
             for tool in tools[:1]:
                 await client.call_tool(tool.name, {}, timeout=TIMEOUT, validate_output=False)
-        if caps.resources is not UNSET:
+        if caps.resources is not None:
             resources = (await client.list_resources(timeout=TIMEOUT)).resources
             for resource in resources[:1]:
                 await client.read_resource(resource.uri, timeout=TIMEOUT)
-        if caps.prompts is not UNSET:
+        if caps.prompts is not None:
             prompts = (await client.list_prompts(timeout=TIMEOUT)).prompts
             for prompt in prompts[:1]:
                 await client.get_prompt(prompt.name, timeout=TIMEOUT)
@@ -236,7 +256,7 @@ async def connect_only(url: str) -> None:
     """Connect and list what the server offers, fetching nothing (the skills scenarios: this
     client has no skills extension, so it must neither prefetch nor trust a skill)."""
     async with open_both_eras(url) as client:
-        if client.server_capabilities.resources is not UNSET:
+        if client.server_capabilities.resources is not None:
             await client.list_resources(timeout=TIMEOUT)
 
 
@@ -244,6 +264,75 @@ async def list_only(url: str) -> None:
     """List the tools (their schemas are read, never a network $ref followed)."""
     async with open_both_eras(url) as client:
         await client.list_tools(timeout=TIMEOUT)
+
+
+# ---------------------------------------------------------------- authorization (auth/*)
+
+#: The Client ID Metadata Document URL the suite's authorization servers accept as a client id.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+#: Nothing listens here: the headless user agent reads the redirect's Location instead.
+REDIRECT_URI = "http://localhost:3000/callback"
+#: Enterprise-managed authorization (0.1.16 named it cross-app access).
+ENTERPRISE_SCENARIOS = (
+    "auth/enterprise-managed-authorization",
+    "auth/cross-app-access-complete-flow",
+)
+
+
+def oauth_for(scenario: str, context: Mapping[str, Any]) -> OAuthClient:
+    """The OAuth client a scenario calls for, with the credentials its context hands over."""
+    client_id = context.get("client_id")
+    secret = context.get("client_secret")
+    grant: Grant
+    key = None
+    method: str | None = None
+    if scenario == "auth/client-credentials-jwt":
+        grant, method = ClientCredentials(), "private_key_jwt"
+        key = ClientKey(context["private_key_pem"], context.get("signing_algorithm", "ES256"))
+    elif scenario == "auth/client-credentials-basic":
+        grant, method = ClientCredentials(), "client_secret_basic"
+    elif scenario in ENTERPRISE_SCENARIOS:
+        grant = EnterpriseManaged(
+            idp_token_endpoint=context["idp_token_endpoint"],
+            identity_assertion=context["idp_id_token"],
+            idp_client_id=context["idp_client_id"],
+        )
+        method = "client_secret_basic"
+    elif scenario == "auth/wif-jwt-bearer":
+        grant, method = JwtBearer(context["valid_jwt"]), "none"
+    else:
+        grant = AuthorizationCode(HeadlessUserAgent(REDIRECT_URI))
+    credentials = []
+    if isinstance(client_id, str):
+        credentials.append(
+            ClientRegistration(
+                client_id=client_id,
+                client_secret=secret if isinstance(secret, str) else None,
+                token_endpoint_auth_method=method,
+            )
+        )
+    return OAuthClient(
+        grant,
+        client=ClientMetadata(client_name="mcptrio-everything-client", metadata_url=CIMD_URL),
+        credentials=credentials,
+        key=key,
+        timeout=TIMEOUT,
+    )
+
+
+async def authorized(url: str) -> None:
+    """Log in as the scenario says, list the tools and call the first."""
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    oauth = oauth_for(scenario, scenario_context())
+    async with mcptrio.open_client(
+        http(url, auth=oauth),
+        identity=ClientIdentity(info=CLIENT_INFO),
+        revisions=BOTH_ERAS,
+        handlers=STATELESS_HANDLERS,
+    ) as client:
+        tools = (await client.list_tools(timeout=TIMEOUT)).tools
+        for tool in tools[:1]:
+            await client.call_tool(tool.name, {}, timeout=TIMEOUT, validate_output=False)
 
 
 SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
@@ -270,14 +359,14 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: everything_client.py SERVER_URL (scenario in MCP_CONFORMANCE_SCENARIO)")
         return 2
-    run = SCENARIOS.get(scenario)
+    run = SCENARIOS.get(scenario) or (authorized if scenario.startswith("auth/") else None)
     if run is None:
         known = ", ".join(SCENARIOS)
         print(f"unknown scenario {scenario!r}; this client knows: {known}", file=sys.stderr)
         return 2
     try:
         trio.run(run, argv[-1])
-    except (ScenarioFailed, mcptrio.McpError) as exc:
+    except (ScenarioFailed, mcptrio.McpError, AuthorizationError) as exc:
         print(f"scenario {scenario} failed: {exc}", file=sys.stderr)
         return 1
     return 0

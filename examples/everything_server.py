@@ -23,7 +23,6 @@ import json
 import math
 import sys
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -438,7 +437,7 @@ def build_server() -> mcptrio.Server:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--transport", choices=("stdio", "http", "websocket"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument(
@@ -449,25 +448,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--front-end", choices=("builtin", "hypercorn"), default="builtin")
     args, _unknown = parser.parse_known_args(argv)
-    server = build_server()
-    if args.transport == "stdio":
-        server.run_stdio()
-        return
-
-    async def serve_http() -> None:
-        async with trio.open_nursery() as nursery:
-            url = await nursery.start(
-                partial(
-                    server.serve_http,
-                    args.host,
-                    args.port,
-                    parser=args.parser,
-                    front_end=args.front_end,
-                )
-            )
-            print(f"mcptrio everything server at {url}/mcp", file=sys.stderr, flush=True)
-
-    trio.run(serve_http)
+    # The same as `mcptrio run examples/everything_server.py --transport ...`.
+    build_server().run(
+        args.transport,
+        host=args.host,
+        port=args.port,
+        parser=args.parser,
+        front_end=args.front_end,
+    )
 
 
 if __name__ == "__main__":

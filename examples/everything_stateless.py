@@ -116,14 +116,14 @@ def add_stateless_fixtures(server: mcptrio.Server) -> None:
         """Asks only for what the request's declared client capabilities allow."""
         caps = ctx.client_capabilities
         asks: dict[str, Any] = {}
-        if caps is not None and caps.sampling is not mcptrio.protocol.types.UNSET:
+        if caps is not None and caps.sampling is not None:
             asks["question"] = CreateMessageRequest(
                 messages=[SamplingMessage(role="user", content=TextContent(text="Hi?"))],
                 max_tokens=50,
             )
-        if caps is not None and caps.elicitation is not mcptrio.protocol.types.UNSET:
+        if caps is not None and caps.elicitation is not None:
             asks["user_name"] = ElicitRequest.form("What is your name?", NAME_SCHEMA)
-        if caps is not None and caps.roots is not mcptrio.protocol.types.UNSET:
+        if caps is not None and caps.roots is not None:
             asks["client_roots"] = ListRootsRequest()
         answers = await ctx.ask(asks) if asks else {}
         return f"Asked for {sorted(answers)}"

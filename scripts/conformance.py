@@ -13,7 +13,10 @@ What it does, in order:
 4. Runs every client scenario (``conformance list --client``) one at a time against
    ``examples/everything_client.py``: run together, the timing checks of ``sse-retry`` fail
    from CPU contention alone on a small machine.
-5. Reads every scenario's ``checks.json`` (kept under ``conformance-results/<version>/``),
+5. Runs the authorization-server scenarios (``conformance authorization``, from 0.2.0-alpha.12)
+   against mcptrio's development authorization server, playing the browser headlessly (see
+   ``conformance_authorization.py``); a full run does, and so does naming one of them.
+6. Reads every scenario's ``checks.json`` (kept under ``conformance-results/<version>/``),
    prints a summary, and exits 1 on any FAILURE or WARNING in a scenario that is not listed in
    the expected-failures file, on a listed scenario that passes (stale entry), on a suite run
    that exits non-zero, and on a client that exits non-zero or times out.
@@ -407,6 +410,40 @@ def run_server(
     return list(outcomes.values())
 
 
+def run_authorization(
+    processes: Processes, suite: Suite, args: argparse.Namespace
+) -> list[Outcome]:
+    """The authorization-server scenarios against mcptrio's development authorization server
+    (see ``conformance_authorization.py``); none of them is ever an expected failure."""
+    from conformance_authorization import SCENARIOS, run_authorization_suite
+
+    results = args.results / "authorization"
+    results.mkdir(parents=True)
+    try:
+        code = run_authorization_suite(processes, suite.command, suite.env(), results)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        raise ConformanceError(f"the authorization-server run failed: {exc}") from None
+    outcomes = {name: Outcome("authz", name) for name in SCENARIOS}
+    found: dict[str, list[Path]] = {}
+    for path in results.glob("*/checks.json"):
+        name = scenario_of(path.parent.name, outcomes, "authorization-server")
+        if name is not None:
+            found.setdefault(name, []).append(path)
+    for name, outcome in outcomes.items():
+        read_checks(outcome, found.get(name, []))
+        if code != 0 and outcome.ok:
+            outcome.problems.append(f"the suite exited {code} (see {results / 'harness.log'})")
+    return list(outcomes.values())
+
+
+def has_authorization_command(suite: Suite) -> bool:
+    """Whether the suite tests authorization servers (0.2.0-alpha.12 on; 0.1.16 does not)."""
+    completed = subprocess.run(
+        suite.command("--help"), capture_output=True, text=True, env=suite.env(), timeout=60
+    )
+    return re.search(r"^\s+authorization\b", completed.stdout, re.MULTILINE) is not None
+
+
 def run_client(
     processes: Processes, suite: Suite, args: argparse.Namespace, scenario: str, expected: bool
 ) -> Outcome:
@@ -425,7 +462,9 @@ def run_client(
         str(results),
         "--expected-failures",
         str(args.expected),
-        *(() if args.requirements is None else ("--spec-version", args.requirements)),
+        # As the suite's own --requirements run does, a scenario off the revision's timeline
+        # (an extension's) is run at that revision anyway (--force), not skipped.
+        *(() if args.requirements is None else ("--spec-version", args.requirements, "--force")),
     )
     code = processes.run(command, env=suite.env(), log=log, deadline=args.timeout_ms / 1000 + 60)
     outcome = Outcome("client", scenario, expected_failure=expected)
@@ -462,7 +501,7 @@ def print_summary(suite: Suite, outcomes: list[Outcome], results: Path) -> None:
         if not o.ok or (o.failed and not o.expected_failure):
             for line in [*o.problems, *o.failing_checks]:
                 print(f"  {'':6}  {'':{width}}  - {line}")
-    for mode in ("server", "client"):
+    for mode in ("server", "client", "authz"):
         chosen = [o for o in outcomes if o.mode == mode]
         if chosen:
             passed = sum(1 for o in chosen if not o.failed)
@@ -562,6 +601,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def wants_authorization(args: argparse.Namespace) -> bool:
+    """Whether this run includes the authorization-server scenarios: a full run does (not
+    --client-only, --requirements or --handshake-era), and so does naming one of them."""
+    from conformance_authorization import SCENARIOS
+
+    if args.scenario:
+        return bool(set(args.scenario) & set(SCENARIOS))
+    return not (args.client_only or args.requirements or args.handshake_era)
+
+
 def select(
     scenarios: dict[str, frozenset[str]], args: argparse.Namespace
 ) -> tuple[list[str], bool]:
@@ -575,6 +624,8 @@ def select(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from conformance_authorization import SCENARIOS as AUTHZ
+
     args = parse_args(argv)
     args.expected = args.expected.resolve()
     for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -590,7 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         client_scenarios = {} if args.server_only else scenarios_of(suite, "client", args)
         server_chosen, whole_suite = select(server_scenarios, args)
         client_chosen, _ = select(client_scenarios, args)
-        unknown = set(args.scenario) - set(server_chosen) - set(client_chosen)
+        unknown = set(args.scenario) - set(server_chosen) - set(client_chosen) - set(AUTHZ)
         if unknown:
             raise ConformanceError(
                 f"no such scenario in {suite.version} (or filtered out): {sorted(unknown)}"
@@ -605,6 +656,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             outcomes.append(
                 run_client(processes, suite, args, scenario, scenario in expected["client"])
             )
+        if wants_authorization(args) and has_authorization_command(suite):
+            print("== authorization server: the development server (mcptrio.auth)", flush=True)
+            outcomes += run_authorization(processes, suite, args)
         print_summary(suite, outcomes, args.results)
     except ConformanceError as exc:
         print(f"conformance: {exc}", file=sys.stderr)

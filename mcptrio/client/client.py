@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, TypeVar, Unpack
 
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.errors import HeaderMismatch, InvalidParams, RequestTimeout, ResourceNotFound
@@ -151,7 +150,7 @@ class Client(ClientStreams):
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
-        """What the server declared; a feature it lacks is ``UNSET``."""
+        """What the server declared; a feature it lacks is ``None``."""
         return self.initialize_result.capabilities
 
     def tool_header_params(self, name: str) -> dict[PropertyPath, str] | None:
@@ -311,7 +310,7 @@ class Client(ClientStreams):
             check_options("A Client call", options, CallOptions)
         timeout = options.get("timeout")
         request = CallToolRequest(
-            name=name, arguments=UNSET if arguments is None else dict(arguments)
+            name=name, arguments=None if arguments is None else dict(arguments)
         )
         try:
             result = await self.session.request(
@@ -400,7 +399,7 @@ class Client(ClientStreams):
     ) -> GetPromptResult:
         """``prompts/get``: the prompt's messages, filled with ``arguments``."""
         return await self.request(
-            GetPromptRequest(name=name, arguments=UNSET if arguments is None else dict(arguments)),
+            GetPromptRequest(name=name, arguments=None if arguments is None else dict(arguments)),
             **options,
         )
 
@@ -419,7 +418,7 @@ class Client(ClientStreams):
         request = CompleteRequest(
             ref=ref,
             argument=CompleteArgument(name=argument, value=value),
-            context=UNSET if context is None else CompleteContext(arguments=dict(context)),
+            context=None if context is None else CompleteContext(arguments=dict(context)),
         )
         return await self.request(request, **options)
 
@@ -479,4 +478,4 @@ class Client(ClientStreams):
 
 
 def _cursor(cursor: str | None) -> str | Any:
-    return UNSET if cursor is None else cursor
+    return cursor

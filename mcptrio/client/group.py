@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from typing import Any, Unpack, overload
 
 import trio
-from msgspec import UNSET
 
 from ..protocol.errors import ConnectionClosed
 from ..protocol.types import CallToolResult, Tool
@@ -310,7 +309,7 @@ class ClientGroup:
 
         async with open_unwrapping_nursery() as nursery:
             for name, connection in connected:
-                if connection.client.server_capabilities.tools is not UNSET:
+                if connection.client.server_capabilities.tools is not None:
                     nursery.start_soon(list_one, name, connection)
         return [tool for name, _ in connected for tool in found.get(name, ())]
 

@@ -17,7 +17,6 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.methods import METHODS
@@ -60,7 +59,7 @@ async def answer_input_required(
             responses[key] = msgspec.to_builtins(await answer(context, embedded))
         retry = msgspec.structs.replace(
             request,
-            input_responses=responses if responses else UNSET,
+            input_responses=responses if responses else None,
             request_state=result.request_state,
         )
         result = await send(retry)

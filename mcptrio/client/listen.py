@@ -31,7 +31,6 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal, TypeAlias
 
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Notification, RequestId
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
@@ -86,10 +85,10 @@ def listen_filter(kinds: Iterable[ListKind] = (), uris: Iterable[str] = ()) -> S
     wanted = set(kinds)
     uri_list = sorted(set(uris))
     return SubscriptionFilter(
-        tools_list_changed=True if "tools" in wanted else UNSET,
-        prompts_list_changed=True if "prompts" in wanted else UNSET,
-        resources_list_changed=True if "resources" in wanted else UNSET,
-        resource_subscriptions=uri_list if uri_list else UNSET,
+        tools_list_changed=True if "tools" in wanted else None,
+        prompts_list_changed=True if "prompts" in wanted else None,
+        resources_list_changed=True if "resources" in wanted else None,
+        resource_subscriptions=uri_list if uri_list else None,
     )
 
 
@@ -119,7 +118,7 @@ def declared_kinds(capabilities: ServerCapabilities) -> frozenset[ListKind]:
 def offers_subscriptions(capabilities: ServerCapabilities) -> bool:
     """Whether the server takes resource subscriptions (``resources.subscribe``)."""
     resources = capabilities.resources
-    return resources is not UNSET and resources.subscribe is True
+    return resources is not None and resources.subscribe is True
 
 
 class ListenStream(_Stream[Notification]):

@@ -88,7 +88,7 @@ def _compile(name: str, schema: dict[str, Any], result: CallToolResult) -> Any:
 def validate_structured_content(name: str, validator: Any, result: CallToolResult) -> None:
     """Check ``result.structuredContent`` with a compiled ``validator`` for tool ``name``."""
     content = result.structured_content
-    if content is UNSET:
+    if content is None:
         raise OutputValidationError(
             name, result, f"Tool {name!r} has an outputSchema but returned no structuredContent"
         )

@@ -27,7 +27,6 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.connection import capability_declared
@@ -143,12 +142,12 @@ def elicitation_modes_declared(capabilities: ClientCapabilities) -> frozenset[El
     """The elicitation modes ``capabilities`` declare (a revision without modes has
     ``elicitation: {}``, which is form mode)."""
     elicitation = capabilities.elicitation
-    if elicitation is UNSET:
+    if elicitation is None:
         return frozenset()
     modes: set[ElicitationMode] = set()
-    if elicitation.form is not UNSET:
+    if elicitation.form is not None:
         modes.add("form")
-    if elicitation.url is not UNSET:
+    if elicitation.url is not None:
         modes.add("url")
     # An empty object is form mode only (for compatibility with 2025-06-18).
     return frozenset(modes or {"form"})
@@ -228,7 +227,7 @@ async def _run(
 def _check_sampling_request(session: Session, request: CreateMessageRequest) -> None:
     # The client MUST answer an error when tools arrive without sampling.tools declared (the
     # connection already refused them in a revision without sampling with tools).
-    if (request.tools is not UNSET or request.tool_choice is not UNSET) and not capability_declared(
+    if (request.tools is not None or request.tool_choice is not None) and not capability_declared(
         session.connection.capabilities, ("sampling", "tools")
     ):
         raise InvalidParams("This client did not declare sampling.tools: tools cannot be sent")
@@ -245,5 +244,5 @@ def _check_elicitation_mode(session: Session, request: ElicitRequest) -> None:
 def _elicit_result_for(answer: ElicitResult, request: ElicitRequest) -> ElicitResult:
     if request.effective_mode == "url" or answer.action != "accept":
         # Only an accepted form carries content.
-        return msgspec.structs.replace(answer, content=UNSET)
+        return msgspec.structs.replace(answer, content=None)
     return answer

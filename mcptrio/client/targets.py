@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Protocol, TypeAlias, TypedDict, runtime_checka
 import trio
 
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
+from ..transports.http.client.auth_hook import HttpAuth
 from ..transports.http.client.transport import open_http_client_transport
 from ..transports.memory import memory_transport_pair
 from ..transports.stdio import open_stdio_client_transport
@@ -165,6 +166,8 @@ class HttpTarget(_UrlTarget):
     connecting and each read of an answer; ``sse_read_timeout`` each wait on an event stream.
     ``ssl_context`` is for ``https://`` (default: the system's). ``max_concurrent_posts`` bounds
     the requests in flight at once; ``max_frame_size`` is the largest message accepted.
+    ``auth`` authorizes every request and answers the server's ``401``/``403`` challenges
+    (:class:`mcptrio.auth.client.OAuthClient` logs in with OAuth 2.1).
     """
 
     _KIND = "http"
@@ -173,6 +176,7 @@ class HttpTarget(_UrlTarget):
     timeout: float = 30.0
     sse_read_timeout: float = 300.0
     max_concurrent_posts: int = 32
+    auth: HttpAuth | None = None
 
     def open(self, nursery: trio.Nursery) -> AbstractAsyncContextManager[Transport]:
         """The transport, for ``async with`` (``nursery`` is the client's)."""
@@ -181,6 +185,7 @@ class HttpTarget(_UrlTarget):
             timeout=self.timeout,
             sse_read_timeout=self.sse_read_timeout,
             max_concurrent_posts=self.max_concurrent_posts,
+            auth=self.auth,
             **self._shared_options(),
         )
 

@@ -10,8 +10,14 @@ Three kinds of typed message body exist on the wire, and each has a base here:
 - :class:`Notification` is the ``params`` of a notification, with its ``METHOD``.
 - :class:`Result` is the ``result`` of a successful response.
 
-Every struct uses camelCase on the wire, leaves out fields that are ``UNSET`` or at their default
+Every struct uses camelCase on the wire, leaves out fields that are at their default
 (``omit_defaults``), and tolerates unknown fields when decoding, as the spec asks of receivers.
+An optional member defaults to ``None``: absent on the wire is ``None`` in Python, and ``None``
+is left out when encoding, so a result reads (and prints) as plain Python, never as a sentinel.
+A ``null`` the peer sends for an optional member decodes as ``None`` too (no MCP member
+distinguishes ``null`` from absent except ``Task.ttl``, which is required and nullable). The
+JSON-RPC envelope (:mod:`.codec`), where an ``id`` of ``null`` differs from none, keeps
+``msgspec.UNSET`` internally.
 The ``_meta`` member (:class:`HasMeta`) is spelled out explicitly because ``rename="camel"`` would
 not produce it.
 msgspec applies ``kw_only`` only to the fields a class declares itself, so every subclass that
@@ -50,7 +56,7 @@ Meta: TypeAlias = dict[str, Any]
 
 def meta_field() -> Any:
     """A ``_meta`` member, absent unless set."""
-    return msgspec.field(default=UNSET, name="_meta")
+    return msgspec.field(default=None, name="_meta")
 
 
 class WireStruct(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
@@ -60,7 +66,7 @@ class WireStruct(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=Tru
 class HasMeta(WireStruct):
     """A struct with the free-form ``_meta`` member."""
 
-    meta: Meta | UnsetType = meta_field()
+    meta: Meta | None = meta_field()
 
 
 ResultT = TypeVar("ResultT", bound="Result")
@@ -73,7 +79,7 @@ class Result(HasMeta):
     means complete.
     """
 
-    result_type: str | UnsetType = UNSET
+    result_type: str | None = None
 
 
 class EmptyResult(Result):

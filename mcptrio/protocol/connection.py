@@ -381,7 +381,7 @@ class Connection:
             protocol_version=revision,
             capabilities=self.capabilities,
             server_info=self.info,
-            instructions=UNSET if self.instructions is None else self.instructions,
+            instructions=self.instructions,
         )
         features = revision_of(revision)
         request = check_incoming(request, features)

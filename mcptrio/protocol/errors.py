@@ -28,7 +28,13 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         │   ├── HttpError                 [transports.http] the HTTP client failed
         │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
         │   │   ├── HttpTimeout           a connect or read deadline passed
-        │   │   └── HttpProtocolError     the server broke HTTP or closed mid-response
+        │   │   ├── HttpProtocolError     the server broke HTTP or closed mid-response
+        │   │   └── AuthorizationError    [auth.client] the OAuth client got or used no token
+        │   │       ├── DiscoveryError    no usable resource or authorization-server metadata
+        │   │       ├── RegistrationError  the client could not be registered
+        │   │       ├── AuthorizationResponseError  the login was refused or failed a check
+        │   │       ├── TokenError        the token endpoint refused, or answered nonsense
+        │   │       └── InsufficientScope  still refused for scope after stepping up
         │   ├── LegacySseError            [transports.http] no HTTP+SSE endpoint came of it
         │   └── WebSocketHandshakeError   [transports.websocket] also a ConnectionError
         │       └── WebSocketRejected     the server answered the upgrade with an HTTP status
@@ -51,6 +57,11 @@ Some exceptions never reach a caller: each is raised and caught inside one layer
 between two of its parts, and is named for what it is (no name here means two things)::
 
     Exception
+    ├── CliError                          [cli] a command failed: one line and its exit code
+    ├── InvalidToken                      [auth.server] a bearer token failed verification (401)
+    ├── VerifierUnavailable               [auth.server] keys or introspection unreachable (503)
+    ├── OAuthProblem                      [auth.dev_server] an OAuth error to answer with
+    ├── FormError                         [auth.dev_server] a body is not the form it should be
     ├── HttpParseError                    [transports.http] a request head is not HTTP/1.1
     ├── BadRequestBody                    [transports.http] a request body broke HTTP's rules
     ├── BodyTooLarge                      [transports.http] a request body is over its limit

@@ -42,7 +42,6 @@ from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 import msgspec.inspect as mi
-from msgspec import UNSET
 
 from .base import Request
 from .errors import CapabilityNotNegotiated, InvalidParams
@@ -184,12 +183,12 @@ _STAND_INS: Final[Mapping[type, _Rule]] = {AudioContent: _audio_note, ResourceLi
 
 def _tool_title(tool: Tool, revision: Revision) -> Tool:
     """2025-03-26 has ``annotations.title`` but no ``title``: carry it there."""
-    if tool.title is UNSET or not revision.tool_annotations or revision.titles:
+    if tool.title is None or not revision.tool_annotations or revision.titles:
         return tool
     annotations = tool.annotations
-    if annotations is UNSET:
+    if annotations is None:
         return msgspec.structs.replace(tool, annotations=ToolAnnotations(title=tool.title))
-    if annotations.title is UNSET:
+    if annotations.title is None:
         annotations = msgspec.structs.replace(annotations, title=tool.title)
         return msgspec.structs.replace(tool, annotations=annotations)
     return tool
@@ -210,7 +209,7 @@ def _single_block(message: Any, revision: Revision) -> Any:
 
 def _no_sampling_tools(request: CreateMessageRequest, revision: Revision) -> None:
     if not revision.sampling_tools and (
-        request.tools is not UNSET or request.tool_choice is not UNSET
+        request.tools is not None or request.tool_choice is not None
     ):
         raise CapabilityNotNegotiated(
             f"sampling with tools does not exist in protocol revision {revision.version}"
@@ -241,12 +240,12 @@ def _elicitation_without_modes(caps: ClientCapabilities, revision: Revision) -> 
     elicitation = caps.elicitation
     if (
         revision.url_elicitation
-        or elicitation is UNSET
-        or elicitation.url is UNSET
-        or elicitation.form is not UNSET
+        or elicitation is None
+        or elicitation.url is None
+        or elicitation.form is not None
     ):
         return caps
-    return msgspec.structs.replace(caps, elicitation=UNSET)
+    return msgspec.structs.replace(caps, elicitation=None)
 
 
 def _checked(check: Callable[[Any, Revision], None]) -> _Rule:
@@ -359,7 +358,7 @@ class Step:
         dropped = self._drop_only.get(cls)
         if dropped is not None:
             for name in dropped:
-                if getattr(message, name) is not UNSET:
+                if getattr(message, name) is not None:
                     break
             else:
                 return message
@@ -448,11 +447,11 @@ class Step:
             obj = rule(obj, revision)
         changes: dict[str, Any] = {}
         for name in dropped:
-            if getattr(obj, name) is not UNSET:
-                changes[name] = UNSET
+            if getattr(obj, name) is not None:
+                changes[name] = None
         for name in walked:
             value = getattr(obj, name)
-            if value is UNSET:
+            if value is None:
                 continue
             fitted = self._value(value)
             if fitted is not value:

@@ -174,9 +174,9 @@ def discover_result(
     return DiscoverResult(
         supported_versions=list(stateless_versions(supported)),
         capabilities=capabilities,
-        instructions=UNSET if instructions is None else instructions,
-        ttl_ms=UNSET if cache_hints is None else cache_hints[0],
-        cache_scope=UNSET if cache_hints is None else cache_hints[1],
+        instructions=instructions,
+        ttl_ms=None if cache_hints is None else cache_hints[0],
+        cache_scope=None if cache_hints is None else cache_hints[1],
     )
 
 
@@ -210,8 +210,8 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
         result,
         meta=wire_meta,
         result_type=result_type,
-        ttl_ms=0 if result.ttl_ms is UNSET else result.ttl_ms,
-        cache_scope="private" if result.cache_scope is UNSET else result.cache_scope,
+        ttl_ms=0 if result.ttl_ms is None else result.ttl_ms,
+        cache_scope="private" if result.cache_scope is None else result.cache_scope,
     )
 
 

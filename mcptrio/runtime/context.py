@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.types import ProgressNotification
@@ -68,8 +67,8 @@ class RequestContext:
         notification = ProgressNotification(
             progress_token=token,
             progress=progress,
-            total=UNSET if total is None else total,
-            message=UNSET if message is None else message,
+            total=total,
+            message=message,
         )
         await self.session.notify(notification, related=self.request_id)
 

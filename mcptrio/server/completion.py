@@ -35,8 +35,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
 
-from msgspec import UNSET
-
 from ..protocol.errors import InvalidParams
 from ..protocol.types import (
     CompleteArgument,
@@ -259,7 +257,7 @@ class CompletionEngine:
         completer = target.completions.get(argument.name)
         if completer is None:
             return CompleteResult(completion=Completion(values=[]))
-        given = context.arguments if context is not None else UNSET
+        given = context.arguments if context is not None else None
         resolved = {
             name: value
             for name, value in (given if isinstance(given, dict) else {}).items()

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack
 
 import msgspec
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.errors import (
     CapabilityNotNegotiated,
     InvalidParams,
+    InvalidRequest,
     McpError,
 )
 from ..protocol.request_meta import RequestMeta
@@ -55,6 +55,7 @@ from ..protocol.types.logging import LOGGING_LEVELS, LoggingLevel
 from ..protocol.types.sampling import IncludeContext
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
+from ..transports.http.endpoints.security import Principal, current_principal
 from .elicitation_schema import schema_for_elicitation
 from .input_rounds import InputRequired, InputRound
 
@@ -112,6 +113,41 @@ class Context:
         return self.session.connection.request_meta_of(self.request_id)
 
     # ------------------------------------------------------------------ the request
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who made the request, as the server's authenticator established it; ``None`` when
+        there is none (stdio, or HTTP without an authenticator).
+
+        With :class:`mcptrio.auth.server.BearerAuth` it is the verified
+        :class:`~mcptrio.auth.server.AccessToken` (``subject``, ``client_id``, ``scopes``,
+        ``claims``). The token string is not in it: it was issued for this server, and is never
+        to be passed on to another service.
+        """
+        principal = current_principal.get()
+        if principal is None:
+            principal = getattr(self.session.transport, "principal", None)
+        return principal
+
+    def require_scopes(self, scopes: frozenset[str] | set[str] | tuple[str, ...]) -> None:
+        """Raise ``InvalidRequest`` (-32600, ``data.error`` ``"insufficient_scope"``) unless the
+        request's principal carries every one of ``scopes``; nothing is checked when there is no
+        principal (no authenticator). Over HTTP the endpoint has usually answered 403 already;
+        this is the check for batches and WebSocket connections, and for a handler's own needs.
+        """
+        if not scopes:
+            return  # most calls: nothing to look up
+        principal = self.principal
+        if principal is None:
+            return
+        have: frozenset[str] = getattr(principal, "scopes", frozenset())
+        missing = set(scopes) - set(have)
+        if missing:
+            scope = " ".join(sorted(set(scopes)))
+            raise InvalidRequest(
+                f"insufficient_scope: this needs scope {scope}",
+                data={"error": "insufficient_scope", "scope": scope},
+            )
 
     @property
     def request_id(self) -> RequestId:
@@ -281,9 +317,7 @@ class Context:
                 return
         elif not self.server.session_state(self.session).log_enabled(level):
             return
-        message = LoggingMessageNotification(
-            level=level, data=data, logger=UNSET if logger is None else logger
-        )
+        message = LoggingMessageNotification(level=level, data=data, logger=logger)
         await self.session.notify(message, related=self.request_id)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
@@ -327,12 +361,12 @@ class Context:
         ``key`` names the ask in the stateless era (:mod:`.input_rounds`).
         """
         caps = self._capabilities()
-        if caps.sampling is UNSET:
+        if caps.sampling is None:
             raise self._missing(
                 "The client did not declare the sampling capability", {"sampling": {}}
             )
         sampling = caps.sampling
-        if (tools or tool_choice is not None) and sampling.tools is UNSET:
+        if (tools or tool_choice is not None) and sampling.tools is None:
             raise self._missing(
                 "The client did not declare sampling.tools", {"sampling": {"tools": {}}}
             )
@@ -342,7 +376,7 @@ class Context:
             include_context not in (None, "none")
             and features is not None
             and features.sampling_tools
-            and sampling.context is UNSET
+            and sampling.context is None
         ):
             raise CapabilityNotNegotiated("The client did not declare sampling.context")
         if isinstance(messages, str):
@@ -364,14 +398,14 @@ class Context:
         request = CreateMessageRequest(
             messages=wire_messages,
             max_tokens=max_tokens,
-            system_prompt=UNSET if system_prompt is None else system_prompt,
-            include_context=UNSET if include_context is None else include_context,
-            temperature=UNSET if temperature is None else temperature,
-            stop_sequences=UNSET if stop_sequences is None else list(stop_sequences),
-            model_preferences=UNSET if model_preferences is None else model_preferences,
-            metadata=UNSET if metadata is None else dict(metadata),
-            tools=UNSET if not tools else list(tools),
-            tool_choice=UNSET if tool_choice is None else tool_choice,
+            system_prompt=system_prompt,
+            include_context=include_context,
+            temperature=temperature,
+            stop_sequences=None if stop_sequences is None else list(stop_sequences),
+            model_preferences=model_preferences,
+            metadata=None if metadata is None else dict(metadata),
+            tools=None if not tools else list(tools),
+            tool_choice=tool_choice,
         )
         return await self.send_request(request, key=key, timeout=timeout)
 
@@ -393,7 +427,7 @@ class Context:
         """
         caps = self._capabilities()
         elicitation = caps.elicitation
-        if elicitation is UNSET or (elicitation.url is not UNSET and elicitation.form is UNSET):
+        if elicitation is None or (elicitation.url is not None and elicitation.form is None):
             raise self._missing(
                 "The client did not declare form-mode elicitation", {"elicitation": {}}
             )
@@ -416,7 +450,7 @@ class Context:
         finishes, call :meth:`complete_elicitation` with the same ``elicitation_id``.
         """
         caps = self._capabilities()
-        if caps.elicitation is UNSET or caps.elicitation.url is UNSET:
+        if caps.elicitation is None or caps.elicitation.url is None:
             raise CapabilityNotNegotiated("The client did not declare URL-mode elicitation")
         request = ElicitRequest(message=message, mode="url", url=url, elicitation_id=elicitation_id)
         return await self.send_request(request, timeout=timeout)
@@ -432,7 +466,7 @@ class Context:
         self, *, timeout: float | None = 60.0, key: str | None = None
     ) -> list[Root]:
         """The client's roots (``roots/list``); ``key`` names the ask in the stateless era."""
-        if self._capabilities().roots is UNSET:
+        if self._capabilities().roots is None:
             raise self._missing("The client did not declare the roots capability", {"roots": {}})
         result = await self.send_request(ListRootsRequest(), key=key, timeout=timeout)
         return result.roots

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.fitting import fit_outgoing
@@ -70,10 +69,10 @@ class InputRound:
             self._method, name, arguments if isinstance(arguments, dict) else None
         )
         answers: dict[str, Any] = {}
-        state = getattr(request, "request_state", UNSET)
+        state = getattr(request, "request_state", None)
         if isinstance(state, str):
             answers.update(key.open(state, self._method, self._digest))
-        responses = getattr(request, "input_responses", UNSET)
+        responses = getattr(request, "input_responses", None)
         if isinstance(responses, dict):
             answers.update(responses)
         #: Every answer this run can use, by key.

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from msgspec import UNSET
-
 from ..protocol.base import Notification
 from ..protocol.errors import InternalError, InvalidParams
 from ..protocol.request_meta import SUBSCRIPTION_ID_KEY
@@ -58,8 +56,8 @@ def honoured_filter(
     tools, prompts, resources = capabilities.tools, capabilities.prompts, capabilities.resources
 
     def offered(wanted: Any, capability: Any, member: str) -> Any:
-        if wanted is not True or capability is UNSET or getattr(capability, member) is not True:
-            return UNSET
+        if wanted is not True or capability is None or getattr(capability, member) is not True:
+            return None
         return True
 
     uris = asked.resource_subscriptions
@@ -69,8 +67,8 @@ def honoured_filter(
         resources_list_changed=offered(asked.resources_list_changed, resources, "list_changed"),
         resource_subscriptions=(
             list(uris)
-            if isinstance(uris, list) and resources is not UNSET and resources.subscribe is True
-            else UNSET
+            if isinstance(uris, list) and resources is not None and resources.subscribe is True
+            else None
         ),
     )
 

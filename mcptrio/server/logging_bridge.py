@@ -14,8 +14,6 @@ import logging
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from msgspec import UNSET
-
 from ..protocol.types import LoggingMessageNotification
 from ..protocol.types.logging import LoggingLevel
 
@@ -55,7 +53,7 @@ class ClientLogHandler(logging.Handler):
         try:
             level = level_for(record.levelno)
             message = LoggingMessageNotification(
-                level=level, data=self.format(record), logger=record.name or UNSET
+                level=level, data=self.format(record), logger=record.name or None
             )
             ctx = current_context.get()
             if ctx is not None and ctx.server is self.server:

@@ -29,7 +29,6 @@ from typing import Any, ClassVar, TypedDict, TypeVar, Unpack
 from urllib.parse import quote
 
 import trio
-from msgspec import UNSET
 
 from ..protocol.types import (
     Annotations,
@@ -188,8 +187,8 @@ class _Encoded(Media):
         return self.CONTENT(
             data=self.base64,
             mime_type=self.mime_type,
-            annotations=UNSET if self.annotations is None else self.annotations,
-            meta=UNSET if self.meta is None else self.meta,
+            annotations=self.annotations,
+            meta=self.meta,
         )
 
 
@@ -240,11 +239,11 @@ class File(Media):
         contents = ResourceContents(
             uri=self.uri,
             mime_type=self.mime_type,
-            text=UNSET if text is None else text,
-            blob=self.base64 if text is None else UNSET,
+            text=text,
+            blob=self.base64 if text is None else None,
         )
         return EmbeddedResource(
             resource=contents,
-            annotations=UNSET if self.annotations is None else self.annotations,
-            meta=UNSET if self.meta is None else self.meta,
+            annotations=self.annotations,
+            meta=self.meta,
         )

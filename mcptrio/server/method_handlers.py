@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from msgspec import UNSET
-
 from ..protocol.base import EmptyResult, Request, Result
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
@@ -87,7 +85,7 @@ class MethodHandlers:
         registry: Mapping[str, _Described[Any]],
     ) -> Route:
         """The handler of a ``*/list`` method: one page of ``registry``'s definitions in the
-        result's ``field``, with the next cursor (``UNSET`` on the last page)."""
+        result's ``field``, with the next cursor (``None`` on the last page)."""
 
         async def list_page(ctx: Context, request: PaginatedRequest[Any]) -> Result:
             cursor = request.cursor if isinstance(request.cursor, str) else None
@@ -96,18 +94,20 @@ class MethodHandlers:
             ttl = self.server.cache_ttl_ms
             return result_type(
                 **{field: [item.definition for item in page]},
-                next_cursor=UNSET if next_cursor is None else next_cursor,
-                ttl_ms=UNSET if ttl is None else ttl,
-                cache_scope=UNSET if ttl is None else self.server.cache_scope,
+                next_cursor=next_cursor,
+                ttl_ms=ttl,
+                cache_scope=None if ttl is None else self.server.cache_scope,
             )
 
         return list_page
 
     async def call_tool(self, ctx: Context, request: CallToolRequest) -> CallToolResult:
         tool = self.server.tools.require(request.name)
+        ctx.require_scopes(tool.scopes)
         return await tool.call(ctx, _given(request.arguments))
 
     async def read_resource(self, ctx: Context, request: ReadResourceRequest) -> ReadResourceResult:
+        ctx.require_scopes(self.server.required_scopes("resources/read", request.uri))
         return await read_resource(self.server.resources, self.server.templates, ctx, request.uri)
 
     def _known_uri(self, uri: str) -> bool:
@@ -127,6 +127,7 @@ class MethodHandlers:
 
     async def get_prompt(self, ctx: Context, request: GetPromptRequest) -> GetPromptResult:
         prompt = self.server.prompts.require(request.name)
+        ctx.require_scopes(prompt.scopes)
         return await prompt.render(ctx, _given(request.arguments))
 
     async def complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:

@@ -49,7 +49,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Unpack, get_origin
 
 import msgspec
-from msgspec import UNSET
 
 from ..protocol.errors import InvalidParams
 from ..protocol.types import (
@@ -172,11 +171,11 @@ class RegisteredPrompt(Registered[Prompt]):
     def _describe(self) -> Prompt:
         return Prompt(
             name=self.name,
-            title=UNSET if self.title is None else self.title,
-            description=UNSET if self.description is None else self.description,
-            arguments=list(self.arguments) if self.arguments else UNSET,
-            icons=list(self.icons) if self.icons else UNSET,
-            meta=UNSET if self.meta is None else self.meta,
+            title=self.title,
+            description=self.description,
+            arguments=list(self.arguments) if self.arguments else None,
+            icons=list(self.icons) if self.icons else None,
+            meta=self.meta,
         )
 
     async def render(self, ctx: Context, arguments: Mapping[str, str] | None) -> GetPromptResult:
@@ -192,7 +191,7 @@ class RegisteredPrompt(Registered[Prompt]):
         else:
             result = GetPromptResult(
                 messages=to_prompt_messages(value),
-                description=UNSET if self.description is None else self.description,
+                description=self.description,
             )
         return result
 
@@ -243,8 +242,8 @@ def make_prompt(fn: Callable[..., Any], **options: Unpack[PromptOptions]) -> Reg
         arguments.append(
             PromptArgument(
                 name=parameter.name,
-                title=UNSET if title is None else title,
-                description=UNSET if description is None else description,
+                title=title,
+                description=description,
                 required=parameter.required,
             )
         )

@@ -14,7 +14,7 @@ and removes through it; ``on_change`` runs after each change so the server can s
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypedDict, TypeVar, overload
 
 from ..protocol.errors import InvalidParams
@@ -45,6 +45,10 @@ class DescriptionOptions(TypedDict, total=False):
     icons: Sequence[Icon] | None
     #: Its ``_meta`` (sent from 2025-06-18).
     meta: Mapping[str, Any] | None
+    #: OAuth scopes a caller's token must carry to use it (over HTTP with an authenticator:
+    #: a call without them is answered 403 ``insufficient_scope``; see
+    #: ``docs/how-to/protect-your-server.md``). Not enforced where there is no principal.
+    scopes: Iterable[str] | None
 
 
 class Registered(abc.ABC, Generic[D_co]):
@@ -56,7 +60,16 @@ class Registered(abc.ABC, Generic[D_co]):
     The function's docstring is the description's default; an empty description is none.
     """
 
-    __slots__ = ("_definition", "description", "handler", "icons", "meta", "name", "title")
+    __slots__ = (
+        "_definition",
+        "description",
+        "handler",
+        "icons",
+        "meta",
+        "name",
+        "scopes",
+        "title",
+    )
 
     def __init__(self, name: str, handler: Handler | None, options: DescriptionOptions) -> None:
         self.name = name
@@ -70,6 +83,11 @@ class Registered(abc.ABC, Generic[D_co]):
         self.icons: list[Icon] | None = None if icons is None else list(icons)
         meta = options.get("meta")
         self.meta: dict[str, Any] | None = None if meta is None else dict(meta)
+        scopes = options.get("scopes")
+        if isinstance(scopes, str):
+            raise TypeError(f"scopes must be a list of scope names, not the string {scopes!r}")
+        #: The scopes a caller's token must carry (empty: none).
+        self.scopes: frozenset[str] = frozenset(scopes or ())
         self._definition: D_co | None = None
 
     @property

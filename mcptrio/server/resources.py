@@ -60,7 +60,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
 
 import msgspec
-from msgspec import UNSET
 
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
@@ -197,12 +196,12 @@ class _Description(Registered[D]):
     def _fields(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "title": UNSET if self.title is None else self.title,
-            "description": UNSET if self.description is None else self.description,
-            "mime_type": UNSET if self.mime_type is None else self.mime_type,
-            "annotations": UNSET if self.annotations is None else self.annotations,
-            "icons": list(self.icons) if self.icons else UNSET,
-            "meta": UNSET if self.meta is None else self.meta,
+            "title": self.title,
+            "description": self.description,
+            "mime_type": self.mime_type,
+            "annotations": self.annotations,
+            "icons": list(self.icons) if self.icons else None,
+            "meta": self.meta,
         }
 
 
@@ -234,9 +233,7 @@ class RegisteredResource(_Description[Resource]):
         return f"<RegisteredResource {self.uri!r}>"
 
     def _describe(self) -> Resource:
-        return Resource(
-            uri=self.uri, size=UNSET if self.size is None else self.size, **self._fields()
-        )
+        return Resource(uri=self.uri, size=self.size, **self._fields())
 
     async def read(self, ctx: Context) -> list[ResourceContents]:
         """The contents (calls the function, if there is one)."""

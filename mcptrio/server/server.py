@@ -28,7 +28,9 @@ each kind's options are declared once, in :class:`~.tools.ToolOptions`,
 :class:`~.resources.ResourceOptions` and :class:`~.prompts.PromptOptions`. The functions are
 read once, at registration, by one reader (see :mod:`.handler`).
 
-    server.run_stdio()                               # a stdio server process
+    server.run()                                     # a stdio server process
+    server.run("http")                               # http://127.0.0.1:8000/mcp
+    await nursery.start(server.serve_http)           # in your nursery: reports the URL
     await nursery.start(server.serve_session, t)     # one session over any transport
 
 Everything can also be added and removed while sessions run (``add_tool``, ``remove_tool``,
@@ -41,11 +43,10 @@ from __future__ import annotations
 import logging
 import ssl
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 import trio
-from msgspec import UNSET
 
 from ..protocol.base import Request, Result
 from ..protocol.connection import Connection
@@ -80,6 +81,7 @@ from .resources import (
     make_resource,
     make_template,
 )
+from .running import TransportName, run_server
 from .session_state import ListKind, ServerSessionState
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .tools import RegisteredTool, ToolOptions, make_tool
@@ -93,6 +95,7 @@ __all__ = ["Server"]
 log = logging.getLogger("mcptrio.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
+_NO_SCOPES: frozenset[str] = frozenset()
 
 
 class Server:
@@ -133,10 +136,10 @@ class Server:
         self.info = Implementation(
             name=name,
             version=version,
-            title=UNSET if title is None else title,
-            description=UNSET if description is None else description,
-            icons=UNSET if icons is None else list(icons),
-            website_url=UNSET if website_url is None else website_url,
+            title=title,
+            description=description,
+            icons=None if icons is None else list(icons),
+            website_url=website_url,
         )
         self.instructions = instructions
         self.experimental = dict(experimental) if experimental else None
@@ -219,6 +222,23 @@ class Server:
                 return None
             found = self._header_params[name] = header_params(tool.definition.input_schema)
         return found
+
+    def required_scopes(self, method: str, key: str) -> frozenset[str]:
+        """The OAuth scopes a call needs: of the tool or prompt named ``key`` (``tools/call``,
+        ``prompts/get``), or the resource (or first matching template) at URI ``key``
+        (``resources/read``). Empty for anything else, and for what is not registered."""
+        found: RegisteredTool | RegisteredPrompt | RegisteredResource | RegisteredTemplate | None
+        if method == "tools/call":
+            found = self.tools.get(key)
+        elif method == "prompts/get":
+            found = self.prompts.get(key)
+        elif method == "resources/read":
+            found = self.resources.get(key)
+            if found is None:
+                found = next((t for t in self.templates.values() if t.match(key) is not None), None)
+        else:
+            found = None
+        return _NO_SCOPES if found is None else found.scopes
 
     def remove_tool(self, name: str) -> bool:
         """Remove the tool called ``name``; ``False`` if there was none."""
@@ -370,17 +390,17 @@ class Server:
         has_resources = bool(self.resources or self.templates)
         return ServerCapabilities(
             tools=(
-                ToolsCapability(list_changed=True) if self.tools or "tools" in declared else UNSET
+                ToolsCapability(list_changed=True) if self.tools or "tools" in declared else None
             ),
             resources=ResourcesCapability(subscribe=True, list_changed=True)
             if has_resources or "resources" in declared
-            else UNSET,
+            else None,
             prompts=PromptsCapability(list_changed=True)
             if self.prompts or "prompts" in declared
-            else UNSET,
-            completions={} if self.completions.has_any() else UNSET,
+            else None,
+            completions={} if self.completions.has_any() else None,
             logging={},
-            experimental=UNSET if self.experimental is None else self.experimental,
+            experimental=self.experimental,
         )
 
     def connection(self) -> Connection:
@@ -486,6 +506,72 @@ class Server:
             limits=limits,
             ssl_context=ssl_context,
             task_status=task_status,
+        )
+
+    async def serve_websocket(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        path: str = "/mcp",
+        allowed_origins: Collection[str] | None = None,
+        allowed_hosts: Collection[str] | None = None,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_connections: int = 1024,
+        handshake_timeout: float = 10.0,
+        send_timeout: float | None = 60.0,
+        close_timeout: float = 5.0,
+        ssl_context: ssl.SSLContext | None = None,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve this server over standalone WebSocket until cancelled; reports the URL
+        (``ws://host:port/mcp``). See :func:`mcptrio.transports.websocket_server.
+        serve_websocket` for what each option bounds; ``serve_http`` serves WebSocket upgrades
+        too, on its Streamable HTTP path."""
+        from ..transports.websocket_server import serve_websocket
+
+        await serve_websocket(
+            self,
+            host=host,
+            port=port,
+            path=path,
+            allowed_origins=allowed_origins,
+            allowed_hosts=allowed_hosts,
+            max_frame_size=max_frame_size,
+            max_connections=max_connections,
+            handshake_timeout=handshake_timeout,
+            send_timeout=send_timeout,
+            close_timeout=close_timeout,
+            ssl_context=ssl_context,
+            task_status=task_status,
+        )
+
+    def run(
+        self,
+        transport: TransportName = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        parser: Literal["auto", "h11", "httptools"] = "auto",
+        front_end: Literal["builtin", "hypercorn"] = "builtin",
+    ) -> None:
+        """Run this server as the whole program: ``"stdio"`` (the default), ``"http"``
+        (Streamable HTTP, WebSocket and the legacy HTTP+SSE endpoints) or ``"websocket"``.
+
+        Over HTTP and WebSocket it binds ``host`` (loopback unless told otherwise) and ``port``
+        (8000 unless told otherwise; 0 picks a free one) and writes the URL to stderr. Returns
+        when stdin ends (stdio) or on Ctrl-C. Inside a Trio program, start the ``serve_*``
+        method in your own nursery instead. See :func:`~.running.run_server`.
+        """
+        run_server(
+            self,
+            transport,
+            host=host,
+            port=port,
+            path=path,
+            parser=parser,
+            front_end=front_end,
         )
 
     def run_stdio(self) -> None:

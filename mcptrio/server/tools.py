@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Unpack
 
 import msgspec
-from msgspec import UNSET
 
 from ..protocol.errors import McpError
 from ..protocol.types import CallToolResult, Tool, ToolAnnotations
@@ -135,13 +134,13 @@ class RegisteredTool(Registered[Tool]):
         output_schema = self._output.output_schema
         return Tool(
             name=self.name,
-            title=UNSET if self.title is None else self.title,
-            description=self.description if self.description else UNSET,
+            title=self.title,
+            description=self.description if self.description else None,
             input_schema=self._arguments.input_schema,
-            output_schema=UNSET if output_schema is None else output_schema,
-            annotations=UNSET if self.annotations is None else self.annotations,
-            icons=UNSET if self.icons is None else self.icons,
-            meta=UNSET if self.meta is None else self.meta,
+            output_schema=output_schema,
+            annotations=self.annotations,
+            icons=self.icons,
+            meta=self.meta,
         )
 
     async def call(self, ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-import msgspec
 import pytest
 import trio
 import trio.testing
@@ -226,7 +225,7 @@ async def test_one_page_at_a_time_with_the_cursor() -> None:
             assert isinstance(first.next_cursor, str)
             second = await client.list_prompts(first.next_cursor)
     assert [p.name for p in first.prompts + second.prompts] == ["prompt_0", "prompt_1", "prompt_2"]
-    assert second.next_cursor is msgspec.UNSET
+    assert second.next_cursor is None
 
 
 class LoopingServer(mcptrio.Server):

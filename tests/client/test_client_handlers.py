@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import pytest
 import trio
 import trio.testing
@@ -105,7 +104,7 @@ def asking_server() -> mcptrio.Server:
 async def sample(ctx: RequestContext, request: CreateMessageRequest) -> CreateMessageResult:
     message = request.messages[-1].content
     assert isinstance(message, TextContent)
-    tools = [] if request.tools is msgspec.UNSET else [t.name for t in request.tools]
+    tools = [] if request.tools is None else [t.name for t in request.tools]
     return CreateMessageResult(
         role="assistant", content=TextContent(text=f"{message.text}{tools}"), model="m1"
     )
@@ -162,7 +161,7 @@ async def test_no_handler_declares_nothing_and_extra_capabilities_are_merged() -
             asking_server(),
             identity=ClientIdentity(
                 capabilities=ClientCapabilities(
-                    experimental={"x": {"y": 1}}, sampling=SamplingCapability(context=msgspec.UNSET)
+                    experimental={"x": {"y": 1}}, sampling=SamplingCapability(context=None)
                 )
             ),
             handlers=Handlers(sampling=sample),
@@ -264,7 +263,7 @@ async def test_url_elicitation_is_answered_without_content_and_completion_is_rep
             result = await client.call_tool("ask_url", {})
             await client.ping()
             validate(wire, "2025-11-25")
-    assert text_of(result) == "accept:UNSET"
+    assert text_of(result) == "accept:None"
     assert completed == ["e-1"]
     answer = next(m for m in wire.client_to_server if m.get("result", {}).get("action"))
     assert answer["result"] == {"action": "accept"}

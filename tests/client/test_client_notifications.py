@@ -73,7 +73,7 @@ async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
     assert [(m.level, m.data, m.logger) for m in got] == [
         ("info", "message 0", "talk"),
         ("info", "message 1", "talk"),
-        ("error", "the end", mcptrio.protocol.types.UNSET),
+        ("error", "the end", None),
     ]
     assert called == ["message 0", "message 1", "the end", "the end"]
 

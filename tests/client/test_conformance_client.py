@@ -59,7 +59,21 @@ def test_unknown_scenario_exits_2_with_a_message() -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env={**node_env(), "MCP_CONFORMANCE_SCENARIO": "auth/no-such-scenario"},
+        env={**node_env(), "MCP_CONFORMANCE_SCENARIO": "no-such-scenario"},
     )
     assert completed.returncode == 2
-    assert "unknown scenario 'auth/no-such-scenario'" in completed.stderr
+    assert "unknown scenario 'no-such-scenario'" in completed.stderr
+
+
+def test_an_auth_scenario_the_client_cannot_complete_exits_1_with_the_reason() -> None:
+    # Every auth/* scenario logs in with the authorization-code grant unless it names another;
+    # nothing listens on port 9, so the failure is the connection's.
+    completed = subprocess.run(
+        [sys.executable, str(CLIENT), "http://127.0.0.1:9/mcp"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**node_env(), "MCP_CONFORMANCE_SCENARIO": "auth/a-future-scenario"},
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert "scenario auth/a-future-scenario failed" in completed.stderr

@@ -68,6 +68,12 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "timeouts.py",
         "cancellation.py",
     ],
+    "how-to/client-log-in.md": [
+        ("stand_in.py", None),
+        "log_in.py",
+        "remember.py",
+        "machine.py",
+    ],
     "how-to/client-several-servers.md": [
         ("notes_server.py", None),
         "group_basics.py",

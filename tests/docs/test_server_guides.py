@@ -87,6 +87,11 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "capabilities.py",
         "who_is_calling.py",
     ],
+    "how-to/protect-your-server.md": [
+        "protect_with_dev_server.py",
+        "real_provider.py",
+        "introspection.py",
+    ],
 }
 
 

@@ -33,7 +33,6 @@ from mcptrio.protocol.stateless import answer_result
 
 from schema_validation import validate_definition, validate_message
 
-UNSET = t.UNSET
 ICON = t.Icon(src="https://example.com/i.png", mime_type="image/png", sizes=["48x48"])
 DATED = t.Annotations(audience=["user"], priority=0.5, last_modified="2025-01-12T15:00:58Z")
 META = {"com.example/k": 1}
@@ -232,7 +231,7 @@ def lacking(value: Any, revision: Revision) -> list[str]:
         for name in value.__struct_fields__:
             member = getattr(value, name)
             feature = members_of(type(value)).get(name)
-            if member is not UNSET and feature is not None and not getattr(revision, feature):
+            if member is not None and feature is not None and not getattr(revision, feature):
                 found.append(f"{type(value).__name__}.{name}")
             found += lacking(member, revision)
     return found
@@ -371,13 +370,13 @@ def test_a_resource_link_becomes_a_text_block_naming_it() -> None:
 def test_a_tool_title_is_carried_in_its_annotations_in_2025_03_26() -> None:
     revision = revision_of("2025-03-26")
     fitted = fit_outgoing(full_tool(), revision)
-    assert fitted.title is UNSET
+    assert fitted.title is None
     assert fitted.annotations == t.ToolAnnotations(title="Adder", read_only_hint=True)
     bare = t.Tool(name="a", title="A", input_schema={"type": "object"})
     assert fit_outgoing(bare, revision).annotations == t.ToolAnnotations(title="A")
     own = t.Tool(name="a", title="A", input_schema={}, annotations=t.ToolAnnotations(title="Own"))
     assert fit_outgoing(own, revision).annotations == t.ToolAnnotations(title="Own")
-    assert fit_outgoing(bare, revision_of("2024-11-05")).annotations is UNSET
+    assert fit_outgoing(bare, revision_of("2024-11-05")).annotations is None
 
 
 def test_sampling_content_is_one_block_before_sampling_with_tools() -> None:
@@ -409,7 +408,7 @@ def test_what_would_change_the_question_is_refused_not_left_out() -> None:
     with pytest.raises(CapabilityNotNegotiated, match="string arrays are new in 2025-11-25"):
         fit_outgoing(arrays, revision)
     form = t.ElicitRequest.form("Name?", {"type": "object", "properties": {}}, explicit_mode=True)
-    assert fit_outgoing(form, revision).mode is UNSET
+    assert fit_outgoing(form, revision).mode is None
 
 
 def test_elicitation_capabilities_without_modes() -> None:
@@ -418,13 +417,13 @@ def test_elicitation_capabilities_without_modes() -> None:
     url_only = t.ClientCapabilities(elicitation=t.ElicitationCapability(url={}))
     for fit in (fit_outgoing, check_incoming):
         assert fit(both, revision).elicitation == t.ElicitationCapability()
-        assert fit(url_only, revision).elicitation is UNSET
-        assert fit(both, revision_of("2025-03-26")).elicitation is UNSET
+        assert fit(url_only, revision).elicitation is None
+        assert fit(both, revision_of("2025-03-26")).elicitation is None
 
 
 def test_members_received_that_the_revision_lacks_are_ignored() -> None:
     request = MESSAGES[2][1]
-    assert check_incoming(request, revision_of("2024-11-05")).context is UNSET
+    assert check_incoming(request, revision_of("2024-11-05")).context is None
     assert check_incoming(request, revision_of("2025-06-18")) is request
     caps = t.ClientCapabilities(sampling=t.SamplingCapability(tools={}))
     assert check_incoming(caps, revision_of("2025-06-18")).sampling == t.SamplingCapability()

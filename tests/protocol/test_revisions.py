@@ -225,5 +225,5 @@ def test_a_new_row_needs_no_other_change_to_be_fitted() -> None:
     """A revision is a row: one without icons drops them with no code of its own."""
     row = dataclasses.replace(REVISIONS[0], version="2099-01-01", icons=False)
     tool = t.Tool(name="a", input_schema={"type": "object"}, icons=[t.Icon(src="https://x/i")])
-    assert fit_outgoing(tool, row).icons is t.UNSET
+    assert fit_outgoing(tool, row).icons is None
     assert isinstance(row, Revision)

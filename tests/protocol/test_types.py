@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from mcptrio.protocol import types as t
-from mcptrio.protocol.base import UNSET, EmptyResult, Notification, Request, Result
+from mcptrio.protocol.base import EmptyResult, Notification, Request, Result
 from mcptrio.protocol.methods import METHODS, MethodSpec, spec_for
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED, STATELESS_SUPPORTED, SUPPORTED
 
@@ -34,8 +34,8 @@ def at_least(revision: str, minimum: str) -> bool:
 
 
 def since(revision: str, minimum: str, value: Any) -> Any:
-    """``value`` when ``revision`` defines it, else UNSET."""
-    return value if at_least(revision, minimum) else UNSET
+    """``value`` when ``revision`` defines it, else None."""
+    return value if at_least(revision, minimum) else None
 
 
 # --- builders: one representative instance per type, using only what the revision defines ---
@@ -140,7 +140,7 @@ def client_capabilities(rev: str) -> t.ClientCapabilities:
         elicitation=since(
             rev,
             "2025-06-18",
-            t.ElicitationCapability(form={} if new else UNSET, url={} if new else UNSET),
+            t.ElicitationCapability(form={} if new else None, url={} if new else None),
         ),
         tasks=since(
             rev,
@@ -752,8 +752,8 @@ def test_open_capabilities_keep_empty_objects() -> None:
     caps = msgspec.json.decode(
         b'{"logging":{},"tools":{},"experimental":{"x":{}}}', type=t.ServerCapabilities
     )
-    assert caps.logging == {} and caps.completions is UNSET
-    assert caps.tools == t.ToolsCapability() and caps.prompts is UNSET
+    assert caps.logging == {} and caps.completions is None
+    assert caps.tools == t.ToolsCapability() and caps.prompts is None
     assert msgspec.json.encode(caps) == b'{"experimental":{"x":{}},"logging":{},"tools":{}}'
     client = t.ClientCapabilities(
         sampling=t.SamplingCapability(), elicitation=t.ElicitationCapability()
@@ -852,9 +852,11 @@ def test_capability_paths_exist() -> None:
                 info = msgspec.inspect.type_info(node)
                 assert isinstance(info, msgspec.inspect.StructType), (spec.method, part)
                 field = {f.encode_name: f for f in info.fields}[part]
-                # (type_info leaves UNSET out of the field's union)
+                # An optional member is a union with None: follow its struct.
                 ftype = field.type
-                node = ftype.cls if isinstance(ftype, msgspec.inspect.StructType) else None
+                members = ftype.types if isinstance(ftype, msgspec.inspect.UnionType) else (ftype,)
+                structs_of = [m for m in members if isinstance(m, msgspec.inspect.StructType)]
+                node = structs_of[0].cls if structs_of else None
     gates = {
         m: (s.capability, s.gate_owner("client"), s.gate_owner("server"))
         for m, s in METHODS.items()

@@ -101,7 +101,7 @@ def prompt_request(
     return CompleteRequest(
         ref=PromptReference(name=name),
         argument=CompleteArgument(name=argument, value=value),
-        context=msgspec.UNSET if context is None else CompleteContext(arguments=context),
+        context=None if context is None else CompleteContext(arguments=context),
     )
 
 

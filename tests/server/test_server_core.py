@@ -75,9 +75,9 @@ async def test_capabilities_declare_what_is_registered() -> None:
     with trio.fail_after(5):
         async with open_recorded_client(server) as (client, _wire, _session):
             caps = client.server_capabilities
-    assert caps.tools is not msgspec.UNSET and caps.tools.list_changed is True
-    assert caps.resources is msgspec.UNSET
-    assert caps.prompts is msgspec.UNSET
+    assert caps.tools is not None and caps.tools.list_changed is True
+    assert caps.resources is None
+    assert caps.prompts is None
     assert caps.logging == {}
     assert caps.experimental == {"x-demo": {"on": True}}
 
@@ -87,8 +87,8 @@ async def test_declare_announces_features_before_anything_is_registered() -> Non
     with trio.fail_after(5):
         async with open_recorded_client(server) as (client, _wire, _session):
             caps = client.server_capabilities
-    assert caps.tools is not msgspec.UNSET
-    assert caps.prompts is not msgspec.UNSET
+    assert caps.tools is not None
+    assert caps.prompts is not None
 
 
 async def test_server_info_carries_title_description_and_website() -> None:
@@ -120,10 +120,10 @@ async def test_tools_list_pages_follow_opaque_cursors(revision: str) -> None:
             cursor: str | None = None
             pages = 0
             while True:
-                page = await client.request(ListToolsRequest(cursor=cursor or msgspec.UNSET))
+                page = await client.request(ListToolsRequest(cursor=cursor or None))
                 names += [t.name for t in page.tools]
                 pages += 1
-                if page.next_cursor is msgspec.UNSET:
+                if page.next_cursor is None:
                     break
                 cursor = page.next_cursor
             validate(wire, revision)
@@ -150,7 +150,7 @@ async def test_page_size_none_returns_one_page() -> None:
         async with open_recorded_client(server) as (client, _wire, _session):
             page = await client.request(ListToolsRequest())
     assert len(page.tools) == 150
-    assert page.next_cursor is msgspec.UNSET
+    assert page.next_cursor is None
 
 
 # ---------------------------------------------------------------------- run-time changes

@@ -505,7 +505,7 @@ async def test_a_call_answers_in_the_newest_shape_which_the_connection_fits() ->
     tool = make_tool(add)
     old = await tool.call(make_context("2025-03-26"), {"a": 1, "b": 2})
     assert old.structured_content == {"result": 3}
-    assert as_sent(old, "2025-03-26").structured_content is msgspec.UNSET
+    assert as_sent(old, "2025-03-26").structured_content is None
 
 
 async def test_a_generator_tool_returns_its_items_as_a_list() -> None:

@@ -1,8 +1,8 @@
 """Wire types of every MCP revision mcptrio speaks (2024-11-05 to 2026-07-28).
 
 One set of msgspec structs covers all of them: members that only later revisions define
-are optional (``UNSET`` when absent), so a struct decodes any of them and encodes only what the
-caller set. The modules, by concept:
+are optional (``None`` when absent, so that results read as plain Python), so a struct decodes
+any of them and encodes only what the caller set. The modules, by concept:
 
 - :mod:`.common`: ``BaseMetadata``, ``Described``, annotations, icons, pagination bases,
   ``Cursor``.

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias, TypeVar
 
-from ..base import UNSET, Meta, Request, Result, UnsetType, WireStruct, meta_field
+from ..base import Meta, Request, Result, WireStruct, meta_field
 
 __all__ = [
     "Annotations",
@@ -51,9 +51,9 @@ class Annotations(WireStruct, kw_only=True):
     timestamp) since 2025-06-18.
     """
 
-    audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
-    last_modified: str | UnsetType = UNSET
+    audience: list[Role] | None = None
+    priority: float | None = None
+    last_modified: str | None = None
 
 
 class Icon(WireStruct, kw_only=True):
@@ -64,25 +64,25 @@ class Icon(WireStruct, kw_only=True):
     """
 
     src: str
-    mime_type: str | UnsetType = UNSET
-    sizes: list[str] | UnsetType = UNSET
-    theme: Literal["light", "dark"] | UnsetType = UNSET
+    mime_type: str | None = None
+    sizes: list[str] | None = None
+    theme: Literal["light", "dark"] | None = None
 
 
 class BaseMetadata(WireStruct, kw_only=True):
     """``name`` (programmatic identifier) and ``title`` (display name, 2025-06-18+)."""
 
     name: str
-    title: str | UnsetType = UNSET
+    title: str | None = None
 
 
 class Described(BaseMetadata, kw_only=True):
     """A named thing a server offers: a description, icons (2025-11-25+), ``_meta``
     (2025-06-18+)."""
 
-    description: str | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    meta: Meta | UnsetType = meta_field()
+    description: str | None = None
+    icons: list[Icon] | None = None
+    meta: Meta | None = meta_field()
 
 
 #: Who may reuse a cached result (2026-07-28, SEP-2549): anyone, or one authorization context.
@@ -92,7 +92,7 @@ CacheScope: TypeAlias = Literal["public", "private"]
 class PaginatedResult(Result, kw_only=True):
     """Base of list results: ``nextCursor`` is present when there are more pages."""
 
-    next_cursor: Cursor | UnsetType = UNSET
+    next_cursor: Cursor | None = None
 
 
 class CacheablePaginatedResult(PaginatedResult, kw_only=True):
@@ -101,8 +101,8 @@ class CacheablePaginatedResult(PaginatedResult, kw_only=True):
     ``ttlMs`` / ``cacheScope`` (2026-07-28) say how long and for whom the page may be cached.
     """
 
-    ttl_ms: int | UnsetType = UNSET
-    cache_scope: CacheScope | UnsetType = UNSET
+    ttl_ms: int | None = None
+    cache_scope: CacheScope | None = None
 
 
 class PaginatedRequest(Request[_ResultT], kw_only=True):
@@ -111,4 +111,4 @@ class PaginatedRequest(Request[_ResultT], kw_only=True):
     The whole ``params`` object is optional on the wire for these requests.
     """
 
-    cursor: Cursor | UnsetType = UNSET
+    cursor: Cursor | None = None

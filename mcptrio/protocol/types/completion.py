@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from ..base import UNSET, Request, Result, UnsetType, WireStruct
+from ..base import Request, Result, WireStruct
 from .common import BaseMetadata
 
 __all__ = [
@@ -55,15 +55,15 @@ class CompleteArgument(WireStruct, kw_only=True):
 class CompleteContext(WireStruct, kw_only=True):
     """Already-resolved arguments that may inform the completion (2025-06-18+)."""
 
-    arguments: dict[str, str] | UnsetType = UNSET
+    arguments: dict[str, str] | None = None
 
 
 class Completion(WireStruct, kw_only=True):
     """Completion values (at most 100), with optional ``total`` and ``hasMore``."""
 
     values: list[str]
-    total: int | UnsetType = UNSET
-    has_more: bool | UnsetType = UNSET
+    total: int | None = None
+    has_more: bool | None = None
 
 
 class CompleteResult(Result, kw_only=True):
@@ -79,4 +79,4 @@ class CompleteRequest(Request[CompleteResult], kw_only=True):
 
     ref: CompletionReference
     argument: CompleteArgument
-    context: CompleteContext | UnsetType = UNSET
+    context: CompleteContext | None = None

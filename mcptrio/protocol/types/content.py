@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-from ..base import UNSET, HasMeta, UnsetType
+from ..base import HasMeta
 from .common import Annotations
 from .resources import ResourceContents, ResourceLink
 
@@ -51,7 +51,7 @@ class AnnotatedBlock(HasMeta, kw_only=True):
     """What every content block but tool use and tool result carries: ``annotations`` and
     ``_meta``."""
 
-    annotations: Annotations | UnsetType = UNSET
+    annotations: Annotations | None = None
 
 
 class TextContent(AnnotatedBlock, kw_only=True, tag_field="type", tag="text"):
@@ -100,8 +100,8 @@ class ToolResultContent(HasMeta, kw_only=True, tag_field="type", tag="tool_resul
 
     tool_use_id: str
     content: list[ContentBlock]
-    structured_content: dict[str, Any] | UnsetType = UNSET
-    is_error: bool | UnsetType = UNSET
+    structured_content: dict[str, Any] | None = None
+    is_error: bool | None = None
 
 
 #: A content block of a sampling message (``SamplingMessageContentBlock`` in the schema).

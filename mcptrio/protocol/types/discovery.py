@@ -6,7 +6,7 @@ carries the cache hints of SEP-2549 like the list results.
 
 from __future__ import annotations
 
-from ..base import UNSET, Request, Result, UnsetType
+from ..base import Request, Result
 from .common import CacheScope
 from .lifecycle import ServerCapabilities
 
@@ -18,9 +18,9 @@ class DiscoverResult(Result, kw_only=True):
 
     supported_versions: list[str]
     capabilities: ServerCapabilities
-    instructions: str | UnsetType = UNSET
-    ttl_ms: int | UnsetType = UNSET
-    cache_scope: CacheScope | UnsetType = UNSET
+    instructions: str | None = None
+    ttl_ms: int | None = None
+    cache_scope: CacheScope | None = None
 
 
 class DiscoverRequest(Request[DiscoverResult], kw_only=True):

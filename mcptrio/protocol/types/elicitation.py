@@ -36,7 +36,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from ..base import UNSET, Meta, Notification, Request, Result, UnsetType, WireStruct
+from ..base import Meta, Notification, Request, Result, WireStruct
 from .tasks import TaskMetadata
 
 __all__ = [
@@ -72,32 +72,32 @@ __all__ = [
 class _FieldSchema(WireStruct, kw_only=True):
     """What every field of a form may have: a display ``title`` and a ``description``."""
 
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
+    title: str | None = None
+    description: str | None = None
 
 
 class StringSchema(_FieldSchema, kw_only=True, tag_field="type", tag="string"):
     """A free-text field; ``format`` is one of ``email``, ``uri``, ``date``, ``date-time``."""
 
-    min_length: int | UnsetType = UNSET
-    max_length: int | UnsetType = UNSET
-    format: Literal["email", "uri", "date", "date-time"] | UnsetType = UNSET
-    default: str | UnsetType = UNSET
+    min_length: int | None = None
+    max_length: int | None = None
+    format: Literal["email", "uri", "date", "date-time"] | None = None
+    default: str | None = None
 
 
 class NumberSchema(_FieldSchema, kw_only=True):
     """A numeric field, ``type`` ``"number"`` or ``"integer"``."""
 
     type: Literal["number", "integer"]
-    minimum: int | float | UnsetType = UNSET
-    maximum: int | float | UnsetType = UNSET
-    default: int | float | UnsetType = UNSET
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    default: int | float | None = None
 
 
 class BooleanSchema(_FieldSchema, kw_only=True, tag_field="type", tag="boolean"):
     """A yes/no field."""
 
-    default: bool | UnsetType = UNSET
+    default: bool | None = None
 
 
 class EnumOption(WireStruct, kw_only=True):
@@ -111,14 +111,14 @@ class UntitledSingleSelectEnumSchema(_FieldSchema, kw_only=True, tag_field="type
     """Pick one of ``enum`` (2025-11-25)."""
 
     enum: list[str]
-    default: str | UnsetType = UNSET
+    default: str | None = None
 
 
 class TitledSingleSelectEnumSchema(_FieldSchema, kw_only=True, tag_field="type", tag="string"):
     """Pick one of ``oneOf`` (values with display titles) (2025-11-25)."""
 
     one_of: list[EnumOption]
-    default: str | UnsetType = UNSET
+    default: str | None = None
 
 
 class UntitledEnumItems(WireStruct, kw_only=True, tag_field="type", tag="string"):
@@ -136,9 +136,9 @@ class TitledEnumItems(WireStruct, kw_only=True):
 class _MultiSelectSchema(_FieldSchema, kw_only=True):
     """Pick several: how many, and which by default."""
 
-    min_items: int | UnsetType = UNSET
-    max_items: int | UnsetType = UNSET
-    default: list[str] | UnsetType = UNSET
+    min_items: int | None = None
+    max_items: int | None = None
+    default: list[str] | None = None
 
 
 class UntitledMultiSelectEnumSchema(
@@ -160,8 +160,8 @@ class LegacyTitledEnumSchema(_FieldSchema, kw_only=True, tag_field="type", tag="
     deprecated in 2025-11-25)."""
 
     enum: list[str]
-    enum_names: list[str] | UnsetType = UNSET
-    default: str | UnsetType = UNSET
+    enum_names: list[str] | None = None
+    default: str | None = None
 
 
 SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
@@ -244,7 +244,7 @@ class ElicitResult(Result, kw_only=True):
     """
 
     action: ElicitAction
-    content: dict[str, ElicitValue] | UnsetType = UNSET
+    content: dict[str, ElicitValue] | None = None
 
 
 class ElicitRequest(Request[ElicitResult], kw_only=True):
@@ -257,17 +257,17 @@ class ElicitRequest(Request[ElicitResult], kw_only=True):
     METHOD = "elicitation/create"
 
     message: str
-    mode: Literal["form", "url"] | UnsetType = UNSET
-    requested_schema: dict[str, Any] | UnsetType = UNSET
-    elicitation_id: str | UnsetType = UNSET
-    url: str | UnsetType = UNSET
-    task: TaskMetadata | UnsetType = UNSET
+    mode: Literal["form", "url"] | None = None
+    requested_schema: dict[str, Any] | None = None
+    elicitation_id: str | None = None
+    url: str | None = None
+    task: TaskMetadata | None = None
 
     def __post_init__(self) -> None:
         if self.mode == "url":
-            if self.url is UNSET:
+            if self.url is None:
                 raise ValueError("URL-mode elicitation needs a `url`")
-        elif self.requested_schema is UNSET:
+        elif self.requested_schema is None:
             raise ValueError("form-mode elicitation needs `requestedSchema`")
 
     @property
@@ -282,15 +282,15 @@ class ElicitRequest(Request[ElicitResult], kw_only=True):
         requested_schema: Mapping[str, Any],
         *,
         explicit_mode: bool = False,
-        task: TaskMetadata | UnsetType = UNSET,
-        meta: Meta | UnsetType = UNSET,
+        task: TaskMetadata | None = None,
+        meta: Meta | None = None,
     ) -> ElicitRequest:
         """A form-mode request. ``mode`` is written only with ``explicit_mode=True`` (2025-06-18
         peers do not know the member)."""
         return cls(
             message=message,
             requested_schema=dict(requested_schema),
-            mode="form" if explicit_mode else UNSET,
+            mode="form" if explicit_mode else None,
             task=task,
             meta=meta,
         )
@@ -302,8 +302,8 @@ class ElicitRequest(Request[ElicitResult], kw_only=True):
         url: str,
         elicitation_id: str,
         *,
-        task: TaskMetadata | UnsetType = UNSET,
-        meta: Meta | UnsetType = UNSET,
+        task: TaskMetadata | None = None,
+        meta: Meta | None = None,
     ) -> ElicitRequest:
         """A URL-mode request (2025-11-25)."""
         return cls(

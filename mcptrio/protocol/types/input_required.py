@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from ..base import UNSET, Result, UnsetType, WireStruct
+from ..base import Result, WireStruct
 
 __all__ = [
     "INPUT_REQUEST_METHODS",
@@ -37,11 +37,11 @@ class InputRequest(WireStruct, kw_only=True):
     """One embedded request: a method of :data:`INPUT_REQUEST_METHODS` and its params."""
 
     method: Literal["elicitation/create", "sampling/createMessage", "roots/list"]
-    params: dict[str, Any] | UnsetType = UNSET
+    params: dict[str, Any] | None = None
 
 
 class InputRequiredResult(Result, kw_only=True):
     """The request needs input first; at least one of the two members is present."""
 
-    input_requests: dict[str, InputRequest] | UnsetType = UNSET
-    request_state: str | UnsetType = UNSET
+    input_requests: dict[str, InputRequest] | None = None
+    request_state: str | None = None

@@ -25,14 +25,12 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from ..base import (
-    UNSET,
     EmptyResult,
     Notification,
     ProgressToken,
     Request,
     RequestId,
     Result,
-    UnsetType,
     WireStruct,
 )
 from .common import BaseMetadata, Icon
@@ -67,9 +65,9 @@ class Implementation(BaseMetadata, kw_only=True):
     """The name and version of an MCP client or server (``clientInfo`` / ``serverInfo``)."""
 
     version: str
-    description: str | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    website_url: str | UnsetType = UNSET
+    description: str | None = None
+    icons: list[Icon] | None = None
+    website_url: str | None = None
 
 
 # --- shapes both sides' capabilities use ---------------------------------------------------
@@ -78,7 +76,7 @@ class Implementation(BaseMetadata, kw_only=True):
 class _ListChanged(WireStruct, kw_only=True):
     """A capability whose only member is ``listChanged``: the list change is notified."""
 
-    list_changed: bool | UnsetType = UNSET
+    list_changed: bool | None = None
 
 
 _RequestsT = TypeVar("_RequestsT")
@@ -88,9 +86,9 @@ class _TasksCapability(WireStruct, Generic[_RequestsT], kw_only=True):
     """``tasks`` of either side (2025-11-25): ``list``, ``cancel`` and the requests it accepts
     as tasks."""
 
-    cancel: dict[str, Any] | UnsetType = UNSET
-    requests: _RequestsT | UnsetType = UNSET
-    list: dict[str, Any] | UnsetType = UNSET
+    cancel: dict[str, Any] | None = None
+    requests: _RequestsT | None = None
+    list: dict[str, Any] | None = None
 
 
 # --- client capabilities -----------------------------------------------------------------
@@ -103,35 +101,35 @@ class RootsCapability(_ListChanged, kw_only=True):
 class SamplingCapability(WireStruct, kw_only=True):
     """Client ``sampling``: ``{}`` before 2025-11-25; then optional ``context`` and ``tools``."""
 
-    context: dict[str, Any] | UnsetType = UNSET
-    tools: dict[str, Any] | UnsetType = UNSET
+    context: dict[str, Any] | None = None
+    tools: dict[str, Any] | None = None
 
 
 class ElicitationCapability(WireStruct, kw_only=True):
     """Client ``elicitation`` (2025-06-18+): ``{}`` means form mode only; ``form`` / ``url``
     (2025-11-25) name the supported modes."""
 
-    form: dict[str, Any] | UnsetType = UNSET
-    url: dict[str, Any] | UnsetType = UNSET
+    form: dict[str, Any] | None = None
+    url: dict[str, Any] | None = None
 
 
 class TaskSamplingCapability(WireStruct, kw_only=True):
     """``tasks.requests.sampling`` of a client: ``createMessage`` may be task-augmented."""
 
-    create_message: dict[str, Any] | UnsetType = UNSET
+    create_message: dict[str, Any] | None = None
 
 
 class TaskElicitationCapability(WireStruct, kw_only=True):
     """``tasks.requests.elicitation`` of a client: ``create`` may be task-augmented."""
 
-    create: dict[str, Any] | UnsetType = UNSET
+    create: dict[str, Any] | None = None
 
 
 class ClientTaskRequestsCapability(WireStruct, kw_only=True):
     """``tasks.requests`` of a client: which server requests it accepts as tasks."""
 
-    sampling: TaskSamplingCapability | UnsetType = UNSET
-    elicitation: TaskElicitationCapability | UnsetType = UNSET
+    sampling: TaskSamplingCapability | None = None
+    elicitation: TaskElicitationCapability | None = None
 
 
 class ClientTasksCapability(_TasksCapability[ClientTaskRequestsCapability], kw_only=True):
@@ -141,13 +139,13 @@ class ClientTasksCapability(_TasksCapability[ClientTaskRequestsCapability], kw_o
 class ClientCapabilities(WireStruct, kw_only=True):
     """What a client supports, sent in ``initialize``."""
 
-    experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
-    roots: RootsCapability | UnsetType = UNSET
-    sampling: SamplingCapability | UnsetType = UNSET
-    elicitation: ElicitationCapability | UnsetType = UNSET
-    tasks: ClientTasksCapability | UnsetType = UNSET
+    experimental: dict[str, dict[str, Any]] | None = None
+    roots: RootsCapability | None = None
+    sampling: SamplingCapability | None = None
+    elicitation: ElicitationCapability | None = None
+    tasks: ClientTasksCapability | None = None
     #: Extensions by identifier, with their settings (2026-07-28, SEP-2133).
-    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
+    extensions: dict[str, dict[str, Any]] | None = None
 
 
 # --- server capabilities -----------------------------------------------------------------
@@ -160,8 +158,8 @@ class PromptsCapability(_ListChanged, kw_only=True):
 class ResourcesCapability(WireStruct, kw_only=True):
     """Server ``resources``; ``subscribe`` for subscriptions, ``listChanged`` for list changes."""
 
-    subscribe: bool | UnsetType = UNSET
-    list_changed: bool | UnsetType = UNSET
+    subscribe: bool | None = None
+    list_changed: bool | None = None
 
 
 class ToolsCapability(_ListChanged, kw_only=True):
@@ -171,13 +169,13 @@ class ToolsCapability(_ListChanged, kw_only=True):
 class TaskToolsCapability(WireStruct, kw_only=True):
     """``tasks.requests.tools`` of a server: ``call`` may be task-augmented."""
 
-    call: dict[str, Any] | UnsetType = UNSET
+    call: dict[str, Any] | None = None
 
 
 class ServerTaskRequestsCapability(WireStruct, kw_only=True):
     """``tasks.requests`` of a server: which client requests it accepts as tasks."""
 
-    tools: TaskToolsCapability | UnsetType = UNSET
+    tools: TaskToolsCapability | None = None
 
 
 class ServerTasksCapability(_TasksCapability[ServerTaskRequestsCapability], kw_only=True):
@@ -187,15 +185,15 @@ class ServerTasksCapability(_TasksCapability[ServerTaskRequestsCapability], kw_o
 class ServerCapabilities(WireStruct, kw_only=True):
     """What a server supports, returned from ``initialize``."""
 
-    experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
-    logging: dict[str, Any] | UnsetType = UNSET
-    completions: dict[str, Any] | UnsetType = UNSET
-    prompts: PromptsCapability | UnsetType = UNSET
-    resources: ResourcesCapability | UnsetType = UNSET
-    tools: ToolsCapability | UnsetType = UNSET
-    tasks: ServerTasksCapability | UnsetType = UNSET
+    experimental: dict[str, dict[str, Any]] | None = None
+    logging: dict[str, Any] | None = None
+    completions: dict[str, Any] | None = None
+    prompts: PromptsCapability | None = None
+    resources: ResourcesCapability | None = None
+    tools: ToolsCapability | None = None
+    tasks: ServerTasksCapability | None = None
     #: Extensions by identifier, with their settings (2026-07-28, SEP-2133).
-    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
+    extensions: dict[str, dict[str, Any]] | None = None
 
 
 # --- initialize, ping, cancel, progress -----------------------------------------------------
@@ -207,7 +205,7 @@ class InitializeResult(Result, kw_only=True):
     protocol_version: str
     capabilities: ServerCapabilities
     server_info: Implementation
-    instructions: str | UnsetType = UNSET
+    instructions: str | None = None
 
 
 class InitializeRequest(Request[InitializeResult], kw_only=True):
@@ -241,8 +239,8 @@ class CancelledNotification(Notification, kw_only=True):
 
     METHOD = "notifications/cancelled"
 
-    request_id: RequestId | UnsetType = UNSET
-    reason: str | UnsetType = UNSET
+    request_id: RequestId | None = None
+    reason: str | None = None
 
 
 class ProgressNotification(Notification, kw_only=True):
@@ -255,5 +253,5 @@ class ProgressNotification(Notification, kw_only=True):
 
     progress_token: ProgressToken
     progress: float
-    total: float | UnsetType = UNSET
-    message: str | UnsetType = UNSET
+    total: float | None = None
+    message: str | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from ..base import UNSET, EmptyResult, Notification, Request, UnsetType
+from ..base import EmptyResult, Notification, Request
 
 __all__ = ["LOGGING_LEVELS", "LoggingLevel", "LoggingMessageNotification", "SetLevelRequest"]
 
@@ -45,4 +45,4 @@ class LoggingMessageNotification(Notification, kw_only=True):
 
     level: LoggingLevel
     data: Any
-    logger: str | UnsetType = UNSET
+    logger: str | None = None

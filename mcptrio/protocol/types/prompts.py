@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
+from ..base import Notification, Request, Result, WireStruct
 from .common import (
     BaseMetadata,
     CacheablePaginatedResult,
@@ -36,14 +36,14 @@ __all__ = [
 class PromptArgument(BaseMetadata, kw_only=True):
     """An argument a prompt template accepts."""
 
-    description: str | UnsetType = UNSET
-    required: bool | UnsetType = UNSET
+    description: str | None = None
+    required: bool | None = None
 
 
 class Prompt(Described, kw_only=True):
     """A prompt or prompt template the server offers."""
 
-    arguments: list[PromptArgument] | UnsetType = UNSET
+    arguments: list[PromptArgument] | None = None
 
 
 class PromptMessage(WireStruct, kw_only=True):
@@ -69,7 +69,7 @@ class GetPromptResult(Result, kw_only=True):
     """The result of ``prompts/get``."""
 
     messages: list[PromptMessage]
-    description: str | UnsetType = UNSET
+    description: str | None = None
 
 
 class GetPromptRequest(Request[GetPromptResult], kw_only=True):
@@ -78,10 +78,10 @@ class GetPromptRequest(Request[GetPromptResult], kw_only=True):
     METHOD = "prompts/get"
 
     name: str
-    arguments: dict[str, str] | UnsetType = UNSET
+    arguments: dict[str, str] | None = None
     #: Answers to an input-required result, and its state echoed (2026-07-28).
-    input_responses: dict[str, Any] | UnsetType = UNSET
-    request_state: str | UnsetType = UNSET
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
 
 
 class PromptListChangedNotification(Notification, kw_only=True):

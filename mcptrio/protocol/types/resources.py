@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-from ..base import UNSET, EmptyResult, HasMeta, Notification, Request, Result, UnsetType
+from ..base import EmptyResult, HasMeta, Notification, Request, Result
 from .common import (
     Annotations,
     CacheablePaginatedResult,
@@ -59,23 +59,23 @@ class ResourceContents(HasMeta, kw_only=True):
     """
 
     uri: str
-    mime_type: str | UnsetType = UNSET
-    text: str | UnsetType = UNSET
-    blob: str | UnsetType = UNSET
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
 
     def __post_init__(self) -> None:
-        if self.text is UNSET and self.blob is UNSET:
+        if self.text is None and self.blob is None:
             raise ValueError("resource contents need `text` or `blob`")
 
     @property
     def is_text(self) -> bool:
         """Whether these are text contents (``TextResourceContents``)."""
-        return self.text is not UNSET
+        return self.text is not None
 
     @property
     def is_blob(self) -> bool:
         """Whether these are binary contents (``BlobResourceContents``)."""
-        return self.text is UNSET and self.blob is not UNSET
+        return self.text is None and self.blob is not None
 
 
 #: Text contents of a resource: build with ``uri`` and ``text``.
@@ -88,9 +88,9 @@ class Resource(Described, kw_only=True):
     """A resource the server can read. ``size`` is the raw size in bytes, if known."""
 
     uri: str
-    mime_type: str | UnsetType = UNSET
-    size: int | UnsetType = UNSET
-    annotations: Annotations | UnsetType = UNSET
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: Annotations | None = None
 
 
 class ResourceLink(Resource, kw_only=True, tag_field="type", tag="resource_link"):
@@ -101,8 +101,8 @@ class ResourceTemplate(Described, kw_only=True):
     """A family of resources described by an RFC 6570 URI template."""
 
     uri_template: str
-    mime_type: str | UnsetType = UNSET
-    annotations: Annotations | UnsetType = UNSET
+    mime_type: str | None = None
+    annotations: Annotations | None = None
 
 
 class ListResourcesResult(CacheablePaginatedResult, kw_only=True):
@@ -133,8 +133,8 @@ class ReadResourceResult(Result, kw_only=True):
     """The result of ``resources/read``."""
 
     contents: list[ResourceContents]
-    ttl_ms: int | UnsetType = UNSET
-    cache_scope: CacheScope | UnsetType = UNSET
+    ttl_ms: int | None = None
+    cache_scope: CacheScope | None = None
 
 
 class ReadResourceRequest(Request[ReadResourceResult], kw_only=True):
@@ -144,8 +144,8 @@ class ReadResourceRequest(Request[ReadResourceResult], kw_only=True):
 
     uri: str
     #: Answers to an input-required result, and its state echoed (2026-07-28).
-    input_responses: dict[str, Any] | UnsetType = UNSET
-    request_state: str | UnsetType = UNSET
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
 
 
 class SubscribeRequest(Request[EmptyResult], kw_only=True):

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ..base import UNSET, HasMeta, Notification, Request, Result, UnsetType
+from ..base import HasMeta, Notification, Request, Result
 
 __all__ = ["ListRootsRequest", "ListRootsResult", "Root", "RootsListChangedNotification"]
 
@@ -15,7 +15,7 @@ class Root(HasMeta, kw_only=True):
     """A directory or file the server may operate on."""
 
     uri: str
-    name: str | UnsetType = UNSET
+    name: str | None = None
 
 
 class ListRootsResult(Result, kw_only=True):

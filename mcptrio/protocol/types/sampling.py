@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from ..base import UNSET, HasMeta, Request, Result, UnsetType, WireStruct
+from ..base import HasMeta, Request, Result, WireStruct
 from .common import Role
 from .content import SamplingContent
 from .tasks import TaskMetadata
@@ -47,16 +47,16 @@ SamplingMessageContent: TypeAlias = SamplingContent | list[SamplingContent]
 class ModelHint(WireStruct, kw_only=True):
     """A hint for model selection: ``name`` is a (sub)string of a model name."""
 
-    name: str | UnsetType = UNSET
+    name: str | None = None
 
 
 class ModelPreferences(WireStruct, kw_only=True):
     """The server's model preferences; priorities are in 0..1."""
 
-    hints: list[ModelHint] | UnsetType = UNSET
-    cost_priority: float | UnsetType = UNSET
-    speed_priority: float | UnsetType = UNSET
-    intelligence_priority: float | UnsetType = UNSET
+    hints: list[ModelHint] | None = None
+    cost_priority: float | None = None
+    speed_priority: float | None = None
+    intelligence_priority: float | None = None
 
 
 class SamplingMessage(HasMeta, kw_only=True):
@@ -69,7 +69,7 @@ class SamplingMessage(HasMeta, kw_only=True):
 class ToolChoice(WireStruct, kw_only=True):
     """How the model should use the offered tools (2025-11-25); ``mode`` defaults to ``auto``."""
 
-    mode: Literal["auto", "required", "none"] | UnsetType = UNSET
+    mode: Literal["auto", "required", "none"] | None = None
 
 
 class CreateMessageResult(Result, kw_only=True):
@@ -78,7 +78,7 @@ class CreateMessageResult(Result, kw_only=True):
     role: Role
     content: SamplingMessageContent
     model: str
-    stop_reason: StopReason | UnsetType = UNSET
+    stop_reason: StopReason | None = None
 
 
 class CreateMessageRequest(Request[CreateMessageResult], kw_only=True):
@@ -88,12 +88,12 @@ class CreateMessageRequest(Request[CreateMessageResult], kw_only=True):
 
     messages: list[SamplingMessage]
     max_tokens: int
-    model_preferences: ModelPreferences | UnsetType = UNSET
-    system_prompt: str | UnsetType = UNSET
-    include_context: IncludeContext | UnsetType = UNSET
-    temperature: float | UnsetType = UNSET
-    stop_sequences: list[str] | UnsetType = UNSET
-    metadata: dict[str, Any] | UnsetType = UNSET
-    tools: list[Tool] | UnsetType = UNSET
-    tool_choice: ToolChoice | UnsetType = UNSET
-    task: TaskMetadata | UnsetType = UNSET
+    model_preferences: ModelPreferences | None = None
+    system_prompt: str | None = None
+    include_context: IncludeContext | None = None
+    temperature: float | None = None
+    stop_sequences: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    tools: list[Tool] | None = None
+    tool_choice: ToolChoice | None = None
+    task: TaskMetadata | None = None

@@ -9,7 +9,7 @@ server ends it with a :class:`SubscriptionsListenResult`.
 
 from __future__ import annotations
 
-from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
+from ..base import Notification, Request, Result, WireStruct
 
 __all__ = [
     "SubscriptionFilter",
@@ -22,10 +22,10 @@ __all__ = [
 class SubscriptionFilter(WireStruct, kw_only=True):
     """The notification kinds a listen stream opts in to (each is opt-in)."""
 
-    tools_list_changed: bool | UnsetType = UNSET
-    prompts_list_changed: bool | UnsetType = UNSET
-    resources_list_changed: bool | UnsetType = UNSET
-    resource_subscriptions: list[str] | UnsetType = UNSET
+    tools_list_changed: bool | None = None
+    prompts_list_changed: bool | None = None
+    resources_list_changed: bool | None = None
+    resource_subscriptions: list[str] | None = None
 
 
 class SubscriptionsListenResult(Result, kw_only=True):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
+from ..base import Notification, Request, Result, WireStruct
 from .common import PaginatedRequest, PaginatedResult
 
 __all__ = [
@@ -63,7 +63,7 @@ _N = TypeVar("_N", bound="TaskStatusNotification")
 class TaskMetadata(WireStruct, kw_only=True):
     """``params.task`` of a task-augmented request: the requested ``ttl`` in milliseconds."""
 
-    ttl: int | UnsetType = UNSET
+    ttl: int | None = None
 
 
 class RelatedTaskMetadata(WireStruct, kw_only=True):
@@ -84,8 +84,8 @@ class Task(WireStruct, kw_only=True):
     created_at: str
     last_updated_at: str
     ttl: int | None
-    status_message: str | UnsetType = UNSET
-    poll_interval: int | UnsetType = UNSET
+    status_message: str | None = None
+    poll_interval: int | None = None
 
 
 _TASK_FIELDS = Task.__struct_fields__
@@ -109,8 +109,8 @@ class _TaskState(Result, kw_only=True):
     created_at: str
     last_updated_at: str
     ttl: int | None
-    status_message: str | UnsetType = UNSET
-    poll_interval: int | UnsetType = UNSET
+    status_message: str | None = None
+    poll_interval: int | None = None
 
     @classmethod
     def from_task(cls: type[_T], task: Task, **extra: Any) -> _T:
@@ -187,8 +187,8 @@ class TaskStatusNotification(Notification, kw_only=True):
     created_at: str
     last_updated_at: str
     ttl: int | None
-    status_message: str | UnsetType = UNSET
-    poll_interval: int | UnsetType = UNSET
+    status_message: str | None = None
+    poll_interval: int | None = None
 
     @classmethod
     def from_task(cls: type[_N], task: Task, **extra: Any) -> _N:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..base import UNSET, Notification, Request, Result, UnsetType, WireStruct
+from ..base import Notification, Request, Result, WireStruct
 from .common import CacheablePaginatedResult, Described, PaginatedRequest
 from .content import ContentBlock
 from .tasks import TaskMetadata
@@ -43,26 +43,26 @@ class ToolAnnotations(WireStruct, kw_only=True):
     false, ``openWorldHint`` true.
     """
 
-    title: str | UnsetType = UNSET
-    read_only_hint: bool | UnsetType = UNSET
-    destructive_hint: bool | UnsetType = UNSET
-    idempotent_hint: bool | UnsetType = UNSET
-    open_world_hint: bool | UnsetType = UNSET
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
 
 
 class ToolExecution(WireStruct, kw_only=True):
     """How a tool may be run (2025-11-25): ``taskSupport`` defaults to ``"forbidden"``."""
 
-    task_support: Literal["forbidden", "optional", "required"] | UnsetType = UNSET
+    task_support: Literal["forbidden", "optional", "required"] | None = None
 
 
 class Tool(Described, kw_only=True):
     """A tool the client can call."""
 
     input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | UnsetType = UNSET
-    annotations: ToolAnnotations | UnsetType = UNSET
-    execution: ToolExecution | UnsetType = UNSET
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations | None = None
+    execution: ToolExecution | None = None
 
 
 class ListToolsResult(CacheablePaginatedResult, kw_only=True):
@@ -81,8 +81,8 @@ class CallToolResult(Result, kw_only=True):
     """The result of ``tools/call``. Tool errors are reported with ``isError: true``."""
 
     content: list[ContentBlock]
-    structured_content: dict[str, Any] | UnsetType = UNSET
-    is_error: bool | UnsetType = UNSET
+    structured_content: dict[str, Any] | None = None
+    is_error: bool | None = None
 
 
 class CallToolRequest(Request[CallToolResult], kw_only=True):
@@ -91,11 +91,11 @@ class CallToolRequest(Request[CallToolResult], kw_only=True):
     METHOD = "tools/call"
 
     name: str
-    arguments: dict[str, Any] | UnsetType = UNSET
-    task: TaskMetadata | UnsetType = UNSET
+    arguments: dict[str, Any] | None = None
+    task: TaskMetadata | None = None
     #: Answers to an input-required result, and its state echoed (2026-07-28).
-    input_responses: dict[str, Any] | UnsetType = UNSET
-    request_state: str | UnsetType = UNSET
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
 
 
 class ToolListChangedNotification(Notification, kw_only=True):

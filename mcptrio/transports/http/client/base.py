@@ -22,6 +22,7 @@ from ....protocol.errors import INTERNAL_ERROR
 from ....protocol.sse import SseEvent
 from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool
+from .auth_hook import AuthorizedRequests, HttpAuth, Requests
 from .messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
 from .posts import PostFrame, PostScheduler
 
@@ -44,6 +45,8 @@ class HttpClientOptions:
     max_concurrent_posts: int = 32
     #: Frames from the server that wait for the session to take them.
     incoming_buffer: int = 64
+    #: Authorizes every request (an OAuth client, say); ``None``: requests go as they are.
+    auth: HttpAuth | None = None
 
     @classmethod
     def of(cls, settings: HttpClientSettings) -> HttpClientOptions:
@@ -60,7 +63,8 @@ class HttpClientSettings(TypedDict, total=False):
     connecting and every read of a JSON response (and the DELETE on close), 30 s by default;
     ``sse_read_timeout`` is how long an SSE stream may stay silent before it is taken as broken
     (300 s); ``max_frame_size`` bounds one frame from the server; ``max_concurrent_posts``
-    bounds the POSTs in flight (32).
+    bounds the POSTs in flight (32). ``auth`` authorizes every request and answers the
+    server's ``401``/``403`` challenges (:class:`mcptrio.auth.client.OAuthClient`, say).
     """
 
     headers: Mapping[str, str] | None
@@ -68,6 +72,7 @@ class HttpClientSettings(TypedDict, total=False):
     sse_read_timeout: float
     max_frame_size: int
     max_concurrent_posts: int
+    auth: HttpAuth | None
 
 
 class HttpClientTransportBase:
@@ -85,7 +90,10 @@ class HttpClientTransportBase:
     ) -> None:
         self.url = url
         self.options = options
-        self._pool = pool
+        #: Every request goes through this: the pool, authorized when ``options.auth`` is set.
+        self._pool: Requests = (
+            pool if options.auth is None else AuthorizedRequests(pool, options.auth)
+        )
         self._nursery = nursery
         self._posts = PostScheduler(
             nursery, self._post_frame, max_concurrent_posts=options.max_concurrent_posts

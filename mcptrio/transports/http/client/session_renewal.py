@@ -30,7 +30,8 @@ import trio
 
 from ....protocol.base import RequestId
 from ....protocol.sse import SseParser
-from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
+from ..engine.client_pool import HttpError, HttpResponse
+from .auth_hook import Requests
 from .base import HttpClientOptions
 from .messages import OutgoingInfo, initialize_revision, response_ids
 
@@ -69,9 +70,7 @@ class SessionRenewal:
     ``receive`` then raises ``trio.EndOfChannel``).
     """
 
-    def __init__(
-        self, host: RenewalHost, pool: HttpClientPool, *, on_end: Callable[[], None]
-    ) -> None:
+    def __init__(self, host: RenewalHost, pool: Requests, *, on_end: Callable[[], None]) -> None:
         self._host = host
         self._pool = pool
         self._on_end = on_end

@@ -135,7 +135,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         self.session_id: str | None = None
         #: The revision the server answered ``initialize`` with.
         self.protocol_version: str | None = None
-        self._renewal = SessionRenewal(self, pool, on_end=self._incoming_send.close)
+        self._renewal = SessionRenewal(self, self._pool, on_end=self._incoming_send.close)
         self._get_started = False
         self._streams: dict[RequestId, FollowedStream] = {}
 

@@ -6,7 +6,9 @@ For an app with the default paths, mounted at prefix ``P``:
 - ``P/sse`` and ``P/messages``: the legacy HTTP+SSE transport of 2024-11-05.
 
 Every request, on every path, first passes the :class:`~.security.HttpSecurity` checks: a bad
-``Host`` or ``Origin`` gets 403, missing credentials (when an authenticator is set) 401.
+``Host`` or ``Origin`` gets 403, missing credentials (when an authenticator is set) 401. The
+one exception is the authenticator's metadata document (``/.well-known/oauth-protected-resource``
+for :class:`mcptrio.auth.server.BearerAuth`), which a client reads before it has credentials.
 
 Lifetime
 --------
@@ -37,11 +39,11 @@ import trio
 
 from ....runtime.transport import SessionFactory
 from ....stores.event_store import EventStore, InMemoryEventStore
-from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer
+from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer, header
 from .http_session import HttpSession
 from .legacy_sse import LegacySseEndpoint
 from .responses import send_error
-from .security import HttpSecurity, Principal, Refusal
+from .security import HttpSecurity, Principal, Refusal, current_principal
 from .session_registry import SessionRegistry
 from .sse_stream import KEEP_ALIVE_INTERVAL
 from .streamable import StreamableHttpEndpoint
@@ -50,6 +52,7 @@ __all__ = ["McpHttpApp"]
 
 log = logging.getLogger("mcptrio.http")
 
+_WELL_KNOWN = "/.well-known/"
 _DEFAULT_STORE: EventStore = InMemoryEventStore.__new__(InMemoryEventStore)  # sentinel only
 
 
@@ -141,6 +144,8 @@ class McpHttpApp:
 
     async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
         path = request.path
+        if path.startswith(_WELL_KNOWN) and await self._serve_metadata(request, responder):
+            return
         if path == self.path:
             endpoint = self.streamable.handle
         elif self.legacy_sse and path in (self.sse_path, self.messages_path):
@@ -152,7 +157,35 @@ class McpHttpApp:
         if isinstance(admitted, Refusal):
             await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)
             return
-        await endpoint(request, responder, admitted)
+        if admitted is None:
+            await endpoint(request, responder, admitted)
+            return
+        # Reset after: a keep-alive connection serves other principals' requests in this task.
+        token = current_principal.set(admitted)
+        try:
+            await endpoint(request, responder, admitted)
+        finally:
+            current_principal.reset(token)
+
+    async def _serve_metadata(self, request: HttpRequest, responder: HttpResponder) -> bool:
+        """Answer a request for the authenticator's metadata document (OAuth Protected Resource
+        Metadata); ``False`` when there is no such document at this path."""
+        metadata_response = getattr(self.security.authenticator, "metadata_response", None)
+        if metadata_response is None:
+            return False
+        answer = metadata_response(request)
+        if answer is None:
+            return False
+        # Host is checked (the document may name this server after it); Origin is not: the
+        # document is public, and browser-based clients read it cross-origin.
+        if not self.security.origin_host.host_allowed(header(request.headers, b"host")):
+            await send_error(responder, 403, "Host not allowed")
+            return True
+        status, headers, body = answer
+        if request.method == "HEAD":
+            body = b""
+        await responder.send_response(status, headers, body)
+        return True
 
     async def _serve_legacy(
         self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
@@ -184,6 +217,11 @@ class McpHttpApp:
             return
         from ...websocket import serve_websocket_session
 
-        await serve_websocket_session(
-            self.server, request, peer, max_frame_size=security.max_body_size
-        )
+        # The session's actors start in this task's context, so they see the principal.
+        token = current_principal.set(admitted)
+        try:
+            await serve_websocket_session(
+                self.server, request, peer, max_frame_size=security.max_body_size
+            )
+        finally:
+            current_principal.reset(token)

@@ -30,6 +30,7 @@ from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import peek
 from .request_checks import accepts, read_json_body
 from .responses import SSE_HEADERS, send_error
+from .scope_check import scope_refusal
 from .security import HttpSecurity, Principal, may_use
 from .session_registry import new_session_id
 from .sse_stream import sse_event
@@ -183,13 +184,22 @@ class LegacySseEndpoint:
         if body is None:
             return
         try:
-            peek(body)
+            routing = peek(body)
         except ParseError as exc:
             await send_error(responder, 400, exc.message, code=PARSE_ERROR)
             return
         except InvalidRequest:
             # JSON that is not a message: the session answers it on the stream (-32600).
             pass
+        else:
+            refusal = scope_refusal(
+                self.security, self.factory, request, principal, routing.message
+            )
+            if refusal is not None:
+                await send_error(
+                    responder, refusal.status, refusal.message, headers=refusal.headers
+                )
+                return
         if not await transport.deliver(body):
             await send_error(responder, 404, "Session not found")
             return

@@ -25,13 +25,21 @@ alone allows everything (turning the check off). Matching ignores case and a tra
 an origin. A value that is not an origin (``null``, or one with a path, user information or a
 port past 65535), or not a ``host[:port]``, matches no entry but ``"*"``.
 
-An :class:`Authenticator`, when configured, is asked about every request; no principal means 401
-with its ``WWW-Authenticate`` challenge. Sessions are bound to the principal that created them.
+An :class:`Authenticator`, when configured, is asked about every request (after the Origin and
+Host check): no principal means 401 with its ``WWW-Authenticate`` challenge, and it may refuse a
+request itself (401 for a bad token, 403 for missing scopes, 503). Sessions are bound to the
+principal that created them: another principal's request naming the session gets 404, as an
+unknown id does. The principal of the request being answered is :data:`current_principal` (a
+handler reads it as ``ctx.principal``). :class:`mcptrio.auth.server.BearerAuth` is the OAuth
+authenticator; an authenticator that also has ``metadata_response(request)`` and
+``scope_refusal(request, principal, scopes)`` (as it does) serves its metadata document and
+refuses calls of tools, prompts and resources that need scopes the principal lacks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -46,6 +54,7 @@ __all__ = [
     "OriginHostCheck",
     "Principal",
     "Refusal",
+    "current_principal",
     "may_use",
 ]
 
@@ -67,11 +76,20 @@ class Principal(Protocol):
         ...
 
 
+#: The principal of the request being answered (``None``: no authenticator, or none yet). Set
+#: by the HTTP endpoints around each request they hand to a session; a handler's
+#: ``ctx.principal`` reads it.
+current_principal: ContextVar[Principal | None] = ContextVar(
+    "mcptrio_current_principal", default=None
+)
+
+
 class Authenticator(Protocol):
     """Checks the credentials of HTTP requests (e.g. an OAuth bearer token)."""
 
-    async def authenticate(self, request: HttpRequest) -> Principal | None:
-        """The principal behind ``request``, or ``None`` when it has no valid credentials."""
+    async def authenticate(self, request: HttpRequest) -> Principal | Refusal | None:
+        """The principal behind ``request``; ``None`` when it has no credentials (answered 401
+        with :meth:`challenge`), or a :class:`Refusal` to answer it with."""
         ...
 
     def challenge(self, request: HttpRequest) -> bytes:
@@ -244,7 +262,7 @@ class HttpSecurity:
         without an authenticator).
 
         Every endpoint checks in this order: Host and Origin (403), then credentials (401 with
-        the authenticator's challenge).
+        the authenticator's challenge, or the authenticator's own refusal).
         """
         refusal = self.origin_host.refusal(request.headers)
         if refusal is not None:
@@ -253,7 +271,20 @@ class HttpSecurity:
         if authenticator is None:
             return None
         principal = await authenticator.authenticate(request)
+        if isinstance(principal, Refusal):
+            return principal
         if principal is None:
             challenge = (b"www-authenticate", authenticator.challenge(request))
             return Refusal(401, "Unauthorized", (challenge,))
         return principal
+
+    def scope_refusal(
+        self, request: HttpRequest, principal: Principal | None, scopes: frozenset[str]
+    ) -> Refusal | None:
+        """The refusal (403 ``insufficient_scope``) for ``principal`` calling something that
+        needs ``scopes``, or ``None`` when it may (or there is no authenticator to ask)."""
+        check = getattr(self.authenticator, "scope_refusal", None)
+        if not scopes or check is None:
+            return None
+        refusal: Refusal | None = check(request, principal, scopes)
+        return refusal

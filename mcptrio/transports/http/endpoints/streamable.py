@@ -77,6 +77,7 @@ from .responses import (
     send_error,
     with_session_id,
 )
+from .scope_check import scope_refusal
 from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import (
@@ -185,6 +186,12 @@ class StreamableHttpEndpoint:
             return
         except InvalidRequest as exc:
             await send_error(responder, 400, exc.message)
+            return
+        refusal = scope_refusal(
+            self.security, self.registry.factory, request, principal, routing.message
+        )
+        if refusal is not None:
+            await send_error(responder, refusal.status, refusal.message, headers=refusal.headers)
             return
         session_id = header(headers, b"mcp-session-id")
         # A server of the handshake era only answers such a POST as it always did. A

@@ -1,0 +1,191 @@
+"""The development authorization server's ``/authorize``: the code grant's first leg, with PKCE.
+
+The request is checked in the order RFC 6749 section 4.1.2.1 asks: until the client and its
+redirect URI are known to match, an error is shown as a page (never redirected, so the endpoint
+is no open redirector); after that, errors go back to the client's redirect URI with ``error``,
+``state`` and ``iss``. PKCE is required, with ``S256`` only (OAuth 2.1). The scopes asked for
+must be among the server's (default: the client's registered ``scope``, else every scope the
+server has but ``offline_access``); ``resource`` (RFC 8707) must be an absolute URI and
+becomes the token's audience.
+
+Approval: with ``auto_approve`` the user is ``login_hint`` or the server's ``default_subject``
+at once (a consent page that always agrees, for tests); otherwise a login form is shown, and
+its POST back here approves once the name and password match one of ``users``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import html
+import time
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from ...transports.http.engine.exchange import HttpRequest, HttpResponder
+from .answers import FormError, query_params, read_form, redirect, send_html
+from .clients import OAuthProblem
+from .state import CodeGrant
+
+if TYPE_CHECKING:
+    from .server import DevAuthorizationServer
+
+__all__ = ["handle"]
+
+_CARRIED = (
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+    "resource",
+)
+
+
+async def _error_page(responder: HttpResponder, status: int, message: str) -> None:
+    page = (
+        "<!doctype html><title>Authorization error</title><h1>Authorization error</h1>"
+        f"<p>{html.escape(message)}</p>"
+    )
+    await send_html(responder, status, page)
+
+
+async def handle(
+    server: DevAuthorizationServer, request: HttpRequest, responder: HttpResponder
+) -> None:
+    """Answer a GET (the client's redirect) or a POST (the login form) at ``/authorize``."""
+    try:
+        params = query_params(request) if request.method == "GET" else await read_form(request)
+    except FormError as exc:
+        await _error_page(responder, 400, str(exc))
+        return
+    client_id = params.get("client_id", "")
+    if not client_id:
+        await _error_page(responder, 400, "client_id is missing")
+        return
+    try:
+        client = await server.clients.find(client_id)
+    except OAuthProblem as exc:
+        await _error_page(responder, 400, f"{exc.error}: {exc.description}")
+        return
+    redirect_uri = params.get("redirect_uri")
+    if redirect_uri is None and len(client.redirect_uris) == 1:
+        redirect_uri = client.redirect_uris[0]
+    if redirect_uri is None or redirect_uri not in client.redirect_uris:
+        await _error_page(
+            responder, 400, "redirect_uri is missing or not registered for this client"
+        )
+        return
+    answer = {"iss": server.issuer}
+    if "state" in params:
+        answer["state"] = params["state"]
+    try:
+        grant = _check(server, params, client.scope, client_id, redirect_uri)
+        if grant is None:
+            return await _login_form(server, responder, params)
+        subject = _approve(server, params, request.method)
+        if subject is None:
+            return await _login_form(server, responder, params, failed=True)
+    except OAuthProblem as exc:
+        # The client and its redirect URI are known to match: errors go back there.
+        await redirect(
+            responder,
+            redirect_uri,
+            {"error": exc.error, "error_description": exc.description, **answer},
+        )
+        return
+    code = server.memory.new_code(
+        CodeGrant(
+            client_id=client_id,
+            redirect_uri=redirect_uri,
+            code_challenge=grant.code_challenge,
+            subject=subject,
+            scopes=grant.scopes,
+            resource=grant.resource,
+            expires_at=time.time() + server.code_lifetime,
+        )
+    )
+    await redirect(responder, redirect_uri, {"code": code, **answer})
+
+
+def _check(
+    server: DevAuthorizationServer,
+    params: dict[str, str],
+    client_scope: str | None,
+    client_id: str,
+    redirect_uri: str,
+) -> CodeGrant | None:
+    """The grant the request asks for (``subject`` still blank); ``None`` when a login form
+    must be shown first."""
+    if params.get("response_type") != "code":
+        raise OAuthProblem("unsupported_response_type", "response_type must be code")
+    challenge = params.get("code_challenge", "")
+    if not challenge:
+        raise OAuthProblem("invalid_request", "code_challenge is required (PKCE)")
+    if params.get("code_challenge_method") != "S256":
+        raise OAuthProblem("invalid_request", "code_challenge_method must be S256")
+    if not 43 <= len(challenge) <= 128:
+        raise OAuthProblem("invalid_request", "code_challenge is not an S256 challenge")
+    scope = params.get("scope")
+    if scope is None:
+        requested = tuple((client_scope or "").split()) or tuple(
+            s for s in server.scopes if s != "offline_access"
+        )
+    else:
+        requested = tuple(scope.split())
+    unknown = [s for s in requested if s not in server.scopes]
+    if unknown:
+        raise OAuthProblem("invalid_scope", f"unknown scope {' '.join(unknown)}")
+    resource = params.get("resource")
+    if resource is not None:
+        parts = urlsplit(resource)
+        if not parts.scheme or not parts.netloc or parts.fragment:
+            raise OAuthProblem(
+                "invalid_target", "resource must be an absolute URI without fragment"
+            )
+    grant = CodeGrant(client_id, redirect_uri, challenge, "", requested, resource, 0.0)
+    if not server.auto_approve and "username" not in params:
+        return None
+    return grant
+
+
+def _approve(server: DevAuthorizationServer, params: dict[str, str], method: str) -> str | None:
+    """Who approved: the user of the login form, or at once when auto-approving."""
+    if server.auto_approve:
+        return params.get("login_hint") or server.default_subject
+    if method != "POST" or not hmac.compare_digest(
+        params.get("form_secret", ""), server.form_secret
+    ):
+        return None
+    name = params.get("username", "")
+    password = server.users.get(name)
+    if password is None or not hmac.compare_digest(password, params.get("password", "")):
+        return None
+    return name
+
+
+async def _login_form(
+    server: DevAuthorizationServer,
+    responder: HttpResponder,
+    params: dict[str, str],
+    *,
+    failed: bool = False,
+) -> None:
+    hidden = "".join(
+        f'<input type="hidden" name="{name}" value="{html.escape(params[name])}">'
+        for name in _CARRIED
+        if name in params
+    )
+    notice = "<p><strong>Wrong name or password.</strong></p>" if failed else ""
+    page = (
+        "<!doctype html><title>Log in</title><h1>Log in to the development server</h1>"
+        f"<p>{html.escape(params.get('client_id', ''))} asks for "
+        f"<code>{html.escape(params.get('scope', '(default scopes)'))}</code>.</p>{notice}"
+        '<form method="post" action="/authorize">'
+        f'{hidden}<input type="hidden" name="form_secret" value="{server.form_secret}">'
+        '<label>Name <input name="username" autocomplete="username"></label> '
+        '<label>Password <input name="password" type="password"></label> '
+        '<button type="submit">Log in and allow</button></form>'
+    )
+    await send_html(responder, 401 if failed else 200, page)

@@ -1,0 +1,219 @@
+"""A protected MCP server's side of OAuth over HTTP: :class:`BearerAuth`.
+
+Give one to the server's HTTP security (``HttpSecurity(authenticator=BearerAuth(...))``) and
+every MCP endpoint of either front end, in both eras, then:
+
+- serves its Protected Resource Metadata (RFC 9728) at ``/.well-known/oauth-protected-resource``
+  with the endpoint's path inserted (``/.well-known/oauth-protected-resource/mcp``) and at the
+  bare well-known path, with ``Access-Control-Allow-Origin: *`` (and an answer to the CORS
+  preflight) for browser-based clients;
+- answers a request without a bearer token 401 with ``WWW-Authenticate: Bearer
+  resource_metadata="...", scope="..."`` (the scopes every request needs), one with an invalid
+  token 401 with ``error="invalid_token"``, and one whose token lacks a scope 403 with
+  ``error="insufficient_scope"`` and the scopes to ask for (step-up, RFC 6750 section 3.1);
+- reads the token from the ``Authorization`` header only: the MCP spec forbids tokens in the
+  query string, and one there is not looked at;
+- answers 503 when the verifier cannot decide (its JWKS or introspection endpoint is down).
+
+The resource URI (the token audience to insist on, RFC 8707) is ``resource`` when given, which
+a server reachable under a public name should always give. Otherwise it is made from the request
+(``scheme://Host`` + mount prefix + ``path``); the Host check of ``HttpSecurity`` limits which
+names that can be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from ...transports.http.endpoints.security import Principal, Refusal
+from ...transports.http.engine.exchange import HttpRequest, header
+from ..metadata import PRM_WELL_KNOWN, ProtectedResourceMetadata, check_url, encode_document
+from .verifier import AccessToken, InvalidToken, TokenVerifier, VerifierUnavailable
+
+__all__ = ["BearerAuth"]
+
+_JSON_CORS: Final = (
+    (b"content-type", b"application/json"),
+    (b"access-control-allow-origin", b"*"),
+    (b"cache-control", b"max-age=3600"),
+)
+
+
+_PREFLIGHT: Final = (
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-allow-methods", b"GET, HEAD, OPTIONS"),
+    (b"access-control-allow-headers", b"*"),
+    (b"access-control-max-age", b"86400"),
+)
+
+
+def _quoted(value: str) -> str:
+    """``value`` as an RFC 9110 quoted-string (no control characters survive)."""
+    cleaned = "".join(ch for ch in value if ch.isprintable())
+    return '"' + cleaned.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class BearerAuth:
+    """The :class:`~mcptrio.transports.http.endpoints.security.Authenticator` of a protected
+    MCP server; see the module docstring.
+
+    - ``verifier``: checks tokens (:class:`~.jwt_verifier.JwtVerifier`,
+      :class:`~.introspection.IntrospectionVerifier`, or your own).
+    - ``authorization_servers``: the issuers clients may get tokens from (at least one).
+    - ``resource``: this server's canonical URI (the MCP endpoint's URL); ``path`` is the
+      endpoint's path when ``resource`` is left to be made from the request.
+    - ``scopes``: scopes every request needs; ``scopes_supported``: the scopes the metadata
+      lists (default: ``scopes``; list those your tools, prompts and resources need as well, so
+      that clients may ask for them up front instead of stepping up later).
+    - ``resource_name``, ``resource_documentation``: shown to users by some clients.
+    """
+
+    def __init__(
+        self,
+        verifier: TokenVerifier,
+        *,
+        authorization_servers: Sequence[str],
+        resource: str | None = None,
+        path: str = "/mcp",
+        scopes: Iterable[str] = (),
+        scopes_supported: Iterable[str] | None = None,
+        resource_name: str | None = None,
+        resource_documentation: str | None = None,
+    ) -> None:
+        if not authorization_servers:
+            raise ValueError("a protected resource names at least one authorization server")
+        for issuer in authorization_servers:
+            check_url(issuer, "authorization server", issuer=True)
+        if resource is not None:
+            check_url(resource, "resource")
+        self.verifier = verifier
+        self.authorization_servers = list(authorization_servers)
+        self.resource = resource
+        self.path = path
+        self.scopes = frozenset(scopes)
+        supported = self.scopes if scopes_supported is None else scopes_supported
+        self.scopes_supported = sorted(supported)
+        self.resource_name = resource_name
+        self.resource_documentation = resource_documentation
+
+    # ------------------------------------------------------------------ the resource
+
+    def _base(self, request: HttpRequest) -> str:
+        host = (header(request.headers, b"host") or b"localhost").decode("latin-1")
+        return f"{request.scheme}://{host}"
+
+    def resource_for(self, request: HttpRequest) -> str:
+        """The resource URI a token for ``request`` must be issued for."""
+        if self.resource is not None:
+            return self.resource
+        root = getattr(request, "root_path", "")
+        return self._base(request) + root + self.path
+
+    def metadata_url(self, request: HttpRequest) -> str:
+        """The URL of the Protected Resource Metadata, as the challenge names it."""
+        resource = self.resource_for(request)
+        scheme, _, rest = resource.partition("://")
+        authority, slash, path = rest.partition("/")
+        path = (slash + path).rstrip("/")
+        return f"{scheme}://{authority}{PRM_WELL_KNOWN}{path}"
+
+    def metadata(self, request: HttpRequest) -> ProtectedResourceMetadata:
+        """This server's Protected Resource Metadata (RFC 9728)."""
+        return ProtectedResourceMetadata(
+            resource=self.resource_for(request),
+            authorization_servers=self.authorization_servers,
+            scopes_supported=self.scopes_supported or None,
+            bearer_methods_supported=["header"],
+            resource_name=self.resource_name,
+            resource_documentation=self.resource_documentation,
+        )
+
+    def metadata_response(
+        self, request: HttpRequest
+    ) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes] | None:
+        """The answer to a request for the metadata, or ``None`` when ``request`` is not one
+        (its path is not a well-known path of this resource)."""
+        path = request.path
+        if not path.startswith(PRM_WELL_KNOWN):
+            return None
+        rest = path[len(PRM_WELL_KNOWN) :].rstrip("/")
+        root = getattr(request, "root_path", "")
+        if rest and rest != root + self.path and not self._names_configured(rest):
+            return None
+        if request.method == "OPTIONS":
+            # A CORS preflight: browser-based clients send MCP-Protocol-Version with it.
+            return 204, _PREFLIGHT, b""
+        if request.method not in ("GET", "HEAD"):
+            return 405, ((b"allow", b"GET, HEAD, OPTIONS"),), b""
+        return 200, _JSON_CORS, encode_document(self.metadata(request))
+
+    def _names_configured(self, rest: str) -> bool:
+        if self.resource is None:
+            return False
+        _, _, after = self.resource.partition("://")
+        return "/" + after.partition("/")[2].rstrip("/") == rest
+
+    # ------------------------------------------------------------------ Authenticator
+
+    async def authenticate(self, request: HttpRequest) -> Principal | Refusal | None:
+        """The request's :class:`~.verifier.AccessToken`, ``None`` without a token (401 with
+        :meth:`challenge`), or the refusal for a bad one (401, 403, 503)."""
+        value = header(request.headers, b"authorization")
+        if value is None:
+            return None
+        scheme, _, token = value.decode("latin-1").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            return None
+        try:
+            principal = await self.verifier.verify(token, resource=self.resource_for(request))
+        except InvalidToken as exc:
+            return self._refusal(request, 401, "invalid_token", str(exc), self.scopes)
+        except VerifierUnavailable as exc:
+            return Refusal(503, f"Token verification unavailable: {exc}", ((b"retry-after", b"5"),))
+        if not principal.has_scopes(self.scopes):
+            return self.insufficient_scope(request, self.scopes)
+        return principal
+
+    def challenge(self, request: HttpRequest) -> bytes:
+        """The ``WWW-Authenticate`` value of a 401 for a request without a token."""
+        return self._challenge(request, None, None, self.scopes)
+
+    def insufficient_scope(self, request: HttpRequest, needed: Iterable[str]) -> Refusal:
+        """The 403 for a request whose token lacks some of ``needed``: the challenge names
+        every scope to ask for (those needed, and those every request needs)."""
+        scopes = self.scopes | frozenset(needed)
+        message = f"insufficient_scope: this needs scope {' '.join(sorted(scopes))}"
+        return self._refusal(request, 403, "insufficient_scope", message, scopes)
+
+    def scope_refusal(
+        self, request: HttpRequest, principal: Principal | None, needed: frozenset[str]
+    ) -> Refusal | None:
+        """The 403 when ``principal`` lacks some of ``needed`` (``None`` when it has them)."""
+        if not needed or (isinstance(principal, AccessToken) and principal.has_scopes(needed)):
+            return None
+        return self.insufficient_scope(request, needed)
+
+    def _refusal(
+        self, request: HttpRequest, status: int, error: str, message: str, scopes: frozenset[str]
+    ) -> Refusal:
+        challenge = self._challenge(request, error, message, scopes)
+        return Refusal(status, message, ((b"www-authenticate", challenge),))
+
+    def _challenge(
+        self,
+        request: HttpRequest,
+        error: str | None,
+        description: str | None,
+        scopes: frozenset[str],
+    ) -> bytes:
+        params = []
+        if error is not None:
+            params.append(f"error={_quoted(error)}")
+        if description is not None:
+            params.append(f"error_description={_quoted(description)}")
+        params.append(f"resource_metadata={_quoted(self.metadata_url(request))}")
+        if scopes:
+            params.append(f"scope={_quoted(' '.join(sorted(scopes)))}")
+        return ("Bearer " + ", ".join(params)).encode("latin-1", "replace")

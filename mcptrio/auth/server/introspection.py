@@ -1,0 +1,179 @@
+"""Opaque access tokens checked by asking the authorization server: :class:`IntrospectionVerifier`.
+
+RFC 7662: the resource server POSTs the token to the introspection endpoint, authenticated as
+a client of the authorization server (HTTP Basic with ``client_id``/``client_secret``), and the
+answer says whether the token is ``active`` and what it is for. Every request costs one round
+trip, so answers are cached for ``cache_ttl`` seconds (never past the token's ``exp``; 0 turns
+the cache off), up to ``cache_size`` tokens, keyed by a hash of the token.
+
+The answer is checked as a JWT's claims would be: ``active`` must be true, ``aud`` must name the
+resource (RFC 8707; an answer without ``aud`` is refused unless ``require_audience=False``, for
+authorization servers that issue tokens for one resource only), ``iss`` must be ``issuer`` when
+both are given, ``exp`` and ``nbf`` with ``leeway``. A failed, slow (``timeout``), oversized or
+unreadable answer raises :class:`VerifierUnavailable`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import ssl
+import time
+from collections import OrderedDict
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import trio
+
+from ...transports.http.engine.client_pool import HttpClientPool, HttpError
+from ..metadata import check_url
+from .verifier import (
+    AccessToken,
+    InvalidToken,
+    VerifierUnavailable,
+    audience_of,
+    same_resource,
+    scopes_of,
+)
+
+__all__ = ["IntrospectionVerifier"]
+
+
+class IntrospectionVerifier:
+    """Verifies tokens at ``endpoint`` (RFC 7662) as client ``client_id``; see the module
+    docstring."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        client_id: str,
+        client_secret: str,
+        issuer: str | None = None,
+        audience: str | None = None,
+        require_audience: bool = True,
+        leeway: float = 30.0,
+        timeout: float = 5.0,
+        cache_ttl: float = 60.0,
+        cache_size: int = 10_000,
+        max_answer_size: int = 64 * 1024,
+        http: HttpClientPool | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        check_url(endpoint, "introspection endpoint")
+        if issuer is not None:
+            check_url(issuer, "issuer", issuer=True)
+        self.endpoint = endpoint
+        self.issuer = issuer
+        self.audience = audience
+        self.require_audience = require_audience
+        self.leeway = leeway
+        self.timeout = timeout
+        self.cache_ttl = cache_ttl
+        self.cache_size = cache_size
+        self.max_answer_size = max_answer_size
+        credentials = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
+        self._authorization = b"Basic " + base64.b64encode(credentials.encode())
+        self._own_http = http is None
+        self._http = http
+        self._ssl_context = ssl_context
+        self._cache: OrderedDict[bytes, tuple[float, dict[str, Any]]] = OrderedDict()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client pool the verifier made (not one it was given)."""
+        if self._own_http and self._http is not None:
+            await self._http.aclose()
+
+    async def verify(self, token: str, *, resource: str) -> AccessToken:
+        """Introspect ``token`` (or take a cached answer) and check it for ``resource``."""
+        if not token or len(token) > 16 * 1024 or not token.isascii():
+            raise InvalidToken("token is malformed")
+        key = hashlib.sha256(token.encode()).digest()
+        now = trio.current_time()
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] > now:
+            claims = cached[1]
+        else:
+            claims = await self._introspect(token)
+            self._remember(key, claims, now)
+        return self._check(claims, resource)
+
+    def _remember(self, key: bytes, claims: dict[str, Any], now: float) -> None:
+        if self.cache_ttl <= 0 or claims.get("active") is not True:
+            return
+        lifetime = self.cache_ttl
+        exp = claims.get("exp")
+        if isinstance(exp, int | float):
+            lifetime = min(lifetime, exp - time.time())
+        if lifetime > 0:
+            self._cache[key] = (now + lifetime, claims)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+
+    async def _introspect(self, token: str) -> dict[str, Any]:
+        if self._http is None:
+            self._http = HttpClientPool(
+                ssl_context=self._ssl_context,
+                connect_timeout=self.timeout,
+                read_timeout=self.timeout,
+            )
+        body = urlencode({"token": token, "token_type_hint": "access_token"}).encode()
+        headers: list[tuple[str | bytes, str | bytes]] = [
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("accept", "application/json"),
+            ("authorization", self._authorization),
+        ]
+        url = self.endpoint
+        with trio.move_on_after(self.timeout) as deadline:
+            try:
+                async with self._http.request("POST", url, headers=headers, body=body) as answer:
+                    status = answer.status
+                    data = await answer.read(self.max_answer_size)
+            except HttpError as exc:
+                raise VerifierUnavailable(f"introspection at {url} failed: {exc}") from None
+        if deadline.cancelled_caught:
+            raise VerifierUnavailable(f"introspection at {url} took over {self.timeout}s")
+        if status != 200:
+            raise VerifierUnavailable(f"introspection at {url} answered {status}")
+        if data is None:
+            raise VerifierUnavailable(f"introspection answer is over {self.max_answer_size} bytes")
+        try:
+            claims = json.loads(data)
+        except (ValueError, RecursionError):
+            raise VerifierUnavailable("introspection answer is not JSON") from None
+        if not isinstance(claims, dict):
+            raise VerifierUnavailable("introspection answer is not a JSON object")
+        return claims
+
+    def _check(self, claims: dict[str, Any], resource: str) -> AccessToken:
+        if claims.get("active") is not True:
+            raise InvalidToken("token is not active")
+        issuer = claims.get("iss")
+        if self.issuer is not None and issuer is not None and issuer != self.issuer:
+            raise InvalidToken(f"token issuer {issuer!r} is not {self.issuer!r}")
+        expected = self.audience or resource
+        audience = audience_of(claims)
+        named = any(same_resource(aud, expected) for aud in audience)
+        if (audience or self.require_audience) and not named:
+            raise InvalidToken(f"token audience {list(audience)} does not name this resource")
+        now = time.time()
+        exp = claims.get("exp")
+        if isinstance(exp, int | float) and now > exp + self.leeway:
+            raise InvalidToken("token has expired")
+        nbf = claims.get("nbf")
+        if isinstance(nbf, int | float) and now + self.leeway < nbf:
+            raise InvalidToken("token is not valid yet (nbf)")
+        client_id = claims.get("client_id")
+        subject = claims.get("sub", client_id)
+        if not isinstance(subject, str) or not subject:
+            raise InvalidToken("token names no subject")
+        return AccessToken(
+            subject=subject,
+            client_id=client_id if isinstance(client_id, str) else None,
+            scopes=scopes_of(claims),
+            audience=audience,
+            issuer=issuer if isinstance(issuer, str) else self.issuer,
+            expires_at=int(exp) if isinstance(exp, int | float) else None,
+            claims=claims,
+        )

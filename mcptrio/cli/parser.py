@@ -1,0 +1,180 @@
+"""The command line: argparse, with help for every command and errors as one line.
+
+A client command (``list``, ``call``, ``read``, ``prompt``) names its server either as a
+TARGET before the rest (a URL, a ``.py`` file or a module) or as a command after ``--``. With a
+command, the command runs to the end of the line unless the command's own words (the tool,
+the URI, the prompt) were given before ``--``; otherwise they are its last words (and a last
+word that starts with ``{`` is the JSON arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+from ..server.running import DEFAULT_HOST, DEFAULT_PORT, TRANSPORTS
+from .errors import CliError, usage_error
+
+__all__ = ["COMMANDS", "build_parser", "split_command"]
+
+DESCRIPTION = """\
+Run, inspect and call MCP servers.
+
+TARGET names a server: path/to/file.py[:name] or package.module[:name] (an mcptrio.Server,
+or a function returning one; found by type when :name is left out). The client commands also
+take an http(s):// or ws(s):// URL, or a command after -- (run over stdio):
+
+  mcptrio run server.py --transport http --port 8000
+  mcptrio list http://127.0.0.1:8000/mcp
+  mcptrio call http://127.0.0.1:8000/mcp add '{"a": 1, "b": 2}'
+  mcptrio call -- python server.py add '{"a": 1, "b": 2}'
+
+Exit codes: 0 ok, 1 the server answered with an error, 2 usage error,
+3 the server could not be reached (or was lost), 130 interrupted.
+"""
+
+COMMANDS = ("run", "list", "call", "read", "prompt", "config", "bench")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and a :class:`CliError`, not an exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise usage_error(f"{message} (see {self.prog} --help)")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        # Help and --version end here too: main() returns the code instead of exiting.
+        raise CliError(status, "")
+
+
+def split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``argv`` cut at its first ``--``: what argparse reads, and the server's command (``None``
+    without ``--``)."""
+    if "--" not in argv:
+        return argv, None
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1 :]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mcptrio",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="store_true", help="print mcptrio's version")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = commands.add_parser(
+        "run",
+        help="serve a server over stdio, HTTP or WebSocket",
+        description="Serve TARGET until stdin ends (stdio) or Ctrl-C. Over HTTP and WebSocket "
+        "the URL to connect to is printed on stderr; over HTTP, Streamable HTTP and WebSocket "
+        "are served at /mcp and the legacy HTTP+SSE endpoints at /sse and /messages.",
+    )
+    run.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
+    run.add_argument("--transport", choices=TRANSPORTS, default="stdio", help="default: stdio")
+    run.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
+    )
+    run.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"0 picks a free one (default: {DEFAULT_PORT})",
+    )
+    run.add_argument(
+        "--parser",
+        choices=("auto", "h11", "httptools"),
+        default="auto",
+        help="the built-in HTTP server's parser (auto: httptools when installed)",
+    )
+    run.add_argument(
+        "--front-end",
+        choices=("builtin", "hypercorn"),
+        default="builtin",
+        help="the built-in HTTP/1.1 server, or Hypercorn's trio worker (the asgi extra)",
+    )
+    run.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="warning",
+        help="what mcptrio logs to stderr (default: warning)",
+    )
+
+    listing = commands.add_parser(
+        "list",
+        help="list a server's tools (or resources, templates, prompts) as JSON",
+        usage="mcptrio list [options] (TARGET | -- COMMAND...)",
+        description="Print what the server offers as one JSON object: its tools by default, "
+        'as {"tools": [...]}, every page of them.',
+    )
+    listing.add_argument("words", nargs="*", metavar="TARGET", help=argparse.SUPPRESS)
+    listing.add_argument("--resources", action="store_true", help="list the resources")
+    listing.add_argument("--templates", action="store_true", help="list the resource templates")
+    listing.add_argument("--prompts", action="store_true", help="list the prompts")
+    listing.add_argument("--tools", action="store_true", help="list the tools (the default)")
+    listing.add_argument("--all", action="store_true", help="everything the server declares it has")
+    _client_options(listing)
+
+    call = commands.add_parser(
+        "call",
+        help="call a tool and print its result as JSON",
+        usage="mcptrio call [options] (TARGET TOOL [ARGS] | -- COMMAND... TOOL [ARGS])",
+        description="Call TOOL with ARGS (a JSON object) and print the CallToolResult. A result "
+        "with isError set is printed too, and the exit code is 1.",
+    )
+    call.add_argument("words", nargs="*", metavar="TARGET TOOL [ARGS]", help=argparse.SUPPRESS)
+    _client_options(call)
+
+    read = commands.add_parser(
+        "read",
+        help="read a resource and print it as JSON",
+        usage="mcptrio read [options] (TARGET URI | -- COMMAND... URI)",
+        description="Read the resource at URI and print the ReadResourceResult.",
+    )
+    read.add_argument("words", nargs="*", metavar="TARGET URI", help=argparse.SUPPRESS)
+    _client_options(read)
+
+    prompt = commands.add_parser(
+        "prompt",
+        help="get a prompt and print it as JSON",
+        usage="mcptrio prompt [options] (TARGET NAME [ARGS] | -- COMMAND... NAME [ARGS])",
+        description="Get prompt NAME filled with ARGS (a JSON object of strings) and print the "
+        "GetPromptResult.",
+    )
+    prompt.add_argument("words", nargs="*", metavar="TARGET NAME [ARGS]", help=argparse.SUPPRESS)
+    _client_options(prompt)
+
+    config = commands.add_parser(
+        "config",
+        help="print the mcpServers entry that starts TARGET (Claude Desktop, VS Code, Cursor)",
+        description="Print, as JSON to paste into an MCP client's configuration, the "
+        "mcpServers entry that starts TARGET over stdio with this Python and mcptrio.",
+    )
+    config.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
+    config.add_argument("--name", help="the entry's name (default: the server's name)")
+
+    commands.add_parser(
+        "bench",
+        help="run the benchmarks (python -m benchmarks, from a checkout)",
+        add_help=False,
+        description="Every argument is passed to python -m benchmarks.",
+    )
+    return parser
+
+
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pretty", action="store_true", help="indent the JSON for people")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds to wait for the connection and for each answer (default: 60)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log to stderr (with a server's stderr)"
+    )

@@ -1,0 +1,99 @@
+"""``mcptrio run``, ``config`` and ``bench``: the commands that start something."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError
+from .loading import load_server, parse_server_spec
+
+__all__ = ["bench", "config", "run"]
+
+#: The extra that installs each optional package a `run` option needs.
+_EXTRAS = {"httptools": "httptools", "hypercorn": "asgi"}
+
+#: The folder the mcptrio package was imported from: a checkout, when run from one.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve the target until stdin ends (stdio) or Ctrl-C."""
+    # Over stdio, stdout is the MCP channel: whatever the target prints while it loads goes to
+    # stderr instead.
+    with contextlib.redirect_stdout(sys.stderr if args.transport == "stdio" else sys.stdout):
+        server = load_server(parse_server_spec(args.target))
+    if not 0 <= args.port <= 65535:
+        raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
+    try:
+        server.run(
+            args.transport,
+            host=args.host,
+            port=args.port,
+            parser=args.parser,
+            front_end=args.front_end,
+        )
+    except OSError as exc:
+        # Nothing is served yet when binding fails; say which address and why, in one line.
+        in_use = exc.errno == errno.EADDRINUSE
+        reason = "the port is in use" if in_use else exc.strerror or str(exc)
+        message = f"cannot serve on {args.host}:{args.port}: {reason}"
+        raise CliError(EXIT_CONNECTION, message) from None
+    except ImportError as exc:
+        extra = _EXTRAS.get((exc.name or "").partition(".")[0])
+        hint = f": pip install 'mcptrio[{extra}]'" if extra else ""
+        raise CliError(EXIT_USAGE, f"{exc}{hint}") from None
+    return EXIT_OK
+
+
+def config(args: argparse.Namespace) -> int:
+    """Print the ``mcpServers`` entry that starts the target over stdio."""
+    spec = parse_server_spec(args.target)
+    server = load_server(spec)
+    source = str(Path(spec.source).resolve()) if spec.is_file else spec.source
+    target = source if spec.attribute is None else f"{source}:{spec.attribute}"
+    entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcptrio", "run", target]}
+    if not spec.is_file:
+        module = sys.modules.get(spec.source)
+        found_in = getattr(module, "__file__", None) or ""
+        # A module found only because we run here: the client starts elsewhere, so say where.
+        if found_in.startswith(os.getcwd() + os.sep):
+            entry["env"] = {"PYTHONPATH": os.getcwd()}
+    document = {"mcpServers": {args.name or server.info.name: entry}}
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    return EXIT_OK
+
+
+def bench(arguments: list[str]) -> int:
+    """``python -m benchmarks ARGUMENTS`` in the checkout that has them."""
+    root = _checkout_with_benchmarks()
+    if root is None:
+        raise CliError(
+            EXIT_USAGE,
+            "mcptrio bench needs a checkout of the mcptrio repository (benchmarks/ is not part"
+            " of the installed package): run it from the checkout's root",
+        )
+    environment = dict(os.environ)
+    paths = [str(root), *filter(None, environment.get("PYTHONPATH", "").split(os.pathsep))]
+    environment["PYTHONPATH"] = os.pathsep.join(paths)
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks", *arguments], cwd=root, env=environment
+    )
+    return completed.returncode
+
+
+def _checkout_with_benchmarks() -> Path | None:
+    """The checkout holding ``benchmarks/__main__.py`` (beside ``mcptrio/``, so that another
+    project's benchmarks are never run): this folder, or the one this mcptrio came from (an
+    editable install, or ``PYTHONPATH`` pointing into a checkout)."""
+    for folder in (Path.cwd(), PACKAGE_ROOT):
+        if (folder / "benchmarks" / "__main__.py").is_file() and (folder / "mcptrio").is_dir():
+            return folder
+    return None

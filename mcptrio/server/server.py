@@ -104,6 +104,9 @@ _NO_SCOPES: frozenset[str] = frozenset()
 class Server:
     """An MCP server: tools, resources, prompts and completions, served over any transport.
 
+    ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
+    subscription actor each); a ``resources/subscribe`` past it gets -32600.
+
     ``page_size`` is the number of items per page of every ``*/list`` answer (``None``: one
     page). ``declare`` names features to declare even while nothing of that kind is registered
     (for a server that adds tools later, say); otherwise a feature is declared to a client when
@@ -124,6 +127,7 @@ class Server:
         declare: Iterable[ListKind] = (),
         page_size: int | None = 100,
         max_in_flight: int = 256,
+        max_subscriptions: int = 1000,
         supported_revisions: tuple[str, ...] = SUPPORTED,
         request_state_key: bytes | str | None = None,
         subscriptions: SubscriptionBus | None = None,
@@ -147,6 +151,8 @@ class Server:
         self.declared: frozenset[ListKind] = frozenset(declare)
         self.page_size = page_size
         self.max_in_flight = max_in_flight
+        #: Distinct resources one session may be subscribed to at once.
+        self.max_subscriptions = max_subscriptions
         self.supported_revisions = supported_revisions
         #: Seals the ``requestState`` of input-required results (share it between workers).
         self.request_state_key = RequestStateKey(request_state_key)
@@ -423,7 +429,7 @@ class Server:
         """The server's state for ``session`` (its log level, subscriptions...)."""
         state = self._states.get(session)
         if state is None:
-            state = self._states[session] = ServerSessionState(session)
+            state = self._states[session] = ServerSessionState(session, self.max_subscriptions)
         return state
 
     def session_states(self) -> list[ServerSessionState]:

@@ -13,6 +13,8 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "Audio": "mcptrio.server.media",
+    "Call": "mcptrio.server.middleware",
+    "CallNext": "mcptrio.server.middleware",
     "CapabilityNotNegotiated": "mcptrio.protocol.errors",
     "Client": "mcptrio.client",
     "ClientError": "mcptrio.client",
@@ -26,9 +28,11 @@ _EXPORTS: dict[str, str] = {
     "InternalError": "mcptrio.protocol.errors",
     "InvalidParams": "mcptrio.protocol.errors",
     "InvalidRequest": "mcptrio.protocol.errors",
+    "LifespanError": "mcptrio.server.lifespan",
     "LocalError": "mcptrio.protocol.errors",
     "McpError": "mcptrio.protocol.errors",
     "MethodNotFound": "mcptrio.protocol.errors",
+    "Middleware": "mcptrio.server.middleware",
     "OutputValidationError": "mcptrio.client",
     "ParseError": "mcptrio.protocol.errors",
     "ProtocolError": "mcptrio.protocol.errors",
@@ -73,9 +77,13 @@ if TYPE_CHECKING:
     from .server import Server as Server
     from .server.context import Context as Context
     from .server.context import Elicited as Elicited
+    from .server.lifespan import LifespanError as LifespanError
     from .server.media import Audio as Audio
     from .server.media import File as File
     from .server.media import Image as Image
+    from .server.middleware import Call as Call
+    from .server.middleware import CallNext as CallNext
+    from .server.middleware import Middleware as Middleware
     from .server.tools import ToolError as ToolError
 
 

@@ -1,51 +1,29 @@
-"""Validate JSON-RPC messages against the official MCP JSON schemas (tests/schemas/<rev>/).
+"""The tests' schema check: :mod:`mcptrio.testing.schema_check`, which users' tests use too.
 
-Usage::
-
-    from schema_validation import validate_message
-
-    validate_message({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "2025-06-18")
-    validate_message({"jsonrpc": "2.0", "id": 1, "result": {...}}, rev, "CallToolResult")
-
-What gets checked, by message shape:
-
-- **request / notification** (has ``method``): the JSON-RPC envelope (``JSONRPCRequest`` /
-  ``JSONRPCNotification``) and the method's own type, found by its ``method`` constant (e.g.
-  ``CallToolRequest``). Before 2025-11-25 the method types leave out ``jsonrpc`` / ``id``, so only
-  ``{"method", "params"}`` is checked against them; from 2025-11-25 the whole message is. A
-  method the revision does not define fails validation.
-- **result response** (has ``result``): the envelope (``JSONRPCResponse`` before 2025-11-25,
-  ``JSONRPCResultResponse`` from it) and, when ``direction_hint`` names a result type such as
-  ``"CallToolResult"``, the ``result`` member against it.
-- **error response** (has ``error``): the envelope (``JSONRPCError`` / ``JSONRPCErrorResponse``)
-  and, when ``direction_hint`` names an error type (``"URLElicitationRequiredError"``), the
-  whole message against it.
-- a **list** (a 2025-03-26 batch): the batch envelope, then each element as above (the hint
-  applies to every element). Other revisions reject lists.
-
-``direction_hint`` may also be ``"client"`` or ``"server"`` (who sent the message): requests,
-notifications and results are then also checked against the schema's ``ClientRequest`` /
-``ServerNotification`` / ``ClientResult`` / ... union, which catches a method sent in the wrong
-direction. Any other hint must be a type defined in the revision's schema.
-
-Failures raise :class:`jsonschema.ValidationError`. Compiled validators are cached per
-(revision, type), so calling this in a loop is cheap. Formats (``uri``, ``byte``...) are not
-checked, as jsonschema does not check them by default.
+Kept under this name so that the tests import it as they always have
+(``from schema_validation import validate_message``).
 """
 
 from __future__ import annotations
 
-import functools
-import json
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft7Validator, Draft202012Validator, ValidationError
-from jsonschema.protocols import Validator
+from mcptrio.testing.schema_check import (
+    HANDSHAKE_REVISIONS,
+    RESULT_TYPES,
+    REVISIONS,
+    SCHEMA_DIR,
+    ValidationError,
+    defined_methods,
+    definition_names,
+    method_type_name,
+    union_members,
+    validate_definition,
+    validate_exchange,
+    validate_message,
+)
 
 __all__ = [
     "HANDSHAKE_REVISIONS",
+    "RESULT_TYPES",
     "REVISIONS",
     "SCHEMA_DIR",
     "ValidationError",
@@ -54,214 +32,6 @@ __all__ = [
     "method_type_name",
     "union_members",
     "validate_definition",
+    "validate_exchange",
     "validate_message",
 ]
-
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
-#: The revisions this helper knows, oldest first.
-REVISIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
-#: The revisions a session opens with ``initialize`` (the tests of handshake-era sessions).
-HANDSHAKE_REVISIONS: tuple[str, ...] = REVISIONS[:4]
-#: The first revision whose method types include the JSON-RPC envelope.
-_FULL_MESSAGE_TYPES_SINCE = "2025-11-25"
-
-
-@functools.cache
-def _root(revision: str) -> dict[str, Any]:
-    path = SCHEMA_DIR / revision / "schema.json"
-    if not path.is_file():
-        raise ValueError(f"no schema for MCP revision {revision!r} (looked in {path})")
-    root: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return root
-
-
-def _defs_key(revision: str) -> str:
-    return "$defs" if "$defs" in _root(revision) else "definitions"
-
-
-def definition_names(revision: str) -> frozenset[str]:
-    """The type names the revision's schema defines."""
-    return frozenset(_root(revision)[_defs_key(revision)])
-
-
-@functools.cache
-def _validator(revision: str, name: str) -> Validator:
-    root = _root(revision)
-    key = _defs_key(revision)
-    if name not in root[key]:
-        raise ValueError(f"MCP {revision} defines no type {name!r}")
-    cls = Draft202012Validator if key == "$defs" else Draft7Validator
-    schema = {"$schema": root["$schema"], key: root[key], "$ref": f"#/{key}/{name}"}
-    validator: Validator = cls(schema)
-    return validator
-
-
-_UNIONS = frozenset(
-    side + kind for side in ("Client", "Server") for kind in ("Request", "Notification", "Result")
-)
-
-
-@functools.cache
-def _methods(revision: str) -> dict[str, str]:
-    """method name -> type name (requests and notifications with a ``method`` constant)."""
-    out: dict[str, str] = {}
-    for name, definition in _root(revision)[_defs_key(revision)].items():
-        if name in _UNIONS:
-            continue  # 2026-07-28's ClientNotification is one type, not a union of several
-        method = definition.get("properties", {}).get("method", {})
-        if isinstance(method, dict) and "const" in method:
-            out[method["const"]] = name
-    return out
-
-
-def method_type_name(method: str, revision: str) -> str | None:
-    """The schema type of ``method`` in ``revision`` (e.g. ``"CallToolRequest"``), or ``None``."""
-    return _methods(revision).get(method)
-
-
-def defined_methods(revision: str) -> frozenset[str]:
-    """Every request and notification method ``revision`` defines."""
-    return frozenset(_methods(revision))
-
-
-def union_members(revision: str, union: str) -> frozenset[str]:
-    """The type names of a schema union such as ``"ClientRequest"``."""
-    definition = _root(revision)[_defs_key(revision)][union]
-    return frozenset(ref["$ref"].rsplit("/", 1)[1] for ref in definition["anyOf"])
-
-
-def validate_definition(instance: Any, revision: str, name: str) -> None:
-    """Validate ``instance`` against the type ``name`` of ``revision``'s schema."""
-    _validator(revision, name).validate(instance)
-
-
-def _full_types(revision: str) -> bool:
-    return revision >= _FULL_MESSAGE_TYPES_SINCE
-
-
-def _side_union(hint: str | None, kind: str) -> str | None:
-    if hint == "client":
-        return "Client" + kind
-    if hint == "server":
-        return "Server" + kind
-    return None
-
-
-def _validate_one(message: Mapping[str, Any], revision: str, hint: str | None) -> None:
-    if not isinstance(message, Mapping):
-        raise ValidationError(f"a JSON-RPC message must be an object, not {type(message).__name__}")
-    message = dict(message)
-    full = _full_types(revision)
-    if "method" in message:
-        is_request = "id" in message
-        validate_definition(
-            message, revision, "JSONRPCRequest" if is_request else "JSONRPCNotification"
-        )
-        method = message["method"]
-        type_name = method_type_name(method, revision)
-        if type_name is None:
-            raise ValidationError(f"method {method!r} is not defined in MCP {revision}")
-        if type_name.endswith("Request") != is_request:
-            kind = "request" if type_name.endswith("Request") else "notification"
-            raise ValidationError(f"{method!r} is a {kind} in MCP {revision}")
-        if full:
-            part: dict[str, Any] = message
-        else:
-            part = {"method": method}
-            if "params" in message:
-                part["params"] = message["params"]
-        validate_definition(part, revision, type_name)
-        union = _side_union(hint, "Request" if is_request else "Notification")
-        if union is not None:
-            validate_definition(part, revision, union)
-        elif hint is not None:
-            validate_definition(part, revision, hint)
-    elif "result" in message:
-        envelope = "JSONRPCResultResponse" if full else "JSONRPCResponse"
-        validate_definition(message, revision, envelope)
-        union = _side_union(hint, "Result")
-        if union is not None:
-            validate_definition(message["result"], revision, union)
-        elif hint is not None:
-            validate_definition(message["result"], revision, hint)
-    elif "error" in message:
-        envelope = "JSONRPCErrorResponse" if full else "JSONRPCError"
-        validate_definition(message, revision, envelope)
-        if hint is not None and hint not in ("client", "server"):
-            validate_definition(message, revision, hint)
-    else:
-        validate_definition(message, revision, "JSONRPCMessage")
-        raise ValidationError("not a JSON-RPC request, notification or response")
-
-
-def validate_message(
-    message: Any,
-    revision: str,
-    direction_hint: str | None = None,
-) -> None:
-    """Validate one full JSON-RPC message (or a 2025-03-26 batch) against ``revision``.
-
-    ``direction_hint``: the result / error type name to check a response's payload against
-    (e.g. ``"CallToolResult"``), or ``"client"`` / ``"server"`` for the sender. See the module
-    docstring. Raises :class:`jsonschema.ValidationError` when the message does not conform.
-    """
-    if revision not in REVISIONS:
-        raise ValueError(f"unknown MCP revision {revision!r}; known: {', '.join(REVISIONS)}")
-    if isinstance(message, list):
-        if "JSONRPCBatchRequest" not in definition_names(revision):
-            raise ValidationError(f"MCP {revision} has no JSON-RPC batches")
-        if not message:
-            raise ValidationError("an empty batch is not allowed")
-        validate_definition(message, revision, "JSONRPCMessage")
-        for element in message:
-            _validate_one(element, revision, direction_hint)
-        return
-    _validate_one(message, revision, direction_hint)
-
-
-#: The result type of every request method, for validating responses.
-RESULT_TYPES = {
-    "initialize": "InitializeResult",
-    "ping": "EmptyResult",
-    "tools/list": "ListToolsResult",
-    "tools/call": "CallToolResult",
-    "resources/list": "ListResourcesResult",
-    "resources/templates/list": "ListResourceTemplatesResult",
-    "resources/read": "ReadResourceResult",
-    "resources/subscribe": "EmptyResult",
-    "resources/unsubscribe": "EmptyResult",
-    "prompts/list": "ListPromptsResult",
-    "prompts/get": "GetPromptResult",
-    "completion/complete": "CompleteResult",
-    "logging/setLevel": "EmptyResult",
-    "sampling/createMessage": "CreateMessageResult",
-    "elicitation/create": "ElicitResult",
-    "roots/list": "ListRootsResult",
-    "server/discover": "DiscoverResult",
-    "subscriptions/listen": "SubscriptionsListenResult",
-}
-
-
-def validate_exchange(
-    client_to_server: list[Any], server_to_client: list[Any], revision: str
-) -> int:
-    """Validate every message of a recorded session both ways; returns how many were checked.
-
-    Requests and notifications are checked with their sender's side; responses against the
-    result type of the request they answer.
-    """
-    checked = 0
-    for sent, peer_sent, sender in (
-        (client_to_server, server_to_client, "client"),
-        (server_to_client, client_to_server, "server"),
-    ):
-        asked = {m["id"]: m["method"] for m in peer_sent if "method" in m and "id" in m}
-        for message in sent:
-            if "method" in message:
-                validate_message(message, revision, sender)
-            elif "result" in message:
-                validate_message(message, revision, RESULT_TYPES[asked[message["id"]]])
-            else:
-                validate_message(message, revision)
-            checked += 1
-    return checked

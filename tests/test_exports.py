@@ -38,6 +38,10 @@ PUBLIC = {
     "ClientGroup",
     "GroupTool",
     "open_client_group",
+    "Call",
+    "CallNext",
+    "Middleware",
+    "LifespanError",
 }
 
 

@@ -18,6 +18,7 @@ server's notifications come on listen streams (:meth:`Client.listen`; ``subscrib
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
@@ -82,11 +83,19 @@ from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
 from .server_requests import ServerRequestRouter
 
-__all__ = ["UNSUBSCRIBE_TIMEOUT", "Client"]
+__all__ = ["UNSUBSCRIBE_TIMEOUT", "Client", "SendHook"]
 
 log = logging.getLogger("mcptrio.client")
 
 ResultT = TypeVar("ResultT", bound=Result)
+#: Wraps each request a client sends: ``hook(request, send)`` returns ``send``'s awaitable
+#: (or one around it); ``send(request, on_id=None)`` sends ``request`` (perhaps changed, of the
+#: same type) and waits for its result, calling ``on_id`` with the id it goes under. For
+#: tracing (:mod:`mcptrio.otel`).
+SendHook = Callable[
+    [Request[Any], Callable[..., Awaitable[Any]]],
+    Awaitable[Any],
+]
 PageT = TypeVar("PageT", bound=PaginatedResult)
 ItemT = TypeVar("ItemT")
 
@@ -123,6 +132,9 @@ class Client(ClientStreams):
         #: The results kept for their ``ttlMs`` (stateless era; handshake-era results have none,
         #: so nothing is kept there). See :mod:`~mcptrio.client.cache`.
         self.cache = ResultCache((cache or CachePolicy()).size if stateless else 0)
+        #: Wraps every request this client sends from now on (:data:`SendHook`); ``None``, the
+        #: default, costs one attribute test a request.
+        self.send_hook: SendHook | None = None
         self._start_streams(session, notifications, listen_timeout)
 
     # ---------------------------------------------------------------- the connection
@@ -188,14 +200,32 @@ class Client(ClientStreams):
             return await ask()
         return await self.cache.fetch(key, mode, ask)
 
-    async def _send(self, request: Request[ResultT], options: CallOptions) -> ResultT:
+    def _session_request(
+        self, request: Request[ResultT], options: CallOptions
+    ) -> Awaitable[ResultT]:
+        """The session's request for ``request`` with ``options``, through the send hook when
+        there is one (a plain function: no coroutine of its own)."""
         timeout = options.get("timeout")
-        result = await self.session.request(
-            request,
-            timeout=self.request_timeout if timeout is None else timeout,
+        if timeout is None:
+            timeout = self.request_timeout
+        hook = self.send_hook
+        if hook is None:
+            return self.session.request(
+                request,
+                timeout=timeout,
+                max_total_timeout=options.get("max_total_timeout"),
+                on_progress=options.get("on_progress"),
+            )
+        send = functools.partial(
+            self.session.request,
+            timeout=timeout,
             max_total_timeout=options.get("max_total_timeout"),
             on_progress=options.get("on_progress"),
         )
+        return hook(request, send)
+
+    async def _send(self, request: Request[ResultT], options: CallOptions) -> ResultT:
+        result = await self._session_request(request, options)
         if isinstance(result, InputRequiredResult):
             return await self._answer_inputs(request, result, options)
         return result
@@ -207,12 +237,7 @@ class Client(ClientStreams):
         timeout = options.get("timeout")
 
         async def send(retry: Request[Any]) -> Result:
-            return await self.session.request(
-                retry,
-                timeout=self.request_timeout if timeout is None else timeout,
-                max_total_timeout=options.get("max_total_timeout"),
-                on_progress=options.get("on_progress"),
-            )
+            return await self._session_request(retry, options)
 
         # The call's timeout bounds the whole exchange, the client's own handlers included (a
         # user who takes too long), as it does in the handshake era, where the server's request
@@ -308,17 +333,20 @@ class Client(ClientStreams):
         # Straight to the session (what request() does, one coroutine less per call).
         if options:
             check_options("A Client call", options, CallOptions)
-        timeout = options.get("timeout")
         request = CallToolRequest(
             name=name, arguments=None if arguments is None else dict(arguments)
         )
         try:
-            result = await self.session.request(
-                request,
-                timeout=self.request_timeout if timeout is None else timeout,
-                max_total_timeout=options.get("max_total_timeout"),
-                on_progress=options.get("on_progress"),
-            )
+            if self.send_hook is None:
+                timeout = options.get("timeout")
+                result = await self.session.request(
+                    request,
+                    timeout=self.request_timeout if timeout is None else timeout,
+                    max_total_timeout=options.get("max_total_timeout"),
+                    on_progress=options.get("on_progress"),
+                )
+            else:
+                result = await self._session_request(request, options)
         except HeaderMismatch:
             # The tool's x-mcp-header arguments may have changed: list again, then once more.
             if self.session.connection.request_meta is None:

@@ -26,7 +26,9 @@ it returns. Everything that follows from the protocol alone is decided here, syn
   decodes straight into it).
 - **Batches** (2025-03-26 only): the answers to a batch's requests are held until the last one
   is known, then sent as one array. :meth:`Connection.respond` and friends return ``None`` while
-  the batch is still open.
+  the batch is still open. A batch of more than :data:`MAX_BATCH_ITEMS` messages is refused as a
+  whole with one -32600: each item costs an answer and a request slot, and a flood of tiny
+  garbage items would otherwise be answered with fifty times its size.
 - **Ping** is answered here, without a handler.
 - **The stateless era** (2026-07-28), per request: on a server connection with no handshake, a
   request whose ``_meta`` names a stateless-era revision is read, checked and answered at that
@@ -87,13 +89,16 @@ from .types import (
 )
 from .types.common import CacheScope
 
-__all__ = ["Connection", "Role", "capability_declared"]
+__all__ = ["MAX_BATCH_ITEMS", "Connection", "Role", "capability_declared"]
 
 #: Which side of the session a connection is.
 Role: TypeAlias = Side
 ResultT = TypeVar("ResultT", bound=Result)
 
 _DISCOVER = DiscoverRequest.METHOD
+
+#: The most messages one incoming batch may hold (see the module docstring).
+MAX_BATCH_ITEMS = 1000
 
 
 class _Batch:
@@ -251,6 +256,9 @@ class Connection:
             return [ev.Reply(self._encode_error(None, error))]
         if not items:
             return [ev.Reply(self._encode_error(None, InvalidRequest("Empty batch")))]
+        if len(items) > MAX_BATCH_ITEMS:
+            error = InvalidRequest(f"A batch may hold at most {MAX_BATCH_ITEMS} messages")
+            return [ev.Reply(self._encode_error(None, error))]
         batch = _Batch()
         events: list[ev.Event] = []
         for item in items:

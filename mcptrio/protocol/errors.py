@@ -25,6 +25,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         ├── RequestTimeout                an outgoing request ran out of time
         ├── CapabilityNotNegotiated       sending this would use an un-negotiated feature
         ├── ConfigError                   [gateway] a bad gateway config; also a ValueError
+        ├── LifespanError                 [server] the server's lifespan failed to start
         ├── TransportError                a transport could not connect or carry the exchange
         │   ├── HttpError                 [transports.http] the HTTP client failed
         │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
@@ -74,13 +75,19 @@ between two of its parts, and is named for what it is (no name here means two th
     ValueError
     ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule
     ├── SseError                          [protocol.sse] an SSE stream is invalid or over a limit
+    ├── StructureError                    [server] cattrs refused an attrs-class tool argument
     └── ToolOutputError                   [server] a tool's value does not fit its annotation
     LookupError
     └── UnknownEventId                    [stores] a Last-Event-ID names no stream
     BaseException
     └── InputRequired                     [server] ends a stateless-era handler's round (SEP-2322)
 
-``tests/protocol/test_error_tree.py`` checks both drawings against the classes.
+What :mod:`mcptrio.testing` finds wrong in a user's test fails it, as a test failure does::
+
+    AssertionError
+    └── SchemaViolation                   [testing] a message broke its revision's JSON schema
+
+``tests/protocol/test_error_tree.py`` checks the drawings against the classes.
 """
 
 from __future__ import annotations

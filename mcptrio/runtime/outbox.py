@@ -6,12 +6,15 @@ goes through its :class:`Outbox`, in order:
 - **Straight to the transport** when the transport takes frames without waiting
   (:class:`~mcptrio.runtime.transport.SupportsSendNowait`) and nothing is queued ahead: no hop
   through the writer task, which is most of the cost of a small in-memory call's answer.
-- **Else into the buffer** (``send_buffer`` frames, 256 by default), which the writer task
-  drains, writing whatever has gathered (up to 64 frames) in one ``Transport.send``.
-- **When the buffer is full**, :meth:`Outbox.put` waits for room. Nothing else queues frames: the
-  reader waits there too (for a reply the protocol layer made, say), so a peer that sends and
-  never reads stops being read, and its flood waits in its own pipe or socket, not in our
-  memory.
+- **Else into the buffer** (``send_buffer`` frames, 256 by default, and ``send_buffer_bytes``
+  bytes, 8 MiB by default), which the writer task drains, writing whatever has gathered (up to
+  64 frames) in one ``Transport.send``. The byte budget is checked before a frame goes in, so a
+  frame larger than the rest of it still gets in while anything is free, and the buffer holds
+  at most one frame past it.
+- **When the buffer is full** (either way), :meth:`Outbox.put` waits for room. Nothing else
+  queues frames: the reader waits there too (for a reply the protocol layer made, say), so a
+  peer that sends and never reads stops being read, and its flood waits in its own pipe or
+  socket, not in our memory.
 
 This is an internal part of :class:`~mcptrio.runtime.session.Session`.
 """
@@ -33,11 +36,28 @@ _WRITE_COALESCE = 64
 class Outbox:
     """A session's outgoing frames; see the module docstring."""
 
-    __slots__ = ("_buffer", "_closed", "_direct", "_drain", "_queued", "_transport")
+    __slots__ = (
+        "_buffer",
+        "_byte_limit",
+        "_bytes",
+        "_closed",
+        "_direct",
+        "_drain",
+        "_queued",
+        "_room",
+        "_room_waiters",
+        "_transport",
+    )
 
-    def __init__(self, transport: Transport, size: int) -> None:
+    def __init__(self, transport: Transport, size: int, byte_limit: int = 8 << 20) -> None:
         self._transport = transport
         self._buffer, self._drain = trio.open_memory_channel[Outgoing](size)
+        # Bytes of the frames in the buffer (and in the writer's hands), and the tasks waiting
+        # for them to drain below the limit.
+        self._bytes = 0
+        self._byte_limit = byte_limit
+        self._room = trio.lowlevel.ParkingLot()
+        self._room_waiters = 0
         self._direct = transport.send_nowait if isinstance(transport, SupportsSendNowait) else None
         # Frames handed to the writer and not yet written: the direct path may only be taken
         # when this is zero, or it would overtake them.
@@ -49,17 +69,25 @@ class Outbox:
         """Frames waiting in the buffer for the writer."""
         return self._buffer.statistics().current_buffer_used
 
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes of the frames in the buffer, or taken by the writer and not yet written."""
+        return self._bytes
+
     def put_nowait(self, outgoing: Outgoing) -> bool:
         """Take ``outgoing`` without waiting or checkpointing; ``False`` if the buffer is full
         (or the session has ended)."""
         direct = self._direct
         if direct is not None and self._queued == 0 and not self._closed and direct(outgoing):
             return True
+        if self._bytes >= self._byte_limit:
+            return False
         try:
             self._buffer.send_nowait(outgoing)
         except (trio.WouldBlock, trio.ClosedResourceError):
             return False
         self._queued += 1
+        self._bytes += len(outgoing.data)
         return True
 
     async def put(self, outgoing: Outgoing) -> None:
@@ -69,8 +97,22 @@ class Outbox:
         if direct is not None and self._queued == 0 and not self._closed and direct(outgoing):
             return
         self._queued += 1
+        size = len(outgoing.data)
         try:
-            await self._buffer.send(outgoing)
+            while self._bytes >= self._byte_limit and not self._closed:
+                self._room_waiters += 1
+                try:
+                    await self._room.park()
+                finally:
+                    self._room_waiters -= 1
+            # Counted before the wait for a frame's room, so that waiters woken together do
+            # not all pass the byte check on the same drained bytes.
+            self._bytes += size
+            try:
+                await self._buffer.send(outgoing)
+            except BaseException:
+                self._bytes -= size
+                raise
         except trio.ClosedResourceError:
             self._queued -= 1
             raise ConnectionClosed("The session has ended") from None
@@ -83,6 +125,7 @@ class Outbox:
         ``False``."""
         self._closed = True
         self._buffer.close()
+        self._room.unpark_all()
 
     async def run_writer(self, on_broken: Callable[[], object]) -> None:
         """Write buffered frames until closed; ``on_broken()`` if the transport breaks."""
@@ -91,12 +134,18 @@ class Outbox:
         try:
             async for first in self._drain:
                 batch = [first]
+                size = len(first.data)
                 while len(batch) < _WRITE_COALESCE:
                     try:
-                        batch.append(receive_nowait())
+                        outgoing = receive_nowait()
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
+                    batch.append(outgoing)
+                    size += len(outgoing.data)
                 await send(batch)
                 self._queued -= len(batch)
+                self._bytes -= size
+                if self._room_waiters:
+                    self._room.unpark_all()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             on_broken()

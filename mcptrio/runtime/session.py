@@ -24,7 +24,8 @@ Behaviour that users can rely on:
   the timeout, never past ``max_total_timeout``.
 - **Backpressure.** At most ``max_in_flight`` incoming requests run at once; past that the reader
   stops reading the transport until one finishes. Outgoing frames wait in a bounded buffer
-  (``send_buffer``); when it is full the reader stops reading too, until the peer reads.
+  (``send_buffer`` frames and ``send_buffer_bytes`` bytes); when it is full the reader stops
+  reading too, until the peer reads.
 - **Ending.** When the transport ends (or breaks), every in-flight handler is cancelled, every
   pending outgoing request fails at once with
   :class:`~mcptrio.protocol.errors.ConnectionClosed`, and ``run()`` returns with no task left.
@@ -81,6 +82,7 @@ class Session:
         handle_notification: NotificationHandler | None = None,
         max_in_flight: int = 256,
         send_buffer: int = 256,
+        send_buffer_bytes: int = 8 << 20,
         actors: Sequence[SessionActor] = (),
     ) -> None:
         self.connection = connection
@@ -88,7 +90,7 @@ class Session:
         self.max_in_flight = max_in_flight
         self._actors = tuple(actors)
         self._handle_notification = handle_notification
-        self._outbox = Outbox(transport, send_buffer)
+        self._outbox = Outbox(transport, send_buffer, send_buffer_bytes)
         self._incoming = IncomingRequests(self, self._outbox, handle_request)
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[int | str, PendingRequest] = {}
@@ -364,6 +366,7 @@ class Session:
             in_flight_incoming=self._incoming.running,
             pending_outgoing=len(self._pending),
             queued_outgoing=self._outbox.buffered,
+            queued_outgoing_bytes=self._outbox.buffered_bytes,
             parked_request_actors=self._incoming.parked_actors,
         )
 
@@ -379,6 +382,8 @@ class SessionStatistics(msgspec.Struct, frozen=True):
     queued_outgoing: int
     #: Request actors parked, waiting for the next request (reused, not spawned).
     parked_request_actors: int
+    #: Bytes of the frames in the outgoing buffer or being written by the writer.
+    queued_outgoing_bytes: int = 0
 
 
 def _lone_request(events: list[ev.Event]) -> ev.RequestReceived | None:

@@ -194,6 +194,12 @@ class Context:
         return MappingProxyType(self._input_round().answers)
 
     @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded (``None`` when it has none; see
+        :mod:`~mcptrio.server.lifespan`). ``RuntimeError`` if it is not running."""
+        return self.server._lifespan.value
+
+    @property
     def progress_token(self) -> int | str | None:
         """The token the client asked progress for, or ``None`` if it did not."""
         return self._runtime.progress_token

@@ -31,14 +31,19 @@ import inspect
 import operator
 import types
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
 from ..protocol.types import CallToolResult, ContentBlock
+from .attrs_values import arguments_structurer, result_unstructurer
 from .handler import Handler
 from .media import Media
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "ArgumentsPlan",
@@ -78,6 +83,9 @@ class ArgumentsPlan:
     arguments_type: type[msgspec.Struct]
     #: The ``inputSchema``.
     input_schema: dict[str, Any]
+    #: ``(values, sent) -> values``: the attrs-class arguments structured by cattrs from what
+    #: the client sent (see :mod:`.attrs_values`); ``None`` when there are none.
+    structure: Callable[[dict[str, Any], Mapping[str, Any]], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +98,17 @@ class OutputPlan:
     return_type: Any
     #: Whether the value is sent as ``{"result": value}`` (its schema is not an object).
     wrapped: bool
+    #: The value to JSON-ready builtins through cattrs, when the annotation holds attrs classes
+    #: (see :mod:`.attrs_values`); ``None``: msgspec does it.
+    unstructure: Callable[[Any], Any] | None = None
 
 
-def describe_arguments(handler: Handler, owner: str) -> ArgumentsPlan:
-    """Build the arguments struct and ``inputSchema`` of a tool; ``ValueError`` if impossible."""
+def describe_arguments(
+    handler: Handler, owner: str, converter: cattrs.Converter | None = None
+) -> ArgumentsPlan:
+    """Build the arguments struct and ``inputSchema`` of a tool; ``ValueError`` if impossible.
+
+    ``converter`` structures attrs-class arguments (see :mod:`.attrs_values`)."""
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
     schema_defaults: dict[str, Any] = {}
     for parameter in handler.parameters:
@@ -115,10 +130,18 @@ def describe_arguments(handler: Handler, owner: str) -> ArgumentsPlan:
             schema["properties"][name]["default"] = msgspec.to_builtins(default, str_keys=True)
     except (TypeError, ValueError, KeyError) as exc:
         raise ValueError(f"{owner}: cannot describe its parameters: {exc}") from None
-    return ArgumentsPlan(arguments_type=arguments_type, input_schema=schema)
+    structure = arguments_structurer(
+        [(p.name, p.annotation, p.default) for p in handler.parameters], converter
+    )
+    return ArgumentsPlan(arguments_type=arguments_type, input_schema=schema, structure=structure)
 
 
-def describe_output(annotation: Any, structured_output: bool | None, owner: str) -> OutputPlan:
+def describe_output(
+    annotation: Any,
+    structured_output: bool | None,
+    owner: str,
+    converter: cattrs.Converter | None = None,
+) -> OutputPlan:
     """The output plan for a return annotation (``inspect.Signature.empty`` when there is none).
 
     ``structured_output``: ``None`` infers it from the annotation, ``True`` requires an
@@ -141,9 +164,10 @@ def describe_output(annotation: Any, structured_output: bool | None, owner: str)
             f"{owner}: cannot describe its return type {annotation!r} ({exc});"
             " return a supported type, or pass structured_output=False"
         ) from None
+    unstructure = result_unstructurer(annotation, converter)
     if schema.get("type") == "object":
-        return OutputPlan(schema, annotation, wrapped=False)
-    return OutputPlan(_wrap(schema), annotation, wrapped=True)
+        return OutputPlan(schema, annotation, wrapped=False, unstructure=unstructure)
+    return OutputPlan(_wrap(schema), annotation, wrapped=True, unstructure=unstructure)
 
 
 def object_schema(tp: Any, *, keep_title: bool) -> dict[str, Any]:

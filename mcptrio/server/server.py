@@ -43,12 +43,13 @@ from __future__ import annotations
 import logging
 import ssl
 import weakref
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 import trio
 
-from ..protocol.base import Request, Result
+from ..protocol.base import Notification, Request, Result
 from ..protocol.connection import Connection
 from ..protocol.errors import MethodNotFound
 from ..protocol.http_headers import PropertyPath, header_params
@@ -76,8 +77,10 @@ from .forwarding import (
     ForwardedTool,
 )
 from .input_rounds import InputRequired
+from .lifespan import LifespanRunner
 from .logging_bridge import ClientLogHandler, current_context
 from .method_handlers import MethodHandlers
+from .middleware import Call, CallNext, Middleware, MiddlewareChains, notify_through
 from .prompts import PromptOptions, RegisteredPrompt, make_prompt
 from .registry import Registry, decorator
 from .request_state import RequestStateKey
@@ -112,6 +115,9 @@ _NO_SCOPES: frozenset[str] = frozenset()
 class Server:
     """An MCP server: tools, resources, prompts and completions, served over any transport.
 
+    ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
+    subscription actor each); a ``resources/subscribe`` past it gets -32600.
+
     ``page_size`` is the number of items per page of every ``*/list`` answer (``None``: one
     page). ``declare`` names features to declare even while nothing of that kind is registered
     (for a server that adds tools later, say); otherwise a feature is declared to a client when
@@ -132,11 +138,14 @@ class Server:
         declare: Iterable[ListKind] = (),
         page_size: int | None = 100,
         max_in_flight: int = 256,
+        max_subscriptions: int = 1000,
         supported_revisions: tuple[str, ...] = SUPPORTED,
         request_state_key: bytes | str | None = None,
         subscriptions: SubscriptionBus | None = None,
         cache_ttl_ms: int | None = None,
         cache_scope: CacheScope = "private",
+        middleware: Sequence[Middleware] = (),
+        lifespan: Callable[[Server], Any] | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for a single page)")
@@ -153,6 +162,8 @@ class Server:
         self.declared: frozenset[ListKind] = frozenset(declare)
         self.page_size = page_size
         self.max_in_flight = max_in_flight
+        #: Distinct resources one session may be subscribed to at once.
+        self.max_subscriptions = max_subscriptions
         self.supported_revisions = supported_revisions
         #: Seals the ``requestState`` of input-required results (share it between workers).
         self.request_state_key = RequestStateKey(request_state_key)
@@ -194,6 +205,15 @@ class Server:
         self._routes = MethodHandlers(self).routes
         self._watchers: list[Callable[[Change], None]] = []
         self._mounts: dict[str, Mount] = {}
+        #: Opened before serving, closed after (see :mod:`.lifespan`); ``ctx.lifespan`` is
+        #: what it yields.
+        self._lifespan = LifespanRunner(lifespan, f"server {name!r}")
+        self._middleware = MiddlewareChains(self._dispatch)
+        # The request chain (None while no middleware is installed: then one test is the whole
+        # cost of middleware to a request, see handle_request).
+        self._request_chain: CallNext | None = None
+        for mw in middleware:
+            self.add_middleware(mw)
 
     # ---------------------------------------------------------------- tools
 
@@ -417,13 +437,77 @@ class Server:
         target.addHandler(handler)
         return handler
 
+    # ---------------------------------------------------------------- middleware
+
+    def add_middleware(self, middleware: Middleware, *, outermost: bool = False) -> Middleware:
+        """Install ``middleware`` inside those installed before it (``outermost``: around
+        them all; see :mod:`.middleware`); returns it, so this works as a decorator. Requests
+        and notifications that arrive from now on go through it, on sessions running already
+        too."""
+        self._middleware.add(middleware, outermost=outermost)
+        self._request_chain = self._middleware.request
+        return middleware
+
+    def remove_middleware(self, middleware: Middleware) -> bool:
+        """Uninstall ``middleware``; ``False`` if it was not installed."""
+        removed = self._middleware.remove(middleware)
+        self._request_chain = self._middleware.request
+        return removed
+
+    @property
+    def middleware(self) -> tuple[Middleware, ...]:
+        """The installed middleware, outermost first."""
+        return self._middleware.installed
+
+    async def _dispatch(self, call: Call) -> Result:
+        """The end of a request's chain: its handler, with the params the chain passed on."""
+        ctx = call.context
+        assert ctx is not None
+        request = call.params
+        assert isinstance(request, Request)
+        if request is not ctx.request:
+            ctx._runtime.request = request
+        route = self._routes.get(type(request))
+        if route is None:
+            raise MethodNotFound(f"Method not found: {request.METHOD}")
+        try:
+            return await route(ctx, request)
+        except InputRequired as asked:
+            return ctx.input_required(asked)
+
+    async def _through_chain(
+        self, chain: CallNext, rctx: RequestContext, request: Request[Any]
+    ) -> Result:
+        ctx = Context(rctx, self)
+        token = current_context.set(ctx)
+        try:
+            result = await chain(Call(request, rctx.session, ctx, rctx.request_id))
+        finally:
+            current_context.reset(token)
+        if not isinstance(result, Result):
+            raise TypeError(
+                f"The middleware of {request.METHOD} returned {result!r}, not a result: return"
+                " what call_next returns, or a result of your own"
+            )
+        return result
+
+    def _handle_notification(
+        self, session: Session, notification: Notification
+    ) -> Awaitable[None] | None:
+        """A session's incoming notification, through the middleware when there is some (the
+        server itself acts on none of those that reach it)."""
+        chain = self._middleware.notification
+        if chain is None:
+            return None
+        return notify_through(chain, Call(notification, session))
+
     # ---------------------------------------------------------------- sessions
 
     def session_state(self, session: Session) -> ServerSessionState:
         """The server's state for ``session`` (its log level, subscriptions...)."""
         state = self._states.get(session)
         if state is None:
-            state = self._states[session] = ServerSessionState(session)
+            state = self._states[session] = ServerSessionState(session, self.max_subscriptions)
         return state
 
     def session_states(self) -> list[ServerSessionState]:
@@ -495,6 +579,9 @@ class Server:
 
     async def handle_request(self, rctx: RequestContext, request: Request[Any]) -> Result:
         """Answer one request (the session calls this in the request's own task)."""
+        chain = self._request_chain
+        if chain is not None:
+            return await self._through_chain(chain, rctx, request)
         route = self._routes.get(type(request))
         if route is None:
             raise MethodNotFound(f"Method not found: {request.METHOD}")
@@ -517,6 +604,7 @@ class Server:
             self.connection(),
             transport,
             handle_request=self.handle_request,
+            handle_notification=self._handle_notification,
             max_in_flight=self.max_in_flight,
             actors=(self._session_actor,),
         )
@@ -529,11 +617,15 @@ class Server:
         *,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve one session over ``transport`` until it ends; reports the ``Session``."""
-        session = self.session(transport)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(session.run)
-            task_status.started(session)
+        """Serve one session over ``transport`` until it ends; reports the ``Session``.
+
+        Enters the server's lifespan first, unless it is open already (see :mod:`.lifespan`).
+        """
+        async with self.open_lifespan():
+            session = self.session(transport)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(session.run)
+                task_status.started(session)
 
     async def serve_stdio(
         self,
@@ -574,6 +666,7 @@ class Server:
         app = McpHttpApp(
             self, path=path, json_response=json_response, stateless=stateless, security=security
         )
+        # The free serve_http enters the server's lifespan (see its docstring).
         await serve_http(
             app,
             host=host,
@@ -584,6 +677,11 @@ class Server:
             ssl_context=ssl_context,
             task_status=task_status,
         )
+
+    def open_lifespan(self) -> AbstractAsyncContextManager[Any]:
+        """Enter the server's lifespan for the ``async with`` block (unless it is open
+        already), so that every entry point started inside shares it; yields its value."""
+        return self._lifespan.running(self)
 
     async def serve_websocket(
         self,

@@ -14,7 +14,10 @@ HTTP, WebSocket, in memory), its server-side tasks end with it.
   token is still there (the subscriber has not been told about the previous update yet), the new
   update is merged into it, because ``notifications/resources/updated`` carries no content, only
   "read it again". A subscriber is therefore never more than one notification behind per URI,
-  its memory is bounded, and after the last update it is always notified at least once.
+  its memory is bounded, and after the last update it is always notified at least once. A session
+  holds at most ``max_subscriptions`` distinct URIs (``Server(max_subscriptions=...)``, 1000 by
+  default): one more is refused with -32600, so a client cannot grow the server by subscribing
+  to every URI a template matches.
 - **Log messages** from the stdlib bridge (records emitted outside any request) go through a
   bounded queue of :data:`LOG_QUEUE_SIZE` messages; past that the oldest are dropped and the
   drop is counted in :attr:`ServerSessionState.dropped_log_messages`.
@@ -29,7 +32,7 @@ from typing import Literal
 import trio
 
 from ..protocol.base import Notification
-from ..protocol.errors import ConnectionClosed, McpError
+from ..protocol.errors import ConnectionClosed, InvalidRequest, McpError
 from ..protocol.types import (
     LoggingMessageNotification,
     PromptListChangedNotification,
@@ -58,8 +61,9 @@ _SEVERITY = {level: index for index, level in enumerate(LOGGING_LEVELS)}
 class ServerSessionState:
     """One session's log level, subscriptions and pending unprompted notifications."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, max_subscriptions: int = 1000) -> None:
         self.session = session
+        self.max_subscriptions = max_subscriptions
         #: The level the client asked for with ``logging/setLevel``; ``None`` sends everything.
         self.log_level: LoggingLevel | None = None
         self.dropped_log_messages = 0
@@ -97,6 +101,11 @@ class ServerSessionState:
         """Start the subscription actor for ``uri`` (subscribing twice is one subscription)."""
         if uri in self._subscriptions:
             return
+        if len(self._subscriptions) >= self.max_subscriptions:
+            raise InvalidRequest(
+                f"This session already has {self.max_subscriptions} subscriptions, the most it"
+                " may hold; unsubscribe from one first"
+            )
         send, receive = trio.open_memory_channel[None](1)
         self.session.start_actor(self._subscription, uri, receive)
         self._subscriptions[uri] = send

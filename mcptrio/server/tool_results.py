@@ -114,7 +114,10 @@ def structured_result(value: Any, plan: OutputPlan) -> CallToolResult:
 def _checked_builtins(value: Any, plan: OutputPlan) -> Any:
     """``value`` as JSON-ready builtins, after checking it against the return annotation."""
     try:
-        data = msgspec.to_builtins(value, str_keys=True)
+        if plan.unstructure is None:
+            data = msgspec.to_builtins(value, str_keys=True)
+        else:
+            data = plan.unstructure(value)
         msgspec.convert(data, plan.return_type, str_keys=True)
     except (msgspec.ValidationError, TypeError, ValueError) as exc:
         raise ToolOutputError(

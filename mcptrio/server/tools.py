@@ -31,17 +31,21 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 import msgspec
 
 from ..protocol.errors import McpError
 from ..protocol.types import CallToolResult, Tool, ToolAnnotations
+from .attrs_values import StructureError, cattrs_available
 from .context import Context
 from .handler import Handler, default_name, read_handler
 from .registry import DescriptionOptions, Registered
 from .schema import ArgumentsPlan, OutputPlan, describe_arguments, describe_output
 from .tool_results import error_result, structured_result, to_call_tool_result
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "RegisteredTool",
@@ -73,6 +77,9 @@ class ToolOptions(DescriptionOptions, total=False):
     #: all) where the signature cannot say everything; arguments are still checked and converted
     #: through the signature, so keep the two in agreement.
     input_schema: Mapping[str, Any] | None
+    #: The ``cattrs.Converter`` that structures attrs-class arguments and unstructures
+    #: attrs-class results (see :mod:`mcptrio.server.attrs_values`; needs cattrs installed).
+    converter: cattrs.Converter | None
 
 
 class ToolError(McpError):
@@ -154,8 +161,15 @@ class RegisteredTool(Registered[Tool]):
             )
         except msgspec.ValidationError as exc:
             return error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
+        values = msgspec.structs.asdict(parsed)
+        structure = self._arguments.structure
+        if structure is not None:
+            try:
+                values = structure(values, arguments or {})
+            except StructureError as exc:
+                return error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
         try:
-            value = await self.handler.call(ctx, msgspec.structs.asdict(parsed))
+            value = await self.handler.call(ctx, values)
             if self._output.output_schema is None:
                 return to_call_tool_result(value)
             return structured_result(value, self._output)
@@ -196,13 +210,16 @@ def make_tool(fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> Registe
             raise ValueError(f"Cannot name a tool after {fn!r}: pass name=...")
     owner = f"Tool {validate_tool_name(name)!r}"
     handler = read_handler(fn, owner)
-    arguments = describe_arguments(handler, owner)
+    converter = options.get("converter")
+    if converter is not None and not cattrs_available():
+        raise ValueError(f"{owner}: converter= needs cattrs (pip install mcptrio[attrs])")
+    arguments = describe_arguments(handler, owner, converter)
     input_schema = options.get("input_schema")
     if input_schema is not None:
         if input_schema.get("type") != "object":
             raise ValueError(f"{owner}: an inputSchema must have type 'object'")
-        arguments = ArgumentsPlan(arguments.arguments_type, dict(input_schema))
-    output = describe_output(handler.returns, options.get("structured_output"), owner)
+        arguments = ArgumentsPlan(arguments.arguments_type, dict(input_schema), arguments.structure)
+    output = describe_output(handler.returns, options.get("structured_output"), owner, converter)
     return RegisteredTool(name, handler, arguments, output, options)
 
 

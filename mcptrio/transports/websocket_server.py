@@ -23,10 +23,13 @@ unexpected way is logged and closed without disturbing the others.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import ssl
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
 import trio
@@ -233,7 +236,28 @@ async def serve_websocket(
     )
     url_host = f"[{address}]" if ":" in address else address
     url = f"{scheme}://{url_host}:{bound_port}{path}"
-    async with trio.open_nursery() as nursery:
+    async with _lifespan_of(factory, listeners), trio.open_nursery() as nursery:
         await nursery.start(trio.serve_listeners, endpoint.serve_connection, listeners)
         log.info("serving MCP over WebSocket at %s", url)
         task_status.started(url)
+
+
+@asynccontextmanager
+async def _lifespan_of(
+    factory: SessionFactory, listeners: Sequence[trio.abc.Listener[Any]]
+) -> AsyncIterator[None]:
+    """The factory's lifespan (a server's: :mod:`mcptrio.server.lifespan`), open while it is
+    served; the listeners are closed if it fails to start, since nothing will serve them."""
+    open_lifespan = getattr(factory, "open_lifespan", None)
+    if not callable(open_lifespan):
+        yield
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(open_lifespan())
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                for listener in listeners:
+                    await listener.aclose()
+            raise
+        yield

@@ -29,8 +29,13 @@ def test_the_cli_reference_lists_every_command_and_exit_code() -> None:
     assert codes == {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
 
 
-#: Names in the docs that are loggers, not Python objects.
-LOGGERS = {"mcptrio.session", "mcptrio.stdio.server_stderr"}
+#: Names in the docs that are loggers (or OpenTelemetry metrics), not Python objects.
+LOGGERS = {
+    "mcptrio.session",
+    "mcptrio.stdio.server_stderr",
+    "mcptrio.server.operation.active",
+    "mcptrio.client.operation.active",
+}
 
 
 def test_the_readme_and_the_docs_name_only_what_exists() -> None:

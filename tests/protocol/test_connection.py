@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcptrio.protocol import codec
-from mcptrio.protocol.connection import Connection
+from mcptrio.protocol.connection import MAX_BATCH_ITEMS, Connection
 from mcptrio.protocol.errors import CapabilityNotNegotiated, UnsupportedProtocolVersion
 from mcptrio.protocol.events import (
     CancelReceived,
@@ -210,3 +210,24 @@ def test_batch_answers_are_held_until_the_last_request_is_answered() -> None:
     answers = {m["id"]: m for m in json.loads(batch)}
     assert set(answers) == {10, 11, 12}
     assert answers[12]["error"]["code"] == -32601
+
+
+def test_a_batch_over_the_item_limit_is_refused_with_one_small_error() -> None:
+    c, s = client(supported=("2025-03-26",)), server()
+    handshake(c, s)
+    garbage = b"[" + b",".join([b"1"] * 100_000) + b"]"
+    events = s.receive(garbage)
+    assert len(events) == 1 and isinstance(events[0], Reply)
+    answer = json.loads(events[0].data)
+    assert answer["error"]["code"] == -32600
+    assert len(events[0].data) < 200
+
+
+def test_a_batch_at_the_item_limit_is_answered_item_by_item() -> None:
+    c, s = client(supported=("2025-03-26",)), server()
+    handshake(c, s)
+    events = s.receive(b"[" + b",".join([b"1"] * MAX_BATCH_ITEMS) + b"]")
+    assert len(events) == 1 and isinstance(events[0], Reply)
+    answers = json.loads(events[0].data)
+    assert len(answers) == MAX_BATCH_ITEMS
+    assert {a["error"]["code"] for a in answers} == {-32600}

@@ -12,6 +12,7 @@ import trio.testing
 
 import mcptrio
 from mcptrio.protocol.types import TextContent
+from mcptrio.runtime.session import Session
 from mcptrio.runtime.transport import Outgoing
 from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
 
@@ -143,4 +144,40 @@ async def test_callers_giving_up_on_a_peer_that_never_reads_are_not_held_up(
                 callers.cancel_scope.cancel()
             assert session.statistics().pending_outgoing == 0
             assert "outgoing buffer full: not telling the peer" in caplog.text
+            nursery.cancel_scope.cancel()
+
+
+async def test_the_outgoing_buffer_is_bounded_in_bytes_too() -> None:
+    # Large answers (a 100 KB resource, read again and again by a peer that never reads) fill
+    # the byte budget long before the frame count: the reader stops there.
+    server = mcptrio.Server("big", max_in_flight=MAX_IN_FLIGHT)
+
+    @server.resource("test://big")
+    def big() -> str:
+        return "x" * 100_000
+
+    limit = 1_000_000
+    stalled, stalled_server_end = memory_transport_pair(buffer=PIPE)
+    session = Session(
+        server.connection(),
+        stalled_server_end,
+        handle_request=server.handle_request,
+        max_in_flight=MAX_IN_FLIGHT,
+        send_buffer_bytes=limit,
+    )
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session.run)
+            await handshake(stalled)
+            read = {"method": "resources/read", "params": {"uri": "test://big"}}
+            taken = await flood_until_blocked(stalled, read)
+            statistics = session.statistics()
+            # At most one answer past the budget, and far fewer frames than the 256 allowed.
+            assert limit <= statistics.queued_outgoing_bytes < limit + 101_000
+            assert statistics.queued_outgoing < 12
+            assert taken <= 2 * PIPE + 12 + MAX_IN_FLIGHT + 1
+            answered = 0
+            while answered < taken:
+                await stalled.receive()
+                answered += 1
             nursery.cancel_scope.cancel()

@@ -317,6 +317,24 @@ async def test_a_slow_subscriber_gets_updates_merged_not_queued_without_bound() 
     assert 2 <= len(updates(wire)) <= 3
 
 
+async def test_subscriptions_past_the_cap_are_refused_and_start_no_actor() -> None:
+    server = watched_server()
+    server.max_subscriptions = 3
+    with trio.fail_after(5):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, session):
+            for n in range(3):
+                await client.request(SubscribeRequest(uri=f"test://item/{n}"))
+            # Subscribing again to one already held is not a new subscription.
+            await client.request(SubscribeRequest(uri="test://item/0"))
+            with pytest.raises(mcptrio.McpError) as info:
+                await client.request(SubscribeRequest(uri="test://item/3"))
+            assert info.value.code == -32600
+            assert len(server.session_state(session).subscriptions) == 3
+            await client.request(UnsubscribeRequest(uri="test://item/1"))
+            await client.request(SubscribeRequest(uri="test://item/3"))
+            validate(wire, client.protocol_version)
+
+
 async def test_subscription_actors_end_with_their_session() -> None:
     server = watched_server()
     with trio.fail_after(5):

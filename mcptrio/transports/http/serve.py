@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import Any, Literal
 
@@ -56,8 +58,27 @@ async def serve_http(
     ``front_end="builtin"`` is the built-in HTTP/1.1 server (``parser``, ``limits``);
     ``"hypercorn"`` is Hypercorn's trio worker, where ``limits`` maps onto its config as far
     as it has equivalents (keep-alive and header timeouts, head size).
+
+    The lifespan of every server served (``Server(lifespan=...)``) is entered before anything is
+    served and left after the serving stops (see :mod:`mcptrio.server.lifespan`).
     """
     app = as_http_app(target)
+    async with contextlib.AsyncExitStack() as lifespans:
+        for lifespan in _lifespans(app):
+            await lifespans.enter_async_context(lifespan)
+        await _serve(app, host, port, front_end, parser, limits, ssl_context, task_status)
+
+
+async def _serve(
+    app: HttpApp,
+    host: str,
+    port: int,
+    front_end: str,
+    parser: ParserName,
+    limits: ServerLimits | None,
+    ssl_context: ssl.SSLContext | None,
+    task_status: trio.TaskStatus[str],
+) -> None:
     async with trio.open_nursery() as nursery:
         run = getattr(app, "run", None)
         if callable(run):
@@ -92,6 +113,14 @@ async def serve_http(
             raise ValueError(f"unknown front end {front_end!r}: use 'builtin' or 'hypercorn'")
         _allow_bound_address(app, host, int(url.rsplit(":", 1)[1]))
         task_status.started(url)
+
+
+def _lifespans(app: HttpApp) -> list[AbstractAsyncContextManager[Any]]:
+    """The lifespans of the servers behind ``app`` (a server's ``open_lifespan``)."""
+    if isinstance(app, HttpRouter):
+        return [lifespan for _prefix, inner in app.routes for lifespan in _lifespans(inner)]
+    open_lifespan = getattr(getattr(app, "server", None), "open_lifespan", None)
+    return [open_lifespan()] if callable(open_lifespan) else []
 
 
 def _allow_bound_address(app: HttpApp, host: str, port: int) -> None:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import h11
 import pytest
 import trio
 from front_ends_for_tests import open_front_end
 from http_client_for_tests import open_test_connection
 from test_answers_in_post_task import open_small_window_connection
 from test_front_ends import EchoApp
-from test_streamable_http import call_body, initialize, session_headers, stream
+from test_streamable_http import (
+    call_body,
+    get_headers,
+    initialize,
+    request_body,
+    session_headers,
+    stream,
+)
 
 import mcptrio
 from mcptrio.server.context import Context
@@ -86,21 +94,101 @@ async def test_unread_large_body_closes_after_the_response(front_end: str) -> No
 
 
 @pytest.mark.parametrize("front_end", BUILTIN)
-async def test_connections_beyond_the_limit_wait_for_a_free_slot(front_end: str) -> None:
+async def test_an_idle_connection_gives_its_slot_to_a_client_with_a_request(
+    front_end: str,
+) -> None:
     with trio.fail_after(5):
         async with (
             open_front_end(front_end, EchoApp(), max_connections=1) as url,
             open_test_connection(url) as first,
         ):
             assert (await first.request("GET", "/first")).status == 200
+            # first now idles on its keep-alive connection, holding the only slot.
             async with open_test_connection(url) as second:
-                await second.send_raw(b"GET /second HTTP/1.1\r\nhost: x\r\n\r\n")
-                with trio.move_on_after(0.3) as waited:
-                    await second.socket_stream.receive_some(1000)
-                assert waited.cancelled_caught
-                await first.socket_stream.aclose()
-                answer = await second.socket_stream.receive_some(1000)
-                assert answer.startswith(b"HTTP/1.1 200")
+                assert (await second.request("GET", "/second")).status == 200
+            assert await first.receive_raw() == b""
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_a_slow_head_gives_its_slot_to_a_client_with_a_request(front_end: str) -> None:
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, EchoApp(), max_connections=1) as url,
+            open_test_connection(url) as slow,
+        ):
+            await slow.send_raw(b"GET / HTTP/1.1\r\nhost: x\r\n")
+            await trio.sleep(0.1)
+            async with open_test_connection(url) as second:
+                assert (await second.request("GET", "/second")).status == 200
+            assert await slow.receive_raw() == b""
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_a_client_finding_every_slot_busy_gets_503_with_retry_after(front_end: str) -> None:
+    app = EchoApp()
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, app, max_connections=1, retry_after=7) as url,
+            open_test_connection(url) as busy,
+        ):
+            async with busy.stream("GET", "/forever") as events:
+                assert await events.next_chunk()
+                async with open_test_connection(url) as refused:
+                    answer = await refused.request("GET", "/refused")
+                    assert answer.status == 503
+                    assert answer.header("retry-after") == b"7"
+                    assert answer.header("connection") == b"close"
+            assert app.requests == 1
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_a_client_at_its_own_limit_is_refused_while_others_are_served(
+    front_end: str,
+) -> None:
+    app = EchoApp()
+    with trio.fail_after(5):
+        async with (
+            open_front_end(front_end, app, max_connections_per_client=1) as url,
+            open_test_connection(url) as busy,
+            busy.stream("GET", "/forever") as events,
+        ):
+            assert await events.next_chunk()
+            async with open_test_connection(url) as same_client:
+                assert (await same_client.request("GET", "/again")).status == 503
+            port = int(url.rsplit(":", 1)[1])
+            other = await trio.open_tcp_stream("127.0.0.1", port, local_address="127.0.0.2")
+            async with other:
+                await other.send_all(b"GET /other HTTP/1.1\r\nhost: x\r\n\r\n")
+                assert (await other.receive_some(1000)).startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_a_get_stream_gives_its_slot_to_a_client_with_a_request(front_end: str) -> None:
+    app = McpHttpApp(mcptrio.Server("slots"))
+    revision = "2025-06-18"
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(app.run)
+            async with open_front_end(front_end, app, max_connections=1) as url:
+                async with open_test_connection(url) as setup:
+                    session_id = await initialize(setup, revision)
+                async with (
+                    open_test_connection(url) as listener,
+                    listener.stream(
+                        "GET", "/mcp", headers=get_headers(session_id, revision)
+                    ) as events,
+                ):
+                    assert events.status == 200
+                    async with open_test_connection(url) as caller:
+                        ping = request_body(1, "ping", {})
+                        headers = session_headers(session_id, revision)
+                        answer = await caller.request("POST", "/mcp", headers=headers, body=ping)
+                        assert answer.status == 200
+                    # The stream was cut for it: the client may reopen it.
+                    with pytest.raises(h11.RemoteProtocolError):
+                        while await events.next_chunk() is not None:
+                            pass
+            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("front_end", BUILTIN)
@@ -144,4 +232,45 @@ async def test_an_sse_writer_stops_after_the_write_timeout_while_its_handler_run
                         assert received < len(big) // 2
                 finally:
                     # The sessions end first: the handler runs in its POST's connection task.
+                    nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_a_post_whose_client_left_gives_back_its_slot_while_its_handler_waits(
+    front_end: str,
+) -> None:
+    server = mcptrio.Server("asks")
+    waiting = trio.Semaphore(0)
+
+    @server.tool()
+    async def slow(ctx: Context) -> str:
+        await ctx.report_progress(0, 1)
+        waiting.release()
+        await trio.sleep(600)
+        return "late"
+
+    # JSON answers, as serve_http gives by default: the progress notification turns the answer
+    # into a stream, and the handler runs on, shielded, in the POST's task.
+    app = McpHttpApp(server, json_response=True)
+    revision = "2025-06-18"
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(app.run)
+            async with open_front_end(front_end, app, max_connections=2) as url:
+                async with open_test_connection(url) as setup:
+                    session_id = await initialize(setup, revision)
+                headers = session_headers(session_id, revision)
+                for rid in range(4):
+                    async with open_test_connection(url) as leaving:
+                        body = call_body(rid, "slow", {}, token=f"t{rid}")
+                        async with stream(leaving, "POST", "/mcp", headers=headers, body=body):
+                            await waiting.acquire()
+                try:
+                    # Four handlers still run, none of them on a slot.
+                    async with open_test_connection(url) as caller:
+                        ping = request_body(9, "ping", {})
+                        answer = await caller.request("POST", "/mcp", headers=headers, body=ping)
+                        assert answer.status == 200
+                finally:
+                    # The sessions end first: the handlers run in their POSTs' tasks.
                     nursery.cancel_scope.cancel()

@@ -7,6 +7,11 @@ to: ``<prefix>/messages?session_id=<id>``. Every message the client POSTs there 
 The session lives exactly as long as its GET stream, in that request's own task: when the client
 goes away the front end cancels the task and the session ends with it. The protocol has no
 resumption, so nothing is kept after that; POSTs for the id then get 404.
+
+POSTed frames wait for the session's reader in a queue bounded twice: :data:`FRAME_QUEUE`
+frames and :data:`BYTE_QUEUE` bytes (one frame larger than that is let in alone). A POST that
+finds it full waits, holding its connection, until the session reads on; so a client whose
+session is stalled (it does not read its stream) cannot park more than that in our memory.
 """
 
 from __future__ import annotations
@@ -35,22 +40,40 @@ __all__ = ["LegacySseEndpoint", "LegacySseTransport"]
 log = logging.getLogger("mcptrio.http")
 
 _COALESCE = 64
+#: The most POSTed frames waiting for a session's reader, in frames and in bytes.
+FRAME_QUEUE = 256
+BYTE_QUEUE = 8 << 20
 
 
 class LegacySseTransport:
     """The transport of one HTTP+SSE session: POSTs in, one SSE stream out."""
 
-    def __init__(self, session_id: str, principal: Principal | None, *, buffer: int = 256) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        principal: Principal | None,
+        *,
+        buffer: int = FRAME_QUEUE,
+        byte_limit: int = BYTE_QUEUE,
+    ) -> None:
         self.session_id = session_id
         self.principal = principal
         self._in_send, self._in_receive = trio.open_memory_channel[bytes](buffer)
         self._out_send, self.outgoing = trio.open_memory_channel[bytes](buffer)
+        self._byte_limit = byte_limit
+        #: Bytes of POSTed frames waiting for the session's reader.
+        self.queued_bytes = 0
+        self._room = trio.lowlevel.ParkingLot()
+        self._closed = False
 
     async def receive(self) -> Frame:
         try:
-            return await self._in_receive.receive()
+            frame = await self._in_receive.receive()
         except trio.ClosedResourceError:
             raise trio.EndOfChannel from None
+        self.queued_bytes -= len(frame)
+        self._room.unpark_all()
+        return frame
 
     async def send(self, frames: Sequence[Outgoing]) -> None:
         for frame in frames:
@@ -64,17 +87,29 @@ class LegacySseTransport:
         return True
 
     async def deliver(self, frame: bytes) -> bool:
-        """Hand a POSTed frame to the session; ``False`` if it has ended."""
+        """Hand a POSTed frame to the session, waiting for room; ``False`` if it has ended."""
+        while self.queued_bytes and self.queued_bytes + len(frame) > self._byte_limit:
+            if self._closed:
+                return False
+            await self._room.park()
+        self.queued_bytes += len(frame)
         try:
             await self._in_send.send(frame)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
+            self.queued_bytes -= len(frame)
             return False
+        except BaseException:
+            self.queued_bytes -= len(frame)
+            raise
         return True
 
     async def aclose(self) -> None:
+        self._closed = True
         self._in_send.close()
         self._in_receive.close()
         self._out_send.close()
+        # POSTs waiting for room find the channel closed.
+        self._room.unpark_all()
 
 
 @dataclass

@@ -227,6 +227,8 @@ class HttpSecurity:
     - ``max_body_size``: a POST body past this is answered 413.
     - ``max_sessions``: an ``initialize`` (or legacy SSE connection) past this many live sessions
       is answered 503 with ``Retry-After: retry_after``.
+    - ``max_sessions_per_client``: the same past this many live Streamable HTTP sessions opened
+      from one client address (``None``: no such limit; leave it so behind a reverse proxy).
     - ``session_idle_timeout``: a session with no request and no open stream for this long is
       closed (its id then gets 404).
     """
@@ -238,6 +240,7 @@ class HttpSecurity:
         allowed_hosts: Iterable[str] | None = None,
         max_body_size: int = DEFAULT_MAX_FRAME_SIZE,
         max_sessions: int = 10_000,
+        max_sessions_per_client: int | None = None,
         session_idle_timeout: float = 30 * 60.0,
         retry_after: int = 5,
         authenticator: Authenticator | None = None,
@@ -245,6 +248,7 @@ class HttpSecurity:
         self.origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
         self.max_body_size = max_body_size
         self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_timeout = session_idle_timeout
         self.retry_after = retry_after
         self.authenticator = authenticator

@@ -11,6 +11,10 @@ calls) and runs each session there under the session's own cancel scope::
 
 A session ends when it is deleted, expires, or the registry stops; then its id is forgotten
 (404 from then on) and so are its stored events.
+
+With ``max_sessions_per_client`` set, the sessions of each client address are counted too, so
+that one client cannot take every one of ``max_sessions`` (sessions are cheap to open and live
+until they idle out).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ log = logging.getLogger("mcptrio.http")
 
 
 class SessionLimitReached(Exception):
-    """``max_sessions`` sessions are live; no new one can start now."""
+    """``max_sessions`` sessions are live (or the client's ``max_sessions_per_client``); no new
+    one can start now."""
 
 
 class EndpointNotRunning(Exception):
@@ -87,6 +92,9 @@ class SessionRegistry:
     _nursery: trio.Nursery | None = field(default=None, init=False)
     _shared: HttpSession | None = field(default=None, init=False)
     _shared_lock: trio.Lock = field(default_factory=trio.Lock, init=False)
+    # With a per-client limit: each session's client address, and the sessions per address.
+    _client_of: dict[str, str] = field(default_factory=dict, init=False)
+    _per_client: dict[str, int] = field(default_factory=dict, init=False)
 
     @property
     def running(self) -> bool:
@@ -111,13 +119,23 @@ class SessionRegistry:
         if self.live_count() >= self.security.max_sessions:
             raise SessionLimitReached
 
-    async def create(self, principal: Principal | None) -> HttpSession:
-        """A new session; raises :class:`SessionLimitReached` or :class:`EndpointNotRunning`."""
+    async def create(self, principal: Principal | None, client: str | None = None) -> HttpSession:
+        """A new session for ``client`` (its address, when known); raises
+        :class:`SessionLimitReached` or :class:`EndpointNotRunning`."""
         nursery = self._nursery
         if nursery is None:
             raise EndpointNotRunning
         self.check_capacity()
+        per_client = self.security.max_sessions_per_client
+        if per_client is not None and client is not None:
+            if self._per_client.get(client, 0) >= per_client:
+                raise SessionLimitReached
+        else:
+            client = None
         session_id = new_session_id()
+        if client is not None:
+            self._client_of[session_id] = client
+            self._per_client[client] = self._per_client.get(client, 0) + 1
         transport = self.make_transport(session_id, principal)
         transport.session = self.factory.session(transport)
         self.sessions[session_id] = transport
@@ -125,8 +143,18 @@ class SessionRegistry:
             await nursery.start(self._run_session, transport)
         except BaseException:
             self.sessions.pop(session_id, None)
+            self._forget_client(session_id)
             raise
         return transport
+
+    def _forget_client(self, session_id: str) -> None:
+        client = self._client_of.pop(session_id, None)
+        if client is not None:
+            left = self._per_client[client] - 1
+            if left:
+                self._per_client[client] = left
+            else:
+                del self._per_client[client]
 
     @property
     def shared(self) -> HttpSession | None:
@@ -183,6 +211,7 @@ class SessionRegistry:
                 await session.run(task_status=started)
         finally:
             self.sessions.pop(transport.session_id, None)
+            self._forget_client(transport.session_id)
             with trio.CancelScope(shield=True):
                 # The session's own run closes the transport; this covers a cancel before it ran.
                 await transport.aclose()

@@ -208,7 +208,10 @@ class StreamableHttpEndpoint:
             await self._post_stateless(request, responder, body, routing)
             return
         if session_id is None and routing.initialize:
-            await self._initialize(responder, body, routing, principal)
+            client = request.client
+            await self._initialize(
+                responder, body, routing, principal, client[0] if client is not None else None
+            )
             return
         transport = await self._session_of(request, responder, principal, session_id)
         if transport is None:
@@ -262,9 +265,10 @@ class StreamableHttpEndpoint:
         body: bytes,
         routing: Peek,
         principal: Principal | None,
+        client: str | None,
     ) -> None:
         try:
-            transport = await self.registry.create(principal)
+            transport = await self.registry.create(principal, client)
         except SessionLimitReached:
             retry = (b"retry-after", str(self.security.retry_after).encode())
             await send_error(responder, 503, "Too many sessions", headers=(retry,))
@@ -438,6 +442,9 @@ class StreamableHttpEndpoint:
                 await send_error(responder, 409, "This session already has a GET stream open")
                 return
             await responder.start_stream(200, SSE_HEADERS)
+            # The client reopens it (with Last-Event-ID for what it missed): a server short of
+            # connections may cut it rather than turn a request away.
+            responder.allow_eviction()
             await write_stream(stream, responder, transport)
         finally:
             transport.exchanges -= 1
@@ -472,6 +479,8 @@ class StreamableHttpEndpoint:
                 await responder.send_chunk(b"".join(sse_event(m, e) for e, m in replay.events))
             await responder.end_stream()
             return
+        # Reopened once, it can be reopened again: like the standalone stream, it may be cut.
+        responder.allow_eviction()
         await write_stream(
             stream, responder, transport, resume_after=last_event_id.decode("ascii").strip()
         )

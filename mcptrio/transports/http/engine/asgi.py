@@ -11,6 +11,13 @@ mounted at (current ASGI spec); the request the :class:`~.exchange.HttpApp` sees
 *below* ``root_path`` (``/mcp``, whatever the mount point) and carries the prefix in its
 ``root_path`` attribute, as the built-in server's router does.
 
+Framing: the server in front (Hypercorn's h11) reads a request with both ``Content-Length`` and
+``Transfer-Encoding`` by the latter and goes on to whatever follows it, and lets two ``Host`` or
+two ``Origin`` headers through. :class:`AsgiApp` refuses such requests itself, as the built-in
+server's parsers do (RFC 9112; see ``parser.build_request_head``): 400 with ``Connection: close``,
+so the handler never runs and Hypercorn closes the connection instead of reading a request
+smuggled after the body.
+
 Streaming and disconnects: ASGI reports a client that went away as ``http.disconnect`` on
 ``receive()``. While a streamed response is open, one watcher task waits on ``receive()`` and
 cancels the handler when that comes (the :mod:`~.exchange` contract). From then on it is the
@@ -41,6 +48,7 @@ Send = Callable[[Message], Awaitable[None]]
 AsgiCallable = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
+_REFUSED_BODY_READ = 1 << 16
 
 
 class AsgiRequest:
@@ -140,6 +148,10 @@ class _AsgiResponder:
 
     def on_client_gone(self, callback: Callable[[], None]) -> None:
         self._on_client_gone = callback
+
+    def allow_eviction(self) -> None:
+        # Hypercorn keeps its own connection limits; there is nothing to tell it.
+        return None
 
     async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
         if self.state != _NOT_STARTED:
@@ -301,6 +313,10 @@ class AsgiApp:
             raise ValueError(f"unsupported ASGI scope type {kind!r}")
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        problem = framing_problem(scope)
+        if problem is not None:
+            await _refuse(scope, receive, send, problem)
+            return
         request = AsgiRequest(scope, receive)
         async with trio.open_nursery() as nursery:
             responder = _AsgiResponder(request, send, nursery)
@@ -336,6 +352,11 @@ class AsgiApp:
             return
         request = AsgiRequest(scope, receive)
         peer = AsgiWebSocketPeer(scope, receive, send)
+        problem = framing_problem(scope)
+        if problem is not None:
+            with contextlib.suppress(WebSocketClosed):
+                await peer.reject(400, problem.encode())
+            return
         failed = False
         try:
             await self.app.handle_websocket(request, peer)
@@ -349,6 +370,49 @@ class AsgiApp:
                 await peer.reject(500, b"the WebSocket handler did not answer the handshake")
             else:
                 await peer.aclose(1011 if failed else 1000)
+
+
+def framing_problem(scope: Scope) -> str | None:
+    """Why the request in ``scope`` must be refused (see the module docstring), or ``None``."""
+    hosts = origins = 0
+    length = coding = False
+    for name, _ in scope["headers"]:
+        name = bytes(name).lower()
+        if name == b"host":
+            hosts += 1
+        elif name == b"origin":
+            origins += 1
+        elif name == b"content-length":
+            length = True
+        elif name == b"transfer-encoding":
+            coding = True
+    if length and coding:
+        return "Content-Length together with Transfer-Encoding"
+    if hosts > 1:
+        return "more than one Host header"
+    if origins > 1:
+        return "more than one Origin header"
+    return None
+
+
+async def _refuse(scope: Scope, receive: Receive, send: Send, problem: str) -> None:
+    # The body first (a little of it): Hypercorn's h11 protocol may still be writing when a
+    # response overtakes the request it answers, and fails on a busy socket.
+    taken = 0
+    while taken < _REFUSED_BODY_READ:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        taken += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = problem.encode()
+    headers = [*_TEXT, (b"content-length", b"%d" % len(body))]
+    if scope.get("http_version", "1.1") in ("1.0", "1.1"):
+        # What follows this request on the connection is not to be read as a request.
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

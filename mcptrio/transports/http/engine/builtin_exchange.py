@@ -22,7 +22,7 @@ from .exchange import BodyTooLarge, Headers
 from .parser import RequestHead, chunk, response_head
 
 if TYPE_CHECKING:
-    from .builtin_server import BuiltinConnection
+    from .builtin_connection import BuiltinConnection
 
 __all__ = ["BadRequestBody", "BuiltinRequest", "BuiltinResponder", "DisconnectWatcher"]
 
@@ -215,6 +215,11 @@ class BuiltinResponder:
     def on_client_gone(self, callback: Callable[[], None]) -> None:
         self._connection.on_client_gone = callback
 
+    def allow_eviction(self) -> None:
+        connection = self._connection
+        if self.state == STREAMING and connection.slots is not None:
+            connection.slots.waiting(connection, connection.client_host)
+
     async def end_stream(self) -> None:
         if self.state != STREAMING:
             raise RuntimeError("no streamed response is open")
@@ -287,6 +292,8 @@ class DisconnectWatcher:
                 while buffered < connection.limits.pipeline_buffer_limit:
                     data = await connection.receive_some()
                     if not data:
+                        # Before anything else: the slot must not wait for a shielded handler.
+                        connection.release_slot()
                         gone, connection.on_client_gone = connection.on_client_gone, None
                         if gone is not None:
                             gone()

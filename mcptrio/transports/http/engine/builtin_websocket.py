@@ -132,6 +132,12 @@ class WsprotoPeer:
                 if self.state == "open" and self._ws.state is ConnectionState.REMOTE_CLOSING:
                     with contextlib.suppress(WebSocketClosed):
                         await self._write(event.response())
+                elif self.state == "open" and self._ws.state is ConnectionState.OPEN:
+                    # Not the peer's close: wsproto could not parse what the peer sent (bad
+                    # UTF-8 is 1007, a bad frame 1002). RFC 6455 section 7.1.7: fail the
+                    # connection by sending that close, so the peer learns why.
+                    await self.aclose(event.code, event.reason or "")
+                    raise WebSocketClosed(f"protocol error ({event.code}): {event.reason}")
                 self.state = "closed"
                 raise WebSocketClosed(f"closed by the peer ({event.code})")
 

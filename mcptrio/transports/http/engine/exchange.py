@@ -126,6 +126,12 @@ class HttpResponder(Protocol):
         """
         ...
 
+    def allow_eviction(self) -> None:
+        """The open stream may be cut, with its connection, when the front end needs the
+        connection's slot for another client (the client can reopen it: a Streamable HTTP GET
+        stream). Front ends without such a policy ignore this."""
+        ...
+
 
 class WebSocketPeer(Protocol):
     """An upgraded WebSocket connection, not yet accepted."""

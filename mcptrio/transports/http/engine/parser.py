@@ -140,6 +140,20 @@ def build_request_head(
 
     A head of more than ``max_size`` bytes (counted without the line ends) is refused with 431,
     even when it arrived whole in one read.
+
+    The framing is checked as RFC 9112 asks of a server, the same for every parser, so that no
+    two readers of the request (a proxy in front, this server) can disagree on where it ends or
+    whom it is for; each of these gets 400 and the connection is closed after it (so bytes that
+    follow, a "smuggled" request, are never read as a request):
+
+    - ``Content-Length`` together with ``Transfer-Encoding`` (section 6.1: a request smuggling
+      attempt, which the server may not try to make sense of);
+    - several ``Content-Length`` values that differ, or one that is not a decimal number;
+    - ``Transfer-Encoding`` on HTTP/1.0, or more than one of it; a coding other than ``chunked``
+      alone gets 501 (section 6.1: not understood);
+    - no ``Host`` on HTTP/1.1, or more than one (section 3.2);
+    - more than one ``Origin`` (RFC 6454 allows one; which of two the Origin check should
+      believe is exactly the ambiguity an attacker wants).
     """
     size = len(method) + len(target) + 10
     keep_alive = http_version == b"1.1"
@@ -148,6 +162,7 @@ def build_request_head(
     expect_continue = False
     content_length: int | None = None
     chunked = False
+    transfer_encodings = hosts = origins = 0
     for name, value in headers:
         size += len(name) + len(value) + 2
         if name == b"connection":
@@ -160,14 +175,30 @@ def build_request_head(
             upgrade = value.lower()
         elif name == b"expect":
             expect_continue = value.lower() == b"100-continue"
+        elif name == b"host":
+            hosts += 1
+        elif name == b"origin":
+            origins += 1
         elif name == b"content-length":
-            if not value.isdigit():
+            if not value.isdigit() or (content_length is not None and int(value) != content_length):
                 raise HttpParseError("invalid Content-Length")
             content_length = int(value)
         elif name == b"transfer-encoding":
-            chunked = b"chunked" in value.lower()
+            transfer_encodings += 1
+            chunked = value.strip().lower() == b"chunked"
+            if not chunked:
+                raise HttpParseError("unsupported Transfer-Encoding (only chunked)", 501)
     if size > max_size:
         raise HttpParseError("request head too large", 431)
+    if transfer_encodings:
+        if content_length is not None:
+            raise HttpParseError("Content-Length together with Transfer-Encoding")
+        if transfer_encodings > 1 or http_version != b"1.1":
+            raise HttpParseError("invalid Transfer-Encoding")
+    if hosts > 1 or (hosts == 0 and http_version == b"1.1"):
+        raise HttpParseError("a request needs exactly one Host header")
+    if origins > 1:
+        raise HttpParseError("more than one Origin header")
     if method == b"CONNECT" or (connection_upgrade and upgrade is not None):
         keep_alive = False
     if not connection_upgrade:

@@ -1,0 +1,469 @@
+"""One connection of the built-in HTTP/1.1 server (:mod:`.builtin_server`): its request loop.
+
+Theory of operation
+-------------------
+One task per connection runs :meth:`BuiltinConnection.run`: read a request head, call the app in
+the same task, finish the request body, loop. A plain response costs no task and one
+``send_all`` (head and body joined). Pipelined requests are therefore answered in order by
+construction.
+
+A streamed response is different: while it is open the handler may sit idle (an SSE stream) and
+still has to learn that the client went away. So a
+:class:`~.builtin_exchange.DisconnectWatcher` reads the socket in the connection's nursery while
+a stream is open, once the request body has been fully received; EOF cancels the connection's
+scope (ending the handler, then the connection). When the stream ends the watcher is cancelled
+and awaited before the connection reads again, so the two never read at once. The request and
+responder the app gets (:mod:`.builtin_exchange`) do their I/O through the connection.
+
+No request pays for a cancel scope of its own: the whole request loop runs in one per
+connection, whose deadline is set around each wait on the client (reading a head, a piece of
+body, a write) and reset after it; when it fires, what the loop was waiting for decides whether
+the client still gets a 408. The same scope is cancelled when the connection's slot is needed
+by another client (:mod:`.connection_slots`): an evicted connection is closed with no response.
+A client that goes away while its response streams gives its slot back at once, even while a
+handler answering it runs on shielded in this task (an MCP request answered in the POST's task
+is stopped only by the peer's cancellation or its session's end).
+
+When the connection is closed it half-closes first and drains what the client still sends for a
+moment ("lingering close"), so that a final response (a 413, a 400) is not destroyed by a TCP
+reset caused by unread request bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import trio
+
+from .builtin_exchange import (
+    NOT_STARTED,
+    STREAMING,
+    TEXT_PLAIN,
+    BadRequestBody,
+    BuiltinRequest,
+    BuiltinResponder,
+    DisconnectWatcher,
+)
+from .builtin_websocket import serve_websocket_upgrade
+from .exchange import BodyTooLarge, HttpApp
+from .parser import (
+    END_OF_MESSAGE,
+    PEER_CLOSED,
+    HttpParseError,
+    RequestHead,
+    RequestParser,
+    response_head,
+)
+
+if TYPE_CHECKING:
+    from .builtin_server import ServerLimits
+    from .connection_slots import ConnectionSlots
+
+__all__ = ["RECEIVE_SIZE", "BuiltinConnection"]
+
+logger = logging.getLogger("mcptrio.transports.http")
+
+RECEIVE_SIZE = 65536
+# What the connection was waiting for when its scope's deadline fired.
+_IDLE, _HEAD, _BODY, _WRITE = range(4)
+
+
+def _read_nowait(fd: int) -> bytes | None:
+    """What the socket holds now (``b""`` at EOF or breakage), ``None`` if nothing yet."""
+    try:
+        return os.read(fd, RECEIVE_SIZE)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+async def _wait_and_read(fd: int) -> bytes:
+    """The next bytes from the socket once it is readable (``b""`` at EOF or breakage)."""
+    while True:
+        try:
+            await trio.lowlevel.wait_readable(fd)
+        except trio.ClosedResourceError:
+            return b""
+        data = _read_nowait(fd)
+        if data is not None:
+            return data
+
+
+class BuiltinConnection:
+    """One client connection: the request loop and what the request/responder pair share."""
+
+    # A server may hold thousands of connections open (SSE streams): no per-instance dict.
+    __slots__ = (
+        "_fd",
+        "app",
+        "client",
+        "client_host",
+        "evicted",
+        "limits",
+        "message_complete",
+        "nursery",
+        "on_client_gone",
+        "parser",
+        "peer_gone",
+        "phase",
+        "readable",
+        "responding",
+        "scheme",
+        "scope",
+        "slots",
+        "stream",
+        "streaming",
+        "watcher",
+        "writable",
+    )
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        app: HttpApp,
+        parser: RequestParser,
+        limits: ServerLimits,
+    ) -> None:
+        self.stream = stream
+        # A plain TCP connection is read and written through its descriptor directly: trio's
+        # SocketStream would add a task switch to every read and write that completes at once.
+        # TLS goes through the stream.
+        self._fd: int | None = stream.socket.fileno() if type(stream) is trio.SocketStream else None
+        self.app = app
+        self.parser = parser
+        self.limits = limits
+        self.scheme = "http"
+        self.client: tuple[str, int] | None = None
+        self.client_host: str | None = None
+        # Whose slot this is (see connection_slots); None once it is given back.
+        self.slots: ConnectionSlots | None = None
+        self.evicted = False
+        self.nursery: trio.Nursery | None = None
+        # Whether the stream may still be read from / written to.
+        self.readable = True
+        self.writable = True
+        # Whether the client closed (or broke) its side: no more requests will come.
+        self.peer_gone = False
+        # One cancel scope for the whole request loop, so that no request pays for its own:
+        # its deadline is set around each wait on the client (what the wait was is in
+        # ``phase``), and the watcher cancels it when the client leaves mid-stream.
+        self.scope = trio.CancelScope()
+        self.phase = _IDLE
+        # Whether the current request's response has started (what a timeout may still send).
+        self.responding = False
+        self.message_complete = False
+        # Whether a streamed response is open (the watcher may run).
+        self.streaming = False
+        self.watcher = DisconnectWatcher(self)
+        # What the current request's handler asked to be told when the client leaves.
+        self.on_client_gone: Callable[[], None] | None = None
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def receive_some(self) -> bytes | bytearray:
+        """Bytes from the client; ``b""`` at EOF or breakage (the client is then gone)."""
+        fd = self._fd
+        data: bytes | bytearray | None
+        if fd is None:
+            try:
+                data = await self.stream.receive_some(RECEIVE_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+        else:
+            data = _read_nowait(fd)
+            if data is None:
+                data = await _wait_and_read(fd)
+            else:
+                # Fairness: a client that keeps the socket full must not starve the others. The
+                # yield cannot raise Cancelled: that would lose the bytes just read.
+                await trio.lowlevel.cancel_shielded_checkpoint()
+        if not data:
+            self.peer_gone = True
+            self.readable = False
+        return data
+
+    async def receive(self, deadline: float, phase: int) -> bytes | bytearray:
+        """:meth:`receive_some`, ending the request loop if nothing comes by ``deadline``."""
+        fd = self._fd
+        if fd is not None and (data := _read_nowait(fd)) is not None:
+            # Already there: no deadline to arm (a read that has to wait arms it below). As
+            # above, the yield must not lose the bytes to a cancellation.
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            if not data:
+                self.peer_gone = True
+                self.readable = False
+            return data
+        scope = self.scope
+        self.phase = phase
+        scope.deadline = deadline
+        try:
+            if fd is None:
+                return await self.receive_some()
+            data = await _wait_and_read(fd)
+            if not data:
+                self.peer_gone = True
+                self.readable = False
+            return data
+        finally:
+            scope.deadline = math.inf
+
+    def release_slot(self) -> None:
+        """Give the connection's slot back, once: it is ending, or its client has gone (a
+        handler may still run in this task, shielded, but not on the slot)."""
+        slots = self.slots
+        if slots is not None:
+            self.slots = None
+            slots.release(self, self.client_host)
+
+    def evict(self) -> None:
+        """Close at once, with no response: the slot is needed (see connection_slots)."""
+        self.evicted = True
+        self.scope.cancel()
+
+    async def read_head(self, first: bool) -> RequestHead | None:
+        """The next request head, or ``None`` when the connection should end quietly.
+
+        Waiting for it, the connection may be evicted (see connection_slots)."""
+        slots = self.slots
+        if slots is not None:
+            slots.waiting(self, self.client_host)
+        limits = self.limits
+        deadline = trio.current_time() + (
+            limits.header_timeout if first else limits.keep_alive_timeout
+        )
+        phase = _IDLE
+        while True:
+            try:
+                event = self.parser.next_event()
+            except HttpParseError as error:
+                await self.refuse(error.status, str(error))
+                return None
+            if event is None:
+                if not self.readable:
+                    return None
+                data = await self.receive(deadline, phase)
+                if not data:
+                    return None
+                if phase == _IDLE:
+                    phase = _HEAD
+                    if not first:
+                        deadline = trio.current_time() + limits.header_timeout
+                self.parser.feed(data)
+            elif type(event) is RequestHead:
+                if slots is not None:
+                    slots.busy(self)
+                self.message_complete = False
+                if not event.chunked and not event.content_length:
+                    # No body: take its end now, so a stream may watch the socket at once.
+                    self.message_complete = self.parser.next_event() is END_OF_MESSAGE
+                return event
+            elif event is PEER_CLOSED:
+                return None
+            else:  # pragma: no cover - a parser never yields body events before a head
+                raise AssertionError(f"unexpected {event!r} before a request head")
+
+    async def next_body_event(self) -> bytes | None:
+        """The next piece of the request body, or ``None`` at its end."""
+        while True:
+            try:
+                event = self.parser.next_event()
+            except HttpParseError as error:
+                raise BadRequestBody(400, str(error)) from None
+            if event is None:
+                if not self.readable:
+                    raise trio.BrokenResourceError("the client closed during the request body")
+                data = await self.receive(trio.current_time() + self.limits.body_timeout, _BODY)
+                if not data:
+                    raise trio.BrokenResourceError("the client closed during the request body")
+                self.parser.feed(data)
+            elif event is END_OF_MESSAGE:
+                self.message_complete = True
+                return None
+            elif isinstance(event, bytes):
+                return event
+            else:
+                raise BadRequestBody(400, "malformed request body")
+
+    # -- writing ----------------------------------------------------------------------------
+
+    async def send(self, data: bytes) -> None:
+        if not self.writable:
+            raise trio.BrokenResourceError("the client connection is closed")
+        fd = self._fd
+        if fd is not None:
+            # A write the socket takes whole costs neither a deadline nor a task switch.
+            await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                sent = os.write(fd, data)
+            except BlockingIOError:
+                sent = 0
+            except OSError as error:
+                self.writable = False
+                raise trio.BrokenResourceError("the client connection is closed") from error
+            if sent == len(data):
+                return
+            await self._send_rest(fd, memoryview(data)[sent:])
+            return
+        scope = self.scope
+        self.phase = _WRITE
+        scope.deadline = trio.current_time() + self.limits.write_timeout
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+            self.writable = False
+            raise trio.BrokenResourceError("the client connection is closed") from error
+        finally:
+            scope.deadline = math.inf
+
+    async def _send_rest(self, fd: int, data: memoryview) -> None:
+        """Write what the socket did not take at once, waiting for room within the deadline.
+
+        The deadline is this write's own: the writing task may not be the connection's (an SSE
+        writer running in a session). Part of the message is out already, so a write that does
+        not finish (timeout, cancellation, breakage) leaves the response cut: the connection
+        can carry nothing more.
+        """
+        completed = False
+        try:
+            with trio.move_on_after(self.limits.write_timeout):
+                while data:
+                    try:
+                        await trio.lowlevel.wait_writable(fd)
+                        data = data[os.write(fd, data) :]
+                    except BlockingIOError:
+                        continue
+                    except (OSError, trio.ClosedResourceError) as error:
+                        raise trio.BrokenResourceError("the client connection is closed") from error
+                completed = True
+        finally:
+            if not completed:
+                self.writable = False
+        if data:
+            raise trio.BrokenResourceError("a write to the client timed out")
+
+    async def refuse(self, status: int, message: str) -> None:
+        """Answer an error the front end detected itself (no app involved), then close."""
+        self.readable = False
+        if not self.writable:
+            return
+        self.writable = False
+        body = message.encode("utf-8", "replace")
+        head = response_head(status, TEXT_PLAIN, content_length=len(body), keep_alive=False)
+        with trio.move_on_after(self.limits.write_timeout):
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self.stream.send_all(head + body)
+                # What refuse sent is all the client gets: let close() linger for it.
+                self.writable = True
+
+    async def interrupted(self) -> None:
+        """The loop's scope fired: a wait on the client timed out, or it left mid-stream, or
+        its slot was needed."""
+        if self.evicted:
+            self.writable = False
+        elif self.phase == _HEAD:
+            await self.refuse(408, "request head timeout")
+        elif self.phase == _BODY and not self.responding:
+            await self.refuse(408, "request body timeout")
+        else:
+            self.writable = False
+
+    # -- the request loop -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        first = True
+        while True:
+            head = await self.read_head(first)
+            if head is None:
+                return
+            first = False
+            if head.is_websocket_upgrade:
+                await self._serve_websocket(head)
+                return
+            request = BuiltinRequest(self, head)
+            responder = BuiltinResponder(self, request)
+            if not await self._run_handler(request, responder):
+                return
+            if not request.keep_alive or not await request.discard_rest():
+                return
+            self.parser.next_request()
+
+    async def _run_handler(self, request: BuiltinRequest, responder: BuiltinResponder) -> bool:
+        """Run the app for one request; whether the connection can carry another."""
+        self.responding = False
+        try:
+            await self.app.handle_http(request, responder)
+        except BadRequestBody as error:
+            if responder.state == NOT_STARTED:
+                await self.refuse(error.status, str(error))
+            return False
+        except trio.BrokenResourceError:
+            return False
+        except Exception:
+            logger.exception("HTTP handler for %s %s failed", request.method, request.path)
+            if responder.state != NOT_STARTED:
+                return False
+            request.keep_alive = False
+            await responder.send_quietly(500, b"internal server error")
+            return False
+        finally:
+            self.streaming = False
+            self.on_client_gone = None
+            if self.slots is not None:
+                # A stream that allowed eviction has ended.
+                self.slots.busy(self)
+            await self.watcher.stop()
+        if not self.writable:
+            return False
+        if responder.state == NOT_STARTED:
+            logger.error("HTTP handler for %s %s did not respond", request.method, request.path)
+            await responder.send_quietly(500, b"the handler did not respond")
+        elif responder.state == STREAMING:
+            try:
+                await responder.end_stream()
+            except trio.BrokenResourceError:
+                return False
+        return self.writable
+
+    async def _serve_websocket(self, head: RequestHead) -> None:
+        request = BuiltinRequest(self, head)
+        try:
+            if await request.read_body(0):
+                raise BodyTooLarge
+        except (BodyTooLarge, BadRequestBody):
+            await self.refuse(400, "a WebSocket upgrade request has no body")
+            return
+        except trio.BrokenResourceError:
+            return
+        await serve_websocket_upgrade(
+            self.stream,
+            self.app,
+            request,
+            head,
+            self.parser.unparsed(),
+            self.limits.write_timeout,
+        )
+        self.readable = self.writable = False
+
+    async def close(self) -> None:
+        """Close the stream; half-close and drain first unless the client closed already."""
+        stream = self.stream
+        if self.writable and not self.peer_gone and isinstance(stream, trio.SocketStream):
+            with trio.move_on_after(self.limits.linger_timeout):
+                try:
+                    await stream.send_eof()
+                    drained = 0
+                    while drained < self.limits.discard_body_limit:
+                        data = await stream.receive_some(RECEIVE_SIZE)
+                        if not data:
+                            break
+                        drained += len(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+        with trio.CancelScope(shield=True), trio.move_on_after(self.limits.linger_timeout):
+            await stream.aclose()

@@ -98,13 +98,21 @@ class Context:
     ``Context``. It is valid while the request is being handled.
     """
 
-    __slots__ = ("_round", "_runtime", "server")
+    __slots__ = ("_origin", "_round", "_runtime", "server")
 
     def __init__(self, request_context: RequestContext, server: Server) -> None:
         self._runtime = request_context
         #: The :class:`~mcptrio.server.Server` answering the request.
         self.server = server
         self._round: InputRound | None = None
+        # The context this one was made from by for_server: the request's rounds are its.
+        self._origin: Context | None = None
+
+    def for_server(self, server: Server) -> Context:
+        """This request's context as ``server`` sees it: for a mounted server answering it."""
+        other = Context(self._runtime, server)
+        other._origin = self._origin or self
+        return other
 
     @property
     def request_meta(self) -> RequestMeta | None:
@@ -175,6 +183,15 @@ class Context:
         if isinstance(arguments, dict):
             return MappingProxyType(arguments)
         return _NO_ARGUMENTS
+
+    @property
+    def input_answers(self) -> Mapping[str, Any]:
+        """The answers to earlier asks a stateless-era request carries, by key (those of earlier
+        rounds, sealed in its ``requestState``, and its ``inputResponses``), as they came; empty
+        in the handshake era. A gateway finds the upstream call a retry resumes by them."""
+        if self.request_meta is None:
+            return _NO_ARGUMENTS
+        return MappingProxyType(self._input_round().answers)
 
     @property
     def lifespan(self) -> Any:
@@ -292,6 +309,9 @@ class Context:
         return found
 
     def _input_round(self) -> InputRound:
+        if self._origin is not None:
+            # One round per request, sealed with the key of the server that answers it.
+            return self._origin._input_round()
         if self._round is None:
             self._round = InputRound(self.request, self.server.request_state_key)
         return self._round

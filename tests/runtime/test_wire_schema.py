@@ -12,14 +12,7 @@ from mcptrio.client import Revisions
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 
 from conftest import Wire, open_recorded_client
-from schema_validation import validate_message
-
-RESULT_TYPES = {
-    "initialize": "InitializeResult",
-    "ping": "EmptyResult",
-    "tools/list": "ListToolsResult",
-    "tools/call": "CallToolResult",
-}
+from schema_validation import validate_exchange
 
 
 def busy_server() -> mcptrio.Server:
@@ -51,21 +44,7 @@ def busy_server() -> mcptrio.Server:
 
 def validate_wire(wire: Wire, revision: str) -> int:
     """Validate every recorded message in both directions; return how many were checked."""
-    checked = 0
-    for sent, peer_sent, sender in (
-        (wire.client_to_server, wire.server_to_client, "client"),
-        (wire.server_to_client, wire.client_to_server, "server"),
-    ):
-        asked = {m["id"]: m["method"] for m in peer_sent if "method" in m and "id" in m}
-        for message in sent:
-            if "method" in message:
-                validate_message(message, revision, sender)
-            elif "result" in message:
-                validate_message(message, revision, RESULT_TYPES[asked[message["id"]]])
-            else:
-                validate_message(message, revision)
-            checked += 1
-    return checked
+    return validate_exchange(wire.client_to_server, wire.server_to_client, revision)
 
 
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import ssl
 import time
 from collections import OrderedDict
@@ -26,8 +25,9 @@ from urllib.parse import quote, urlencode
 
 import trio
 
-from ...transports.http.engine.client_pool import HttpClientPool, HttpError
+from ...transports.http.engine.client_pool import HttpClientPool
 from ..metadata import check_url
+from .fetch import fetch_json
 from .verifier import (
     AccessToken,
     InvalidToken,
@@ -124,24 +124,16 @@ class IntrospectionVerifier:
             ("accept", "application/json"),
             ("authorization", self._authorization),
         ]
-        url = self.endpoint
-        with trio.move_on_after(self.timeout) as deadline:
-            try:
-                async with self._http.request("POST", url, headers=headers, body=body) as answer:
-                    status = answer.status
-                    data = await answer.read(self.max_answer_size)
-            except HttpError as exc:
-                raise VerifierUnavailable(f"introspection at {url} failed: {exc}") from None
-        if deadline.cancelled_caught:
-            raise VerifierUnavailable(f"introspection at {url} took over {self.timeout}s")
-        if status != 200:
-            raise VerifierUnavailable(f"introspection at {url} answered {status}")
-        if data is None:
-            raise VerifierUnavailable(f"introspection answer is over {self.max_answer_size} bytes")
-        try:
-            claims = json.loads(data)
-        except (ValueError, RecursionError):
-            raise VerifierUnavailable("introspection answer is not JSON") from None
+        claims = await fetch_json(
+            self._http,
+            "POST",
+            self.endpoint,
+            what="introspection",
+            headers=headers,
+            body=body,
+            timeout=self.timeout,
+            max_size=self.max_answer_size,
+        )
         if not isinstance(claims, dict):
             raise VerifierUnavailable("introspection answer is not a JSON object")
         return claims

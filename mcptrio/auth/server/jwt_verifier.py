@@ -25,7 +25,6 @@ knows a public key used as a secret).
 
 from __future__ import annotations
 
-import json
 import ssl
 import time
 from collections.abc import Collection
@@ -36,8 +35,9 @@ from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from ...transports.http.engine.client_pool import HttpClientPool, HttpError
+from ...transports.http.engine.client_pool import HttpClientPool
 from ..metadata import check_url
+from .fetch import fetch_json
 from .verifier import (
     AccessToken,
     InvalidToken,
@@ -210,25 +210,15 @@ class JwtVerifier:
                 read_timeout=self.fetch_timeout,
             )
         url = self.jwks_url
-        with trio.move_on_after(self.fetch_timeout) as deadline:
-            try:
-                async with self._http.request(
-                    "GET", url, headers=[("accept", "application/json")]
-                ) as response:
-                    status = response.status
-                    body = await response.read(self.max_jwks_size)
-            except HttpError as exc:
-                raise VerifierUnavailable(f"JWKS fetch from {url} failed: {exc}") from None
-        if deadline.cancelled_caught:
-            raise VerifierUnavailable(f"JWKS fetch from {url} took over {self.fetch_timeout}s")
-        if status != 200:
-            raise VerifierUnavailable(f"JWKS fetch from {url} answered {status}")
-        if body is None:
-            raise VerifierUnavailable(f"JWKS from {url} is over {self.max_jwks_size} bytes")
-        try:
-            document = json.loads(body)
-        except (ValueError, RecursionError):
-            raise VerifierUnavailable(f"JWKS from {url} is not JSON") from None
+        document = await fetch_json(
+            self._http,
+            "GET",
+            url,
+            what="JWKS",
+            headers=[("accept", "application/json")],
+            timeout=self.fetch_timeout,
+            max_size=self.max_jwks_size,
+        )
         try:
             return _key_set(document)
         except ValueError as exc:

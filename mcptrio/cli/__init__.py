@@ -1,5 +1,5 @@
 """The ``mcptrio`` command (also ``python -m mcptrio``): run, list, call, read, prompt, config,
-bench.
+gateway, bench.
 
 ``main(argv)`` returns the exit code instead of exiting, so that it can be called from Python
 (the console script and ``python -m mcptrio`` pass it to ``sys.exit``). Every failure is one
@@ -48,12 +48,17 @@ def _main(argv: list[str]) -> int:
         return 2
     if command is not None and args.command not in ("list", "call", "read", "prompt"):
         raise CliError(2, f"mcptrio {args.command} takes no command after --")
-    if args.command in ("run", "config"):
+    if args.command in ("run", "config", "gateway"):
         from . import server_commands
 
         level = getattr(args, "log_level", "warning")
         _log_to_stderr(getattr(logging, level.upper()))
-        return server_commands.run(args) if args.command == "run" else server_commands.config(args)
+        command_of = {
+            "run": server_commands.run,
+            "config": server_commands.config,
+            "gateway": server_commands.gateway,
+        }
+        return command_of[args.command](args)
     from .client_commands import run_client_command
 
     _log_to_stderr(logging.INFO if args.verbose else logging.WARNING)

@@ -158,6 +158,37 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
     config.add_argument("--name", help="the entry's name (default: the server's name)")
 
+    gateway = commands.add_parser(
+        "gateway",
+        help="serve a gateway over the servers of an mcpServers JSON file",
+        description="Serve one MCP server whose tools, resources and prompts are those of the "
+        "upstream servers in CONFIG (the mcpServers JSON of Claude Desktop, VS Code and Cursor), "
+        "each namespaced by its entry's name. Over HTTP the URL is printed on stderr.",
+    )
+    gateway.add_argument("config", metavar="CONFIG", help='a JSON file with an "mcpServers" object')
+    gateway.add_argument(
+        "--transport", choices=("stdio", "http"), default="http", help="default: http"
+    )
+    gateway.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
+    )
+    gateway.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"0 picks a free one (default: {DEFAULT_PORT})",
+    )
+    gateway.add_argument("--path", default="/mcp", help="the endpoint's path (default: /mcp)")
+    gateway.add_argument(
+        "--name", default="mcptrio-gateway", help="the gateway's server name (default: %(default)s)"
+    )
+    gateway.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="what mcptrio logs to stderr (default: info: upstreams connecting and failing)",
+    )
+
     commands.add_parser(
         "bench",
         help="run the benchmarks (python -m benchmarks, from a checkout)",

@@ -1,4 +1,4 @@
-"""``mcptrio run``, ``config`` and ``bench``: the commands that start something."""
+"""``mcptrio run``, ``gateway``, ``config`` and ``bench``: the commands that start something."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError
 from .loading import load_server, parse_server_spec
 
-__all__ = ["bench", "config", "run"]
+__all__ = ["bench", "config", "gateway", "run"]
 
 #: The extra that installs each optional package a `run` option needs.
 _EXTRAS = {"httptools": "httptools", "hypercorn": "asgi"}
@@ -50,6 +50,51 @@ def run(args: argparse.Namespace) -> int:
         extra = _EXTRAS.get((exc.name or "").partition(".")[0])
         hint = f": pip install 'mcptrio[{extra}]'" if extra else ""
         raise CliError(EXIT_USAGE, f"{exc}{hint}") from None
+    return EXIT_OK
+
+
+def gateway(args: argparse.Namespace) -> int:
+    """Serve a gateway over the servers of the ``mcpServers`` file ``args.config``."""
+    from functools import partial
+
+    import trio
+
+    from ..gateway import ConfigError, Gateway, load_config, serve_gateway
+    from ..runtime.nurseries import open_unwrapping_nursery
+
+    if not 0 <= args.port <= 65535:
+        raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
+    try:
+        served = Gateway(args.name, upstreams=load_config(args.config))
+    except ConfigError as exc:
+        raise CliError(EXIT_USAGE, str(exc)) from None
+
+    async def serve() -> None:
+        # A lone error (a port in use, say) leaves as itself, not in a group.
+        async with open_unwrapping_nursery() as nursery:
+            where = await nursery.start(
+                partial(
+                    serve_gateway,
+                    served,
+                    transport=args.transport,
+                    host=args.host,
+                    port=args.port,
+                    path=args.path,
+                )
+            )
+            if args.transport == "http":
+                line = f"Serving {args.name} over http at {where}"
+                print(line, file=sys.stderr, flush=True)
+
+    try:
+        trio.run(serve)
+    except KeyboardInterrupt:
+        return EXIT_OK
+    except OSError as exc:
+        in_use = exc.errno == errno.EADDRINUSE
+        reason = "the port is in use" if in_use else exc.strerror or str(exc)
+        message = f"cannot serve on {args.host}:{args.port}: {reason}"
+        raise CliError(EXIT_CONNECTION, message) from None
     return EXIT_OK
 
 

@@ -24,6 +24,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         ├── ConnectionClosed              the connection ended; pending requests fail with it
         ├── RequestTimeout                an outgoing request ran out of time
         ├── CapabilityNotNegotiated       sending this would use an un-negotiated feature
+        ├── ConfigError                   [gateway] a bad gateway config; also a ValueError
         ├── LifespanError                 [server] the server's lifespan failed to start
         ├── TransportError                a transport could not connect or carry the exchange
         │   ├── HttpError                 [transports.http] the HTTP client failed

@@ -117,13 +117,21 @@ class Context:
     ``Context``. It is valid while the request is being handled.
     """
 
-    __slots__ = ("_round", "_runtime", "server")
+    __slots__ = ("_origin", "_round", "_runtime", "server")
 
     def __init__(self, request_context: RequestContext, server: Server) -> None:
         self._runtime = request_context
         #: The :class:`~mcptrio.server.Server` answering the request.
         self.server = server
         self._round: InputRound | None = None
+        # The context this one was made from by for_server: the request's rounds are its.
+        self._origin: Context | None = None
+
+    def for_server(self, server: Server) -> Context:
+        """This request's context as ``server`` sees it: for a mounted server answering it."""
+        other = Context(self._runtime, server)
+        other._origin = self._origin or self
+        return other
 
     @property
     def request_meta(self) -> RequestMeta | None:
@@ -194,6 +202,15 @@ class Context:
         if isinstance(arguments, dict):
             return MappingProxyType(arguments)
         return _NO_ARGUMENTS
+
+    @property
+    def input_answers(self) -> Mapping[str, Any]:
+        """The answers to earlier asks a stateless-era request carries, by key (those of earlier
+        rounds, sealed in its ``requestState``, and its ``inputResponses``), as they came; empty
+        in the handshake era. A gateway finds the upstream call a retry resumes by them."""
+        if self.request_meta is None:
+            return _NO_ARGUMENTS
+        return MappingProxyType(self._input_round().answers)
 
     @property
     def lifespan(self) -> Any:
@@ -274,7 +291,8 @@ class Context:
         return await self._send(request, options)
 
     def _send(self, request: Request[ResultT], options: RequestOptions) -> Awaitable[ResultT]:
-        hook = self.server.request_hook
+        # The hook of the server serving the session (a mounted server's handler asks through it).
+        hook = (self._origin or self).server.request_hook
         if hook is None:
             return self._runtime.send_request(request, **options)
         runtime = self._runtime
@@ -315,11 +333,14 @@ class Context:
             else:
                 found[key] = answer
         if missing:
-            hook = self.server.request_hook
+            hook = (self._origin or self).server.request_hook
             raise InputRequired(missing if hook is None else hook.asking(self, missing))
         return found
 
     def _input_round(self) -> InputRound:
+        if self._origin is not None:
+            # One round per request, sealed with the key of the server that answers it.
+            return self._origin._input_round()
         if self._round is None:
             self._round = InputRound(self.request, self.server.request_state_key)
         return self._round

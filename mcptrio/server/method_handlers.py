@@ -38,6 +38,7 @@ from ..protocol.types import (
 )
 from ..protocol.types.common import PaginatedRequest
 from .context import Context
+from .forwarding import ForwardedResource, ForwardedTemplate
 from .listen import listen
 from .pagination import paginate
 from .resources import read_resource
@@ -110,14 +111,20 @@ class MethodHandlers:
         ctx.require_scopes(self.server.required_scopes("resources/read", request.uri))
         return await read_resource(self.server.resources, self.server.templates, ctx, request.uri)
 
-    def _known_uri(self, uri: str) -> bool:
-        if uri in self.server.resources:
-            return True
-        return any(t.match(uri) is not None for t in self.server.templates.snapshot())
+    def _served(self, uri: str) -> object | None:
+        """The resource, or else the first template, that serves ``uri``."""
+        resource = self.server.resources.get(uri)
+        if resource is not None:
+            return resource
+        return next((t for t in self.server.templates.snapshot() if t.match(uri) is not None), None)
 
     async def subscribe(self, ctx: Context, request: SubscribeRequest) -> EmptyResult:
-        if not self._known_uri(request.uri):
+        served = self._served(request.uri)
+        if served is None:
             raise ResourceNotFound(f"Resource not found: {request.uri}", data={"uri": request.uri})
+        if isinstance(served, ForwardedResource | ForwardedTemplate) and served.subscribe:
+            # A forwarded resource is subscribed to where it comes from first.
+            await served.subscribe(request.uri)
         self.server.session_state(ctx.session).subscribe(request.uri)
         return EmptyResult()
 

@@ -72,6 +72,7 @@ from ..protocol.types import (
 )
 from .completion import ArgumentCompleter, Completer, read_completions
 from .context import Context
+from .forwarding import ForwardedResource, ForwardedTemplate
 from .handler import Handler, default_name, read_handler
 from .registry import DescriptionOptions, Registered
 from .uri_template import UriTemplate
@@ -382,8 +383,8 @@ def make_template(
 
 
 async def read_resource(
-    resources: Mapping[str, RegisteredResource],
-    templates: Mapping[str, RegisteredTemplate],
+    resources: Mapping[str, RegisteredResource | ForwardedResource],
+    templates: Mapping[str, RegisteredTemplate | ForwardedTemplate],
     ctx: Context,
     uri: str,
 ) -> ReadResourceResult:
@@ -407,7 +408,9 @@ async def read_resource(
 
 
 def _cached(
-    item: _Description[Any], ctx: Context, result: ReadResourceResult
+    item: _Description[Any] | ForwardedResource | ForwardedTemplate,
+    ctx: Context,
+    result: ReadResourceResult,
 ) -> ReadResourceResult:
     """``result`` with the cache hints of ``item``, else of the server (revisions before
     2026-07-28 leave them out)."""

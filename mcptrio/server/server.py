@@ -69,6 +69,13 @@ from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
 from .completion import CompletionEngine
 from .context import Context, RequestHook
+from .forwarding import (
+    ForwardedItem,
+    ForwardedPrompt,
+    ForwardedResource,
+    ForwardedTemplate,
+    ForwardedTool,
+)
 from .input_rounds import InputRequired
 from .lifespan import LifespanRunner
 from .logging_bridge import ClientLogHandler, current_context
@@ -92,12 +99,16 @@ from .tools import RegisteredTool, ToolOptions, make_tool
 if TYPE_CHECKING:
     from ..transports.http.endpoints.security import HttpSecurity
     from ..transports.http.engine.builtin_server import ServerLimits
+    from .mount import Mount
 
 __all__ = ["Server"]
 
 log = logging.getLogger("mcptrio.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: What a server tells those watching it (see :meth:`Server.watch`): ``("list_changed", kind)``
+#: or ``("updated", uri)``, the messages of its subscription bus.
+Change = tuple[Literal["list_changed", "updated"], str]
 _NO_SCOPES: frozenset[str] = frozenset()
 
 
@@ -172,19 +183,19 @@ class Server:
         # tool_header_params, by tool name, until the tool list changes.
         self._header_params: dict[str, dict[PropertyPath, str]] = {}
         #: The registered tools by name (live and read-only: register through the server).
-        self.tools: Registry[RegisteredTool] = Registry(
+        self.tools: Registry[RegisteredTool | ForwardedTool] = Registry(
             "A tool named {key!r}", "Unknown tool: {key}", lambda: self._changed("tools")
         )
         #: The registered resources with a fixed URI, by URI.
-        self.resources: Registry[RegisteredResource] = Registry(
+        self.resources: Registry[RegisteredResource | ForwardedResource] = Registry(
             "A resource with URI {key!r}", on_change=lambda: self._changed("resources")
         )
         #: The registered resource templates, by URI template.
-        self.templates: Registry[RegisteredTemplate] = Registry(
+        self.templates: Registry[RegisteredTemplate | ForwardedTemplate] = Registry(
             "A resource template {key!r}", on_change=lambda: self._changed("resources")
         )
         #: The registered prompts by name.
-        self.prompts: Registry[RegisteredPrompt] = Registry(
+        self.prompts: Registry[RegisteredPrompt | ForwardedPrompt] = Registry(
             "A prompt named {key!r}", "Unknown prompt: {key!r}", lambda: self._changed("prompts")
         )
         self.completions = CompletionEngine(self.prompts, self.templates)
@@ -192,6 +203,8 @@ class Server:
             weakref.WeakKeyDictionary()
         )
         self._routes = MethodHandlers(self).routes
+        self._watchers: list[Callable[[Change], None]] = []
+        self._mounts: dict[str, Mount] = {}
         #: Opened before serving, closed after (see :mod:`.lifespan`); ``ctx.lifespan`` is
         #: what it yields.
         self._lifespan = LifespanRunner(lifespan, f"server {name!r}")
@@ -227,7 +240,8 @@ class Server:
         rules (:class:`~mcptrio.protocol.http_headers.InvalidHeaderAnnotation`)."""
         tool = make_tool(fn, **options)
         header_params(tool.definition.input_schema)
-        return self.tools.add(tool.name, tool)
+        self.tools.add(tool.name, tool)
+        return tool
 
     def tool_header_params(self, name: str) -> dict[PropertyPath, str] | None:
         """The ``x-mcp-header`` arguments of tool ``name`` (property path -> header name), for the
@@ -244,7 +258,17 @@ class Server:
         """The OAuth scopes a call needs: of the tool or prompt named ``key`` (``tools/call``,
         ``prompts/get``), or the resource (or first matching template) at URI ``key``
         (``resources/read``). Empty for anything else, and for what is not registered."""
-        found: RegisteredTool | RegisteredPrompt | RegisteredResource | RegisteredTemplate | None
+        found: (
+            RegisteredTool
+            | RegisteredPrompt
+            | RegisteredResource
+            | RegisteredTemplate
+            | ForwardedTool
+            | ForwardedPrompt
+            | ForwardedResource
+            | ForwardedTemplate
+            | None
+        )
         if method == "tools/call":
             found = self.tools.get(key)
         elif method == "prompts/get":
@@ -292,9 +316,11 @@ class Server:
             if not callable(source):
                 raise TypeError("A resource template needs a function to read it")
             template = make_template(source, uri_template=uri, **options)
-            return self.templates.add(template.uri_template, template)
+            self.templates.add(template.uri_template, template)
+            return template
         resource = make_resource(source, uri=uri, **options)
-        return self.resources.add(resource.uri, resource)
+        self.resources.add(resource.uri, resource)
+        return resource
 
     def remove_resource(self, uri: str) -> bool:
         """Remove the resource (or template) registered under ``uri``."""
@@ -309,6 +335,7 @@ class Server:
         if self._from_thread(self.notify_resource_updated, uri):
             return 0
         self.subscriptions.publish(("updated", uri))
+        self._tell_watchers(("updated", uri))
         return sum(state.resource_updated(uri) for state in self.session_states())
 
     # ---------------------------------------------------------------- prompts and completion
@@ -335,7 +362,8 @@ class Server:
         """Register ``fn`` as a prompt (see :func:`~.prompts.make_prompt`); a second prompt of
         the same name is refused."""
         prompt = make_prompt(fn, **options)
-        return self.prompts.add(prompt.name, prompt)
+        self.prompts.add(prompt.name, prompt)
+        return prompt
 
     def remove_prompt(self, name: str) -> bool:
         """Remove the prompt called ``name``; ``False`` if there was none."""
@@ -350,6 +378,56 @@ class Server:
         that has no completer of its own (see :class:`~.completion.CompletionEngine`):
         ``@server.completion`` or ``@server.completion()``."""
         return decorator(self.completions.set_handler, fn, {})
+
+    # ---------------------------------------------------------------- forwarding, mounting
+
+    def add_forwarded(self, item: ForwardedItem) -> ForwardedItem:
+        """Add a tool, resource, template or prompt whose definition and answers come from
+        elsewhere (see :mod:`.forwarding`); removed as any other is (``remove_tool``...)."""
+        match item:
+            case ForwardedTool():
+                header_params(item.definition.input_schema)
+                self.tools.add(item.name, item)
+            case ForwardedResource():
+                self.resources.add(item.uri, item)
+            case ForwardedTemplate():
+                self.templates.add(item.uri_template, item)
+            case ForwardedPrompt():
+                self.prompts.add(item.name, item)
+            case _:
+                raise TypeError(f"Not a forwarded item: {item!r}")
+        return item
+
+    def watch(self, watcher: Callable[[Change], None]) -> Callable[[], None]:
+        """Call ``watcher`` with every list change and resource update of this server (a
+        :data:`Change`), synchronously; returns the function that stops watching."""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
+
+    def mount(self, other: Server, namespace: str) -> Mount:
+        """Serve ``other``'s tools, resources, templates, prompts and completions from this
+        server, its tool and prompt names prefixed ``<namespace>_`` (see :mod:`.mount`).
+
+        Allowed while sessions run: they get list-changed, as they do for ``other``'s own
+        changes and resource updates later. ``ValueError`` for a namespace in use or one the
+        tool-name rules forbid.
+        """
+        from .mount import Mount
+
+        if namespace in self._mounts:
+            raise ValueError(f"The namespace {namespace!r} is already mounted")
+        if other is self:
+            raise ValueError("A server cannot mount itself")
+        mount = self._mounts[namespace] = Mount(self, other, namespace)
+        return mount
+
+    def unmount(self, namespace: str) -> bool:
+        """Remove what :meth:`mount` added under ``namespace``; ``False`` if nothing was."""
+        mount = self._mounts.pop(namespace, None)
+        if mount is None:
+            return False
+        mount.close()
+        return True
 
     # ---------------------------------------------------------------- logging
 
@@ -453,8 +531,13 @@ class Server:
         if kind == "tools":
             self._header_params.clear()
         self.subscriptions.publish(("list_changed", kind))
+        self._tell_watchers(("list_changed", kind))
         for state in self.session_states():
             state.mark_changed(kind)
+
+    def _tell_watchers(self, change: Change) -> None:
+        for watcher in tuple(self._watchers):
+            watcher(change)
 
     async def _session_actor(self, session: Session) -> None:
         state = self.session_state(session)

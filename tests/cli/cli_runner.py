@@ -60,11 +60,14 @@ async def mcptrio(*args: str | os.PathLike[str], cwd: Path = ROOT, timeout: floa
 
 
 @asynccontextmanager
-async def served(*args: str | os.PathLike[str], cwd: Path = ROOT) -> AsyncIterator[str]:
-    """``mcptrio run ARGS`` in the background; yields the URL it prints on stderr."""
+async def served(
+    *args: str | os.PathLike[str], cwd: Path = ROOT, command: str = "run"
+) -> AsyncIterator[str]:
+    """``mcptrio COMMAND ARGS`` (``run``, ``gateway``) in the background; yields the URL it
+    prints on stderr."""
     async with trio.open_nursery() as nursery:
         process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "mcptrio", "run", *map(str, args)],
+            [sys.executable, "-m", "mcptrio", command, *map(str, args)],
             cwd=cwd,
             env=mcptrio_env(),
             stdin=subprocess.DEVNULL,

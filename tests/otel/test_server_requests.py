@@ -184,3 +184,32 @@ async def test_an_uninstrumented_pair_has_no_hooks() -> None:
     with trio.fail_after(10):
         async with open_test_client(server, handlers=handlers()) as client:
             assert client.receive_hook is None and client.send_hook is None
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_a_mounted_servers_asks_are_traced_by_the_server_that_serves(era: str) -> None:
+    telemetry = Telemetry()
+    child = mcptrio.Server("child")
+
+    @child.tool
+    async def greet(ctx: mcptrio.Context) -> str:
+        who = await ctx.elicit(
+            "Name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        return f"Hello {who.content['name'] if who.content else '?'}"
+
+    app = mcptrio.Server("app")
+    app.mount(child, namespace="sub")
+    mcptrio.otel.instrument_server(app, **telemetry.providers)
+    with trio.fail_after(10):
+        async with asking_client(app, telemetry, "memory", era, handlers()) as client:
+            (tool,) = [t.name async for t in client.iter_tools()]
+            result = await client.call_tool(tool, {})
+    assert result.content == [TextContent(text="Hello Ada")]
+    handled = {
+        s.context.span_id for s in named(telemetry.spans(SpanKind.SERVER), f"tools/call {tool}")
+    }
+    (asked,) = named(telemetry.spans(SpanKind.CLIENT), "elicitation/create")
+    (answered,) = named(telemetry.spans(SpanKind.SERVER), "elicitation/create")
+    assert asked.parent is not None and asked.parent.span_id in handled
+    assert answered.parent is not None and answered.parent.span_id == asked.context.span_id

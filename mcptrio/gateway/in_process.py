@@ -1,0 +1,61 @@
+"""An upstream that is a :class:`~mcptrio.Server` in this process: mounted, not connected."""
+
+from __future__ import annotations
+
+import trio
+
+from ..server import Server
+from ..server.mount import Mount
+from .upstream import Upstream, UpstreamState
+
+__all__ = ["InProcessUpstream"]
+
+
+class InProcessUpstream:
+    """An upstream that is a :class:`~mcptrio.Server` in this process, mounted rather than
+    connected (:meth:`~mcptrio.Server.mount`, with the upstream's names and filters): no
+    transport and no encoding between the gateway and it; its handlers get the downstream
+    request's context, so progress, logging, sampling, elicitation and cancellation are the
+    downstream client's directly. It cannot fail apart from the gateway, so it is always up."""
+
+    def __init__(self, spec: Upstream, gateway: Server) -> None:
+        assert isinstance(spec.target, Server)
+        self.spec = spec
+        self.gateway = gateway
+        self.state: UpstreamState = "connecting"
+        self.error: BaseException | None = None
+        self.connections = 0
+        self.tool_names: set[str] = set()
+        self._mount: Mount | None = None
+
+    def __repr__(self) -> str:
+        return f"<InProcessUpstream {self.spec.name!r} {self.state}>"
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Mount the server until cancelled."""
+        spec = self.spec
+        assert isinstance(spec.target, Server)
+        self._mount = Mount(
+            self.gateway,
+            spec.target,
+            spec.namespace or spec.name,
+            rename=spec.exposed,
+            wants=spec.wants,
+        )
+        self.state, self.connections = "up", 1
+        self.tool_names = set(self._mount.tool_names)
+        task_status.started()
+        try:
+            await trio.sleep_forever()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Unmount (the gateway is dropping it)."""
+        if self._mount is not None:
+            self._mount.close()
+            self._mount = None
+        self.state = "down"
+
+    def unavailable(self) -> str:
+        return f"The upstream server {self.spec.name!r} is not running"

@@ -1,0 +1,144 @@
+"""Which downstream session answers an upstream server's request (sampling, elicitation, roots).
+
+An upstream server asks its client (the gateway) for input while it answers one of the gateway's
+forwarded requests; the gateway passes the question on to the client whose request that is:
+
+- an upstream of the stateless era (2026-07-28) asks inside the answer to the forwarded request,
+  which the gateway's client answers in the forwarding task itself: the downstream request is
+  known exactly (a context variable set around the forwarded call);
+- an upstream of the handshake era sends its request on the connection, unrelated to any of the
+  gateway's requests on the wire (stdio has no way to relate them): it goes to the downstream
+  client whose requests are waiting on that upstream (the one that started last); while
+  requests of several clients wait on it, the question is refused (-32601) rather than risk
+  asking the wrong person, whose answer (or data) would reach another client. A
+  stateless-era client's tool call to such an upstream is parked (:mod:`.parked`), and the
+  question goes to it, and on to the client in an input-required result.
+
+With no downstream request waiting, ``roots/list`` is answered with no roots and sampling or
+elicitation are refused (-32601): there is nobody to ask. A downstream client that did not declare
+the capability gets it refused the same way, naming the capability. A stateless-era downstream
+client is asked inside an input-required result of its request: directly for a stateless-era
+upstream's question (the forwarded request is made again with the answers), through a parked
+call for a handshake-era upstream's; such a question asked while a stateless-era client's prompt
+or read (never parked) waits is refused with -32601 saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from itertools import count
+from typing import Any
+
+from ..client import Handlers
+from ..protocol.base import Request, Result
+from ..protocol.errors import MethodNotFound
+from ..protocol.types import (
+    CreateMessageRequest,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitResult,
+    ListRootsRequest,
+    ListRootsResult,
+)
+from ..runtime.context import RequestContext
+from ..server.context import Context
+from .parked import ParkedCall
+
+__all__ = ["DownstreamRouter"]
+
+#: The downstream request whose forwarded call this task is making (stateless-era upstreams).
+_forwarding: ContextVar[Context | None] = ContextVar("mcptrio_gateway_forwarding", default=None)
+
+#: How long a downstream client may take to answer a forwarded question (a person filling in
+#: a form): the upstream's own request timeout usually ends it first.
+ANSWER_TIMEOUT = 600.0
+
+
+class DownstreamRouter:
+    """The downstream requests waiting on one upstream, and the handlers that ask them."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self._waiting: dict[int, Context | ParkedCall] = {}
+        self._ids = count()
+
+    @contextmanager
+    def forwarding(self, waiter: Context | ParkedCall) -> Iterator[None]:
+        """Mark ``waiter`` (a downstream request, or a parked call) as waiting on this upstream
+        for the block."""
+        key = next(self._ids)
+        self._waiting[key] = waiter
+        token = _forwarding.set(waiter if isinstance(waiter, Context) else None)
+        try:
+            yield
+        finally:
+            _forwarding.reset(token)
+            del self._waiting[key]
+
+    def downstream(self) -> tuple[Context | ParkedCall | None, bool]:
+        """The downstream request to ask, and whether it is the calling task's own."""
+        own = _forwarding.get()
+        if own is not None:
+            return own, True
+        if not self._waiting:
+            return None, False
+        waiters = list(self._waiting.values())
+        if len({_origin(waiter) for waiter in waiters}) > 1:
+            raise MethodNotFound(
+                f"Several clients of the gateway are waiting on upstream {self.upstream!r}, and"
+                " its request cannot be told apart as one of theirs (a handshake-era server's"
+                " request names none): refused rather than asked of the wrong client"
+            )
+        return waiters[-1], False
+
+    def handlers(self) -> Handlers:
+        """The upstream client's handlers: everything passed on downstream."""
+        return Handlers(sampling=self._sample, elicitation=self._elicit, fallback=self._other)
+
+    async def _ask(self, request: Request[Any], capability: str) -> Any:
+        ctx, own = self.downstream()
+        what = request.METHOD
+        if isinstance(ctx, ParkedCall):
+            return await ctx.ask(request)
+        if ctx is None:
+            raise MethodNotFound(
+                f"{what}: no client of the gateway is waiting on upstream {self.upstream!r}"
+            )
+        if ctx.request_meta is not None and not own:
+            raise MethodNotFound(
+                f"{what}: the gateway cannot pass a handshake-era server's request on to a"
+                " stateless-era (2026-07-28) client"
+            )
+        caps = ctx.client_capabilities
+        if caps is None or getattr(caps, capability) is None:
+            raise MethodNotFound(
+                f"{what}: the gateway's client did not declare the {capability} capability"
+            )
+        return await ctx.send_request(request, timeout=ANSWER_TIMEOUT)
+
+    async def _sample(self, _rctx: RequestContext, request: CreateMessageRequest) -> Any:
+        result: CreateMessageResult = await self._ask(request, "sampling")
+        return result
+
+    async def _elicit(self, _rctx: RequestContext, request: ElicitRequest) -> Any:
+        result: ElicitResult = await self._ask(request, "elicitation")
+        return result
+
+    async def _other(self, _rctx: RequestContext, request: Request[Any]) -> Result:
+        """``roots/list``: the roots of the waiting downstream client (none without one)."""
+        if not isinstance(request, ListRootsRequest):
+            raise MethodNotFound(f"Method not found: {request.METHOD}")
+        ctx, _own = self.downstream()
+        if ctx is None:
+            return ListRootsResult(roots=[])
+        result: ListRootsResult = await self._ask(request, "roots")
+        return result
+
+
+def _origin(waiter: Context | ParkedCall) -> object:
+    """Who is waiting: a handshake-era session, or else the request (or parked call) itself."""
+    if isinstance(waiter, Context) and waiter.request_meta is None:
+        return waiter.session
+    return waiter

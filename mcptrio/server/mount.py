@@ -1,0 +1,243 @@
+"""In-process composition: one :class:`~.server.Server` serving another's contents.
+
+::
+
+    weather = mcptrio.Server("weather")
+    notes = mcptrio.Server("notes")
+    app = mcptrio.Server("assistant")
+    app.mount(weather, namespace="weather")   # tool "forecast" -> "weather_forecast"
+    app.mount(notes, namespace="notes")
+
+Naming. A mounted tool or prompt is named ``<namespace>_<name>``. The namespace must be 1-64
+characters of ``A-Za-z0-9_-`` (the 2025-11-25 tool-name rules, SEP-986, allow ``.`` too, but
+several LLM APIs refuse it in tool names, so the separator and the namespace keep to the
+characters every client accepts). A name that would pass 128 characters is left out, with a
+warning. Resources and templates keep their URIs: a URI names the resource wherever it is
+served, and clients may have stored it. A URI already served by this server (its own or
+another mount's) is left out, with a warning, rather than shadowed.
+
+Liveness. The mount does not copy handlers: each forwarded item looks the mounted server's item
+up when it is called, and a change in the mounted server (a tool added or removed, a resource
+updated) is heard through :meth:`~.server.Server.watch` and replayed here, so this server's
+clients get ``notifications/<kind>/list_changed`` and ``notifications/resources/updated`` for
+it. Mounting and unmounting while sessions run send list-changed too.
+
+A mounted server's handlers receive a :class:`~.context.Context` whose ``server`` is the mounted
+server (progress, logging, sampling and cancellation are those of the request, as usual).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..protocol.types import (
+    CallToolResult,
+    CompleteArgument,
+    CompleteContext,
+    CompleteRequest,
+    GetPromptResult,
+    PromptReference,
+    ResourceContents,
+    ResourceTemplateReference,
+)
+from .context import Context
+from .forwarding import (
+    CompleteForwarder,
+    ForwardedItem,
+    ForwardedPrompt,
+    ForwardedResource,
+    ForwardedTemplate,
+    ForwardedTool,
+)
+from .resources import read_resource
+from .session_state import ListKind
+
+if TYPE_CHECKING:
+    from .server import Change, Server
+
+__all__ = ["NAMESPACE", "Mount"]
+
+log = logging.getLogger("mcptrio.server")
+
+#: What a namespace may be.
+NAMESPACE = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+
+
+def check_namespace(namespace: str) -> str:
+    """Return ``namespace``, or raise ``ValueError`` if :data:`NAMESPACE` refuses it."""
+    if not isinstance(namespace, str) or not NAMESPACE.fullmatch(namespace):
+        raise ValueError(
+            f"Invalid namespace {namespace!r}: use 1-64 characters of A-Z, a-z, 0-9, '_', '-'"
+        )
+    return namespace
+
+
+class Mount:
+    """``child``'s contents served by ``parent`` under ``namespace`` (made by
+    :meth:`~.server.Server.mount`; :meth:`~.server.Server.unmount` closes it)."""
+
+    def __init__(
+        self,
+        parent: Server,
+        child: Server,
+        namespace: str,
+        *,
+        rename: Callable[[str], str] | None = None,
+        wants: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.parent = parent
+        self.child = child
+        self.namespace = check_namespace(namespace)
+        # A gateway's in-process upstream names and filters as its other upstreams do.
+        self._rename = rename
+        self._wants = wants
+        self._keys: dict[ListKind, list[tuple[str, str]]] = {
+            "tools": [],
+            "resources": [],
+            "prompts": [],
+        }
+        for kind in self._keys:
+            self._sync(kind)
+        self._unwatch = child.watch(self._heard)
+
+    def __repr__(self) -> str:
+        return f"<Mount {self.child.info.name!r} as {self.namespace!r}>"
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools this mount serves."""
+        return [key for registry, key in self._keys["tools"]]
+
+    def close(self) -> None:
+        """Stop following the mounted server and remove everything it added."""
+        self._unwatch()
+        for kind in self._keys:
+            self._clear(kind)
+
+    def name(self, name: str) -> str:
+        """The name a mounted tool or prompt called ``name`` has here."""
+        if self._rename is not None:
+            return self._rename(name)
+        return f"{self.namespace}_{name}"
+
+    def wanted(self, key: str) -> bool:
+        """Whether the item called (or at URI) ``key`` is served here."""
+        return self._wants is None or self._wants(key)
+
+    # ---------------------------------------------------------------- following the child
+
+    def _heard(self, change: Change) -> None:
+        what, value = change
+        if what == "list_changed":
+            self._sync(value)  # type: ignore[arg-type]
+        elif any(key == value for _, key in self._keys["resources"]) or any(
+            isinstance(t, ForwardedTemplate) and t.match(value) is not None
+            for t in self._mounted_templates()
+        ):
+            self.parent.notify_resource_updated(value)
+
+    def _mounted_templates(self) -> list[Any]:
+        return [
+            self.parent.templates.get(key)
+            for registry, key in self._keys["resources"]
+            if registry == "templates"
+        ]
+
+    def _clear(self, kind: ListKind) -> None:
+        for registry, key in self._keys[kind]:
+            getattr(self.parent, registry).remove(key)
+        self._keys[kind] = []
+
+    def _sync(self, kind: ListKind) -> None:
+        self._clear(kind)
+        items: list[tuple[str, ForwardedItem]] = []
+        wanted = self.wanted
+        child = self.child
+        if kind == "tools":
+            items = [("tools", self._tool(name)) for name in child.tools if wanted(name)]
+        elif kind == "prompts":
+            items = [("prompts", self._prompt(name)) for name in child.prompts if wanted(name)]
+        else:
+            items = [("resources", self._resource(uri)) for uri in child.resources if wanted(uri)]
+            items += [("templates", self._template(key)) for key in child.templates if wanted(key)]
+        for registry, item in items:
+            try:
+                self.parent.add_forwarded(item)
+            except ValueError as exc:
+                log.warning("Mounting %r as %r: %s; left out", self.child.info.name, self, exc)
+                continue
+            self._keys[kind].append((registry, _key(item)))
+
+    # ---------------------------------------------------------------- the forwarded items
+
+    def _tool(self, name: str) -> ForwardedTool:
+        child = self.child
+        definition = msgspec.structs.replace(child.tools[name].definition, name=self.name(name))
+
+        async def call(ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
+            return await child.tools.require(name).call(ctx.for_server(child), arguments)
+
+        try:
+            return ForwardedTool(definition, call)
+        except ValueError as exc:
+            raise ValueError(f"tool {name!r}: {exc}") from None
+
+    def _prompt(self, name: str) -> ForwardedPrompt:
+        child = self.child
+        prompt = child.prompts[name]
+        definition = msgspec.structs.replace(prompt.definition, name=self.name(name))
+
+        async def render(ctx: Context, arguments: dict[str, str] | None) -> GetPromptResult:
+            return await child.prompts.require(name).render(ctx.for_server(child), arguments)
+
+        complete = self._completer(PromptReference(name=name), bool(prompt.completions))
+        return ForwardedPrompt(definition, render, complete=complete)
+
+    async def _read(self, ctx: Context, uri: str) -> list[ResourceContents]:
+        child = self.child
+        result = await read_resource(child.resources, child.templates, ctx.for_server(child), uri)
+        return result.contents
+
+    def _resource(self, uri: str) -> ForwardedResource:
+        return ForwardedResource(self.child.resources[uri].definition, self._read)
+
+    def _template(self, key: str) -> ForwardedTemplate:
+        template = self.child.templates[key]
+        complete = self._completer(ResourceTemplateReference(uri=key), bool(template.completions))
+        return ForwardedTemplate(template.definition, self._read, complete=complete)
+
+    def _completer(
+        self, ref: PromptReference | ResourceTemplateReference, has_completers: bool
+    ) -> CompleteForwarder | None:
+        """Completion through the mounted server's engine, when it can complete anything
+        for ``ref`` (completers of its own, or the server's completion handler)."""
+        child = self.child
+        if not has_completers and child.completions.handler is None:
+            return None
+
+        async def complete(
+            ctx: Context, argument: str, value: str, arguments: dict[str, str]
+        ) -> list[str]:
+            request = CompleteRequest(
+                ref=ref,
+                argument=CompleteArgument(name=argument, value=value),
+                context=CompleteContext(arguments=arguments) if arguments else None,
+            )
+            answer = await child.completions.complete(ctx.for_server(child), request)
+            return list(answer.completion.values)
+
+        return complete
+
+
+def _key(item: ForwardedItem) -> str:
+    """What ``item`` is registered under."""
+    if isinstance(item, ForwardedResource):
+        return item.uri
+    if isinstance(item, ForwardedTemplate):
+        return item.uri_template
+    return item.name

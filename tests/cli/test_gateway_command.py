@@ -1,0 +1,50 @@
+"""``mcptrio gateway CONFIG``: a gateway over the servers of an ``mcpServers`` file, served over
+HTTP, reached with ``mcptrio list`` and ``mcptrio call``; a bad file is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from cli_runner import EVERYTHING, mcptrio, served
+
+
+def write_config(folder: Path) -> Path:
+    config = folder / "gateway.json"
+    servers = {"everything": {"command": sys.executable, "args": [str(EVERYTHING)]}}
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return config
+
+
+async def test_the_gateway_serves_its_upstreams_tools_namespaced(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    async with served(config, "--port", "0", command="gateway") as url:
+        listed = await mcptrio("list", url)
+        assert listed.code == 0, listed.stderr
+        names = {tool["name"] for tool in listed.json()["tools"]}
+        assert "everything_test_simple_text" in names
+        called = await mcptrio("call", url, "everything_test_simple_text")
+        assert called.code == 0, called.stderr
+        assert called.json()["content"][0]["type"] == "text"
+
+
+async def test_a_config_that_is_not_json_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "gateway.json"
+    config.write_text("{not json", encoding="utf-8")
+    ran = await mcptrio("gateway", config, "--port", "0")
+    assert ran.code == 2
+    assert ran.error_line.startswith("mcptrio: error: ")
+    assert "gateway.json" in ran.error_line
+
+
+async def test_a_missing_config_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    ran = await mcptrio("gateway", tmp_path / "nowhere.json")
+    assert ran.code == 2
+    assert "nowhere.json" in ran.error_line
+
+
+async def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
+    ran = await mcptrio("gateway", write_config(tmp_path), "--port", "70000")
+    assert ran.code == 2
+    assert "--port 70000" in ran.error_line

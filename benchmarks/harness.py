@@ -185,6 +185,23 @@ def server_child_pid() -> int:
     The SDK and FastMCP clients do not expose their stdio server's process, but it is a child
     of this worker, and the only one running ``benchmarks.servers``.
     """
+    # A loaded machine may take a moment to show a process just started: look for a while.
+    deadline = time.monotonic() + _CHILD_WAIT_S
+    while True:
+        found = _server_children()
+        if found or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    if len(found) != 1:
+        raise RuntimeError(f"expected one benchmark server child process, found {found}")
+    return found[0]
+
+
+#: How long :func:`server_child_pid` looks for the server's process (seconds).
+_CHILD_WAIT_S = 5.0
+
+
+def _server_children() -> list[int]:
     found: list[int] = []
     for task in os.listdir("/proc/self/task"):
         try:
@@ -199,9 +216,7 @@ def server_child_pid() -> int:
                         found.append(pid)
             except OSError:
                 continue
-    if len(found) != 1:
-        raise RuntimeError(f"expected one benchmark server child process, found {found}")
-    return found[0]
+    return found
 
 
 @dataclass

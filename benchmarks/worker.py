@@ -81,9 +81,12 @@ class Worker:
             async with self.driver.open_target(self.lib, self.transport) as open_session:
                 while True:
                     async with open_session() as session:
-                        clock = self.clock()
                         for workload in WORKLOADS:
                             await session.caller(workload)()
+                        # After a call of each workload, not before: a client that opens
+                        # without a request (the SDK pinned to the stateless era) may not
+                        # have started its stdio server yet.
+                        clock = self.clock()
                         if not ready:
                             ready = True
                             self.send(

@@ -25,7 +25,7 @@ from typing import Any, TypeVar, Unpack
 
 import trio
 
-from ..protocol.base import Request, Result
+from ..protocol.base import Request, RequestId, Result
 from ..protocol.errors import HeaderMismatch, InvalidParams, RequestTimeout, ResourceNotFound
 from ..protocol.http_headers import PropertyPath
 from ..protocol.revisions import revision_of
@@ -81,7 +81,7 @@ from .input_required import answer_input_required
 from .notifications import NotificationRouter
 from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
-from .server_requests import ServerRequestRouter
+from .server_requests import ReceiveHook, ServerRequestRouter
 
 __all__ = ["UNSUBSCRIBE_TIMEOUT", "Client", "SendHook"]
 
@@ -138,6 +138,17 @@ class Client(ClientStreams):
         self._start_streams(session, notifications, listen_timeout)
 
     # ---------------------------------------------------------------- the connection
+
+    @property
+    def receive_hook(self) -> ReceiveHook | None:
+        """Wraps the answering of every request the server sends from now on (sampling,
+        elicitation, roots; in the stateless era those an input-required result carries);
+        ``None``, the default, costs one attribute test a request."""
+        return self._handlers.hook
+
+    @receive_hook.setter
+    def receive_hook(self, hook: ReceiveHook | None) -> None:
+        self._handlers.hook = hook
 
     @property
     def protocol_version(self) -> str:
@@ -205,24 +216,40 @@ class Client(ClientStreams):
     ) -> Awaitable[ResultT]:
         """The session's request for ``request`` with ``options``, through the send hook when
         there is one (a plain function: no coroutine of its own)."""
-        timeout = options.get("timeout")
-        if timeout is None:
-            timeout = self.request_timeout
         hook = self.send_hook
         if hook is None:
-            return self.session.request(
-                request,
-                timeout=timeout,
-                max_total_timeout=options.get("max_total_timeout"),
-                on_progress=options.get("on_progress"),
-            )
-        send = functools.partial(
-            self.session.request,
-            timeout=timeout,
+            return self._plain_request(request, options)
+        return hook(request, functools.partial(self._exchange, options=options))
+
+    def _plain_request(
+        self,
+        request: Request[ResultT],
+        options: CallOptions,
+        on_id: Callable[[RequestId], object] | None = None,
+    ) -> Awaitable[ResultT]:
+        timeout = options.get("timeout")
+        return self.session.request(
+            request,
+            timeout=self.request_timeout if timeout is None else timeout,
             max_total_timeout=options.get("max_total_timeout"),
             on_progress=options.get("on_progress"),
+            on_id=on_id,
         )
-        return hook(request, send)
+
+    async def _exchange(
+        self,
+        request: Request[ResultT],
+        on_id: Callable[[RequestId], object] | None = None,
+        *,
+        options: CallOptions,
+    ) -> ResultT:
+        """What a send hook wraps: the request and the input rounds it takes (stateless era),
+        so that the hook sees one call, as in the handshake era, and every retry carries what
+        the hook put in the request (its trace context)."""
+        result = await self._plain_request(request, options, on_id)
+        if isinstance(result, InputRequiredResult):
+            return await self._answer_inputs(request, result, options)
+        return result
 
     async def _send(self, request: Request[ResultT], options: CallOptions) -> ResultT:
         result = await self._session_request(request, options)
@@ -237,7 +264,7 @@ class Client(ClientStreams):
         timeout = options.get("timeout")
 
         async def send(retry: Request[Any]) -> Result:
-            return await self._session_request(retry, options)
+            return await self._plain_request(retry, options)
 
         # The call's timeout bounds the whole exchange, the client's own handlers included (a
         # user who takes too long), as it does in the handshake era, where the server's request

@@ -49,6 +49,7 @@ __all__ = [
     "ElicitationHandler",
     "ElicitationMode",
     "Handlers",
+    "ReceiveHook",
     "SamplingHandler",
     "ServerRequestRouter",
     "derive_capabilities",
@@ -64,6 +65,13 @@ SamplingHandler: TypeAlias = Callable[
 ]
 #: ``async (ctx, request) -> ElicitResult``: ask the user (form mode or, 2025-11-25, URL mode).
 ElicitationHandler: TypeAlias = Callable[[RequestContext, ElicitRequest], Awaitable[ElicitResult]]
+#: Wraps the answering of each request from the server (either era): ``hook(ctx, request,
+#: answer)`` returns ``answer(ctx, request)``'s awaitable or one around it. For tracing
+#: (:mod:`mcptrio.otel`).
+ReceiveHook: TypeAlias = Callable[
+    [RequestContext, Request[Any], Callable[[RequestContext, Request[Any]], Awaitable[Result]]],
+    Awaitable[Result],
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,8 +174,16 @@ class ServerRequestRouter:
         self.elicitation = handlers.elicitation
         self.roots: list[Root] | None = None if handlers.roots is None else list(handlers.roots)
         self.fallback = handlers.fallback
+        #: Wraps each answer (``None``, the default, costs one attribute test a request).
+        self.hook: ReceiveHook | None = None
 
-    async def __call__(self, ctx: RequestContext, request: Request[Any]) -> Result:
+    def __call__(self, ctx: RequestContext, request: Request[Any]) -> Awaitable[Result]:
+        hook = self.hook
+        if hook is None:
+            return self._answer(ctx, request)
+        return hook(ctx, request, self._answer)
+
+    async def _answer(self, ctx: RequestContext, request: Request[Any]) -> Result:
         if isinstance(request, CreateMessageRequest) and self.sampling is not None:
             _check_sampling_request(ctx.session, request)
             sampled: CreateMessageResult = await _run(

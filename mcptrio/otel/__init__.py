@@ -4,10 +4,10 @@
 
     import mcptrio.otel
 
-    mcptrio.otel.instrument_server(server)           # a span per request received
+    mcptrio.otel.instrument_server(server)           # a span per request received or sent
     async with mcptrio.open_client(target) as client:
-        mcptrio.otel.instrument_client(client)       # a span per request sent, its trace
-        ...                                          # context carried in params._meta
+        mcptrio.otel.instrument_client(client)       # a span per request sent or answered,
+        ...                                          # trace context carried in params._meta
 
 Spans, attributes and metrics follow OpenTelemetry's semantic conventions for MCP (see
 :mod:`._conventions`); the providers are OpenTelemetry's global ones unless given. Nothing here
@@ -42,9 +42,12 @@ def instrument_server(
 ) -> ServerTelemetry:
     """Trace and measure every request and notification ``server`` receives, from now on: a
     :class:`ServerTelemetry` middleware, installed outermost (so it times the other middleware
-    and sees their refusals). Returns it (``server.remove_middleware`` takes it off)."""
+    and sees their refusals), and every request its handlers send to the client (its
+    ``requests`` hook, as ``server.request_hook``). Returns it (``server.remove_middleware``
+    and ``server.request_hook = None`` take it off)."""
     telemetry = ServerTelemetry(tracer_provider=tracer_provider, meter_provider=meter_provider)
     server.add_middleware(telemetry, outermost=True)
+    server.request_hook = telemetry.requests
     return telemetry
 
 
@@ -55,10 +58,12 @@ def instrument_client(
     meter_provider: metrics.MeterProvider | None = None,
 ) -> ClientTelemetry:
     """Trace and measure every request ``client`` sends from now on, and carry each span's
-    trace context to the server in the request's ``_meta``. Returns the hook
-    (``client.send_hook = None`` takes it off)."""
+    trace context to the server in the request's ``_meta``; and every request from the server
+    it answers (sampling, elicitation, roots), as the child of the server's span. Returns the
+    hook (``client.send_hook = None`` and ``client.receive_hook = None`` take it off)."""
     telemetry = ClientTelemetry(
         client, tracer_provider=tracer_provider, meter_provider=meter_provider
     )
     client.send_hook = telemetry
+    client.receive_hook = telemetry.answer
     return telemetry

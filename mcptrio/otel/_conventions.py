@@ -40,6 +40,8 @@ TOOL_NAME = "gen_ai.tool.name"
 PROMPT_NAME = "gen_ai.prompt.name"
 ERROR_TYPE = "error.type"
 STATUS_CODE = "rpc.response.status_code"
+#: The key an input-required result asks under (stateless era; mcptrio's own attribute).
+INPUT_KEY = "mcptrio.input_request.key"
 
 #: The bucket boundaries (seconds) the conventions advise for the operation durations.
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)

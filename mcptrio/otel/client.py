@@ -7,23 +7,29 @@ some) names it as the server span's parent. It ends when the answer arrives: an 
 sets ``error.type`` and ``rpc.response.status_code`` to its code, a tool's error result
 ``error.type`` ``tool_error``, a local failure (a timeout, a closed connection) its class name.
 ``mcp.client.operation.duration`` records each call's duration, and
-``mcptrio.client.operation.active`` counts the requests waiting for their answer.
+``mcptrio.client.operation.active`` counts the requests waiting for their answer. In the
+stateless era the span covers the input rounds the request takes too (its retries carry the same
+trace context), so a tool call that elicits is one span here, as in the handshake era.
+
+Its :meth:`~ClientTelemetry.answer`, the client's receive hook, puts the answering of each
+request from the server (sampling, elicitation, roots) in a ``SERVER`` span, the child of the
+server's span for it, recorded as the receiving side (``mcp.server.operation.duration``,
+``mcptrio.server.operation.active``).
 """
 
 from __future__ import annotations
 
-import time
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import msgspec
 from opentelemetry import metrics, trace
-from opentelemetry.trace import SpanKind, StatusCode
 
 from ..client import Client
-from ..protocol.base import Request, RequestId
-from ..protocol.errors import LocalError, McpError
+from ..protocol.base import Request, Result
+from ..runtime.context import RequestContext
 from . import _conventions as conv
+from ._spans import answer_in_span, send_in_span
 
 __all__ = ["ClientTelemetry"]
 
@@ -41,54 +47,41 @@ class ClientTelemetry:
     ) -> None:
         self._client = client
         self._instruments = conv.Instruments("client", tracer_provider, meter_provider)
+        # Answering the server's requests is the receiving side's work: its instruments.
+        self._received = conv.Instruments("server", tracer_provider, meter_provider)
 
     async def __call__(self, request: Request[Any], send: Callable[..., Awaitable[Any]]) -> Any:
-        instruments = self._instruments
-        target = conv.target_of(request)
-        attributes = conv.attributes_of(request, target)
+        attributes = conv.attributes_of(request, conv.target_of(request))
         attributes[conv.PROTOCOL_VERSION] = self._client.protocol_version
         session_id = conv.session_id_of(self._client.session.transport)
         if session_id is not None:
             attributes[conv.SESSION_ID] = session_id
-        in_flight = {conv.METHOD: attributes[conv.METHOD]}
-        instruments.active.add(1, in_flight)
-        started = time.perf_counter()
-        error_type: str | None = None
-        try:
-            with instruments.tracer.start_as_current_span(
-                conv.span_name(request.METHOD, target),
-                kind=SpanKind.CLIENT,
-                attributes=attributes,
-                record_exception=False,
-                set_status_on_exception=False,
-            ) as span:
+        return await send_in_span(self._instruments, request, attributes, send)
 
-                def named(rid: RequestId) -> None:
-                    span.set_attribute(conv.REQUEST_ID, str(rid))
-
-                carried = msgspec.structs.replace(
-                    request, meta=conv.meta_with_context(request.meta)
-                )
-                try:
-                    result = await send(carried, on_id=named)
-                except LocalError as exc:
-                    error_type = type(exc).__qualname__
-                    span.set_attribute(conv.ERROR_TYPE, error_type)
-                    span.set_status(StatusCode.ERROR, exc.message)
-                    raise
-                except McpError as exc:
-                    error_type = str(exc.code)
-                    span.set_attributes({conv.ERROR_TYPE: error_type, conv.STATUS_CODE: error_type})
-                    span.set_status(StatusCode.ERROR, exc.message)
-                    raise
-                if conv.tool_failed(result):
-                    error_type = "tool_error"
-                    span.set_attribute(conv.ERROR_TYPE, error_type)
-                    span.set_status(StatusCode.ERROR)
-                return result
-        finally:
-            instruments.active.add(-1, in_flight)
-            recorded: dict[str, Any] = conv.metric_attributes(attributes)
-            if error_type is not None:
-                recorded[conv.ERROR_TYPE] = error_type
-            instruments.duration.record(time.perf_counter() - started, recorded)
+    async def answer(
+        self,
+        ctx: RequestContext,
+        request: Request[Any],
+        answer: Callable[[RequestContext, Request[Any]], Awaitable[Result]],
+    ) -> Result:
+        """The receive hook: a ``SERVER`` span around answering a request from the server,
+        the child of the server's span for it (its ``_meta``). In the stateless era the request
+        came in an input-required result, under a key: the key is no JSON-RPC id, so
+        ``jsonrpc.request.id`` is left out and ``mcptrio.input_request.key`` names it."""
+        attributes = conv.attributes_of(request, conv.target_of(request))
+        attributes[conv.PROTOCOL_VERSION] = self._client.protocol_version
+        session_id = conv.session_id_of(self._client.session.transport)
+        if session_id is not None:
+            attributes[conv.SESSION_ID] = session_id
+        if ctx.session.connection.request_meta is None:
+            attributes[conv.REQUEST_ID] = str(ctx.request_id)
+        else:
+            attributes[conv.INPUT_KEY] = str(ctx.request_id)
+        parent = conv.context_from_meta(request.meta)
+        return await answer_in_span(  # type: ignore[no-any-return]
+            self._received,
+            conv.span_name(request.METHOD, None),
+            attributes,
+            parent,
+            functools.partial(answer, ctx, request),
+        )

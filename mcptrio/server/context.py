@@ -16,10 +16,11 @@ with it is refused at registration. See ``docs/explanation/handlers.md``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, Unpack
 
 import msgspec
 import trio
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
     from ..runtime.outgoing import RequestOptions
     from .server import Server
 
-__all__ = ["Context", "Elicited"]
+__all__ = ["Context", "Elicited", "RequestHook"]
 
 T = TypeVar("T")
 ResultT = TypeVar("ResultT", bound=Result)
@@ -89,6 +90,24 @@ class Elicited(Generic[T]):
     action: Literal["accept", "decline", "cancel"]
     content: dict[str, Any] | None
     data: T | None
+
+
+class RequestHook(Protocol):
+    """Wraps each request a server's handlers send to the client (``Server.request_hook``; for
+    tracing, :mod:`mcptrio.otel`)."""
+
+    def __call__(
+        self, ctx: Context, request: Request[Any], send: Callable[..., Awaitable[Any]]
+    ) -> Awaitable[Any]:
+        """Handshake era: ``send(request, on_id=None)`` sends ``request`` (perhaps changed, of
+        the same type) and waits for its result, calling ``on_id`` with the id it goes under;
+        return that awaitable or one around it."""
+        ...
+
+    def asking(self, ctx: Context, requests: dict[str, Request[Any]]) -> dict[str, Request[Any]]:
+        """Stateless era: the requests about to go out in an input-required result, by key;
+        returns them (perhaps changed) to go out instead. The round ends right after."""
+        ...
 
 
 class Context:
@@ -269,7 +288,16 @@ class Context:
             answers = await self.ask({key or self._input_round().next_key(request.METHOD): request})
             return answers.popitem()[1]  # type: ignore[return-value]
         options.setdefault("timeout", DEFAULT_CLIENT_TIMEOUT)
-        return await self._runtime.send_request(request, **options)
+        return await self._send(request, options)
+
+    def _send(self, request: Request[ResultT], options: RequestOptions) -> Awaitable[ResultT]:
+        # The hook of the server serving the session (a mounted server's handler asks through it).
+        hook = (self._origin or self).server.request_hook
+        if hook is None:
+            return self._runtime.send_request(request, **options)
+        runtime = self._runtime
+        send = functools.partial(runtime.session.request, related=runtime.request_id, **options)
+        return hook(self, request, send)
 
     async def ask(
         self, requests: Mapping[str, Request[Any]], *, timeout: float | None = None
@@ -283,8 +311,8 @@ class Context:
             results: dict[str, Result] = {}
 
             async def one(key: str, request: Request[Any]) -> None:
-                results[key] = await self._runtime.send_request(
-                    request, timeout=DEFAULT_CLIENT_TIMEOUT if timeout is None else timeout
+                results[key] = await self._send(
+                    request, {"timeout": DEFAULT_CLIENT_TIMEOUT if timeout is None else timeout}
                 )
 
             async with trio.open_nursery() as nursery:
@@ -305,7 +333,8 @@ class Context:
             else:
                 found[key] = answer
         if missing:
-            raise InputRequired(missing)
+            hook = (self._origin or self).server.request_hook
+            raise InputRequired(missing if hook is None else hook.asking(self, missing))
         return found
 
     def _input_round(self) -> InputRound:

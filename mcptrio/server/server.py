@@ -68,7 +68,7 @@ from ..runtime.session import Session
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
 from .completion import CompletionEngine
-from .context import Context
+from .context import Context, RequestHook
 from .forwarding import (
     ForwardedItem,
     ForwardedPrompt,
@@ -212,6 +212,9 @@ class Server:
         # The request chain (None while no middleware is installed: then one test is the whole
         # cost of middleware to a request, see handle_request).
         self._request_chain: CallNext | None = None
+        #: Wraps every request the handlers send to the client (:class:`.context.RequestHook`;
+        #: ``None``, the default, costs one attribute test a request).
+        self.request_hook: RequestHook | None = None
         for mw in middleware:
             self.add_middleware(mw)
 

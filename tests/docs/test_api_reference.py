@@ -29,12 +29,14 @@ def test_the_cli_reference_lists_every_command_and_exit_code() -> None:
     assert codes == {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
 
 
-#: Names in the docs that are loggers (or OpenTelemetry metrics), not Python objects.
+#: Names in the docs that are loggers (or OpenTelemetry metrics and attributes), not Python
+#: objects.
 LOGGERS = {
     "mcptrio.session",
     "mcptrio.stdio.server_stderr",
     "mcptrio.server.operation.active",
     "mcptrio.client.operation.active",
+    "mcptrio.input_request.key",
 }
 
 

@@ -17,7 +17,7 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "lifespan_failure.py",
         "lifespan_shared.py",
     ],
-    "how-to/trace-with-opentelemetry.md": ["traced.py"],
+    "how-to/trace-with-opentelemetry.md": ["traced.py", "traced_asks.py"],
 }
 
 

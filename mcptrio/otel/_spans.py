@@ -1,0 +1,121 @@
+"""The two spans of a request, shared by both sides: sending it (``CLIENT``: the client's
+requests, and the server's requests to the client) and answering it (``SERVER``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from opentelemetry.context import Context
+from opentelemetry.trace import SpanKind, StatusCode
+
+from ..protocol.base import Request, RequestId
+from ..protocol.errors import LocalError, McpError
+from . import _conventions as conv
+
+__all__ = ["answer_in_span", "send_in_span"]
+
+
+async def send_in_span(
+    instruments: conv.Instruments,
+    request: Request[Any],
+    attributes: dict[str, Any],
+    send: Callable[..., Awaitable[Any]],
+) -> Any:
+    """``send(request)`` in a ``CLIENT`` span whose trace context goes in ``request``'s
+    ``_meta`` (what either side does with the requests it sends)."""
+    target = conv.target_of(request)
+    in_flight = {conv.METHOD: attributes[conv.METHOD]}
+    instruments.active.add(1, in_flight)
+    started = time.perf_counter()
+    error_type: str | None = None
+    try:
+        with instruments.tracer.start_as_current_span(
+            conv.span_name(request.METHOD, target),
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+
+            def named(rid: RequestId) -> None:
+                span.set_attribute(conv.REQUEST_ID, str(rid))
+
+            carried = msgspec.structs.replace(request, meta=conv.meta_with_context(request.meta))
+            try:
+                result = await send(carried, on_id=named)
+            except LocalError as exc:
+                error_type = type(exc).__qualname__
+                span.set_attribute(conv.ERROR_TYPE, error_type)
+                span.set_status(StatusCode.ERROR, exc.message)
+                raise
+            except McpError as exc:
+                error_type = str(exc.code)
+                span.set_attributes({conv.ERROR_TYPE: error_type, conv.STATUS_CODE: error_type})
+                span.set_status(StatusCode.ERROR, exc.message)
+                raise
+            if conv.tool_failed(result):
+                error_type = "tool_error"
+                span.set_attribute(conv.ERROR_TYPE, error_type)
+                span.set_status(StatusCode.ERROR)
+            return result
+    finally:
+        instruments.active.add(-1, in_flight)
+        recorded: dict[str, Any] = conv.metric_attributes(attributes)
+        if error_type is not None:
+            recorded[conv.ERROR_TYPE] = error_type
+        instruments.duration.record(time.perf_counter() - started, recorded)
+
+
+async def answer_in_span(
+    instruments: conv.Instruments,
+    name: str,
+    attributes: dict[str, Any],
+    parent: Context | None,
+    answer: Callable[[], Awaitable[Any]],
+    *,
+    is_request: bool = True,
+) -> Any:
+    """``answer()`` in a ``SERVER`` span, the child of ``parent`` (the sender's span, from the
+    request's ``_meta``) when there is one."""
+    in_flight = {conv.METHOD: attributes[conv.METHOD]}
+    if is_request:
+        instruments.active.add(1, in_flight)
+    started = time.perf_counter()
+    error_type: str | None = None
+    try:
+        with instruments.tracer.start_as_current_span(
+            name,
+            kind=SpanKind.SERVER,
+            context=parent,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                result = await answer()
+            except McpError as exc:
+                error_type = str(exc.code)
+                span.set_attributes({conv.ERROR_TYPE: error_type, conv.STATUS_CODE: error_type})
+                span.set_status(StatusCode.ERROR, exc.message)
+                raise
+            except Exception as exc:
+                error_type = type(exc).__qualname__
+                span.set_attribute(conv.ERROR_TYPE, error_type)
+                span.record_exception(exc)
+                span.set_status(StatusCode.ERROR, str(exc))
+                raise
+            if conv.tool_failed(result):
+                error_type = "tool_error"
+                span.set_attribute(conv.ERROR_TYPE, error_type)
+                span.set_status(StatusCode.ERROR)
+            return result
+    finally:
+        if is_request:
+            instruments.active.add(-1, in_flight)
+        recorded: dict[str, Any] = conv.metric_attributes(attributes)
+        if error_type is not None:
+            recorded[conv.ERROR_TYPE] = error_type
+        instruments.duration.record(time.perf_counter() - started, recorded)

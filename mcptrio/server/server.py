@@ -41,9 +41,8 @@ Everything can also be added and removed while sessions run (``add_tool``, ``rem
 from __future__ import annotations
 
 import logging
-import ssl
 import weakref
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
@@ -65,8 +64,7 @@ from ..protocol.types import (
 )
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
-from ..transports.stdio import open_stdio_server_transport
+from ..runtime.transport import Transport
 from .completion import CompletionEngine
 from .context import Context, RequestHook
 from .forwarding import (
@@ -91,14 +89,12 @@ from .resources import (
     make_resource,
     make_template,
 )
-from .running import TransportName, run_server
+from .serving import ServingMethods
 from .session_state import ListKind, ServerSessionState
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
-    from ..transports.http.endpoints.security import HttpSecurity
-    from ..transports.http.engine.builtin_server import ServerLimits
     from .mount import Mount
 
 __all__ = ["Server"]
@@ -112,7 +108,7 @@ Change = tuple[Literal["list_changed", "updated"], str]
 _NO_SCOPES: frozenset[str] = frozenset()
 
 
-class Server:
+class Server(ServingMethods):
     """An MCP server: tools, resources, prompts and completions, served over any transport.
 
     ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
@@ -614,147 +610,10 @@ class Server:
         self.session_state(session)
         return session
 
-    async def serve_session(
-        self,
-        transport: Transport,
-        *,
-        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Serve one session over ``transport`` until it ends; reports the ``Session``.
-
-        Enters the server's lifespan first, unless it is open already (see :mod:`.lifespan`).
-        """
-        async with self.open_lifespan():
-            session = self.session(transport)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(session.run)
-                task_status.started(session)
-
-    async def serve_stdio(
-        self,
-        *,
-        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Serve one session on this process's stdin/stdout until stdin ends."""
-        async with open_stdio_server_transport(max_frame_size=max_frame_size) as transport:
-            await self.serve_session(transport, task_status=task_status)
-
-    async def serve_http(
-        self,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        *,
-        path: str = "/mcp",
-        front_end: Literal["builtin", "hypercorn"] = "builtin",
-        parser: Literal["auto", "h11", "httptools"] = "auto",
-        json_response: bool = True,
-        stateless: bool = False,
-        security: HttpSecurity | None = None,
-        limits: ServerLimits | None = None,
-        ssl_context: ssl.SSLContext | None = None,
-        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Serve this server over HTTP until cancelled; reports the base URL.
-
-        Streamable HTTP and WebSocket are served at ``path``, the legacy HTTP+SSE endpoints at
-        ``/sse`` and ``/messages``. See :func:`mcptrio.transports.http.serve.serve_http` to serve
-        several servers on one port, and
-        :class:`~mcptrio.transports.http.endpoints.app.McpHttpApp` for every option.
-        """
-        # Imported here so that stdio servers do not pay for loading the HTTP stack.
-        from ..transports.http.endpoints.app import McpHttpApp
-        from ..transports.http.serve import serve_http
-
-        app = McpHttpApp(
-            self, path=path, json_response=json_response, stateless=stateless, security=security
-        )
-        # The free serve_http enters the server's lifespan (see its docstring).
-        await serve_http(
-            app,
-            host=host,
-            port=port,
-            front_end=front_end,
-            parser=parser,
-            limits=limits,
-            ssl_context=ssl_context,
-            task_status=task_status,
-        )
-
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]:
         """Enter the server's lifespan for the ``async with`` block (unless it is open
         already), so that every entry point started inside shares it; yields its value."""
         return self._lifespan.running(self)
-
-    async def serve_websocket(
-        self,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        *,
-        path: str = "/mcp",
-        allowed_origins: Collection[str] | None = None,
-        allowed_hosts: Collection[str] | None = None,
-        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-        max_connections: int = 1024,
-        handshake_timeout: float = 10.0,
-        send_timeout: float | None = 60.0,
-        close_timeout: float = 5.0,
-        ssl_context: ssl.SSLContext | None = None,
-        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Serve this server over standalone WebSocket until cancelled; reports the URL
-        (``ws://host:port/mcp``). See :func:`mcptrio.transports.websocket_server.
-        serve_websocket` for what each option bounds; ``serve_http`` serves WebSocket upgrades
-        too, on its Streamable HTTP path."""
-        from ..transports.websocket_server import serve_websocket
-
-        await serve_websocket(
-            self,
-            host=host,
-            port=port,
-            path=path,
-            allowed_origins=allowed_origins,
-            allowed_hosts=allowed_hosts,
-            max_frame_size=max_frame_size,
-            max_connections=max_connections,
-            handshake_timeout=handshake_timeout,
-            send_timeout=send_timeout,
-            close_timeout=close_timeout,
-            ssl_context=ssl_context,
-            task_status=task_status,
-        )
-
-    def run(
-        self,
-        transport: TransportName = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        path: str = "/mcp",
-        parser: Literal["auto", "h11", "httptools"] = "auto",
-        front_end: Literal["builtin", "hypercorn"] = "builtin",
-    ) -> None:
-        """Run this server as the whole program: ``"stdio"`` (the default), ``"http"``
-        (Streamable HTTP, WebSocket and the legacy HTTP+SSE endpoints) or ``"websocket"``.
-
-        Over HTTP and WebSocket it binds ``host`` (loopback unless told otherwise) and ``port``
-        (8000 unless told otherwise; 0 picks a free one) and writes the URL to stderr. Returns
-        when stdin ends (stdio) or on Ctrl-C. Inside a Trio program, start the ``serve_*``
-        method in your own nursery instead. See :func:`~.running.run_server`.
-        """
-        run_server(
-            self,
-            transport,
-            host=host,
-            port=port,
-            path=path,
-            parser=parser,
-            front_end=front_end,
-        )
-
-    def run_stdio(self) -> None:
-        """Run a stdio server in this process: ``trio.run(self.serve_stdio)``."""
-        trio.run(self.serve_stdio)
 
 
 def _with_first(key: str, value: str, options: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ import trio
 
 from ..protocol.base import Request, Result
 from ..protocol.errors import RequestTimeout
-from ..protocol.types import CallToolResult
+from ..protocol.types import CallToolResult, ClientCapabilities
 from ..server.context import Context
 
 __all__ = ["ANSWER_TIMEOUT", "ParkedCall", "ParkedCalls"]
@@ -48,6 +48,8 @@ class ParkedCall:
         self.id = call_id
         #: The round waiting on the call (``None`` between rounds).
         self.ctx: Context | None = None
+        #: What the client declared in its latest round: only what it can answer is asked.
+        self.client_capabilities: ClientCapabilities | None = None
         #: Questions not answered yet, by key.
         self.pending: dict[str, Request[Any]] = {}
         self.result: CallToolResult | None = None
@@ -138,6 +140,7 @@ class ParkedCalls:
         """One round's part: pass on the answers it carries, ask what is still open (ending the
         round), or return the upstream's result."""
         parked.ctx = ctx
+        parked.client_capabilities = ctx.client_capabilities
         try:
             while True:
                 for key, request in list(parked.pending.items()):

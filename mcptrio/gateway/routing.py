@@ -35,6 +35,7 @@ from ..client import Handlers
 from ..protocol.base import Request, Result
 from ..protocol.errors import MethodNotFound
 from ..protocol.types import (
+    ClientCapabilities,
     CreateMessageRequest,
     CreateMessageResult,
     ElicitRequest,
@@ -101,6 +102,9 @@ class DownstreamRouter:
         ctx, own = self.downstream()
         what = request.METHOD
         if isinstance(ctx, ParkedCall):
+            # A client is only asked what it declared it can answer (server-everything asks
+            # every client for its roots, whatever tool is being called).
+            _check_declared(ctx.client_capabilities, capability, what)
             return await ctx.ask(request)
         if ctx is None:
             raise MethodNotFound(
@@ -111,11 +115,7 @@ class DownstreamRouter:
                 f"{what}: the gateway cannot pass a handshake-era server's request on to a"
                 " stateless-era (2026-07-28) client"
             )
-        caps = ctx.client_capabilities
-        if caps is None or getattr(caps, capability) is None:
-            raise MethodNotFound(
-                f"{what}: the gateway's client did not declare the {capability} capability"
-            )
+        _check_declared(ctx.client_capabilities, capability, what)
         return await ctx.send_request(request, timeout=ANSWER_TIMEOUT)
 
     async def _sample(self, _rctx: RequestContext, request: CreateMessageRequest) -> Any:
@@ -135,6 +135,14 @@ class DownstreamRouter:
             return ListRootsResult(roots=[])
         result: ListRootsResult = await self._ask(request, "roots")
         return result
+
+
+def _check_declared(caps: ClientCapabilities | None, capability: str, what: str) -> None:
+    """Refuse (-32601) passing ``what`` on to a client that did not declare ``capability``."""
+    if caps is None or getattr(caps, capability) is None:
+        raise MethodNotFound(
+            f"{what}: the gateway's client did not declare the {capability} capability"
+        )
 
 
 def _origin(waiter: Context | ParkedCall) -> object:

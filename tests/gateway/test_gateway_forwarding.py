@@ -296,3 +296,29 @@ async def test_a_handshake_upstreams_question_is_never_put_to_the_wrong_client()
                         await b.call_tool("w_confirm")
                     calls.cancel_scope.cancel()
             nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("downstream_era", ["handshake", "stateless"])
+async def test_a_client_is_never_asked_what_it_did_not_declare(downstream_era: str) -> None:
+    # server-everything asks every client for its roots whatever is being called; a client with
+    # no roots handler must not be asked (the upstream gets -32601), and its call goes on.
+    upstream = mcptrio.Server("asker")
+
+    @upstream.tool
+    async def look(ctx: Context) -> str:
+        try:
+            roots = await ctx.list_roots()
+        except mcptrio.MethodNotFound:
+            return "no roots asked"
+        return f"{len(roots)} roots"
+
+    gateway = Gateway(
+        upstreams=[Upstream(name="a", target=upstream, in_process=False, revisions=HANDSHAKE_ERA)]
+    )
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gateway.serve_upstreams)
+            async with mcptrio.open_client(gateway, revisions=ERAS[downstream_era]) as client:
+                result = await client.call_tool("a_look")
+                assert result.content[0].text == "no roots asked"
+            nursery.cancel_scope.cancel()

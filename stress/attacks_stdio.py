@@ -70,10 +70,13 @@ async def _still_answers(child: ServerChild, rest: bytes) -> bool:
                     data = await stdout.receive_some(1 << 20)
                     if not data:
                         return
-                    tail = (tail + data)[-4096:]
-                    if b'"id":"last"' in tail.replace(b" ", b""):
+                    # The whole chunk is searched: the ping is answered by the protocol layer at
+                    # once, so its answer may come before many of the flood's, in one chunk.
+                    # Only the last bytes are kept, for an answer split between two chunks.
+                    if b'"id":"last"' in (tail + data).replace(b" ", b""):
                         found = True
                         return
+                    tail = data[-64:]
 
             nursery.start_soon(drain)
             await stdin.send_all(rest + rpc("ping", rid="last") + b"\n")

@@ -76,7 +76,7 @@ async def _still_answers(child: ServerChild, rest: bytes) -> bool:
                     if b'"id":"last"' in (tail + data).replace(b" ", b""):
                         found = True
                         return
-                    tail = data[-64:]
+                    tail = bytes(data[-64:])
 
             nursery.start_soon(drain)
             await stdin.send_all(rest + rpc("ping", rid="last") + b"\n")

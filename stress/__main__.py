@@ -21,6 +21,7 @@ ATTACKS: dict[str, Attack] = {
     "ws-ping-flood": attacks_http.ws_ping_flood_attack,
     "sse-slow-reader": attacks_http.sse_slow_reader_attack,
     "elicit-close": attacks_http.elicit_close_attack,
+    "slow-json-close": attacks_http.slow_json_close_attack,
     "idle-sockets": attacks_http.idle_sockets_attack,
     "get-streams": attacks_http.get_streams_attack,
     "subscriptions": attacks_http.subscriptions_attack,

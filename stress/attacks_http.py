@@ -152,19 +152,21 @@ async def sse_slow_reader(child: ServerChild, stop: trio.Event) -> dict[str, Any
     return {"posts_taken": posted}
 
 
-# -- a tool that elicits, the socket closed at once ---------------------------------------------
+# -- a tool that elicits (or one that takes long), the socket closed at once ---------------------
 
 
-def elicit_and_leave(count: int) -> Attack:
+def call_and_leave(count: int, tool: str, arguments: dict[str, Any]) -> Attack:
     async def attack(child: ServerChild, stop: trio.Event) -> dict[str, Any]:
         host, port = child.host_port
         netloc = f"{host}:{port}"
         sid = await open_http_session(host, port)
-        body = rpc("tools/call", {"name": "ask", "arguments": {}}, rid=1)
-        request = http_request("POST", "/mcp", netloc, body=body, headers=mcp_headers(sid))
+        params = {"name": tool, "arguments": arguments}
         sent = 0
         while not stop.is_set():
             for _ in range(count):
+                # Each its own id: a reused one would be refused at once (400) and run nothing.
+                body = rpc("tools/call", params, rid=sent + 1)
+                request = http_request("POST", "/mcp", netloc, body=body, headers=mcp_headers(sid))
                 with trio.move_on_after(1):
                     try:
                         stream = await connect(host, port)
@@ -281,11 +283,19 @@ async def sse_slow_reader_attack(short: bool) -> dict[str, Any]:
 
 async def elicit_close_attack(short: bool) -> dict[str, Any]:
     """POSTs of a tool that elicits, each socket closed at once (1,000; 200 with 200 slots)."""
+    ask = call_and_leave(250 if short else 1000, "ask", {})
     if short:
-        return await under_attack(
-            "http-httptools", elicit_and_leave(250), 2.5, "max_connections=200"
-        )
-    return await under_attack("http-httptools", elicit_and_leave(1000), 20)
+        return await under_attack("http-httptools", ask, 2.5, "max_connections=200")
+    return await under_attack("http-httptools", ask, 20)
+
+
+async def slow_json_close_attack(short: bool) -> dict[str, Any]:
+    """POSTs of a tool that sleeps 10 minutes and answers as JSON (nothing streams), each
+    socket closed at once: the departure watch gives their slots back."""
+    sleep = call_and_leave(100 if short else 250, "sleep", {"seconds": 600})
+    if short:
+        return await under_attack("http-httptools", sleep, 4, "max_connections=200")
+    return await under_attack("http-httptools", sleep, 20)
 
 
 async def idle_sockets_attack(short: bool) -> dict[str, Any]:

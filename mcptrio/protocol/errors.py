@@ -71,6 +71,7 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── SessionEnded                      [transports.http] the HTTP session ended first
     ├── SessionLimitReached               [transports.http] max_sessions are live (503)
     ├── EndpointNotRunning                [transports.http] the endpoint's run() is not on (503)
+    ├── SessionBusy                       [runtime] max_in_flight run, max_waiting wait (503)
     └── TooManyListeners                  [server] the subscription bus has all the listeners it may
     ValueError
     ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule

@@ -43,11 +43,22 @@ from .transport import Outgoing
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["IncomingRequests", "RequestHandler"]
+__all__ = ["IncomingRequests", "RequestHandler", "SessionBusy"]
 
 log = logging.getLogger("mcptrio.session")
 
 RequestHandler = Callable[[RequestContext, Request[Any]], Awaitable[Result]]
+
+
+class SessionBusy(Exception):
+    """A request delivered in a task of its own (an HTTP POST) found ``max_in_flight`` requests
+    running and the session's ``max_waiting`` waiting for a slot: it was not taken (the
+    transport answers 503).
+
+    Each waiting request is a task of its transport's, which may hold nothing of its client's
+    (an HTTP POST whose client left gives its connection slot back), so without this bound a
+    client could leave any number of them behind.
+    """
 
 
 class IncomingRequests:
@@ -142,7 +153,14 @@ class IncomingRequests:
         """Answer ``request`` in the calling task, as its actor would; see the module docstring.
 
         Returns once the answer is handed to the outbox (or the request has ended unanswered).
+        Raises :class:`SessionBusy`, having forgotten the request, when ``max_in_flight``
+        requests run and the session's ``max_waiting`` wait already.
         """
+        if not self._free:
+            limit = self.session.max_waiting
+            if limit is not None and self._waiting >= limit:
+                self.session.connection.drop_request(rid)
+                raise SessionBusy
         # Registered before the wait for a slot, so that the peer's cancellation (or the
         # session's end) reaches it while it waits; shielded from the caller's scope.
         scope = self._scopes[rid] = trio.CancelScope(shield=True)

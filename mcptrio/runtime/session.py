@@ -33,6 +33,8 @@ Behaviour that users can rely on:
   (an HTTP POST) has that task hand its frame to :meth:`Session.handle_frame` instead of
   returning it from ``receive``: the frame is taken in that task, and a lone request in it is
   answered there too, with no task spawned, and with the same rules as in a request actor.
+  Past ``max_waiting`` requests waiting for an in-flight slot there, a request is refused with
+  :class:`~mcptrio.runtime.incoming.SessionBusy` (the transport answers it as it can: 503).
 - **Errors.** A handler that raises becomes an error response (its ``McpError`` code, else
   -32603) and a log line; the session carries on. Bad input is answered by the protocol layer
   and never ends the session.
@@ -88,6 +90,10 @@ class Session:
         self.connection = connection
         self.transport = transport
         self.max_in_flight = max_in_flight
+        #: How many requests handed in by their own tasks may wait for an in-flight slot;
+        #: ``None``: any number (see :class:`~.incoming.SessionBusy`). A transport whose waiting
+        #: tasks may outlive their client's interest sets it.
+        self.max_waiting: int | None = None
         self._actors = tuple(actors)
         self._handle_notification = handle_notification
         self._outbox = Outbox(transport, send_buffer, send_buffer_bytes)

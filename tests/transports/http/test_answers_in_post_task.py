@@ -294,6 +294,46 @@ async def test_cancelling_a_request_that_waits_for_a_slot_keeps_it_from_running(
             assert log == ["a started", "a finished"]
 
 
+async def test_a_request_past_the_sessions_waiting_limit_gets_503_with_retry_after(
+    front_end: str,
+) -> None:
+    log: list[str] = []
+    release = trio.Event()
+    app = McpHttpApp(_server(log, release, max_in_flight=1), json_response=False)
+    with trio.fail_after(10):
+        async with (
+            serve(front_end, app) as url,
+            open_test_connection(url) as first,
+            open_test_connection(url) as second,
+            open_test_connection(url) as third,
+        ):
+            session_id = await initialize(first, "2025-06-18")
+            headers = session_headers(session_id, "2025-06-18")
+            async with trio.open_nursery() as nursery:
+                await _occupy_the_only_slot(nursery, first, headers, log)
+                # One may wait (as many as may run)...
+                async with stream(
+                    second,
+                    "POST",
+                    "/mcp",
+                    headers=headers,
+                    body=call_body(2, "wait_for_release", {"name": "b"}),
+                ) as waiting:
+                    assert waiting.status == 200
+                    # ...and the next is refused at once, not left waiting.
+                    body = call_body(3, "wait_for_release", {"name": "c"})
+                    refused = await third.request("POST", "/mcp", headers=headers, body=body)
+                    assert refused.status == 503
+                    assert refused.header("retry-after") is not None
+                    release.set()
+                    assert messages_of(sse_events(await waiting.read_all()))
+                # The refused request's id was forgotten: it may be sent again.
+                async with open_test_connection(url) as again:
+                    answer = await again.request("POST", "/mcp", headers=headers, body=body)
+                    assert answer.status == 200
+            assert log.count("c started") == 1
+
+
 tenant: contextvars.ContextVar[str] = contextvars.ContextVar("tenant", default="nobody")
 
 

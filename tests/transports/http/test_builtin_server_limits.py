@@ -274,3 +274,53 @@ async def test_a_post_whose_client_left_gives_back_its_slot_while_its_handler_wa
                 finally:
                     # The sessions end first: the handlers run in their POSTs' tasks.
                     nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("front_end", BUILTIN)
+async def test_a_json_post_whose_client_left_gives_back_its_slot_while_its_handler_runs(
+    front_end: str,
+) -> None:
+    server = mcptrio.Server("slow")
+    running = trio.Semaphore(0)
+    finished: list[int] = []
+    all_finished = trio.Event()
+
+    @server.tool()
+    async def slow(n: int) -> str:
+        # No progress, no log: nothing turns the JSON answer into a stream.
+        running.release()
+        await trio.sleep(1.5)
+        finished.append(n)
+        if len(finished) == 3:
+            all_finished.set()
+        return "late"
+
+    app = McpHttpApp(server, json_response=True)
+    revision = "2025-11-25"
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            app.registry.departure_watch.delay = 0.1
+            await nursery.start(app.run)
+            async with open_front_end(front_end, app, max_connections=2) as url:
+                async with open_test_connection(url) as setup:
+                    session_id = await initialize(setup, revision)
+                headers = session_headers(session_id, revision)
+                for rid in range(3):
+                    async with open_test_connection(url) as leaving:
+                        body = call_body(rid, "slow", {"n": rid})
+                        # The request only: its answer is never read.
+                        await leaving._send_request("POST", "/mcp", headers, body)
+                        await running.acquire()
+                    # Gone before its answer: the watch hands the slot back within its delay.
+                    await trio.sleep(0.3)
+                try:
+                    async with open_test_connection(url) as caller:
+                        ping = request_body(9, "ping", {})
+                        answer = await caller.request("POST", "/mcp", headers=headers, body=ping)
+                        assert answer.status == 200
+                    assert finished == []
+                    # Disconnection is not cancellation in this era: the calls run to their end.
+                    await all_finished.wait()
+                finally:
+                    nursery.cancel_scope.cancel()
+    assert sorted(finished) == [0, 1, 2]

@@ -16,8 +16,10 @@ import trio
 
 from ....protocol.codec import Envelope
 from ....protocol.errors import ConnectionClosed
+from ....runtime.incoming import SessionBusy
 from ....runtime.session import Session
 from ..engine.exchange import HttpResponder
+from .departure_watch import DepartureWatch
 from .http_session import HttpSession
 from .live_stream import StreamWriter
 from .responses import JSON_HEADERS, SSE_HEADERS, send_error
@@ -41,6 +43,8 @@ async def answer_inline(
     json_head_delay: float | None = None,
     on_writer: Callable[[StreamWriter], None] | None = None,
     answer_status: Callable[[bytes], int] | None = None,
+    departure_watch: DepartureWatch | None = None,
+    busy_retry_after: int = 1,
 ) -> None:
     """Answer a POST of requests, handed to the session in this task (``body``, or its one
     message as the endpoint decoded it).
@@ -51,11 +55,15 @@ async def answer_inline(
     ``_SSE_HEAD_DELAY``, a writer starts streaming SSE at once while the handler runs on here;
     in JSON mode, ``json_head_delay`` is how long a quiet request may stay unanswered before that
     happens (``None``: never). ``on_writer`` is told when a writer starts; ``answer_status`` gives
-    the HTTP status of a JSON answer (``None``: 200). The writer runs in the
+    the HTTP status of a JSON answer (``None``: 200). With ``json_head_delay`` ``None``, a
+    JSON answer that is slow to come has its connection watched by ``departure_watch`` instead
+    (see :mod:`.departure_watch`). A request its session cannot take (``max_in_flight`` run and
+    ``max_waiting`` wait) gets 503 with ``Retry-After: busy_retry_after``. The writer runs in the
     session (a nursery per POST would cost every POST), and this task waits for it: the response
     belongs to this exchange, so the writer never outlives it.
     """
     writer = StreamWriter(transport, stream, responder)
+    busy = False
     if on_writer is None:
         stream.on_activity = writer.start
     else:
@@ -71,6 +79,8 @@ async def answer_inline(
     timer = None if head_delay is None else transport.head_timer(head_delay)
     if timer is not None:
         timer.arm(stream)
+    elif departure_watch is not None:
+        departure_watch.arm(responder)
     try:
         try:
             await session.handle_frame(body)
@@ -78,15 +88,23 @@ async def answer_inline(
             if not writer.started:
                 await send_error(responder, 404, "Session ended")
                 return
+        except SessionBusy:
+            # Refused before it could wait, so before anything was sent for it.
+            busy = True
         finally:
             stream.on_activity = None
             if timer is not None:
                 timer.disarm(stream)
+            elif departure_watch is not None:
+                departure_watch.disarm(responder)
         # A request the client cancelled ends with no answer: its stream must still end.
         for rid in tuple(stream.owed):
             if not transport.answer_owed(rid):
                 transport.drop_unanswered(rid)
-        if writer.started:
+        if busy:
+            retry = (b"retry-after", str(busy_retry_after).encode())
+            await send_error(responder, 503, "The session is busy", headers=(retry,))
+        elif writer.started:
             await writer.done.wait()
         else:
             await _answer(transport, stream, responder, json_response, answer_status)

@@ -28,6 +28,7 @@ import trio
 
 from ....runtime.transport import SessionFactory
 from ....stores.event_store import EventStore
+from .departure_watch import DepartureWatch
 from .http_session import HttpSession
 from .security import HttpSecurity, Principal, may_use
 
@@ -95,6 +96,8 @@ class SessionRegistry:
     # With a per-client limit: each session's client address, and the sessions per address.
     _client_of: dict[str, str] = field(default_factory=dict, init=False)
     _per_client: dict[str, int] = field(default_factory=dict, init=False)
+    #: Watches the connections of slow JSON answers (see departure_watch), for every session.
+    departure_watch: DepartureWatch = field(default_factory=DepartureWatch, init=False)
 
     @property
     def running(self) -> bool:
@@ -108,6 +111,7 @@ class SessionRegistry:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._reap)
+                nursery.start_soon(self.departure_watch.run)
                 task_status.started()
         finally:
             self._nursery = None
@@ -137,7 +141,10 @@ class SessionRegistry:
             self._client_of[session_id] = client
             self._per_client[client] = self._per_client.get(client, 0) + 1
         transport = self.make_transport(session_id, principal)
-        transport.session = self.factory.session(transport)
+        session = transport.session = self.factory.session(transport)
+        # A POST waiting for an in-flight slot outlives its client (disconnection is not
+        # cancellation here), holding nothing of it: bounded (see departure_watch).
+        session.max_waiting = session.max_in_flight
         self.sessions[session_id] = transport
         try:
             await nursery.start(self._run_session, transport)

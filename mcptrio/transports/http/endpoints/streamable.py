@@ -33,7 +33,9 @@ follow as they come. ``initialize`` is always JSON (the session id must be on th
 and the session kept only if it succeeds).
 
 Disconnection is not cancellation: when a POST's client goes away, its request runs on and what
-it sends waits on its stream (and in the event store) for a GET with ``Last-Event-ID``.
+it sends waits on its stream (and in the event store) for a GET with ``Last-Event-ID``. A JSON
+answer still unanswered after 50 to 100 ms has its connection watched (``departure_watch.py``), so a
+client that leaves a long call gives its connection slot back at once, not when the call ends.
 
 The stateless era (2026-07-28) shares the endpoint, per request: a POST whose ``_meta`` names
 such a revision has its own checks and statuses (the table in ``stateless_era.py``: 400 with
@@ -357,6 +359,8 @@ class StreamableHttpEndpoint:
             responder,
             body if message is None else message,
             json_response=self.json_response,
+            departure_watch=self.registry.departure_watch,
+            busy_retry_after=self.security.retry_after,
         )
 
     def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:

@@ -153,6 +153,11 @@ class _AsgiResponder:
         # Hypercorn keeps its own connection limits; there is nothing to tell it.
         return None
 
+    def watch_for_departure(self) -> None:
+        # Hypercorn holds the connection until the app returns whatever we watch: no slot to
+        # give back early.
+        return None
+
     async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
         if self.state != _NOT_STARTED:
             raise RuntimeError("a response was already sent")

@@ -11,7 +11,9 @@ A streamed response is different: while it is open the handler may sit idle (an 
 still has to learn that the client went away. So a
 :class:`~.builtin_exchange.DisconnectWatcher` reads the socket in the connection's nursery while
 a stream is open, once the request body has been fully received; EOF cancels the connection's
-scope (ending the handler, then the connection). When the stream ends the watcher is cancelled
+scope (ending the handler, then the connection). A handler whose answer is slow to start asks
+for the same watch without a stream (``watch_for_departure``: a JSON answer of a long call, see
+``endpoints/departure_watch``). When the stream ends the watcher is cancelled
 and awaited before the connection reads again, so the two never read at once. The request and
 responder the app gets (:mod:`.builtin_exchange`) do their I/O through the connection.
 

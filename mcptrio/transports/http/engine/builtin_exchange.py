@@ -215,6 +215,10 @@ class BuiltinResponder:
     def on_client_gone(self, callback: Callable[[], None]) -> None:
         self._connection.on_client_gone = callback
 
+    def watch_for_departure(self) -> None:
+        if self.state == NOT_STARTED:
+            self._connection.watcher.start()
+
     def allow_eviction(self) -> None:
         connection = self._connection
         if self.state == STREAMING and connection.slots is not None:

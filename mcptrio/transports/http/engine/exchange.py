@@ -132,6 +132,14 @@ class HttpResponder(Protocol):
         stream). Front ends without such a policy ignore this."""
         ...
 
+    def watch_for_departure(self) -> None:
+        """Start watching the connection for the client leaving before any response has
+        started (the request body is read): its answer is slow to come, and the front end
+        should not hold the connection's slot for a client that has gone. A client that leaves
+        then is handled as one that leaves an open stream (``on_client_gone``, the slot given
+        back, the handler's task cancelled). Front ends that hold no slots ignore this."""
+        ...
+
 
 class WebSocketPeer(Protocol):
     """An upgraded WebSocket connection, not yet accepted."""

@@ -45,6 +45,8 @@ defined next to what raises them (the module is in brackets); the sub-roots live
             ├── RepeatedCursor            a server's pagination went round in a circle
             ├── ServerConnectError        a server of a group could not be connected
             ├── SubscriptionRefused       a listen stream was acknowledged without a URI
+            ├── TaskCancelled             a task (2026-07-28 extension) ended cancelled
+            ├── TaskNotOffered            the server does not declare the tasks extension
             ├── TooManyInputRounds        a stateless-era request kept asking for input
             └── UnknownServer             no such server in the group; also a KeyError
 

@@ -35,6 +35,7 @@ from typing import Any, Final, Literal
 
 from msgspec import UNSET
 
+from . import tasks_extension as ext
 from .base import Notification, Request
 from .revisions import REVISIONS, Revision
 from .types import (
@@ -74,7 +75,16 @@ from .types import (
     UnsubscribeRequest,
 )
 
-__all__ = ["METHODS", "MethodSpec", "Side", "capability_declared", "spec_for"]
+__all__ = [
+    "EXTENSION_METHODS",
+    "METHODS",
+    "MethodSpec",
+    "Side",
+    "capability_declared",
+    "extension_declared",
+    "spec_at",
+    "spec_for",
+]
 
 #: One side of a session.
 Side = Literal["client", "server"]
@@ -100,6 +110,9 @@ class MethodSpec:
     #: The revisions where ``capability`` gates the method (``None``: every one).
     gated_revisions: frozenset[str] | None = None
     params_required: bool = True
+    #: The extension that defines the method (``None``: the core protocol). Both sides must
+    #: declare it: the server in its capabilities, the client in the request's ``_meta``.
+    extension: str | None = None
 
     def gate_owner(self, sender: Side) -> Side | None:
         """Whose capabilities gate this method when ``sender`` sends it (``None``: ungated)."""
@@ -141,6 +154,7 @@ def _spec(
     revisions: frozenset[str] = _ALL,
     gated_revisions: frozenset[str] | None = None,
     params_required: bool = True,
+    extension: str | None = None,
 ) -> MethodSpec:
     return MethodSpec(
         method=params.METHOD,
@@ -152,6 +166,7 @@ def _spec(
         capability_of=capability_of,
         gated_revisions=gated_revisions,
         params_required=params_required,
+        extension=extension,
     )
 
 
@@ -241,12 +256,43 @@ _SPECS: tuple[MethodSpec, ...] = (
     ),
 )
 
-#: Every request and notification of every revision, by method name.
+#: Every request and notification of every revision's core protocol, by method name.
 METHODS: Final[dict[str, MethodSpec]] = {spec.method: spec for spec in _SPECS}
+
+_EXTENSIONS = _having(lambda r: r.extensions)
+
+#: The methods of the extensions mcptrio speaks, by name. They exist in the revisions that have
+#: extensions, and there they replace a core method of the same name (``tasks/get`` and
+#: ``tasks/cancel`` of 2025-11-25): look methods up with :func:`spec_at`.
+EXTENSION_METHODS: Final[dict[str, MethodSpec]] = {
+    spec.method: spec
+    for spec in (
+        _spec(ext.GetTaskRequest, "client", revisions=_EXTENSIONS, extension=ext.EXTENSION_ID),
+        _spec(ext.UpdateTaskRequest, "client", revisions=_EXTENSIONS, extension=ext.EXTENSION_ID),
+        _spec(ext.CancelTaskRequest, "client", revisions=_EXTENSIONS, extension=ext.EXTENSION_ID),
+        _spec(
+            ext.TaskStatusNotification,
+            "server",
+            revisions=_EXTENSIONS,
+            extension=ext.EXTENSION_ID,
+        ),
+    )
+}
 
 
 def spec_for(method: str) -> MethodSpec | None:
-    """The :class:`MethodSpec` of ``method``, or ``None`` for a method MCP does not define."""
+    """The core :class:`MethodSpec` of ``method``, or ``None`` for a method MCP's core
+    protocol does not define (see :func:`spec_at` for a revision's)."""
+    return METHODS.get(method)
+
+
+def spec_at(method: str, revision: str | None) -> MethodSpec | None:
+    """The :class:`MethodSpec` of ``method`` as ``revision`` defines it: an extension's where
+    the revision has extensions (``None``: before the handshake, the core one)."""
+    if revision is not None and revision in _EXTENSIONS:
+        found = EXTENSION_METHODS.get(method)
+        if found is not None:
+            return found
     return METHODS.get(method)
 
 
@@ -268,3 +314,15 @@ def capability_declared(capabilities: Any, path: tuple[str, ...]) -> bool:
             node.get(name, UNSET) if isinstance(node, dict) else getattr(node, _snake(name), UNSET)
         )
     return node is not None and node is not UNSET and node is not False
+
+
+def extension_declared(capabilities: Any, extension: str) -> bool:
+    """Whether ``capabilities`` (typed or a dict) declare ``extension`` under ``extensions``."""
+    if capabilities is None or capabilities is UNSET:
+        return False
+    extensions = (
+        capabilities.get("extensions")
+        if isinstance(capabilities, dict)
+        else getattr(capabilities, "extensions", None)
+    )
+    return isinstance(extensions, dict) and isinstance(extensions.get(extension), dict)

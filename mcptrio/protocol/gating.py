@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import CapabilityNotNegotiated, InvalidRequest, MethodNotFound
-from .methods import MethodSpec, Side, capability_declared, extension_declared, spec_at
+from .methods import MethodSpec, Side, capability_declared, extension_open, spec_at
 
 __all__ = ["check_outgoing", "gate_open", "incoming_spec"]
 
@@ -57,6 +57,12 @@ def incoming_spec(
         raise InvalidRequest(f"Received {method!r} before initialization")
     if revision is not None and method == "initialize":
         raise InvalidRequest("The session is already initialized")
+    if role == "server" and not extension_open(spec, capabilities):
+        raise MethodNotFound(
+            f"Method not supported: {method} (extension {spec.extension}"
+            f"{'' if spec.extension_setting is None else '.' + spec.extension_setting}"
+            " is not offered)"
+        )
     if spec.gate_owner(peer) == role and not gate_open(spec, revision, capabilities):
         raise MethodNotFound(
             f"Method not supported: {method} (capability {'.'.join(spec.capability or ())}"
@@ -93,9 +99,11 @@ def check_outgoing(
         # An extension's methods need the server to have declared it (the client declares it
         # on each request, in the _meta its connection adds).
         server = capabilities if role == "server" else peer_capabilities
-        if not extension_declared(server, spec.extension):
+        if not extension_open(spec, server):
+            setting = "" if spec.extension_setting is None else f" with {spec.extension_setting}"
             raise CapabilityNotNegotiated(
-                f"Cannot send {method!r}: the server did not declare extension {spec.extension}"
+                f"Cannot send {method!r}: the server did not declare extension"
+                f" {spec.extension}{setting}"
             )
     gate_owner = spec.gate_owner(role)
     owner = capabilities if gate_owner == role else peer_capabilities

@@ -35,6 +35,7 @@ from typing import Any, Final, Literal
 
 from msgspec import UNSET
 
+from . import skills_extension as skills
 from . import tasks_extension as ext
 from .base import Notification, Request
 from .revisions import REVISIONS, Revision
@@ -82,6 +83,7 @@ __all__ = [
     "Side",
     "capability_declared",
     "extension_declared",
+    "extension_open",
     "spec_at",
     "spec_for",
 ]
@@ -113,6 +115,8 @@ class MethodSpec:
     #: The extension that defines the method (``None``: the core protocol). Both sides must
     #: declare it: the server in its capabilities, the client in the request's ``_meta``.
     extension: str | None = None
+    #: A setting of ``extension`` the server must declare true (``directoryRead``).
+    extension_setting: str | None = None
 
     def gate_owner(self, sender: Side) -> Side | None:
         """Whose capabilities gate this method when ``sender`` sends it (``None``: ungated)."""
@@ -155,6 +159,7 @@ def _spec(
     gated_revisions: frozenset[str] | None = None,
     params_required: bool = True,
     extension: str | None = None,
+    extension_setting: str | None = None,
 ) -> MethodSpec:
     return MethodSpec(
         method=params.METHOD,
@@ -167,6 +172,7 @@ def _spec(
         gated_revisions=gated_revisions,
         params_required=params_required,
         extension=extension,
+        extension_setting=extension_setting,
     )
 
 
@@ -276,6 +282,15 @@ EXTENSION_METHODS: Final[dict[str, MethodSpec]] = {
             revisions=_EXTENSIONS,
             extension=ext.EXTENSION_ID,
         ),
+        # The skills extension (SEP-2640) crosses both eras (see .extensions).
+        _spec(skills.ListSkillsRequest, "client", extension=skills.EXTENSION_ID),
+        _spec(skills.GetSkillRequest, "client", extension=skills.EXTENSION_ID),
+        _spec(
+            skills.ReadResourceDirectoryRequest,
+            "client",
+            extension=skills.EXTENSION_ID,
+            extension_setting=skills.DIRECTORY_READ,
+        ),
     )
 }
 
@@ -288,10 +303,13 @@ def spec_for(method: str) -> MethodSpec | None:
 
 def spec_at(method: str, revision: str | None) -> MethodSpec | None:
     """The :class:`MethodSpec` of ``method`` as ``revision`` defines it: an extension's where
-    the revision has extensions (``None``: before the handshake, the core one)."""
-    if revision is not None and revision in _EXTENSIONS:
-        found = EXTENSION_METHODS.get(method)
-        if found is not None:
+    the revision has that extension's methods (``None``: before the handshake, the core one
+    when there is one)."""
+    found = EXTENSION_METHODS.get(method)
+    if found is not None:
+        if revision is None:
+            return METHODS.get(method) or found
+        if revision in found.revisions:
             return found
     return METHODS.get(method)
 
@@ -326,3 +344,21 @@ def extension_declared(capabilities: Any, extension: str) -> bool:
         else getattr(capabilities, "extensions", None)
     )
     return isinstance(extensions, dict) and isinstance(extensions.get(extension), dict)
+
+
+def extension_open(spec: MethodSpec, server_capabilities: Any) -> bool:
+    """Whether the server's capabilities offer ``spec``'s extension (and the setting it needs);
+    true for a core method."""
+    if spec.extension is None:
+        return True
+    if not extension_declared(server_capabilities, spec.extension):
+        return False
+    if spec.extension_setting is None:
+        return True
+    extensions = (
+        server_capabilities.get("extensions")
+        if isinstance(server_capabilities, dict)
+        else getattr(server_capabilities, "extensions", None)
+    )
+    assert isinstance(extensions, dict)
+    return extensions[spec.extension].get(spec.extension_setting) is True

@@ -35,9 +35,10 @@ from .errors import (
     MissingRequiredClientCapability,
     ResourceNotFound,
 )
+from .extensions import declared_per_request
 from .fitting import Step, incoming_step, outgoing_step
 from .gating import gate_open
-from .methods import EXTENSION_METHODS, METHODS, MethodSpec, extension_declared
+from .methods import EXTENSION_METHODS, METHODS, MethodSpec, extension_declared, extension_open
 from .request_meta import (
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
@@ -47,6 +48,7 @@ from .request_meta import (
     request_meta_of,
 )
 from .revisions import Revision, stateless_versions
+from .skills_extension import GetSkillResult
 from .types import (
     INPUT_REQUIRED,
     RESULT_COMPLETE,
@@ -141,8 +143,10 @@ class StatelessReader:
                 return None
             meta = found
             ready = self._settle(spec, meta, capabilities)
-        if spec.extension is not None and not extension_declared(
-            meta.client_capabilities, spec.extension
+        if (
+            spec.extension is not None
+            and declared_per_request(spec.extension)
+            and not extension_declared(meta.client_capabilities, spec.extension)
         ):
             raise MissingRequiredClientCapability(
                 f"{method} needs the {spec.extension} extension, which the request's"
@@ -169,9 +173,11 @@ class StatelessReader:
                 f"Method not supported: {method} (capability"
                 f" {'.'.join(spec.capability or ())} is not offered)"
             )
-        if spec.extension is not None and not extension_declared(capabilities, spec.extension):
+        if not extension_open(spec, capabilities):
             raise MethodNotFound(
-                f"Method not supported: {method} (extension {spec.extension} is not offered)"
+                f"Method not supported: {method} (extension {spec.extension}"
+                f"{'' if spec.extension_setting is None else '.' + spec.extension_setting}"
+                " is not offered)"
             )
         ready = (capabilities, revision, incoming_step(revision))
         self._ready.setdefault(revision.version, {})[method] = ready
@@ -244,7 +250,7 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
     )
 
 
-_CACHEABLE = (CacheablePaginatedResult, ReadResourceResult, DiscoverResult)
+_CACHEABLE = (CacheablePaginatedResult, ReadResourceResult, DiscoverResult, GetSkillResult)
 
 
 def answer_error(error: McpError) -> McpError:

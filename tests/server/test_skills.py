@@ -454,3 +454,22 @@ async def test_directory_read_needs_the_directory_read_setting(folder: Path) -> 
             await client.list_skills()
             with pytest.raises(CapabilityNotNegotiated, match="directoryRead"):
                 await client.read_directory("skill://pdf-processing")
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_subscribers_hear_of_a_skill_file_that_changed(folder: Path, era: str) -> None:
+    server = make_server(folder)
+    forms = folder / "pdf-processing" / "references" / "FORMS.md"
+    uri = "skill://pdf-processing/references/FORMS.md"
+    with trio.fail_after(10):
+        async with (
+            skills_client(server, era) as client,
+            client.subscribe(uri) as updates,
+        ):
+            write(forms, "# Forms, edited\n")
+            os.utime(forms, ns=(2, 2))
+            await client.get_skill("skill://pdf-processing/SKILL.md")
+            updated = await updates.__anext__()
+            text = (await client.read_resource(updated)).contents[0].text
+    assert updated == uri
+    assert text == "# Forms, edited\n"

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ..protocol.base import Request, Result
-from ..protocol.errors import InternalError, InvalidParams
+from ..protocol.errors import InternalError, InvalidParams, ResourceNotFound
 from ..protocol.skills_extension import (
     DIRECTORY_MIME_TYPE,
     DIRECTORY_READ,
@@ -171,9 +171,12 @@ class Skills:
         if taken:
             raise SkillsError(f"{root}: skills already published at {sorted(taken)}")
         files = _served_files({**self._skills, **published})
-        clash = _clashing_files(self._files, files, published)
+        ours = _served_files(published).keys()
+        clash = sorted(ours & self._files.keys()) or sorted(
+            uri for uri in ours if uri in self._server.resources
+        )
         if clash:
-            raise SkillsError(f"{root}: a file is already published at {clash}")
+            raise SkillsError(f"{root}: a resource is already published at {clash[0]}")
         self._folders.append((root, prefix))
         self._skills.update(published)
         self._sync(files)
@@ -232,10 +235,10 @@ class Skills:
     async def _read(self, uri: str, served: _ServedFile) -> ResourceContents:
         try:
             data = await trio.to_thread.run_sync(read_file, served.path, served.root)
-        except (OSError, PermissionError) as exc:
+        except OSError as exc:  # gone, unreadable, or now a link out of the folder
             _log.warning("skill file %s cannot be read: %s", uri, exc)
             await self._refresh_all()
-            raise InvalidParams(f"Resource {uri} is no longer served") from None
+            raise ResourceNotFound(f"Resource {uri} is no longer served", {"uri": uri}) from None
         if len(data) != served.size or _digest(data) != served.digest:
             # Changed on disk since the manifest was made: serve what is there now, and make
             # the manifest say so (the client's check against its entry tells it to refresh).
@@ -369,18 +372,6 @@ def _served_files(skills: dict[str, _Published]) -> dict[str, _ServedFile]:
                 description=front["description"] if manifest else None,
             )
     return dict(sorted(files.items()))
-
-
-def _clashing_files(
-    old: dict[str, _ServedFile], new: dict[str, _ServedFile], published: dict[str, _Published]
-) -> str | None:
-    """A file URI two folders both publish (with different files), if any."""
-    roots = {p.root for p in published.values()}
-    for uri, served in old.items():
-        other = new.get(uri)
-        if other is not None and other.root in roots and other.root != served.root:
-            return uri
-    return None
 
 
 def _directories(files: dict[str, _ServedFile]) -> dict[str, list[str]]:

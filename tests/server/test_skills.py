@@ -473,3 +473,12 @@ async def test_subscribers_hear_of_a_skill_file_that_changed(folder: Path, era: 
             text = (await client.read_resource(updated)).contents[0].text
     assert updated == uri
     assert text == "# Forms, edited\n"
+
+
+def test_a_skill_file_may_not_take_a_uri_already_served(folder: Path) -> None:
+    server = mcptrio.Server("s")
+    server.add_resource("mine", "skill://git-workflow/SKILL.md")
+    with pytest.raises(SkillsError, match="already published"):
+        server.add_skills(folder)
+    assert server.skills is None
+    assert server.resources["skill://git-workflow/SKILL.md"].definition.name != "git-workflow"

@@ -241,8 +241,11 @@ class Skills:
             raise ResourceNotFound(f"Resource {uri} is no longer served", {"uri": uri}) from None
         if len(data) != served.size or _digest(data) != served.digest:
             # Changed on disk since the manifest was made: serve what is there now, and make
-            # the manifest say so (the client's check against its entry tells it to refresh).
+            # the manifest say so (the client's check against its entry tells it to refresh),
+            # unless the change withdrew the file (its skill broke, or went over a limit).
             await self._refresh_all()
+            if uri not in self._files:
+                raise ResourceNotFound(f"Resource {uri} is no longer served", {"uri": uri})
         try:
             return ResourceContents(uri=uri, mime_type=served.mime_type, text=data.decode())
         except UnicodeDecodeError:

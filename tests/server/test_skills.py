@@ -482,3 +482,16 @@ def test_a_skill_file_may_not_take_a_uri_already_served(folder: Path) -> None:
         server.add_skills(folder)
     assert server.skills is None
     assert server.resources["skill://git-workflow/SKILL.md"].definition.name != "git-workflow"
+
+
+async def test_a_file_grown_past_the_limit_is_withdrawn_not_served_cut(folder: Path) -> None:
+    server = make_server(folder)
+    with trio.fail_after(20):
+        async with skills_client(server, "stateless") as client:
+            write(folder / "pdf-processing" / "assets" / "logo.bin", b"\1" * (16 * 1024 * 1024))
+            with pytest.raises(ResourceNotFound):
+                await client.read_resource("skill://pdf-processing/assets/logo.bin")
+            with pytest.raises(InvalidParams, match="No skill is served"):
+                await client.get_skill("skill://pdf-processing/SKILL.md")
+            # The other skills are still served.
+            await client.get_skill("skill://git-workflow/SKILL.md")

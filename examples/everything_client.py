@@ -57,6 +57,7 @@ from mcptrio.auth.client import (
     OAuthClient,
 )
 from mcptrio.client import ClientIdentity, ElicitationMode, Handlers, Revisions, http
+from mcptrio.client.skills import SkillVerificationError, declare_skills
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import (
     CallToolResult,
@@ -252,12 +253,40 @@ async def call_the_given_tools(url: str) -> None:
             )
 
 
-async def connect_only(url: str) -> None:
-    """Connect and list what the server offers, fetching nothing (the skills scenarios: this
-    client has no skills extension, so it must neither prefetch nor trust a skill)."""
-    async with open_both_eras(url) as client:
-        if client.server_capabilities.resources is not None:
-            await client.list_resources(timeout=TIMEOUT)
+def open_with_skills(url: str) -> Any:
+    """A client that opts in to the skills extension (SEP-2640)."""
+    return mcptrio.open_client(
+        url,
+        identity=ClientIdentity(info=CLIENT_INFO, capabilities=declare_skills()),
+        revisions=BOTH_ERAS,
+        handlers=STATELESS_HANDLERS,
+    )
+
+
+async def list_skills_only(url: str) -> None:
+    """Build the skill registry from skills/list alone: nothing is read before a skill is
+    loaded (lazy retrieval)."""
+    async with open_with_skills(url) as client:
+        names = [skill.name async for skill in client.iter_skills(timeout=TIMEOUT)]
+        print(f"skills listed, none loaded: {names}")
+
+
+async def load_first_skill(url: str) -> None:
+    """List the skills, load the first (its SKILL.md, verified), then read its other files.
+    A verification failure stops the load before any other file is read: that is the
+    scenario's point, so it ends this client normally."""
+    async with open_with_skills(url) as client:
+        skills = [skill async for skill in client.iter_skills(timeout=TIMEOUT)]
+        for skill in skills[:1]:
+            try:
+                await client.load_skill(skill, timeout=TIMEOUT)
+            except SkillVerificationError as exc:
+                print(f"skill {skill.uri} refused: {exc}")
+                return
+            assert isinstance(skill.resources, list)
+            for resource in skill.resources:
+                if resource.uri != skill.uri:
+                    await client.read_skill_file(skill, resource.uri, timeout=TIMEOUT)
 
 
 async def list_only(url: str) -> None:
@@ -347,10 +376,10 @@ SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
     "http-invalid-tool-headers": call_every_listed_tool,
     "sep-2322-client-request-state": call_every_listed_tool,
     "json-schema-ref-no-deref": list_only,
-    "sep-2640-client-no-prefetch": connect_only,
-    "sep-2640-client-verify-digest": connect_only,
-    "sep-2640-client-verify-size": connect_only,
-    "sep-2640-client-verify-frontmatter": connect_only,
+    "sep-2640-client-no-prefetch": list_skills_only,
+    "sep-2640-client-verify-digest": load_first_skill,
+    "sep-2640-client-verify-size": load_first_skill,
+    "sep-2640-client-verify-frontmatter": load_first_skill,
 }
 
 

@@ -147,6 +147,11 @@ def build_server() -> mcptrio.Server:
         instructions="Fixtures for the MCP conformance suite, plus a calculator and notes.",
     )
 
+    # ------------------------------------------------------------------ skills (SEP-2640)
+    # The folder of Agent Skills beside this file: skills/list, skills/get, the skill://
+    # resources and resources/directory/read (the sep-2640-skills-* scenarios).
+    server.add_skills(Path(__file__).resolve().parent / "skills")
+
     # ------------------------------------------------------------------ conformance tools
 
     @server.tool()

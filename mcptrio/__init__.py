@@ -41,10 +41,16 @@ _EXPORTS: dict[str, str] = {
     "ResourceNotFound": "mcptrio.protocol.errors",
     "Server": "mcptrio.server",
     "Session": "mcptrio.runtime.session",
+    "Skill": "mcptrio.protocol.skills_extension",
+    "SkillFile": "mcptrio.client.skills",
+    "SkillVerificationError": "mcptrio.client.skills",
+    "Skills": "mcptrio.server.skills",
+    "SkillsError": "mcptrio.server.skill_files",
     "ToolError": "mcptrio.server.tools",
     "TransportError": "mcptrio.protocol.errors",
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
     "open_client": "mcptrio.client",
+    "declare_skills": "mcptrio.client.skills",
     "open_client_group": "mcptrio.client.group",
 }
 
@@ -58,6 +64,9 @@ if TYPE_CHECKING:
     from .client.group import ClientGroup as ClientGroup
     from .client.group import GroupTool as GroupTool
     from .client.group import open_client_group as open_client_group
+    from .client.skills import SkillFile as SkillFile
+    from .client.skills import SkillVerificationError as SkillVerificationError
+    from .client.skills import declare_skills as declare_skills
     from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
     from .protocol.errors import ConnectionClosed as ConnectionClosed
     from .protocol.errors import InternalError as InternalError
@@ -72,6 +81,7 @@ if TYPE_CHECKING:
     from .protocol.errors import ResourceNotFound as ResourceNotFound
     from .protocol.errors import TransportError as TransportError
     from .protocol.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
+    from .protocol.skills_extension import Skill as Skill
     from .runtime.context import RequestContext as RequestContext
     from .runtime.session import Session as Session
     from .server import Server as Server
@@ -84,6 +94,8 @@ if TYPE_CHECKING:
     from .server.middleware import Call as Call
     from .server.middleware import CallNext as CallNext
     from .server.middleware import Middleware as Middleware
+    from .server.skill_files import SkillsError as SkillsError
+    from .server.skills import Skills as Skills
     from .server.tools import ToolError as ToolError
 
 

@@ -42,6 +42,12 @@ PUBLIC = {
     "CallNext",
     "Middleware",
     "LifespanError",
+    "Skill",
+    "SkillFile",
+    "SkillVerificationError",
+    "Skills",
+    "SkillsError",
+    "declare_skills",
 }
 
 

@@ -12,7 +12,7 @@ handler's error (-32601), as it would be refused in the handshake era.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -20,12 +20,12 @@ import trio
 
 from ..protocol.base import Request, Result
 from ..protocol.methods import METHODS
-from ..protocol.types import InputRequiredResult
+from ..protocol.types import InputRequest, InputRequiredResult
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from .errors import ClientError
 
-__all__ = ["MAX_ROUNDS", "TooManyInputRounds", "answer_input_required"]
+__all__ = ["MAX_ROUNDS", "TooManyInputRounds", "answer_input_required", "answer_requests"]
 
 #: Rounds of input a request may take before the client gives up.
 MAX_ROUNDS: Final = 16
@@ -50,13 +50,7 @@ async def answer_input_required(
             raise TooManyInputRounds(
                 f"{request.METHOD} still needed input after {MAX_ROUNDS} rounds"
             )
-        responses: dict[str, Any] = {}
-        for key, asked in (result.input_requests or {}).items():
-            params_type = METHODS[asked.method].params
-            assert issubclass(params_type, Request)
-            embedded: Request[Any] = msgspec.convert(asked.params or {}, params_type)
-            context = RequestContext(session, key, embedded, trio.CancelScope())
-            responses[key] = msgspec.to_builtins(await answer(context, embedded))
+        responses = await answer_requests(session, result.input_requests or {}, answer)
         retry = msgspec.structs.replace(
             request,
             input_responses=responses if responses else None,
@@ -64,3 +58,19 @@ async def answer_input_required(
         )
         result = await send(retry)
     return result  # type: ignore[return-value]
+
+
+async def answer_requests(
+    session: Session, asked: Mapping[str, InputRequest], answer: Answer
+) -> dict[str, Any]:
+    """The answers (wire form, by key) to embedded requests ``asked``, each answered by
+    ``answer`` as the same request sent by a handshake-era server would be (also the input
+    requests of a task, SEP-2663)."""
+    responses: dict[str, Any] = {}
+    for key, request in asked.items():
+        params_type = METHODS[request.method].params
+        assert issubclass(params_type, Request)
+        embedded: Request[Any] = msgspec.convert(request.params or {}, params_type)
+        context = RequestContext(session, key, embedded, trio.CancelScope())
+        responses[key] = msgspec.to_builtins(await answer(context, embedded))
+    return responses

@@ -58,8 +58,8 @@ from .errors import (
 )
 from .fitting import Step, check_incoming, fit_outgoing, incoming_step, outgoing_step
 from .gating import check_outgoing, incoming_spec
-from .methods import METHODS, MethodSpec, Side, capability_declared
-from .request_meta import RequestMeta
+from .methods import MethodSpec, Side, capability_declared, spec_at
+from .request_meta import CLIENT_CAPABILITIES_KEY, RequestMeta
 from .revisions import (
     SUPPORTED,
     Revision,
@@ -394,7 +394,7 @@ class Connection:
     def _receive_notification(
         self, method: str, raw: msgspec.Raw | UnsetType, events: list[ev.Event]
     ) -> None:
-        spec = METHODS.get(method)
+        spec = spec_at(method, self.revision)
         if (
             spec is None
             or spec.kind != "notification"
@@ -485,7 +485,14 @@ class Connection:
             if with_progress_token:
                 meta["progressToken"] = rid
             if self.request_meta is not None:
+                own = meta.get(CLIENT_CAPABILITIES_KEY)
                 meta.update(self.request_meta.to_meta())
+                if isinstance(own, dict):
+                    # What this request declares besides the client's own capabilities (the
+                    # tasks extension, declared per request: SEP-2663).
+                    meta[CLIENT_CAPABILITIES_KEY] = _with_extensions(
+                        meta[CLIENT_CAPABILITIES_KEY], own
+                    )
             request = msgspec.structs.replace(request, meta=meta)
         self._pending[rid] = request.RESULT
         return rid, codec.encode_request(rid, request.METHOD, request)
@@ -582,6 +589,16 @@ class Connection:
             omit = self.features is not None and self.features.error_id_optional
             return codec.encode_error(UNSET if omit else None, error)
         return codec.encode_error(rid, error)
+
+
+def _with_extensions(capabilities: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """``capabilities`` (a request's ``_meta`` form) with the members ``own`` adds to them; the
+    extensions of both are merged."""
+    merged = {**capabilities, **own}
+    theirs, mine = capabilities.get("extensions"), own.get("extensions")
+    if isinstance(theirs, dict) and isinstance(mine, dict):
+        merged["extensions"] = {**theirs, **mine}
+    return merged
 
 
 def _readable_id(rid: RequestId | UnsetType | None) -> RequestId | None:

@@ -26,6 +26,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         ├── CapabilityNotNegotiated       sending this would use an un-negotiated feature
         ├── ConfigError                   [gateway] a bad gateway config; also a ValueError
         ├── LifespanError                 [server] the server's lifespan failed to start
+        ├── SkillsError                   [server] a skills folder cannot be published; a ValueError
         ├── TransportError                a transport could not connect or carry the exchange
         │   ├── HttpError                 [transports.http] the HTTP client failed
         │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
@@ -44,7 +45,10 @@ defined next to what raises them (the module is in brackets); the sub-roots live
             ├── OutputValidationError     structuredContent does not fit the outputSchema
             ├── RepeatedCursor            a server's pagination went round in a circle
             ├── ServerConnectError        a server of a group could not be connected
+            ├── SkillVerificationError    a skill file does not match its entry (SEP-2640)
             ├── SubscriptionRefused       a listen stream was acknowledged without a URI
+            ├── TaskCancelled             a task (2026-07-28 extension) ended cancelled
+            ├── TaskNotOffered            the server does not declare the tasks extension
             ├── TooManyInputRounds        a stateless-era request kept asking for input
             └── UnknownServer             no such server in the group; also a KeyError
 
@@ -76,6 +80,7 @@ between two of its parts, and is named for what it is (no name here means two th
     ValueError
     ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule
     ├── SseError                          [protocol.sse] an SSE stream is invalid or over a limit
+    ├── FrontmatterError                  [protocol.skill_frontmatter] unusable SKILL.md frontmatter
     ├── StructureError                    [server] cattrs refused an attrs-class tool argument
     └── ToolOutputError                   [server] a tool's value does not fit its annotation
     LookupError

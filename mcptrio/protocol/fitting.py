@@ -45,7 +45,9 @@ import msgspec.inspect as mi
 
 from .base import Request
 from .errors import CapabilityNotNegotiated, InvalidParams
+from .extensions import HANDSHAKE_ERA_EXTENSIONS
 from .revisions import FEATURES, REVISIONS, Revision
+from .skills_extension import GetSkillResult
 from .types import (
     AnnotatedBlock,
     Annotations,
@@ -125,21 +127,16 @@ MEMBERS: Final[Mapping[type, Mapping[str, str]]] = {
     Request: {"task": "tasks"},
     CompleteRequest: {"context": "completion_context"},
     ProgressNotification: {"message": "progress_message"},
-    ClientCapabilities: {
-        "elicitation": "elicitation",
-        "tasks": "tasks",
-        "extensions": "extensions",
-    },
+    # ``extensions`` stays in every revision: _handshake_extensions keeps the extensions that
+    # exist in a revision without the extensions capability (skills, see .extensions).
+    ClientCapabilities: {"elicitation": "elicitation", "tasks": "tasks"},
     RootsCapability: {"list_changed": "roots_list_changed"},
     SamplingCapability: dict.fromkeys(("context", "tools"), "sampling_tools"),
     ElicitationCapability: dict.fromkeys(("form", "url"), "url_elicitation"),
-    ServerCapabilities: {
-        "completions": "completions_capability",
-        "tasks": "tasks",
-        "extensions": "extensions",
-    },
+    ServerCapabilities: {"completions": "completions_capability", "tasks": "tasks"},
     CacheablePaginatedResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
     ReadResourceResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
+    GetSkillResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
     CallToolRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
     GetPromptRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
     ReadResourceRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
@@ -248,6 +245,22 @@ def _elicitation_without_modes(caps: ClientCapabilities, revision: Revision) -> 
     return msgspec.structs.replace(caps, elicitation=None)
 
 
+def _handshake_extensions(caps: Any, revision: Revision) -> Any:
+    """Before the ``extensions`` capability, only the extensions that exist in handshake-era
+    revisions are declared (as the suite and SEP-2640's implementations do in ``initialize``)."""
+    extensions = caps.extensions
+    if revision.extensions or extensions is None:
+        return caps
+    kept = {key: value for key, value in extensions.items() if key in HANDSHAKE_ERA_EXTENSIONS}
+    if len(kept) == len(extensions):
+        return caps
+    return msgspec.structs.replace(caps, extensions=kept or None)
+
+
+def _client_capabilities(caps: ClientCapabilities, revision: Revision) -> Any:
+    return _handshake_extensions(_elicitation_without_modes(caps, revision), revision)
+
+
 def _checked(check: Callable[[Any, Revision], None]) -> _Rule:
     def rule(message: Any, revision: Revision) -> Any:
         check(message, revision)
@@ -265,12 +278,14 @@ _OUT_RULES: Final[Mapping[type, tuple[_Rule, tuple[str, ...]]]] = {
     CreateMessageRequest: (_checked(_no_sampling_tools), ("sampling_tools",)),
     ElicitRequest: (_checked(_no_url_mode), ("url_elicitation",)),
     ElicitResult: (_no_string_arrays, ("multi_select_elicitation",)),
-    ClientCapabilities: (_elicitation_without_modes, ("url_elicitation",)),
+    ClientCapabilities: (_client_capabilities, ("url_elicitation", "extensions")),
+    ServerCapabilities: (_handshake_extensions, ("extensions",)),
 }
 _IN_RULES: Final[Mapping[type, tuple[_Rule, tuple[str, ...]]]] = {
     CreateMessageRequest: (_checked(_no_sampling_tools), ("sampling_tools",)),
     ElicitRequest: (_checked(_no_url_mode), ("url_elicitation",)),
-    ClientCapabilities: (_elicitation_without_modes, ("url_elicitation",)),
+    ClientCapabilities: (_client_capabilities, ("url_elicitation", "extensions")),
+    ServerCapabilities: (_handshake_extensions, ("extensions",)),
 }
 
 

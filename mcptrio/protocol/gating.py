@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import CapabilityNotNegotiated, InvalidRequest, MethodNotFound
-from .methods import METHODS, MethodSpec, Side, capability_declared
+from .methods import MethodSpec, Side, capability_declared, extension_open, spec_at
 
 __all__ = ["check_outgoing", "gate_open", "incoming_spec"]
 
@@ -45,7 +45,7 @@ def incoming_spec(
     Raises :class:`MethodNotFound` or :class:`InvalidRequest` when it may not be handled.
     """
     peer = _other(role)
-    spec = METHODS.get(method)
+    spec = spec_at(method, revision)
     if (
         spec is None
         or spec.kind != kind
@@ -57,6 +57,12 @@ def incoming_spec(
         raise InvalidRequest(f"Received {method!r} before initialization")
     if revision is not None and method == "initialize":
         raise InvalidRequest("The session is already initialized")
+    if role == "server" and not extension_open(spec, capabilities):
+        raise MethodNotFound(
+            f"Method not supported: {method} (extension {spec.extension}"
+            f"{'' if spec.extension_setting is None else '.' + spec.extension_setting}"
+            " is not offered)"
+        )
     if spec.gate_owner(peer) == role and not gate_open(spec, revision, capabilities):
         raise MethodNotFound(
             f"Method not supported: {method} (capability {'.'.join(spec.capability or ())}"
@@ -79,7 +85,7 @@ def check_outgoing(
     ``capabilities`` are the sender's, ``peer_capabilities`` the receiver's (``None`` before
     the handshake).
     """
-    spec = METHODS.get(method)
+    spec = spec_at(method, revision)
     if spec is None or spec.kind != kind or spec.sender not in (role, "both"):
         raise CapabilityNotNegotiated(f"A {role} does not send {method!r}")
     if revision is None:
@@ -89,6 +95,16 @@ def check_outgoing(
         return
     if revision not in spec.revisions:
         raise CapabilityNotNegotiated(f"{method!r} does not exist in revision {revision}")
+    if spec.extension is not None:
+        # An extension's methods need the server to have declared it (the client declares it
+        # on each request, in the _meta its connection adds).
+        server = capabilities if role == "server" else peer_capabilities
+        if not extension_open(spec, server):
+            setting = "" if spec.extension_setting is None else f" with {spec.extension_setting}"
+            raise CapabilityNotNegotiated(
+                f"Cannot send {method!r}: the server did not declare extension"
+                f" {spec.extension}{setting}"
+            )
     gate_owner = spec.gate_owner(role)
     owner = capabilities if gate_owner == role else peer_capabilities
     if gate_owner is not None and not gate_open(spec, revision, owner):

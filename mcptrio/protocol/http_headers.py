@@ -1,7 +1,9 @@
 """The request headers of Streamable HTTP in the stateless era (2026-07-28, SEP-2243).
 
 Every POST carries ``MCP-Protocol-Version``, ``Mcp-Method`` and, for ``tools/call``,
-``resources/read`` and ``prompts/get``, ``Mcp-Name`` (the tool or prompt name, or the URI); a
+``resources/read`` and ``prompts/get``, ``Mcp-Name`` (the tool or prompt name, or the URI; for
+the tasks extension's ``tasks/get``, ``tasks/update`` and ``tasks/cancel``, the task id, so that
+intermediaries can route a task's requests to where it lives, SEP-2663); a
 tool argument whose input-schema property is annotated ``x-mcp-header: Name`` travels as
 ``Mcp-Param-Name`` too. Values that are not plain visible ASCII are sent as
 ``=?base64?<base64 of the UTF-8>?=``, and so is a plain value that looks like that sentinel.
@@ -59,6 +61,10 @@ _NAMED: Final[Mapping[str, str]] = {
     "tools/call": "name",
     "prompts/get": "name",
     "resources/read": "uri",
+    # The tasks extension (SEP-2663, "Streamable HTTP: Routing Headers").
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
 }
 _SENTINEL = re.compile(r"\A=\?base64\?(.*)\?=\Z", re.DOTALL)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -256,8 +262,13 @@ class RequestHeadParams(msgspec.Struct):
 
     name: Any = UNSET
     uri: Any = UNSET
+    task_id: Any = msgspec.field(default=UNSET, name="taskId")
     arguments: Any = UNSET
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+    def member(self, name: str) -> Any:
+        """The member ``Mcp-Name`` repeats, by its wire name (:func:`name_member`)."""
+        return self.task_id if name == "taskId" else getattr(self, name, UNSET)
 
 
 class RequestHead(msgspec.Struct):

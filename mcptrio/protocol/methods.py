@@ -35,6 +35,8 @@ from typing import Any, Final, Literal
 
 from msgspec import UNSET
 
+from . import skills_extension as skills
+from . import tasks_extension as ext
 from .base import Notification, Request
 from .revisions import REVISIONS, Revision
 from .types import (
@@ -74,7 +76,17 @@ from .types import (
     UnsubscribeRequest,
 )
 
-__all__ = ["METHODS", "MethodSpec", "Side", "capability_declared", "spec_for"]
+__all__ = [
+    "EXTENSION_METHODS",
+    "METHODS",
+    "MethodSpec",
+    "Side",
+    "capability_declared",
+    "extension_declared",
+    "extension_open",
+    "spec_at",
+    "spec_for",
+]
 
 #: One side of a session.
 Side = Literal["client", "server"]
@@ -100,6 +112,11 @@ class MethodSpec:
     #: The revisions where ``capability`` gates the method (``None``: every one).
     gated_revisions: frozenset[str] | None = None
     params_required: bool = True
+    #: The extension that defines the method (``None``: the core protocol). Both sides must
+    #: declare it: the server in its capabilities, the client in the request's ``_meta``.
+    extension: str | None = None
+    #: A setting of ``extension`` the server must declare true (``directoryRead``).
+    extension_setting: str | None = None
 
     def gate_owner(self, sender: Side) -> Side | None:
         """Whose capabilities gate this method when ``sender`` sends it (``None``: ungated)."""
@@ -141,6 +158,8 @@ def _spec(
     revisions: frozenset[str] = _ALL,
     gated_revisions: frozenset[str] | None = None,
     params_required: bool = True,
+    extension: str | None = None,
+    extension_setting: str | None = None,
 ) -> MethodSpec:
     return MethodSpec(
         method=params.METHOD,
@@ -152,6 +171,8 @@ def _spec(
         capability_of=capability_of,
         gated_revisions=gated_revisions,
         params_required=params_required,
+        extension=extension,
+        extension_setting=extension_setting,
     )
 
 
@@ -241,12 +262,55 @@ _SPECS: tuple[MethodSpec, ...] = (
     ),
 )
 
-#: Every request and notification of every revision, by method name.
+#: Every request and notification of every revision's core protocol, by method name.
 METHODS: Final[dict[str, MethodSpec]] = {spec.method: spec for spec in _SPECS}
+
+_EXTENSIONS = _having(lambda r: r.extensions)
+
+#: The methods of the extensions mcptrio speaks, by name. They exist in the revisions that have
+#: extensions, and there they replace a core method of the same name (``tasks/get`` and
+#: ``tasks/cancel`` of 2025-11-25): look methods up with :func:`spec_at`.
+EXTENSION_METHODS: Final[dict[str, MethodSpec]] = {
+    spec.method: spec
+    for spec in (
+        _spec(ext.GetTaskRequest, "client", revisions=_EXTENSIONS, extension=ext.EXTENSION_ID),
+        _spec(ext.UpdateTaskRequest, "client", revisions=_EXTENSIONS, extension=ext.EXTENSION_ID),
+        _spec(ext.CancelTaskRequest, "client", revisions=_EXTENSIONS, extension=ext.EXTENSION_ID),
+        _spec(
+            ext.TaskStatusNotification,
+            "server",
+            revisions=_EXTENSIONS,
+            extension=ext.EXTENSION_ID,
+        ),
+        # The skills extension (SEP-2640) crosses both eras (see .extensions).
+        _spec(skills.ListSkillsRequest, "client", extension=skills.EXTENSION_ID),
+        _spec(skills.GetSkillRequest, "client", extension=skills.EXTENSION_ID),
+        _spec(
+            skills.ReadResourceDirectoryRequest,
+            "client",
+            extension=skills.EXTENSION_ID,
+            extension_setting=skills.DIRECTORY_READ,
+        ),
+    )
+}
 
 
 def spec_for(method: str) -> MethodSpec | None:
-    """The :class:`MethodSpec` of ``method``, or ``None`` for a method MCP does not define."""
+    """The core :class:`MethodSpec` of ``method``, or ``None`` for a method MCP's core
+    protocol does not define (see :func:`spec_at` for a revision's)."""
+    return METHODS.get(method)
+
+
+def spec_at(method: str, revision: str | None) -> MethodSpec | None:
+    """The :class:`MethodSpec` of ``method`` as ``revision`` defines it: an extension's where
+    the revision has that extension's methods (``None``: before the handshake, the core one
+    when there is one)."""
+    found = EXTENSION_METHODS.get(method)
+    if found is not None:
+        if revision is None:
+            return METHODS.get(method) or found
+        if revision in found.revisions:
+            return found
     return METHODS.get(method)
 
 
@@ -268,3 +332,33 @@ def capability_declared(capabilities: Any, path: tuple[str, ...]) -> bool:
             node.get(name, UNSET) if isinstance(node, dict) else getattr(node, _snake(name), UNSET)
         )
     return node is not None and node is not UNSET and node is not False
+
+
+def extension_declared(capabilities: Any, extension: str) -> bool:
+    """Whether ``capabilities`` (typed or a dict) declare ``extension`` under ``extensions``."""
+    if capabilities is None or capabilities is UNSET:
+        return False
+    extensions = (
+        capabilities.get("extensions")
+        if isinstance(capabilities, dict)
+        else getattr(capabilities, "extensions", None)
+    )
+    return isinstance(extensions, dict) and isinstance(extensions.get(extension), dict)
+
+
+def extension_open(spec: MethodSpec, server_capabilities: Any) -> bool:
+    """Whether the server's capabilities offer ``spec``'s extension (and the setting it needs);
+    true for a core method."""
+    if spec.extension is None:
+        return True
+    if not extension_declared(server_capabilities, spec.extension):
+        return False
+    if spec.extension_setting is None:
+        return True
+    extensions = (
+        server_capabilities.get("extensions")
+        if isinstance(server_capabilities, dict)
+        else getattr(server_capabilities, "extensions", None)
+    )
+    assert isinstance(extensions, dict)
+    return extensions[spec.extension].get(spec.extension_setting) is True

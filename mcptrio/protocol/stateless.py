@@ -8,10 +8,13 @@ those per-request rules, so that the connection only routes to them:
 
 - reading: the method must exist in the request's revision (-32601 otherwise: ``ping``,
   ``initialize``, ``logging/setLevel``, ``resources/subscribe`` ... are gone) and be gated open
-  by the server's capabilities (-32601);
+  by the server's capabilities (-32601); an extension's method (``tasks/get`` ... of
+  :mod:`~mcptrio.protocol.tasks_extension`) needs the server to declare the extension (-32601)
+  and the request's ``_meta`` to declare it too (-32021, naming it);
 - ``server/discover`` is answered here, from the server's own description;
 - answering: the result is fitted to the request's revision and gets ``resultType`` and the
-  server's identity in ``_meta``; an error keeps its code, except that a missing resource is
+  server's identity in ``_meta`` (``resultType`` is ``"task"`` for a task created in its stead);
+  an error keeps its code, except that a missing resource is
   -32602 in this era (it was -32002).
 """
 
@@ -23,11 +26,19 @@ import msgspec
 from msgspec import UNSET
 
 from . import codec
+from . import tasks_extension as ext
 from .base import Request, Result
-from .errors import InvalidParams, McpError, MethodNotFound, ResourceNotFound
+from .errors import (
+    InvalidParams,
+    McpError,
+    MethodNotFound,
+    MissingRequiredClientCapability,
+    ResourceNotFound,
+)
+from .extensions import declared_per_request
 from .fitting import Step, incoming_step, outgoing_step
 from .gating import gate_open
-from .methods import METHODS, MethodSpec
+from .methods import EXTENSION_METHODS, METHODS, MethodSpec, extension_declared, extension_open
 from .request_meta import (
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
@@ -37,6 +48,7 @@ from .request_meta import (
     request_meta_of,
 )
 from .revisions import Revision, stateless_versions
+from .skills_extension import GetSkillResult
 from .types import (
     INPUT_REQUIRED,
     RESULT_COMPLETE,
@@ -100,7 +112,9 @@ class StatelessReader:
 
         ``capabilities`` are the server's. Raises the error its answer should carry.
         """
-        spec = METHODS.get(method)
+        # Every stateless-era revision has extensions: there an extension's method replaces a
+        # core one of the same name (tasks/get), and _settle checks the revision has it.
+        spec = EXTENSION_METHODS.get(method) or METHODS.get(method)
         if spec is None or spec.kind != "request" or spec.sender == "server" or raw is UNSET:
             return None
         try:
@@ -129,6 +143,16 @@ class StatelessReader:
                 return None
             meta = found
             ready = self._settle(spec, meta, capabilities)
+        if (
+            spec.extension is not None
+            and declared_per_request(spec.extension)
+            and not extension_declared(meta.client_capabilities, spec.extension)
+        ):
+            raise MissingRequiredClientCapability(
+                f"{method} needs the {spec.extension} extension, which the request's"
+                " clientCapabilities do not declare",
+                {"requiredCapabilities": {"extensions": {spec.extension: {}}}},
+            )
         step = ready[2]
         if step is not None:
             request = step(request)
@@ -148,6 +172,12 @@ class StatelessReader:
             raise MethodNotFound(
                 f"Method not supported: {method} (capability"
                 f" {'.'.join(spec.capability or ())} is not offered)"
+            )
+        if not extension_open(spec, capabilities):
+            raise MethodNotFound(
+                f"Method not supported: {method} (extension {spec.extension}"
+                f"{'' if spec.extension_setting is None else '.' + spec.extension_setting}"
+                " is not offered)"
             )
         ready = (capabilities, revision, incoming_step(revision))
         self._ready.setdefault(revision.version, {})[method] = ready
@@ -201,7 +231,12 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
         if isinstance(given, dict)
         else {SERVER_INFO_KEY: server_info}
     )
-    result_type = INPUT_REQUIRED if isinstance(result, InputRequiredResult) else RESULT_COMPLETE
+    if isinstance(result, InputRequiredResult):
+        result_type: str = INPUT_REQUIRED
+    elif isinstance(result, ext.CreateTaskResult):
+        result_type = ext.RESULT_TASK
+    else:
+        result_type = RESULT_COMPLETE
     if not isinstance(result, _CACHEABLE):
         return msgspec.structs.replace(result, meta=wire_meta, result_type=result_type)
     # The hints are required on these results; unless the server said otherwise, nothing may be
@@ -215,7 +250,7 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
     )
 
 
-_CACHEABLE = (CacheablePaginatedResult, ReadResourceResult, DiscoverResult)
+_CACHEABLE = (CacheablePaginatedResult, ReadResourceResult, DiscoverResult, GetSkillResult)
 
 
 def answer_error(error: McpError) -> McpError:
@@ -229,11 +264,26 @@ def answer_error(error: McpError) -> McpError:
 _MAY_NEED_INPUT = frozenset({CallToolResult, GetPromptResult, ReadResourceResult})
 
 
+#: The results a task may be created instead of (tasks extension: ``tools/call`` only).
+_MAY_BE_TASK = frozenset({CallToolResult})
+
+
 def decode_stateless_result(raw: msgspec.Raw, result_type: type[Result]) -> Result:
-    """The result of a stateless-era request: ``result_type``, or an input-required result."""
-    if result_type in _MAY_NEED_INPUT and b'"input_required"' in bytes(raw):
+    """The result of a stateless-era request: ``result_type``, or an input-required result, or
+    (for ``tools/call``) a :class:`~mcptrio.protocol.tasks_extension.CreateTaskResult`."""
+    if result_type in _MAY_NEED_INPUT:
+        data = bytes(raw)
         # The bytes mention it: only resultType says whether it is one.
-        needs_input = codec.decode_body(raw, InputRequiredResult)
-        if needs_input.result_type == INPUT_REQUIRED:
-            return needs_input
+        if b'"input_required"' in data:
+            needs_input = codec.decode_body(raw, InputRequiredResult)
+            if needs_input.result_type == INPUT_REQUIRED:
+                return needs_input
+        if result_type in _MAY_BE_TASK and b'"task"' in data:
+            created = codec.decode_body(raw, _ResultTypeOnly)
+            if created.result_type == ext.RESULT_TASK:
+                return codec.decode_body(raw, ext.CreateTaskResult)
     return codec.decode_body(raw, result_type)
+
+
+class _ResultTypeOnly(Result):
+    pass

@@ -41,6 +41,7 @@ Everything can also be added and removed while sessions run (``add_tool``, ``rem
 from __future__ import annotations
 
 import logging
+import os
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -53,6 +54,7 @@ from ..protocol.connection import Connection
 from ..protocol.errors import MethodNotFound
 from ..protocol.http_headers import PropertyPath, header_params
 from ..protocol.revisions import SUPPORTED
+from ..protocol.skills_extension import EXTENSION_ID as SKILLS_ID
 from ..protocol.types import (
     CacheScope,
     Icon,
@@ -91,6 +93,7 @@ from .resources import (
 )
 from .serving import ServingMethods
 from .session_state import ListKind, ServerSessionState
+from .skills import Skills
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .tools import RegisteredTool, ToolOptions, make_tool
 
@@ -211,6 +214,8 @@ class Server(ServingMethods):
         #: Wraps every request the handlers send to the client (:class:`.context.RequestHook`;
         #: ``None``, the default, costs one attribute test a request).
         self.request_hook: RequestHook | None = None
+        #: The published skills (SEP-2640), once :meth:`add_skills` has published a folder.
+        self.skills: Skills | None = None
         for mw in middleware:
             self.add_middleware(mw)
 
@@ -321,6 +326,22 @@ class Server(ServingMethods):
     def remove_resource(self, uri: str) -> bool:
         """Remove the resource (or template) registered under ``uri``."""
         return self.resources.remove(uri) or self.templates.remove(uri)
+
+    def add_skills(
+        self, path: str | os.PathLike[str], *, prefix: str | None = None, check_disk: bool = True
+    ) -> Skills:
+        """Publish every skill (a folder with a ``SKILL.md``) under ``path`` through the skills
+        extension (:mod:`.skills`): ``skills/list``, ``skills/get``, ``resources/directory/read``
+        and a resource per file at ``skill://[prefix/]<path>/<file>``. Raises
+        :class:`~.skill_files.SkillsError` for a folder a client would reject."""
+        if self.skills is None:
+            skills = Skills(self, check_disk=check_disk)
+            skills.add_folder(path, prefix)
+            self.skills = skills
+            self._routes.update(skills.routes())
+        else:
+            self.skills.add_folder(path, prefix)
+        return self.skills
 
     def notify_resource_updated(self, uri: str) -> int:
         """Tell every session subscribed to ``uri`` that it changed; returns how many.
@@ -561,6 +582,7 @@ class Server(ServingMethods):
             completions={} if self.completions.has_any() else None,
             logging={},
             experimental=self.experimental,
+            extensions=None if self.skills is None else {SKILLS_ID: self.skills.capability()},
         )
 
     def connection(self) -> Connection:

@@ -50,6 +50,7 @@ from jsonschema import (  # type: ignore[import-untyped]
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 
 __all__ = [
+    "EXTENSION_PARTS",
     "HANDSHAKE_REVISIONS",
     "RESULT_TYPES",
     "REVISIONS",
@@ -61,6 +62,7 @@ __all__ = [
     "union_members",
     "validate_definition",
     "validate_exchange",
+    "validate_extension_result",
     "validate_message",
 ]
 
@@ -167,6 +169,11 @@ def _validate_one(message: Mapping[str, Any], revision: str, hint: str | None) -
         )
         method = message["method"]
         type_name = method_type_name(method, revision)
+        if type_name is None and method in EXTENSION_PARTS and is_request:
+            # An extension's request: the schema defines its envelope and its params' base.
+            params_type = EXTENSION_PARTS[method][0]
+            validate_definition(message.get("params", {}), revision, params_type)
+            return
         if type_name is None:
             raise ValidationError(f"method {method!r} is not defined in MCP {revision}")
         if type_name.endswith("Request") != is_request:
@@ -250,6 +257,38 @@ RESULT_TYPES = {
 }
 
 
+#: The extension requests mcptrio speaks that no revision's schema defines (the skills
+#: extension, SEP-2640), with what the schema does define of them: the type their params
+#: extend, the types their result extends, and the definition of each item of a result member.
+EXTENSION_PARTS: dict[str, tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]] = {
+    "skills/list": ("PaginatedRequestParams", ("PaginatedResult", "CacheableResult"), ()),
+    "skills/get": ("RequestParams", ("Result", "CacheableResult"), ()),
+    "resources/directory/read": (
+        "PaginatedRequestParams",
+        ("PaginatedResult",),
+        (("resources", "Resource"),),
+    ),
+}
+
+
+def validate_extension_result(message: Mapping[str, Any], revision: str, method: str) -> None:
+    """Validate the answer to an extension request of :data:`EXTENSION_PARTS` against what the
+    schema of ``revision`` defines of it (a type it lacks, ``CacheableResult`` before
+    2026-07-28, is skipped)."""
+    validate_message(message, revision)
+    result = message.get("result")
+    if not isinstance(result, Mapping):
+        return
+    _, bases, items = EXTENSION_PARTS[method]
+    names = definition_names(revision)
+    for base in bases:
+        if base in names:
+            validate_definition(result, revision, base)
+    for member, definition in items:
+        for item in result.get(member) or []:
+            validate_definition(item, revision, definition)
+
+
 def validate_exchange(
     client_to_server: list[Any], server_to_client: list[Any], revision: str
 ) -> int:
@@ -267,6 +306,8 @@ def validate_exchange(
         for message in sent:
             if "method" in message:
                 validate_message(message, revision, sender)
+            elif "result" in message and asked[message["id"]] in EXTENSION_PARTS:
+                validate_extension_result(message, revision, asked[message["id"]])
             elif "result" in message:
                 validate_message(message, revision, RESULT_TYPES[asked[message["id"]]])
             else:

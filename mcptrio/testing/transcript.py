@@ -23,7 +23,14 @@ from typing import Any, Literal
 
 from ..protocol.request_meta import PROTOCOL_VERSION_KEY
 from ..runtime.transport import Frame, Outgoing, Transport
-from .schema_check import RESULT_TYPES, REVISIONS, ValidationError, validate_message
+from .schema_check import (
+    EXTENSION_PARTS,
+    RESULT_TYPES,
+    REVISIONS,
+    ValidationError,
+    validate_extension_result,
+    validate_message,
+)
 
 __all__ = ["Entry", "RecordingTransport", "SchemaViolation", "Transcript"]
 
@@ -211,7 +218,9 @@ class Transcript:
         asker: Sender = "server" if sender == "client" else "client"
         method, named = asked.pop((asker, message.get("id")), ("", None))
         revision = named or revision
-        if "result" in message:
+        if "result" in message and method in EXTENSION_PARTS:
+            validate_extension_result(message, revision, method)
+        elif "result" in message:
             result = message["result"]
             if isinstance(result, dict) and result.get("resultType") == "input_required":
                 hint: str | None = "InputRequiredResult"

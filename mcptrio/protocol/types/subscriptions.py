@@ -26,6 +26,9 @@ class SubscriptionFilter(WireStruct, kw_only=True):
     prompts_list_changed: bool | None = None
     resources_list_changed: bool | None = None
     resource_subscriptions: list[str] | None = None
+    #: ``notifications/tasks`` for these task ids (the tasks extension, SEP-2663: the listen
+    #: request must declare ``io.modelcontextprotocol/tasks``).
+    task_ids: list[str] | None = None
 
 
 class SubscriptionsListenResult(Result, kw_only=True):

@@ -2,7 +2,8 @@
 
 A frame whose request ``_meta`` names a revision is of the stateless era: it goes without a
 session id, with ``MCP-Protocol-Version`` (the revision it names), ``Mcp-Method``, ``Mcp-Name``
-(for ``tools/call``, ``prompts/get`` and ``resources/read``) and one ``Mcp-Param-{Name}`` per
+(for ``tools/call``, ``prompts/get`` and ``resources/read``; the task id for ``tasks/get``,
+``tasks/update`` and ``tasks/cancel``) and one ``Mcp-Param-{Name}`` per
 argument the tool's input schema annotates with ``x-mcp-header`` (from ``header_params``, which
 the client fills as it lists tools). Values are encoded as :mod:`mcptrio.protocol.http_headers`
 says.
@@ -42,8 +43,9 @@ def stateless_headers(
         return None
     method = frame.method
     headers = [("mcp-protocol-version", version), ("mcp-method", hh.encode_value(method))]
-    name = hh.name_of(method, {"name": params.name, "uri": params.uri})
-    if name is not None:
+    member = hh.name_member(method)
+    name = params.member(member) if member is not None else None
+    if isinstance(name, str):
         headers.append(("mcp-name", hh.encode_value(name)))
     if method == "tools/call" and isinstance(params.name, str) and header_params is not None:
         arguments = params.arguments if isinstance(params.arguments, dict) else None

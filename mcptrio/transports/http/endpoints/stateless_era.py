@@ -13,7 +13,7 @@ a revision this server does not speak                           400, -32022 with
 a required ``_meta`` member missing or malformed                400, -32602
 ``Mcp-Method`` missing or not the method                        400, -32020
 a method the revision lacks, or one MCP does not define         404, -32601
-``Mcp-Name`` missing or not the name / URI                      400, -32020
+``Mcp-Name`` missing or not the name / URI / task id            400, -32020
 an ``Mcp-Param-*`` header missing or not the argument           400, -32020
 a handler needing a client capability the request lacks         400, -32021
 ==============================================================  ========================
@@ -47,7 +47,7 @@ from ....protocol.errors import (
     McpError,
     MethodNotFound,
 )
-from ....protocol.methods import METHODS
+from ....protocol.methods import spec_at
 from ....protocol.request_meta import (
     CLIENT_CAPABILITIES_KEY,
     PROTOCOL_VERSION_KEY,
@@ -97,6 +97,7 @@ class StatelessHeadParams(msgspec.Struct):
 
     name: Any = UNSET
     uri: Any = UNSET
+    task_id: Any = msgspec.field(default=UNSET, name="taskId")
     # Left raw: only a tool with annotated arguments (few) has them read here.
     arguments: msgspec.Raw | UnsetType = UNSET
     meta: _HeadMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -204,7 +205,9 @@ class StatelessChecks:
             member = self._settle(method, named_version)
         if member is None:
             return
-        name = params.name if member == "name" else params.uri
+        name = (
+            params.name if member == "name" else params.uri if member == "uri" else params.task_id
+        )
         if type(name) is not str:
             return
         raw = header(headers, hh.NAME_HEADER)
@@ -219,15 +222,11 @@ class StatelessChecks:
         """Whether ``method`` exists at ``version`` (:class:`MethodNotFound` if not), and the
         params member its ``Mcp-Name`` repeats; kept per pair (``version`` is one this server
         speaks, and only methods MCP defines are kept, so the table stays small)."""
-        spec = METHODS.get(method)
+        spec = spec_at(method, version)
         if spec is None or version not in spec.revisions:
             raise MethodNotFound(f"Method not found: {method}")
-        member = self._name_members[method, version] = _NAME_MEMBER.get(method)
+        member = self._name_members[method, version] = hh.name_member(method)
         return member
-
-
-#: The params member ``Mcp-Name`` repeats, by method (those without one are absent).
-_NAME_MEMBER = {method: member for method in METHODS if (member := hh.name_member(method))}
 
 
 def _carries(raw: bytes, value: Any) -> bool:

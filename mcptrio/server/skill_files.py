@@ -1,0 +1,232 @@
+"""Reading a published folder of Agent Skills from disk (blocking: run in a worker thread).
+
+:func:`discover` finds the skills under a folder (every directory holding a ``SKILL.md``) and
+:func:`scan_skill` reads one: every file below its directory (nested skills' files included, as
+SEP-2640 asks of a complete manifest), each with its size, SHA-256 digest and modification
+stamp, and its ``SKILL.md`` frontmatter. Everything a client could object to is refused here,
+at publish time, with a :class:`SkillsError` that names the file: a missing or malformed
+frontmatter, a name that breaks the Agent Skills rules or differs from its directory's, a skill
+over the SEP's limits (512 files, 16 MiB), a path segment that is not a plain URI segment, a
+symbolic link leading out of the published folder.
+
+Hidden entries (names starting with ``.``: ``.git``, ``.DS_Store``) are not published. Symbolic
+links are followed only to files inside the published folder; a link to a directory is not
+followed (no cycles, no way out).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..protocol.errors import LocalError
+from ..protocol.skill_frontmatter import FrontmatterError, parse_frontmatter
+from ..protocol.skills_extension import (
+    MAX_RESOURCES_PER_SKILL,
+    MAX_SKILL_BYTES,
+    SKILL_FILE,
+    valid_skill_name,
+)
+
+__all__ = [
+    "ScannedFile",
+    "ScannedSkill",
+    "SkillsError",
+    "discover",
+    "inside",
+    "read_file",
+    "scan_skill",
+    "stamps_changed",
+]
+
+# A path segment that needs no percent-encoding and is a valid reg-name (the first segment is
+# the URI's authority).
+_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
+
+_TEXT_TYPES = {".md": "text/markdown", ".markdown": "text/markdown", ".py": "text/x-python"}
+
+
+class SkillsError(LocalError, ValueError):
+    """A folder of skills that cannot be published as it is (the message says why and where)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedFile:
+    """One file of a skill as read from disk."""
+
+    #: Its path below the skill's directory, ``/``-separated.
+    relative: str
+    path: Path
+    size: int
+    digest: str
+    mtime_ns: int
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedSkill:
+    """One skill as read from disk: where it is, its frontmatter and every file below it."""
+
+    skill_path: str
+    directory: Path
+    frontmatter: dict[str, Any]
+    files: tuple[ScannedFile, ...]
+    #: The modification stamp of every directory walked (a file added or removed changes one).
+    directories: dict[Path, int] = field(default_factory=dict)
+
+
+def mime_type_of(name: str) -> str:
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in _TEXT_TYPES:
+        return _TEXT_TYPES[suffix]
+    guessed, _ = mimetypes.guess_type(name, strict=False)
+    return guessed or "application/octet-stream"
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (resolved, symbolic links followed) is ``root`` or below it."""
+    resolved = Path(os.path.realpath(path))
+    return resolved == root or root in resolved.parents
+
+
+def read_file(path: Path, root: Path) -> bytes:
+    """The bytes of ``path``, refusing one that resolves outside ``root`` (a file swapped for a
+    link since it was published) with ``PermissionError``."""
+    if not inside(path, root):
+        raise PermissionError(f"{path} leads outside the published folder")
+    with open(path, "rb") as file:
+        return file.read(MAX_SKILL_BYTES + 1)
+
+
+def _check_segment(segment: str, where: str) -> None:
+    if not _SEGMENT.fullmatch(segment) or segment in (".", ".."):
+        raise SkillsError(
+            f"{where}: {segment!r} cannot be a URI path segment (use letters, digits and . _ ~ -)"
+        )
+
+
+def discover(root: Path, prefix: str | None) -> list[tuple[str, Path]]:
+    """The skills under ``root``: ``(skill path, directory)`` pairs, sorted by skill path.
+
+    Every directory below ``root`` that holds a ``SKILL.md`` is a skill, at its path below
+    ``root``; a ``root`` that holds one is a skill itself, named after it (and the skills nested
+    in it are below that name). ``prefix`` (``/``-separated) goes in front of every skill path.
+    """
+    if not root.is_dir():
+        raise SkillsError(f"{root} is not a directory")
+    prefix_parts = [part for part in (prefix or "").split("/") if part]
+    for part in prefix_parts:
+        _check_segment(part, f"prefix {prefix!r}")
+    # A root that is a skill itself is published under its own name (its nested skills too).
+    if (root / SKILL_FILE).is_file():
+        prefix_parts.append(root.name)
+    found: list[tuple[str, Path]] = []
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if SKILL_FILE in filenames:
+            relative = Path(directory).relative_to(root).parts
+            found.append(("/".join([*prefix_parts, *relative]), Path(directory)))
+    if not found:
+        raise SkillsError(f"{root}: no {SKILL_FILE} found (a skill is a folder with one)")
+    for skill_path, skill_directory in found:
+        for part in skill_path.split("/"):
+            _check_segment(part, str(skill_directory))
+    return sorted(found)
+
+
+def _digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def scan_skill(skill_path: str, directory: Path, root: Path) -> ScannedSkill:
+    """Read the skill at ``directory`` (published at ``skill_path`` from the folder ``root``,
+    resolved); :class:`SkillsError` for anything a client would reject (module docstring)."""
+    name = skill_path.rsplit("/", 1)[-1]
+    where = str(directory / SKILL_FILE)
+    if not valid_skill_name(name):
+        raise SkillsError(
+            f"{where}: {name!r} is not a valid skill name (1-64 characters: lowercase letters,"
+            " digits and single hyphens, not at either end)"
+        )
+    files: list[ScannedFile] = []
+    directories: dict[Path, int] = {}
+    total = 0
+    for current, dirnames, filenames in os.walk(directory):
+        here = Path(current)
+        directories[here] = here.stat().st_mtime_ns
+        kept = []
+        for d in sorted(dirnames):
+            if d.startswith("."):
+                continue
+            if (here / d).is_symlink():
+                raise SkillsError(f"{here / d}: a link to a directory is not published")
+            kept.append(d)
+        dirnames[:] = kept
+        for filename in sorted(filenames):
+            if filename.startswith("."):
+                continue
+            path = here / filename
+            relative = path.relative_to(directory).as_posix()
+            for part in relative.split("/"):
+                _check_segment(part, str(path))
+            if not inside(path, root):
+                raise SkillsError(f"{path}: a link leading outside the published folder {root}")
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            data = read_file(path, root)
+            total += len(data)
+            if len(files) + 1 > MAX_RESOURCES_PER_SKILL or total > MAX_SKILL_BYTES:
+                raise SkillsError(
+                    f"{directory}: a skill may hold at most {MAX_RESOURCES_PER_SKILL} files and"
+                    f" {MAX_SKILL_BYTES} bytes (SEP-2640 limits); this one holds more"
+                )
+            files.append(
+                ScannedFile(
+                    relative=relative,
+                    path=path,
+                    size=len(data),
+                    digest=_digest(data),
+                    mtime_ns=info.st_mtime_ns,
+                    mime_type="text/markdown" if filename == SKILL_FILE else mime_type_of(filename),
+                )
+            )
+    manifest = next((f for f in files if f.relative == SKILL_FILE), None)
+    if manifest is None:
+        raise SkillsError(f"{directory}: a skill needs a {SKILL_FILE} at its root")
+    try:
+        text = read_file(manifest.path, root).decode("utf-8")
+    except UnicodeDecodeError:
+        raise SkillsError(f"{where}: SKILL.md is not UTF-8 text") from None
+    try:
+        frontmatter = parse_frontmatter(text)
+    except FrontmatterError as exc:
+        raise SkillsError(f"{where}: {exc}") from None
+    if frontmatter["name"] != name:
+        raise SkillsError(
+            f"{where}: the frontmatter name {frontmatter['name']!r} must equal the skill's"
+            f" directory name {name!r}"
+        )
+    return ScannedSkill(skill_path, directory, frontmatter, tuple(files), directories)
+
+
+def stamps_changed(skill: ScannedSkill) -> bool:
+    """Whether any file or directory of ``skill`` changed on disk since it was scanned (a file
+    edited, added or removed): a modification stamp or size differs, or one is gone."""
+    try:
+        for directory, stamp in skill.directories.items():
+            if directory.stat().st_mtime_ns != stamp:
+                return True
+        for file in skill.files:
+            info = file.path.stat()
+            if info.st_mtime_ns != file.mtime_ns or info.st_size != file.size:
+                return True
+    except OSError:
+        return True
+    return False

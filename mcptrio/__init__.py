@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "LifespanError": "mcptrio.server.lifespan",
     "LocalError": "mcptrio.protocol.errors",
     "McpError": "mcptrio.protocol.errors",
+    "MemoryTaskStore": "mcptrio.stores.task_store",
     "MethodNotFound": "mcptrio.protocol.errors",
     "Middleware": "mcptrio.server.middleware",
     "OutputValidationError": "mcptrio.client",
@@ -41,6 +42,10 @@ _EXPORTS: dict[str, str] = {
     "ResourceNotFound": "mcptrio.protocol.errors",
     "Server": "mcptrio.server",
     "Session": "mcptrio.runtime.session",
+    "TaskHandle": "mcptrio.client.tasks",
+    "TaskLimits": "mcptrio.tasks.supervisor",
+    "TaskStore": "mcptrio.stores.task_store",
+    "TaskSupervisor": "mcptrio.tasks.supervisor",
     "ToolError": "mcptrio.server.tools",
     "TransportError": "mcptrio.protocol.errors",
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
@@ -58,6 +63,7 @@ if TYPE_CHECKING:
     from .client.group import ClientGroup as ClientGroup
     from .client.group import GroupTool as GroupTool
     from .client.group import open_client_group as open_client_group
+    from .client.tasks import TaskHandle as TaskHandle
     from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
     from .protocol.errors import ConnectionClosed as ConnectionClosed
     from .protocol.errors import InternalError as InternalError
@@ -85,6 +91,10 @@ if TYPE_CHECKING:
     from .server.middleware import CallNext as CallNext
     from .server.middleware import Middleware as Middleware
     from .server.tools import ToolError as ToolError
+    from .stores.task_store import MemoryTaskStore as MemoryTaskStore
+    from .stores.task_store import TaskStore as TaskStore
+    from .tasks.supervisor import TaskLimits as TaskLimits
+    from .tasks.supervisor import TaskSupervisor as TaskSupervisor
 
 
 def __getattr__(name: str) -> Any:

@@ -42,6 +42,11 @@ PUBLIC = {
     "CallNext",
     "Middleware",
     "LifespanError",
+    "MemoryTaskStore",
+    "TaskHandle",
+    "TaskLimits",
+    "TaskStore",
+    "TaskSupervisor",
 }
 
 

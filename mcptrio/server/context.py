@@ -373,7 +373,7 @@ class Context:
         elif not self.server.session_state(self.session).log_enabled(level):
             return
         message = LoggingMessageNotification(level=level, data=data, logger=logger)
-        await self.session.notify(message, related=self.request_id)
+        await self._runtime.notify(message)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("debug", data, logger=logger)

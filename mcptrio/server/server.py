@@ -65,6 +65,7 @@ from ..protocol.types import (
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from ..runtime.transport import Transport
+from ..tasks import TaskSupervisor
 from .completion import CompletionEngine
 from .context import Context, RequestHook
 from .forwarding import (
@@ -92,6 +93,7 @@ from .resources import (
 from .serving import ServingMethods
 from .session_state import ListKind, ServerSessionState
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
+from .task_calls import any_task_tools, open_serving, tasks_capability
 from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
@@ -142,6 +144,7 @@ class Server(ServingMethods):
         cache_scope: CacheScope = "private",
         middleware: Sequence[Middleware] = (),
         lifespan: Callable[[Server], Any] | None = None,
+        tasks: TaskSupervisor | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for a single page)")
@@ -198,6 +201,9 @@ class Server(ServingMethods):
         self._states: weakref.WeakKeyDictionary[Session, ServerSessionState] = (
             weakref.WeakKeyDictionary()
         )
+        #: Runs the tools called as tasks, in a nursery open while the server is served (see
+        #: :mod:`mcptrio.tasks`); pass your own for another store or other limits.
+        self.tasks = TaskSupervisor() if tasks is None else tasks
         self._routes = MethodHandlers(self).routes
         self._watchers: list[Callable[[Change], None]] = []
         self._mounts: dict[str, Mount] = {}
@@ -561,6 +567,7 @@ class Server(ServingMethods):
             completions={} if self.completions.has_any() else None,
             logging={},
             experimental=self.experimental,
+            tasks=tasks_capability() if any_task_tools(self.tools.values()) else None,
         )
 
     def connection(self) -> Connection:
@@ -612,8 +619,9 @@ class Server(ServingMethods):
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]:
         """Enter the server's lifespan for the ``async with`` block (unless it is open
-        already), so that every entry point started inside shares it; yields its value."""
-        return self._lifespan.running(self)
+        already), so that every entry point started inside shares it; yields its value. The
+        task nursery (:attr:`tasks`) is open inside it."""
+        return open_serving(self._lifespan.running(self), self.tasks)
 
 
 def _with_first(key: str, value: str, options: dict[str, Any]) -> dict[str, Any]:

@@ -58,6 +58,7 @@ __all__ = [
     "defined_methods",
     "definition_names",
     "method_type_name",
+    "result_key",
     "union_members",
     "validate_definition",
     "validate_exchange",
@@ -247,7 +248,24 @@ RESULT_TYPES = {
     "roots/list": "ListRootsResult",
     "server/discover": "DiscoverResult",
     "subscriptions/listen": "SubscriptionsListenResult",
+    "tasks/get": "GetTaskResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
+    # A task-augmented request (2025-11-25) is answered with the task, not its result.
+    "tools/call+task": "CreateTaskResult",
+    "sampling/createMessage+task": "CreateTaskResult",
+    "elicitation/create+task": "CreateTaskResult",
 }
+
+
+def result_key(request: Mapping[str, Any]) -> str:
+    """The :data:`RESULT_TYPES` key of a request message: its method, with ``+task`` when it is
+    task-augmented (its ``params.task`` is an object)."""
+    method = str(request.get("method", ""))
+    params = request.get("params")
+    if isinstance(params, Mapping) and isinstance(params.get("task"), Mapping):
+        return method + "+task"
+    return method
 
 
 def validate_exchange(
@@ -263,12 +281,12 @@ def validate_exchange(
         (client_to_server, server_to_client, "client"),
         (server_to_client, client_to_server, "server"),
     ):
-        asked = {m["id"]: m["method"] for m in peer_sent if "method" in m and "id" in m}
+        asked = {m["id"]: result_key(m) for m in peer_sent if "method" in m and "id" in m}
         for message in sent:
             if "method" in message:
                 validate_message(message, revision, sender)
             elif "result" in message:
-                validate_message(message, revision, RESULT_TYPES[asked[message["id"]]])
+                validate_message(message, revision, RESULT_TYPES.get(asked[message["id"]]))
             else:
                 validate_message(message, revision)
             checked += 1

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from ..protocol.request_meta import PROTOCOL_VERSION_KEY
 from ..runtime.transport import Frame, Outgoing, Transport
-from .schema_check import RESULT_TYPES, REVISIONS, ValidationError, validate_message
+from .schema_check import RESULT_TYPES, REVISIONS, ValidationError, result_key, validate_message
 
 __all__ = ["Entry", "RecordingTransport", "SchemaViolation", "Transcript"]
 
@@ -203,7 +203,7 @@ class Transcript:
         if "method" in message:
             if "id" in message:
                 named = _named_revision(message)
-                asked[(sender, message["id"])] = (message["method"], named)
+                asked[(sender, message["id"])] = (result_key(message), named)
                 validate_message(message, named or revision, sender)
             else:
                 validate_message(message, revision, sender)

@@ -235,15 +235,17 @@ async def start_tool_task(
 
     Needs a server that declared ``tasks.requests.tools.call`` (2025-11-25):
     :class:`CapabilityNotNegotiated` otherwise, before anything is sent, as the spec forbids
-    task augmentation then. ``ttl`` is in seconds (the wire's ``ttl`` is in ms).
+    task augmentation then. ``ttl`` is in seconds (the wire's ``ttl`` is in ms). In the
+    stateless era the call declares the tasks extension instead, and the server picks the TTL
+    (:mod:`.task_extension`).
     """
     from ..protocol.types import CallToolResult
 
     if client.session.connection.request_meta is not None:
-        raise CapabilityNotNegotiated(
-            "This server speaks the stateless era, where tasks come with the"
-            " io.modelcontextprotocol/tasks extension, not with 2025-11-25 core tasks"
-        )
+        # The stateless era: tasks come with the io.modelcontextprotocol/tasks extension.
+        from .task_extension import start_extension_task
+
+        return await start_extension_task(client, name, arguments, options)
     tasks = client.server_capabilities.tasks
     requests = None if tasks is None else tasks.requests
     tools = None if requests is None else requests.tools

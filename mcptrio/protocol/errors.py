@@ -45,8 +45,6 @@ defined next to what raises them (the module is in brackets); the sub-roots live
             ├── RepeatedCursor            a server's pagination went round in a circle
             ├── ServerConnectError        a server of a group could not be connected
             ├── SubscriptionRefused       a listen stream was acknowledged without a URI
-            ├── TaskCancelled             a task (2026-07-28 extension) ended cancelled
-            ├── TaskNotOffered            the server does not declare the tasks extension
             ├── TooManyInputRounds        a stateless-era request kept asking for input
             └── UnknownServer             no such server in the group; also a KeyError
 
@@ -82,7 +80,8 @@ between two of its parts, and is named for what it is (no name here means two th
     LookupError
     └── UnknownEventId                    [stores] a Last-Event-ID names no stream
     BaseException
-    └── InputRequired                     [server] ends a stateless-era handler's round (SEP-2322)
+    ├── InputRequired                     [server] ends a stateless-era handler's round (SEP-2322)
+    └── BeginTask                         [server] a task takes over from the request (SEP-2663)
 
 What :mod:`mcptrio.testing` finds wrong in a user's test fails it, as a test failure does::
 

@@ -63,6 +63,7 @@ from .input_rounds import InputRequired, InputRound
 if TYPE_CHECKING:
     from ..runtime.outgoing import RequestOptions
     from .server import Server
+    from .task_extension import TaskInputs
 
 __all__ = ["Context", "Elicited", "RequestHook"]
 
@@ -117,7 +118,7 @@ class Context:
     ``Context``. It is valid while the request is being handled.
     """
 
-    __slots__ = ("_origin", "_round", "_runtime", "server")
+    __slots__ = ("_origin", "_round", "_runtime", "_task_inputs", "_task_prelude", "server")
 
     def __init__(self, request_context: RequestContext, server: Server) -> None:
         self._runtime = request_context
@@ -126,18 +127,39 @@ class Context:
         self._round: InputRound | None = None
         # The context this one was made from by for_server: the request's rounds are its.
         self._origin: Context | None = None
+        # A 2026-07-28 task's context: where its asks go, and its request's _meta (the
+        # request itself was answered with the task; see .task_extension).
+        self._task_inputs: TaskInputs | None = None
+        # The handler runs in its request until begin_task() (input_before_task tools).
+        self._task_prelude = False
 
     def for_server(self, server: Server) -> Context:
         """This request's context as ``server`` sees it: for a mounted server answering it."""
         other = Context(self._runtime, server)
         other._origin = self._origin or self
+        other._task_inputs = self._task_inputs
+        other._task_prelude = self._task_prelude
         return other
 
     @property
     def request_meta(self) -> RequestMeta | None:
         """What a stateless-era request's ``_meta`` says of its client (``None``: this is a
         handshake-era request, and the session's handshake said it)."""
+        inputs = self._task_inputs
+        if inputs is not None:
+            return inputs.meta
         return self.session.connection.request_meta_of(self.request_id)
+
+    async def begin_task(self) -> None:
+        """Where a tool registered with ``input_before_task=True`` becomes a task (2026-07-28
+        tasks extension): called in the request, it ends the handler's run there, and the
+        request is answered with a task that runs the handler again from the start, with the
+        answers its asks got; called anywhere else (in the task, in another era, in a call that
+        is no task), it does nothing. See :mod:`.task_extension`."""
+        if self._task_prelude:
+            from .task_extension import BeginTask
+
+            raise BeginTask
 
     # ------------------------------------------------------------------ the request
 
@@ -208,7 +230,7 @@ class Context:
         """The answers to earlier asks a stateless-era request carries, by key (those of earlier
         rounds, sealed in its ``requestState``, and its ``inputResponses``), as they came; empty
         in the handshake era. A gateway finds the upstream call a retry resumes by them."""
-        if self.request_meta is None:
+        if self.request_meta is None or self._task_inputs is not None:
             return _NO_ARGUMENTS
         return MappingProxyType(self._input_round().answers)
 
@@ -284,6 +306,10 @@ class Context:
         In the stateless era the request goes out inside an input-required result, under
         ``key`` (see :mod:`.input_rounds`): the answer comes with the client's retry.
         """
+        inputs = self._task_inputs
+        if inputs is not None:
+            key = key or inputs.next_key(request.METHOD)
+            return (await inputs.ask({key: request}))[key]  # type: ignore[return-value]
         if self.request_meta is not None:
             answers = await self.ask({key or self._input_round().next_key(request.METHOD): request})
             return answers.popitem()[1]  # type: ignore[return-value]
@@ -305,8 +331,12 @@ class Context:
         """Ask the client several things at once (sampling, elicitation, roots), by key.
 
         In the stateless era they go out together in one input-required result; in the
-        handshake era they are sent concurrently. Returns the results by the same keys.
+        handshake era they are sent concurrently. In a 2026-07-28 task they are the task's
+        ``inputRequests`` until ``tasks/update`` answers them. Returns the results by the same
+        keys.
         """
+        if self._task_inputs is not None:
+            return await self._task_inputs.ask(requests)
         if self.request_meta is None:
             results: dict[str, Result] = {}
 

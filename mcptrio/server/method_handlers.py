@@ -81,6 +81,8 @@ class MethodHandlers:
         #: Task-augmented tools/call and tasks/* (2025-11-25, :mod:`.task_calls`).
         self.tasks = ServerTasks(server)
         self.routes.update(self.tasks.routes())
+        #: tasks/get, tasks/update and tasks/cancel of the 2026-07-28 tasks extension.
+        self.routes.update(server.task_extension.routes())
 
     def _lister(
         self,
@@ -109,7 +111,13 @@ class MethodHandlers:
         tool = self.server.tools.require(request.name)
         ctx.require_scopes(tool.scopes)
         arguments = _given(request.arguments)
-        if request.task is not None or getattr(tool, "task_support", None) == "required":
+        if ctx.request_meta is not None:
+            # The stateless era: tasks come with the tasks extension (.task_extension).
+            if getattr(tool, "task_support", "forbidden") != "forbidden":
+                as_task = await self.server.task_extension.call_tool(ctx, tool, request, arguments)
+                if as_task is not None:
+                    return as_task
+        elif request.task is not None or getattr(tool, "task_support", None) == "required":
             as_task = await self.tasks.call_tool(ctx, tool, request, arguments)
             if as_task is not None:
                 return as_task

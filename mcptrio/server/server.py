@@ -94,6 +94,7 @@ from .serving import ServingMethods
 from .session_state import ListKind, ServerSessionState
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .task_calls import any_task_tools, open_serving, tasks_capability
+from .task_extension import ExtensionTasks, tasks_extension_capability
 from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
@@ -204,6 +205,8 @@ class Server(ServingMethods):
         #: Runs the tools called as tasks, in a nursery open while the server is served (see
         #: :mod:`mcptrio.tasks`); pass your own for another store or other limits.
         self.tasks = TaskSupervisor() if tasks is None else tasks
+        #: The 2026-07-28 tasks extension's side of this server (on the same supervisor).
+        self.task_extension = ExtensionTasks(self)
         self._routes = MethodHandlers(self).routes
         self._watchers: list[Callable[[Change], None]] = []
         self._mounts: dict[str, Mount] = {}
@@ -554,6 +557,7 @@ class Server(ServingMethods):
         """What this server declares to a client whose session starts now."""
         declared = self.declared
         has_resources = bool(self.resources or self.templates)
+        task_tools = any_task_tools(self.tools.values())
         return ServerCapabilities(
             tools=(
                 ToolsCapability(list_changed=True) if self.tools or "tools" in declared else None
@@ -567,7 +571,8 @@ class Server(ServingMethods):
             completions={} if self.completions.has_any() else None,
             logging={},
             experimental=self.experimental,
-            tasks=tasks_capability() if any_task_tools(self.tools.values()) else None,
+            tasks=tasks_capability() if task_tools else None,
+            extensions=tasks_extension_capability() if task_tools else None,
         )
 
     def connection(self) -> Connection:

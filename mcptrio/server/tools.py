@@ -98,6 +98,10 @@ class ToolOptions(DescriptionOptions, total=False):
     #: ``"forbidden"`` (or ``False``, the default) refuses task-augmented calls. The function
     #: stays as it is: see ``docs/how-to/long-running-tools.md``.
     task: TaskSupport | bool | None
+    #: 2026-07-28 tasks extension: the function runs in the request first, where what it asks
+    #: is answered in input-required rounds, until it calls ``ctx.begin_task()``; the task then
+    #: runs it again from the start with those answers (see :mod:`.task_extension`).
+    input_before_task: bool | None
 
 
 class ToolError(McpError):
@@ -121,7 +125,7 @@ def validate_tool_name(name: str) -> str:
 class RegisteredTool(Registered[Tool]):
     """A tool as the server keeps it: its description, and how to call it."""
 
-    __slots__ = ("_arguments", "_output", "annotations", "task_support")
+    __slots__ = ("_arguments", "_output", "annotations", "input_before_task", "task_support")
     handler: Handler
 
     def __init__(
@@ -143,6 +147,8 @@ class RegisteredTool(Registered[Tool]):
         #: Whether the tool may (``"optional"``), must (``"required"``) or must not
         #: (``"forbidden"``) be called as a task.
         self.task_support: TaskSupport = _TASK_SUPPORT[task]
+        #: Whether the function asks for input in the request before its task begins.
+        self.input_before_task = bool(options.get("input_before_task"))
         self._arguments = arguments
         self._output = output
 

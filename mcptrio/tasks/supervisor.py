@@ -131,13 +131,22 @@ class RunningTask:
         self.cancel_scope = scope
         self._asking = 0
 
-    async def set_status(self, status: TaskStatus, message: str | None = None) -> TaskRecord | None:
-        """Move the task to ``working`` or ``input_required`` (with a ``statusMessage``);
+    async def set_status(
+        self,
+        status: TaskStatus,
+        message: str | None = None,
+        *,
+        input_requests: bytes | None = None,
+    ) -> TaskRecord | None:
+        """Move the task to ``working`` or ``input_required`` (with a ``statusMessage``, and the
+        JSON of what it asks for, by key: the 2026-07-28 extension shows it on ``tasks/get``);
         returns the record as it is then (``None`` once it is gone). A terminal task stays as
         it is."""
         if status not in ("working", "input_required"):
             raise ValueError("A task's work ends it by returning or raising, not by set_status")
-        return await self._supervisor._transition(self.task_id, status, status_message=message)
+        return await self._supervisor._transition(
+            self.task_id, status, status_message=message, input_requests=input_requests
+        )
 
     @asynccontextmanager
     async def waiting_for_input(self, message: str | None = None) -> AsyncIterator[None]:
@@ -227,9 +236,14 @@ class TaskSupervisor:
         *,
         ttl_ms: int | None = None,
         on_status: StatusListener | None = None,
+        tool_errors_fail: bool = True,
     ) -> TaskRecord:
         """Create a task for ``owner`` running ``work`` and return its record (``working``),
         once the record is in the store and the actor has started.
+
+        A result with ``isError`` set ends the task ``failed`` (2025-11-25), or ``completed``
+        when ``tool_errors_fail`` is false (the 2026-07-28 extension keeps ``failed`` for
+        JSON-RPC errors).
 
         ``ttl_ms`` is what the request asked for (bounded by :class:`TaskLimits`).
         :class:`~mcptrio.protocol.errors.InvalidRequest` past the owner's limit,
@@ -263,7 +277,7 @@ class TaskSupervisor:
             ) from None
         except TaskStoreFull as exc:
             raise InternalError(f"Cannot create a task now: {exc}") from None
-        await nursery.start(self._actor, record, work, on_status)
+        await nursery.start(self._actor, record, work, on_status, tool_errors_fail)
         return record
 
     async def _actor(
@@ -271,6 +285,7 @@ class TaskSupervisor:
         record: TaskRecord,
         work: TaskWork,
         on_status: StatusListener | None,
+        tool_errors_fail: bool,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         scope = trio.CancelScope()
@@ -300,7 +315,8 @@ class TaskSupervisor:
                     status, message = "failed", f"{type(exc).__name__}: {exc}"
                     error = _encode_error(InternalError(f"The task failed: {message}"))
                 else:
-                    status = "failed" if getattr(value, "is_error", False) is True else "completed"
+                    failed = tool_errors_fail and getattr(value, "is_error", False) is True
+                    status = "failed" if failed else "completed"
                     result = codec.encode(value)
         finally:
             watch.cancel()

@@ -112,7 +112,11 @@ class Peer:
         self.next_id += 1
         rid = self.next_id
         await self.send(
-            {"id": rid, "method": method, "params": {**params, "_meta": meta(capabilities)}},
+            {
+                "id": rid,
+                "method": method,
+                "params": {**params, "_meta": {**params.get("_meta", {}), **meta(capabilities)}},
+            },
             check=check,
         )
         while True:
@@ -419,3 +423,31 @@ async def test_mcptrio_client_as_task_answers_input_with_its_handlers_in_the_202
         EXTENSION_ID in c["params"]["_meta"][CLIENT_CAPABILITIES_KEY].get("extensions", {})
         for c in calls
     )
+
+
+async def test_a_task_sends_no_progress_or_log_its_progress_message_is_its_status() -> None:
+    server = Server("quiet", version="1.0")
+    step = trio.Event()
+
+    @server.tool(task="optional")
+    async def reporting(ctx: Context) -> str:
+        """Reports progress and logs."""
+        await ctx.report_progress(1, 2, "half way")
+        await ctx.info("a log line")
+        await step.wait()
+        return "done"
+
+    with trio.fail_after(10):
+        async with connected(server) as peer:
+            created = await peer.result(
+                "tools/call", {"name": "reporting", "_meta": {"progressToken": 5}}
+            )
+            while True:
+                task = await peer.result("tasks/get", {"taskId": created["taskId"]})
+                if task.get("statusMessage") == "half way":
+                    break
+                await trio.sleep(0.01)
+            step.set()
+            await peer.until(created["taskId"], "completed")
+    methods = {m["method"] for m in peer.notifications}
+    assert not methods & {"notifications/progress", "notifications/message"}

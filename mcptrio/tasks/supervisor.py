@@ -307,7 +307,14 @@ class TaskSupervisor:
             del self._live[task_id]
             with trio.CancelScope(shield=True), trio.move_on_after(_WIND_DOWN_TIMEOUT):
                 if status is None:
-                    message = "The server shut down" if self._closing else "The task was cancelled"
+                    # Cancelled: by its own scope (tasks/cancel, its TTL) or from outside (the
+                    # serving ending), which leaves the scope uncaught.
+                    if not scope.cancelled_caught:
+                        message = "The server shut down"
+                    elif trio.current_time() >= scope.deadline:
+                        message = "The task's TTL expired"
+                    else:
+                        message = "The task was cancelled"
                     await self._transition(task_id, "cancelled", status_message=message)
                 else:
                     await self._finish(task_id, status, message, result, error)

@@ -227,11 +227,14 @@ class TaskSupervisor:
         *,
         ttl_ms: int | None = None,
         on_status: StatusListener | None = None,
+        error_result_fails: bool = True,
     ) -> TaskRecord:
         """Create a task for ``owner`` running ``work`` and return its record (``working``),
         once the record is in the store and the actor has started.
 
         ``ttl_ms`` is what the request asked for (bounded by :class:`TaskLimits`).
+        ``error_result_fails``: a result with ``isError: true`` ends the task ``failed`` (2025-11-25
+        says so of tool calls); ``False`` ends it ``completed`` with that result.
         :class:`~mcptrio.protocol.errors.InvalidRequest` past the owner's limit,
         :class:`TasksNotServing` when the task nursery is not open.
         """
@@ -274,10 +277,12 @@ class TaskSupervisor:
         running = self._live[record.task_id] = RunningTask(self, record, scope)
         if on_status is not None:
             self._listeners[record.task_id] = on_status
-        nursery.start_soon(self._actor, record, work, running)
+        nursery.start_soon(self._actor, record, work, running, error_result_fails)
         return record
 
-    async def _actor(self, record: TaskRecord, work: TaskWork, running: RunningTask) -> None:
+    async def _actor(
+        self, record: TaskRecord, work: TaskWork, running: RunningTask, error_result_fails: bool
+    ) -> None:
         scope = running.cancel_scope
         task_id = record.task_id
         watch = trio.CancelScope()
@@ -298,7 +303,8 @@ class TaskSupervisor:
                     status, message = "failed", f"{type(exc).__name__}: {exc}"
                     error = _encode_error(InternalError(f"The task failed: {message}"))
                 else:
-                    status = "failed" if getattr(value, "is_error", False) is True else "completed"
+                    failed = error_result_fails and getattr(value, "is_error", False) is True
+                    status = "failed" if failed else "completed"
                     result = codec.encode(value)
         finally:
             watch.cancel()

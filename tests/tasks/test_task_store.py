@@ -136,3 +136,18 @@ async def test_a_waiter_wakes_on_each_change_and_when_the_record_goes() -> None:
             await trio.testing.wait_all_tasks_blocked()
             await store.delete("t1")
     assert seen == ["input_required", "completed", None]
+
+
+async def test_input_requests_and_responses_are_kept_until_the_next_transition() -> None:
+    store = MemoryTaskStore()
+    await store.create(record("t1"))
+    asking = await store.transition("t1", "input_required", input_requests=b'{"a":{}}')
+    assert asking is not None and asking.input_requests == b'{"a":{}}'
+    answered = await store.transition(
+        "t1", "input_required", input_requests=b'{"a":{}}', input_responses=b'{"a":1}'
+    )
+    assert answered is not None and answered.input_responses == b'{"a":1}'
+    assert store.bytes_held == len(b'{"a":{}}') + len(b'{"a":1}')
+    working = await store.transition("t1", "working")
+    assert working is not None and working.input_requests is None
+    assert store.bytes_held == 0

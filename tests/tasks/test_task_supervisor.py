@@ -99,3 +99,20 @@ async def test_ttls_are_bounded_by_the_limits() -> None:
     assert limits.ttl_for(60_000) == 5_000
     assert limits.ttl_for(-3) == 0
     assert TaskLimits(max_ttl_ms=None).ttl_for(10**12) == 10**12
+
+
+async def test_an_error_result_completes_the_task_when_the_caller_says_so() -> None:
+    async def tool_error(running: RunningTask) -> Result:
+        await trio.lowlevel.checkpoint()
+        return CallToolResult(content=[TextContent(text="no")], is_error=True)
+
+    supervisor = TaskSupervisor()
+    with trio.fail_after(5):
+        async with supervisor.running():
+            failed = await supervisor.create("session:a", "tools/call", tool_error)
+            completed = await supervisor.create(
+                "session:a", "tools/call", tool_error, error_result_fails=False
+            )
+            assert (await supervisor.wait_terminal("session:a", failed.task_id)).status == "failed"
+            done = await supervisor.wait_terminal("session:a", completed.task_id)
+            assert done.status == "completed" and done.result is not None

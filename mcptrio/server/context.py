@@ -62,6 +62,7 @@ from .input_rounds import InputRequired, InputRound
 
 if TYPE_CHECKING:
     from ..runtime.outgoing import RequestOptions
+    from ..tasks.handle import TaskHandle
     from .server import Server
     from .task_extension import TaskInputs
 
@@ -324,6 +325,16 @@ class Context:
         runtime = self._runtime
         send = functools.partial(runtime.session.request, related=runtime.request_id, **options)
         return hook(self, request, send)
+
+    async def request_as_task(
+        self, request: Request[ResultT], *, ttl: float | None = None
+    ) -> TaskHandle[ResultT]:
+        """Send a sampling or elicitation request to the client as a task (2025-11-25, when the
+        client declared it takes that request as a task); returns its
+        :class:`~mcptrio.TaskHandle` at once. ``ttl`` in seconds."""
+        from .task_calls import request_as_task
+
+        return await request_as_task(self, request, ttl)
 
     async def ask(
         self, requests: Mapping[str, Request[Any]], *, timeout: float | None = None

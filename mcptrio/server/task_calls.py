@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..protocol.base import Result
-from ..protocol.errors import MethodNotFound
+from ..protocol.base import Request, Result
+from ..protocol.errors import CapabilityNotNegotiated, MethodNotFound
 from ..protocol.types import (
     CallToolRequest,
     CancelTaskRequest,
@@ -39,6 +39,7 @@ from ..protocol.types import (
     TaskToolsCapability,
 )
 from ..tasks import TaskReceiver, TaskRequestContext, TaskSupervisor, owner_of
+from ..tasks.handle import CoreTaskBackend, TaskHandle, task_augmented
 from .context import Context
 from .logging_bridge import current_context
 
@@ -48,7 +49,48 @@ if TYPE_CHECKING:
     from .server import Server
     from .tools import RegisteredTool
 
-__all__ = ["ServerTasks", "any_task_tools", "core_tasks", "open_serving", "tasks_capability"]
+__all__ = [
+    "ServerTasks",
+    "any_task_tools",
+    "core_tasks",
+    "open_serving",
+    "request_as_task",
+    "tasks_capability",
+]
+
+ResultT = TypeVar("ResultT", bound=Result)
+
+#: Where a client declares that it takes a request as a task, by method.
+_CLIENT_TASK_REQUESTS = {
+    "sampling/createMessage": ("sampling", "createMessage"),
+    "elicitation/create": ("elicitation", "create"),
+}
+
+
+async def request_as_task(
+    ctx: Context, request: Request[ResultT], ttl: float | None = None
+) -> TaskHandle[ResultT]:
+    """Send ``request`` (sampling or elicitation) to the client as a task; its handle.
+
+    The client must have declared ``tasks.requests.<that request>`` (2025-11-25):
+    :class:`CapabilityNotNegotiated` otherwise, before anything is sent. ``ttl`` in seconds.
+    """
+    path = _CLIENT_TASK_REQUESTS.get(request.METHOD)
+    caps = ctx.client_capabilities
+    declared: Any = None if caps is None or caps.tasks is None else caps.tasks.requests
+    for step in path or ():
+        declared = None if declared is None else getattr(declared, _snake(step), None)
+    if path is None or declared is None or not core_tasks(ctx):
+        raise CapabilityNotNegotiated(
+            f"The client does not take {request.METHOD} as a task (tasks.requests undeclared)"
+        )
+    augmented = task_augmented(request, None if ttl is None else round(ttl * 1000))
+    created = await ctx.send_request(augmented)
+    return TaskHandle.created(CoreTaskBackend(ctx.send_request), created, request.RESULT)  # type: ignore[arg-type]
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
 def core_tasks(ctx: Context) -> bool:

@@ -349,7 +349,7 @@ class ExtensionTasks:
                 self._inputs.pop(running.task_id, None)
 
         record = await self.supervisor.create(
-            task_owner(ctx), "tools/call", work, tool_errors_fail=False
+            task_owner(ctx), "tools/call", work, error_result_fails=False
         )
         return ext.CreateTaskResult.of(detailed_task(record))
 

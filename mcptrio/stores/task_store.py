@@ -69,8 +69,11 @@ class TaskRecord(msgspec.Struct, frozen=True, kw_only=True):
     the writes to the record (the store sets it). Once the task is terminal, exactly one of
     ``result`` (the JSON of the original request's result) and ``error`` (the JSON of the
     JSON-RPC error object) is set, except for a task cancelled before it produced either.
-    ``input_requests`` holds what a task waiting for input asks (JSON, by key), for a requestor
-    that fetches it through the store (the 2026-07-28 extension).
+    ``input_requests`` holds what a task waiting for input asks (JSON, by key), and
+    ``input_responses`` the answers received so far (JSON, by key), for a requestor that
+    answers through the store from any worker (the 2026-07-28 extension's ``tasks/update``).
+    A :meth:`TaskStore.transition` writes every one of these fields: one it is not given is
+    cleared.
     """
 
     task_id: str
@@ -86,6 +89,7 @@ class TaskRecord(msgspec.Struct, frozen=True, kw_only=True):
     result: bytes | None = None
     error: bytes | None = None
     input_requests: bytes | None = None
+    input_responses: bytes | None = None
 
     @property
     def terminal(self) -> bool:
@@ -106,7 +110,12 @@ class TaskRecord(msgspec.Struct, frozen=True, kw_only=True):
 
     def size(self) -> int:
         """The bytes this record holds beyond its fixed fields (what ``max_bytes`` bounds)."""
-        return len(self.result or b"") + len(self.error or b"") + len(self.input_requests or b"")
+        return (
+            len(self.result or b"")
+            + len(self.error or b"")
+            + len(self.input_requests or b"")
+            + len(self.input_responses or b"")
+        )
 
 
 class TaskPage(msgspec.Struct, frozen=True):
@@ -153,6 +162,7 @@ class TaskStore(Protocol):
         result: bytes | None = None,
         error: bytes | None = None,
         input_requests: bytes | None = None,
+        input_responses: bytes | None = None,
     ) -> TaskRecord | None:
         """Move the task to ``status`` (with the message, and the outcome when terminal),
         unless it is terminal already; returns the record as it is afterwards (``None`` if
@@ -302,6 +312,7 @@ class MemoryTaskStore:
         result: bytes | None = None,
         error: bytes | None = None,
         input_requests: bytes | None = None,
+        input_responses: bytes | None = None,
     ) -> TaskRecord | None:
         self._expire()
         slot = self._slots.get(task_id)
@@ -319,6 +330,7 @@ class MemoryTaskStore:
             result=result,
             error=error,
             input_requests=input_requests,
+            input_responses=input_responses,
         )
         grow = new.size() - old.size()
         if grow > 0:

@@ -7,6 +7,11 @@ between the runtime and both of them. The records live in a
 """
 
 from .context import TaskRequestContext as TaskRequestContext
+from .handle import CoreTaskBackend as CoreTaskBackend
+from .handle import TaskBackend as TaskBackend
+from .handle import TaskHandle as TaskHandle
+from .handle import payload_request as payload_request
+from .handle import task_augmented as task_augmented
 from .receiver import RESULT_TYPES as RESULT_TYPES
 from .receiver import TaskReceiver as TaskReceiver
 from .receiver import owner_of as owner_of

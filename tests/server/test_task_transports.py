@@ -1,0 +1,64 @@
+"""Tasks over every way of serving: the task nursery is opened by every serve_* method, and a
+task that asks its client for input reaches it over HTTP (on the tasks/result stream or the
+standalone one) and WebSocket as over memory."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import trio
+
+import mcptrio
+from mcptrio.client import Handlers, Revisions
+from mcptrio.protocol.types import ElicitResult
+from mcptrio.runtime.context import RequestContext
+
+REV = Revisions(supported=("2025-11-25",))
+
+
+def make_server() -> mcptrio.Server:
+    server = mcptrio.Server("tasks-over-transports")
+
+    @server.tool(task="required")
+    async def greet(ctx: mcptrio.Context) -> str:
+        await ctx.report_progress(1, 3)
+        answer = await ctx.elicit(
+            "Name?", {"type": "object", "properties": {"n": {"type": "string"}}}
+        )
+        assert answer.content is not None
+        return f"hello {answer.content['n']}"
+
+    return server
+
+
+async def elicit(ctx: RequestContext, request: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"n": "Ada"})
+
+
+Serve = Callable[..., Awaitable[None]]
+
+
+@pytest.mark.parametrize("way", ["http-json", "http-sse", "websocket"])
+async def test_a_task_that_asks_for_input_completes_over_each_transport(way: str) -> None:
+    server = make_server()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            if way == "websocket":
+                url = await nursery.start(server.serve_websocket)
+            else:
+                base = await nursery.start(
+                    lambda task_status: server.serve_http(
+                        json_response=way == "http-json", task_status=task_status
+                    )
+                )
+                url = base + "/mcp"
+            async with mcptrio.open_client(
+                url, revisions=REV, handlers=Handlers(elicitation=elicit)
+            ) as client:
+                handle = await client.call_tool("greet", as_task=True)
+                result = await handle.result()
+                assert result.content[0].text == "hello Ada"  # type: ignore[union-attr]
+                assert (await handle.status()).status == "completed"
+            nursery.cancel_scope.cancel()

@@ -35,10 +35,16 @@ with only the keys still unanswered. Once none is left the task is ``working`` a
 **Who sees a task.** The requestor's principal when the server authenticates, else anyone who
 holds the task id (the stateless era has no session to bind it to; ids are 192-bit random).
 
+**Several workers.** Everything about a task is in its record, so any worker answers
+``tasks/get`` and ``tasks/cancel``. ``tasks/update`` hands answers straight to the task when it
+runs in the same process; otherwise it merges them into the record's ``input_responses``, where
+the worker running the task finds them (it watches the record while it waits). That merge is a
+read then a write: a store shared between workers should offer it as one atomic step (two
+updates racing can lose one), and ``Mcp-Name: <taskId>`` lets a load balancer send a task's
+requests to one worker meanwhile.
+
 Limits: a task that asks for input waits at most until its TTL; a listen stream follows at most
-:data:`MAX_WATCHED_TASKS` tasks. Answers to a task running on another worker are not delivered
-(the store carries the asks, not yet the answers): such a ``tasks/update`` is acknowledged and
-logged, and the task keeps waiting.
+:data:`MAX_WATCHED_TASKS` tasks.
 """
 
 from __future__ import annotations
@@ -55,10 +61,11 @@ from ..protocol import tasks_extension as ext
 from ..protocol.base import Notification, Request, Result
 from ..protocol.errors import InvalidParams
 from ..protocol.fitting import fit_outgoing
+from ..protocol.methods import METHODS
 from ..protocol.request_meta import RequestMeta
 from ..protocol.types import CallToolRequest, InputRequest
 from ..runtime.context import RequestContext
-from ..stores.task_store import TaskRecord
+from ..stores.task_store import TaskRecord, TaskStore
 from ..tasks import RunningTask, TaskSupervisor
 from .context import Context
 from .input_rounds import InputRequired
@@ -144,10 +151,26 @@ class TaskInputs:
     """One running task's requests for input and the answers ``tasks/update`` brings (see the
     module docstring); lives as long as the task runs in this process."""
 
-    __slots__ = ("_answers", "_asked", "_changed", "_outstanding", "_used", "meta", "running")
+    __slots__ = (
+        "_answers",
+        "_asked",
+        "_changed",
+        "_outstanding",
+        "_store",
+        "_used",
+        "meta",
+        "running",
+    )
 
-    def __init__(self, running: RunningTask, meta: RequestMeta, seeded: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        running: RunningTask,
+        store: TaskStore,
+        meta: RequestMeta,
+        seeded: Mapping[str, Any],
+    ) -> None:
         self.running = running
+        self._store = store
         #: The ``_meta`` of the request that created the task (the client's capabilities).
         self.meta = meta
         # key -> the answer as it came; seeded with those the creating request carried.
@@ -192,8 +215,13 @@ class TaskInputs:
             self._answers.pop(key, None)
         try:
             await self._publish()
-            while any(key in self._outstanding for key in missing):
-                await self._changed.wait()
+            async with trio.open_nursery() as nursery:
+                # Answers that another worker took (tasks/update landing there) come through
+                # the store; those taken here come straight through deliver().
+                nursery.start_soon(self._answers_from_store)
+                while any(key in self._outstanding for key in missing):
+                    await self._changed.wait()
+                nursery.cancel_scope.cancel()
         finally:
             for key in missing:
                 self._outstanding.pop(key, None)
@@ -235,6 +263,18 @@ class TaskInputs:
             if self._outstanding:
                 await self._publish()
         return taken
+
+    async def _answers_from_store(self) -> None:
+        """Deliver the answers other workers write into the task's record, until cancelled."""
+        task_id = self.running.task_id
+        version = -1
+        while True:
+            record = await self._store.wait_for_change(task_id, version)
+            if record is None or record.terminal:
+                return
+            version = record.version
+            if record.input_responses:
+                await self.deliver(msgspec.json.decode(record.input_responses))
 
     async def _publish(self) -> None:
         """Show every outstanding ask in the task's record (``input_required``)."""
@@ -336,7 +376,8 @@ class ExtensionTasks:
         origin = ctx._runtime
 
         async def work(running: RunningTask) -> Result:
-            inputs = self._inputs[running.task_id] = TaskInputs(running, meta, seeded)
+            inputs = TaskInputs(running, self.supervisor.store, meta, seeded)
+            self._inputs[running.task_id] = inputs
             task_ctx = Context(ExtensionTaskContext(origin, inputs), server)
             task_ctx._task_inputs = inputs
             token = current_context.set(task_ctx)
@@ -364,12 +405,32 @@ class ExtensionTasks:
         inputs = self._inputs.get(record.task_id)
         if inputs is not None:
             await inputs.deliver(request.input_responses)
-        elif not record.terminal:
-            log.warning(
-                "tasks/update for task %s, which does not run in this process: answers dropped",
-                record.task_id,
-            )
+        elif record.status == "input_required" and record.input_requests:
+            await self._answer_through_store(record, request.input_responses)
         return ext.UpdateTaskResult()
+
+    async def _answer_through_store(self, record: TaskRecord, responses: Mapping[str, Any]) -> None:
+        """Answers to a task another worker runs: merged into its record, where that worker's
+        :class:`TaskInputs` finds them. A read-merge-write: a store shared between workers
+        should make it atomic (see the module docstring)."""
+        asked = msgspec.json.decode(record.input_requests or b"{}", type=dict[str, InputRequest])
+        received: dict[str, Any] = (
+            msgspec.json.decode(record.input_responses) if record.input_responses else {}
+        )
+        taken = {
+            key: raw
+            for key, raw in responses.items()
+            if key in asked and key not in received and _fits(asked[key], raw)
+        }
+        if not taken:
+            return
+        await self.supervisor.store.transition(
+            record.task_id,
+            "input_required",
+            status_message=record.status_message,
+            input_requests=record.input_requests,
+            input_responses=msgspec.json.encode({**received, **taken}),
+        )
 
     async def cancel(self, ctx: Context, request: ext.CancelTaskRequest) -> ext.CancelTaskResult:
         owner = task_owner(ctx)
@@ -393,6 +454,18 @@ class ExtensionTasks:
             if record is not None and record.owner == owner:
                 accepted.append(task_id)
         return accepted
+
+
+def _fits(asked: InputRequest, raw: Any) -> bool:
+    """Whether ``raw`` is an answer of the shape ``asked`` calls for."""
+    spec = METHODS.get(asked.method)
+    if spec is None or not issubclass(spec.params, Request):
+        return False
+    try:
+        msgspec.convert(raw, spec.params.RESULT)
+    except msgspec.ValidationError:
+        return False
+    return True
 
 
 async def watch_tasks(

@@ -21,6 +21,8 @@ from mcptrio.protocol.request_meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERS
 from mcptrio.protocol.tasks_extension import EXTENSION_ID
 from mcptrio.runtime.transport import Outgoing
 from mcptrio.server.tools import ToolError
+from mcptrio.stores.task_store import MemoryTaskStore
+from mcptrio.tasks import TaskSupervisor
 from mcptrio.testing import ScriptedElicitation, Transcript, open_test_client
 from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
 
@@ -451,3 +453,24 @@ async def test_a_task_sends_no_progress_or_log_its_progress_message_is_its_statu
             await peer.until(created["taskId"], "completed")
     methods = {m["method"] for m in peer.notifications}
     assert not methods & {"notifications/progress", "notifications/message"}
+
+
+async def test_two_workers_on_one_store_serve_one_task_answers_included() -> None:
+    store = MemoryTaskStore()
+    first = make_server()
+    first.tasks = TaskSupervisor(store)
+    second = make_server()
+    second.tasks = TaskSupervisor(store)
+    with trio.fail_after(10):
+        async with connected(first) as one, connected(second) as other:
+            created = await one.result(
+                "tools/call", {"name": "confirm", "arguments": {"what": "w"}}
+            )
+            task_id = created["taskId"]
+            # The other worker reads the task, and takes its answer through the store.
+            waiting = await other.until(task_id, "input_required")
+            [key] = waiting["inputRequests"]
+            answer = {"action": "accept", "content": {"ok": False}}
+            await other.result("tasks/update", {"taskId": task_id, "inputResponses": {key: answer}})
+            done = await other.until(task_id, "completed")
+    assert done["result"]["content"][0]["text"] == 'accept {"ok": false}'

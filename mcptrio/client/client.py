@@ -413,6 +413,12 @@ class Client(ClientStreams):
             result = await self.request(request, **options)
         if isinstance(result, InputRequiredResult):
             result = await self._answer_inputs(request, result, options)
+        if not isinstance(result, CallToolResult):
+            # A task (2026-07-28 extension) this call did not declare it could take.
+            raise InvalidParams(
+                f"The server answered tools/call {name!r} with a {type(result).__name__}, which"
+                " this call did not ask for (as_task=True declares the tasks extension)"
+            )
         if validate_output:
             self._output_schemas.check(name, result)
         return result

@@ -360,6 +360,12 @@ class ExtensionTasks:
                 return await tool.call(ctx, arguments)
             except BeginTask:
                 seeded = ctx.input_answers
+            except BaseExceptionGroup as group:
+                # begin_task() called in a nursery of the function's own.
+                began, rest = group.split(BeginTask)
+                if began is None or rest is not None:
+                    raise
+                seeded = ctx.input_answers
             finally:
                 ctx._task_prelude = False
         return await self._start(ctx, tool, arguments, meta, seeded)

@@ -10,21 +10,23 @@ function runs in the server's task nursery; its asks (``ctx.elicit``) become the
 
 from __future__ import annotations
 
+from typing import Any
+
 import trio
 
 import mcptrio
 from mcptrio.protocol.errors import InternalError
-from mcptrio.server.context import Context
+from mcptrio.server.context import Context, Elicited
 from mcptrio.server.tools import ToolError
 
 __all__ = ["add_task_fixtures"]
 
-_CONFIRM = {
+_CONFIRM: dict[str, Any] = {
     "type": "object",
     "properties": {"confirm": {"type": "boolean", "description": "Go ahead?"}},
     "required": ["confirm"],
 }
-_NAME = {
+_NAME: dict[str, Any] = {
     "type": "object",
     "properties": {"name": {"type": "string", "description": "Your name"}},
     "required": ["name"],
@@ -62,7 +64,7 @@ def add_task_fixtures(server: mcptrio.Server) -> None:
     @server.tool(task="optional")
     async def confirm_delete(ctx: Context, filename: str) -> str:
         """Delete a file once the user confirms (asks through the task's inputRequests)."""
-        answer = await ctx.elicit(f"Delete {filename}?", _CONFIRM)
+        answer: Elicited[Any] = await ctx.elicit(f"Delete {filename}?", _CONFIRM)
         if answer.action == "accept" and answer.content and answer.content.get("confirm"):
             return f"Deleted {filename}"
         return f"Kept {filename}"
@@ -72,8 +74,8 @@ def add_task_fixtures(server: mcptrio.Server) -> None:
         """Ask two things at once, answered in any order (two outstanding inputRequests)."""
         answers: dict[str, str] = {}
 
-        async def ask(what: str, message: str, schema: dict[str, object]) -> None:
-            answer = await ctx.elicit(message, schema)
+        async def ask(what: str, message: str, schema: dict[str, Any]) -> None:
+            answer: Elicited[Any] = await ctx.elicit(message, schema)
             answers[what] = answer.action
 
         async with trio.open_nursery() as nursery:
@@ -84,7 +86,7 @@ def add_task_fixtures(server: mcptrio.Server) -> None:
     @server.tool(task="required", input_before_task=True)
     async def test_tool_with_task(ctx: Context) -> str:
         """Ask the user's name in the request (input-required rounds), then run as a task."""
-        answer = await ctx.elicit("What is your name?", _NAME, key="user_name")
+        answer: Elicited[Any] = await ctx.elicit("What is your name?", _NAME, key="user_name")
         await ctx.begin_task()
         await trio.sleep(0.1)
         name = (answer.content or {}).get("name", "stranger")

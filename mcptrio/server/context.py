@@ -310,7 +310,8 @@ class Context:
         inputs = self._task_inputs
         if inputs is not None:
             key = key or inputs.next_key(request.METHOD)
-            return (await inputs.ask({key: request}))[key]  # type: ignore[return-value]
+            timeout = options.get("timeout", DEFAULT_CLIENT_TIMEOUT)
+            return (await inputs.ask({key: request}, timeout=timeout))[key]  # type: ignore[return-value]
         if self.request_meta is not None:
             answers = await self.ask({key or self._input_round().next_key(request.METHOD): request})
             return answers.popitem()[1]  # type: ignore[return-value]
@@ -347,7 +348,8 @@ class Context:
         keys.
         """
         if self._task_inputs is not None:
-            return await self._task_inputs.ask(requests)
+            wait = DEFAULT_CLIENT_TIMEOUT if timeout is None else timeout
+            return await self._task_inputs.ask(requests, timeout=wait)
         if self.request_meta is None:
             results: dict[str, Result] = {}
 

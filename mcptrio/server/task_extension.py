@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
 
@@ -59,7 +60,7 @@ import trio
 
 from ..protocol import tasks_extension as ext
 from ..protocol.base import Notification, Request, Result
-from ..protocol.errors import InvalidParams
+from ..protocol.errors import InvalidParams, RequestTimeout
 from ..protocol.fitting import fit_outgoing
 from ..protocol.methods import METHODS
 from ..protocol.request_meta import RequestMeta
@@ -194,9 +195,15 @@ class TaskInputs:
             if key not in self._used:
                 return key
 
-    async def ask(self, requests: Mapping[str, Request[Any]]) -> dict[str, Result]:
+    async def ask(
+        self, requests: Mapping[str, Request[Any]], *, timeout: float | None = None
+    ) -> dict[str, Result]:
         """Answers to ``requests`` by key: at once for those answered already, else once
-        ``tasks/update`` brings them (the task is ``input_required`` meanwhile)."""
+        ``tasks/update`` brings them (the task is ``input_required`` meanwhile).
+
+        Waits at most ``timeout`` seconds (``None``: until the task's TTL), then raises
+        :class:`~mcptrio.protocol.errors.RequestTimeout`, its asks withdrawn.
+        """
         found: dict[str, Result] = {}
         for key, request in requests.items():
             answer = self._typed(key, request.RESULT)
@@ -213,18 +220,29 @@ class TaskInputs:
             self._outstanding[key] = (wire, request.RESULT)
             self._used.add(key)
             self._answers.pop(key, None)
-        try:
-            await self._publish()
-            async with trio.open_nursery() as nursery:
-                # Answers that another worker took (tasks/update landing there) come through
-                # the store; those taken here come straight through deliver().
-                nursery.start_soon(self._answers_from_store)
-                while any(key in self._outstanding for key in missing):
-                    await self._changed.wait()
-                nursery.cancel_scope.cancel()
-        finally:
-            for key in missing:
-                self._outstanding.pop(key, None)
+        with trio.move_on_after(math.inf if timeout is None else timeout) as waited:
+            try:
+                await self._publish()
+                async with trio.open_nursery() as nursery:
+                    # Answers that another worker took (tasks/update landing there) come
+                    # through the store; those taken here come straight through deliver().
+                    nursery.start_soon(self._answers_from_store)
+                    while any(key in self._outstanding for key in missing):
+                        await self._changed.wait()
+                    nursery.cancel_scope.cancel()
+            finally:
+                for key in missing:
+                    self._outstanding.pop(key, None)
+        if waited.cancelled_caught:
+            # Withdrawn: the record shows only the asks still waiting.
+            if self._outstanding:
+                await self._publish()
+            else:
+                await self.running.set_status("working")
+            raise RequestTimeout(
+                f"No answer to {', '.join(missing)} within {timeout} s (task"
+                f" {self.running.task_id})"
+            )
         for key, request in missing.items():
             answer = self._typed(key, request.RESULT)
             assert answer is not None  # deliver() only takes answers that fit
@@ -310,7 +328,7 @@ class ExtensionTaskContext(RequestContext):
         self, request: Request[ResultT], **options: Unpack[RequestOptions]
     ) -> ResultT:
         key = self.inputs.next_key(request.METHOD)
-        answers = await self.inputs.ask({key: request})
+        answers = await self.inputs.ask({key: request}, timeout=options.get("timeout"))
         return answers[key]  # type: ignore[return-value]
 
 

@@ -21,7 +21,7 @@ from mcptrio.transports.http.client.stateless_headers import stateless_headers
 from schema_validation import validate_message
 
 REV = "2026-07-28"
-DECLARES = {"extensions": {ext.EXTENSION_ID: {}}}
+DECLARES: dict[str, Any] = {"extensions": {ext.EXTENSION_ID: {}}}
 
 
 def server(offers: bool = True) -> Connection:

@@ -20,6 +20,7 @@ from mcptrio.protocol.errors import InternalError, InvalidRequest
 from mcptrio.protocol.request_meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 from mcptrio.protocol.tasks_extension import EXTENSION_ID
 from mcptrio.runtime.transport import Outgoing
+from mcptrio.server.context import Elicited
 from mcptrio.server.tools import ToolError
 from mcptrio.stores.task_store import MemoryTaskStore
 from mcptrio.tasks import TaskSupervisor
@@ -29,7 +30,7 @@ from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
 from schema_validation import validate_message
 
 REV = "2026-07-28"
-DECLARES = {"extensions": {EXTENSION_ID: {}}, "elicitation": {}}
+DECLARES: dict[str, Any] = {"extensions": {EXTENSION_ID: {}}, "elicitation": {}}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
@@ -68,13 +69,13 @@ def make_server() -> Server:
     @server.tool(task="optional")
     async def confirm(ctx: Context, what: str) -> str:
         """One question."""
-        answer = await ctx.elicit(f"Delete {what}?", CONFIRM)
+        answer: Elicited[Any] = await ctx.elicit(f"Delete {what}?", CONFIRM)
         return f"{answer.action} {json.dumps(answer.content)}"
 
     @server.tool(task="required", input_before_task=True)
     async def named(ctx: Context) -> str:
         """Asks in the request, then runs as a task."""
-        answer = await ctx.elicit("Name?", NAME, key="user_name")
+        answer: Elicited[Any] = await ctx.elicit("Name?", NAME, key="user_name")
         await ctx.begin_task()
         await trio.sleep(0.01)
         return f"Hi {(answer.content or {}).get('name')}"
@@ -305,7 +306,7 @@ async def test_two_asks_at_once_are_answered_one_at_a_time() -> None:
         got: list[str] = []
 
         async def one(message: str) -> None:
-            answer = await ctx.elicit(message, NAME)
+            answer: Elicited[Any] = await ctx.elicit(message, NAME)
             got.append(f"{message}={(answer.content or {}).get('name')}")
 
         async with trio.open_nursery() as nursery:
@@ -474,3 +475,23 @@ async def test_two_workers_on_one_store_serve_one_task_answers_included() -> Non
             await other.result("tasks/update", {"taskId": task_id, "inputResponses": {key: answer}})
             done = await other.until(task_id, "completed")
     assert done["result"]["content"][0]["text"] == 'accept {"ok": false}'
+
+
+async def test_an_ask_left_unanswered_past_its_timeout_fails_the_task(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    server = Server("patient", version="1.0")
+
+    @server.tool(task="optional")
+    async def impatient(ctx: Context) -> str:
+        """Waits 5 s for an answer."""
+        await ctx.elicit("Quick?", CONFIRM, timeout=5)
+        return "answered"
+
+    with trio.fail_after(60):
+        async with connected(server) as peer:
+            created = await peer.result("tools/call", {"name": "impatient"})
+            waiting = await peer.until(created["taskId"], "input_required")
+            assert len(waiting["inputRequests"]) == 1
+            failed = await peer.until(created["taskId"], "failed", "completed")
+    assert failed["status"] == "failed" and "within 5" in failed["error"]["message"]

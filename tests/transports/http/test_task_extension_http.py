@@ -19,6 +19,7 @@ from mcptrio import Context, Server, open_client
 from mcptrio.client import Handlers
 from mcptrio.protocol.request_meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 from mcptrio.protocol.tasks_extension import EXTENSION_ID
+from mcptrio.server.context import Elicited
 from mcptrio.testing import ScriptedElicitation
 
 from schema_validation import validate_message
@@ -26,7 +27,7 @@ from schema_validation import validate_message
 REV = "2026-07-28"
 ACCEPT = ("accept", "application/json, text/event-stream")
 JSON = ("content-type", "application/json")
-DECLARES = {"extensions": {EXTENSION_ID: {}}, "elicitation": {}}
+DECLARES: dict[str, Any] = {"extensions": {EXTENSION_ID: {}}, "elicitation": {}}
 
 
 def make_server() -> Server:
@@ -41,7 +42,7 @@ def make_server() -> Server:
     @server.tool(task="optional")
     async def confirm(ctx: Context, what: str) -> str:
         """Asks before answering."""
-        answer = await ctx.elicit(
+        answer: Elicited[Any] = await ctx.elicit(
             f"Delete {what}?",
             {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
         )

@@ -18,11 +18,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol.errors import CapabilityNotNegotiated
-from ..protocol.types import CallToolRequest, CreateTaskResult, TaskMetadata
+from ..protocol.types import CallToolRequest, CallToolResult, CreateTaskResult, TaskMetadata
 from ..tasks.handle import CoreTaskBackend, TaskBackend, TaskHandle, payload_request
 
 if TYPE_CHECKING:
-    from ..protocol.types import CallToolResult
     from .client import Client
     from .options import CallOptions
 
@@ -55,8 +54,6 @@ async def start_tool_task(
     :class:`CapabilityNotNegotiated` otherwise, before anything is sent, as the spec forbids
     task augmentation then. ``ttl`` is in seconds (the wire's ``ttl`` is in ms).
     """
-    from ..protocol.types import CallToolResult
-
     if client.session.connection.request_meta is not None:
         raise CapabilityNotNegotiated(
             "This server speaks the stateless era, where tasks come with the"

@@ -36,6 +36,7 @@ async def test_ten_thousand_tasks_leave_no_task_and_no_record_beyond_their_ttl(
         assert len(store) == 0
         assert store.bytes_held == 0
         assert not store._owners and not store._unfinished and not store._expiry
+        assert not store._finished
         assert not store._changed
         assert not supervisor._live and not supervisor._listeners
 

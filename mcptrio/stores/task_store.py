@@ -36,7 +36,7 @@ import datetime
 import heapq
 import itertools
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import msgspec
 import trio
@@ -45,8 +45,10 @@ from ..protocol.types.tasks import Task, TaskStatus
 
 __all__ = [
     "TERMINAL",
+    "ChangeListener",
     "InvalidTaskCursor",
     "MemoryTaskStore",
+    "ObservableTaskStore",
     "TaskLimitReached",
     "TaskPage",
     "TaskRecord",
@@ -188,6 +190,21 @@ class TaskStore(Protocol):
         ...
 
 
+#: ``listener(task_id, record)``: a record changed (``record`` is ``None`` once it is gone).
+ChangeListener = Callable[[str, "TaskRecord | None"], None]
+
+
+@runtime_checkable
+class ObservableTaskStore(TaskStore, Protocol):
+    """A :class:`TaskStore` that tells this process of every change as it happens (one whose
+    every writer is in this process, such as :class:`MemoryTaskStore`, or a shared one with a
+    subscription of its own). The supervisor then needs no watcher task per task."""
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener`` after every change; returns the function that unsubscribes."""
+        ...
+
+
 class _Slot:
     __slots__ = ("deadline", "record", "seq")
 
@@ -230,6 +247,7 @@ class MemoryTaskStore:
         self._seq = itertools.count(1)
         self._bytes = 0
         self._changed: dict[str, trio.Event] = {}
+        self._subscribers: list[ChangeListener] = []
 
     # ------------------------------------------------------------------ reading
 
@@ -401,6 +419,23 @@ class MemoryTaskStore:
         event = self._changed.pop(task_id, None)
         if event is not None:
             event.set()
+        if self._subscribers:
+            slot = self._slots.get(task_id)
+            record = None if slot is None else slot.record
+            for listener in tuple(self._subscribers):
+                listener(task_id, record)
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener(task_id, record)`` synchronously after every change of a record
+        (``record`` is ``None`` once it is gone); returns the function that unsubscribes. The
+        in-process fast path of :class:`ObservableTaskStore`."""
+        self._subscribers.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._subscribers:
+                self._subscribers.remove(listener)
+
+        return unsubscribe
 
     def _fits(self, records: int, size: int) -> bool:
         return len(self._slots) + records <= self.max_tasks and self._bytes + size <= self.max_bytes

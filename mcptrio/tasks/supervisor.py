@@ -91,21 +91,23 @@ class TaskLimits:
     ``max_unfinished_per_owner``: tasks one requestor (principal, else session) may have
     working or waiting for input at once. ``default_ttl_ms``: the TTL of a task whose request
     named none. ``max_ttl_ms``: the largest TTL granted (a larger request is lowered to it;
-    ``None`` grants any, unlimited included). ``poll_interval_ms``: the ``pollInterval``
-    suggested to requestors. ``page_size``: tasks per ``tasks/list`` page. ``sweep_interval``:
-    seconds between purges of expired records.
+    ``None`` grants any, unlimited included). ``min_ttl_ms``: the smallest (a task that expired
+    before its requestor could poll it once would be of no use). ``poll_interval_ms``: the
+    ``pollInterval`` suggested to requestors. ``page_size``: tasks per ``tasks/list`` page.
+    ``sweep_interval``: seconds between purges of expired records.
     """
 
     max_unfinished_per_owner: int = 64
     default_ttl_ms: int = 60 * 60 * 1000
     max_ttl_ms: int | None = 24 * 60 * 60 * 1000
+    min_ttl_ms: int = 1000
     poll_interval_ms: int = 1000
     page_size: int = 100
     sweep_interval: float = 30.0
 
     def ttl_for(self, requested: int | None) -> int | None:
         """The TTL granted for a request that asked for ``requested`` ms (``None``: none)."""
-        ttl = self.default_ttl_ms if requested is None else max(int(requested), 0)
+        ttl = self.default_ttl_ms if requested is None else max(int(requested), self.min_ttl_ms)
         if self.max_ttl_ms is not None:
             ttl = min(ttl, self.max_ttl_ms)
         return ttl

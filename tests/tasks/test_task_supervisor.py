@@ -119,7 +119,7 @@ async def test_ttls_are_bounded_by_the_limits() -> None:
     limits = TaskLimits(default_ttl_ms=1_000, max_ttl_ms=5_000)
     assert limits.ttl_for(None) == 1_000
     assert limits.ttl_for(60_000) == 5_000
-    assert limits.ttl_for(-3) == 0
+    assert limits.ttl_for(-3) == 1_000 == limits.ttl_for(0)
     assert TaskLimits(max_ttl_ms=None).ttl_for(10**12) == 10**12
 
 

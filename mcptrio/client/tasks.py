@@ -18,11 +18,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol.errors import CapabilityNotNegotiated
-from ..protocol.types import CallToolRequest, CreateTaskResult, TaskMetadata
+from ..protocol.types import CallToolRequest, CallToolResult, CreateTaskResult, TaskMetadata
 from ..tasks.handle import CoreTaskBackend, TaskBackend, TaskHandle, payload_request
 
 if TYPE_CHECKING:
-    from ..protocol.types import CallToolResult
     from .client import Client
     from .options import CallOptions
 
@@ -57,8 +56,6 @@ async def start_tool_task(
     stateless era the call declares the tasks extension instead, and the server picks the TTL
     (:mod:`.task_extension`).
     """
-    from ..protocol.types import CallToolResult
-
     if client.session.connection.request_meta is not None:
         # The stateless era: tasks come with the io.modelcontextprotocol/tasks extension.
         from .task_extension import start_extension_task

@@ -56,6 +56,7 @@ from ..protocol.types.logging import LOGGING_LEVELS, LoggingLevel
 from ..protocol.types.sampling import IncludeContext
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
+from ..tasks.context import TaskRequestContext
 from ..transports.http.endpoints.security import Principal, current_principal
 from .elicitation_schema import schema_for_elicitation
 from .input_rounds import InputRequired, InputRound
@@ -324,6 +325,9 @@ class Context:
         if hook is None:
             return self._runtime.send_request(request, **options)
         runtime = self._runtime
+        if isinstance(runtime, TaskRequestContext):
+            # A task's requests carry its id and make it input_required, hook or not.
+            return hook(self, request, functools.partial(runtime.send_request, **options))
         send = functools.partial(runtime.session.request, related=runtime.request_id, **options)
         return hook(self, request, send)
 

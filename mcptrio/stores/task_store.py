@@ -36,7 +36,7 @@ import datetime
 import heapq
 import itertools
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import msgspec
 import trio
@@ -45,8 +45,10 @@ from ..protocol.types.tasks import Task, TaskStatus
 
 __all__ = [
     "TERMINAL",
+    "ChangeListener",
     "InvalidTaskCursor",
     "MemoryTaskStore",
+    "ObservableTaskStore",
     "TaskLimitReached",
     "TaskPage",
     "TaskRecord",
@@ -188,6 +190,21 @@ class TaskStore(Protocol):
         ...
 
 
+#: ``listener(task_id, record)``: a record changed (``record`` is ``None`` once it is gone).
+ChangeListener = Callable[[str, "TaskRecord | None"], None]
+
+
+@runtime_checkable
+class ObservableTaskStore(TaskStore, Protocol):
+    """A :class:`TaskStore` that tells this process of every change as it happens (one whose
+    every writer is in this process, such as :class:`MemoryTaskStore`, or a shared one with a
+    subscription of its own). The supervisor then needs no watcher task per task."""
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener`` after every change; returns the function that unsubscribes."""
+        ...
+
+
 class _Slot:
     __slots__ = ("deadline", "record", "seq")
 
@@ -224,9 +241,13 @@ class MemoryTaskStore:
         self._owners: dict[str, dict[str, None]] = {}
         self._unfinished: dict[str, int] = {}
         self._expiry: list[tuple[float, int, str]] = []
+        # The finished records, nearest expiry first (unlimited last): what eviction takes. An
+        # entry whose record is gone is skipped when it comes up.
+        self._finished: list[tuple[float, int, str]] = []
         self._seq = itertools.count(1)
         self._bytes = 0
         self._changed: dict[str, trio.Event] = {}
+        self._subscribers: list[ChangeListener] = []
 
     # ------------------------------------------------------------------ reading
 
@@ -296,7 +317,9 @@ class MemoryTaskStore:
         deadline = None if record.ttl_ms is None else self._clock() + record.ttl_ms / 1000
         self._slots[record.task_id] = _Slot(record, seq, deadline)
         self._owners.setdefault(owner, {})[record.task_id] = None
-        if not record.terminal:
+        if record.terminal:
+            self._push_finished(self._slots[record.task_id])
+        else:
             self._unfinished[owner] = self._unfinished.get(owner, 0) + 1
         self._bytes += record.size()
         if deadline is not None:
@@ -339,6 +362,7 @@ class MemoryTaskStore:
         self._bytes += grow
         if new.terminal:
             self._unfinished_done(old.owner)
+            self._push_finished(slot)
         self._wake(task_id)
         return new
 
@@ -364,6 +388,8 @@ class MemoryTaskStore:
             if slot is not None and slot.seq == seq:
                 self._drop(task_id)
                 dropped += 1
+        if dropped:
+            self._prune_finished()
         return dropped
 
     def _drop(self, task_id: str) -> None:
@@ -393,33 +419,63 @@ class MemoryTaskStore:
         event = self._changed.pop(task_id, None)
         if event is not None:
             event.set()
+        if self._subscribers:
+            slot = self._slots.get(task_id)
+            record = None if slot is None else slot.record
+            for listener in tuple(self._subscribers):
+                listener(task_id, record)
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener(task_id, record)`` synchronously after every change of a record
+        (``record`` is ``None`` once it is gone); returns the function that unsubscribes. The
+        in-process fast path of :class:`ObservableTaskStore`."""
+        self._subscribers.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._subscribers:
+                self._subscribers.remove(listener)
+
+        return unsubscribe
 
     def _fits(self, records: int, size: int) -> bool:
         return len(self._slots) + records <= self.max_tasks and self._bytes + size <= self.max_bytes
+
+    def _push_finished(self, slot: _Slot) -> None:
+        deadline = float("inf") if slot.deadline is None else slot.deadline
+        heapq.heappush(self._finished, (deadline, slot.seq, slot.record.task_id))
 
     def _make_room(self, records: int, size: int, *, keep: str | None = None) -> None:
         """Evict finished records, nearest expiry first (unlimited ones last), until ``records``
         more records and ``size`` more bytes fit; :class:`TaskStoreFull` if they cannot."""
         if size > self.max_bytes:
             raise TaskStoreFull(f"{size} bytes do not fit a task store of {self.max_bytes}")
-        if self._fits(records, size):
-            return
-        finished = sorted(
-            (
-                (float("inf") if slot.deadline is None else slot.deadline, slot.seq, task_id)
-                for task_id, slot in self._slots.items()
-                if slot.record.terminal and task_id != keep
-            ),
-        )
-        for _deadline, _seq, task_id in finished:
-            if (
-                len(self._slots) + records <= self.max_tasks
-                and self._bytes + size <= self.max_bytes
-            ):
-                return
-            self._drop(task_id)
-        if len(self._slots) + records > self.max_tasks or self._bytes + size > self.max_bytes:
+        finished = self._finished
+        kept: list[tuple[float, int, str]] = []
+        while not self._fits(records, size) and finished:
+            entry = heapq.heappop(finished)
+            slot = self._slots.get(entry[2])
+            if slot is None or slot.seq != entry[1]:
+                continue  # dropped meanwhile
+            if entry[2] == keep:
+                kept.append(entry)
+                continue
+            self._drop(entry[2])
+        for entry in kept:
+            heapq.heappush(finished, entry)
+        if not self._fits(records, size):
             raise TaskStoreFull("The task store is full of unfinished tasks")
+        self._prune_finished()
+
+    def _prune_finished(self) -> None:
+        """Entries of finished records dropped otherwise (expired, deleted) pile up in the
+        eviction heap: rebuild it once they outnumber the records held (amortised O(1))."""
+        finished = self._finished
+        if len(finished) > 2 * len(self._slots) + 64:
+            slots = self._slots
+            self._finished = [
+                e for e in finished if (s := slots.get(e[2])) is not None and s.seq == e[1]
+            ]
+            heapq.heapify(self._finished)
 
 
 def now_iso() -> str:

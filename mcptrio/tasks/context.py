@@ -17,11 +17,12 @@ lifetime) and changes what it sends:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import msgspec
 
-from ..protocol.base import Notification, Request, Result
+from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.types import ProgressNotification
 from ..runtime.context import RequestContext
 from .supervisor import RunningTask
@@ -80,8 +81,15 @@ class TaskRequestContext(RequestContext):
         await self.session.notify(self._related(notification), related=self.request_id)
 
     async def send_request(
-        self, request: Request[ResultT], **options: Unpack[RequestOptions]
+        self,
+        request: Request[ResultT],
+        on_id: Callable[[RequestId], object] | None = None,
+        **options: Unpack[RequestOptions],
     ) -> ResultT:
+        """Send ``request`` to the requestor for the task (``on_id``: called with its id, as
+        :meth:`Session.request <mcptrio.runtime.session.Session.request>` does)."""
         related = self._receiver.result_stream(self.task_id) or self.request_id
         async with self.running.waiting_for_input():
-            return await self.session.request(self._related(request), **options, related=related)
+            return await self.session.request(
+                self._related(request), **options, related=related, on_id=on_id
+            )

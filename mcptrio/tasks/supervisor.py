@@ -7,8 +7,10 @@
         ├── sweeper                       drops expired records now and then
         ├── task actor                    one per task: its own CancelScope, deadline = TTL
         │   └── the work (a tool call...)
-        ├── cancel watcher                one per task: a cancel written to the store by any
-        │                                 worker cancels the actor's scope
+        ├── cancel watcher                one per task, for a store that does not tell of
+        │                                 changes itself: a cancel written to the store by
+        │                                 any worker cancels the actor's scope (an
+        │                                 ObservableTaskStore calls the supervisor instead)
         └── ...
 
 A task is not owned by the request that created it (that request is answered at once with the
@@ -51,6 +53,7 @@ from ..runtime.nurseries import open_unwrapping_nursery
 from ..stores.task_store import (
     InvalidTaskCursor,
     MemoryTaskStore,
+    ObservableTaskStore,
     TaskLimitReached,
     TaskPage,
     TaskRecord,
@@ -88,21 +91,23 @@ class TaskLimits:
     ``max_unfinished_per_owner``: tasks one requestor (principal, else session) may have
     working or waiting for input at once. ``default_ttl_ms``: the TTL of a task whose request
     named none. ``max_ttl_ms``: the largest TTL granted (a larger request is lowered to it;
-    ``None`` grants any, unlimited included). ``poll_interval_ms``: the ``pollInterval``
-    suggested to requestors. ``page_size``: tasks per ``tasks/list`` page. ``sweep_interval``:
-    seconds between purges of expired records.
+    ``None`` grants any, unlimited included). ``min_ttl_ms``: the smallest (a task that expired
+    before its requestor could poll it once would be of no use). ``poll_interval_ms``: the
+    ``pollInterval`` suggested to requestors. ``page_size``: tasks per ``tasks/list`` page.
+    ``sweep_interval``: seconds between purges of expired records.
     """
 
     max_unfinished_per_owner: int = 64
     default_ttl_ms: int = 60 * 60 * 1000
     max_ttl_ms: int | None = 24 * 60 * 60 * 1000
+    min_ttl_ms: int = 1000
     poll_interval_ms: int = 1000
     page_size: int = 100
     sweep_interval: float = 30.0
 
     def ttl_for(self, requested: int | None) -> int | None:
         """The TTL granted for a request that asked for ``requested`` ms (``None``: none)."""
-        ttl = self.default_ttl_ms if requested is None else max(int(requested), 0)
+        ttl = self.default_ttl_ms if requested is None else max(int(requested), self.min_ttl_ms)
         if self.max_ttl_ms is not None:
             ttl = min(ttl, self.max_ttl_ms)
         return ttl
@@ -182,6 +187,8 @@ class TaskSupervisor:
         self._closing = False
         self._live: dict[str, RunningTask] = {}
         self._listeners: dict[str, StatusListener] = {}
+        # Whether the store tells us of changes itself (no watcher task per task then).
+        self._observed = False
 
     # ------------------------------------------------------------------ lifetime
 
@@ -203,6 +210,11 @@ class TaskSupervisor:
         if self._nursery is not None:
             yield self
             return
+        stop_observing: Callable[[], None] | None = None
+        if isinstance(self.store, ObservableTaskStore):
+            # The in-process fast path: one listener instead of a watcher task per task.
+            stop_observing = self.store.subscribe(self._record_changed)
+        self._observed = stop_observing is not None
         try:
             async with open_unwrapping_nursery() as nursery:
                 self._nursery = nursery
@@ -217,6 +229,16 @@ class TaskSupervisor:
         finally:
             self._nursery = None
             self._closing = False
+            if stop_observing is not None:
+                stop_observing()
+
+    def _record_changed(self, task_id: str, record: TaskRecord | None) -> None:
+        """A record changed in an observable store: an ended or vanished record whose actor
+        runs here is cancelled (a cancel written elsewhere, an expiry)."""
+        if record is None or record.terminal:
+            live = self._live.get(task_id)
+            if live is not None:
+                live.cancel_scope.cancel()
 
     async def _sweep(self) -> None:
         while True:
@@ -295,8 +317,9 @@ class TaskSupervisor:
         scope = running.cancel_scope
         task_id = record.task_id
         watch = trio.CancelScope()
-        assert self._nursery is not None
-        self._nursery.start_soon(self._watch_cancel, record, scope, watch)
+        if not self._observed:
+            assert self._nursery is not None
+            self._nursery.start_soon(self._watch_cancel, record, scope, watch)
         status: TaskStatus | None = None
         result = error = None
         message: str | None = None

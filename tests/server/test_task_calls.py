@@ -334,3 +334,32 @@ async def test_status_notifications_carry_the_task_and_progress_carries_related_
     for method in ("notifications/progress", "notifications/message"):
         (sent,) = transcript.notifications(method)
         assert sent["params"]["_meta"][RELATED_TASK_META_KEY] == {"taskId": handle.task_id}
+
+
+async def test_a_request_hook_sees_a_tasks_requests_with_their_related_task() -> None:
+    server, _ = make_server()
+    hooked: list[Any] = []
+
+    class Hook:
+        def __call__(self, ctx: mcptrio.Context, request: Any, send: Any) -> Any:
+            hooked.append(request.METHOD)
+            return send(request)
+
+        def asking(self, ctx: mcptrio.Context, requests: dict[str, Any]) -> dict[str, Any]:
+            return requests
+
+    server.request_hook = Hook()
+    observed: dict[str, Any] = {}
+
+    async def elicitation(ctx: RequestContext, request: Any) -> ElicitResult:
+        observed["meta"] = request.meta
+        return ElicitResult(action="accept", content={"n": "Ada"})
+
+    with trio.fail_after(10):
+        async with open_test_client(
+            server, revisions=REV, handlers=Handlers(elicitation=elicitation)
+        ) as client:
+            handle = await client.call_tool("asks", {}, as_task=True)
+            await handle.result()
+    assert hooked == ["elicitation/create"]
+    assert observed["meta"] == {RELATED_TASK_META_KEY: {"taskId": handle.task_id}}

@@ -151,3 +151,15 @@ async def test_input_requests_and_responses_are_kept_until_the_next_transition()
     working = await store.transition("t1", "working")
     assert working is not None and working.input_requests is None
     assert store.bytes_held == 0
+
+
+async def test_a_full_store_keeps_taking_tasks_by_evicting_the_finished_nearest_expiry() -> None:
+    store = MemoryTaskStore(max_tasks=100)
+    for i in range(300):
+        await store.create(record(f"t{i}", ttl_ms=None if i == 0 else 10_000 + i))
+        await store.transition(f"t{i}", "completed", result=b"{}")
+    assert len(store) == 100
+    # The unlimited one goes last; the others went nearest expiry first.
+    assert await store.get("t0") is not None
+    assert await store.get("t200") is None and await store.get("t201") is not None
+    assert len(store._finished) <= 2 * 100 + 64

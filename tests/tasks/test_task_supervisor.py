@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import trio
 import trio.testing
 
 from mcptrio.protocol.base import Result
 from mcptrio.protocol.types import CallToolResult, TextContent
-from mcptrio.stores.task_store import MemoryTaskStore
+from mcptrio.stores.task_store import MemoryTaskStore, TaskStore
 from mcptrio.tasks import RunningTask, TaskLimits, TasksNotServing, TaskSupervisor
 
 
@@ -36,6 +37,7 @@ async def test_ten_thousand_tasks_leave_no_task_and_no_record_beyond_their_ttl(
         assert len(store) == 0
         assert store.bytes_held == 0
         assert not store._owners and not store._unfinished and not store._expiry
+        assert not store._finished
         assert not store._changed
         assert not supervisor._live and not supervisor._listeners
 
@@ -51,8 +53,27 @@ async def test_the_sweeper_drops_expired_records_without_any_request(
         assert store._slots == {}
 
 
-async def test_a_cancel_written_to_the_store_by_another_worker_reaches_the_actor() -> None:
-    store = MemoryTaskStore()
+class SharedStore:
+    """A store as another process would share it: no in-process change callbacks (only
+    ``wait_for_change``), so the supervisor watches each task's record itself."""
+
+    def __init__(self, inner: MemoryTaskStore) -> None:
+        self.inner = inner
+        self.create = inner.create
+        self.get = inner.get
+        self.transition = inner.transition
+        self.wait_for_change = inner.wait_for_change
+        self.list = inner.list
+        self.delete = inner.delete
+        self.purge_expired = inner.purge_expired
+
+
+@pytest.mark.parametrize("observable", [True, False])
+async def test_a_cancel_written_to_the_store_by_another_worker_reaches_the_actor(
+    observable: bool,
+) -> None:
+    memory = MemoryTaskStore()
+    store: TaskStore = memory if observable else SharedStore(memory)
     here = TaskSupervisor(store)
     stopped = trio.Event()
 
@@ -66,10 +87,11 @@ async def test_a_cancel_written_to_the_store_by_another_worker_reaches_the_actor
     with trio.fail_after(5):
         async with here.running():
             record = await here.create("session:a", "tools/call", forever)
+            await trio.testing.wait_all_tasks_blocked()
             # Another worker shares the store but not this process's cancel scopes.
-            await store.transition(record.task_id, "cancelled", status_message="elsewhere")
+            await memory.transition(record.task_id, "cancelled", status_message="elsewhere")
             await stopped.wait()
-    final = await store.get(record.task_id)
+    final = await memory.get(record.task_id)
     assert final is not None and final.status == "cancelled"
     assert final.status_message == "elsewhere"
 
@@ -97,7 +119,7 @@ async def test_ttls_are_bounded_by_the_limits() -> None:
     limits = TaskLimits(default_ttl_ms=1_000, max_ttl_ms=5_000)
     assert limits.ttl_for(None) == 1_000
     assert limits.ttl_for(60_000) == 5_000
-    assert limits.ttl_for(-3) == 0
+    assert limits.ttl_for(-3) == 1_000 == limits.ttl_for(0)
     assert TaskLimits(max_ttl_ms=None).ttl_for(10**12) == 10**12
 
 

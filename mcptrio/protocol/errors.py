@@ -14,6 +14,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
     │   ├── MethodNotFound        -32601  unknown method, or a feature that was not negotiated
     │   ├── InvalidParams         -32602  params that do not fit the method
     │   ├── InternalError         -32603  a handler failed
+    │   │   └── TasksNotServing           [tasks] a task asked for while no task nursery is open
     │   ├── ResourceNotFound      -32002  (2024-11-05 … 2025-11-25; -32602 from 2026-07-28)
     │   ├── UrlElicitationRequired  -32042  (2025-11-25)
     │   ├── HeaderMismatch        -32020  HTTP headers disagree with the body (2026-07-28)
@@ -71,9 +72,12 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── SessionEnded                      [transports.http] the HTTP session ended first
     ├── SessionLimitReached               [transports.http] max_sessions are live (503)
     ├── EndpointNotRunning                [transports.http] the endpoint's run() is not on (503)
+    ├── TaskLimitReached                  [stores] an owner has all the unfinished tasks it may
+    ├── TaskStoreFull                     [stores] the task store is full of unfinished tasks
     └── TooManyListeners                  [server] the subscription bus has all the listeners it may
     ValueError
     ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule
+    ├── InvalidTaskCursor                 [stores] a tasks/list cursor the task store did not make
     ├── SseError                          [protocol.sse] an SSE stream is invalid or over a limit
     ├── StructureError                    [server] cattrs refused an attrs-class tool argument
     └── ToolOutputError                   [server] a tool's value does not fit its annotation

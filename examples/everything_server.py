@@ -45,6 +45,7 @@ from mcptrio.server.tools import ToolError
 # The 2026-07-28 fixtures live beside this file (run as a script or loaded by path).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from everything_stateless import add_stateless_fixtures
+from everything_tasks import add_task_fixtures
 
 #: A 1x1 red PNG pixel and a minimal WAV file, as the conformance suite's own server uses.
 TEST_IMAGE_BASE64 = (
@@ -437,6 +438,7 @@ def build_server() -> mcptrio.Server:
         return f"Please review this code for {focus}:\n\n{code}"
 
     add_stateless_fixtures(server)
+    add_task_fixtures(server)
     return server
 
 

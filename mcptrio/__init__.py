@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "LifespanError": "mcptrio.server.lifespan",
     "LocalError": "mcptrio.protocol.errors",
     "McpError": "mcptrio.protocol.errors",
+    "MemoryTaskStore": "mcptrio.stores.task_store",
     "MethodNotFound": "mcptrio.protocol.errors",
     "Middleware": "mcptrio.server.middleware",
     "OutputValidationError": "mcptrio.client",
@@ -46,6 +47,10 @@ _EXPORTS: dict[str, str] = {
     "SkillVerificationError": "mcptrio.client.skills",
     "Skills": "mcptrio.server.skills",
     "SkillsError": "mcptrio.server.skill_files",
+    "TaskHandle": "mcptrio.client.tasks",
+    "TaskLimits": "mcptrio.tasks.supervisor",
+    "TaskStore": "mcptrio.stores.task_store",
+    "TaskSupervisor": "mcptrio.tasks.supervisor",
     "ToolError": "mcptrio.server.tools",
     "TransportError": "mcptrio.protocol.errors",
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
@@ -67,6 +72,7 @@ if TYPE_CHECKING:
     from .client.skills import SkillFile as SkillFile
     from .client.skills import SkillVerificationError as SkillVerificationError
     from .client.skills import declare_skills as declare_skills
+    from .client.tasks import TaskHandle as TaskHandle
     from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
     from .protocol.errors import ConnectionClosed as ConnectionClosed
     from .protocol.errors import InternalError as InternalError
@@ -97,6 +103,10 @@ if TYPE_CHECKING:
     from .server.skill_files import SkillsError as SkillsError
     from .server.skills import Skills as Skills
     from .server.tools import ToolError as ToolError
+    from .stores.task_store import MemoryTaskStore as MemoryTaskStore
+    from .stores.task_store import TaskStore as TaskStore
+    from .tasks.supervisor import TaskLimits as TaskLimits
+    from .tasks.supervisor import TaskSupervisor as TaskSupervisor
 
 
 def __getattr__(name: str) -> Any:

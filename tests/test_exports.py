@@ -48,6 +48,11 @@ PUBLIC = {
     "Skills",
     "SkillsError",
     "declare_skills",
+    "MemoryTaskStore",
+    "TaskHandle",
+    "TaskLimits",
+    "TaskStore",
+    "TaskSupervisor",
 }
 
 

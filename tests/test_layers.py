@@ -1,6 +1,7 @@
 """The package's layers: every import points downward, and no module imports one that imports it.
 
-protocol < runtime < transports < server, client (which never import each other) < the rest.
+protocol < runtime, stores < transports, tasks < server, client (which never import each other) <
+the rest.
 For the layers, imports under ``if TYPE_CHECKING:`` and inside functions count too: a type a
 module names belongs to a layer it may depend on. For circles, only the imports that run when a
 module is imported count (a type named for the checker alone, or an import deferred into a
@@ -22,6 +23,8 @@ LAYERS = {
     "runtime": 1,
     "transports": 2,
     "auth": 2,
+    # Tasks as actors: the supervisor and the tasks/* answers, shared by server and client.
+    "tasks": 2,
     "server": 3,
     "client": 3,
 }

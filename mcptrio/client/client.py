@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar, Unpack
+from typing import Any, Literal, TypeVar, Unpack, overload
 
 import trio
 
@@ -91,6 +91,7 @@ from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
 from .server_requests import ReceiveHook, ServerRequestRouter
 from .skills import SkillFile, skill_file_uri, verified_file
+from .tasks import TaskHandle, start_tool_task
 
 __all__ = ["UNSUBSCRIBE_TIMEOUT", "Client", "SendHook"]
 
@@ -343,21 +344,50 @@ class Client(ClientStreams):
         # A list change during the listing means the listing may already be stale.
         self._output_schemas.complete = generation == self._output_schemas.generation
 
+    @overload
     async def call_tool(
         self,
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
         validate_output: bool = True,
+        as_task: Literal[False] = False,
         **options: Unpack[CallOptions],
-    ) -> CallToolResult:
+    ) -> CallToolResult: ...
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        as_task: Literal[True],
+        task_ttl: float | None = None,
+        **options: Unpack[CallOptions],
+    ) -> TaskHandle[CallToolResult]: ...
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        validate_output: bool = True,
+        as_task: bool = False,
+        task_ttl: float | None = None,
+        **options: Unpack[CallOptions],
+    ) -> CallToolResult | TaskHandle[CallToolResult]:
         """Call tool ``name``; a tool failure comes back as a result with ``is_error`` set.
 
         With ``validate_output`` a result is checked against the tool's ``outputSchema``
         (learnt from the last listing; for a tool not listed yet, the tools are listed once
         first) and :class:`~mcptrio.client.errors.OutputValidationError` is raised on mismatch.
         Revisions before 2025-06-18 have no output schemas: nothing is checked there.
+
+        With ``as_task`` the server runs the call as a task and this returns at once with a
+        :class:`~mcptrio.client.tasks.TaskHandle` to poll, await and cancel (``task_ttl``:
+        how long, in seconds, the server should keep it; it may grant less). See
+        :func:`~mcptrio.client.tasks.start_tool_task`.
         """
+        if as_task:
+            return await start_tool_task(self, name, arguments, task_ttl, options)
         validate_output = validate_output and self._has_output_schemas
         if validate_output and not self._output_schemas.knows(name):
             listing = options.copy()
@@ -392,6 +422,12 @@ class Client(ClientStreams):
             result = await self.request(request, **options)
         if isinstance(result, InputRequiredResult):
             result = await self._answer_inputs(request, result, options)
+        if not isinstance(result, CallToolResult):
+            # A task (2026-07-28 extension) this call did not declare it could take.
+            raise InvalidParams(
+                f"The server answered tools/call {name!r} with a {type(result).__name__}, which"
+                " this call did not ask for (as_task=True declares the tasks extension)"
+            )
         if validate_output:
             self._output_schemas.check(name, result)
         return result

@@ -27,6 +27,7 @@ from ..protocol.errors import RequestTimeout
 from ..protocol.types import InitializedNotification, InitializeResult
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import Session
+from ..tasks import TaskSupervisor
 from ..transports.http.client.transport import HttpClientTransport
 from .cache import DISCOVER_KEY
 from .client import Client
@@ -81,11 +82,15 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
         elicitation_modes=None if handlers.elicitation is None else handlers.elicitation_modes,
         roots=handlers.roots is not None,
         extra=identity.capabilities,
+        tasks=handlers.tasks is not False,
     )
     router = ServerRequestRouter(handlers)
     notifications = NotificationRouter(options.get("notifications") or NotificationCallbacks())
     async with open_unwrapping_nursery() as nursery:
         try:
+            if router.tasks is not None:
+                # The tasks the server asks of this client live as long as the client.
+                await nursery.start(_serve_tasks, router.tasks.supervisor)
             async with open_target(target, nursery) as transport:
                 connection = Connection(
                     "client",
@@ -176,6 +181,14 @@ async def _initialize(
         ) from None
     await session.notify(InitializedNotification())
     return result
+
+
+async def _serve_tasks(
+    supervisor: TaskSupervisor, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    async with supervisor.running():
+        task_status.started()
+        await trio.sleep_forever()
 
 
 async def _run_in_scope(

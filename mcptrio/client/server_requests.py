@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, TypeAlias
 
 import msgspec
@@ -32,18 +33,24 @@ from ..protocol.base import Request, Result
 from ..protocol.connection import capability_declared
 from ..protocol.errors import InternalError, InvalidParams, McpError, MethodNotFound
 from ..protocol.types import (
+    CancelTaskRequest,
     ClientCapabilities,
     CreateMessageRequest,
     CreateMessageResult,
     ElicitRequest,
     ElicitResult,
+    GetTaskPayloadRequest,
+    GetTaskRequest,
     ListRootsRequest,
     ListRootsResult,
+    ListTasksRequest,
     Root,
     RootsListChangedNotification,
+    TaskMetadata,
 )
 from ..runtime.context import RequestContext
 from ..runtime.session import RequestHandler, Session
+from ..tasks import TaskReceiver, TaskSupervisor, owner_of
 
 __all__ = [
     "ElicitationHandler",
@@ -90,6 +97,13 @@ class Handlers:
     ``fallback``
         ``async (ctx, request) -> Result``, the low-level hook: answers any request that has no
         typed handler above. Without it such a request is refused with -32601.
+    ``tasks``
+        Run the server's task-augmented sampling and elicitation requests as tasks (2025-11-25):
+        ``True`` for a :class:`~mcptrio.TaskSupervisor` of the client's own (records in
+        memory), or the one to use. Declares ``tasks`` with ``list``, ``cancel`` and the
+        requests whose handlers are given; the client then answers ``tasks/*``. Without it a
+        task-augmented request is answered as a plain one, as the spec says of a receiver that
+        declared no tasks.
 
     A handler raising :class:`~mcptrio.protocol.errors.McpError` answers with that error; any
     other exception answers -32603, is logged, and leaves the session running. Each runs in the
@@ -101,6 +115,7 @@ class Handlers:
     elicitation_modes: Collection[ElicitationMode] = ("form", "url")
     roots: Sequence[Root] | None = None
     fallback: RequestHandler | None = None
+    tasks: TaskSupervisor | bool = False
 
 
 # ------------------------------------------------------------------------------ capabilities
@@ -112,12 +127,15 @@ def derive_capabilities(
     elicitation_modes: Collection[ElicitationMode] | None,
     roots: bool,
     extra: ClientCapabilities | None = None,
+    tasks: bool = False,
 ) -> ClientCapabilities:
     """The capabilities to declare in ``initialize``, in the newest shape.
 
     ``sampling`` declares ``sampling`` (with ``tools`` and ``context``), ``elicitation_modes``
     (``None``: no elicitation) declares ``elicitation`` (``{form?, url?}``), ``roots`` declares
-    ``roots: {listChanged: true}``. ``extra`` is merged in (its members win). The connection
+    ``roots: {listChanged: true}``, ``tasks`` declares ``tasks`` (list, cancel, and the
+    sampling and elicitation requests declared). ``extra`` is merged in (its members win). The
+    connection
     cuts them to what the offered revision defines (``{}`` for form mode in 2025-06-18,
     nothing earlier).
     """
@@ -133,6 +151,13 @@ def derive_capabilities(
         derived["elicitation"] = {mode: {} for mode in ("form", "url") if mode in elicitation_modes}
     if roots:
         derived["roots"] = {"listChanged": True}
+    if tasks:
+        requests: dict[str, Any] = {}
+        if sampling:
+            requests["sampling"] = {"createMessage": {}}
+        if elicitation_modes is not None:
+            requests["elicitation"] = {"create": {}}
+        derived["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
     if extra is not None:
         _merge(derived, msgspec.to_builtins(extra))
     return msgspec.convert(derived, ClientCapabilities)
@@ -176,6 +201,11 @@ class ServerRequestRouter:
         self.fallback = handlers.fallback
         #: Wraps each answer (``None``, the default, costs one attribute test a request).
         self.hook: ReceiveHook | None = None
+        #: Runs task-augmented requests as tasks and answers tasks/* (``Handlers.tasks``).
+        self.tasks: TaskReceiver | None = None
+        if handlers.tasks is not False:
+            supervisor = TaskSupervisor() if handlers.tasks is True else handlers.tasks
+            self.tasks = TaskReceiver(supervisor)
 
     def __call__(self, ctx: RequestContext, request: Request[Any]) -> Awaitable[Result]:
         hook = self.hook
@@ -184,6 +214,30 @@ class ServerRequestRouter:
         return hook(ctx, request, self._answer)
 
     async def _answer(self, ctx: RequestContext, request: Request[Any]) -> Result:
+        receiver = self.tasks
+        if receiver is not None:
+            owner = owner_of(None, ctx.session)
+            task = getattr(request, "task", None)
+            if isinstance(task, TaskMetadata) and self._handles(request):
+                return await receiver.start(ctx, task, owner, partial(self._answer_now, request))
+            match request:
+                case GetTaskRequest():
+                    return await receiver.get(owner, request)
+                case GetTaskPayloadRequest():
+                    return await receiver.result(ctx, owner, request)
+                case ListTasksRequest():
+                    return await receiver.list(owner, request)
+                case CancelTaskRequest():
+                    return await receiver.cancel(owner, request)
+        return await self._answer_now(request, ctx)
+
+    def _handles(self, request: Request[Any]) -> bool:
+        """Whether a typed handler answers ``request`` (what a task may be made of)."""
+        if isinstance(request, CreateMessageRequest):
+            return self.sampling is not None
+        return isinstance(request, ElicitRequest) and self.elicitation is not None
+
+    async def _answer_now(self, request: Request[Any], ctx: RequestContext) -> Result:
         if isinstance(request, CreateMessageRequest) and self.sampling is not None:
             _check_sampling_request(ctx.session, request)
             sampled: CreateMessageResult = await _run(

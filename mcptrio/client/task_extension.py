@@ -1,233 +1,201 @@
-"""The client's side of the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``).
+"""The 2026-07-28 backend of a client's :class:`~.tasks.TaskHandle` (the tasks extension,
+``io.modelcontextprotocol/tasks``, SEP-2663).
 
 In the stateless era a task is the server's choice: a ``tools/call`` that declares the extension
 in its ``_meta`` may be answered with a task (``resultType: "task"``) instead of its result, and
-one that does not declare it never is. :class:`TaskExtension` is what a :class:`~.client.Client`
-does with such tasks, and :class:`ExtensionTaskHandle` the handle a caller keeps of one:
+one that does not declare it never is. ``client.call_tool(name, args, as_task=True)`` sends the
+call declaring it (on that request only: the client's other requests declare what the client
+was opened with) and returns the same :class:`~.tasks.TaskHandle` as in 2025-11-25, backed by
+:class:`ExtensionTaskBackend`:
 
-- :meth:`TaskExtension.call_tool` sends the call with the extension declared (on that request
-  only: the client's other requests declare what the client was opened with) and returns a
-  handle, for a task or for a result the server gave at once (both are valid answers);
-- :meth:`ExtensionTaskHandle.status` is ``tasks/get``: the status-specific
-  :class:`~mcptrio.protocol.tasks_extension.DetailedTask`;
-- :meth:`ExtensionTaskHandle.result` polls (at the server's ``pollIntervalMs``, by default)
-  until the task ends and returns what the call would have returned: the ``CallToolResult``
-  (tool errors included, ``is_error`` set), the JSON-RPC error of a ``failed`` task raised as
-  its :class:`~mcptrio.protocol.errors.McpError`, :class:`TaskCancelled` for a cancelled one.
-  While the task is ``input_required`` it answers the task's ``inputRequests`` with the
-  client's own sampling / elicitation / roots handlers, each key once, through ``tasks/update``;
-- :meth:`ExtensionTaskHandle.update` sends answers of the caller's own, and
-  :meth:`ExtensionTaskHandle.cancel` is ``tasks/cancel`` (cooperative: the task may still end
-  otherwise).
+- ``status()`` is ``tasks/get`` (the handle shows the task's state in the 2025-11-25 shape,
+  ``ttl`` / ``pollInterval`` in ms; :meth:`ExtensionTaskBackend.detailed` gives the whole
+  :class:`~mcptrio.protocol.tasks_extension.DetailedTask`);
+- ``result()`` polls at the task's ``pollIntervalMs`` until it ends and returns what the call
+  would have returned: the ``CallToolResult`` (a tool error with ``is_error`` set), the
+  JSON-RPC error of a ``failed`` task raised as its :class:`~mcptrio.protocol.errors.McpError`,
+  :class:`~mcptrio.protocol.errors.InvalidRequest` for a cancelled one (as ``tasks/result``
+  answers in 2025-11-25). While the task is ``input_required`` it answers the task's
+  ``inputRequests`` with the client's own sampling / elicitation / roots handlers, each key
+  once, in one ``tasks/update``: the same handlers answer the same requests in either era;
+- ``update()`` is ``tasks/update`` with answers of the caller's own; ``cancel()`` is
+  ``tasks/cancel`` (an acknowledgement: cancellation is cooperative), then ``tasks/get``.
 
-Every wait is bounded: the polling by the caller's scope (``trio.fail_after`` around
-:meth:`~ExtensionTaskHandle.result`), each request by the client's timeouts.
+A server may also answer a declaring call at once with its result (SEP-2663 allows either):
+the handle then holds that result, its task is marked ``completed`` with an empty ``taskId``
+and there is nothing to poll, update or cancel.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 import trio
 
 from ..protocol import tasks_extension as ext
-from ..protocol.errors import McpError
+from ..protocol.errors import CapabilityNotNegotiated, InvalidRequest, McpError
 from ..protocol.request_meta import CLIENT_CAPABILITIES_KEY
-from ..protocol.types import CallToolRequest, CallToolResult
-from .errors import ClientError
+from ..protocol.types import CallToolRequest, CallToolResult, Task
+from ..stores.task_store import now_iso
 from .input_required import answer_requests
-from .options import CallOptions
+from .tasks import TaskHandle
 
 if TYPE_CHECKING:
     from .client import Client
+    from .options import CallOptions
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
-    "ExtensionTaskHandle",
-    "TaskCancelled",
-    "TaskExtension",
-    "TaskNotOffered",
+    "MAX_ANSWERED_KEYS",
+    "ExtensionTaskBackend",
+    "core_task",
+    "outcome",
+    "start_extension_task",
 ]
+
+ResultT = TypeVar("ResultT")
 
 #: How long to wait between polls when the server suggests nothing (seconds).
 DEFAULT_POLL_INTERVAL: Final = 1.0
 #: The shortest wait between polls, whatever the server suggests (seconds).
 MIN_POLL_INTERVAL: Final = 0.01
 #: ``inputRequests`` keys remembered as answered, per task (keys are unique per task: more
-#: than this many rounds of input is a server gone wrong).
+#: than this many asks is a server gone wrong).
 MAX_ANSWERED_KEYS: Final = 10_000
+#: The ``_meta`` member that declares the extension on one request.
+DECLARE: Final[dict[str, Any]] = {CLIENT_CAPABILITIES_KEY: {"extensions": {ext.EXTENSION_ID: {}}}}
 
 
-class TaskCancelled(ClientError, default_message="The task was cancelled"):
-    """The task ended ``cancelled``: it has no result."""
+def core_task(task: ext.Task) -> Task:
+    """``task`` in the 2025-11-25 shape a :class:`~.tasks.TaskHandle` shows."""
+    return Task(
+        task_id=task.task_id,
+        status=task.status,
+        created_at=task.created_at,
+        last_updated_at=task.last_updated_at,
+        ttl=task.ttl_ms,
+        status_message=task.status_message,
+        poll_interval=task.poll_interval_ms,
+    )
 
 
-class TaskNotOffered(ClientError, default_message="The server does not offer tasks"):
-    """The server did not declare the tasks extension (``server/discover``)."""
-
-
-_DECLARE: Final[dict[str, Any]] = {CLIENT_CAPABILITIES_KEY: {"extensions": {ext.EXTENSION_ID: {}}}}
-
-
-class TaskExtension:
-    """A client's calls of the tasks extension (see the module docstring)."""
-
-    __slots__ = ("_client",)
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def offered(self) -> bool:
-        """Whether the server declared the extension."""
-        return ext.declares(self._client.server_capabilities)
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        **options: Unpack[CallOptions],
-    ) -> ExtensionTaskHandle:
-        """Call tool ``name`` declaring the extension; the handle of the task the server made,
-        or of the result it gave at once (see :attr:`ExtensionTaskHandle.immediate`)."""
-        if not self.offered():
-            raise TaskNotOffered(
-                f"The server does not declare the {ext.EXTENSION_ID} extension: call"
-                f" {name!r} without as_task"
-            )
-        request = CallToolRequest(
-            name=name,
-            arguments=None if arguments is None else dict(arguments),
-            meta=dict(_DECLARE),
+async def start_extension_task(
+    client: Client, name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+) -> TaskHandle[CallToolResult]:
+    """``client.call_tool(name, arguments, as_task=True)`` in the stateless era (the module
+    docstring). :class:`CapabilityNotNegotiated` when the server does not declare the
+    extension, before anything is sent."""
+    if not ext.declares(client.server_capabilities):
+        raise CapabilityNotNegotiated(
+            f"The server does not declare the {ext.EXTENSION_ID} extension: it runs no tool as"
+            " a task"
         )
-        result: Any = await self._client.request(request, **options)
-        if isinstance(result, ext.CreateTaskResult):
-            return ExtensionTaskHandle(self, result.task, None)
-        assert isinstance(result, CallToolResult)
-        return ExtensionTaskHandle(self, None, result)
-
-    async def get(self, task_id: str, **options: Unpack[CallOptions]) -> ext.DetailedTask:
-        """``tasks/get``: the task as it is now."""
-        request = ext.GetTaskRequest(task_id=task_id, meta=dict(_DECLARE))
-        result = await self._client.request(request, **options)
-        return result.task
-
-    async def update(
-        self, task_id: str, responses: Mapping[str, Any], **options: Unpack[CallOptions]
-    ) -> None:
-        """``tasks/update``: answers to the task's input requests, by key (wire form)."""
-        request = ext.UpdateTaskRequest(
-            task_id=task_id, input_responses=dict(responses), meta=dict(_DECLARE)
-        )
-        await self._client.request(request, **options)
-
-    async def cancel(self, task_id: str, **options: Unpack[CallOptions]) -> None:
-        """``tasks/cancel``: ask the server to cancel the task (it may still end otherwise)."""
-        await self._client.request(
-            ext.CancelTaskRequest(task_id=task_id, meta=dict(_DECLARE)), **options
-        )
-
-    async def answer(self, task: ext.DetailedTask, answered: set[str]) -> None:
-        """Answer the input requests of ``task`` not in ``answered`` (then added to it) with the
-        client's handlers, in one ``tasks/update``."""
-        asked = {k: v for k, v in (task.input_requests or {}).items() if k not in answered}
-        if not asked:
-            return
-        if len(answered) + len(asked) > MAX_ANSWERED_KEYS:
-            raise ClientError(
-                f"Task {task.task_id} asked for input more than {MAX_ANSWERED_KEYS} times"
-            )
-        client = self._client
-        responses = await answer_requests(client.session, asked, client._handlers)
-        await self.update(task.task_id, responses)
-        answered.update(asked)
+    request = CallToolRequest(
+        name=name, arguments=None if arguments is None else dict(arguments), meta=dict(DECLARE)
+    )
+    result: Any = await client.request(request, **options)
+    if isinstance(result, ext.CreateTaskResult):
+        backend = ExtensionTaskBackend(client, options)
+        return TaskHandle(backend, core_task(result.task), CallToolResult)
+    assert isinstance(result, CallToolResult)
+    now = now_iso()
+    done = Task(
+        task_id="",
+        status="completed",
+        created_at=now,
+        last_updated_at=now,
+        ttl=None,
+        status_message="The server answered at once, without a task",
+    )
+    return TaskHandle(ExtensionTaskBackend(client, options, immediate=result), done, CallToolResult)
 
 
-class ExtensionTaskHandle:
-    """A task the server runs for a ``tools/call`` (or the result it gave at once)."""
+class ExtensionTaskBackend:
+    """A :class:`~.tasks.TaskBackend` speaking the tasks extension (the module docstring)."""
 
-    __slots__ = ("_answered", "_calls", "_last", "immediate", "task")
+    __slots__ = ("_answered", "_client", "_immediate", "_options")
 
     def __init__(
-        self, calls: TaskExtension, task: ext.Task | None, immediate: CallToolResult | None
+        self, client: Client, options: CallOptions, *, immediate: CallToolResult | None = None
     ) -> None:
-        self._calls = calls
-        #: The task as created (``None`` when the server answered at once).
-        self.task = task
-        #: The result the server gave instead of a task (it may, SEP-2663).
-        self.immediate = immediate
+        self._client = client
+        self._options = options
+        self._immediate = immediate
         self._answered: set[str] = set()
-        self._last: ext.DetailedTask | None = None
 
-    def __repr__(self) -> str:
-        what = "immediate result" if self.task is None else self.task.task_id
-        return f"<ExtensionTaskHandle {what}>"
+    async def _request(self, request: Any) -> Any:
+        return await self._client.request(request, **self._options)
 
-    @property
-    def task_id(self) -> str | None:
-        """The task's id (``None``: no task, the result came at once)."""
-        return None if self.task is None else self.task.task_id
+    async def detailed(self, task_id: str) -> ext.DetailedTask:
+        """``tasks/get``: the whole detailed task (its input requests, result or error)."""
+        self._no_task_check(task_id)
+        result = await self._request(ext.GetTaskRequest(task_id=task_id, meta=dict(DECLARE)))
+        assert isinstance(result, ext.GetTaskResult)
+        return result.task
 
-    async def status(self) -> ext.DetailedTask | None:
-        """``tasks/get`` (``None`` when there is no task)."""
-        if self.task is None:
-            return None
-        self._last = await self._calls.get(self.task.task_id)
-        return self._last
+    async def get(self, task_id: str) -> Task:
+        if self._immediate is not None:
+            return _immediate_task()
+        return core_task(await self.detailed(task_id))
 
-    async def update(self, responses: Mapping[str, Any]) -> None:
-        """Send answers of your own to the task's input requests (wire form, by key)."""
-        if self.task is None:
-            raise ClientError("There is no task to update: the result came at once")
-        await self._calls.update(self.task.task_id, responses)
-        self._answered.update(responses)
+    async def update(self, task_id: str, input_responses: Mapping[str, Any]) -> None:
+        self._no_task_check(task_id)
+        request = ext.UpdateTaskRequest(
+            task_id=task_id, input_responses=dict(input_responses), meta=dict(DECLARE)
+        )
+        await self._request(request)
+        self._remember(input_responses)
 
-    async def cancel(self) -> None:
-        """Ask the server to cancel the task (a no-op when there is none)."""
-        if self.task is not None:
-            await self._calls.cancel(self.task.task_id)
+    async def cancel(self, task_id: str) -> Task:
+        if self._immediate is not None:
+            return _immediate_task()
+        await self._request(ext.CancelTaskRequest(task_id=task_id, meta=dict(DECLARE)))
+        return await self.get(task_id)
 
-    async def wait(
-        self, *, poll_interval: float | None = None, answer_inputs: bool = True
-    ) -> ext.DetailedTask | None:
-        """Poll until the task ends (answering its input requests with the client's handlers
-        unless ``answer_inputs`` is false); the terminal task (``None``: no task)."""
-        if self.task is None:
-            return None
-        suggested = self.task.poll_interval_ms
+    async def result(self, task_id: str, result_type: type[ResultT]) -> ResultT:
+        if self._immediate is not None:
+            return self._immediate  # type: ignore[return-value]
+        suggested: int | None = None
         while True:
-            task = await self.status()
-            assert task is not None
+            task = await self.detailed(task_id)
             if task.status in ext.TERMINAL_STATUSES:
-                return task
-            if task.status == "input_required" and answer_inputs:
-                await self._calls.answer(task, self._answered)
-                continue
+                return msgspec.convert(outcome(task), result_type)
+            if task.status == "input_required":
+                asked = {
+                    k: v for k, v in (task.input_requests or {}).items() if k not in self._answered
+                }
+                if asked:
+                    client = self._client
+                    responses = await answer_requests(client.session, asked, client._handlers)
+                    await self.update(task_id, responses)
+                    continue
             if task.poll_interval_ms is not None:
                 suggested = task.poll_interval_ms
-            delay = (
-                poll_interval
-                if poll_interval is not None
-                else DEFAULT_POLL_INTERVAL
-                if suggested is None
-                else suggested / 1000
-            )
+            delay = DEFAULT_POLL_INTERVAL if suggested is None else suggested / 1000
             await trio.sleep(max(delay, MIN_POLL_INTERVAL))
 
-    async def result(self, *, poll_interval: float | None = None) -> CallToolResult:
-        """What the call returns once the task ends (see the module docstring)."""
-        if self.immediate is not None:
-            return self.immediate
-        task = await self.wait(poll_interval=poll_interval)
-        assert task is not None
-        return outcome(task)
+    def _remember(self, keys: Mapping[str, Any]) -> None:
+        if len(self._answered) + len(keys) > MAX_ANSWERED_KEYS:
+            raise InvalidRequest(f"A task asked for input more than {MAX_ANSWERED_KEYS} times")
+        self._answered.update(keys)
+
+    def _no_task_check(self, task_id: str) -> None:
+        if self._immediate is not None:
+            raise InvalidRequest("There is no task: the server answered the call at once")
 
 
-def outcome(task: ext.DetailedTask) -> CallToolResult:
-    """The call's result from a terminal ``task``: its result, or its error raised."""
+def _immediate_task() -> Task:
+    now = now_iso()
+    return Task(task_id="", status="completed", created_at=now, last_updated_at=now, ttl=None)
+
+
+def outcome(task: ext.DetailedTask) -> dict[str, Any]:
+    """The result (wire form) of a terminal ``task``, or its error raised (see the module
+    docstring)."""
     if task.status == "completed":
-        return msgspec.convert(task.result or {}, CallToolResult)
+        return task.result or {}
     if task.status == "failed":
         error = task.error or {}
         code, message = error.get("code"), error.get("message")
@@ -237,5 +205,8 @@ def outcome(task: ext.DetailedTask) -> CallToolResult:
             error.get("data"),
         )
     if task.status == "cancelled":
-        raise TaskCancelled(f"Task {task.task_id} was cancelled")
+        raise InvalidRequest(
+            "The task was cancelled before it produced a result"
+            + (f": {task.status_message}" if task.status_message else "")
+        )
     raise ValueError(f"Task {task.task_id} has not ended ({task.status})")

@@ -79,6 +79,7 @@ from .types import (
     CancelledNotification,
     ClientCapabilities,
     DiscoverRequest,
+    DiscoverResult,
     EmptyResult,
     Implementation,
     InitializedNotification,
@@ -154,6 +155,8 @@ class Connection:
         # both sides' capabilities) is settled by then and never changes again.
         self._allowed_in: dict[str, MethodSpec] = {}
         self._allowed_out: set[tuple[str, str]] = set()
+        # Server side: (notification, revision) found allowed for stateless-era requests.
+        self._allowed_stateless_out: set[tuple[str, str]] = set()
         # Server side: the stateless-era requests in flight, with what their _meta said.
         self._stateless: dict[RequestId, RequestMeta] = {}
         self._stateless_reader = StatelessReader(supported)
@@ -445,7 +448,10 @@ class Connection:
         try:
             if isinstance(result, InitializeResult):
                 self._negotiated(accept_server_answer(result.protocol_version, self.supported))
-            if self._check_in is not None:
+            # The stateless probe's answer is of the revision it named, not of the handshake
+            # revision offered meanwhile (which would drop what it lacks: extensions...).
+            probe = self.revision is None and isinstance(result, DiscoverResult)
+            if self._check_in is not None and not probe:
                 result = self._check_in(result)
         except McpError as exc:
             events.append(ev.ErrorReceived(rid, exc))
@@ -508,8 +514,11 @@ class Connection:
 
         One ``related`` to a stateless-era request is fitted to that request's revision.
         """
-        self._check_outgoing(notification.METHOD, "notification")
         meta = self._stateless.get(related) if self._stateless and related is not None else None
+        if meta is not None and self.revision is None:
+            self._check_stateless_outgoing(notification.METHOD, meta.revision.version)
+        else:
+            self._check_outgoing(notification.METHOD, "notification")
         if meta is not None:
             notification = fit_outgoing(notification, meta.revision)
         elif self._fit_out is not None:
@@ -531,6 +540,22 @@ class Connection:
         )
         if self.revision is not None:
             self._allowed_out.add((method, kind))
+
+    def _check_stateless_outgoing(self, method: str, version: str) -> None:
+        """Check a notification related to a stateless-era request of revision ``version`` (an
+        extension's, such as ``notifications/tasks``, exists only there). Only the server's own
+        capabilities gate what a server sends in that era, so the answer is kept."""
+        if (method, version) in self._allowed_stateless_out:
+            return
+        check_outgoing(
+            method,
+            "notification",
+            role=self.role,
+            revision=version,
+            capabilities=self.capabilities,
+            peer_capabilities=None,
+        )
+        self._allowed_stateless_out.add((method, version))
 
     def respond(self, rid: RequestId, result: Result) -> bytes | None:
         """Answer incoming request ``rid``; ``None`` while its batch is still open.

@@ -14,6 +14,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
     │   ├── MethodNotFound        -32601  unknown method, or a feature that was not negotiated
     │   ├── InvalidParams         -32602  params that do not fit the method
     │   ├── InternalError         -32603  a handler failed
+    │   │   └── TasksNotServing           [tasks] a task asked for while no task nursery is open
     │   ├── ResourceNotFound      -32002  (2024-11-05 … 2025-11-25; -32602 from 2026-07-28)
     │   ├── UrlElicitationRequired  -32042  (2025-11-25)
     │   ├── HeaderMismatch        -32020  HTTP headers disagree with the body (2026-07-28)
@@ -47,8 +48,6 @@ defined next to what raises them (the module is in brackets); the sub-roots live
             ├── ServerConnectError        a server of a group could not be connected
             ├── SkillVerificationError    a skill file does not match its entry (SEP-2640)
             ├── SubscriptionRefused       a listen stream was acknowledged without a URI
-            ├── TaskCancelled             a task (2026-07-28 extension) ended cancelled
-            ├── TaskNotOffered            the server does not declare the tasks extension
             ├── TooManyInputRounds        a stateless-era request kept asking for input
             └── UnknownServer             no such server in the group; also a KeyError
 
@@ -76,9 +75,12 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── SessionLimitReached               [transports.http] max_sessions are live (503)
     ├── EndpointNotRunning                [transports.http] the endpoint's run() is not on (503)
     ├── SessionBusy                       [runtime] max_in_flight run, max_waiting wait (503)
+    ├── TaskLimitReached                  [stores] an owner has all the unfinished tasks it may
+    ├── TaskStoreFull                     [stores] the task store is full of unfinished tasks
     └── TooManyListeners                  [server] the subscription bus has all the listeners it may
     ValueError
     ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule
+    ├── InvalidTaskCursor                 [stores] a tasks/list cursor the task store did not make
     ├── SseError                          [protocol.sse] an SSE stream is invalid or over a limit
     ├── FrontmatterError                  [protocol.skill_frontmatter] unusable SKILL.md frontmatter
     ├── StructureError                    [server] cattrs refused an attrs-class tool argument
@@ -86,7 +88,8 @@ between two of its parts, and is named for what it is (no name here means two th
     LookupError
     └── UnknownEventId                    [stores] a Last-Event-ID names no stream
     BaseException
-    └── InputRequired                     [server] ends a stateless-era handler's round (SEP-2322)
+    ├── InputRequired                     [server] ends a stateless-era handler's round (SEP-2322)
+    └── BeginTask                         [server] a task takes over from the request (SEP-2663)
 
 What :mod:`mcptrio.testing` finds wrong in a user's test fails it, as a test failure does::
 

@@ -56,13 +56,16 @@ from ..protocol.types.logging import LOGGING_LEVELS, LoggingLevel
 from ..protocol.types.sampling import IncludeContext
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
+from ..tasks.context import TaskRequestContext
 from ..transports.http.endpoints.security import Principal, current_principal
 from .elicitation_schema import schema_for_elicitation
 from .input_rounds import InputRequired, InputRound
 
 if TYPE_CHECKING:
     from ..runtime.outgoing import RequestOptions
+    from ..tasks.handle import TaskHandle
     from .server import Server
+    from .task_extension import TaskInputs
 
 __all__ = ["Context", "Elicited", "RequestHook"]
 
@@ -117,7 +120,7 @@ class Context:
     ``Context``. It is valid while the request is being handled.
     """
 
-    __slots__ = ("_origin", "_round", "_runtime", "server")
+    __slots__ = ("_origin", "_round", "_runtime", "_task_inputs", "_task_prelude", "server")
 
     def __init__(self, request_context: RequestContext, server: Server) -> None:
         self._runtime = request_context
@@ -126,18 +129,39 @@ class Context:
         self._round: InputRound | None = None
         # The context this one was made from by for_server: the request's rounds are its.
         self._origin: Context | None = None
+        # A 2026-07-28 task's context: where its asks go, and its request's _meta (the
+        # request itself was answered with the task; see .task_extension).
+        self._task_inputs: TaskInputs | None = None
+        # The handler runs in its request until begin_task() (input_before_task tools).
+        self._task_prelude = False
 
     def for_server(self, server: Server) -> Context:
         """This request's context as ``server`` sees it: for a mounted server answering it."""
         other = Context(self._runtime, server)
         other._origin = self._origin or self
+        other._task_inputs = self._task_inputs
+        other._task_prelude = self._task_prelude
         return other
 
     @property
     def request_meta(self) -> RequestMeta | None:
         """What a stateless-era request's ``_meta`` says of its client (``None``: this is a
         handshake-era request, and the session's handshake said it)."""
+        inputs = self._task_inputs
+        if inputs is not None:
+            return inputs.meta
         return self.session.connection.request_meta_of(self.request_id)
+
+    async def begin_task(self) -> None:
+        """Where a tool registered with ``input_before_task=True`` becomes a task (2026-07-28
+        tasks extension): called in the request, it ends the handler's run there, and the
+        request is answered with a task that runs the handler again from the start, with the
+        answers its asks got; called anywhere else (in the task, in another era, in a call that
+        is no task), it does nothing. See :mod:`.task_extension`."""
+        if self._task_prelude:
+            from .task_extension import BeginTask
+
+            raise BeginTask
 
     # ------------------------------------------------------------------ the request
 
@@ -208,7 +232,7 @@ class Context:
         """The answers to earlier asks a stateless-era request carries, by key (those of earlier
         rounds, sealed in its ``requestState``, and its ``inputResponses``), as they came; empty
         in the handshake era. A gateway finds the upstream call a retry resumes by them."""
-        if self.request_meta is None:
+        if self.request_meta is None or self._task_inputs is not None:
             return _NO_ARGUMENTS
         return MappingProxyType(self._input_round().answers)
 
@@ -284,6 +308,11 @@ class Context:
         In the stateless era the request goes out inside an input-required result, under
         ``key`` (see :mod:`.input_rounds`): the answer comes with the client's retry.
         """
+        inputs = self._task_inputs
+        if inputs is not None:
+            key = key or inputs.next_key(request.METHOD)
+            timeout = options.get("timeout", DEFAULT_CLIENT_TIMEOUT)
+            return (await inputs.ask({key: request}, timeout=timeout))[key]  # type: ignore[return-value]
         if self.request_meta is not None:
             answers = await self.ask({key or self._input_round().next_key(request.METHOD): request})
             return answers.popitem()[1]  # type: ignore[return-value]
@@ -296,8 +325,21 @@ class Context:
         if hook is None:
             return self._runtime.send_request(request, **options)
         runtime = self._runtime
+        if isinstance(runtime, TaskRequestContext):
+            # A task's requests carry its id and make it input_required, hook or not.
+            return hook(self, request, functools.partial(runtime.send_request, **options))
         send = functools.partial(runtime.session.request, related=runtime.request_id, **options)
         return hook(self, request, send)
+
+    async def request_as_task(
+        self, request: Request[ResultT], *, ttl: float | None = None
+    ) -> TaskHandle[ResultT]:
+        """Send a sampling or elicitation request to the client as a task (2025-11-25, when the
+        client declared it takes that request as a task); returns its
+        :class:`~mcptrio.TaskHandle` at once. ``ttl`` in seconds."""
+        from .task_calls import request_as_task
+
+        return await request_as_task(self, request, ttl)
 
     async def ask(
         self, requests: Mapping[str, Request[Any]], *, timeout: float | None = None
@@ -305,8 +347,13 @@ class Context:
         """Ask the client several things at once (sampling, elicitation, roots), by key.
 
         In the stateless era they go out together in one input-required result; in the
-        handshake era they are sent concurrently. Returns the results by the same keys.
+        handshake era they are sent concurrently. In a 2026-07-28 task they are the task's
+        ``inputRequests`` until ``tasks/update`` answers them. Returns the results by the same
+        keys.
         """
+        if self._task_inputs is not None:
+            wait = DEFAULT_CLIENT_TIMEOUT if timeout is None else timeout
+            return await self._task_inputs.ask(requests, timeout=wait)
         if self.request_meta is None:
             results: dict[str, Result] = {}
 
@@ -373,7 +420,7 @@ class Context:
         elif not self.server.session_state(self.session).log_enabled(level):
             return
         message = LoggingMessageNotification(level=level, data=data, logger=logger)
-        await self.session.notify(message, related=self.request_id)
+        await self._runtime.notify(message)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("debug", data, logger=logger)

@@ -7,6 +7,11 @@ first acknowledges the part of the filter the server honours (what its capabilit
 listen request's id under ``_meta["io.modelcontextprotocol/subscriptionId"]``, as they come
 from the server's :mod:`subscription bus <.subscription_bus>`.
 
+A filter naming ``taskIds`` (the tasks extension, SEP-2663) needs the listen request to declare
+``io.modelcontextprotocol/tasks`` (-32021 otherwise); the acknowledgement echoes the ids the
+server accepted (known tasks of the requestor), and each status change of one of them comes as a
+``notifications/tasks`` carrying the whole detailed task (:mod:`.task_extension`).
+
 It ends when the client ends it (over HTTP by closing the response stream, over stdio or
 WebSocket with ``notifications/cancelled``: either cancels the handler, and nothing more is
 sent) or when the server closes the bus (it then answers ``SubscriptionsListenResult``, the
@@ -19,6 +24,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import trio
+
+from ..protocol import tasks_extension as ext
 from ..protocol.base import Notification
 from ..protocol.errors import InternalError, InvalidParams
 from ..protocol.request_meta import SUBSCRIPTION_ID_KEY
@@ -75,7 +83,20 @@ def honoured_filter(
 
 async def listen(server: Server, ctx: Context, request: SubscriptionsListenRequest) -> Any:
     """Serve one listen stream (see the module docstring)."""
+    from .task_extension import watch_tasks
+
     honoured = honoured_filter(request.notifications, server.capabilities())
+    task_ids: list[str] = []
+    asked_tasks = request.notifications.task_ids
+    if asked_tasks:
+        meta = ctx.request_meta
+        if meta is None or not ext.declares(meta.client_capabilities):
+            raise ext.required_error(
+                f"Task notifications need the {ext.EXTENSION_ID} extension, which the"
+                " request's clientCapabilities do not declare"
+            )
+        task_ids = await server.task_extension.accepted_ids(ctx, asked_tasks)
+        honoured.task_ids = task_ids
     wanted: tuple[tuple[ListKind, Any], ...] = (
         ("tools", honoured.tools_list_changed),
         ("prompts", honoured.prompts_list_changed),
@@ -92,8 +113,13 @@ async def listen(server: Server, ctx: Context, request: SubscriptionsListenReque
     tag = {SUBSCRIPTION_ID_KEY: ctx.request_id}
     try:
         await ctx.notify(SubscriptionsAcknowledgedNotification(notifications=honoured, meta=tag))
-        async for change in listener.changes():
-            await ctx.notify(_notification(change, tag))
+        async with trio.open_nursery() as nursery:
+            if task_ids:
+                nursery.start_soon(watch_tasks, server.tasks, ctx, task_ids, tag)
+            async for change in listener.changes():
+                await ctx.notify(_notification(change, tag))
+            # The bus closed: the stream ends, task watchers with it.
+            nursery.cancel_scope.cancel()
     finally:
         server.subscriptions.unsubscribe(listener)
     return SubscriptionsListenResult(meta=dict(tag))

@@ -16,7 +16,6 @@ from ..protocol.base import EmptyResult, Request, Result
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
     CallToolRequest,
-    CallToolResult,
     CompleteRequest,
     CompleteResult,
     GetPromptRequest,
@@ -42,6 +41,7 @@ from .forwarding import ForwardedResource, ForwardedTemplate
 from .listen import listen
 from .pagination import paginate
 from .resources import read_resource
+from .task_calls import ServerTasks
 
 if TYPE_CHECKING:
     from .server import Server
@@ -78,6 +78,11 @@ class MethodHandlers:
             SetLevelRequest: self.set_level,
             SubscriptionsListenRequest: self.listen,
         }
+        #: Task-augmented tools/call and tasks/* (2025-11-25, :mod:`.task_calls`).
+        self.tasks = ServerTasks(server)
+        self.routes.update(self.tasks.routes())
+        #: tasks/get, tasks/update and tasks/cancel of the 2026-07-28 tasks extension.
+        self.routes.update(server.task_extension.routes())
 
     def _lister(
         self,
@@ -102,10 +107,21 @@ class MethodHandlers:
 
         return list_page
 
-    async def call_tool(self, ctx: Context, request: CallToolRequest) -> CallToolResult:
+    async def call_tool(self, ctx: Context, request: CallToolRequest) -> Result:
         tool = self.server.tools.require(request.name)
         ctx.require_scopes(tool.scopes)
-        return await tool.call(ctx, _given(request.arguments))
+        arguments = _given(request.arguments)
+        if ctx.request_meta is not None:
+            # The stateless era: tasks come with the tasks extension (.task_extension).
+            if getattr(tool, "task_support", "forbidden") != "forbidden":
+                as_task = await self.server.task_extension.call_tool(ctx, tool, request, arguments)
+                if as_task is not None:
+                    return as_task
+        elif request.task is not None or getattr(tool, "task_support", None) == "required":
+            as_task = await self.tasks.call_tool(ctx, tool, request, arguments)
+            if as_task is not None:
+                return as_task
+        return await tool.call(ctx, arguments)
 
     async def read_resource(self, ctx: Context, request: ReadResourceRequest) -> ReadResourceResult:
         ctx.require_scopes(self.server.required_scopes("resources/read", request.uri))

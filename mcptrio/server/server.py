@@ -67,6 +67,7 @@ from ..protocol.types import (
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from ..runtime.transport import Transport
+from ..tasks import TaskSupervisor
 from .completion import CompletionEngine
 from .context import Context, RequestHook
 from .forwarding import (
@@ -95,6 +96,8 @@ from .serving import ServingMethods
 from .session_state import ListKind, ServerSessionState
 from .skills import Skills
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
+from .task_calls import any_task_tools, open_serving, tasks_capability
+from .task_extension import ExtensionTasks, tasks_extension_capability
 from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
@@ -145,6 +148,7 @@ class Server(ServingMethods):
         cache_scope: CacheScope = "private",
         middleware: Sequence[Middleware] = (),
         lifespan: Callable[[Server], Any] | None = None,
+        tasks: TaskSupervisor | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for a single page)")
@@ -201,6 +205,11 @@ class Server(ServingMethods):
         self._states: weakref.WeakKeyDictionary[Session, ServerSessionState] = (
             weakref.WeakKeyDictionary()
         )
+        #: Runs the tools called as tasks, in a nursery open while the server is served (see
+        #: :mod:`mcptrio.tasks`); pass your own for another store or other limits.
+        self.tasks = TaskSupervisor() if tasks is None else tasks
+        #: The 2026-07-28 tasks extension's side of this server (on the same supervisor).
+        self.task_extension = ExtensionTasks(self)
         self._routes = MethodHandlers(self).routes
         self._watchers: list[Callable[[Change], None]] = []
         self._mounts: dict[str, Mount] = {}
@@ -569,6 +578,7 @@ class Server(ServingMethods):
         """What this server declares to a client whose session starts now."""
         declared = self.declared
         has_resources = bool(self.resources or self.templates)
+        task_tools = any_task_tools(self.tools.values())
         return ServerCapabilities(
             tools=(
                 ToolsCapability(list_changed=True) if self.tools or "tools" in declared else None
@@ -582,7 +592,12 @@ class Server(ServingMethods):
             completions={} if self.completions.has_any() else None,
             logging={},
             experimental=self.experimental,
-            extensions=None if self.skills is None else {SKILLS_ID: self.skills.capability()},
+            tasks=tasks_capability() if task_tools else None,
+            extensions={
+                **(tasks_extension_capability() if task_tools else {}),
+                **({} if self.skills is None else {SKILLS_ID: self.skills.capability()}),
+            }
+            or None,
         )
 
     def connection(self) -> Connection:
@@ -634,8 +649,9 @@ class Server(ServingMethods):
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]:
         """Enter the server's lifespan for the ``async with`` block (unless it is open
-        already), so that every entry point started inside shares it; yields its value."""
-        return self._lifespan.running(self)
+        already), so that every entry point started inside shares it; yields its value. The
+        task nursery (:attr:`tasks`) is open inside it."""
+        return open_serving(self._lifespan.running(self), self.tasks)
 
 
 def _with_first(key: str, value: str, options: dict[str, Any]) -> dict[str, Any]:

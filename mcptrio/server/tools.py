@@ -31,12 +31,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import msgspec
 
 from ..protocol.errors import McpError
-from ..protocol.types import CallToolResult, Tool, ToolAnnotations
+from ..protocol.types import CallToolResult, Tool, ToolAnnotations, ToolExecution
 from .attrs_values import StructureError, cattrs_available
 from .context import Context
 from .handler import Handler, default_name, read_handler
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RegisteredTool",
+    "TaskSupport",
     "ToolError",
     "ToolOptions",
     "make_tool",
@@ -60,6 +61,18 @@ log = logging.getLogger("mcptrio.server")
 
 # The 2025-11-25 naming guidance: 1-128 characters of A-Z a-z 0-9 _ - .
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+
+
+#: ``execution.taskSupport`` of a tool.
+TaskSupport = Literal["forbidden", "optional", "required"]
+_TASK_SUPPORT: dict[object, TaskSupport] = {
+    None: "forbidden",
+    False: "forbidden",
+    True: "optional",
+    "forbidden": "forbidden",
+    "optional": "optional",
+    "required": "required",
+}
 
 
 class ToolOptions(DescriptionOptions, total=False):
@@ -80,6 +93,15 @@ class ToolOptions(DescriptionOptions, total=False):
     #: The ``cattrs.Converter`` that structures attrs-class arguments and unstructures
     #: attrs-class results (see :mod:`mcptrio.server.attrs_values`; needs cattrs installed).
     converter: cattrs.Converter | None
+    #: Whether a client may run the tool as a task (2025-11-25 ``execution.taskSupport``):
+    #: ``"optional"`` (or ``True``) lets it choose, ``"required"`` makes every call a task,
+    #: ``"forbidden"`` (or ``False``, the default) refuses task-augmented calls. The function
+    #: stays as it is: see ``docs/how-to/long-running-tools.md``.
+    task: TaskSupport | bool | None
+    #: 2026-07-28 tasks extension: the function runs in the request first, where what it asks
+    #: is answered in input-required rounds, until it calls ``ctx.begin_task()``; the task then
+    #: runs it again from the start with those answers (see :mod:`.task_extension`).
+    input_before_task: bool | None
 
 
 class ToolError(McpError):
@@ -103,7 +125,7 @@ def validate_tool_name(name: str) -> str:
 class RegisteredTool(Registered[Tool]):
     """A tool as the server keeps it: its description, and how to call it."""
 
-    __slots__ = ("_arguments", "_output", "annotations")
+    __slots__ = ("_arguments", "_output", "annotations", "input_before_task", "task_support")
     handler: Handler
 
     def __init__(
@@ -116,6 +138,17 @@ class RegisteredTool(Registered[Tool]):
     ) -> None:
         super().__init__(name, handler, options)
         self.annotations = options.get("annotations")
+        task = options.get("task")
+        if task not in _TASK_SUPPORT:
+            raise ValueError(
+                f"Tool {name!r}: task must be 'forbidden', 'optional', 'required' or a bool,"
+                f" not {task!r}"
+            )
+        #: Whether the tool may (``"optional"``), must (``"required"``) or must not
+        #: (``"forbidden"``) be called as a task.
+        self.task_support: TaskSupport = _TASK_SUPPORT[task]
+        #: Whether the function asks for input in the request before its task begins.
+        self.input_before_task = bool(options.get("input_before_task"))
         self._arguments = arguments
         self._output = output
 
@@ -148,6 +181,9 @@ class RegisteredTool(Registered[Tool]):
             annotations=self.annotations,
             icons=self.icons,
             meta=self.meta,
+            execution=None
+            if self.task_support == "forbidden"
+            else ToolExecution(task_support=self.task_support),
         )
 
     async def call(self, ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:

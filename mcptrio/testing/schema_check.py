@@ -29,6 +29,12 @@ notifications and results are then also checked against the schema's ``ClientReq
 ``ServerNotification`` / ``ClientResult`` / ... union, which catches a method sent in the wrong
 direction. Any other hint must be a type defined in the revision's schema.
 
+**Extensions** the official schemas do not define (the tasks extension of 2026-07-28, SEP-2663)
+are checked against mcptrio's transcription of their SEP (``schemas/extensions/*.json``, whose
+``$ref`` s resolve against the revision's own types): their requests and notifications by
+method, their results by the hint (``"GetTaskResult"``...), and a result with ``resultType:
+"task"`` as the extension's ``CreateTaskResult`` whatever the hint.
+
 Failures raise :class:`jsonschema.ValidationError`. Compiled validators are cached per
 (revision, type), so calling this in a loop is cheap. Formats (``uri``, ``byte``...) are not
 checked, as jsonschema does not check them by default.
@@ -58,7 +64,9 @@ __all__ = [
     "ValidationError",
     "defined_methods",
     "definition_names",
+    "extension_definition_names",
     "method_type_name",
+    "result_key",
     "union_members",
     "validate_definition",
     "validate_exchange",
@@ -145,6 +153,41 @@ def validate_definition(instance: Any, revision: str, name: str) -> None:
     _validator(revision, name).validate(instance)
 
 
+@functools.cache
+def _extensions(revision: str) -> tuple[dict[str, Any], ...]:
+    """The extension schemas (transcriptions of their SEPs) for ``revision``."""
+    folder = SCHEMA_DIR / "extensions"
+    docs = (json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json")))
+    return tuple(doc for doc in docs if doc.get("revision") == revision)
+
+
+def extension_definition_names(revision: str) -> frozenset[str]:
+    """The type names the extension schemas of ``revision`` define."""
+    return frozenset(name for doc in _extensions(revision) for name in doc["$defs"])
+
+
+@functools.cache
+def _extension_validator(revision: str, name: str) -> Validator:
+    root = _root(revision)
+    defs = dict(root["$defs"])
+    for doc in _extensions(revision):
+        defs.update(doc["$defs"])
+    if name not in defs:
+        raise ValueError(f"no extension of MCP {revision} defines type {name!r}")
+    validator: Validator = Draft202012Validator(
+        {"$schema": root["$schema"], "$defs": defs, "$ref": f"#/$defs/{name}"}
+    )
+    return validator
+
+
+def _extension_method(method: str, revision: str) -> str | None:
+    for doc in _extensions(revision):
+        found = doc["methods"].get(method)
+        if found is not None:
+            return str(found)
+    return None
+
+
 def _full_types(revision: str) -> bool:
     return revision >= _FULL_MESSAGE_TYPES_SINCE
 
@@ -174,6 +217,10 @@ def _validate_one(message: Mapping[str, Any], revision: str, hint: str | None) -
             params_type = EXTENSION_PARTS[method][0]
             validate_definition(message.get("params", {}), revision, params_type)
             return
+        extension_type = None if type_name is not None else _extension_method(method, revision)
+        if extension_type is not None:
+            _extension_validator(revision, extension_type).validate(message)
+            return
         if type_name is None:
             raise ValidationError(f"method {method!r} is not defined in MCP {revision}")
         if type_name.endswith("Request") != is_request:
@@ -194,6 +241,15 @@ def _validate_one(message: Mapping[str, Any], revision: str, hint: str | None) -
     elif "result" in message:
         envelope = "JSONRPCResultResponse" if full else "JSONRPCResponse"
         validate_definition(message, revision, envelope)
+        result = message["result"]
+        extension_type = None
+        if isinstance(result, Mapping) and result.get("resultType") == "task":
+            extension_type = "CreateTaskResult"
+        elif hint not in (None, "client", "server") and hint not in definition_names(revision):
+            extension_type = hint
+        if extension_type is not None and extension_type in extension_definition_names(revision):
+            _extension_validator(revision, extension_type).validate(result)
+            return
         union = _side_union(hint, "Result")
         if union is not None:
             validate_definition(message["result"], revision, union)
@@ -254,6 +310,16 @@ RESULT_TYPES = {
     "roots/list": "ListRootsResult",
     "server/discover": "DiscoverResult",
     "subscriptions/listen": "SubscriptionsListenResult",
+    "tasks/get": "GetTaskResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
+    # The 2026-07-28 tasks extension (its tasks/get and tasks/cancel answers have the same
+    # names, defined by the extension's schema there).
+    "tasks/update": "UpdateTaskResult",
+    # A task-augmented request (2025-11-25) is answered with the task, not its result.
+    "tools/call+task": "CreateTaskResult",
+    "sampling/createMessage+task": "CreateTaskResult",
+    "elicitation/create+task": "CreateTaskResult",
 }
 
 
@@ -289,6 +355,16 @@ def validate_extension_result(message: Mapping[str, Any], revision: str, method:
             validate_definition(item, revision, definition)
 
 
+def result_key(request: Mapping[str, Any]) -> str:
+    """The :data:`RESULT_TYPES` key of a request message: its method, with ``+task`` when it is
+    task-augmented (its ``params.task`` is an object)."""
+    method = str(request.get("method", ""))
+    params = request.get("params")
+    if isinstance(params, Mapping) and isinstance(params.get("task"), Mapping):
+        return method + "+task"
+    return method
+
+
 def validate_exchange(
     client_to_server: list[Any], server_to_client: list[Any], revision: str
 ) -> int:
@@ -302,14 +378,14 @@ def validate_exchange(
         (client_to_server, server_to_client, "client"),
         (server_to_client, client_to_server, "server"),
     ):
-        asked = {m["id"]: m["method"] for m in peer_sent if "method" in m and "id" in m}
+        asked = {m["id"]: result_key(m) for m in peer_sent if "method" in m and "id" in m}
         for message in sent:
             if "method" in message:
                 validate_message(message, revision, sender)
             elif "result" in message and asked[message["id"]] in EXTENSION_PARTS:
                 validate_extension_result(message, revision, asked[message["id"]])
             elif "result" in message:
-                validate_message(message, revision, RESULT_TYPES[asked[message["id"]]])
+                validate_message(message, revision, RESULT_TYPES.get(asked[message["id"]]))
             else:
                 validate_message(message, revision)
             checked += 1

@@ -28,6 +28,7 @@ from .schema_check import (
     RESULT_TYPES,
     REVISIONS,
     ValidationError,
+    result_key,
     validate_extension_result,
     validate_message,
 )
@@ -210,7 +211,7 @@ class Transcript:
         if "method" in message:
             if "id" in message:
                 named = _named_revision(message)
-                asked[(sender, message["id"])] = (message["method"], named)
+                asked[(sender, message["id"])] = (result_key(message), named)
                 validate_message(message, named or revision, sender)
             else:
                 validate_message(message, revision, sender)

@@ -77,6 +77,12 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "slow_subscriber.py",
         "pagination.py",
     ],
+    "how-to/long-running-tools.md": [
+        ("render_server.py", None),
+        "render_as_task.py",
+        "limits.py",
+        "client_side_task.py",
+    ],
     "how-to/log-to-the-client.md": [
         "log_levels.py",
         "per_session_levels.py",

@@ -1,0 +1,518 @@
+"""A server's side of the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``).
+
+The wire rules are in :mod:`mcptrio.protocol.tasks_extension`; the tasks themselves are actors
+of the server's :class:`~mcptrio.tasks.TaskSupervisor`, their records in its store, as the
+2025-11-25 tasks are (:mod:`.task_calls`). What this module adds:
+
+**Which calls become tasks.** A tool declares task support (``@server.tool(task=...)``). In the
+stateless era a ``tools/call`` of such a tool becomes a task when the request declares the
+extension in its ``_meta`` (the server decides; the client never asks); otherwise a tool whose
+support is ``"optional"`` is called as usual, and one whose support is ``"required"`` is
+answered -32021 naming the extension. The ``task`` request param of 2025-11-25 means nothing
+here (the fitting step drops it).
+
+**Input before the task** (SEP-2663 "Composition with Multi Round-Trip Requests"). A tool
+registered with ``input_before_task=True`` runs in the request first, where its asks are
+input-required rounds as usual (:mod:`.input_rounds`), until it calls
+:meth:`Context.begin_task <mcptrio.server.Context.begin_task>`: the request is then answered
+with the task, which runs the tool again from the start with the answers gathered (the same
+replay the rounds already make), ``begin_task`` being a no-op there. A tool that never calls it
+is answered in the request, as a plain call.
+
+**Input inside a task.** The task's handler asks as any handler does (``ctx.elicit``,
+``ctx.sample``, ``ctx.ask``): each ask gets a key unique for the task's lifetime, the task
+moves to ``input_required`` with every outstanding ask in ``inputRequests``, and the handler
+waits (its task's TTL and ``tasks/cancel`` bound the wait). ``tasks/update`` delivers answers by
+key: unknown or already answered keys are ignored, an answer that does not fit its request is
+ignored too (the ask stays outstanding), and a partial set leaves the task ``input_required``
+with only the keys still unanswered. Once none is left the task is ``working`` again.
+
+**No notifications about a task's request.** ``notifications/progress`` and
+``notifications/message`` are not sent for tasks: a task's progress message becomes its
+``statusMessage``, and its log messages are dropped. Status changes reach a client on a
+``subscriptions/listen`` stream that asked for the task's id (:func:`watch_tasks`).
+
+**Who sees a task.** The requestor's principal when the server authenticates, else anyone who
+holds the task id (the stateless era has no session to bind it to; ids are 192-bit random).
+
+**Several workers.** Everything about a task is in its record, so any worker answers
+``tasks/get`` and ``tasks/cancel``. ``tasks/update`` hands answers straight to the task when it
+runs in the same process; otherwise it merges them into the record's ``input_responses``, where
+the worker running the task finds them (it watches the record while it waits). That merge is a
+read then a write: a store shared between workers should offer it as one atomic step (two
+updates racing can lose one), and ``Mcp-Name: <taskId>`` lets a load balancer send a task's
+requests to one worker meanwhile.
+
+Limits: a task that asks for input waits at most until its TTL; a listen stream follows at most
+:data:`MAX_WATCHED_TASKS` tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
+
+import msgspec
+import trio
+
+from ..protocol import tasks_extension as ext
+from ..protocol.base import Notification, Request, Result
+from ..protocol.errors import InvalidParams, RequestTimeout
+from ..protocol.fitting import fit_outgoing
+from ..protocol.methods import METHODS
+from ..protocol.request_meta import RequestMeta
+from ..protocol.types import CallToolRequest, InputRequest
+from ..runtime.context import RequestContext
+from ..stores.task_store import TaskRecord, TaskStore
+from ..tasks import RunningTask, TaskSupervisor
+from .context import Context
+from .input_rounds import InputRequired
+from .logging_bridge import current_context
+
+if TYPE_CHECKING:
+    from ..runtime.outgoing import RequestOptions
+    from .forwarding import ForwardedTool
+    from .method_handlers import Route
+    from .server import Server
+    from .tools import RegisteredTool
+
+__all__ = [
+    "MAX_WATCHED_TASKS",
+    "BeginTask",
+    "ExtensionTaskContext",
+    "ExtensionTasks",
+    "TaskInputs",
+    "detailed_task",
+    "task_owner",
+    "tasks_extension_capability",
+    "watch_tasks",
+]
+
+log = logging.getLogger("mcptrio.server")
+ResultT = TypeVar("ResultT", bound=Result)
+
+#: The tasks one listen stream may follow.
+MAX_WATCHED_TASKS: Final = 100
+_SHORT = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+
+class BeginTask(BaseException):
+    """Unwinds a handler that called ``ctx.begin_task()`` in its request: the task takes over.
+
+    A ``BaseException``, as :class:`~.input_rounds.InputRequired` is, so that a handler's
+    ``except Exception`` does not swallow it.
+    """
+
+
+def tasks_extension_capability() -> dict[str, dict[str, Any]]:
+    """The ``extensions`` a server with task-capable tools declares (in the stateless era: the
+    fitting step leaves ``extensions`` out of older revisions, as it leaves ``tasks`` out of
+    this one)."""
+    return {ext.EXTENSION_ID: {}}
+
+
+def task_owner(ctx: Context) -> str:
+    """Whose a stateless-era task is: the principal's when there is one, else the holder's of
+    its id (see the module docstring)."""
+    subject = getattr(ctx.principal, "subject", None)
+    return f"principal:{subject}" if isinstance(subject, str) else "bearer"
+
+
+def detailed_task(record: TaskRecord) -> ext.DetailedTask:
+    """The status-specific task of ``record`` (what ``tasks/get`` answers)."""
+    input_requests = result = error = None
+    if record.status == "input_required" and record.input_requests:
+        input_requests = msgspec.json.decode(record.input_requests, type=dict[str, InputRequest])
+    elif record.status == "completed" and record.result is not None:
+        result = msgspec.json.decode(record.result, type=dict[str, Any])
+    elif record.status == "failed" and record.error is not None:
+        error = msgspec.json.decode(record.error, type=dict[str, Any])
+    return ext.DetailedTask(
+        task_id=record.task_id,
+        status=record.status,
+        status_message=record.status_message,
+        created_at=record.created_at,
+        last_updated_at=record.last_updated_at,
+        ttl_ms=record.ttl_ms,
+        poll_interval_ms=record.poll_interval_ms,
+        input_requests=input_requests,
+        result=result,
+        error=error,
+    )
+
+
+class TaskInputs:
+    """One running task's requests for input and the answers ``tasks/update`` brings (see the
+    module docstring); lives as long as the task runs in this process."""
+
+    __slots__ = (
+        "_answers",
+        "_asked",
+        "_changed",
+        "_outstanding",
+        "_store",
+        "_used",
+        "meta",
+        "running",
+    )
+
+    def __init__(
+        self,
+        running: RunningTask,
+        store: TaskStore,
+        meta: RequestMeta,
+        seeded: Mapping[str, Any],
+    ) -> None:
+        self.running = running
+        self._store = store
+        #: The ``_meta`` of the request that created the task (the client's capabilities).
+        self.meta = meta
+        # key -> the answer as it came; seeded with those the creating request carried.
+        self._answers: dict[str, Any] = dict(seeded)
+        # key -> (the ask in wire form, the result type its answer must fit).
+        self._outstanding: dict[str, tuple[InputRequest, type[Result]]] = {}
+        self._used: set[str] = set(seeded)
+        self._asked = 0
+        self._changed = trio.Event()
+
+    @property
+    def waiting(self) -> bool:
+        """Whether some ask waits for its answer."""
+        return bool(self._outstanding)
+
+    def next_key(self, method: str) -> str:
+        """A key not used in this task yet (keys are unique over a task's lifetime)."""
+        while True:
+            self._asked += 1
+            key = f"{_SHORT.get(method, method)}-{self._asked}"
+            if key not in self._used:
+                return key
+
+    async def ask(
+        self, requests: Mapping[str, Request[Any]], *, timeout: float | None = None
+    ) -> dict[str, Result]:
+        """Answers to ``requests`` by key: at once for those answered already, else once
+        ``tasks/update`` brings them (the task is ``input_required`` meanwhile).
+
+        Waits at most ``timeout`` seconds (``None``: until the task's TTL), then raises
+        :class:`~mcptrio.protocol.errors.RequestTimeout`, its asks withdrawn.
+        """
+        found: dict[str, Result] = {}
+        for key, request in requests.items():
+            answer = self._typed(key, request.RESULT)
+            if answer is not None:
+                found[key] = answer
+        missing = {key: r for key, r in requests.items() if key not in found}
+        if not missing:
+            return found
+        for key, request in missing.items():
+            wire = InputRequest(
+                method=request.METHOD,  # type: ignore[arg-type]
+                params=msgspec.to_builtins(fit_outgoing(request, self.meta.revision)),
+            )
+            self._outstanding[key] = (wire, request.RESULT)
+            self._used.add(key)
+            self._answers.pop(key, None)
+        with trio.move_on_after(math.inf if timeout is None else timeout) as waited:
+            try:
+                await self._publish()
+                async with trio.open_nursery() as nursery:
+                    # Answers that another worker took (tasks/update landing there) come
+                    # through the store; those taken here come straight through deliver().
+                    nursery.start_soon(self._answers_from_store)
+                    while any(key in self._outstanding for key in missing):
+                        await self._changed.wait()
+                    nursery.cancel_scope.cancel()
+            finally:
+                for key in missing:
+                    self._outstanding.pop(key, None)
+        if waited.cancelled_caught:
+            # Withdrawn: the record shows only the asks still waiting.
+            if self._outstanding:
+                await self._publish()
+            else:
+                await self.running.set_status("working")
+            raise RequestTimeout(
+                f"No answer to {', '.join(missing)} within {timeout} s (task"
+                f" {self.running.task_id})"
+            )
+        for key, request in missing.items():
+            answer = self._typed(key, request.RESULT)
+            assert answer is not None  # deliver() only takes answers that fit
+            found[key] = answer
+        if not self._outstanding:
+            await self.running.set_status("working")
+        return {key: found[key] for key in requests}
+
+    def _typed(self, key: str, result_type: type[Result]) -> Result | None:
+        raw = self._answers.get(key)
+        if raw is None:
+            return None
+        try:
+            return msgspec.convert(raw, result_type)
+        except msgspec.ValidationError:
+            return None
+
+    async def deliver(self, responses: Mapping[str, Any]) -> int:
+        """Take the answers to outstanding asks (others are ignored); how many were taken."""
+        taken = 0
+        for key, raw in responses.items():
+            asked = self._outstanding.get(key)
+            if asked is None:
+                continue
+            try:
+                msgspec.convert(raw, asked[1])
+            except msgspec.ValidationError:
+                log.info("task %s: answer to %r does not fit, ignored", self.running.task_id, key)
+                continue
+            self._answers[key] = raw
+            del self._outstanding[key]
+            taken += 1
+        if taken:
+            self._changed.set()
+            self._changed = trio.Event()
+            if self._outstanding:
+                await self._publish()
+        return taken
+
+    async def _answers_from_store(self) -> None:
+        """Deliver the answers other workers write into the task's record, until cancelled."""
+        task_id = self.running.task_id
+        version = -1
+        while True:
+            record = await self._store.wait_for_change(task_id, version)
+            if record is None or record.terminal:
+                return
+            version = record.version
+            if record.input_responses:
+                await self.deliver(msgspec.json.decode(record.input_responses))
+
+    async def _publish(self) -> None:
+        """Show every outstanding ask in the task's record (``input_required``)."""
+        asks = {key: wire for key, (wire, _type) in self._outstanding.items()}
+        await self.running.set_status(
+            "input_required", None, input_requests=msgspec.json.encode(asks)
+        )
+
+
+class ExtensionTaskContext(RequestContext):
+    """The request context of a 2026-07-28 task's work: the creating request's, with nothing
+    sent about it (see the module docstring) and its asks going to the task's inputs."""
+
+    __slots__ = ("inputs",)
+
+    def __init__(self, origin: RequestContext, inputs: TaskInputs) -> None:
+        super().__init__(
+            origin.session, origin.request_id, origin.request, inputs.running.cancel_scope
+        )
+        self.inputs = inputs
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        # Not while the task waits for input: its status says so, with what it asks.
+        if message is not None and not self.inputs.waiting:
+            await self.inputs.running.set_status("working", message)
+
+    async def notify(self, notification: Notification) -> None:
+        log.debug("task %s: %s not sent", self.inputs.running.task_id, notification.METHOD)
+
+    async def send_request(
+        self, request: Request[ResultT], **options: Unpack[RequestOptions]
+    ) -> ResultT:
+        key = self.inputs.next_key(request.METHOD)
+        answers = await self.inputs.ask({key: request}, timeout=options.get("timeout"))
+        return answers[key]  # type: ignore[return-value]
+
+
+class ExtensionTasks:
+    """The tasks extension's half of a server's request handlers."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        # The input exchanges of the tasks running in this process, by task id.
+        self._inputs: dict[str, TaskInputs] = {}
+
+    @property
+    def supervisor(self) -> TaskSupervisor:
+        return self.server.tasks
+
+    def routes(self) -> dict[type[Any], Route]:
+        return {
+            ext.GetTaskRequest: self.get,
+            ext.UpdateTaskRequest: self.update,
+            ext.CancelTaskRequest: self.cancel,
+        }
+
+    async def call_tool(
+        self,
+        ctx: Context,
+        tool: RegisteredTool | ForwardedTool,
+        request: CallToolRequest,
+        arguments: dict[str, Any] | None,
+    ) -> Result | None:
+        """A stateless-era ``tools/call`` as the extension says (the module docstring);
+        ``None`` when the tool is to be called as usual."""
+        meta = ctx.request_meta
+        support = getattr(tool, "task_support", "forbidden")
+        if meta is None or support == "forbidden" or not meta.revision.extensions:
+            return None
+        if not ext.declares(meta.client_capabilities):
+            if support == "required":
+                raise ext.required_error(
+                    f"Tool {tool.name!r} runs only as a task: declare the {ext.EXTENSION_ID}"
+                    " extension in the request's clientCapabilities"
+                )
+            return None
+        seeded: Mapping[str, Any] = {}
+        if getattr(tool, "input_before_task", False):
+            ctx._task_prelude = True
+            try:
+                return await tool.call(ctx, arguments)
+            except BeginTask:
+                seeded = ctx.input_answers
+            except BaseExceptionGroup as group:
+                # begin_task() called in a nursery of the function's own.
+                began, rest = group.split(BeginTask)
+                if began is None or rest is not None:
+                    raise
+                seeded = ctx.input_answers
+            finally:
+                ctx._task_prelude = False
+        return await self._start(ctx, tool, arguments, meta, seeded)
+
+    async def _start(
+        self,
+        ctx: Context,
+        tool: RegisteredTool | ForwardedTool,
+        arguments: dict[str, Any] | None,
+        meta: RequestMeta,
+        seeded: Mapping[str, Any],
+    ) -> ext.CreateTaskResult:
+        server = ctx.server
+        origin = ctx._runtime
+
+        async def work(running: RunningTask) -> Result:
+            inputs = TaskInputs(running, self.supervisor.store, meta, seeded)
+            self._inputs[running.task_id] = inputs
+            task_ctx = Context(ExtensionTaskContext(origin, inputs), server)
+            task_ctx._task_inputs = inputs
+            token = current_context.set(task_ctx)
+            try:
+                return await tool.call(task_ctx, arguments)
+            except InputRequired as asked:  # pragma: no cover - asks park in a task
+                raise AssertionError("a task's asks do not end rounds") from asked
+            finally:
+                current_context.reset(token)
+                self._inputs.pop(running.task_id, None)
+
+        record = await self.supervisor.create(
+            task_owner(ctx), "tools/call", work, error_result_fails=False
+        )
+        return ext.CreateTaskResult.of(detailed_task(record))
+
+    async def _record(self, ctx: Context, task_id: str) -> TaskRecord:
+        return await self.supervisor.get(task_owner(ctx), task_id)
+
+    async def get(self, ctx: Context, request: ext.GetTaskRequest) -> ext.GetTaskResult:
+        return ext.GetTaskResult.of(detailed_task(await self._record(ctx, request.task_id)))
+
+    async def update(self, ctx: Context, request: ext.UpdateTaskRequest) -> ext.UpdateTaskResult:
+        record = await self._record(ctx, request.task_id)
+        inputs = self._inputs.get(record.task_id)
+        if inputs is not None:
+            await inputs.deliver(request.input_responses)
+        elif record.status == "input_required" and record.input_requests:
+            await self._answer_through_store(record, request.input_responses)
+        return ext.UpdateTaskResult()
+
+    async def _answer_through_store(self, record: TaskRecord, responses: Mapping[str, Any]) -> None:
+        """Answers to a task another worker runs: merged into its record, where that worker's
+        :class:`TaskInputs` finds them. A read-merge-write: a store shared between workers
+        should make it atomic (see the module docstring)."""
+        asked = msgspec.json.decode(record.input_requests or b"{}", type=dict[str, InputRequest])
+        received: dict[str, Any] = (
+            msgspec.json.decode(record.input_responses) if record.input_responses else {}
+        )
+        taken = {
+            key: raw
+            for key, raw in responses.items()
+            if key in asked and key not in received and _fits(asked[key], raw)
+        }
+        if not taken:
+            return
+        await self.supervisor.store.transition(
+            record.task_id,
+            "input_required",
+            status_message=record.status_message,
+            input_requests=record.input_requests,
+            input_responses=msgspec.json.encode({**received, **taken}),
+        )
+
+    async def cancel(self, ctx: Context, request: ext.CancelTaskRequest) -> ext.CancelTaskResult:
+        owner = task_owner(ctx)
+        record = await self.supervisor.get(owner, request.task_id)
+        if not record.terminal:
+            # It may end (or expire) meanwhile: cancellation is eventually consistent, and the
+            # ack says only that the request was taken.
+            with contextlib.suppress(InvalidParams):
+                await self.supervisor.cancel(owner, record.task_id)
+        return ext.CancelTaskResult()
+
+    async def accepted_ids(self, ctx: Context, task_ids: list[str]) -> list[str]:
+        """The ids of ``task_ids`` a listen stream of ``ctx`` may follow (known, the
+        requestor's, at most :data:`MAX_WATCHED_TASKS`)."""
+        owner = task_owner(ctx)
+        accepted: list[str] = []
+        for task_id in dict.fromkeys(task_ids):
+            if len(accepted) >= MAX_WATCHED_TASKS:
+                break
+            record = await self.supervisor.store.get(task_id)
+            if record is not None and record.owner == owner:
+                accepted.append(task_id)
+        return accepted
+
+
+def _fits(asked: InputRequest, raw: Any) -> bool:
+    """Whether ``raw`` is an answer of the shape ``asked`` calls for."""
+    spec = METHODS.get(asked.method)
+    if spec is None or not issubclass(spec.params, Request):
+        return False
+    try:
+        msgspec.convert(raw, spec.params.RESULT)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+async def watch_tasks(
+    supervisor: TaskSupervisor, ctx: Context, task_ids: list[str], tag: dict[str, Any]
+) -> None:
+    """Send ``notifications/tasks`` (tagged with ``tag``) on ``ctx``'s listen stream for every
+    status change of ``task_ids``, until each ends or is gone."""
+    async with trio.open_nursery() as nursery:
+        for task_id in task_ids:
+            nursery.start_soon(_watch_one, supervisor, ctx, task_id, tag)
+
+
+async def _watch_one(
+    supervisor: TaskSupervisor, ctx: Context, task_id: str, tag: dict[str, Any]
+) -> None:
+    # No version is -1: the stream opens with the task as it is now.
+    version = -1
+    while True:
+        current = await supervisor.store.wait_for_change(task_id, version)
+        if current is None:
+            return
+        version = current.version
+        notification = ext.TaskStatusNotification.of(detailed_task(current), meta=dict(tag))
+        await ctx.notify(notification)
+        if current.terminal:
+            return

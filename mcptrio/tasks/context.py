@@ -88,7 +88,7 @@ class TaskRequestContext(RequestContext):
     ) -> ResultT:
         """Send ``request`` to the requestor for the task (``on_id``: called with its id, as
         :meth:`Session.request <mcptrio.runtime.session.Session.request>` does)."""
-        related = self._receiver.result_stream(self.task_id) or self.request_id
+        related = self._receiver.result_stream(self.task_id, self.session) or self.request_id
         async with self.running.waiting_for_input():
             return await self.session.request(
                 self._related(request), **options, related=related, on_id=on_id

@@ -86,11 +86,13 @@ class TaskReceiver:
         self.supervisor = supervisor
         # The tasks/result request waiting for each task, by task id: what the task asks its
         # requestor meanwhile is related to it (so that HTTP sends it on that stream).
-        self._result_waiters: dict[str, RequestId] = {}
+        self._result_waiters: dict[str, tuple[Session, RequestId]] = {}
 
-    def result_stream(self, task_id: str) -> RequestId | None:
-        """The id of a ``tasks/result`` request now waiting for ``task_id``, if any."""
-        return self._result_waiters.get(task_id)
+    def result_stream(self, task_id: str, session: Session) -> RequestId | None:
+        """The id of a ``tasks/result`` request waiting for ``task_id`` on ``session``, if any
+        (one on another session of the same principal relates to nothing on this one)."""
+        waiter = self._result_waiters.get(task_id)
+        return waiter[1] if waiter is not None and waiter[0] is session else None
 
     async def start(
         self, rctx: RequestContext, task: TaskMetadata, owner: str, work: RequestWork
@@ -122,11 +124,12 @@ class TaskReceiver:
         task_id = request.task_id
         record = await self.supervisor.get(owner, task_id)
         if not record.terminal:
-            self._result_waiters[task_id] = rctx.request_id
+            waiter = (rctx.session, rctx.request_id)
+            self._result_waiters[task_id] = waiter
             try:
                 record = await self.supervisor.wait_terminal(owner, task_id)
             finally:
-                if self._result_waiters.get(task_id) == rctx.request_id:
+                if self._result_waiters.get(task_id) == waiter:
                     del self._result_waiters[task_id]
         result_type = RESULT_TYPES.get(record.method, Result)
         result = outcome(record, result_type)

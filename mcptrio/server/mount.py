@@ -18,7 +18,7 @@ another mount's) is left out, with a warning, rather than shadowed.
 
 Liveness. The mount does not copy handlers: each forwarded item looks the mounted server's item
 up when it is called, and a change in the mounted server (a tool added or removed, a resource
-updated) is heard through :meth:`~.server.Server.watch` and replayed here, so this server's
+updated) is heard through :meth:`~.composition.CompositionMethods.watch` and replayed here, so this server's
 clients get ``notifications/<kind>/list_changed`` and ``notifications/resources/updated`` for
 it. Mounting and unmounting while sessions run send list-changed too.
 
@@ -58,7 +58,8 @@ from .resources import read_resource
 from .session_state import ListKind
 
 if TYPE_CHECKING:
-    from .server import Change, Server
+    from .composition import Change
+    from .server import Server
 
 __all__ = ["NAMESPACE", "Mount"]
 

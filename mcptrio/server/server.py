@@ -45,7 +45,7 @@ import os
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import trio
 
@@ -69,9 +69,9 @@ from ..runtime.session import Session
 from ..runtime.transport import Transport
 from ..tasks import TaskSupervisor
 from .completion import CompletionEngine
+from .composition import Change, CompositionMethods
 from .context import Context, RequestHook
 from .forwarding import (
-    ForwardedItem,
     ForwardedPrompt,
     ForwardedResource,
     ForwardedTemplate,
@@ -108,13 +108,10 @@ __all__ = ["Server"]
 log = logging.getLogger("mcptrio.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-#: What a server tells those watching it (see :meth:`Server.watch`): ``("list_changed", kind)``
-#: or ``("updated", uri)``, the messages of its subscription bus.
-Change = tuple[Literal["list_changed", "updated"], str]
 _NO_SCOPES: frozenset[str] = frozenset()
 
 
-class Server(ServingMethods):
+class Server(CompositionMethods, ServingMethods):
     """An MCP server: tools, resources, prompts and completions, served over any transport.
 
     ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
@@ -404,56 +401,6 @@ class Server(ServingMethods):
         that has no completer of its own (see :class:`~.completion.CompletionEngine`):
         ``@server.completion`` or ``@server.completion()``."""
         return decorator(self.completions.set_handler, fn, {})
-
-    # ---------------------------------------------------------------- forwarding, mounting
-
-    def add_forwarded(self, item: ForwardedItem) -> ForwardedItem:
-        """Add a tool, resource, template or prompt whose definition and answers come from
-        elsewhere (see :mod:`.forwarding`); removed as any other is (``remove_tool``...)."""
-        match item:
-            case ForwardedTool():
-                header_params(item.definition.input_schema)
-                self.tools.add(item.name, item)
-            case ForwardedResource():
-                self.resources.add(item.uri, item)
-            case ForwardedTemplate():
-                self.templates.add(item.uri_template, item)
-            case ForwardedPrompt():
-                self.prompts.add(item.name, item)
-            case _:
-                raise TypeError(f"Not a forwarded item: {item!r}")
-        return item
-
-    def watch(self, watcher: Callable[[Change], None]) -> Callable[[], None]:
-        """Call ``watcher`` with every list change and resource update of this server (a
-        :data:`Change`), synchronously; returns the function that stops watching."""
-        self._watchers.append(watcher)
-        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
-
-    def mount(self, other: Server, namespace: str) -> Mount:
-        """Serve ``other``'s tools, resources, templates, prompts and completions from this
-        server, its tool and prompt names prefixed ``<namespace>_`` (see :mod:`.mount`).
-
-        Allowed while sessions run: they get list-changed, as they do for ``other``'s own
-        changes and resource updates later. ``ValueError`` for a namespace in use or one the
-        tool-name rules forbid.
-        """
-        from .mount import Mount
-
-        if namespace in self._mounts:
-            raise ValueError(f"The namespace {namespace!r} is already mounted")
-        if other is self:
-            raise ValueError("A server cannot mount itself")
-        mount = self._mounts[namespace] = Mount(self, other, namespace)
-        return mount
-
-    def unmount(self, namespace: str) -> bool:
-        """Remove what :meth:`mount` added under ``namespace``; ``False`` if nothing was."""
-        mount = self._mounts.pop(namespace, None)
-        if mount is None:
-            return False
-        mount.close()
-        return True
 
     # ---------------------------------------------------------------- logging
 

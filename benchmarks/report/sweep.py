@@ -3,9 +3,10 @@
 ``python -m benchmarks --sweep`` measures the ``matrix.SWEEP_WORKLOADS`` (``resources/read`` of
 1 KiB to 1 MiB of text, one caller) and the floor (``benchmarks/floor.py``: msgspec encoding and
 decoding the same answer, nothing else), which the Results document carries as
-``sweep.floor_us``. The section has a table per transport: µs per call (one caller, so the
-inverse of calls/s), the floor, mcptrio's speed-up over each other library, and mcptrio's time
-over the floor's.
+``sweep.floor_us``. The section has a table per transport: each library's median time per
+call (p50; one caller, so it is the time a call takes, and unlike calls/s it leaves out the
+moments the process waited for a core on a busy machine), the floor, mcptrio's speed-up over
+each other library (their p50 over mcptrio's), and mcptrio's p50 over the floor.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from benchmarks.report.document import (
     lib_title,
     libs_in,
     ordered,
-    speedup,
     transports_in,
 )
 
@@ -52,10 +52,10 @@ def sweep_section(results: Results, titles: Mapping[str, str]) -> str | None:
     by_key = cells_by_key(results)
     parts = [
         "## Payload sweep\n\n"
-        "`resources/read` of a text resource of each size, one caller (`x1`): µs per call "
-        "(the inverse of calls/s), beside the floor, msgspec encoding and decoding the same "
-        "answer and nothing else (`benchmarks/floor.py`). *vs X*: mcptrio's calls/s over X's; "
-        "*over floor*: mcptrio's µs per call over the floor's."
+        "`resources/read` of a text resource of each size, one caller (`x1`): the median time "
+        "of a call (p50), beside the floor, msgspec encoding and decoding the same answer and "
+        "nothing else (`benchmarks/floor.py`). *vs X*: X's p50 over mcptrio's; *over floor*: "
+        "mcptrio's p50 over the floor."
     ]
     for transport in transports_in({"cells": cells}):
         here = [c for c in cells if c["transport"] == transport]
@@ -68,15 +68,13 @@ def sweep_section(results: Results, titles: Mapping[str, str]) -> str | None:
         for workload in (w for w in SWEEP_WORKLOADS if any(c["workload"] == w for c in here)):
             row_cells = {lib: by_key.get((lib, transport, workload, SWEEP_LOAD)) for lib in libs}
             row = [_SIZE_TITLES.get(workload, workload)]
-            row += [formatting.latency(_us_per_call(row_cells[lib])) for lib in libs]
+            row += [formatting.latency(_p50(row_cells[lib])) for lib in libs]
             floor_us = floor.get(workload)
             row.append(formatting.latency(floor_us))
             if "mcptrio" in libs:
-                mine = row_cells["mcptrio"]
-                row += [formatting.ratio(speedup(row_cells[lib], mine)) for lib in others]
-                mine_us = _us_per_call(mine)
-                over = mine_us / floor_us if mine_us is not None and floor_us else None
-                row.append(formatting.ratio(over))
+                mine_us = _p50(row_cells["mcptrio"])
+                row += [formatting.ratio(_over(_p50(row_cells[lib]), mine_us)) for lib in others]
+                row.append(formatting.ratio(_over(mine_us, floor_us)))
             rows.append(row)
         align = ["---"] + ["---:"] * (len(header) - 1)
         table = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
@@ -85,6 +83,9 @@ def sweep_section(results: Results, titles: Mapping[str, str]) -> str | None:
     return "\n\n".join(parts)
 
 
-def _us_per_call(cell: Mapping[str, object] | None) -> float | None:
-    rate = figure(cell, "calls_per_s") if cell is not None else None
-    return 1e6 / rate if rate else None
+def _p50(cell: Mapping[str, object] | None) -> float | None:
+    return figure(cell, "p50_us") if cell is not None else None
+
+
+def _over(value: float | None, reference: float | None) -> float | None:
+    return value / reference if value is not None and reference else None

@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from . import REPO_ROOT
-from .matrix import HTTP_TRANSPORTS, LIBS, LOADS, TRANSPORTS, WORKLOADS
+from .matrix import (
+    ALL_WORKLOADS,
+    HTTP_TRANSPORTS,
+    LIBS,
+    LOADS,
+    SWEEP_LOAD,
+    SWEEP_WORKLOADS,
+    TRANSPORTS,
+    WORKLOADS,
+)
 from .orchestrate import Progress, Runner, assemble, failures, plan, run_matrix
 from .worker_runner import WorkerRunner
 
@@ -52,6 +61,9 @@ INSTALL_HINTS = {
 }
 #: Libraries with capacity figures.
 CAPACITY_LIBS = ("mcptrio", "sdk", "fastmcp")
+#: ``--sweep``: the libraries and transports measured unless ``--libs`` / ``--transports`` say.
+SWEEP_LIBS = ("mcptrio", "sdk")
+SWEEP_TRANSPORTS = ("in-memory", "stdio", "http-json", "http-sse")
 
 
 def log(message: str) -> None:
@@ -84,10 +96,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help=f"seconds of calls before each run's window (default {DEFAULT_WARMUP:g})",
     )
-    parser.add_argument("--libs", nargs="+", choices=LIBS, default=list(LIBS))
-    parser.add_argument("--transports", nargs="+", choices=TRANSPORTS, default=list(TRANSPORTS))
-    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
-    parser.add_argument("--loads", nargs="+", choices=LOADS, default=list(LOADS))
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="the payload sweep instead of the matrix: resources/read of 1 KiB to 1 MiB "
+        f"({', '.join(SWEEP_WORKLOADS)}) at {SWEEP_LOAD}, with the floor (msgspec encode + "
+        f"decode of the same answer); default libraries {' '.join(SWEEP_LIBS)}, transports "
+        f"{' '.join(SWEEP_TRANSPORTS)}; no capacity figures",
+    )
+    parser.add_argument("--libs", nargs="+", choices=LIBS, default=None)
+    parser.add_argument("--transports", nargs="+", choices=TRANSPORTS, default=None)
+    parser.add_argument("--workloads", nargs="+", choices=ALL_WORKLOADS, default=None)
+    parser.add_argument("--loads", nargs="+", choices=LOADS, default=None)
     parser.add_argument(
         "--output-dir",
         type=Path,
@@ -103,6 +123,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help=f"sessions opened for the memory figures (default {CAPACITY_SESSIONS})",
     )
     args = parser.parse_args(argv)
+    if args.sweep:
+        args.no_capacity = True
+    defaults = {
+        "libs": SWEEP_LIBS if args.sweep else LIBS,
+        "transports": SWEEP_TRANSPORTS if args.sweep else TRANSPORTS,
+        "workloads": SWEEP_WORKLOADS if args.sweep else WORKLOADS,
+        "loads": (SWEEP_LOAD,) if args.sweep else LOADS,
+    }
+    for name, default in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, list(default))
     if args.repeat is None:
         args.repeat = 1 if args.quick else DEFAULT_REPEAT
     if args.duration is None:
@@ -187,7 +218,8 @@ def write_report(results: dict[str, Any], out_dir: Path) -> list[Path]:
 def output_dir(args: argparse.Namespace) -> Path:
     if args.output_dir is not None:
         return Path(args.output_dir)
-    return RESULTS_DIR / ("latest-quick" if args.quick else "latest")
+    name = "latest-sweep" if args.sweep else "latest"
+    return RESULTS_DIR / (f"{name}-quick" if args.quick else name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,6 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     capacity = (
         [] if args.no_capacity else measure_capacity(libs, args.capacity_sessions, args.quick)
     )
+    sweep = None
+    if any(w in SWEEP_WORKLOADS and w != "read-100k" for w in args.workloads):
+        from .floor import measure_floor
+
+        log("the payload sweep's floor (msgspec encode + decode of each answer) ...")
+        sweep = {"floor_us": measure_floor(tuple(args.workloads))}
     results = assemble(
         runs,
         capacity,
@@ -237,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         repeat=args.repeat,
         quick=args.quick,
         total_wall_s=time.perf_counter() - started,
+        sweep=sweep,
     )
     out_dir = output_dir(args)
     written = write_report(results, out_dir)

@@ -44,6 +44,28 @@ HTTP_TRANSPORTS: Final = ("http-json", "http-sse")
 #: What each call does; the fixture every library's bench server serves is in ``FIXTURES``.
 WORKLOADS: Final = ("call", "call-10k", "list-50", "read-100k")
 
+#: The payload sweep (``python -m benchmarks --sweep``): ``resources/read`` of a text resource
+#: of each size, 1 KiB to 1 MiB, one caller. ``read-100k`` is the matrix's own workload; the
+#: others run only when asked for (``--sweep``, or ``--workloads``), at ``x1`` only.
+SWEEP_SIZES: Final = {
+    "read-1k": 1_024,
+    "read-10k": 10_240,
+    "read-100k": 102_400,
+    "read-1m": 1_048_576,
+}
+SWEEP_WORKLOADS: Final = tuple(SWEEP_SIZES)
+SWEEP_LOAD: Final = "x1"
+#: Every workload there is, in report order.
+ALL_WORKLOADS: Final = (
+    "call",
+    "call-10k",
+    "list-50",
+    "read-1k",
+    "read-10k",
+    "read-100k",
+    "read-1m",
+)
+
 #: ``xN``: N concurrent callers (HTTP: connections) in one session, for a fixed duration.
 #: ``s100x20``: 100 sessions at once, each opened, used for 20 calls, and closed; a run is
 #: repeated rounds of that for the duration (not for the stateless libraries, which have no
@@ -62,12 +84,16 @@ CALLS_PER_SESSION: Final = 20
 #:   (``query: str``, ``limit: int = 10``, ``ratio: float``, ``flag: bool = False``,
 #:   ``tags: list[str]``), so ``tools/list`` lists exactly 50 tools with schemas (``list-50``);
 #: - resource ``bench://blob/100k``, mimeType ``text/plain``, text ``"y" * 102_400``
-#:   (``read-100k``).
+#:   (``read-100k``); likewise ``bench://blob/1k``, ``/10k`` and ``/1m`` with ``SWEEP_SIZES``
+#:   of ``"y"`` (the sweep's ``read-1k``, ``read-10k``, ``read-1m``).
 FIXTURES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
     "call": ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
     "call-10k": ("tools/call", {"name": "text_10k", "arguments": {}}),
     "list-50": ("tools/list", {}),
-    "read-100k": ("resources/read", {"uri": "bench://blob/100k"}),
+    **{
+        workload: ("resources/read", {"uri": f"bench://blob/{workload.removeprefix('read-')}"})
+        for workload in SWEEP_WORKLOADS
+    },
 }
 TEXT_10K_SIZE: Final = 10_240
 LISTED_TOOLS: Final = 50
@@ -112,8 +138,10 @@ class RunRecord(TypedDict, total=False):
 def cells_for(lib: str, transport: str) -> list[tuple[str, str]]:
     """Every (workload, load) measured for ``lib`` over ``transport``, in run order."""
     cells: list[tuple[str, str]] = []
-    for workload in WORKLOADS:
+    for workload in ALL_WORKLOADS:
         for load in LOADS:
+            if workload not in WORKLOADS and load != SWEEP_LOAD:
+                continue
             if load == "x16" and not (transport in HTTP_TRANSPORTS and workload == "call"):
                 continue
             if load == SESSION_LOAD and transport == "stdio":

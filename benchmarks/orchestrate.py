@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from .matrix import (
+    ALL_WORKLOADS,
     ERA_REFERENCE,
     HANDSHAKE_COUNTERPART,
     LIBS,
@@ -84,7 +85,7 @@ def plan(
             for cell in cells_for(lib, transport)
             if cell[0] in workloads and cell[1] in loads
         }
-        cells = tuple((w, load) for w in WORKLOADS for load in LOADS if (w, load) in wanted)
+        cells = tuple((w, load) for w in ALL_WORKLOADS for load in LOADS if (w, load) in wanted)
         if cells:
             measured = tuple(
                 lib for lib in measured if any(c in cells_for(lib, transport) for c in cells)
@@ -188,9 +189,11 @@ def assemble(
     total_wall_s: float,
     machine_info: dict[str, Any] | None = None,
     date: str | None = None,
+    sweep: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The Results document of the contract."""
-    return {
+    """The Results document of the contract (with ``sweep``, the payload sweep's floor, when
+    the run measured it)."""
+    results: dict[str, Any] = {
         "meta": {
             "date": date or datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": machine() if machine_info is None else machine_info,
@@ -204,6 +207,9 @@ def assemble(
         "cells": summarise(runs),
         "capacity": capacity,
     }
+    if sweep is not None:
+        results["sweep"] = sweep
+    return results
 
 
 def failures(results: dict[str, Any]) -> list[str]:

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.matrix import HTTP_TRANSPORTS, LOADS, WORKLOADS, RunRecord, cells_for
+from benchmarks.matrix import ALL_WORKLOADS, HTTP_TRANSPORTS, LOADS, WORKLOADS, RunRecord, cells_for
 
 from .runner import LIBS, HttpRunner
 from .wrk import WRK
@@ -30,7 +30,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--transports", nargs="+", choices=HTTP_TRANSPORTS, default=list(HTTP_TRANSPORTS)
     )
-    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument("--workloads", nargs="+", choices=ALL_WORKLOADS, default=list(WORKLOADS))
     parser.add_argument("--loads", nargs="+", choices=LOADS, default=list(LOADS))
     parser.add_argument("--duration", type=float, default=1.0, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=0.2, help="seconds of calls before")

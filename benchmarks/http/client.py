@@ -21,10 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from benchmarks.matrix import (
-    BLOB_100K_SIZE,
     FIXTURES,
     LISTED_TOOLS,
     STATELESS_VERSION,
+    SWEEP_SIZES,
     TEXT_10K_SIZE,
 )
 
@@ -45,7 +45,7 @@ LUA_CHECKS: dict[str, tuple[str, str, str]] = {
     "call": ("text", "3", "1"),
     "call-10k": ("text", "x", str(TEXT_10K_SIZE)),
     "list-50": ("tools", str(LISTED_TOOLS), ""),
-    "read-100k": ("text", "y", str(BLOB_100K_SIZE)),
+    **{workload: ("text", "y", str(size)) for workload, size in SWEEP_SIZES.items()},
 }
 
 
@@ -83,10 +83,11 @@ def check_result(workload: str, result: dict[str, Any]) -> str | None:
         if not isinstance(tools, list) or len(tools) != LISTED_TOOLS:
             return f"expected {LISTED_TOOLS} tools, got {len(tools or [])}"
         return None
-    expected = {"call": "3", "call-10k": "x" * TEXT_10K_SIZE, "read-100k": "y" * BLOB_100K_SIZE}
+    expected = {"call": "3", "call-10k": "x" * TEXT_10K_SIZE}
+    expected.update((workload, "y" * size) for workload, size in SWEEP_SIZES.items())
     if result.get("isError"):
         return f"a tool error: {str(result)[:300]}"
-    blocks = result.get("contents" if workload == "read-100k" else "content") or [{}]
+    blocks = result.get("contents" if workload in SWEEP_SIZES else "content") or [{}]
     text = blocks[0].get("text")
     if text != expected[workload]:
         return f"wrong text: {str(text)[:100]!r} ({len(text or '')} chars)"

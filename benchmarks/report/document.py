@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from benchmarks.matrix import LIBS, LOADS, STATELESS_LIBS, TRANSPORTS, WORKLOADS
+from benchmarks.matrix import ALL_WORKLOADS, LIBS, LOADS, STATELESS_LIBS, TRANSPORTS
 
 Results = Mapping[str, Any]
 Cell = Mapping[str, Any]
@@ -82,7 +82,7 @@ def transports_in(results: Results) -> list[str]:
 
 
 def workloads_in(cells: Iterable[Cell]) -> list[str]:
-    return ordered((c["workload"] for c in cells), WORKLOADS)
+    return ordered((c["workload"] for c in cells), ALL_WORKLOADS)
 
 
 def loads_in(cells: Iterable[Cell]) -> list[str]:

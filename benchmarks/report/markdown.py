@@ -27,6 +27,7 @@ from benchmarks.report.document import (
     transports_in,
     workloads_in,
 )
+from benchmarks.report.sweep import sweep_section
 from benchmarks.report.targets import check_targets
 
 TRANSPORT_TITLES: dict[str, str] = {
@@ -52,6 +53,9 @@ def format_markdown(results: Results) -> str:
             parts.append(_transport_section(results, transport))
     if any(c["lib"] in STATELESS_LIBS for c in results.get("cells", [])):
         parts.append(_stateless_section(results))
+    sweep = sweep_section(results, TRANSPORT_TITLES)
+    if sweep is not None:
+        parts.append(sweep)
     parts.append(_capacity_section(results))
     parts.append(_targets_section(results))
     return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"

@@ -15,7 +15,9 @@ from .fixtures import (
     BLOB_MIME_TYPE,
     BLOB_URI,
     SEARCH_TOOL_NAMES,
+    SWEEP_BLOBS,
     TEXT_10K,
+    blob_reader,
     search_tool,
     search_tool_description,
 )
@@ -46,6 +48,9 @@ def build_server() -> FastMCP[Any]:
     async def blob_100k() -> str:
         """100 KiB of text."""
         return BLOB_100K
+
+    for uri, blob_name, text in SWEEP_BLOBS:
+        server.resource(uri, name=blob_name, mime_type=BLOB_MIME_TYPE)(blob_reader(text))
 
     return server
 

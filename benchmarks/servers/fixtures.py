@@ -9,13 +9,24 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from ..matrix import BLOB_100K_SIZE, LISTED_TOOLS, TEXT_10K_SIZE
+from ..matrix import BLOB_100K_SIZE, FIXTURES, LISTED_TOOLS, SWEEP_SIZES, TEXT_10K_SIZE
 
 #: ``text_10k()``'s result and ``bench://blob/100k``'s text.
 TEXT_10K: Final = "x" * TEXT_10K_SIZE
 BLOB_100K: Final = "y" * BLOB_100K_SIZE
 BLOB_URI: Final = "bench://blob/100k"
 BLOB_MIME_TYPE: Final = "text/plain"
+#: The payload sweep's other resources (``read-1k``, ``read-10k``, ``read-1m``): URI, name
+#: and text, ``SWEEP_SIZES[workload]`` of ``"y"``.
+SWEEP_BLOBS: Final = tuple(
+    (
+        FIXTURES[workload][1]["uri"],
+        f"blob_{workload.removeprefix('read-')}",
+        "y" * size,
+    )
+    for workload, size in SWEEP_SIZES.items()
+    if FIXTURES[workload][1]["uri"] != BLOB_URI
+)
 
 #: ``tool_00`` .. ``tool_47``: with ``add`` and ``text_10k``, ``tools/list`` lists 50 tools.
 SEARCH_TOOL_NAMES: Final = tuple(f"tool_{i:02d}" for i in range(LISTED_TOOLS - 2))
@@ -50,3 +61,12 @@ def search_tool(name: str) -> SearchTool:
         return search_result(name, query, limit, ratio, flag, tags)
 
     return search
+
+
+def blob_reader(text: str) -> Callable[[], Awaitable[str]]:
+    """The function behind one of ``SWEEP_BLOBS``' resources: returns its text."""
+
+    async def read_blob() -> str:
+        return text
+
+    return read_blob

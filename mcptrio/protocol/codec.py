@@ -13,7 +13,7 @@ connection turns them into error responses.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -27,6 +27,7 @@ __all__ = [
     "decode_body",
     "decode_error",
     "decode_frame",
+    "decode_frame_expecting",
     "decode_item",
     "encode",
     "encode_batch",
@@ -48,6 +49,19 @@ class Envelope(msgspec.Struct):
     method: str | UnsetType = UNSET
     params: msgspec.Raw | UnsetType = UNSET
     result: msgspec.Raw | UnsetType = UNSET
+    error: msgspec.Raw | UnsetType = UNSET
+
+
+class TypedEnvelope(msgspec.Struct, Generic[T]):
+    """One JSON-RPC message decoded in one pass, its ``result`` already of the type expected
+    (see :func:`decode_frame_expecting`); ``params`` and ``error`` left raw as in
+    :class:`Envelope`."""
+
+    jsonrpc: str | UnsetType = UNSET
+    id: int | str | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    params: msgspec.Raw | UnsetType = UNSET
+    result: T | UnsetType = UNSET
     error: msgspec.Raw | UnsetType = UNSET
 
 
@@ -96,6 +110,7 @@ _item_decoder = msgspec.json.Decoder(Envelope)
 _error_decoder = msgspec.json.Decoder(ErrorObject)
 _any_decoder = msgspec.json.Decoder()
 _body_decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+_typed_frame_decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
 
 
 def encode(obj: Any) -> bytes:
@@ -130,6 +145,29 @@ def encode_batch(frames: list[bytes]) -> bytes:
 def decode_frame(frame: bytes) -> Envelope | list[msgspec.Raw]:
     """Phase one for a whole frame: one envelope, or the raw items of a batch."""
     return _phase_one(_frame_decoder, frame, ParseError, "Parse error")
+
+
+def decode_frame_expecting(
+    frame: bytes, result_type: type[T]
+) -> TypedEnvelope[T] | list[msgspec.Raw] | None:
+    """Phase one and two in one pass, for a frame expected to answer with a ``result_type``.
+
+    ``None`` when the frame does not decode that way (bad JSON, not a message, or a result that
+    is not a ``result_type``): the caller then takes the two-phase path, which says what is
+    wrong. Decoding ``result`` in phase one instead of leaving it raw saves a whole pass over it:
+    msgspec's scan to skip a value costs as much as decoding it (38 µs against 42 µs for a
+    100 KiB string; measured 2026-11-25), which made every large answer cost two decodes.
+    """
+    decoder = _typed_frame_decoders.get(result_type)
+    if decoder is None:
+        decoder = _typed_frame_decoders[result_type] = msgspec.json.Decoder(
+            TypedEnvelope[result_type] | list[msgspec.Raw]  # type: ignore[valid-type]
+        )
+    try:
+        decoded: TypedEnvelope[T] | list[msgspec.Raw] = decoder.decode(frame)
+    except (msgspec.ValidationError, *_UNDECODABLE):
+        return None
+    return decoded
 
 
 def decode_item(item: msgspec.Raw) -> Envelope:

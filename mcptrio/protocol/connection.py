@@ -150,6 +150,9 @@ class Connection:
         self.initialized_notified = False
         self._next_id = itertools.count(1)
         self._pending: dict[RequestId, type[Result]] = {}
+        # How many of the pending requests expect each result type: while there is just one
+        # type, a response is decoded with its result in one pass (codec.decode_frame_expecting).
+        self._pending_types: dict[type[Result], int] = {}
         self._in_flight: dict[RequestId, _Batch | None] = {}
         # Methods found allowed once the handshake is done: what decides it (the revision and
         # both sides' capabilities) is settled by then and never changes again.
@@ -178,6 +181,10 @@ class Connection:
     def pending(self) -> int:
         """The number of outgoing requests not yet answered."""
         return len(self._pending)
+
+    def pending_result_types(self) -> dict[type[Result], int]:
+        """How many outgoing requests not yet answered expect each result type."""
+        return dict(self._pending_types)
 
     def request_meta_of(self, rid: RequestId) -> RequestMeta | None:
         """The ``_meta`` of incoming stateless-era request ``rid`` (``None``: handshake era)."""
@@ -226,6 +233,18 @@ class Connection:
 
     def receive(self, frame: bytes) -> list[ev.Event]:
         """Decode one frame and return what it means, in order."""
+        if len(self._pending_types) == 1 and self.request_meta is None:
+            # Every pending request expects the same result type: a response is most likely one
+            # of them, and decodes in one pass. Anything else (a request, a notification, a
+            # batch) decodes as well that way; what does not falls through to the two phases.
+            for expected in self._pending_types:
+                typed = codec.decode_frame_expecting(frame, expected)
+                if isinstance(typed, codec.TypedEnvelope):
+                    events: list[ev.Event] = []
+                    self._receive_one(typed, events, None, expected)
+                    return events
+                if typed is not None:
+                    return self._receive_batch(typed)
         try:
             decoded = codec.decode_frame(frame)
         except McpError as exc:
@@ -235,7 +254,7 @@ class Connection:
             return [ev.Reply(self._encode_error(salvaged, exc))]
         if isinstance(decoded, list):
             return self._receive_batch(decoded)
-        events: list[ev.Event] = []
+        events = []
         self._receive_one(decoded, events, None)
         return events
 
@@ -286,8 +305,14 @@ class Connection:
         return immediate
 
     def _receive_one(
-        self, env: codec.Envelope, events: list[ev.Event], batch: _Batch | None
+        self,
+        env: codec.Envelope | codec.TypedEnvelope[Any],
+        events: list[ev.Event],
+        batch: _Batch | None,
+        decoded_as: type[Result] | None = None,
     ) -> None:
+        """Act on one message. ``decoded_as``: ``env`` is a :class:`codec.TypedEnvelope` whose
+        ``result`` (if any) is already decoded as that type."""
         if env.jsonrpc != "2.0":
             error = InvalidRequest('The "jsonrpc" member must be exactly "2.0"')
             events.append(ev.Reply(self._encode_error(_readable_id(env.id), error)))
@@ -300,7 +325,7 @@ class Connection:
             else:
                 self._receive_request(env.id, env.method, env.params, events, batch)
         elif env.result is not UNSET or env.error is not UNSET:
-            self._receive_response(env, events)
+            self._receive_response(env, events, decoded_as)
         else:
             error = InvalidRequest("Message is neither a request, a notification nor a response")
             events.append(ev.Reply(self._encode_error(_readable_id(env.id), error)))
@@ -427,17 +452,27 @@ class Connection:
             self.initialized_notified = True
         events.append(ev.NotificationReceived(notification))
 
-    def _receive_response(self, env: codec.Envelope, events: list[ev.Event]) -> None:
+    def _receive_response(
+        self,
+        env: codec.Envelope | codec.TypedEnvelope[Any],
+        events: list[ev.Event],
+        decoded_as: type[Result] | None,
+    ) -> None:
         rid = env.id
         if rid is None or rid is UNSET or rid not in self._pending:
             events.append(ev.UnmatchedResponse(None if rid is UNSET else rid))
             return
-        result_type = self._pending.pop(rid)
+        result_type = self._pop_pending(rid)
         if env.error is not UNSET:
             events.append(ev.ErrorReceived(rid, codec.decode_error(env.error)))
             return
         try:
-            if self.request_meta is not None and env.result is not UNSET:
+            result: Result
+            if isinstance(env, codec.TypedEnvelope) and env.result is not UNSET:
+                # Decoded with the frame: one type was pending, so it is ``result_type``.
+                assert decoded_as is result_type
+                result = env.result
+            elif self.request_meta is not None and env.result is not UNSET:
                 result = decode_stateless_result(env.result, result_type)
             else:
                 result = codec.decode_body(env.result, result_type)
@@ -500,12 +535,24 @@ class Connection:
                         meta[CLIENT_CAPABILITIES_KEY], own
                     )
             request = msgspec.structs.replace(request, meta=meta)
-        self._pending[rid] = request.RESULT
+        result_type = request.RESULT
+        self._pending[rid] = result_type
+        self._pending_types[result_type] = self._pending_types.get(result_type, 0) + 1
         return rid, codec.encode_request(rid, request.METHOD, request)
 
     def forget_request(self, rid: RequestId) -> None:
         """Stop expecting an answer to ``rid`` (it was cancelled or timed out)."""
-        self._pending.pop(rid, None)
+        if rid in self._pending:
+            self._pop_pending(rid)
+
+    def _pop_pending(self, rid: RequestId) -> type[Result]:
+        result_type = self._pending.pop(rid)
+        left = self._pending_types[result_type] - 1
+        if left:
+            self._pending_types[result_type] = left
+        else:
+            del self._pending_types[result_type]
+        return result_type
 
     def send_notification(
         self, notification: Notification, *, related: RequestId | None = None

@@ -15,6 +15,7 @@ from benchmarks.matrix import (
     HANDSHAKE_COUNTERPART,
     LIBS,
     TRANSPORTS,
+    WORKLOADS,
     callers,
     cells_for,
     lib_has_transport,
@@ -54,7 +55,15 @@ _BASE_RATE = {
     },
     "websocket": {"mcptrio": 9_800},
 }
-_WORKLOAD_FACTOR = {"call": 1.0, "call-10k": 0.8, "list-50": 0.22, "read-100k": 0.3}
+_WORKLOAD_FACTOR = {
+    "call": 1.0,
+    "call-10k": 0.8,
+    "list-50": 0.22,
+    "read-1k": 0.9,
+    "read-10k": 0.7,
+    "read-100k": 0.3,
+    "read-1m": 0.04,
+}
 _LOAD_FACTOR = {"x1": 0.55, "x16": 0.95, "x32": 1.0, "x100": 1.03, "s100x20": 0.3}
 
 CAPACITY = {
@@ -118,8 +127,10 @@ def synthetic_results(
     transports: tuple[str, ...] = TRANSPORTS,
     repeat: int = 3,
     seed: int = 7,
+    workloads: tuple[str, ...] = WORKLOADS,
 ) -> dict[str, Any]:
-    """Every cell of the matrix for ``libs`` x ``transports``, medians, speedups, capacity."""
+    """Every cell of the matrix for ``libs`` x ``transports`` x ``workloads``, medians,
+    speedups, capacity."""
     rng = random.Random(seed)
     cells: list[dict[str, Any]] = []
     for transport in transports:
@@ -127,6 +138,8 @@ def synthetic_results(
             if not lib_has_transport(lib, transport):
                 continue
             for workload, load in cells_for(lib, transport):
+                if workload not in workloads:
+                    continue
                 runs = [run_record(lib, transport, workload, load, rng) for _ in range(repeat)]
                 cells.append(cell(runs))
     add_speedups(cells)

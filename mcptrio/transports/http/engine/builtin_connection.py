@@ -323,6 +323,36 @@ class BuiltinConnection:
         finally:
             scope.deadline = math.inf
 
+    async def send_head_and_body(self, head: bytes, body: bytes) -> None:
+        """:meth:`send` of ``head + body``, without joining them: one ``writev`` of both.
+
+        Joining costs a copy of the body in a fresh allocation (5 µs for 100 KiB when the heap
+        has room, 25-100 µs when the allocator must map fresh pages, as it often must for
+        answers that size; measured 2026-11-25), and the socket copies it anyway.
+        """
+        fd = self._fd
+        if fd is None or not body:
+            await self.send(head + body)
+            return
+        if not self.writable:
+            raise trio.BrokenResourceError("the client connection is closed")
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            sent = os.writev(fd, (head, body))
+        except BlockingIOError:
+            sent = 0
+        except OSError as error:
+            self.writable = False
+            raise trio.BrokenResourceError("the client connection is closed") from error
+        if sent == len(head) + len(body):
+            return
+        if sent < len(head):
+            # The socket took less than the head (rare: it was nearly full): the rest whole.
+            rest = memoryview(head[sent:] + body)
+        else:
+            rest = memoryview(body)[sent - len(head) :]
+        await self._send_rest(fd, rest)
+
     async def _send_rest(self, fd: int, data: memoryview) -> None:
         """Write what the socket did not take at once, waiting for room within the deadline.
 

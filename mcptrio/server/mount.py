@@ -20,7 +20,8 @@ Liveness. The mount does not copy handlers: each forwarded item looks the mounte
 up when it is called, and a change in the mounted server (a tool added or removed, a resource
 updated) is heard through :meth:`~.composition.CompositionMethods.watch` and replayed here, so
 this server's clients get ``notifications/<kind>/list_changed`` and
-``notifications/resources/updated`` for it. Mounting and unmounting while sessions run send list-changed too.
+``notifications/resources/updated`` for it. Mounting and unmounting while sessions run send
+list-changed too.
 
 A mounted server's handlers receive a :class:`~.context.Context` whose ``server`` is the mounted
 server (progress, logging, sampling and cancellation are those of the request, as usual).

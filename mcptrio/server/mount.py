@@ -24,7 +24,9 @@ this server's clients get ``notifications/<kind>/list_changed`` and
 list-changed too.
 
 A mounted server's handlers receive a :class:`~.context.Context` whose ``server`` is the mounted
-server (progress, logging, sampling and cancellation are those of the request, as usual).
+server (progress, logging, sampling and cancellation are those of the request, as usual). Its
+lifespan is entered, after this server's, when this server starts serving (a server mounted
+while this one serves has none open; see :meth:`~.server.Server.open_lifespan`).
 """
 
 from __future__ import annotations

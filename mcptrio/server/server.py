@@ -597,8 +597,10 @@ class Server(CompositionMethods, ServingMethods):
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]:
         """Enter the server's lifespan for the ``async with`` block (unless it is open
         already), so that every entry point started inside shares it; yields its value. The
-        task nursery (:attr:`tasks`) is open inside it."""
-        return open_serving(self._lifespan.running(self), self.tasks)
+        task nursery (:attr:`tasks`) is open inside it, and so are the lifespans of the servers
+        mounted at the time (:meth:`mount`)."""
+        mounted = [mount.child.open_lifespan() for mount in self._mounts.values()]
+        return open_serving(self._lifespan.running(self), self.tasks, mounted)
 
 
 def _with_first(key: str, value: str, options: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ session).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.base import Request, Result
@@ -102,12 +102,19 @@ def core_tasks(ctx: Context) -> bool:
 
 @asynccontextmanager
 async def open_serving(
-    lifespan: AbstractAsyncContextManager[Any], tasks: TaskSupervisor
+    lifespan: AbstractAsyncContextManager[Any],
+    tasks: TaskSupervisor,
+    mounted: Iterable[AbstractAsyncContextManager[Any]] = (),
 ) -> AsyncIterator[Any]:
-    """A server's serving lifetime: its lifespan, and inside it the task nursery (so tasks may
-    use what the lifespan opened, and end before it closes); yields the lifespan's value."""
-    async with lifespan as value, tasks.running():
-        yield value
+    """A server's serving lifetime: its lifespan, then the serving lifetimes of the servers
+    mounted in it (``mounted``: their handlers run on its sessions and reach their own
+    ``ctx.lifespan``), and inside them the task nursery (so tasks may use what the lifespans
+    opened, and end before they close); yields the lifespan's value."""
+    async with lifespan as value, AsyncExitStack() as stack:
+        for serving in mounted:
+            await stack.enter_async_context(serving)
+        async with tasks.running():
+            yield value
 
 
 def any_task_tools(tools: Iterable[object]) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -11,9 +13,11 @@ from eras import HANDSHAKE_ERA
 import mcptrio
 from mcptrio.client import Revisions
 from mcptrio.protocol.types import (
+    CallToolResult,
     PromptReference,
     ResourceTemplateReference,
     SubscribeRequest,
+    TextContent,
     ToolAnnotations,
 )
 from mcptrio.server.context import Context
@@ -184,3 +188,51 @@ def test_a_uri_served_already_is_left_out_not_shadowed(caplog: pytest.LogCapture
     assert "left out" in caplog.text
     assert "weather://city/{city}" in app.templates
     assert app.resources["weather://stations"].definition.name != "stations"
+
+
+def text_of(result: CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def with_lifespan(name: str, log: list[str]) -> mcptrio.Server:
+    @asynccontextmanager
+    async def lifespan(server: mcptrio.Server) -> AsyncIterator[str]:
+        log.append(f"{name} open")
+        try:
+            yield f"{name}'s pool"
+        finally:
+            log.append(f"{name} closed")
+
+    server = mcptrio.Server(name, lifespan=lifespan)
+
+    @server.tool
+    async def pool(ctx: Context) -> str:
+        return str(ctx.lifespan)
+
+    return server
+
+
+async def test_a_mounted_servers_lifespan_is_open_while_the_mounting_server_serves() -> None:
+    log: list[str] = []
+    app = with_lifespan("app", log)
+    app.mount(with_lifespan("db", log), namespace="db")
+    with trio.fail_after(5):
+        async with open_recorded_client(app, revisions=HANDSHAKE_ERA) as (client, _wire, _s):
+            assert log == ["app open", "db open"]
+            assert text_of(await client.call_tool("db_pool", {})) == "db's pool"
+            assert text_of(await client.call_tool("pool", {})) == "app's pool"
+    # Inside out: the mounted server's closes first.
+    assert log == ["app open", "db open", "db closed", "app closed"]
+
+
+async def test_a_server_mounted_while_serving_tells_its_handlers_its_lifespan_is_not_open() -> None:
+    log: list[str] = []
+    app = mcptrio.Server("app", declare=("tools",))
+    with trio.fail_after(5):
+        async with open_recorded_client(app, revisions=HANDSHAKE_ERA) as (client, _wire, _s):
+            app.mount(with_lifespan("db", log), namespace="db")
+            answer = await client.call_tool("db_pool", {})
+            assert answer.is_error
+    assert log == []

@@ -43,10 +43,10 @@ import logging
 import socket
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import lru_cache
+from types import TracebackType
 from urllib.parse import urlsplit
 
 import trio
@@ -116,12 +116,14 @@ def split_url(url: str) -> tuple[Origin, bytes]:
 class _Connection:
     """One keep-alive connection: a trio stream and its parser's state."""
 
-    __slots__ = ("closed", "origin", "parser", "socket", "stream")
+    __slots__ = ("closed", "origin", "parser", "reader", "socket", "stream")
 
     def __init__(self, stream: trio.abc.Stream, origin: Origin, parser: ParserName) -> None:
         self.stream = stream
         self.origin = origin
         self.parser = ConnectionParser(parser)
+        #: The reader of the response in progress (or the last one).
+        self.reader: ResponseReader | None = None
         self.closed = False
         raw = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
         self.socket = raw.socket if isinstance(raw, trio.SocketStream) else None
@@ -131,6 +133,10 @@ class _Connection:
         if self.closed:
             return False
         return self.socket is None or not self.socket.is_readable()
+
+    def parser_done(self) -> bool:
+        """Whether the last exchange ended so that the connection may carry another."""
+        return self.reader is not None and self.reader.reusable()
 
     async def aclose(self) -> None:
         if not self.closed:
@@ -281,8 +287,7 @@ class HttpClientPool:
         pool = self._origins.get(origin)
         return len(pool.idle) if pool is not None else 0
 
-    @asynccontextmanager
-    async def request(
+    def request(
         self,
         method: str,
         url: str,
@@ -290,45 +295,16 @@ class HttpClientPool:
         headers: Headers = (),
         body: bytes = b"",
         read_timeout: float | None = None,
-    ) -> AsyncIterator[HttpResponse]:
-        """Send one request and yield the response once its head has arrived.
+    ) -> AbstractAsyncContextManager[HttpResponse]:
+        """``async with pool.request(...) as response``: send one request and get the response
+        once its head has arrived.
 
         Leaving the block releases the connection: back to the pool if the body was read to the
         end and the server keeps it alive, closed otherwise. ``read_timeout`` overrides the
         pool's per-read deadline for this response. A header name that is not an HTTP token,
         or a value holding CR, LF or NUL, raises ``ValueError`` before anything is sent.
         """
-        if self._closed:
-            raise trio.ClosedResourceError("The HTTP client pool is closed")
-        origin, target = split_url(url)
-        pool = self._origins.get(origin)
-        if pool is None:
-            pool = self._origins[origin] = _OriginPool(origin, self.max_connections)
-        timeout = self.read_timeout if read_timeout is None else read_timeout
-        block, has_host = self._blocks.block(headers)
-        head = block if has_host else pool.host_line + block
-        if body or method in ("POST", "PUT", "PATCH"):
-            head += b"content-length: %d\r\n" % len(body)
-        try:
-            pool.slots.acquire_nowait()
-        except trio.WouldBlock:
-            with trio.move_on_after(self.connect_timeout) as slot_wait:
-                await pool.slots.acquire()
-            if slot_wait.cancelled_caught:
-                raise HttpTimeout(f"No free connection to {origin.host}:{origin.port}") from None
-        try:
-            conn, response = await self._exchange(pool, origin, method, target, head, body, timeout)
-            try:
-                yield response
-            except BaseException:
-                await conn.aclose()
-                raise
-            if not self._closed and response._reader.reusable() and len(pool.idle) < self.max_idle:
-                pool.idle.append(conn)
-            else:
-                await conn.aclose()
-        finally:
-            pool.slots.release()
+        return _Exchange(self, method, url, headers, body, read_timeout)
 
     async def _exchange(
         self,
@@ -408,6 +384,83 @@ class HttpClientPool:
         await trio.lowlevel.checkpoint()
 
 
+class _Exchange:
+    """One request of :meth:`HttpClientPool.request`, as an async context manager (a class,
+    not ``@asynccontextmanager``: a generator-based one costs a few µs more per request)."""
+
+    __slots__ = ("_body", "_conn", "_headers", "_method", "_pool", "_read_timeout", "_url", "_via")
+
+    def __init__(
+        self,
+        pool: HttpClientPool,
+        method: str,
+        url: str,
+        headers: Headers,
+        body: bytes,
+        read_timeout: float | None,
+    ) -> None:
+        self._pool = pool
+        self._method = method
+        self._url = url
+        self._headers = headers
+        self._body = body
+        self._read_timeout = read_timeout
+        self._via: _OriginPool | None = None
+        self._conn: _Connection | None = None
+
+    async def __aenter__(self) -> HttpResponse:
+        client = self._pool
+        if client._closed:
+            raise trio.ClosedResourceError("The HTTP client pool is closed")
+        method, body = self._method, self._body
+        origin, target = split_url(self._url)
+        pool = client._origins.get(origin)
+        if pool is None:
+            pool = client._origins[origin] = _OriginPool(origin, client.max_connections)
+        timeout = client.read_timeout if self._read_timeout is None else self._read_timeout
+        block, has_host = client._blocks.block(self._headers)
+        head = block if has_host else pool.host_line + block
+        if body or method in ("POST", "PUT", "PATCH"):
+            head += b"content-length: %d\r\n" % len(body)
+        try:
+            pool.slots.acquire_nowait()
+        except trio.WouldBlock:
+            with trio.move_on_after(client.connect_timeout) as slot_wait:
+                await pool.slots.acquire()
+            if slot_wait.cancelled_caught:
+                raise HttpTimeout(f"No free connection to {origin.host}:{origin.port}") from None
+        try:
+            conn, response = await client._exchange(
+                pool, origin, method, target, head, body, timeout
+            )
+        except BaseException:
+            pool.slots.release()
+            raise
+        self._via, self._conn = pool, conn
+        return response
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        pool, conn = self._via, self._conn
+        assert pool is not None and conn is not None
+        try:
+            if (
+                exc_type is None
+                and not self._pool._closed
+                and conn.parser_done()
+                and len(pool.idle) < self._pool.max_idle
+            ):
+                pool.idle.append(conn)
+            else:
+                await conn.aclose()
+        finally:
+            pool.slots.release()
+
+
 async def _send(
     conn: _Connection,
     method: str,
@@ -421,7 +474,7 @@ async def _send(
     """Write the request and wait for the response's head, ``timeout`` seconds per write and
     per read. ``None`` when the connection was ``reused`` and ended before a byte of the
     response came (the server closed it as idle: the request is safe to send again)."""
-    reader = conn.parser.reader()
+    reader = conn.reader = conn.parser.reader()
     data = reader.request_bytes(method, target, head, body)
     stream = conn.stream
     got_bytes = False

@@ -9,6 +9,7 @@ from functools import partial
 
 import pytest
 import trio
+from fake_server import FakeExchange, FakeRequest, FakeServerStats, serve_fake_http
 
 from mcptrio.transports.http.engine.client_pool import (
     HttpClientPool,
@@ -165,3 +166,74 @@ async def test_the_fallback_parser_is_used_when_asked() -> None:
             await pool.aclose()
     with pytest.raises(ValueError, match="unknown parser"):
         HttpClientPool(parser="fast")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("json_response", [True, False])
+async def test_calls_over_either_parser_and_either_answer_mode_from_many_callers(
+    parser: ParserName, json_response: bool
+) -> None:
+    import mcptrio
+    from mcptrio.transports.http.client.streamable import open_streamable_http_client_transport
+
+    server = mcptrio.Server("wire")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            base = await nursery.start(partial(server.serve_http, json_response=json_response))
+            pool = HttpClientPool(parser=parser, max_connections=12)
+            async with (
+                open_streamable_http_client_transport(f"{base}/mcp", pool=pool) as transport,
+                mcptrio.open_client(transport) as client,
+            ):
+                results: list[str] = []
+
+                async def caller(n: int) -> None:
+                    for i in range(5):
+                        result = await client.call_tool("add", {"a": n, "b": i})
+                        results.append(getattr(result.content[0], "text", ""))
+
+                async with trio.open_nursery() as callers:
+                    for n in range(8):
+                        callers.start_soon(caller, n)
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert sorted(results) == sorted(str(n + i) for n in range(8) for i in range(5))
+
+
+async def test_concurrent_requests_each_keep_their_connection_for_the_next_round() -> None:
+    stats = FakeServerStats()
+    arrived = 0
+    all_in = trio.Event()
+
+    async def wait_for_all(request: FakeRequest, exchange: FakeExchange) -> None:
+        nonlocal arrived
+        arrived += 1
+        if arrived % 16 == 0:
+            all_in.set()
+        await all_in.wait()
+        await exchange.respond(200, body=b"ok")
+
+    async def one(pool: HttpClientPool, url: str) -> None:
+        async with pool.request("GET", url) as response:
+            assert await response.read(10) == b"ok"
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, wait_for_all, stats)
+            url = f"http://127.0.0.1:{port}/"
+            pool = HttpClientPool(max_connections=16)
+            for _ in range(3):
+                all_in = trio.Event()
+                async with trio.open_nursery() as callers:
+                    for _ in range(16):
+                        callers.start_soon(one, pool, url)
+                assert pool.idle_connections(split_url(url)[0]) == 16
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    # Sixteen at once, three times over: sixteen connections, none reopened.
+    assert (stats.connections, len(stats.requests)) == (16, 48)

@@ -21,8 +21,8 @@ from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
 from mcptrio.runtime.transport import FailedRequest, Outgoing, OversizedFrame
 from mcptrio.transports.http.client.messages import http_error
-from mcptrio.transports.http.engine.client_pool import HttpProtocolError, HttpStatusError
 from mcptrio.transports.http.client.streamable import open_streamable_http_client_transport
+from mcptrio.transports.http.engine.client_pool import HttpProtocolError, HttpStatusError
 
 # --------------------------------------------------------------------------- the SDK's server
 

@@ -155,13 +155,25 @@ class Session:
                 frame = await receive()
             except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
                 return
-            if isinstance(frame, OversizedFrame):
+            if isinstance(frame, bytes):
+                events = connection.receive(frame)
+            elif isinstance(frame, OversizedFrame):
                 events = connection.oversized(frame.limit)
             else:
-                events = connection.receive(frame)
+                self._fail_request(frame.request_id, frame.error)
+                continue
             for event in events:
                 if not take(event):
                     await self._take_waiting(event)
+
+    def _fail_request(self, rid: RequestId, error: McpError) -> None:
+        """The transport could not carry request ``rid``: its caller gets ``error``."""
+        pending = self._pending.pop(rid, None)
+        if pending is None:
+            log.debug("the transport failed request %r, which no one waits for", rid)
+            return
+        self.connection.forget_request(rid)
+        pending.fail(error)
 
     async def handle_frame(self, frame: bytes | Envelope) -> None:
         """Take one incoming ``frame`` in the calling task, as the reader takes those the

@@ -11,6 +11,10 @@ session that uses it; ``mcptrio.transports`` holds the implementations.
   returned without a checkpoint (so one read's requests start together); a receive that waits
   is a checkpoint and loses nothing when cancelled. At the clean end of input it raises
   ``trio.EndOfChannel``; a broken connection raises ``trio.BrokenResourceError``.
+- A transport that could not carry a request it sent (an HTTP client whose POST failed or was
+  refused) returns :class:`FailedRequest` for it: the session fails that request with the
+  error it holds (a :class:`~mcptrio.protocol.errors.TransportError`, say), so the caller
+  sees what went wrong on this side rather than an error answer the peer never sent.
 - :meth:`Transport.send` writes one or more frames, in order. Each is tagged with the id of the
   request it relates to (or ``None``), which HTTP transports use to pick the stream it goes on.
   Writing to a closed or broken peer raises ``trio.BrokenResourceError`` or
@@ -38,12 +42,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from ..protocol.base import RequestId
+from ..protocol.errors import McpError
 
 if TYPE_CHECKING:
     from .session import Session
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
+    "FailedRequest",
     "Frame",
     "Outgoing",
     "OversizedFrame",
@@ -62,6 +68,14 @@ class OversizedFrame(NamedTuple):
     limit: int
 
 
+class FailedRequest(NamedTuple):
+    """Stands in for the answer to request ``request_id``, which the transport could not carry:
+    the session fails the request with ``error``."""
+
+    request_id: RequestId
+    error: McpError
+
+
 Frame = bytes | OversizedFrame
 
 
@@ -75,7 +89,7 @@ class Outgoing(NamedTuple):
 class Transport(Protocol):
     """Moves frames between a session and its peer."""
 
-    async def receive(self) -> Frame:
+    async def receive(self) -> Frame | FailedRequest:
         """The next incoming frame; ``trio.EndOfChannel`` at the end of input."""
         ...
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..protocol.request_meta import PROTOCOL_VERSION_KEY
-from ..runtime.transport import Frame, Outgoing, Transport
+from ..runtime.transport import FailedRequest, Frame, Outgoing, Transport
 from .schema_check import (
     EXTENSION_PARTS,
     RESULT_TYPES,
@@ -242,7 +242,7 @@ class RecordingTransport:
         self._local: Sender = local
         self._peer: Sender = "server" if local == "client" else "client"
 
-    async def receive(self) -> Frame:
+    async def receive(self) -> Frame | FailedRequest:
         frame = await self.inner.receive()
         if isinstance(frame, bytes):
             self.transcript.record(self._peer, frame)

@@ -15,7 +15,7 @@
 
 Each is an :class:`~mcptrio.transports.http.engine.client_pool.HttpError`, so the HTTP client
 transports treat it as the failure of the request that needed authorization: the JSON-RPC
-requests it carried are answered with an error whose message is this one's.
+requests it carried fail with this very error (their callers can catch it by class).
 """
 
 from __future__ import annotations

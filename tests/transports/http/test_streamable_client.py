@@ -16,12 +16,13 @@ from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_f
 from sdk_peer import open_sdk_server
 
 import mcptrio
-from mcptrio.protocol.errors import McpError
+from mcptrio.protocol.errors import InvalidParams, McpError, ProtocolError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
-from mcptrio.runtime.transport import Outgoing, OversizedFrame
-from mcptrio.transports.http.client.messages import http_error_response
+from mcptrio.runtime.transport import FailedRequest, Outgoing, OversizedFrame
+from mcptrio.transports.http.client.messages import http_error
 from mcptrio.transports.http.client.streamable import open_streamable_http_client_transport
+from mcptrio.transports.http.engine.client_pool import HttpProtocolError, HttpStatusError
 
 # --------------------------------------------------------------------------- the SDK's server
 
@@ -202,34 +203,55 @@ async def test_error_status_answers_the_request_promptly_with_the_http_status() 
             with pytest.raises(McpError, match="HTTP 400 Bad Request: bad thing") as info:
                 await client.call_tool("echo", {})
             assert info.value.code == -32600
-            with pytest.raises(McpError, match="HTTP 503 Service Unavailable: overloaded"):
+            with pytest.raises(HttpStatusError, match="HTTP 503 Service Unavailable: overloaded"):
                 await client.ping()
             assert (await client.list_tools()).tools[0].name == "echo"
 
 
 @pytest.mark.parametrize(
-    ("status", "reason", "body", "code", "message"),
+    ("status", "reason", "body", "kind", "code", "message"),
     [
         # The server's own reason phrase is kept.
-        (400, "Invalid Session", b"", -32603, "HTTP 400 Invalid Session"),
+        (400, "Invalid Session", b"", HttpStatusError, -32603, "HTTP 400 Invalid Session"),
         # None sent (h11's default, and HTTP/2 has none): the standard phrase stands in.
-        (404, "", b"no such session", -32603, "HTTP 404 Not Found: no such session"),
+        (
+            404,
+            "",
+            b"no such session",
+            HttpStatusError,
+            -32603,
+            "HTTP 404 Not Found: no such session",
+        ),
         # No standard phrase either: the status alone.
-        (599, "", b"", -32603, "HTTP 599"),
+        (599, "", b"", HttpStatusError, -32603, "HTTP 599"),
+        # A JSON-RPC error in the body is the server's answer, rebuilt as any error answer.
         (
             403,
             "",
             b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"not yours"}}',
+            ProtocolError,
             -32001,
             "HTTP 403 Forbidden: not yours",
         ),
+        (
+            400,
+            "",
+            b'{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"bad"}}',
+            InvalidParams,
+            -32602,
+            "HTTP 400 Bad Request: bad",
+        ),
     ],
 )
-def test_http_error_response_carries_status_reason_and_the_body_s_error(
-    status: int, reason: str, body: bytes, code: int, message: str
+def test_http_error_carries_status_reason_and_the_body_s_error(
+    status: int, reason: str, body: bytes, kind: type[McpError], code: int, message: str
 ) -> None:
-    answer = json.loads(http_error_response(7, status, reason, body))
-    assert answer == {"jsonrpc": "2.0", "id": 7, "error": {"code": code, "message": message}}
+    error = http_error(status, reason, body)
+    assert type(error) is kind
+    assert (error.code, error.message) == (code, message)
+    if isinstance(error, HttpStatusError):
+        assert error.status == status
+        assert error.body == body
 
 
 async def test_sse_stream_cut_after_retry_is_resumed_after_that_delay(
@@ -440,10 +462,10 @@ async def test_oversized_json_response_is_reported_and_fails_the_call() -> None:
             call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}'
             await transport.send([Outgoing(call)])
             assert await transport.receive() == OversizedFrame(2000)
-            error = json.loads(await _frame(transport))
-            assert (
-                error["id"] == 2 and "larger than the frame size limit" in error["error"]["message"]
-            )
+            failed = await transport.receive()
+            assert isinstance(failed, FailedRequest) and failed.request_id == 2
+            assert isinstance(failed.error, HttpProtocolError)
+            assert "larger than the frame size limit" in failed.error.message
 
 
 def _initialize_frame(rid: int) -> bytes:

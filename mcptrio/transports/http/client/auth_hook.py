@@ -13,7 +13,7 @@ through :class:`AuthorizedRequests` when they are given an :class:`HttpAuth`:
 The number of attempts per request is bounded (:data:`MAX_ATTEMPTS`), so a server that keeps
 refusing can never make the client loop. What the auth component raises (its errors are
 :class:`~mcptrio.transports.http.engine.client_pool.HttpError`\\ s) reaches the transport as the
-failure of that request, which answers the JSON-RPC requests it carried with an error.
+failure of that request: the JSON-RPC requests it carried fail with that very error.
 
 The interface lives with the transports, so that they never import :mod:`mcptrio.auth` (which
 imports them); :class:`mcptrio.auth.client.OAuthClient` is the implementation mcptrio ships.

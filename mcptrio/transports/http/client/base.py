@@ -18,12 +18,18 @@ from typing import TypedDict
 import trio
 
 from ....protocol.base import RequestId
-from ....protocol.errors import INTERNAL_ERROR
+from ....protocol.errors import McpError
 from ....protocol.sse import SseEvent
-from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ....runtime.transport import (
+    DEFAULT_MAX_FRAME_SIZE,
+    FailedRequest,
+    Frame,
+    Outgoing,
+    OversizedFrame,
+)
 from ..engine.client_pool import HttpClientPool
 from .auth_hook import AuthorizedRequests, HttpAuth, Requests
-from .messages import OutgoingInfo, error_response, http_error_response, peek_outgoing
+from .messages import OutgoingInfo, copy_error, http_error, peek_outgoing
 from .posts import PostFrame, PostScheduler
 
 __all__ = ["HttpClientOptions", "HttpClientSettings", "HttpClientTransportBase"]
@@ -98,14 +104,14 @@ class HttpClientTransportBase:
         self._posts = PostScheduler(
             nursery, self._post_frame, max_concurrent_posts=options.max_concurrent_posts
         )
-        self._incoming_send, self._incoming_receive = trio.open_memory_channel[Frame](
-            options.incoming_buffer
-        )
+        self._incoming_send, self._incoming_receive = trio.open_memory_channel[
+            Frame | FailedRequest
+        ](options.incoming_buffer)
         #: Set when the input broke rather than ended: ``receive`` then says so.
         self._broken = False
         self._closed = False
 
-    async def receive(self) -> Frame:
+    async def receive(self) -> Frame | FailedRequest:
         """The next frame from the server; ``trio.EndOfChannel`` once the transport ended
         (``trio.BrokenResourceError`` when it ended because its stream broke)."""
         try:
@@ -123,6 +129,14 @@ class HttpClientTransportBase:
         await self._posts.schedule(frame.data, info)
         return info
 
+    def _schedule_nowait(self, frame: Outgoing) -> OutgoingInfo | None:
+        """:meth:`_schedule` without waiting: ``None`` when no POST slot is free (or the
+        transport is closed), and nothing was started."""
+        if self._closed:
+            return None
+        info = peek_outgoing(frame.data)
+        return info if self._posts.schedule_nowait(frame.data, info) else None
+
     def _stop(self) -> bool:
         """Stop every task and end the input; ``False`` when the transport was stopped before."""
         if self._closed:
@@ -137,7 +151,7 @@ class HttpClientTransportBase:
     def _request_headers(self, *extra: tuple[str, str]) -> list[tuple[str, str]]:
         return [*self.options.headers, *extra]
 
-    async def _deliver(self, frame: Frame) -> None:
+    async def _deliver(self, frame: Frame | FailedRequest) -> None:
         try:
             await self._incoming_send.send(frame)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
@@ -161,16 +175,17 @@ class HttpClientTransportBase:
             return None
         return data
 
-    async def _fail_requests(self, request_ids: Collection[RequestId], message: str) -> None:
-        """Answer each of ``request_ids`` with an internal error saying ``message``."""
-        for rid in sorted(request_ids, key=str):
-            await self._deliver(error_response(rid, INTERNAL_ERROR, message))
+    async def _fail_requests(self, request_ids: Collection[RequestId], error: McpError) -> None:
+        """Fail each of ``request_ids`` with ``error`` (a transport failure: the caller gets
+        the exception itself, an :class:`~.client_pool.HttpError` say, not an error answer)."""
+        for n, rid in enumerate(sorted(request_ids, key=str)):
+            await self._deliver(FailedRequest(rid, error if n == 0 else copy_error(error)))
 
     async def _refused(
         self, request_ids: Collection[RequestId], status: int, reason: str, body: bytes | None
     ) -> None:
-        """Answer each of ``request_ids`` with the error its POST's ``status`` means."""
+        """Fail each of ``request_ids`` with the error its POST's ``status`` means (see
+        :func:`~.messages.http_error`)."""
         if not request_ids:
             log.warning("the server refused a notification or response with HTTP %d", status)
-        for rid in sorted(request_ids, key=str):
-            await self._deliver(http_error_response(rid, status, reason, body))
+        await self._fail_requests(request_ids, http_error(status, reason, body))

@@ -13,6 +13,8 @@ from typing import Final
 import trio
 
 from ....protocol.base import RequestId
+from ....protocol.errors import McpError
+from ..engine.client_pool import HttpProtocolError
 
 __all__ = [
     "DEFAULT_RECONNECTION",
@@ -35,20 +37,24 @@ class FollowedStream:
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     #: Set for the ``initialize`` POST: the revision is read from its response.
     initialize_id: RequestId | None = None
-    #: Why the requests still pending will fail, once that is known.
-    failure: str | None = None
+    #: What the requests still pending will fail with, once that is known.
+    failure: McpError | None = None
     #: A stateless-era request (2026-07-28): closing the stream cancels it, and a broken stream
     #: is re-issued rather than resumed.
     stateless: bool = False
     #: For a re-issued request: the id the session sent, and how many times it was re-issued.
     original_id: RequestId | None = None
     reissues: int = 0
+    #: Whether its responses may go straight to the session (see ``_deliver_response``): only
+    #: until a frame of it went through the transport's channel.
+    direct: bool = True
 
-    def fail(self, message: str) -> None:
-        """Note why the requests still owed fail (the first reason wins); the POST task
-        answers them with an error when it finishes."""
+    def fail(self, reason: str | McpError) -> None:
+        """Note why the requests still owed fail (the first reason wins): an error, or the
+        message of an :class:`HttpProtocolError`. The POST task fails them with it when it
+        finishes."""
         if self.failure is None:
-            self.failure = message
+            self.failure = HttpProtocolError(reason) if isinstance(reason, str) else reason
 
     def owed(self) -> set[RequestId]:
         """The ids the session waits on: a re-issued request's is the one it sent."""

@@ -167,7 +167,7 @@ class LegacySseClientTransport(HttpClientTransportBase):
                 status, reason = response.status, response.reason
         except HttpError as exc:
             log.info("POST to %s failed: %s", self.endpoint, exc)
-            await self._fail_requests(info.request_ids, f"The HTTP request failed: {exc}")
+            await self._fail_requests(info.request_ids, exc)
             return
         await self._refused(info.request_ids, status, reason, body)
 

@@ -10,6 +10,7 @@ with a lenient msgspec decode that skips everything else, and builds the error r
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -21,12 +22,18 @@ from ....protocol import codec
 from ....protocol.base import RequestId
 from ....protocol.codec import Envelope
 from ....protocol.errors import INTERNAL_ERROR, McpError
+from ..engine.client_pool import HttpStatusError
+
+#: How much of an error body an :class:`HttpStatusError` keeps.
+ERROR_BODY_QUOTE = 4096
 
 __all__ = [
     "OutgoingInfo",
-    "http_error_response",
+    "copy_error",
+    "http_error",
     "initialize_revision",
     "offered_revision",
+    "peek_incoming",
     "peek_outgoing",
     "response_ids",
 ]
@@ -94,12 +101,22 @@ def peek_outgoing(data: bytes) -> OutgoingInfo:
 
 def response_ids(data: bytes) -> list[RequestId]:
     """The ids of the responses (results and errors) in an incoming frame."""
+    return peek_incoming(data)[0]
+
+
+def peek_incoming(data: bytes) -> tuple[list[RequestId], Envelope | None]:
+    """The ids of the responses in an incoming frame, and the frame's one message when it is
+    exactly one response (which a session can take without decoding it again)."""
+    try:
+        value = _peek_decoder.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return [], None
     found: list[RequestId] = []
-    for item in _items(data):
+    for item in value if isinstance(value, list) else (value,):
         is_response = item.result is not UNSET or item.error is not UNSET
         if item.method is UNSET and is_response and _is_id(item.id):
-            found.append(item.id)  # type: ignore[arg-type]
-    return found
+            found.append(item.id)
+    return found, value if found and isinstance(value, Envelope) else None
 
 
 def initialize_revision(data: bytes, request_id: RequestId) -> str | None:
@@ -130,23 +147,21 @@ def error_response(request_id: RequestId, code: int, message: str, data: Any = N
     return codec.encode_error(request_id, McpError(message, data, code=code))
 
 
-def http_error_response(
-    request_id: RequestId, status: int, reason: str, body: bytes | None
-) -> bytes:
-    """The error response a caller gets when its request's POST was answered ``status``.
+def http_error(status: int, reason: str, body: bytes | None) -> McpError:
+    """The error a caller gets when its request's POST was answered ``status``.
 
-    When the body is itself a JSON-RPC error (servers often send one, with no id), its code,
-    message and data are kept (a -32022's data names the revisions to retry with); otherwise
-    the code is -32603 and the message quotes the HTTP status and
-    the start of the body. The reason phrase is optional on the wire (h11 sends none unless
-    told, HTTP/2 has none at all), so an empty ``reason`` becomes the standard phrase for
-    ``status``: the message reads ``HTTP 400 Bad Request: ...`` whatever the server is.
+    When the body is itself a JSON-RPC error (servers often send one, with no id), that is the
+    server's answer: its code, message and data are kept (a -32022's data names the revisions to
+    retry with) and it is rebuilt as the class owning its code, as any error answer is.
+    Otherwise the exchange failed at the HTTP level: :class:`HttpStatusError`, with the status
+    and the start of the body. Either way the message quotes the HTTP status. The reason phrase
+    is optional on the wire (h11 sends none unless told, HTTP/2 has none at all), so an empty
+    ``reason`` becomes the standard phrase for ``status``: the message reads
+    ``HTTP 400 Bad Request: ...`` whatever the server is.
     """
     if not reason:
         reason = _standard_phrase(status)
-    code = INTERNAL_ERROR
-    detail = ""
-    data: Any = None
+    message = f"HTTP {status} {reason}".rstrip()
     if body:
         try:
             value = _any_decoder.decode(body)
@@ -154,16 +169,25 @@ def http_error_response(
             value = None
         error = value.get("error") if isinstance(value, dict) else None
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            detail = error["message"]
-            if isinstance(error.get("code"), int) and not isinstance(error["code"], bool):
-                code = error["code"]
-            data = error.get("data")
-        else:
-            detail = body[:200].decode("utf-8", "replace").strip()
-    message = f"HTTP {status} {reason}".rstrip()
-    if detail:
-        message += f": {detail}"
-    return error_response(request_id, code, message, data)
+            code = error.get("code")
+            if not isinstance(code, int) or isinstance(code, bool):
+                code = INTERNAL_ERROR
+            return McpError.from_wire(code, f"{message}: {error['message']}", error.get("data"))
+        detail = body[:200].decode("utf-8", "replace").strip()
+        if detail:
+            message += f": {detail}"
+    return HttpStatusError(message, status=status, body=body[:ERROR_BODY_QUOTE] if body else b"")
+
+
+def copy_error(error: McpError) -> McpError:
+    """A fresh instance like ``error``, for a second caller to raise (one exception object
+    raised in two tasks would mix their tracebacks)."""
+    try:
+        fresh = copy.copy(error)
+    except Exception:
+        return error
+    fresh.__traceback__ = None
+    return fresh
 
 
 def _standard_phrase(status: int) -> str:

@@ -5,7 +5,8 @@ HTTP client transports POST every outgoing frame from a task of their own nurser
 rules:
 
 - backpressure: at most ``max_concurrent_posts`` POSTs run at once, and
-  :meth:`PostScheduler.schedule` waits for a free slot beyond that;
+  :meth:`PostScheduler.schedule` waits for a free slot beyond that
+  (:meth:`PostScheduler.schedule_nowait`, the session's direct path, declines instead);
 - ordering: POSTs run concurrently, so frames sent back to back may reach the server in either
   order, as with any HTTP client. One ordering matters to servers and is kept: every frame
   scheduled after ``notifications/initialized`` waits until that notification's POST has been
@@ -29,6 +30,8 @@ PostFrame = Callable[[bytes, OutgoingInfo], Awaitable[None]]
 class PostScheduler:
     """Runs ``post`` for each scheduled frame in ``nursery``, under the rules above."""
 
+    __slots__ = ("_gate", "_nursery", "_post", "_slots")
+
     def __init__(
         self, nursery: trio.Nursery, post: PostFrame, *, max_concurrent_posts: int
     ) -> None:
@@ -50,6 +53,21 @@ class PostScheduler:
             # takes no more tasks, and the session's writer ends on this error.
             self._slots.release()
             raise trio.ClosedResourceError("The transport is closed")
+        self._start(data, info)
+
+    def schedule_nowait(self, data: bytes, info: OutgoingInfo) -> bool:
+        """:meth:`schedule` without waiting or checkpointing: ``False`` when no slot is free
+        (or the transport closed), and nothing was started."""
+        if self._nursery.cancel_scope.cancel_called:
+            return False
+        try:
+            self._slots.acquire_nowait()
+        except trio.WouldBlock:
+            return False
+        self._start(data, info)
+        return True
+
+    def _start(self, data: bytes, info: OutgoingInfo) -> None:
         wait_for = self._gate
         opens_gate: trio.Event | None = None
         if info.method == "notifications/initialized":
@@ -64,7 +82,7 @@ class PostScheduler:
         opens_gate: trio.Event | None,
     ) -> None:
         try:
-            if wait_for is not None:
+            if wait_for is not None and not wait_for.is_set():
                 await wait_for.wait()
             await self._post(data, info)
         finally:

@@ -55,14 +55,16 @@ import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing, asynccontextmanager
-from typing import Unpack
+from typing import TYPE_CHECKING, Unpack
 
 import trio
 
 from ....protocol.base import RequestId
+from ....protocol.codec import Envelope
+from ....protocol.errors import ConnectionClosed
 from ....protocol.sse import SseError, SseParser
 from ....runtime.transport import Outgoing, OversizedFrame
-from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
+from ..engine.client_pool import HttpClientPool, HttpError, HttpProtocolError, HttpResponse
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .followed import (
     DEFAULT_RECONNECTION,
@@ -76,12 +78,15 @@ from .followed import (
 from .messages import (
     OutgoingInfo,
     initialize_revision,
-    response_ids,
+    peek_incoming,
 )
 from .reissue import REISSUE_LIMIT, answered_as, renumbered
 from .resources import open_client_resources
 from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
 from .stateless_headers import HeaderParams, stateless_headers
+
+if TYPE_CHECKING:
+    from ....runtime.session import Session
 
 __all__ = [
     "InitializeOutcome",
@@ -137,6 +142,8 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         self.protocol_version: str | None = None
         self._renewal = SessionRenewal(self, self._pool, on_end=self._incoming_send.close)
         self._get_started = False
+        #: The session responses are handed to directly (see :meth:`deliver_to`), if any.
+        self._session: Session | None = None
         self._streams: dict[RequestId, FollowedStream] = {}
 
     # ------------------------------------------------------------ Transport
@@ -149,6 +156,23 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             self._renewal.remember(frame.data, info)
             if info.cancels is not None:
                 self._abandon(info.cancels)
+
+    def deliver_to(self, session: Session) -> None:
+        """Hand responses straight to ``session`` (the one this transport serves) from the
+        task that read them, rather than through :meth:`receive` and the session's reader;
+        everything else still goes through :meth:`receive`."""
+        self._session = session
+
+    def send_nowait(self, frame: Outgoing) -> bool:
+        """Start the POST of ``frame`` if a POST slot is free (the session's direct path,
+        which skips its writer task); ``False`` otherwise, and nothing was started."""
+        info = self._schedule_nowait(frame)
+        if info is None:
+            return False
+        self._renewal.remember(frame.data, info)
+        if info.cancels is not None:
+            self._abandon(info.cancels)
+        return True
 
     async def aclose(self) -> None:
         """Stop every POST and stream, and end the server session with DELETE."""
@@ -259,7 +283,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                 except HttpError as exc:
                     log.info("POST to %s failed: %s", self.url, exc)
                     if status == 0:
-                        stream.fail(f"The HTTP request failed: {exc}")
+                        stream.fail(exc)
                         return
                     outcome = ENDED
             if stream.scope.cancelled_caught:
@@ -347,8 +371,9 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                 await self._deliver(OversizedFrame(limit))
                 stream.fail("The response is larger than the frame size limit")
                 return DONE
-            stream.pending.difference_update(response_ids(body))
-            await self._deliver_response(body, stream)
+            answered, lone = peek_incoming(body)
+            stream.pending.difference_update(answered)
+            await self._deliver_response(body, stream, lone)
             return DONE
         if ctype == "text/event-stream":
             response.read_timeout = self.options.sse_read_timeout
@@ -356,11 +381,29 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
         stream.fail(f"The server answered with an unexpected content type {ctype!r}")
         return DONE
 
-    async def _deliver_response(self, data: bytes, stream: FollowedStream) -> None:
+    async def _deliver_response(
+        self, data: bytes, stream: FollowedStream, lone: Envelope | None
+    ) -> None:
+        """Deliver a frame of ``stream``; ``lone`` is its one message when it is exactly one
+        response."""
         if stream.initialize_id is not None and self.protocol_version is None:
             self.protocol_version = initialize_revision(data, stream.initialize_id)
         if stream.original_id is not None:
             data = answered_as(data, stream.original_id)
+            lone = None
+        session = self._session
+        if session is not None and lone is not None and stream.direct:
+            # Straight to the session, in this task: no hop through the channel and the
+            # session's reader (two task switches of a call's four). A response is taken
+            # without waiting, so this does not hold the stream up.
+            try:
+                await session.handle_frame(lone)
+            except ConnectionClosed:
+                log.debug("dropped a response that arrived after the session ended")
+            return
+        # Anything else goes through the reader, and so does the rest of this stream, so that
+        # a response never overtakes a notification or request sent before it.
+        stream.direct = False
         await self._deliver(data)
 
     # ------------------------------------------------------------ SSE streams
@@ -387,7 +430,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                     data = await self._message_of(event)
                     if data is None:
                         continue
-                    answered = response_ids(data)
+                    answered, lone = peek_incoming(data)
                     owed = bool(stream.pending)
                     stream.pending.difference_update(answered)
                     for rid in answered:
@@ -395,7 +438,7 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
                             # Answered on another stream (a lax server replays on any GET):
                             # the request's own stream owes it no more, nor a resumption.
                             self._abandon(rid)
-                    await self._deliver_response(data, stream)
+                    await self._deliver_response(data, stream, lone)
                     if owed and not stream.pending:
                         return DONE
         except SseError as exc:
@@ -464,7 +507,9 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             return UNUSABLE, False
         if status == 404 and sent_session is not None:
             # The session is gone, and a POST stream being resumed is lost with it.
-            stream.fail("The server ended the session while the request was running")
+            stream.fail(
+                ConnectionClosed("The server ended the session while the request was running")
+            )
             await self._renewal.renew(sent_session)
             return SESSION_GONE, False
         log.info("GET of the SSE stream got HTTP %d", status)
@@ -507,7 +552,9 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
     ) -> None:
         stream.pending.clear()
         if not await self._renewal.renew(stale):
-            await self._fail_requests(info.request_ids, "The server ended the MCP session")
+            await self._fail_requests(
+                info.request_ids, ConnectionClosed("The server ended the MCP session")
+            )
             return
         if info.method != "notifications/initialized":
             await self._post(data, info, may_renew=False)
@@ -526,7 +573,8 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
 
     async def _fail_now(self, stream: FollowedStream) -> None:
         if not self._closed:
-            await self._fail_requests(stream.owed(), stream.failure or "The request was lost")
+            failure = stream.failure or HttpProtocolError("The request was lost")
+            await self._fail_requests(stream.owed(), failure)
         stream.pending.clear()
 
 

@@ -36,12 +36,12 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from functools import partial
-from typing import Unpack
+from typing import TYPE_CHECKING, Unpack
 
 import trio
 
 from ....protocol.revisions import REVISIONS, SUPPORTED, revision_of
-from ....runtime.transport import Frame, Outgoing, Transport
+from ....runtime.transport import FailedRequest, Frame, Outgoing, Transport
 from ..engine.client_pool import HttpClientPool, HttpError
 from .base import HttpClientOptions, HttpClientSettings
 from .legacy_sse import (
@@ -53,6 +53,9 @@ from .messages import error_response, offered_revision, peek_outgoing
 from .resources import open_client_resources
 from .stateless_headers import HeaderParams, is_stateless_refusal, is_stateless_request
 from .streamable import StreamableHttpClientTransport, open_streamable
+
+if TYPE_CHECKING:
+    from ....runtime.session import Session
 
 __all__ = ["HttpClientTransport", "fallback_statuses", "open_http_client_transport"]
 
@@ -94,7 +97,7 @@ class HttpClientTransport:
         assert self._current is not None
         return self._current
 
-    async def receive(self) -> Frame:
+    async def receive(self) -> Frame | FailedRequest:
         await self._decided.wait()
         if self._answers:
             await trio.lowlevel.checkpoint()
@@ -109,6 +112,23 @@ class HttpClientTransport:
                 # Not the lifecycle the fallback is for: stay with Streamable HTTP.
                 self._decided.set()
         await self.inner.send(frames)
+
+    def deliver_to(self, session: Session) -> None:
+        """Let the Streamable HTTP transport hand responses straight to ``session`` (see
+        :meth:`StreamableHttpClientTransport.deliver_to`); HTTP+SSE delivers through
+        :meth:`receive` as before."""
+        inner = self._current
+        if isinstance(inner, StreamableHttpClientTransport):
+            inner.deliver_to(session)
+
+    def send_nowait(self, frame: Outgoing) -> bool:
+        """Hand ``frame`` to the transport in use without waiting, when it can take it so
+        (Streamable HTTP with a free POST slot); the first frame always goes through
+        :meth:`send`, which makes the choice of transport."""
+        if not self._first_sent:
+            return False
+        inner = self.inner
+        return isinstance(inner, StreamableHttpClientTransport) and inner.send_nowait(frame)
 
     async def aclose(self) -> None:
         self._decided.set()

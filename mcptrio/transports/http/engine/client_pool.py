@@ -21,13 +21,18 @@ response arrived (the server closed it just as we picked it up), it is retried o
 connection. A server only closes an idle connection, one with no request in progress, so the
 retried request was not acted on; that is the trade-off every keep-alive client makes.
 
+Parsing: httptools when installed, h11 otherwise (``parser=``, see :mod:`.client_wire`); the
+request head is written from a cached, checked header block.
+
 Errors (a branch of the tree in :mod:`mcptrio.protocol.errors`)::
 
     TransportError
     └── HttpError             anything this module raises
         ├── HttpConnectError  could not connect (refused, DNS, TLS handshake)
         ├── HttpTimeout       a connect or per-read deadline passed
-        └── HttpProtocolError the peer broke HTTP or closed the connection mid-response
+        ├── HttpProtocolError the peer broke HTTP or closed the connection mid-response
+        └── HttpStatusError   the server answered with an HTTP error status (the transports
+                              raise it; the pool hands every status back as it is)
 
 Cancellation: cancelling a request closes its connection (it is never reused half-read).
 """
@@ -35,17 +40,29 @@ Cancellation: cancelling a request closes its connection (it is never reused hal
 from __future__ import annotations
 
 import logging
+import socket
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from functools import lru_cache
+from types import TracebackType
 from urllib.parse import urlsplit
 
-import h11
 import trio
 
-from ....protocol.errors import TransportError
+from .client_wire import (
+    ConnectionParser,
+    HeaderBlocks,
+    Headers,
+    HttpConnectError,
+    HttpError,
+    HttpProtocolError,
+    HttpStatusError,
+    HttpTimeout,
+    ParserName,
+    ResponseReader,
+)
 
 __all__ = [
     "HttpClientPool",
@@ -53,31 +70,16 @@ __all__ = [
     "HttpError",
     "HttpProtocolError",
     "HttpResponse",
+    "HttpStatusError",
     "HttpTimeout",
     "Origin",
     "split_url",
 ]
 
+
 log = logging.getLogger("mcptrio.transports.http.client")
 
 _READ_SIZE = 65536
-_USER_AGENT = b"mcptrio"
-
-
-class HttpError(TransportError):
-    """Base of every error the HTTP client raises."""
-
-
-class HttpConnectError(HttpError):
-    """The connection could not be established."""
-
-
-class HttpTimeout(HttpError):
-    """A connect or read deadline passed."""
-
-
-class HttpProtocolError(HttpError):
-    """The peer broke the HTTP protocol or closed the connection mid-exchange."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,7 @@ class Origin:
         return (host if self.port == default else f"{host}:{self.port}").encode("ascii")
 
 
+@lru_cache(maxsize=256)
 def split_url(url: str) -> tuple[Origin, bytes]:
     """The origin and the request target (path and query) of an ``http(s)://`` URL."""
     parts = urlsplit(url)
@@ -111,24 +114,29 @@ def split_url(url: str) -> tuple[Origin, bytes]:
 
 
 class _Connection:
-    """One keep-alive connection: a trio stream and its h11 state machine."""
+    """One keep-alive connection: a trio stream and its parser's state."""
 
-    def __init__(self, stream: trio.abc.Stream, origin: Origin) -> None:
+    __slots__ = ("closed", "origin", "parser", "reader", "socket", "stream")
+
+    def __init__(self, stream: trio.abc.Stream, origin: Origin, parser: ParserName) -> None:
         self.stream = stream
         self.origin = origin
-        self.h11 = h11.Connection(our_role=h11.CLIENT)
+        self.parser = ConnectionParser(parser)
+        #: The reader of the response in progress (or the last one).
+        self.reader: ResponseReader | None = None
         self.closed = False
+        raw = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
+        self.socket = raw.socket if isinstance(raw, trio.SocketStream) else None
 
     def looks_reusable(self) -> bool:
         """Whether an idle connection still seems open (a closed one polls readable)."""
-        if self.closed or self.h11.our_state is not h11.IDLE:
+        if self.closed:
             return False
-        stream = self.stream
-        if isinstance(stream, trio.SSLStream):
-            stream = stream.transport_stream
-        if isinstance(stream, trio.SocketStream):
-            return not stream.socket.is_readable()
-        return True
+        return self.socket is None or not self.socket.is_readable()
+
+    def parser_done(self) -> bool:
+        """Whether the last exchange ended so that the connection may carry another."""
+        return self.reader is not None and self.reader.reusable()
 
     async def aclose(self) -> None:
         if not self.closed:
@@ -142,18 +150,25 @@ class HttpResponse:
     Only valid inside the ``async with pool.request(...)`` block that produced it.
     """
 
+    __slots__ = ("_connection", "_reader", "headers", "read_timeout", "reason", "status")
+
     def __init__(
-        self,
-        connection: _Connection,
-        head: h11.Response,
-        read_timeout: float,
+        self, connection: _Connection, reader: ResponseReader, read_timeout: float
     ) -> None:
+        head = reader.head
+        assert head is not None
         self._connection = connection
-        self.status: int = head.status_code
+        self._reader = reader
+        self.status: int = head.status
         self.reason: str = head.reason.decode("latin-1")
-        self.headers: list[tuple[bytes, bytes]] = [(k.lower(), v) for k, v in head.headers]
+        #: The headers, names lower-case, in the order received.
+        self.headers: list[tuple[bytes, bytes]] = head.headers
         self.read_timeout = read_timeout
-        self.complete = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether the whole body has arrived and been taken."""
+        return self._reader.complete and not self._reader.body
 
     def header(self, name: bytes) -> bytes | None:
         """The first value of header ``name`` (lower-case), or ``None``."""
@@ -171,21 +186,21 @@ class HttpResponse:
     async def receive_some(self) -> bytes:
         """The next piece of the body; ``b""`` once it is complete.
 
-        Raises :class:`HttpTimeout` when nothing arrives for ``read_timeout`` seconds and
-        :class:`HttpProtocolError` when the connection breaks first.
+        What the last read brought is returned without waiting. Raises :class:`HttpTimeout`
+        when nothing arrives for ``read_timeout`` seconds and :class:`HttpProtocolError` when
+        the connection breaks first.
         """
-        conn = self._connection
-        while not self.complete:
-            event = await _next_event(conn, self.read_timeout)
-            if isinstance(event, h11.Data):
-                if event.data:
-                    return bytes(event.data)
-            elif isinstance(event, h11.EndOfMessage):
-                self.complete = True
-            else:
-                raise HttpProtocolError(f"Unexpected HTTP event {type(event).__name__}")
-        await trio.lowlevel.checkpoint()
-        return b""
+        reader = self._reader
+        while True:
+            body = reader.body
+            if body:
+                data = body[0] if len(body) == 1 else b"".join(body)
+                body.clear()
+                return data
+            if reader.complete:
+                await trio.lowlevel.checkpoint()
+                return b""
+            await _read_into(self._connection.stream, reader, self.read_timeout)
 
     async def read(self, limit: int) -> bytes | None:
         """The whole body, or ``None`` if it is longer than ``limit`` bytes (then unread)."""
@@ -196,76 +211,69 @@ class HttpResponse:
             if size > limit:
                 return None
             parts.append(chunk)
-        return b"".join(parts)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def drain_buffered(self) -> None:
-        """Consume what is already buffered without waiting, to see whether the body ended."""
-        h = self._connection.h11
-        while not self.complete:
-            try:
-                event = h.next_event()
-            except h11.RemoteProtocolError:
-                return
-            if isinstance(event, h11.EndOfMessage):
-                self.complete = True
-            elif not isinstance(event, h11.Data):
-                return
+        """Drop what of the body has already arrived, without waiting (a response whose end
+        came with it then leaves its connection reusable)."""
+        self._reader.body.clear()
 
 
-async def _next_event(conn: _Connection, read_timeout: float) -> h11.Event | type[h11.PAUSED]:
-    while True:
+async def _read_into(stream: trio.abc.Stream, reader: ResponseReader, timeout: float) -> None:
+    """One read from ``stream`` into ``reader``, within ``timeout`` seconds."""
+    with trio.move_on_after(timeout) as scope:
         try:
-            event = conn.h11.next_event()
-        except h11.RemoteProtocolError as exc:
-            raise HttpProtocolError(f"Invalid HTTP from the server: {exc}") from None
-        if event is not h11.NEED_DATA:
-            if isinstance(event, h11.ConnectionClosed):
-                raise HttpProtocolError("The server closed the connection mid-response")
-            assert event is h11.PAUSED or isinstance(event, h11.Event)
-            return event
-        with trio.move_on_after(read_timeout) as scope:
-            try:
-                data = await conn.stream.receive_some(_READ_SIZE)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise HttpProtocolError(f"The connection broke: {exc}") from None
-        if scope.cancelled_caught:
-            raise HttpTimeout(f"No data from the server for {read_timeout} s")
-        try:
-            conn.h11.receive_data(bytes(data))
-        except h11.RemoteProtocolError as exc:
-            raise HttpProtocolError(f"Invalid HTTP from the server: {exc}") from None
+            data = await stream.receive_some(_READ_SIZE)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise HttpProtocolError(f"The connection broke: {exc}") from None
+    if scope.cancelled_caught:
+        raise HttpTimeout(f"No data from the server for {timeout} s")
+    if data:
+        reader.feed(data)
+    else:
+        reader.feed_eof()
 
 
 class _OriginPool:
-    def __init__(self, max_connections: int) -> None:
+    __slots__ = ("host_line", "idle", "slots")
+
+    def __init__(self, origin: Origin, max_connections: int) -> None:
         self.slots = trio.Semaphore(max_connections)
         self.idle: deque[_Connection] = deque()
+        self.host_line = b"host: %s\r\n" % origin.host_header
 
 
 class HttpClientPool:
     """Keep-alive HTTP/1.1 connections, pooled per origin.
 
     ``request`` is the only operation; ``aclose`` closes every idle connection (busy ones close
-    when their request finishes). The pool itself holds no task.
+    when their request finishes). The pool itself holds no task. At most ``max_connections``
+    connections per origin, of which at most ``max_idle`` (all by default) are kept open between
+    requests: concurrent callers each get a connection of their own, and keep it.
+    ``parser`` picks the response parser (``"auto"``: httptools when installed, else h11).
     """
 
     def __init__(
         self,
         *,
         max_connections: int = 64,
-        max_idle: int = 8,
+        max_idle: int | None = None,
         ssl_context: ssl.SSLContext | None = None,
         connect_timeout: float = 30.0,
         read_timeout: float = 30.0,
+        parser: ParserName = "auto",
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.max_connections = max_connections
-        self.max_idle = max_idle
+        self.max_idle = max_connections if max_idle is None else max_idle
         self._ssl_context = ssl_context
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
+        ConnectionParser(parser)  # fails now, not at the first request, on a bad name
+        self.parser: ParserName = parser
         self._origins: dict[Origin, _OriginPool] = {}
+        self._blocks = HeaderBlocks()
         self._closed = False
 
     @property
@@ -279,51 +287,32 @@ class HttpClientPool:
         pool = self._origins.get(origin)
         return len(pool.idle) if pool is not None else 0
 
-    @asynccontextmanager
-    async def request(
+    def request(
         self,
         method: str,
         url: str,
         *,
-        headers: Sequence[tuple[str | bytes, str | bytes]] = (),
+        headers: Headers = (),
         body: bytes = b"",
         read_timeout: float | None = None,
-    ) -> AsyncIterator[HttpResponse]:
-        """Send one request and yield the response once its head has arrived.
+    ) -> AbstractAsyncContextManager[HttpResponse]:
+        """``async with pool.request(...) as response``: send one request and get the response
+        once its head has arrived.
 
         Leaving the block releases the connection: back to the pool if the body was read to the
         end and the server keeps it alive, closed otherwise. ``read_timeout`` overrides the
-        pool's per-read deadline for this response.
+        pool's per-read deadline for this response. A header name that is not an HTTP token,
+        or a value holding CR, LF or NUL, raises ``ValueError`` before anything is sent.
         """
-        if self._closed:
-            raise trio.ClosedResourceError("The HTTP client pool is closed")
-        origin, target = split_url(url)
-        pool = self._origins.get(origin)
-        if pool is None:
-            pool = self._origins[origin] = _OriginPool(self.max_connections)
-        timeout = self.read_timeout if read_timeout is None else read_timeout
-        all_headers = _request_headers(origin, headers, body, method)
-        request = h11.Request(method=method, target=target, headers=all_headers)
-        with trio.move_on_after(self.connect_timeout) as slot_wait:
-            await pool.slots.acquire()
-        if slot_wait.cancelled_caught:
-            raise HttpTimeout(f"No free connection to {origin.host}:{origin.port}")
-        try:
-            conn, response = await self._exchange(pool, origin, request, body, timeout)
-            try:
-                yield response
-            except BaseException:
-                await conn.aclose()
-                raise
-            await self._release(pool, conn, response)
-        finally:
-            pool.slots.release()
+        return _Exchange(self, method, url, headers, body, read_timeout)
 
     async def _exchange(
         self,
         pool: _OriginPool,
         origin: Origin,
-        request: h11.Request,
+        method: str,
+        target: bytes,
+        head: bytes,
         body: bytes,
         timeout: float,
     ) -> tuple[_Connection, HttpResponse]:
@@ -333,22 +322,25 @@ class HttpClientPool:
                 await conn.aclose()
                 continue
             try:
-                return conn, await self._send(conn, request, body, timeout)
-            except HttpProtocolError as exc:
-                # A keep-alive connection the server closed while we picked it up: once more
-                # on a fresh connection.
-                log.debug("reused connection failed before the response (%s); retrying", exc)
-                await conn.aclose()
-                break
+                response = await _send(conn, method, target, head, body, timeout, reused=True)
             except BaseException:
                 await conn.aclose()
                 raise
+            if response is not None:
+                return conn, response
+            # A keep-alive connection the server closed while we picked it up: once more on a
+            # fresh connection.
+            log.debug("reused connection ended before the response; retrying")
+            await conn.aclose()
+            break
         conn = await self._connect(origin)
         try:
-            return conn, await self._send(conn, request, body, timeout)
+            response = await _send(conn, method, target, head, body, timeout, reused=False)
         except BaseException:
             await conn.aclose()
             raise
+        assert response is not None
+        return conn, response
 
     async def _connect(self, origin: Origin) -> _Connection:
         context = self.ssl_context if origin.scheme == "https" else None
@@ -378,47 +370,10 @@ class HttpClientPool:
             raise HttpTimeout(
                 f"Connecting to {origin.host}:{origin.port} took over {self.connect_timeout} s"
             )
-        return _Connection(stream, origin)
-
-    async def _send(
-        self, conn: _Connection, request: h11.Request, body: bytes, timeout: float
-    ) -> HttpResponse:
-        h = conn.h11
-        data = h.send(request) or b""
-        if body:
-            data += h.send(h11.Data(data=body)) or b""
-        data += h.send(h11.EndOfMessage()) or b""
-        with trio.move_on_after(timeout) as scope:
-            try:
-                await conn.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise HttpProtocolError(f"The connection broke while sending: {exc}") from None
-        if scope.cancelled_caught:
-            raise HttpTimeout(f"The server did not take the request within {timeout} s")
-        while True:
-            event = await _next_event(conn, timeout)
-            if isinstance(event, h11.InformationalResponse):
-                continue
-            if isinstance(event, h11.Response):
-                return HttpResponse(conn, event, timeout)
-            raise HttpProtocolError(f"Expected a response, got {type(event).__name__}")
-
-    async def _release(self, pool: _OriginPool, conn: _Connection, response: HttpResponse) -> None:
-        if not response.complete:
-            response.drain_buffered()
-        h = conn.h11
-        if (
-            response.complete
-            and not self._closed
-            and h.our_state is h11.DONE
-            and h.their_state is h11.DONE
-            and len(pool.idle) < self.max_idle
-        ):
-            h.start_next_cycle()
-            pool.idle.append(conn)
-            await trio.lowlevel.checkpoint()
-            return
-        await conn.aclose()
+        if isinstance(stream, trio.SocketStream):
+            # Requests are written whole: Nagle's algorithm would only delay them.
+            stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        return _Connection(stream, origin, self.parser)
 
     async def aclose(self) -> None:
         """Close every idle connection; further requests raise ``trio.ClosedResourceError``."""
@@ -429,21 +384,117 @@ class HttpClientPool:
         await trio.lowlevel.checkpoint()
 
 
-def _request_headers(
-    origin: Origin,
-    extra: Sequence[tuple[str | bytes, str | bytes]],
-    body: bytes,
+class _Exchange:
+    """One request of :meth:`HttpClientPool.request`, as an async context manager (a class,
+    not ``@asynccontextmanager``: a generator-based one costs a few µs more per request)."""
+
+    __slots__ = ("_body", "_conn", "_headers", "_method", "_pool", "_read_timeout", "_url", "_via")
+
+    def __init__(
+        self,
+        pool: HttpClientPool,
+        method: str,
+        url: str,
+        headers: Headers,
+        body: bytes,
+        read_timeout: float | None,
+    ) -> None:
+        self._pool = pool
+        self._method = method
+        self._url = url
+        self._headers = headers
+        self._body = body
+        self._read_timeout = read_timeout
+        self._via: _OriginPool | None = None
+        self._conn: _Connection | None = None
+
+    async def __aenter__(self) -> HttpResponse:
+        client = self._pool
+        if client._closed:
+            raise trio.ClosedResourceError("The HTTP client pool is closed")
+        method, body = self._method, self._body
+        origin, target = split_url(self._url)
+        pool = client._origins.get(origin)
+        if pool is None:
+            pool = client._origins[origin] = _OriginPool(origin, client.max_connections)
+        timeout = client.read_timeout if self._read_timeout is None else self._read_timeout
+        block, has_host = client._blocks.block(self._headers)
+        head = block if has_host else pool.host_line + block
+        if body or method in ("POST", "PUT", "PATCH"):
+            head += b"content-length: %d\r\n" % len(body)
+        try:
+            pool.slots.acquire_nowait()
+        except trio.WouldBlock:
+            with trio.move_on_after(client.connect_timeout) as slot_wait:
+                await pool.slots.acquire()
+            if slot_wait.cancelled_caught:
+                raise HttpTimeout(f"No free connection to {origin.host}:{origin.port}") from None
+        try:
+            conn, response = await client._exchange(
+                pool, origin, method, target, head, body, timeout
+            )
+        except BaseException:
+            pool.slots.release()
+            raise
+        self._via, self._conn = pool, conn
+        return response
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        pool, conn = self._via, self._conn
+        assert pool is not None and conn is not None
+        try:
+            if (
+                exc_type is None
+                and not self._pool._closed
+                and conn.parser_done()
+                and len(pool.idle) < self._pool.max_idle
+            ):
+                pool.idle.append(conn)
+            else:
+                await conn.aclose()
+        finally:
+            pool.slots.release()
+
+
+async def _send(
+    conn: _Connection,
     method: str,
-) -> list[tuple[bytes, bytes]]:
-    headers: list[tuple[bytes, bytes]] = [(b"host", origin.host_header)]
-    seen = {b"host"}
-    for name, value in extra:
-        key = (name.encode("latin-1") if isinstance(name, str) else name).lower()
-        raw = value.encode("latin-1") if isinstance(value, str) else value
-        headers.append((key, raw))
-        seen.add(key)
-    if b"user-agent" not in seen:
-        headers.append((b"user-agent", _USER_AGENT))
-    if body or method in ("POST", "PUT", "PATCH"):
-        headers.append((b"content-length", str(len(body)).encode("ascii")))
-    return headers
+    target: bytes,
+    head: bytes,
+    body: bytes,
+    timeout: float,
+    *,
+    reused: bool,
+) -> HttpResponse | None:
+    """Write the request and wait for the response's head, ``timeout`` seconds per write and
+    per read. ``None`` when the connection was ``reused`` and ended before a byte of the
+    response came (the server closed it as idle: the request is safe to send again)."""
+    reader = conn.reader = conn.parser.reader()
+    data = reader.request_bytes(method, target, head, body)
+    stream = conn.stream
+    got_bytes = False
+    with trio.move_on_after(timeout) as scope:
+        try:
+            await stream.send_all(data)
+            while reader.head is None:
+                scope.deadline = trio.current_time() + timeout
+                chunk = await stream.receive_some(_READ_SIZE)
+                if not chunk:
+                    if reused and not got_bytes:
+                        return None
+                    reader.feed_eof()
+                else:
+                    got_bytes = True
+                    reader.feed(chunk)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            if reused and not got_bytes:
+                return None
+            raise HttpProtocolError(f"The connection broke: {exc}") from None
+    if scope.cancelled_caught:
+        raise HttpTimeout(f"The server did not answer within {timeout} s")
+    return HttpResponse(conn, reader, timeout)

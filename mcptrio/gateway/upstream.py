@@ -424,9 +424,17 @@ class UpstreamConnection:
                 return await client.call_tool(
                     name, arguments, validate_output=False, on_progress=progress
                 )
-            except (ConnectionClosed, TransportError) as exc:
+            except ConnectionClosed as exc:
+                # The connection is gone: the follower reconnects (see _down).
                 self.error = exc
                 return error_result(self.unavailable())
+            except TransportError as exc:
+                # This call could not be carried (an HTTP upstream's refusal, timeout or error
+                # status): the connection itself may be fine, so nothing is reconnected.
+                return error_result(
+                    f"The upstream server {self.spec.name!r} could not carry this call:"
+                    f" {describe(exc)}"
+                )
             except RequestTimeout as exc:
                 return error_result(f"The upstream server {self.spec.name!r}: {exc}")
 

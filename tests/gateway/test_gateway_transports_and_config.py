@@ -13,7 +13,7 @@ from eras import HANDSHAKE_ERA
 import mcptrio
 from mcptrio.client import HttpTarget, NotificationCallbacks, StdioTarget, WebSocketTarget
 from mcptrio.gateway import ConfigError, Gateway, Upstream, parse_config
-from mcptrio.protocol.types import LoggingMessageNotification
+from mcptrio.protocol.types import LoggingMessageNotification, TextContent
 from mcptrio.server.context import Context
 
 
@@ -125,3 +125,27 @@ def test_a_config_without_servers_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError):
         load_config(tmp_path / "missing.json")
+
+
+async def test_a_call_an_http_upstream_cannot_carry_is_a_tool_error_naming_the_failure() -> None:
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            upstream_scope = trio.CancelScope()
+
+            async def serve_upstream(*, task_status: trio.TaskStatus[str]) -> None:
+                with upstream_scope:
+                    await echo_server().serve_http(task_status=task_status)
+
+            base = await nursery.start(serve_upstream)
+            gateway = Gateway(upstreams=[Upstream(name="up", target=f"{base}/mcp")])
+            await nursery.start(gateway.serve_upstreams)
+            async with mcptrio.open_client(gateway) as client:
+                assert (await client.call_tool("up_echo", {"text": "x"})).content[0].text == "x"
+                upstream_scope.cancel()
+                await trio.sleep(0.1)
+                result = await client.call_tool("up_echo", {"text": "y"})
+            nursery.cancel_scope.cancel()
+    assert result.is_error
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    assert block.text.startswith("The upstream server 'up' could not carry this call:")

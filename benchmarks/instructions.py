@@ -158,9 +158,9 @@ def _run_http_client(checkout: Path, cell: str, units: int, valgrind: list[str])
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
+    command = [sys.executable, "-m", "benchmarks.capacity.server", "mcptrio", str(port), "2000"]
     process = subprocess.Popen(
-        [*valgrind, sys.executable, "-m", "benchmarks.capacity.server", "mcptrio", str(port)]
-        + ["2000"],
+        [*valgrind, *command],
         cwd=checkout,
         env=_env(checkout),
         stdin=subprocess.DEVNULL,

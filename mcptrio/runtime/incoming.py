@@ -78,9 +78,8 @@ class IncomingRequests:
         # freed slot passes directly (first come, first served). Not a trio.Semaphore, whose
         # acquire_nowait and release each ask its parking lot whether anyone waits (a Python
         # call): this way costs 4k instructions less per in-memory call.
-        # The parking lot and the two sets below are made when first needed, and the set of
-        # inline scopes is let go of when it empties: a server holds thousands of idle
-        # sessions, and each empty one costs 200-odd bytes.
+        # The parking lot and the two sets below are made when first needed: a server holds
+        # thousands of idle sessions, and each empty one costs 200-odd bytes.
         self._free = session.max_in_flight
         self._waiting = 0
         self._slot_waiters: trio.lowlevel.ParkingLot | None = None
@@ -164,8 +163,6 @@ class IncomingRequests:
             await InContext(self._answer_in(rid, request, scope), contextvars.copy_context())
         finally:
             inline.discard(scope)
-            if not inline and inline is self._inline:
-                self._inline = None
 
     async def _answer_in(
         self, rid: RequestId, request: Request[Any], scope: trio.CancelScope

@@ -189,12 +189,13 @@ class Session:
         self._shut(self._nursery)
 
     async def _read(self) -> None:
-        receive = self.transport.receive
+        # No bound methods kept in locals across the wait: an idle session's reader waits for
+        # its whole life (a Streamable HTTP session's reader only waits), and each is 64 bytes.
+        transport = self.transport
         connection = self.connection
-        take = self._take
         while True:
             try:
-                frame = await receive()
+                frame = await transport.receive()
             except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
                 return
             if isinstance(frame, OversizedFrame):
@@ -202,7 +203,7 @@ class Session:
             else:
                 events = connection.receive(frame)
             for event in events:
-                if not take(event):
+                if not self._take(event):
                     await self._take_waiting(event)
 
     async def handle_frame(self, frame: bytes | Envelope) -> None:

@@ -55,7 +55,9 @@ async def handshake(peer: MemoryTransport) -> None:
             frame({"method": "notifications/initialized"}),
         ]
     )
-    assert json.loads(await peer.receive())["id"] == "init"
+    answer = await peer.receive()
+    assert isinstance(answer, bytes)
+    assert json.loads(answer)["id"] == "init"
 
 
 async def flood_until_blocked(peer: MemoryTransport, message: dict[str, object]) -> int:
@@ -170,7 +172,7 @@ async def test_the_outgoing_buffer_is_bounded_in_bytes_too() -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
             await handshake(stalled)
-            read = {"method": "resources/read", "params": {"uri": "test://big"}}
+            read: dict[str, object] = {"method": "resources/read", "params": {"uri": "test://big"}}
             taken = await flood_until_blocked(stalled, read)
             statistics = session.statistics()
             # At most one answer past the budget, and far fewer frames than the 256 allowed.

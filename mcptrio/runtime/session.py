@@ -4,6 +4,7 @@
 
     Session.run()                      the session's nursery
     ├── writer                         the outbox's buffer -> transport, coalescing bursts
+    │                                  (started by the first frame that waits: outbox.py)
     ├── reader (the run() task)        transport -> Connection.receive -> events
     ├── actors                         tasks the owner asked for (``actors=``, ``start_actor``)
     ├── request actor (one per incoming request in flight, in its own CancelScope; an actor
@@ -86,6 +87,8 @@ class Session:
         send_buffer: int = 256,
         send_buffer_bytes: int = 8 << 20,
         actors: Sequence[SessionActor] = (),
+        on_start: Callable[[Session], object] | None = None,
+        on_end: Callable[[Session], object] | None = None,
     ) -> None:
         self.connection = connection
         self.transport = transport
@@ -95,6 +98,11 @@ class Session:
         #: tasks may outlive their client's interest sets it.
         self.max_waiting: int | None = None
         self._actors = tuple(actors)
+        # Called once the session runs (its actors may be started then) and once it has ended:
+        # for an owner that starts tasks only when there is work for them, instead of keeping
+        # an actor waiting for the session's whole life.
+        self._on_start = on_start
+        self._on_end = on_end
         self._handle_notification = handle_notification
         self._outbox = Outbox(transport, send_buffer, send_buffer_bytes)
         self._incoming = IncomingRequests(self, self._outbox, handle_request)
@@ -102,10 +110,37 @@ class Session:
         self._progress: dict[int | str, PendingRequest] = {}
         self._nursery: trio.Nursery | None = None
         self._closed = False
-        #: Set once the handshake completes (the revision is negotiated).
-        self.handshake_complete = trio.Event()
-        #: Set when the session has ended.
-        self.closed = trio.Event()
+        # The events behind handshake_complete and closed, made when first asked for: most
+        # sessions are never waited on, and a server holds thousands of them.
+        self._handshake_done = False
+        self._handshake_event: trio.Event | None = None
+        self._ended = False
+        self._closed_event: trio.Event | None = None
+
+    @property
+    def handshake_complete(self) -> trio.Event:
+        """Set once the handshake completes (the revision is negotiated)."""
+        event = self._handshake_event
+        if event is None:
+            event = self._handshake_event = trio.Event()
+            if self._handshake_done:
+                event.set()
+        return event
+
+    @property
+    def closed(self) -> trio.Event:
+        """Set when the session has ended."""
+        event = self._closed_event
+        if event is None:
+            event = self._closed_event = trio.Event()
+            if self._ended:
+                event.set()
+        return event
+
+    @property
+    def is_ended(self) -> bool:
+        """Whether the session has ended (``closed`` is set), without making its event."""
+        return self._ended
 
     # ------------------------------------------------------------------ actor
 
@@ -114,19 +149,26 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = self._incoming.nursery = nursery
-                nursery.start_soon(self._outbox.run_writer, self._transport_broke)
+                self._outbox.attach(nursery, self._transport_broke)
                 for actor in self._actors:
                     nursery.start_soon(actor, self)
+                if self._on_start is not None:
+                    self._on_start(self)
                 task_status.started()
                 try:
-                    await self._read()
+                    if not self._closed:
+                        await self._read()
                 finally:
                     self._shut(nursery)
         finally:
             self._shut(None)
             with trio.CancelScope(shield=True):
                 await self.transport.aclose()
-            self.closed.set()
+            self._ended = True
+            if self._closed_event is not None:
+                self._closed_event.set()
+            if self._on_end is not None:
+                self._on_end(self)
 
     def _shut(self, nursery: trio.Nursery | None) -> None:
         """Fail everything pending and stop every task; idempotent."""
@@ -142,17 +184,24 @@ class Session:
         if nursery is not None:
             nursery.cancel_scope.cancel()
 
+    def close(self) -> None:
+        """End the session as if its transport had ended: its tasks are cancelled and its
+        pending outgoing requests fail; ``run`` then closes the transport and returns. Closed
+        before it runs, the session's ``run`` returns at once. Idempotent."""
+        self._shut(self._nursery)
+
     def _transport_broke(self) -> None:
         log.info("transport closed while writing; ending the session")
         self._shut(self._nursery)
 
     async def _read(self) -> None:
-        receive = self.transport.receive
+        # No bound methods kept in locals across the wait: an idle session's reader waits for
+        # its whole life (a Streamable HTTP session's reader only waits), and each is 64 bytes.
+        transport = self.transport
         connection = self.connection
-        take = self._take
         while True:
             try:
-                frame = await receive()
+                frame = await transport.receive()
             except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
                 return
             if isinstance(frame, bytes):
@@ -163,7 +212,7 @@ class Session:
                 self._fail_request(frame.request_id, frame.error)
                 continue
             for event in events:
-                if not take(event):
+                if not self._take(event):
                     await self._take_waiting(event)
 
     def _fail_request(self, rid: RequestId, error: McpError) -> None:
@@ -231,7 +280,9 @@ class Session:
         elif isinstance(event, ev.CancelReceived):
             self._incoming.cancel(event.request_id, event.reason)
         elif isinstance(event, ev.HandshakeComplete):
-            self.handshake_complete.set()
+            self._handshake_done = True
+            if self._handshake_event is not None:
+                self._handshake_event.set()
         elif isinstance(event, ev.UnmatchedResponse):
             log.warning("dropped a response to unknown request id %r", event.id)
         elif isinstance(event, ev.Ignored):

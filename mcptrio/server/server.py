@@ -207,6 +207,12 @@ class Server(CompositionMethods, ServingMethods):
         self.tasks = TaskSupervisor() if tasks is None else tasks
         #: The 2026-07-28 tasks extension's side of this server (on the same supervisor).
         self.task_extension = ExtensionTasks(self)
+        # Bound once, and shared by every session: a bound method made per session is 64 bytes
+        # each session keeps.
+        self._bound_handle_request = self.handle_request
+        self._bound_handle_notification = self._handle_notification
+        self._bound_session_started = self._session_started
+        self._bound_session_ended = self._session_ended
         self._routes = MethodHandlers(self).routes
         self._watchers: list[Callable[[Change], None]] = []
         self._mounts: dict[str, Mount] = {}
@@ -488,7 +494,7 @@ class Server(CompositionMethods, ServingMethods):
 
     def session_states(self) -> list[ServerSessionState]:
         """The state of every session of this server that is still running."""
-        return [s for s in list(self._states.values()) if not s.session.closed.is_set()]
+        return [s for s in list(self._states.values()) if not s.session.is_ended]
 
     def _from_thread(self, fn: Callable[..., object], *args: Any) -> bool:
         """Whether this call came from a thread (a sync handler's): then ``fn`` is run in the
@@ -512,12 +518,14 @@ class Server(CompositionMethods, ServingMethods):
         for watcher in tuple(self._watchers):
             watcher(change)
 
-    async def _session_actor(self, session: Session) -> None:
-        state = self.session_state(session)
-        try:
-            await state.run_notifier()
-        finally:
-            self._states.pop(session, None)
+    def _session_started(self, session: Session) -> None:
+        state = self._states.get(session)
+        if state is not None:
+            state.session_started()
+
+    def _session_ended(self, session: Session) -> None:
+        # The state refers to its session: left in the weak dictionary, it would keep both.
+        self._states.pop(session, None)
 
     # ---------------------------------------------------------------- protocol
 
@@ -586,10 +594,11 @@ class Server(CompositionMethods, ServingMethods):
         session = Session(
             self.connection(),
             transport,
-            handle_request=self.handle_request,
-            handle_notification=self._handle_notification,
+            handle_request=self._bound_handle_request,
+            handle_notification=self._bound_handle_notification,
             max_in_flight=self.max_in_flight,
-            actors=(self._session_actor,),
+            on_start=self._bound_session_started,
+            on_end=self._bound_session_ended,
         )
         self.session_state(session)
         return session

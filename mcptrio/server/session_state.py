@@ -1,13 +1,19 @@
 """What a server keeps per session, and the actors that talk to that session unprompted.
 
-Every session of a :class:`~mcptrio.server.Server` gets a :class:`ServerSessionState` and a
-*notifier* actor in the session's own nursery, so whatever transport runs the session (stdio,
-HTTP, WebSocket, in memory), its server-side tasks end with it.
+Every session of a :class:`~mcptrio.server.Server` gets a :class:`ServerSessionState`, and a
+*notifier* actor in the session's own nursery while it has something to send, so whatever
+transport runs the session (stdio, HTTP, WebSocket, in memory), its server-side tasks end with
+it. The notifier is started by the first mark or log message (or when the session starts, if
+one came before), waits for the handshake, sends until nothing is left, and ends: an idle
+session has no task waiting for work that may never come (measured: a waiting notifier, its
+wake-up event and its queue cost an idle Streamable HTTP session 3.4 KiB). The log queue and
+the set of marks are made when first used too.
 
 - **List changes.** Adding or removing a tool, resource or prompt marks the kind changed on
-  every session and wakes its notifier, which sends one ``notifications/<kind>/list_changed``
-  per kind. Marks made while a notification is being sent are merged into the next one, so a
-  burst of a thousand registrations costs a session at most two notifications per kind.
+  every session and starts its notifier (unless it runs), which sends one
+  ``notifications/<kind>/list_changed`` per kind. Marks made while a notification is being
+  sent are merged into the next one, so a burst of a thousand registrations costs a session
+  at most two notifications per kind.
 - **Subscriptions.** Each ``resources/subscribe`` starts one subscription actor fed by a
   channel of capacity one. :meth:`Server.notify_resource_updated` puts a token in the channel of
   every session subscribed to that URI without waiting. *Slow-subscriber policy:* when the
@@ -61,6 +67,18 @@ _SEVERITY = {level: index for index, level in enumerate(LOGGING_LEVELS)}
 class ServerSessionState:
     """One session's log level, subscriptions and pending unprompted notifications."""
 
+    # A server holds one per session: no per-instance dictionary.
+    __slots__ = (
+        "_changed",
+        "_logs",
+        "_notifying",
+        "_subscriptions",
+        "dropped_log_messages",
+        "log_level",
+        "max_subscriptions",
+        "session",
+    )
+
     def __init__(self, session: Session, max_subscriptions: int = 1000) -> None:
         self.session = session
         self.max_subscriptions = max_subscriptions
@@ -68,9 +86,11 @@ class ServerSessionState:
         self.log_level: LoggingLevel | None = None
         self.dropped_log_messages = 0
         self._subscriptions: dict[str, trio.MemorySendChannel[None]] = {}
-        self._changed: set[ListKind] = set()
-        self._logs: deque[LoggingMessageNotification] = deque(maxlen=LOG_QUEUE_SIZE)
-        self._wake = trio.Event()
+        # Made when first used (see the module docstring).
+        self._changed: set[ListKind] | None = None
+        self._logs: deque[LoggingMessageNotification] | None = None
+        # Whether the notifier runs (or is started and about to).
+        self._notifying = False
 
     # ------------------------------------------------------------ logging
 
@@ -80,16 +100,21 @@ class ServerSessionState:
 
     def enqueue_log(self, message: LoggingMessageNotification) -> None:
         """Queue a log message for the notifier (never blocks; drops the oldest when full)."""
-        if len(self._logs) == self._logs.maxlen:
+        logs = self._logs
+        if logs is None:
+            logs = self._logs = deque(maxlen=LOG_QUEUE_SIZE)
+        if len(logs) == logs.maxlen:
             self.dropped_log_messages += 1
-        self._logs.append(message)
-        self._wake.set()
+        logs.append(message)
+        self._start_notifier()
 
     # ------------------------------------------------------------ list changes
 
     def mark_changed(self, kind: ListKind) -> None:
+        if self._changed is None:
+            self._changed = set()
         self._changed.add(kind)
-        self._wake.set()
+        self._start_notifier()
 
     # ------------------------------------------------------------ subscriptions
 
@@ -140,19 +165,48 @@ class ServerSessionState:
 
     # ------------------------------------------------------------ the notifier actor
 
+    @property
+    def has_pending(self) -> bool:
+        """Whether log messages or list changes wait for the notifier."""
+        return bool(self._logs or self._changed)
+
+    def session_started(self) -> None:
+        """The session runs now: start the notifier if something came before."""
+        if self.has_pending:
+            self._start_notifier()
+
+    def _start_notifier(self) -> None:
+        if self._notifying:
+            return
+        try:
+            self.session.start_actor(self.run_notifier)
+        except ConnectionClosed:
+            # Not running yet (session_started will start it) or ended (nothing to send to).
+            return
+        self._notifying = True
+
     async def run_notifier(self) -> None:
-        """Send list changes and queued log messages until the session ends."""
-        await self.session.handshake_complete.wait()
-        while True:
-            await self._wake.wait()
-            self._wake = trio.Event()
-            while self._logs:
-                if not await self._send(self._logs.popleft()):
-                    return
-            changed, self._changed = self._changed, set()
-            for kind in ("tools", "resources", "prompts"):
-                if kind in changed and not await self._send(_LIST_CHANGED[kind]()):
-                    return
+        """Send the list changes and log messages waiting, and those that come meanwhile; end
+        once none is left (the next one starts the notifier again)."""
+        self._notifying = True
+        try:
+            await self.session.handshake_complete.wait()
+            # No checkpoint between the last check and the end: nothing can come unseen.
+            while self.has_pending:
+                logs = self._logs
+                while logs:
+                    if not await self._send(logs.popleft()):
+                        return
+                changed, self._changed = self._changed, None
+                if changed:
+                    for kind in ("tools", "resources", "prompts"):
+                        if kind in changed and not await self._send(_LIST_CHANGED[kind]()):
+                            return
+                if logs is not None and not logs and logs is self._logs:
+                    # An empty queue is let go of: it is 600-odd bytes an idle session keeps.
+                    self._logs = None
+        finally:
+            self._notifying = False
 
     async def _send(self, notification: Notification) -> bool:
         try:

@@ -108,13 +108,13 @@ class HttpSession:
     __slots__ = (
         "__weakref__",
         "_by_request",
+        "_closing",
         "_ended",
         "_head_timer",
         "_next_stream_id",
         "_reader",
         "_standalone",
         "_unrelated_buffer",
-        "cancel_scope",
         "event_store",
         "exchanges",
         "keep_alive_interval",
@@ -157,8 +157,10 @@ class HttpSession:
         self.streams: dict[str, OutboundStream] = {}
         self._by_request: dict[RequestId, OutboundStream] = {}
         self._next_stream_id = 1
-        #: The scope the session runs in; cancelling it ends the session.
-        self.cancel_scope = trio.CancelScope()
+        # Set by close(): the session is ending (its transport is not closed yet). No cancel
+        # scope of its own around the session: Session.close cancels the session's nursery,
+        # and a scope more would cost each idle session 700 bytes.
+        self._closing = False
         self._ended = False
         self.last_activity = trio.current_time()
         #: HTTP exchanges using the session right now (it is not idle while any is open).
@@ -196,12 +198,14 @@ class HttpSession:
 
     @property
     def is_ended(self) -> bool:
-        # Cancelled counts: DELETE cancels the session before its transport is closed.
-        return self._ended or self.cancel_scope.cancel_called
+        # Closing counts: DELETE ends the session before its transport is closed.
+        return self._ended or self._closing
 
     def close(self) -> None:
         """End the session (DELETE, expiry, shutdown); its tasks are cancelled."""
-        self.cancel_scope.cancel()
+        self._closing = True
+        if self.session is not None:
+            self.session.close()
 
     # ---------------------------------------------------------------- Transport
 

@@ -2,7 +2,7 @@
 
 A session outlives any one HTTP request, so it cannot run in the task of the POST that created
 it. The registry owns a nursery (opened by :meth:`SessionRegistry.run`, which the app's ``run``
-calls) and runs each session there under the session's own cancel scope::
+calls) and runs each session there in a task of its own (``Session.close`` ends it)::
 
     SessionRegistry.run()            sessions' nursery
     ├── reaper                       closes sessions idle past session_idle_timeout
@@ -214,8 +214,7 @@ class SessionRegistry:
         started = _StartedOnce(task_status)
         del task_status
         try:
-            with transport.cancel_scope:
-                await session.run(task_status=started)
+            await session.run(task_status=started)
         finally:
             self.sessions.pop(transport.session_id, None)
             self._forget_client(transport.session_id)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Callable
 from typing import Protocol
 
@@ -104,6 +105,7 @@ class OutboundStream:
     __slots__ = (
         "_detached",
         "_space",
+        "_waiter",
         "_waiters",
         "capacity",
         "close_requested",
@@ -146,6 +148,10 @@ class OutboundStream:
         self._detached: trio.Event | None = None
         # The tasks parked in wait(), woken directly by whoever routes, finishes or closes: a
         # JSON answer costs one park and one reschedule, no Event.
+        # One waiter (the usual case: the stream's writer, or the POST waiting for its JSON
+        # answer) parks in ``_waiter`` with a bound method to abort; more go in the list, each
+        # with a closure (200-odd bytes an open stream would keep for its whole life).
+        self._waiter: trio.lowlevel.Task | None = None
         self._waiters: list[trio.lowlevel.Task] | None = None
         self._space: trio.Event | None = None
 
@@ -167,7 +173,7 @@ class OutboundStream:
                 self.capacity,
             )
         self.pending.append(data)
-        if self._waiters:
+        if self._waiter is not None or self._waiters:
             self._wake()
 
     def push_related(self, data: bytes) -> None:
@@ -185,14 +191,14 @@ class OutboundStream:
     def finish(self) -> None:
         """No more messages come: the stream ends once what is pending is written."""
         self.finished = True
-        if self._waiters:
+        if self._waiter is not None or self._waiters:
             self._wake()
 
     def request_close(self, retry_ms: int | None) -> None:
         """Ask the attached connection to close after what is pending (the stream lives on)."""
         self.close_requested = True
         self.retry_ms = retry_ms
-        if self._waiters:
+        if self._waiter is not None or self._waiters:
             self._wake()
         self.fire_activity()
 
@@ -211,6 +217,10 @@ class OutboundStream:
         if self.pending or self.finished or self.close_requested:
             return
         task = trio.lowlevel.current_task()
+        if self._waiter is None:
+            self._waiter = task
+            await trio.lowlevel.wait_task_rescheduled(self._abort_waiter)
+            return
         waiters = self._waiters
         if waiters is None:
             waiters = self._waiters = []
@@ -222,7 +232,15 @@ class OutboundStream:
 
         await trio.lowlevel.wait_task_rescheduled(abort)
 
+    def _abort_waiter(self, _: object) -> trio.lowlevel.Abort:
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
     def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
         waiters, self._waiters = self._waiters, None
         for task in waiters or ():
             trio.lowlevel.reschedule(task)
@@ -245,6 +263,18 @@ class OutboundStream:
                 await detached.wait()
         scope = trio.CancelScope()
         self.writer = scope
+        return scope
+
+    @property
+    def taken_over(self) -> bool:
+        """Whether a newer connection waits to take the stream over from its writer."""
+        return self._detached is not None
+
+    def renew_writer(self, spent: trio.CancelScope) -> trio.CancelScope:
+        """A fresh scope for the writer whose scope ``spent`` ended on its own deadline."""
+        scope = trio.CancelScope()
+        if self.writer is spent:
+            self.writer = scope
         return scope
 
     def detach(self, scope: trio.CancelScope) -> None:
@@ -284,24 +314,64 @@ async def write_stream(
     client that goes away ends the write quietly: what was not written stays pending or stored.
     """
     session_id, event_store = session.session_id, session.event_store
+    interval = session.keep_alive_interval
+    store_nowait = getattr(event_store, "store_nowait", None)
+    if not callable(store_nowait):
+        store_nowait = None
+    pending = stream.pending
     scope = await stream.attach()
+    opened = ended = False
+    # One loop, in this function's frame (no coroutine of its own for the pump: an open GET
+    # stream waits for most of its life, and every frame on its stack is kept meanwhile).
     try:
-        with scope:
-            try:
-                if resume_after is not None and event_store is not None:
-                    replay = await event_store.replay_after(session_id, resume_after)
-                    if replay.events:
-                        await responder.send_chunk(
-                            b"".join(sse_event(m, e) for e, m in replay.events)
-                        )
-                elif session.primes and event_store is not None:
-                    with trio.CancelScope(shield=True):
-                        event_id = await event_store.store(session_id, stream.stream_id, b"")
-                    stream.resumable = True
-                    await responder.send_chunk(priming_event(event_id, session.retry_ms))
-                await _pump(stream, responder, session_id, event_store, session.keep_alive_interval)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return
+        while not ended:
+            with scope:
+                try:
+                    if opened:
+                        # Re-entered after a quiet interval (see below).
+                        await responder.send_chunk(KEEP_ALIVE)
+                    else:
+                        opened = True
+                        await _open(stream, responder, session, resume_after)
+                    while True:
+                        if pending:
+                            chunks: list[bytes] = []
+                            # Store before writing, shielded: a message taken off ``pending``
+                            # must reach the store even if the connection is cancelled
+                            # meanwhile, or a resume would miss it.
+                            with trio.CancelScope(shield=True):
+                                await _take_pending(
+                                    stream, session_id, event_store, store_nowait, chunks
+                                )
+                            await responder.send_chunk(b"".join(chunks))
+                            continue
+                        if stream.finished:
+                            ended = True
+                            await responder.end_stream()
+                            break
+                        if stream.close_requested:
+                            ended = True
+                            stream.close_requested = False
+                            if stream.retry_ms is not None:
+                                await responder.send_chunk(b"retry: %d\n\n" % stream.retry_ms)
+                            await responder.end_stream()
+                            break
+                        # A quiet stream (a listen stream, a long call) gets a comment now and
+                        # then: proxies keep it open, and a client that went away is noticed at
+                        # the write. The writer's own scope carries the deadline (no scope per
+                        # wait: 800 bytes an idle stream would keep); left in place if the wait
+                        # is cancelled, so that a deadline is told from a takeover.
+                        scope.deadline = trio.current_time() + interval
+                        await stream.wait()
+                        scope.deadline = math.inf
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    return
+            if not ended and not _quiet_too_long(stream, scope):
+                break
+            if not ended:
+                # Quiet for the interval: the deadline ended the scope, which is spent. A new
+                # scope, with a keep-alive comment first in it.
+                scope = stream.renew_writer(scope)
     finally:
         stream.detach(scope)
     if scope.cancelled_caught:
@@ -374,38 +444,32 @@ async def _take_pending(
     stream.took()
 
 
-async def _pump(
+async def _open(
     stream: OutboundStream,
     responder: HttpResponder,
-    session_id: str,
-    event_store: EventStore | None,
-    keep_alive_interval: float,
+    session: StreamSession,
+    resume_after: str | None,
 ) -> None:
-    store_nowait = getattr(event_store, "store_nowait", None)
-    if not callable(store_nowait):
-        store_nowait = None
-    pending = stream.pending
-    while True:
-        if pending:
-            chunks: list[bytes] = []
-            # Store before writing, shielded: a message taken off ``pending`` must reach the
-            # store even if the connection is cancelled meanwhile, or a resume would miss it.
-            with trio.CancelScope(shield=True):
-                await _take_pending(stream, session_id, event_store, store_nowait, chunks)
-            await responder.send_chunk(b"".join(chunks))
-            continue
-        if stream.finished:
-            await responder.end_stream()
-            return
-        if stream.close_requested:
-            stream.close_requested = False
-            if stream.retry_ms is not None:
-                await responder.send_chunk(b"retry: %d\n\n" % stream.retry_ms)
-            await responder.end_stream()
-            return
-        with trio.move_on_after(keep_alive_interval) as idle:
-            await stream.wait()
-        if idle.cancelled_caught:
-            # A quiet stream (a listen stream, a long call) gets a comment now and then: proxies
-            # keep it open, and a client that went away is noticed at the write.
-            await responder.send_chunk(KEEP_ALIVE)
+    """What a stream's response starts with: the replay after ``resume_after``, or the priming
+    event (see :func:`write_stream`)."""
+    session_id, event_store = session.session_id, session.event_store
+    if resume_after is not None and event_store is not None:
+        replay = await event_store.replay_after(session_id, resume_after)
+        if replay.events:
+            await responder.send_chunk(b"".join(sse_event(m, e) for e, m in replay.events))
+    elif session.primes and event_store is not None:
+        with trio.CancelScope(shield=True):
+            event_id = await event_store.store(session_id, stream.stream_id, b"")
+        stream.resumable = True
+        await responder.send_chunk(priming_event(event_id, session.retry_ms))
+
+
+def _quiet_too_long(stream: OutboundStream, scope: trio.CancelScope) -> bool:
+    """Whether ``scope`` ended because its deadline passed while the stream was quiet (not
+    because a newer connection takes the stream over)."""
+    return (
+        scope.cancelled_caught
+        and stream.writer is scope
+        and not stream.taken_over
+        and trio.current_time() >= scope.deadline
+    )

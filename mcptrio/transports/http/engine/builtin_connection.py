@@ -65,6 +65,7 @@ from .parser import (
 if TYPE_CHECKING:
     from .builtin_server import ServerLimits
     from .connection_slots import ConnectionSlots
+    from .watch_hub import WatchHub
 
 __all__ = ["RECEIVE_SIZE", "BuiltinConnection"]
 
@@ -107,6 +108,7 @@ class BuiltinConnection:
         "client",
         "client_host",
         "evicted",
+        "hub",
         "limits",
         "message_complete",
         "nursery",
@@ -147,6 +149,9 @@ class BuiltinConnection:
         self.slots: ConnectionSlots | None = None
         self.evicted = False
         self.nursery: trio.Nursery | None = None
+        #: The server's watch hub, which watches a plain TCP connection's socket while its
+        #: response streams (else the watcher is a task in ``nursery``).
+        self.hub: WatchHub | None = None
         # Whether the stream may still be read from / written to.
         self.readable = True
         self.writable = True
@@ -167,6 +172,21 @@ class BuiltinConnection:
         self.on_client_gone: Callable[[], None] | None = None
 
     # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def fd(self) -> int | None:
+        """The socket's descriptor when it is read directly (plain TCP), else ``None``."""
+        return self._fd
+
+    def read_now(self) -> bytes | None:
+        """What the socket (plain TCP) holds now, without waiting: ``None`` if nothing yet,
+        ``b""`` at EOF or breakage (the client is then gone)."""
+        assert self._fd is not None
+        data = _read_nowait(self._fd)
+        if data is not None and not data:
+            self.peer_gone = True
+            self.readable = False
+        return data
 
     async def receive_some(self) -> bytes | bytearray:
         """Bytes from the client; ``b""`` at EOF or breakage (the client is then gone)."""

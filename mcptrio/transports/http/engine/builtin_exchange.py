@@ -237,15 +237,17 @@ class BuiltinResponder:
 class DisconnectWatcher:
     """Reads a connection's socket while a streamed response is open.
 
-    It runs in the connection's nursery, only while a stream is open and only once the request
-    body has been fully received (so that it never competes with ``read_body`` for the socket).
-    EOF cancels the connection's scope (ending the handler, then the connection); anything else
-    is a pipelined next request, fed to the parser and kept there, up to
-    ``pipeline_buffer_limit`` bytes beyond which the watcher stops reading. :meth:`stop`
-    cancels it and waits for it, so that it and the connection never read at once.
+    It watches only while a stream is open and only once the request body has been fully
+    received (so that it never competes with ``read_body`` for the socket): from the server's
+    :class:`~.watch_hub.WatchHub` for a plain TCP connection where there is one, else as a task
+    in the connection's nursery. EOF cancels the connection's scope (ending the handler, then
+    the connection); anything else is a pipelined next request, fed to the parser and kept
+    there, up to ``pipeline_buffer_limit`` bytes beyond which the watcher stops reading.
+    :meth:`stop` ends the watching (cancelling the task and waiting for it), so that it and the
+    connection never read at once.
     """
 
-    __slots__ = ("_connection", "_running", "_scope", "_stopper")
+    __slots__ = ("_buffered", "_connection", "_hubbed", "_running", "_scope", "_stopper")
 
     def __init__(self, connection: BuiltinConnection) -> None:
         self._connection = connection
@@ -254,16 +256,27 @@ class DisconnectWatcher:
         # (no Event: an open SSE stream keeps its watcher for its whole life).
         self._running = False
         self._stopper: trio.lowlevel.Task | None = None
+        # Watching from the hub: since start() (until stop()), whether the hub still delivers
+        # (not after EOF or a full pipeline buffer), and the bytes taken so far.
+        self._hubbed = False
+        self._buffered = 0
 
     def start(self) -> None:
         """Start watching, unless it already is or the connection cannot be read now."""
         connection = self._connection
         if (
             self._scope is not None
+            or self._hubbed
             or not connection.message_complete
             or not connection.readable
-            or connection.nursery is None
         ):
+            return
+        hub, fd = connection.hub, connection.fd
+        if hub is not None and fd is not None and hub.add(fd, self):
+            self._hubbed = True
+            self._buffered = 0
+            return
+        if connection.nursery is None:
             return
         self._scope = trio.CancelScope()
         self._running = True
@@ -271,6 +284,10 @@ class DisconnectWatcher:
 
     async def stop(self) -> None:
         """Stop watching; returns once the watcher no longer reads."""
+        if self._hubbed:
+            self._hubbed = False
+            self._unhub()
+            return
         if self._scope is None:
             return
         self._scope.cancel()
@@ -289,6 +306,35 @@ class DisconnectWatcher:
             self._stopper = None
             trio.lowlevel.reschedule(stopper)
 
+    def _unhub(self) -> None:
+        connection = self._connection
+        if connection.hub is not None and connection.fd is not None:
+            connection.hub.remove(connection.fd, self)
+
+    def readable_now(self) -> None:
+        """From the hub: the socket is readable; as :meth:`_watch` does with what it reads."""
+        connection = self._connection
+        data = connection.read_now()
+        if data is None:
+            return
+        if not data:
+            self._unhub()
+            self._client_gone()
+            return
+        self._buffered += len(data)
+        connection.parser.feed(data)
+        if self._buffered >= connection.limits.pipeline_buffer_limit:
+            self._unhub()
+
+    def _client_gone(self) -> None:
+        connection = self._connection
+        # Before anything else: the slot must not wait for a shielded handler.
+        connection.release_slot()
+        gone, connection.on_client_gone = connection.on_client_gone, None
+        if gone is not None:
+            gone()
+        connection.scope.cancel()
+
     async def _watch(self, scope: trio.CancelScope) -> None:
         connection = self._connection
         try:
@@ -297,12 +343,7 @@ class DisconnectWatcher:
                 while buffered < connection.limits.pipeline_buffer_limit:
                     data = await connection.receive_some()
                     if not data:
-                        # Before anything else: the slot must not wait for a shielded handler.
-                        connection.release_slot()
-                        gone, connection.on_client_gone = connection.on_client_gone, None
-                        if gone is not None:
-                            gone()
-                        connection.scope.cancel()
+                        self._client_gone()
                         return
                     buffered += len(data)
                     connection.parser.feed(data)

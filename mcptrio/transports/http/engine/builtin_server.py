@@ -34,6 +34,7 @@ from .connection_slots import MAX_REFUSING, ConnectionSlots
 from .exchange import HttpApp
 from .h11_parser import H11RequestParser
 from .parser import RequestParser, response_head
+from .watch_hub import WatchHub
 
 __all__ = ["ServerLimits", "serve_builtin"]
 
@@ -99,6 +100,8 @@ class _Site:
     scheme: str
     #: Who holds the ``max_connections`` connection slots.
     slots: ConnectionSlots
+    #: Watches plain TCP connections while their responses stream (see :mod:`.watch_hub`).
+    hub: WatchHub | None = None
 
 
 async def serve_builtin(
@@ -128,11 +131,19 @@ async def serve_builtin(
     scheme = "https" if ssl_context is not None else "http"
     bound_host = f"[{sockname[0]}]" if ":" in sockname[0] else sockname[0]
     slots = ConnectionSlots(limits.max_connections, limits.max_connections_per_client)
-    site = _Site(app, parser_type, limits, ssl_context, scheme, slots)
-    async with trio.open_nursery() as nursery:
-        for listener in listeners:
-            nursery.start_soon(_accept_loop, listener, site)
-        task_status.started(f"{scheme}://{bound_host}:{sockname[1]}")
+    # TLS connections are read through their stream: their watchers are tasks.
+    hub = WatchHub.open() if ssl_context is None else None
+    site = _Site(app, parser_type, limits, ssl_context, scheme, slots, hub)
+    try:
+        async with trio.open_nursery() as nursery:
+            if hub is not None:
+                nursery.start_soon(hub.run)
+            for listener in listeners:
+                nursery.start_soon(_accept_loop, listener, site)
+            task_status.started(f"{scheme}://{bound_host}:{sockname[1]}")
+    finally:
+        if hub is not None:
+            hub.close()
 
 
 async def _accept_loop(listener: trio.SocketListener, site: _Site) -> None:
@@ -203,12 +214,18 @@ async def _serve_connection(
         connection.client = client
         connection.client_host = host
         connection.slots = site.slots
-        async with trio.open_nursery() as nursery:
-            connection.nursery = nursery
+        if site.hub is not None and connection.fd is not None:
+            # Its watcher is the hub's: no nursery (1.3 KiB a connection) for it.
+            connection.hub = site.hub
             with connection.scope:
                 await connection.run()
-            connection.nursery = None
-            nursery.cancel_scope.cancel()
+        else:
+            async with trio.open_nursery() as nursery:
+                connection.nursery = nursery
+                with connection.scope:
+                    await connection.run()
+                connection.nursery = None
+                nursery.cancel_scope.cancel()
         if connection.scope.cancelled_caught:
             await connection.interrupted()
         await connection.close()

@@ -11,9 +11,10 @@ reaches :meth:`~StreamableHttpClientTransport.receive` through one bounded memor
 - ``application/json``: the body is one frame (a message, or a 2025-03-26 batch).
 - ``text/event-stream``: each event's data is one frame. The stream is read until it has
   delivered a response for every request the POST carried.
-- anything else (4xx, 5xx, a broken connection, a timeout): every request the POST carried gets a
-  JSON-RPC error response right away, so the caller fails promptly with the HTTP status in the
-  message instead of waiting for its timeout.
+- anything else (4xx, 5xx, a broken connection, a timeout): every request the POST carried fails
+  right away in its caller with a :class:`~mcptrio.protocol.errors.TransportError` (the HTTP
+  status in :class:`~.HttpStatusError`), instead of waiting for its timeout; an error status
+  whose body is a JSON-RPC error is the server's answer, raised as such.
 
 Headers: after ``initialize`` every request carries ``Mcp-Session-Id`` (when the server assigned
 one) and ``MCP-Protocol-Version`` (read from the ``initialize`` result the transport relays).
@@ -70,7 +71,6 @@ from .followed import (
     DEFAULT_RECONNECTION,
     DONE,
     ENDED,
-    SESSION_GONE,
     UNUSABLE,
     FollowedStream,
     Reconnection,
@@ -83,6 +83,7 @@ from .messages import (
 from .reissue import REISSUE_LIMIT, answered_as, renumbered
 from .resources import open_client_resources
 from .session_renewal import ACCEPT_JSON_OR_SSE, SessionRenewal
+from .sse_resumption import SseResumption
 from .stateless_headers import HeaderParams, stateless_headers
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ _STANDALONE_OPEN_WAIT = 2.0
 InitializeOutcome = Callable[[bytes, int, bytes | None], Awaitable[bool]]
 
 
-class StreamableHttpClientTransport(HttpClientTransportBase):
+class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
     """A :class:`~mcptrio.runtime.transport.Transport` speaking Streamable HTTP to ``url``.
 
     Made by :func:`open_streamable_http_client_transport`, which owns the nursery its tasks
@@ -445,105 +446,6 @@ class StreamableHttpClientTransport(HttpClientTransportBase):
             log.warning("unusable SSE stream from %s: %s", self.url, exc)
             await self._deliver(OversizedFrame(limit))
             return UNUSABLE
-
-    def _delay(self, stream: FollowedStream, failures: int) -> float:
-        reconnection = self.reconnection
-        base = stream.retry_ms / 1000 if stream.retry_ms is not None else reconnection.delay
-        if failures <= 1:
-            return base
-        return max(base, min(base * 2.0 ** (failures - 1), reconnection.max_delay))
-
-    async def _resume(self, stream: FollowedStream) -> None:
-        """Resume a POST stream with GET + Last-Event-ID until it has answered everything."""
-        failures = 0
-        # A cancel scope serves one block: the POST had the first, the resumption gets its own.
-        stream.scope = trio.CancelScope()
-        with stream.scope:
-            while stream.pending:
-                if stream.last_event_id is None:
-                    stream.fail("The response stream broke and cannot be resumed")
-                    return
-                await trio.sleep(self._delay(stream, failures + 1))
-                outcome, progressed = await self._get(stream)
-                if outcome == DONE or not stream.pending:
-                    return
-                if outcome in (UNUSABLE, SESSION_GONE):
-                    stream.fail("The response stream could not be resumed")
-                    return
-                failures = 0 if progressed else failures + 1
-                if failures >= self.reconnection.max_attempts:
-                    stream.fail("The response stream could not be resumed")
-                    return
-
-    async def _get(
-        self, stream: FollowedStream, opened: trio.Event | None = None
-    ) -> tuple[str, bool]:
-        """One GET of an SSE stream (resuming when the stream has a cursor).
-
-        Returns how it ended and whether it brought anything (an event or a retry value).
-        ``opened`` is set once the server answered the GET (or it failed).
-        """
-        headers = self.request_headers("text/event-stream")
-        if stream.last_event_id is not None:
-            headers.append(("last-event-id", stream.last_event_id))
-        before = (stream.last_event_id, stream.retry_ms, len(stream.pending))
-        sent_session = self.session_id
-        status = 0
-        try:
-            async with self._pool.request(
-                "GET", self.url, headers=headers, read_timeout=self.options.sse_read_timeout
-            ) as response:
-                status = response.status
-                if opened is not None:
-                    opened.set()
-                if status == 200 and response.content_type == "text/event-stream":
-                    outcome = await self._read_events(response, stream)
-                    after = (stream.last_event_id, stream.retry_ms, len(stream.pending))
-                    return outcome, after != before
-        except HttpError as exc:
-            log.info("GET of the SSE stream failed: %s", exc)
-            return ENDED, False
-        if status == 405:
-            return UNUSABLE, False
-        if status == 404 and sent_session is not None:
-            # The session is gone, and a POST stream being resumed is lost with it.
-            stream.fail(
-                ConnectionClosed("The server ended the session while the request was running")
-            )
-            await self._renewal.renew(sent_session)
-            return SESSION_GONE, False
-        log.info("GET of the SSE stream got HTTP %d", status)
-        return ENDED, False
-
-    async def _standalone_stream(self, opened: trio.Event) -> None:
-        """Keep the server's standalone GET stream open, resuming it when it drops.
-
-        ``opened`` is set once the first GET was answered or failed.
-        """
-        try:
-            await self._follow_standalone_stream(opened)
-        finally:
-            opened.set()
-
-    async def _follow_standalone_stream(self, opened: trio.Event) -> None:
-        stream = FollowedStream()
-        failures = 0
-        while not self._renewal.ended:
-            outcome, progressed = await self._get(stream, opened)
-            opened.set()
-            if outcome == UNUSABLE:
-                # 405: the server offers no standalone stream.
-                return
-            if outcome == SESSION_GONE:
-                # Event ids of the old session mean nothing to the new one.
-                stream = FollowedStream()
-                failures = 0
-                continue
-            failures = 0 if progressed else failures + 1
-            if failures >= self.reconnection.max_attempts:
-                log.warning("giving up on the standalone SSE stream of %s", self.url)
-                return
-            await trio.sleep(self._delay(stream, max(failures, 1)))
 
     # ------------------------------------------------------------ session renewal
 

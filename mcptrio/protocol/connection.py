@@ -10,6 +10,8 @@ it returns. Everything that follows from the protocol alone is decided here, syn
   client's if supported, else offer the latest) and declaring its capabilities; requests other
   than ``initialize`` and ``ping`` before it get -32600. A client builds ``initialize`` with
   :meth:`Connection.initialize_request` and refuses an answer in a revision it does not speak.
+  That part, and starting without a handshake, lives in :mod:`~mcptrio.protocol.handshake` (a
+  base of ``Connection``).
 - **Revisions.** Everything sent is built in the newest shape and fitted to the negotiated
   revision on the way out; everything received is read as that revision means it
   (:mod:`~mcptrio.protocol.fitting`). Before the handshake, the offered revision is the one.
@@ -56,15 +58,15 @@ from .errors import (
     InvalidRequest,
     McpError,
 )
-from .fitting import Step, check_incoming, fit_outgoing, incoming_step, outgoing_step
+from .fitting import Step, fit_outgoing, incoming_step, outgoing_step
 from .gating import check_outgoing, incoming_spec
+from .handshake import Handshake
 from .methods import MethodSpec, Side, capability_declared, spec_at
 from .request_meta import CLIENT_CAPABILITIES_KEY, RequestMeta
 from .revisions import (
     SUPPORTED,
     Revision,
     accept_server_answer,
-    choose_server_revision,
     handshake_versions,
     revision_of,
 )
@@ -73,7 +75,6 @@ from .stateless import (
     answer_error,
     answer_result,
     decode_stateless_result,
-    discover_result,
 )
 from .types import (
     CancelledNotification,
@@ -83,7 +84,6 @@ from .types import (
     EmptyResult,
     Implementation,
     InitializedNotification,
-    InitializeRequest,
     InitializeResult,
     PingRequest,
     ServerCapabilities,
@@ -112,7 +112,7 @@ class _Batch:
         self.answers: list[bytes] = []
 
 
-class Connection:
+class Connection(Handshake):
     """One side of one MCP session, without I/O. See the module docstring."""
 
     def __init__(
@@ -193,41 +193,6 @@ class Connection:
     def owes_answer(self, rid: RequestId) -> bool:
         """Whether incoming request ``rid`` is still waiting for its answer."""
         return rid in self._in_flight
-
-    def _negotiated(self, revision: str) -> None:
-        features = revision_of(revision)
-        self.revision = revision
-        self.features = features
-        self._fit_out = outgoing_step(features)
-        self._check_in = incoming_step(features)
-
-    def start_initialized(self, revision: str) -> None:
-        """Act as a server whose ``initialize`` already negotiated ``revision``.
-
-        For a stateless HTTP server, where each POST gets a fresh connection: the client's
-        capabilities are unknown there, so none are assumed (requests to the client are refused).
-        """
-        if self.role != "server" or self.revision is not None:
-            raise RuntimeError("start_initialized is for a fresh server-side connection")
-        if revision not in self.supported:
-            raise ValueError(f"Unsupported protocol revision {revision!r}")
-        self._negotiated(revision)
-        self.peer_capabilities = ClientCapabilities()
-        self.initialized_notified = True
-
-    def start_stateless(
-        self, meta: RequestMeta, server_capabilities: ServerCapabilities | None = None
-    ) -> None:
-        """Act as a client of the stateless era: every request carries ``meta``.
-
-        ``server_capabilities`` (from ``server/discover``) gate what may be sent.
-        """
-        if self.role != "client":
-            raise RuntimeError("start_stateless is for the client side")
-        self._negotiated(meta.revision.version)
-        self.request_meta = meta
-        self.peer_capabilities = server_capabilities or ServerCapabilities()
-        self._allowed_out.clear()
 
     # --------------------------------------------------------------- incoming
 
@@ -380,16 +345,6 @@ class Connection:
             batch.owed.add(rid)
         events.append(ev.RequestReceived(rid, request))
 
-    def _answer_discover(self, rid: RequestId) -> bytes:
-        """The answer to stateless-era ``server/discover`` request ``rid`` (taken in flight)."""
-        assert isinstance(self.capabilities, ServerCapabilities)
-        result = discover_result(
-            self.supported, self.capabilities, self.instructions, self.cache_hints
-        )
-        data = self.respond(rid, result)
-        assert data is not None
-        return data
-
     def _incoming_spec(self, method: str, kind: str) -> MethodSpec:
         spec = self._allowed_in.get(method)
         if spec is not None and spec.kind == kind:
@@ -400,24 +355,6 @@ class Connection:
         if self.revision is not None:
             self._allowed_in[method] = spec
         return spec
-
-    def _answer_initialize(self, rid: RequestId, raw: msgspec.Raw | UnsetType) -> list[ev.Event]:
-        request = codec.decode_body(raw, InitializeRequest)
-        revision = choose_server_revision(request.protocol_version, self.supported)
-        assert isinstance(self.capabilities, ServerCapabilities)
-        result = InitializeResult(
-            protocol_version=revision,
-            capabilities=self.capabilities,
-            server_info=self.info,
-            instructions=self.instructions,
-        )
-        features = revision_of(revision)
-        request = check_incoming(request, features)
-        result = fit_outgoing(result, features)
-        self._negotiated(revision)
-        self.peer_info = request.client_info
-        self.peer_capabilities = request.capabilities
-        return [ev.Reply(codec.encode_result(rid, result)), ev.HandshakeComplete(revision)]
 
     def _receive_notification(
         self, method: str, raw: msgspec.Raw | UnsetType, events: list[ev.Event]
@@ -500,15 +437,6 @@ class Connection:
         events.append(ev.ResponseReceived(rid, result))
 
     # --------------------------------------------------------------- outgoing
-
-    def initialize_request(self) -> InitializeRequest:
-        """The ``initialize`` request a client opens with, offering its latest revision."""
-        assert isinstance(self.capabilities, ClientCapabilities)
-        return InitializeRequest(
-            protocol_version=handshake_versions(self.supported)[0],
-            capabilities=self.capabilities,
-            client_info=self.info,
-        )
 
     def send_request(
         self, request: Request[Any], *, with_progress_token: bool = False
@@ -619,12 +547,6 @@ class Connection:
         except CapabilityNotNegotiated as exc:
             return self._answer(rid, self._encode_error(rid, InternalError(exc.message)))
         return self._answer(rid, codec.encode_result(rid, result))
-
-    def _server_info(self) -> dict[str, Any]:
-        info = self._server_info_wire
-        if info is None:
-            info = self._server_info_wire = msgspec.to_builtins(self.info)
-        return info
 
     def respond_error(self, rid: RequestId, error: McpError) -> bytes | None:
         """Answer incoming request ``rid`` with an error; ``None`` while its batch is open."""

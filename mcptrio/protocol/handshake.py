@@ -37,7 +37,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from .connection import Role
+    from .methods import Side
     from .types.common import CacheScope
 
 __all__ = ["Handshake"]
@@ -48,7 +48,7 @@ class Handshake:
 
     if TYPE_CHECKING:
         # The state of ``Connection`` this part reads and writes.
-        role: Role
+        role: Side
         info: Implementation
         capabilities: ClientCapabilities | ServerCapabilities
         instructions: str | None

@@ -49,7 +49,13 @@ from pathlib import Path
 from types import FrameType
 
 from benchmarks.capacity.http_client import Connection, OpenedSession, open_get_stream
-from benchmarks.capacity.server_process import REPO_ROOT, ServerProcess, environment
+from benchmarks.capacity.server_process import (
+    REPO_ROOT,
+    ServerProcess,
+    environment,
+    free_port,
+    listening,
+)
 from benchmarks.capacity.sessions import memory_per_session
 
 __all__ = ["Case", "main", "measure_rss", "measure_traced"]
@@ -131,23 +137,9 @@ class _Server:
     trace_dir: Path | None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
 @contextmanager
 def _running(lib: str, max_connections: int, *, traced: bool) -> Iterator[_Server]:
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="session-memory-") as tmp:
         trace_dir = Path(tmp) if traced else None
         args = [sys.executable, "-m", "benchmarks.session_memory", "serve", lib, str(port)]
@@ -166,7 +158,7 @@ def _running(lib: str, max_connections: int, *, traced: bool) -> Iterator[_Serve
             )
         try:
             deadline = time.monotonic() + START_TIMEOUT_S
-            while not _listening(port):
+            while not listening(port):
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"{lib} server did not start: {log.read_text()[-600:]}")
                 time.sleep(0.05)

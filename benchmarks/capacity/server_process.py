@@ -17,6 +17,8 @@ __all__ = [
     "REPO_ROOT",
     "ServerProcess",
     "environment",
+    "free_port",
+    "listening",
     "rss_kib",
     "running_server",
     "settled_rss_kib",
@@ -38,13 +40,15 @@ class ServerProcess:
         return self.process.poll() is None
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port free now (for a server process told its port on the command line)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def _listening(port: int) -> bool:
+def listening(port: int) -> bool:
+    """Whether something accepts connections on loopback ``port``."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1.0):
             return True
@@ -64,7 +68,7 @@ def running_server(lib: str, max_connections: int) -> Iterator[ServerProcess]:
     Raises ``RuntimeError`` with the end of the server's output if it exits or never listens.
     The server is terminated (killed if it lingers) on leaving.
     """
-    port = _free_port()
+    port = free_port()
     args = (str(port), str(max_connections))
     with tempfile.TemporaryDirectory(prefix="capacity-") as tmp:
         log = Path(tmp) / "server.log"
@@ -79,7 +83,7 @@ def running_server(lib: str, max_connections: int) -> Iterator[ServerProcess]:
             )
         try:
             deadline = time.monotonic() + START_TIMEOUT_S
-            while not _listening(port):
+            while not listening(port):
                 if process.poll() is not None:
                     raise RuntimeError(f"{lib} server exited {process.returncode}: {_tail(log)}")
                 if time.monotonic() > deadline:

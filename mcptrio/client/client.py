@@ -29,14 +29,6 @@ from ..protocol.base import Request, RequestId, Result
 from ..protocol.errors import HeaderMismatch, InvalidParams, RequestTimeout, ResourceNotFound
 from ..protocol.http_headers import PropertyPath
 from ..protocol.revisions import revision_of
-from ..protocol.skills_extension import (
-    GetSkillRequest,
-    ListSkillsRequest,
-    ListSkillsResult,
-    ReadResourceDirectoryRequest,
-    ReadResourceDirectoryResult,
-    Skill,
-)
 from ..protocol.types.common import PaginatedResult
 from ..protocol.types.completion import (
     CompleteArgument,
@@ -90,7 +82,7 @@ from .notifications import NotificationRouter
 from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
 from .server_requests import ReceiveHook, ServerRequestRouter
-from .skills import SkillFile, skill_file_uri, verified_file
+from .skill_calls import SkillCalls
 from .tasks import TaskHandle, start_tool_task
 
 __all__ = ["UNSUBSCRIBE_TIMEOUT", "Client", "SendHook"]
@@ -110,7 +102,7 @@ PageT = TypeVar("PageT", bound=PaginatedResult)
 ItemT = TypeVar("ItemT")
 
 
-class Client(ClientStreams):
+class Client(SkillCalls, ClientStreams):
     """A connected, initialized MCP client session (made by :func:`~mcptrio.open_client`).
 
     Its notification streams (``subscribe``, ``listen``, ``list_changes``, ``log_messages``)
@@ -477,50 +469,6 @@ class Client(ClientStreams):
             if type(exc) is not InvalidParams or self.session.connection.request_meta is None:
                 raise
             raise ResourceNotFound(exc.message, exc.data, code=exc.code) from exc
-
-    # ---------------------------------------------------------------- skills (SEP-2640)
-
-    async def list_skills(
-        self, cursor: str | None = None, **options: Unpack[CallOptions]
-    ) -> ListSkillsResult:
-        """One page of ``skills/list`` (reads no file: see :mod:`.skills`)."""
-        return await self.request(ListSkillsRequest(cursor=_cursor(cursor)), **options)
-
-    def iter_skills(self, **options: Unpack[CallOptions]) -> AsyncIterator[Skill]:
-        """Every skill entry, page after page."""
-        return self._items(self.list_skills, lambda page: page.skills, options)
-
-    async def get_skill(self, uri: str, **options: Unpack[CallOptions]) -> Skill:
-        """The entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
-        return (await self.request(GetSkillRequest(uri=uri), **options)).skill
-
-    async def read_skill_file(
-        self,
-        skill: Skill,
-        path: str,
-        *,
-        allow_dynamic: bool = False,
-        **options: Unpack[CallOptions],
-    ) -> SkillFile:
-        """Read a file of ``skill`` (a URI, or a path relative to the skill's root) and return
-        it only if it matches the entry; :class:`~.skills.SkillVerificationError` otherwise."""
-        uri = skill_file_uri(skill, path)
-        result = await self.read_resource(uri, **options)
-        return verified_file(skill, uri, result, allow_dynamic=allow_dynamic)
-
-    async def load_skill(
-        self, skill: Skill, *, allow_dynamic: bool = False, **options: Unpack[CallOptions]
-    ) -> SkillFile:
-        """Read the skill's ``SKILL.md``, verified (size, digest, frontmatter)."""
-        return await self.read_skill_file(skill, skill.uri, allow_dynamic=allow_dynamic, **options)
-
-    async def read_directory(
-        self, uri: str, cursor: str | None = None, **options: Unpack[CallOptions]
-    ) -> ReadResourceDirectoryResult:
-        """One page of ``resources/directory/read``: the direct children of ``uri`` (the server
-        must declare ``directoryRead``)."""
-        request = ReadResourceDirectoryRequest(uri=uri, cursor=_cursor(cursor))
-        return await self.request(request, **options)
 
     # ---------------------------------------------------------------- prompts, completion
 

@@ -25,6 +25,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         ├── ConnectionClosed              the connection ended; pending requests fail with it
         ├── RequestTimeout                an outgoing request ran out of time
         ├── CapabilityNotNegotiated       sending this would use an un-negotiated feature
+        ├── StoreUnavailable              [stores] Redis failed or did not answer in time
         ├── ConfigError                   [gateway] a bad gateway config; also a ValueError
         ├── LifespanError                 [server] the server's lifespan failed to start
         ├── SkillsError                   [server] a skills folder cannot be published; a ValueError
@@ -78,7 +79,7 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── SessionBusy                       [runtime] max_in_flight run, max_waiting wait (503)
     ├── TaskLimitReached                  [stores] an owner has all the unfinished tasks it may
     ├── TaskStoreFull                     [stores] the task store is full of unfinished tasks
-    └── TooManyListeners                  [server] the subscription bus has all the listeners it may
+    └── TooManyListeners                  [stores] the subscription bus has all the listeners it may
     ValueError
     ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule
     ├── InvalidTaskCursor                 [stores] a tasks/list cursor the task store did not make

@@ -1,0 +1,113 @@
+"""How the Redis stores talk to Redis: one client, a deadline on every call, one error type.
+
+Every store built on Redis goes through :func:`redis_call`: the call runs under a Trio deadline
+(``timeout`` seconds, :data:`DEFAULT_TIMEOUT` unless told otherwise), and whatever goes wrong
+with Redis (refused, reset, no answer in time, an error reply) comes out as
+:class:`StoreUnavailable`, which names the operation and the cause. A request whose handler
+meets it is answered -32603 with that message: a worker whose Redis is gone fails its requests
+quickly and clearly, and never hangs.
+
+Nothing is cached across a failure: the client's pool drops a broken connection and opens a new
+one on the next call, so a Redis that comes back (restarted, failed over behind the same
+address) is used again without restarting the server. :func:`open_redis` makes a client set up
+for that (short connect and read timeouts, one immediate retry on a connection error, which is
+what a pooled connection that Redis closed while it was idle needs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Final, TypeAlias
+
+import coredis
+import coredis.exceptions
+import trio
+from coredis.retry import ConstantRetryPolicy, ExponentialBackoffRetryPolicy
+
+from .errors import StoreUnavailable
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "RedisClient",
+    "StoreUnavailable",
+    "open_redis",
+    "pubsub_retry_policy",
+    "redis_call",
+    "unwrapped",
+]
+
+#: The client every Redis store takes: bytes in, bytes out.
+RedisClient: TypeAlias = "coredis.Redis[bytes]"
+
+#: Seconds any one Redis call may take before it fails with :class:`StoreUnavailable`.
+DEFAULT_TIMEOUT: Final = 2.0
+
+
+@contextmanager
+def redis_call(what: str, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
+    """Run the block under a ``timeout`` deadline; Redis failures become :class:`StoreUnavailable`.
+
+    ``what`` names the operation in the message (``"store an SSE event"``). A cancellation from
+    outside passes through untouched.
+    """
+    try:
+        with trio.fail_after(timeout):
+            yield
+    except trio.TooSlowError:
+        raise StoreUnavailable(f"Redis did not answer within {timeout}s ({what})") from None
+    except (coredis.exceptions.RedisError, OSError) as exc:
+        raise StoreUnavailable(f"Redis failed ({what}): {type(exc).__name__}: {exc}") from exc
+
+
+def pubsub_retry_policy() -> ExponentialBackoffRetryPolicy:
+    """How a subscriber reconnects: forever, from 50 ms up to 1 s apart (coredis's default waits
+    up to 16 s, too long for a bus whose listeners should hear again soon after Redis is back)."""
+    return ExponentialBackoffRetryPolicy(
+        (coredis.exceptions.ConnectionError, TimeoutError, OSError),
+        retries=None,
+        base_delay=0.05,
+        max_delay=1.0,
+        jitter=True,
+    )
+
+
+@asynccontextmanager
+async def open_redis(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> AsyncIterator[RedisClient]:
+    """A coredis client for ``url`` (``redis://host:port/db``, ``rediss://``, ``unix://``) for the
+    ``async with`` block, checked with a ``PING`` first (:class:`StoreUnavailable` if Redis is
+    not there). Its connect and read timeouts are ``timeout``."""
+    client: RedisClient = coredis.Redis.from_url(
+        url,
+        decode_responses=False,
+        connect_timeout=timeout,
+        stream_timeout=timeout,
+        # A pooled connection Redis closed while idle fails once; the retry takes a fresh one.
+        retry_policy=ConstantRetryPolicy((coredis.exceptions.ConnectionError,), retries=1, delay=0),
+    )
+    try:
+        async with client:
+            with redis_call(f"connect to {_redacted(url)}", timeout):
+                await client.ping()
+            yield client
+    except BaseExceptionGroup as group:
+        # coredis's pool runs a task group: what leaves the block comes wrapped in a group.
+        raise unwrapped(group) from None
+
+
+def unwrapped(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception a group holds (through nested groups), else the group itself."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def _redacted(url: str) -> str:
+    """``url`` without its password, for messages."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not at:
+        return url
+    user = credentials.partition(":")[0]
+    return f"{scheme}{sep}{user}:***@{host}" if user else f"{scheme}{sep}***@{host}"

@@ -16,10 +16,13 @@ what a pooled connection that Redis closed while it was idle needs).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import logging
+import math
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Final, TypeAlias
 
+import anyio
 import coredis
 import coredis.exceptions
 import trio
@@ -31,11 +34,14 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "RedisClient",
     "StoreUnavailable",
+    "follow_channel",
     "open_redis",
     "pubsub_retry_policy",
     "redis_call",
     "unwrapped",
 ]
+
+log = logging.getLogger("mcptrio.stores")
 
 #: The client every Redis store takes: bytes in, bytes out.
 RedisClient: TypeAlias = "coredis.Redis[bytes]"
@@ -58,6 +64,53 @@ def redis_call(what: str, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
         raise StoreUnavailable(f"Redis did not answer within {timeout}s ({what})") from None
     except (coredis.exceptions.RedisError, OSError) as exc:
         raise StoreUnavailable(f"Redis failed ({what}): {type(exc).__name__}: {exc}") from exc
+
+
+async def follow_channel(
+    redis: RedisClient,
+    channel: str,
+    on_message: Callable[[bytes], None],
+    on_resubscribed: Callable[[], None],
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Call ``on_message`` with every message published on ``channel``, until cancelled;
+    reports once subscribed. After losing Redis it subscribes again by itself (50 ms to 1 s
+    apart) and then calls ``on_resubscribed``: messages published meanwhile are lost, and the
+    caller must make up for them. Both callbacks must not block."""
+    started = False
+    while True:
+        try:
+            async with redis.pubsub(
+                channels=[channel], retry_policy=pubsub_retry_policy()
+            ) as pubsub:
+                subscribed = False
+                if not started:
+                    task_status.started()
+                    started = True
+                async for message in pubsub:
+                    kind = message["type"]
+                    if kind == "message":
+                        data = message["data"]
+                        on_message(data if isinstance(data, bytes) else str(data).encode())
+                    elif kind == "subscribe":
+                        if subscribed:
+                            on_resubscribed()
+                        subscribed = True
+        except (
+            coredis.exceptions.RedisError,
+            OSError,
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+        ) as exc:
+            if trio.current_effective_deadline() == -math.inf:
+                # Being cancelled: coredis failed to unsubscribe from a connection that is gone.
+                await trio.lowlevel.checkpoint()
+            if not started:
+                raise StoreUnavailable(f"Redis failed (subscribe to {channel}): {exc}") from exc
+            log.warning("subscription to %s lost (%s); subscribing again", channel, exc)
+            await trio.sleep(0.5)
+            on_resubscribed()
 
 
 def pubsub_retry_policy() -> ExponentialBackoffRetryPolicy:

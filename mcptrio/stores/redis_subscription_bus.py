@@ -48,7 +48,7 @@ from .redis_calls import (
     DEFAULT_TIMEOUT,
     RedisClient,
     StoreUnavailable,
-    pubsub_retry_policy,
+    follow_channel,
     redis_call,
     unwrapped,
 )
@@ -168,22 +168,15 @@ class RedisSubscriptionBus:
     ) -> None:
         """Hand the other workers' changes to this process's listeners, until cancelled;
         reconnects by itself, and resyncs the listeners when it does."""
-        async with self.redis.pubsub(
-            channels=[self.channel], retry_policy=pubsub_retry_policy()
-        ) as pubsub:
-            subscribed = False
-            task_status.started()
-            async for message in pubsub:
-                kind = message["type"]
-                if kind == "message":
-                    self._receive(message["data"])
-                elif kind == "subscribe":
-                    if subscribed:
-                        log.info("subscription bus: subscribed again; resyncing listeners")
-                        self.resync()
-                    subscribed = True
+        await follow_channel(
+            self.redis, self.channel, self._receive, self._resubscribed, task_status=task_status
+        )
 
-    def _receive(self, data: Any) -> None:
+    def _resubscribed(self) -> None:
+        log.info("subscription bus: subscribed again; resyncing listeners")
+        self.resync()
+
+    def _receive(self, data: bytes) -> None:
         try:
             origin, kind, what = _decode(data)
         except (msgspec.DecodeError, TypeError):

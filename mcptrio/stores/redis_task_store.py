@@ -33,7 +33,7 @@ from . import redis_task_scripts as scripts
 from .redis_calls import (
     DEFAULT_TIMEOUT,
     RedisClient,
-    pubsub_retry_policy,
+    follow_channel,
     redis_call,
     unwrapped,
 )
@@ -296,20 +296,13 @@ class RedisTaskStore:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Subscribe to the change channel and wake this process's waiters, until cancelled.
         Reconnects by itself after Redis comes back; every waiter then reads again."""
-        async with self.redis.pubsub(
-            channels=[self.channel], retry_policy=pubsub_retry_policy()
-        ) as pubsub:
-            subscribed = False
-            task_status.started()
-            async for message in pubsub:
-                kind = message["type"]
-                if kind == "message":
-                    data = message["data"]
-                    self._wake(data.decode() if isinstance(data, bytes) else str(data))
-                elif kind == "subscribe":
-                    if subscribed:  # subscribed again: messages may have been lost meanwhile
-                        self._wake_all()
-                    subscribed = True
+        await follow_channel(
+            self.redis,
+            self.channel,
+            lambda data: self._wake(data.decode()),
+            self._wake_all,
+            task_status=task_status,
+        )
 
     def _wake(self, task_id: str) -> None:
         for event in self._waiters.pop(task_id, ()):

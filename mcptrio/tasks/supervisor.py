@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,7 @@ from ..protocol.base import Result
 from ..protocol.errors import InternalError, InvalidParams, InvalidRequest, McpError
 from ..protocol.types.tasks import TaskStatus
 from ..runtime.nurseries import open_unwrapping_nursery
+from ..stores.errors import StoreUnavailable
 from ..stores.task_store import (
     InvalidTaskCursor,
     MemoryTaskStore,
@@ -82,6 +83,17 @@ StatusListener = Callable[[TaskRecord], Awaitable[None]]
 
 #: How long a write to the store may take while a task is being wound down (shielded).
 _WIND_DOWN_TIMEOUT = 5.0
+#: Seconds a cancel watcher waits before it watches again a shared store that failed.
+_REWATCH_DELAY = 1.0
+
+
+@contextmanager
+def _store_failure_logged(what: str) -> Iterator[None]:
+    """Log a shared store's failure instead of letting it end the task nursery."""
+    try:
+        yield
+    except StoreUnavailable as exc:
+        log.error("%s: %s", what, exc)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -341,7 +353,11 @@ class TaskSupervisor:
         finally:
             watch.cancel()
             del self._live[task_id]
-            with trio.CancelScope(shield=True), trio.move_on_after(_WIND_DOWN_TIMEOUT):
+            with (
+                trio.CancelScope(shield=True),
+                trio.move_on_after(_WIND_DOWN_TIMEOUT),
+                _store_failure_logged(f"the outcome of task {task_id} was not written"),
+            ):
                 if status is None:
                     # Cancelled: by its own scope (tasks/cancel, its TTL) or from outside (the
                     # serving ending), which leaves the scope uncaught.
@@ -382,7 +398,14 @@ class TaskSupervisor:
         with watch:
             version = record.version
             while True:
-                current = await self.store.wait_for_change(record.task_id, version)
+                try:
+                    current = await self.store.wait_for_change(record.task_id, version)
+                except StoreUnavailable as exc:
+                    # A shared store that is away: the task goes on, and is watched again
+                    # once the store is back (its TTL still ends it).
+                    log.warning("task %s not watched for a while: %s", record.task_id, exc)
+                    await trio.sleep(_REWATCH_DELAY)
+                    continue
                 if current is None or current.terminal:
                     scope.cancel()
                     return

@@ -101,6 +101,7 @@ from .task_extension import ExtensionTasks, tasks_extension_capability
 from .tools import RegisteredTool, ToolOptions, make_tool
 
 if TYPE_CHECKING:
+    from ..stores.bundle import Stores
     from .mount import Mount
 
 __all__ = ["Server"]
@@ -146,6 +147,7 @@ class Server(CompositionMethods, ServingMethods):
         middleware: Sequence[Middleware] = (),
         lifespan: Callable[[Server], Any] | None = None,
         tasks: TaskSupervisor | None = None,
+        stores: Stores | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None for a single page)")
@@ -165,6 +167,16 @@ class Server(CompositionMethods, ServingMethods):
         #: Distinct resources one session may be subscribed to at once.
         self.max_subscriptions = max_subscriptions
         self.supported_revisions = supported_revisions
+        #: What the workers of this server share (:func:`mcptrio.open_stores`); the arguments
+        #: above and below that are given win over it.
+        self.stores = stores
+        if stores is not None:
+            if request_state_key is None:
+                request_state_key = stores.request_state_key
+            if subscriptions is None:
+                subscriptions = stores.subscription_bus
+            if tasks is None:
+                tasks = TaskSupervisor(stores.task_store)
         #: Seals the ``requestState`` of input-required results (share it between workers).
         self.request_state_key = RequestStateKey(request_state_key)
         #: Where list changes and resource updates reach the listen streams (2026-07-28).

@@ -20,6 +20,7 @@ from ..transports.stdio import open_stdio_server_transport
 from .running import TransportName, run_server
 
 if TYPE_CHECKING:
+    from ..stores.bundle import Stores
     from ..transports.http.endpoints.security import HttpSecurity
     from ..transports.http.engine.builtin_server import ServerLimits
     from .server import Server
@@ -37,6 +38,22 @@ class ServingMethods:
         def session(self, transport: Transport) -> Session: ...
 
         def open_lifespan(self) -> AbstractAsyncContextManager[Any]: ...
+
+    def use_stores(self, stores: Stores) -> None:
+        """Keep what this server's workers share in ``stores`` (from
+        :func:`mcptrio.open_stores`): the ``requestState`` key (unless the bundle has none),
+        the subscription bus, the task store, and the SSE event store of the HTTP apps made
+        afterwards. Call it before serving; ``Server(stores=...)`` does the same at creation."""
+        from .request_state import RequestStateKey
+
+        server = cast("Server", self)
+        if server.tasks.serving:
+            raise RuntimeError("use_stores() must be called before the server is served")
+        server.stores = stores
+        if stores.request_state_key is not None:
+            server.request_state_key = RequestStateKey(stores.request_state_key)
+        server.subscriptions = stores.subscription_bus
+        server.tasks.store = stores.task_store
 
     async def serve_session(
         self,
@@ -77,18 +94,23 @@ class ServingMethods:
         security: HttpSecurity | None = None,
         limits: ServerLimits | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        stores: Stores | None = None,
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve this server over HTTP until cancelled; reports the base URL.
 
         Streamable HTTP and WebSocket are served at ``path``, the legacy HTTP+SSE endpoints at
-        ``/sse`` and ``/messages``. See :func:`mcptrio.transports.http.serve.serve_http` to serve
-        several servers on one port, and
-        :class:`~mcptrio.transports.http.endpoints.app.McpHttpApp` for every option.
+        ``/sse`` and ``/messages``. ``stores`` (from :func:`mcptrio.open_stores`) is what this
+        worker shares with the others (see :meth:`use_stores`). See
+        :func:`mcptrio.transports.http.serve.serve_http` to serve several servers on one port,
+        and :class:`~mcptrio.transports.http.endpoints.app.McpHttpApp` for every option.
         """
         # Imported here so that stdio servers do not pay for loading the HTTP stack.
         from ..transports.http.endpoints.app import McpHttpApp
         from ..transports.http.serve import serve_http
+
+        if stores is not None:
+            self.use_stores(stores)
 
         app = McpHttpApp(
             self, path=path, json_response=json_response, stateless=stateless, security=security

@@ -8,91 +8,18 @@ valkey-server, named by ``MCPTRIO_REDIS_SERVER``) the Redis tests skip, unless
 
 from __future__ import annotations
 
-import os
 import secrets
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from processes import stop_process
+from redis_servers import RedisServer, executable
 
 from mcptrio.stores.redis_calls import RedisClient, open_redis
-
-SERVER = os.environ.get("MCPTRIO_REDIS_SERVER", "redis-server")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _answers_ping(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-class RedisServer:
-    """A redis-server child process on ``port`` that a test can stop and start again."""
-
-    def __init__(self, executable: str) -> None:
-        self.executable = executable
-        self.port = _free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                self.executable,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while not _answers_ping(self.port):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{self.executable} did not start on port {self.port}")
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            stop_process(self.process)
-            self.process = None
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
-
-
-def _executable() -> str:
-    found = shutil.which(SERVER)
-    if found is None:
-        if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-            pytest.fail(f"{SERVER} is not installed (apt-get install redis-server)")
-        pytest.skip(f"{SERVER} is not installed")
-    return found
 
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
-    server = RedisServer(_executable())
+    server = RedisServer(executable())
     server.start()
     try:
         yield server
@@ -103,7 +30,7 @@ def redis_server() -> Iterator[RedisServer]:
 @pytest.fixture
 def own_redis_server() -> Iterator[RedisServer]:
     """A Redis of the test's own, for tests that stop or restart it."""
-    server = RedisServer(_executable())
+    server = RedisServer(executable())
     server.start()
     try:
         yield server

@@ -66,7 +66,8 @@ class McpHttpApp:
     - ``stateless``: no sessions; each POST gets a fresh session, gone after its answer; GET
       and DELETE get 405.
     - ``event_store``: where SSE events are kept for ``Last-Event-ID`` resumption (default: a
-      bounded :class:`~mcptrio.stores.InMemoryEventStore`); ``None`` turns resumption off.
+      bounded :class:`~mcptrio.stores.InMemoryEventStore`, or the server's ``stores``' event
+      store when it has shared stores); ``None`` turns resumption off.
     - ``sse_retry_ms``: the ``retry:`` sent with the 2025-11-25 priming event and before the
       server closes a stream's connection.
     - ``stream_buffer``: undelivered messages a request's stream holds before the session waits;
@@ -99,7 +100,9 @@ class McpHttpApp:
         self.messages_path = messages_path
         self.security = security if security is not None else HttpSecurity()
         if event_store is _DEFAULT_STORE:
-            event_store = InMemoryEventStore()
+            # A server with shared stores (Server(stores=...)) keeps its events there.
+            stores = getattr(server, "stores", None)
+            event_store = InMemoryEventStore() if stores is None else stores.event_store
         self.event_store = event_store
         self.legacy_sse = legacy_sse and not stateless
 

@@ -1,0 +1,137 @@
+"""What the Redis stores do when Redis goes away, hangs, or comes back: a clear
+:class:`StoreUnavailable` within the deadline, never a hang, and service again afterwards
+without a new client or store."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import trio
+from redis_servers import RedisServer
+
+from mcptrio.stores.bundle import open_stores
+from mcptrio.stores.errors import StoreUnavailable
+from mcptrio.stores.redis_calls import open_redis
+from mcptrio.stores.redis_event_store import RedisEventStore
+from mcptrio.stores.redis_subscription_bus import open_redis_subscription_bus
+from mcptrio.stores.redis_task_store import RedisTaskStore
+from mcptrio.stores.task_store import TaskRecord, now_iso
+
+
+def record(task_id: str) -> TaskRecord:
+    now = now_iso()
+    return TaskRecord(
+        task_id=task_id,
+        owner="session:a",
+        method="tools/call",
+        status="working",
+        created_at=now,
+        last_updated_at=now,
+        ttl_ms=60_000,
+    )
+
+
+async def test_redis_down_fails_every_call_quickly_and_a_restart_brings_it_back(
+    own_redis_server: RedisServer,
+) -> None:
+    async with open_redis(own_redis_server.url, timeout=1) as redis:
+        events = RedisEventStore(redis, timeout=1)
+        tasks = RedisTaskStore(redis, timeout=1)
+        with trio.fail_after(5):
+            assert await events.store("s", "1", b"x") == "1-1"
+        own_redis_server.stop()
+        with trio.fail_after(5):
+            with pytest.raises(StoreUnavailable, match="store an SSE event"):
+                await events.store("s", "1", b"y")
+            with pytest.raises(StoreUnavailable, match="create a task"):
+                await tasks.create(record("t1"))
+            with pytest.raises(StoreUnavailable):
+                await tasks.get("t1")
+        own_redis_server.start()
+        with trio.fail_after(5):
+            # No persistence: the restarted Redis is empty, and in use again at once.
+            assert await events.store("s", "1", b"z") == "1-1"
+            assert (await tasks.create(record("t1"))).version == 1
+            assert await tasks.get("t1") is not None
+
+
+async def test_a_redis_that_does_not_answer_fails_the_call_at_its_deadline(
+    own_redis_server: RedisServer,
+) -> None:
+    async with (
+        open_redis(own_redis_server.url) as redis,
+        open_redis(own_redis_server.url) as admin,
+    ):
+        events = RedisEventStore(redis, timeout=0.3)
+        with trio.fail_after(5):
+            await events.store("s", "1", b"x")
+            await admin.client_pause(2000)
+            start = trio.current_time()
+            with pytest.raises(StoreUnavailable, match=r"did not answer within 0.3s"):
+                await events.store("s", "1", b"y")
+            assert trio.current_time() - start < 1.5
+            await admin.client_unpause()
+            replay = await events.replay_after("s", "1-0")
+    # The call that timed out may or may not have landed; nothing else is lost.
+    assert replay.events[0] == ("1-1", b"x")
+
+
+async def test_a_bus_resyncs_its_listeners_after_redis_restarts_and_carries_changes_again(
+    own_redis_server: RedisServer,
+) -> None:
+    url = own_redis_server.url
+    async with (
+        open_redis(url) as redis_a,
+        open_redis(url) as redis_b,
+        open_redis_subscription_bus(redis_a) as bus_a,
+        open_redis_subscription_bus(redis_b) as bus_b,
+    ):
+        listener = bus_b.subscribe(["tools"], ["file:///a"])
+        with trio.fail_after(10):
+            own_redis_server.restart()
+            # While Redis was away, changes may have been lost: the listener is told to look
+            # again at everything it asked for.
+            got = set()
+            async for change in listener.changes():
+                got.add(change)
+                if len(got) == 2:
+                    break
+            assert got == {("list_changed", "tools"), ("updated", "file:///a")}
+            assert bus_b.resyncs >= 1
+            # And changes cross between workers again.
+            while True:
+                bus_a.publish(("updated", "file:///a"))
+                with trio.move_on_after(0.2):
+                    async for change in listener.changes():
+                        assert change == ("updated", "file:///a")
+                        break
+                    break
+
+
+async def test_a_bus_publisher_never_blocks_while_redis_is_away(
+    own_redis_server: RedisServer,
+) -> None:
+    async with (
+        open_redis(own_redis_server.url, timeout=0.5) as redis,
+        open_redis_subscription_bus(redis, timeout=0.5) as bus,
+    ):
+        local = bus.subscribe(["tools"], [])
+        own_redis_server.stop()
+        with trio.fail_after(5):
+            for i in range(5000):
+                bus.publish(("updated", f"file:///{i}"))
+            bus.publish(("list_changed", "tools"))
+            # This process's listeners still hear this process's changes.
+            async for change in local.changes():
+                assert change == ("list_changed", "tools")
+                break
+        assert bus.overflows >= 1
+        own_redis_server.start()
+
+
+async def test_opening_the_stores_without_redis_fails_clearly_and_quickly() -> None:
+    with trio.fail_after(5):
+        with pytest.raises(StoreUnavailable, match=re.escape("connect to redis://127.0.0.1:1")):
+            async with open_stores("redis://127.0.0.1:1/0", timeout=1):
+                raise AssertionError("unreachable")

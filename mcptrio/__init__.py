@@ -47,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     "SkillVerificationError": "mcptrio.client.skills",
     "Skills": "mcptrio.server.skills",
     "SkillsError": "mcptrio.server.skill_files",
+    "StoreUnavailable": "mcptrio.stores.errors",
+    "Stores": "mcptrio.stores.bundle",
     "TaskHandle": "mcptrio.client.tasks",
     "TaskLimits": "mcptrio.tasks.supervisor",
     "TaskStore": "mcptrio.stores.task_store",
@@ -57,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "open_client": "mcptrio.client",
     "declare_skills": "mcptrio.client.skills",
     "open_client_group": "mcptrio.client.group",
+    "open_stores": "mcptrio.stores.bundle",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -103,6 +106,9 @@ if TYPE_CHECKING:
     from .server.skill_files import SkillsError as SkillsError
     from .server.skills import Skills as Skills
     from .server.tools import ToolError as ToolError
+    from .stores.bundle import Stores as Stores
+    from .stores.bundle import open_stores as open_stores
+    from .stores.errors import StoreUnavailable as StoreUnavailable
     from .stores.task_store import MemoryTaskStore as MemoryTaskStore
     from .stores.task_store import TaskStore as TaskStore
     from .tasks.supervisor import TaskLimits as TaskLimits

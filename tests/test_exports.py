@@ -53,6 +53,9 @@ PUBLIC = {
     "TaskLimits",
     "TaskStore",
     "TaskSupervisor",
+    "open_stores",
+    "Stores",
+    "StoreUnavailable",
 }
 
 

@@ -125,7 +125,7 @@ class RedisSubscriptionBus:
     def resync(self) -> None:
         """Tell every listener of this process that everything it asked for changed."""
         self.resyncs += 1
-        for listener in self.local.listeners():
+        for listener in self.local.all_listeners():
             listener.resync()
 
     # ------------------------------------------------------------------ the actors
@@ -210,5 +210,5 @@ async def open_redis_subscription_bus(
     except BaseExceptionGroup as group:
         raise unwrapped(group) from None
     finally:
-        for listener in bus.local.listeners():
+        for listener in bus.local.all_listeners():
             bus.local.unsubscribe(listener)

@@ -130,7 +130,7 @@ class LocalSubscriptionBus:
     def __len__(self) -> int:
         return len(self._listeners)
 
-    def listeners(self) -> tuple[Listener, ...]:
+    def all_listeners(self) -> tuple[Listener, ...]:
         """The listeners now subscribed."""
         return tuple(self._listeners)
 

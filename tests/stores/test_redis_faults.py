@@ -5,11 +5,14 @@ without a new client or store."""
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
 import trio
 from redis_servers import RedisServer
 
+import mcptrio
+from mcptrio.client import HANDSHAKE_ERA
 from mcptrio.stores.bundle import open_stores
 from mcptrio.stores.errors import StoreUnavailable
 from mcptrio.stores.redis_calls import open_redis
@@ -135,3 +138,31 @@ async def test_opening_the_stores_without_redis_fails_clearly_and_quickly() -> N
         with pytest.raises(StoreUnavailable, match=re.escape("connect to redis://127.0.0.1:1")):
             async with open_stores("redis://127.0.0.1:1/0", timeout=1):
                 raise AssertionError("unreachable")
+
+
+async def test_an_http_worker_answers_quickly_while_redis_is_down_and_serves_again_after(
+    own_redis_server: RedisServer,
+) -> None:
+    server = mcptrio.Server("adder")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with trio.fail_after(20):
+        async with (
+            open_stores(own_redis_server.url, timeout=0.5) as stores,
+            trio.open_nursery() as nursery,
+        ):
+            # SSE responses: every message goes through the event store first.
+            serve = partial(server.serve_http, stores=stores, json_response=False)
+            url = await nursery.start(serve)
+            async with mcptrio.open_client(f"{url}/mcp", revisions=HANDSHAKE_ERA) as client:
+                assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content
+                own_redis_server.stop()
+                with trio.fail_after(3), pytest.raises(mcptrio.TransportError):
+                    await client.call_tool("add", {"a": 1, "b": 2})
+                own_redis_server.start()
+                again = await client.call_tool("add", {"a": 2, "b": 2})
+            assert again.structured_content == {"result": 4}
+            nursery.cancel_scope.cancel()

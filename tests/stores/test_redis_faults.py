@@ -17,6 +17,10 @@ from mcptrio.stores.bundle import open_stores
 from mcptrio.stores.errors import StoreUnavailable
 from mcptrio.stores.redis_calls import open_redis
 from mcptrio.stores.redis_event_store import RedisEventStore
+from mcptrio.stores.redis_request_state_key import (
+    keep_request_state_key,
+    shared_request_state_key,
+)
 from mcptrio.stores.redis_subscription_bus import open_redis_subscription_bus
 from mcptrio.stores.redis_task_store import RedisTaskStore
 from mcptrio.stores.task_store import TaskRecord, now_iso
@@ -166,3 +170,19 @@ async def test_an_http_worker_answers_quickly_while_redis_is_down_and_serves_aga
                 again = await client.call_tool("add", {"a": 2, "b": 2})
             assert again.structured_content == {"result": 4}
             nursery.cancel_scope.cancel()
+
+
+async def test_the_shared_request_state_key_is_put_back_after_redis_forgets_it(
+    own_redis_server: RedisServer,
+) -> None:
+    async with open_redis(own_redis_server.url) as redis, trio.open_nursery() as nursery:
+        with trio.fail_after(10):
+            key = await shared_request_state_key(redis)
+            nursery.start_soon(partial(keep_request_state_key, redis, key, interval=0.05))
+            own_redis_server.restart()
+            # Offered again every 50 ms: back well within half a second.
+            await trio.sleep(0.5)
+            assert await redis.get("mcptrio:request-state-key") == key
+            # A worker starting now gets the key the running workers use.
+            assert await shared_request_state_key(redis) == key
+        nursery.cancel_scope.cancel()

@@ -100,7 +100,7 @@ async def test_an_overflowing_outbox_becomes_one_resync_on_every_worker(
     assert bus_b.resyncs == 1
 
 
-def test_listeners_are_bounded_per_worker(redis_server: object) -> None:
+def test_listeners_are_bounded_per_worker() -> None:
     bus = RedisSubscriptionBus(None, max_listeners=1, max_uris_per_listener=2)  # type: ignore[arg-type]
     bus.subscribe([], ["a", "b"])
     with pytest.raises(TooManyListeners):

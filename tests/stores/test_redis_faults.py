@@ -186,3 +186,14 @@ async def test_the_shared_request_state_key_is_put_back_after_redis_forgets_it(
             # A worker starting now gets the key the running workers use.
             assert await shared_request_state_key(redis) == key
         nursery.cancel_scope.cancel()
+
+
+async def test_leaving_the_stores_while_redis_is_down_neither_hangs_nor_raises(
+    own_redis_server: RedisServer,
+) -> None:
+    with trio.fail_after(10):
+        async with open_stores(own_redis_server.url, timeout=0.5) as stores:
+            stores.subscription_bus.publish(("updated", "file:///a"))
+            own_redis_server.stop()
+            stores.subscription_bus.publish(("updated", "file:///b"))
+            await trio.sleep(0.3)

@@ -19,8 +19,8 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
+def start_redis() -> tuple[subprocess.Popen[bytes], str]:
+    """A ``redis-server`` on a free loopback port, answering; its process and URL."""
     binary = shutil.which("redis-server")
     if binary is None:
         if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
@@ -31,17 +31,23 @@ def redis_url() -> Iterator[str]:
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
     )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, f"redis://127.0.0.1:{port}"
+        except OSError:
+            if time.monotonic() > deadline:
+                process.terminate()
+                raise
+            time.sleep(0.05)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    process, url = start_redis()
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}"
+        yield url
     finally:
         process.terminate()
         process.wait(10)

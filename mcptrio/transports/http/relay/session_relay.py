@@ -28,8 +28,9 @@ What can go wrong, and what the client sees:
   :data:`MAX_BYTES` bytes wait for it here, past which the exchange is dropped (the owner is
   told, the connection closed; an SSE client resumes from the event store). A slow client slows
   only itself, never the mailbox every other exchange shares;
-- the client leaves: the owner is told (:class:`~.messages.Gone`) and stops the exchange, as
-  its own front end would have.
+- the client leaves: the owner is told (:class:`~.messages.Gone`) and ends the exchange as its
+  own front end would have (in the handshake era the request runs on: disconnection is not
+  cancellation, and what it sends waits in the event store for a resuming GET).
 """
 
 from __future__ import annotations
@@ -117,6 +118,17 @@ class SessionRelay:
     def instance(self) -> str:
         """This worker's name in the directory (its session ids start with it)."""
         return self.directory.instance
+
+    @property
+    def serving(self) -> int:
+        """Exchanges forwarded to this worker that it is serving now (a handshake-era call
+        whose client left is served until it ends, as a local one is)."""
+        return len(self._served)
+
+    @property
+    def forwarding(self) -> int:
+        """Exchanges this worker has forwarded and is still relaying to their clients."""
+        return len(self._inbound)
 
     def owner_elsewhere(self, session_id: bytes | str | None) -> str | None:
         """The other worker that owns ``session_id``, or ``None`` when it is this one's (or

@@ -2,7 +2,7 @@
 
 A handshake-era session is an actor on the worker that handled its ``initialize``; a request for
 it that reaches another worker is forwarded there (see
-:mod:`mcptrio.transports.http.endpoints.session_relay`). The directory answers the two questions
+:mod:`mcptrio.transports.http.relay.session_relay`). The directory answers the two questions
 forwarding asks, *who owns this session* and *is it still there*, and carries the forwarded
 messages.
 

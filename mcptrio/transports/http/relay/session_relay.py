@@ -46,6 +46,7 @@ import msgspec
 import trio
 
 from ....stores.session_directory import DirectoryUnavailable, SessionDirectory, instance_of
+from ..endpoints.departure_watch import DepartureWatch
 from ..endpoints.responses import send_error
 from ..engine.exchange import BodyTooLarge, HttpApp, HttpRequest, HttpResponder
 from .messages import Chunk, End, Evictable, Gone, Head, RelayMessage, Request, decode, encode
@@ -110,6 +111,10 @@ class SessionRelay:
         self._inbound: dict[str, _Inbound] = {}
         self._served: dict[str, RelayedResponder] = {}
         self._nursery: trio.Nursery | None = None
+        # Watching a client's connection costs a task; most forwarded answers come back
+        # sooner than the watch's delay, so only a slow one has its connection watched (as
+        # the endpoint does for its own slow JSON answers).
+        self._departure_watch = DepartureWatch()
         #: Exchanges this worker forwarded to others, and served for others (since it started).
         self.forwarded = 0
         self.served = 0
@@ -147,6 +152,7 @@ class SessionRelay:
         """Be in the directory and read this worker's mailbox until cancelled."""
         async with trio.open_nursery() as nursery:
             await nursery.start(self.directory.run)
+            nursery.start_soon(self._departure_watch.run)
             self._nursery = nursery
             try:
                 task_status.started()
@@ -282,7 +288,7 @@ class SessionRelay:
                         request.client,
                     ),
                 )
-                responder.watch_for_departure()
+                self._departure_watch.arm(responder)
                 while True:
                     message = await self._next(inbound, owner)
                     if message is None:
@@ -292,6 +298,7 @@ class SessionRelay:
                         finished = True
                         return
                     if isinstance(message, Head):
+                        self._departure_watch.disarm(responder)
                         if message.streamed:
                             await responder.start_stream(message.status, message.headers)
                             started = True
@@ -322,6 +329,7 @@ class SessionRelay:
                 )
                 finished = True
         finally:
+            self._departure_watch.disarm(responder)
             del self._inbound[exchange]
             if not finished:
                 with (

@@ -103,6 +103,7 @@ class RedisSessionDirectory:
         self._instance = instance if instance is not None else new_instance_name()
         self._prefix = prefix
         self._alive: dict[str, tuple[float, bool]] = {}
+        self._asking: dict[str, trio.Event] = {}
         self._outboxes: dict[str, _Outbox] = {}
         self._nursery: trio.Nursery | None = None
         self._push = redis.register_script(_PUSH)
@@ -156,16 +157,29 @@ class RedisSessionDirectory:
     async def is_alive(self, instance: str) -> bool:
         if instance == self._instance:
             return True
-        now = trio.current_time()
-        cached = self._alive.get(instance)
-        if cached is not None and now - cached[0] < _ALIVE_CACHE:
-            return cached[1]
-        with _redis_call():
-            alive = bool(await self._redis.exists([self._live_key(instance)]))
-        if len(self._alive) >= _ALIVE_CACHE_SIZE:
-            self._alive.clear()
-        self._alive[instance] = (now, alive)
-        return alive
+        while True:
+            cached = self._alive.get(instance)
+            if cached is not None and trio.current_time() - cached[0] < _ALIVE_CACHE:
+                return cached[1]
+            # One question to Redis at a time per instance: the exchanges that ask meanwhile
+            # (a burst of them, when the answer expires under load) wait for its answer.
+            asking = self._asking.get(instance)
+            if asking is None:
+                break
+            await asking.wait()
+            if instance not in self._alive:
+                break  # That question failed: ask again, and fail likewise if Redis is away.
+        asking = self._asking[instance] = trio.Event()
+        try:
+            with _redis_call():
+                alive = bool(await self._redis.exists([self._live_key(instance)]))
+            if len(self._alive) >= _ALIVE_CACHE_SIZE:
+                self._alive.clear()
+            self._alive[instance] = (trio.current_time(), alive)
+            return alive
+        finally:
+            del self._asking[instance]
+            asking.set()
 
     async def send(self, instance: str, message: bytes) -> int:
         """Append ``message`` to ``instance``'s mailbox.

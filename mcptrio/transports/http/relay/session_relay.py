@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import secrets
 from functools import partial
 from typing import Final
@@ -49,6 +48,7 @@ from ....stores.session_directory import DirectoryUnavailable, SessionDirectory,
 from ..endpoints.departure_watch import DepartureWatch
 from ..endpoints.responses import send_error
 from ..engine.exchange import BodyTooLarge, HttpApp, HttpRequest, HttpResponder
+from .inbound import MAX_BYTES, MAX_FRAMES, Inbound, InboundEnd, RelayedExchangeFailed
 from .messages import Chunk, End, Evictable, Gone, Head, RelayMessage, Request, decode, encode
 from .relayed_exchange import RelayedRequest, RelayedResponder
 
@@ -56,45 +56,12 @@ __all__ = ["MAX_BYTES", "MAX_FRAMES", "RelayedExchangeFailed", "SessionRelay"]
 
 log = logging.getLogger("mcptrio.http.relay")
 
-#: Seconds a forwarder waits for the owner's next message before it checks the owner is alive.
+#: Seconds between checks that the workers this one waits on for answers are alive.
 LIVENESS_CHECK: Final = 1.0
-#: Messages of one exchange that may wait for a slow client on the forwarding worker.
-MAX_FRAMES: Final = 256
-#: Bytes of one exchange that may wait for a slow client on the forwarding worker.
-MAX_BYTES: Final = 8 * 1024 * 1024
 #: Forwarded exchanges an owner serves at once; past it the forwarder is answered 503.
 MAX_SERVED: Final = 4096
 #: Seconds to tell an owner that its exchange's client left (best effort).
 _GONE_DEADLINE: Final = 1.0
-
-
-class RelayedExchangeFailed(Exception):
-    """A forwarded exchange broke after its response had started; the connection is dropped."""
-
-
-class _Inbound:
-    """The owner's messages for one exchange this worker forwarded, waiting for its client."""
-
-    __slots__ = ("bytes", "overflowed", "receive", "send")
-
-    def __init__(self) -> None:
-        # Bounded by MAX_FRAMES and MAX_BYTES in deliver(), which must never wait: it runs in
-        # the reader that every exchange shares.
-        self.send, self.receive = trio.open_memory_channel[RelayMessage](math.inf)
-        self.bytes = 0
-        self.overflowed = False
-
-    def deliver(self, message: RelayMessage) -> None:
-        if self.overflowed:
-            return
-        size = len(message.data) if isinstance(message, Chunk) else 0
-        stats = self.send.statistics()
-        if stats.current_buffer_used >= MAX_FRAMES or self.bytes + size > MAX_BYTES:
-            self.overflowed = True
-            self.send.close()
-            return
-        self.bytes += size
-        self.send.send_nowait(message)
 
 
 class SessionRelay:
@@ -108,7 +75,7 @@ class SessionRelay:
     def __init__(self, app: HttpApp, directory: SessionDirectory) -> None:
         self.app = app
         self.directory = directory
-        self._inbound: dict[str, _Inbound] = {}
+        self._inbound: dict[str, Inbound] = {}
         self._served: dict[str, RelayedResponder] = {}
         self._nursery: trio.Nursery | None = None
         # Watching a client's connection costs a task; most forwarded answers come back
@@ -153,6 +120,7 @@ class SessionRelay:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.directory.run)
             nursery.start_soon(self._departure_watch.run)
+            nursery.start_soon(self._watch_owners)
             self._nursery = nursery
             try:
                 task_status.started()
@@ -265,7 +233,7 @@ class SessionRelay:
         self, owner: str, request: HttpRequest, responder: HttpResponder, body: bytes
     ) -> None:
         exchange = secrets.token_hex(8)
-        inbound = self._inbound[exchange] = _Inbound()
+        inbound = self._inbound[exchange] = Inbound(owner)
         self.forwarded += 1
         started = finished = False
         try:
@@ -290,10 +258,12 @@ class SessionRelay:
                 )
                 self._departure_watch.arm(responder)
                 while True:
-                    message = await self._next(inbound, owner)
-                    if message is None:
-                        if started:
-                            raise RelayedExchangeFailed("the session's worker has gone")
+                    message = await inbound.next()
+                    if isinstance(message, InboundEnd):
+                        if started or message is InboundEnd.OVERFLOWED:
+                            raise RelayedExchangeFailed(message.value)
+                        if message is InboundEnd.UNREACHABLE:
+                            raise DirectoryUnavailable(message.value)
                         await send_error(responder, 404, "Session not found")
                         finished = True
                         return
@@ -339,16 +309,16 @@ class SessionRelay:
                 ):
                     await self._post(owner, Gone(exchange))
 
-    async def _next(self, inbound: _Inbound, owner: str) -> RelayMessage | None:
-        """The owner's next message, or ``None`` when the owner has gone; raises
-        :class:`RelayedExchangeFailed` once the client fell too far behind."""
+    async def _watch_owners(self) -> None:
+        """End the exchanges waiting on a worker that has gone, or that cannot be reached."""
         while True:
-            with trio.move_on_after(LIVENESS_CHECK):
+            await trio.sleep(LIVENESS_CHECK)
+            for owner in {inbound.owner for inbound in self._inbound.values()}:
                 try:
-                    message: RelayMessage = await inbound.receive.receive()
-                except trio.EndOfChannel:
-                    raise RelayedExchangeFailed("the client is not reading its response") from None
-                inbound.bytes -= len(message.data) if isinstance(message, Chunk) else 0
-                return message
-            if not await self.directory.is_alive(owner):
-                return None
+                    end = None if await self.directory.is_alive(owner) else InboundEnd.OWNER_GONE
+                except DirectoryUnavailable:
+                    end = InboundEnd.UNREACHABLE
+                if end is not None:
+                    for inbound in list(self._inbound.values()):
+                        if inbound.owner == owner:
+                            inbound.finish(end)

@@ -4,6 +4,10 @@
 --   wrk -t1 -cN -d S -s calls.lua http://127.0.0.1:PORT/mcp -- SESSION_ID PROTOCOL_VERSION \
 --       CONTENT_TYPE METHOD PARAMS_JSON CHECK_KIND CHECK_ARG1 CHECK_ARG2
 --
+-- SESSION_ID may be several ids, comma-separated: then wrk thread K calls on the Kth (modulo
+-- their number), so with -tN -cN every connection has a session of its own (the scale-out
+-- benchmark spreads sessions and connections over workers that way).
+--
 -- Every request gets its own JSON-RPC id: a counter per wrk thread (all the connections of a
 -- thread share its Lua state), offset by the thread's number. Every response is checked (see
 -- check.lua). done() prints one JSON line that the runner reads; latency is wrk's own, per
@@ -19,6 +23,14 @@ function setup(thread)
   thread:set("thread_index", #threads)
 end
 
+function session_of_thread(ids)
+  local sessions = {}
+  for id in string.gmatch(ids, "[^,]+") do
+    table.insert(sessions, id)
+  end
+  return sessions[(thread_index - 1) % #sessions + 1]
+end
+
 function init(args)
   local method, params = args[4], args[5]
   check_answer = check.answer_checker(args[3], args[6], args[7], args[8])
@@ -29,7 +41,7 @@ function init(args)
   headers = {
     ["Content-Type"] = "application/json",
     ["Accept"] = "application/json, text/event-stream",
-    ["Mcp-Session-Id"] = args[1],
+    ["Mcp-Session-Id"] = session_of_thread(args[1]),
     ["MCP-Protocol-Version"] = args[2],
   }
   body_of = function(id)

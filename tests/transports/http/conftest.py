@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pytest
 from front_ends_for_tests import FRONT_ENDS, open_front_end
+from redis_for_relay import redis_url as redis_url
 
 __all__ = ["front_end", "open_front_end"]
 

@@ -39,10 +39,12 @@ import trio
 
 from ....runtime.transport import SessionFactory
 from ....stores.event_store import EventStore, InMemoryEventStore
+from ....stores.session_directory import SessionDirectory
 from ..engine.exchange import HttpRequest, HttpResponder, WebSocketPeer, header
+from ..relay.session_relay import SessionRelay
 from .http_session import HttpSession
-from .legacy_sse import LegacySseEndpoint
-from .responses import send_error
+from .legacy_sse import LegacySseEndpoint, session_id_parameter
+from .responses import SESSION_HEADER, send_error
 from .security import HttpSecurity, Principal, Refusal, current_principal
 from .session_registry import SessionRegistry
 from .sse_stream import KEEP_ALIVE_INTERVAL
@@ -75,6 +77,10 @@ class McpHttpApp:
     - ``keep_alive_interval``: seconds a streamed response (a listen stream, a long call) may
       stay quiet before an SSE comment (``: keep-alive``) is written; 15 by default.
     - ``legacy_sse``: serve the 2024-11-05 endpoints at ``sse_path`` and ``messages_path``.
+    - ``session_directory``: when several workers serve this endpoint, where they find each
+      other (:class:`~mcptrio.stores.RedisSessionDirectory`): a request for a session of
+      another worker is forwarded to it (:mod:`..relay.session_relay`). ``None`` (default): this
+      process is the only one.
     """
 
     def __init__(
@@ -93,6 +99,7 @@ class McpHttpApp:
         stream_buffer: int = 256,
         unrelated_buffer: int = 256,
         keep_alive_interval: float = KEEP_ALIVE_INTERVAL,
+        session_directory: SessionDirectory | None = None,
     ) -> None:
         self.server = server
         self.path = path
@@ -117,8 +124,15 @@ class McpHttpApp:
                 keep_alive_interval=keep_alive_interval,
             )
 
+        #: Forwards requests for other workers' sessions (with a ``session_directory``).
+        self.relay = SessionRelay(self, session_directory) if session_directory else None
+        id_prefix = session_directory.instance if session_directory else None
         self.legacy = LegacySseEndpoint(
-            server, self.security, sse_path=sse_path, messages_path=messages_path
+            server,
+            self.security,
+            sse_path=sse_path,
+            messages_path=messages_path,
+            id_prefix=id_prefix,
         )
         self.registry = SessionRegistry(
             server,
@@ -126,6 +140,7 @@ class McpHttpApp:
             event_store=event_store,
             make_transport=make_transport,
             count_others=lambda: len(self.legacy.sessions),
+            id_prefix=id_prefix,
         )
         self.streamable = StreamableHttpEndpoint(
             self.registry,
@@ -135,8 +150,15 @@ class McpHttpApp:
         )
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Host the Streamable HTTP sessions until cancelled (see the module docstring)."""
-        await self.registry.run(task_status=task_status)
+        """Host the Streamable HTTP sessions until cancelled (see the module docstring), and
+        serve requests forwarded from other workers when there is a session directory."""
+        if self.relay is None:
+            await self.registry.run(task_status=task_status)
+            return
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.registry.run)
+            await nursery.start(self.relay.run)
+            task_status.started()
 
     @property
     def session_count(self) -> int:
@@ -160,6 +182,12 @@ class McpHttpApp:
         if isinstance(admitted, Refusal):
             await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)
             return
+        relay = self.relay
+        if relay is not None:
+            owner = relay.owner_elsewhere(self._session_id(request))
+            if owner is not None:
+                await relay.forward(owner, request, responder, self.security.max_body_size)
+                return
         if admitted is None:
             await endpoint(request, responder, admitted)
             return
@@ -169,6 +197,15 @@ class McpHttpApp:
             await endpoint(request, responder, admitted)
         finally:
             current_principal.reset(token)
+
+    def _session_id(self, request: HttpRequest) -> bytes | None:
+        """The session a request names: ``Mcp-Session-Id``, or the legacy transport's
+        ``session_id`` query parameter."""
+        if request.path == self.path:
+            return header(request.headers, SESSION_HEADER)
+        if request.path == self.messages_path:
+            return session_id_parameter(request.query_string)
+        return None
 
     async def _serve_metadata(self, request: HttpRequest, responder: HttpResponder) -> bool:
         """Answer a request for the authenticator's metadata document (OAuth Protected Resource

@@ -112,6 +112,12 @@ class LegacySseTransport:
         self._room.unpark_all()
 
 
+def session_id_parameter(query_string: bytes) -> bytes | None:
+    """The ``session_id`` query parameter (the first, if repeated), or ``None``."""
+    values = parse_qs(query_string.decode("latin-1")).get("session_id")
+    return values[0].encode("latin-1") if values else None
+
+
 @dataclass
 class LegacySseEndpoint:
     """Serves the two HTTP+SSE endpoints; see the module docstring."""
@@ -121,6 +127,8 @@ class LegacySseEndpoint:
     _: KW_ONLY
     sse_path: str
     messages_path: str
+    #: With several workers, the instance name that starts this worker's session ids.
+    id_prefix: str | None = None
     #: The live sessions, by id.
     sessions: dict[str, LegacySseTransport] = field(default_factory=dict)
 
@@ -145,7 +153,7 @@ class LegacySseEndpoint:
             retry = (b"retry-after", str(self.security.retry_after).encode())
             await send_error(responder, 503, "Too many sessions", headers=(retry,))
             return
-        session_id = new_session_id()
+        session_id = new_session_id(self.id_prefix)
         transport = LegacySseTransport(session_id, principal)
         session = self.factory.session(transport)
         self.sessions[session_id] = transport
@@ -172,11 +180,11 @@ class LegacySseEndpoint:
     async def post_message(
         self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
     ) -> None:
-        values = parse_qs(request.query_string.decode("latin-1")).get("session_id")
-        if not values:
+        session_id = session_id_parameter(request.query_string)
+        if session_id is None:
             await send_error(responder, 400, "Missing session_id query parameter")
             return
-        transport = self.sessions.get(values[0])
+        transport = self.sessions.get(session_id.decode("latin-1"))
         if transport is None or not may_use(principal, transport.principal):
             await send_error(responder, 404, "Session not found")
             return

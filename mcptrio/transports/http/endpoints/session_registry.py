@@ -66,9 +66,12 @@ class _StartedOnce:
         status.started(value)
 
 
-def new_session_id() -> str:
-    """128 random bits, as 32 hex digits (visible ASCII, as the spec requires)."""
-    return secrets.token_hex(16)
+def new_session_id(instance: str | None = None) -> str:
+    """128 random bits, as 32 hex digits (visible ASCII, as the spec requires); after
+    ``"<instance>."`` when several workers share the endpoint, so that the id names its owner
+    (see :mod:`mcptrio.stores.session_directory`)."""
+    token = secrets.token_hex(16)
+    return f"{instance}.{token}" if instance else token
 
 
 def _no_others() -> int:
@@ -89,6 +92,8 @@ class SessionRegistry:
     event_store: EventStore | None
     make_transport: Callable[[str, Principal | None], HttpSession]
     count_others: Callable[[], int] = _no_others
+    #: The instance name that starts this worker's session ids (several workers), if any.
+    id_prefix: str | None = None
     sessions: dict[str, HttpSession] = field(default_factory=dict)
     _nursery: trio.Nursery | None = field(default=None, init=False)
     _shared: HttpSession | None = field(default=None, init=False)
@@ -136,7 +141,7 @@ class SessionRegistry:
                 raise SessionLimitReached
         else:
             client = None
-        session_id = new_session_id()
+        session_id = new_session_id(self.id_prefix)
         if client is not None:
             self._client_of[session_id] = client
             self._per_client[client] = self._per_client.get(client, 0) + 1

@@ -1,0 +1,162 @@
+"""The owner's side of a forwarded exchange: an HTTP request and responder whose other end is
+another worker, so that the endpoint serves a forwarded request exactly as a local one.
+
+The :class:`RelayedResponder` keeps the rules of :mod:`..engine.exchange` as a front end would:
+one response, head then chunks then end; once the client has gone (the forwarding worker says
+so, or stops reading), ``send_chunk`` raises ``trio.BrokenResourceError`` and the handler's
+cancel scope is cancelled, after the ``on_client_gone`` callbacks ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+import trio
+
+from ....stores.session_directory import DirectoryUnavailable
+from ..engine.exchange import BodyTooLarge, Headers
+from .messages import Chunk, End, Evictable, Head, RelayMessage, Request
+
+__all__ = ["RelayedRequest", "RelayedResponder"]
+
+#: Messages waiting in the forwarding worker's mailbox past which it counts as not reading.
+MAX_UNREAD: Final = 4096
+
+
+class RelayedRequest:
+    """A forwarded :class:`~.messages.Request` as an ``HttpRequest``."""
+
+    __slots__ = ("_message",)
+
+    def __init__(self, message: Request) -> None:
+        self._message = message
+
+    @property
+    def method(self) -> str:
+        return self._message.method
+
+    @property
+    def path(self) -> str:
+        return self._message.path
+
+    @property
+    def query_string(self) -> bytes:
+        return self._message.query_string
+
+    @property
+    def headers(self) -> Headers:
+        return self._message.headers
+
+    @property
+    def client(self) -> tuple[str, int] | None:
+        return self._message.client
+
+    @property
+    def scheme(self) -> str:
+        return self._message.scheme
+
+    async def read_body(self, limit: int) -> bytes:
+        body = self._message.body
+        if len(body) > limit:
+            raise BodyTooLarge
+        return body
+
+
+class RelayedResponder:
+    """Sends the response to a forwarded request back to the worker that forwarded it.
+
+    ``post(message)`` delivers a message to that worker and returns how many of its messages
+    are unread there; ``peer_alive()`` says whether that worker is still in the directory.
+    """
+
+    def __init__(
+        self,
+        exchange: str,
+        post: Callable[[RelayMessage], Awaitable[int]],
+        peer_alive: Callable[[], Awaitable[bool]],
+    ) -> None:
+        self.exchange = exchange
+        self._post = post
+        self._peer_alive = peer_alive
+        self.scope = trio.CancelScope()
+        self.responded = False
+        self.streaming = False
+        self.gone = False
+        self._on_gone: list[Callable[[], None]] = []
+
+    async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
+        self._check_once()
+        await self._send(Head(self.exchange, status, list(headers), body, streamed=False))
+
+    async def start_stream(self, status: int, headers: Headers) -> None:
+        self._check_once()
+        self.streaming = True
+        await self._send(Head(self.exchange, status, list(headers), b"", streamed=True))
+
+    async def send_chunk(self, data: bytes) -> None:
+        if not self.streaming:
+            raise RuntimeError("send_chunk before start_stream")
+        await self._send(Chunk(self.exchange, data), check_peer=True)
+
+    async def end_stream(self) -> None:
+        if not self.streaming:
+            raise RuntimeError("end_stream before start_stream")
+        await self._send(End(self.exchange, ok=True))
+        self.streaming = False
+
+    async def abort(self) -> None:
+        """End the streamed body as failed: the forwarder drops the client's connection."""
+        self.streaming = False
+        await self._send(End(self.exchange, ok=False))
+
+    def on_client_gone(self, callback: Callable[[], None]) -> None:
+        if self.gone:
+            callback()
+        else:
+            self._on_gone.append(callback)
+
+    def allow_eviction(self) -> None:
+        # Told to the forwarding worker, whose front end holds the connection slot; sent with
+        # the next message rather than on its own.
+        self._evictable = True
+
+    def watch_for_departure(self) -> None:
+        """The forwarding worker's front end watches the client's connection; nothing here."""
+
+    def client_gone(self) -> None:
+        """The client left: tell the handler, then cancel it (as a front end does)."""
+        if self.gone:
+            return
+        self.gone = True
+        callbacks, self._on_gone = self._on_gone, []
+        for callback in callbacks:
+            callback()
+        self.scope.cancel()
+
+    _evictable = False
+
+    def _check_once(self) -> None:
+        if self.responded:
+            raise RuntimeError("a response was already sent")
+        self.responded = True
+
+    async def _send(self, message: RelayMessage, *, check_peer: bool = False) -> None:
+        if self.gone:
+            raise trio.BrokenResourceError("the client has gone")
+        try:
+            # A stream to a worker that died would otherwise be written into its mailbox
+            # until the mailbox expires (the liveness answer is cached: cheap per chunk).
+            if check_peer and not await self._peer_alive():
+                self.client_gone()
+                raise trio.BrokenResourceError("the forwarding worker has gone")
+            if self._evictable:
+                self._evictable = False
+                await self._post(Evictable(self.exchange))
+            unread = await self._post(message)
+        except DirectoryUnavailable as exc:
+            self.client_gone()
+            raise trio.BrokenResourceError(f"cannot reach the forwarding worker: {exc}") from exc
+        if unread > MAX_UNREAD:
+            self.client_gone()
+            raise trio.BrokenResourceError("the forwarding worker is not reading")

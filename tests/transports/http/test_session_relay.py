@@ -1,0 +1,373 @@
+"""Handshake-era sessions behind a load balancer without stickiness: every request reaches the
+session's owner, whichever worker it lands on; a dead owner's sessions are 404."""
+
+from __future__ import annotations
+
+import json
+import random
+from functools import partial
+from typing import Any
+
+import trio
+from http_client_for_tests import open_test_connection
+from redis_for_relay import start_redis
+from relay_workers import open_workers
+
+import mcptrio
+from mcptrio.client import ClientIdentity, Handlers, Revisions
+from mcptrio.protocol.types import (
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequest,
+    ElicitResult,
+    LoggingMessageNotification,
+    TextContent,
+)
+from mcptrio.runtime.context import RequestContext
+from mcptrio.server.context import Context
+from mcptrio.stores.event_store import InMemoryEventStore
+from mcptrio.transports.http.client.transport import open_http_client_transport
+from mcptrio.transports.http.engine.client_pool import HttpClientPool
+
+HANDSHAKE = Revisions(supported=("2025-11-25",))
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def relay_server() -> mcptrio.Server:
+    server = mcptrio.Server("relay-test")
+
+    @server.tool()
+    async def step(ctx: Context, n: int) -> str:
+        await ctx.report_progress(1, 2, f"half of {n}")
+        return f"done {n}"
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Your name?", NAME_SCHEMA)
+        assert isinstance(answer.data, dict)
+        return f"hello {answer.data['name']}"
+
+    @server.tool()
+    async def wait_forever(ctx: Context) -> str:
+        await trio.sleep_forever()
+        return "never"
+
+    return server
+
+
+async def answer_elicitation(ctx: RequestContext, request: Any) -> Any:
+    assert isinstance(request, ElicitRequest)
+    return ElicitResult(action="accept", content={"name": "Ada"})
+
+
+def fresh_connections() -> HttpClientPool:
+    """A pool that keeps no connection between requests: each lands where the balancer says."""
+    return HttpClientPool(max_idle=0)
+
+
+async def test_calls_on_fresh_connections_reach_the_owner_with_progress_and_elicitation(
+    redis_url: str,
+) -> None:
+    with trio.fail_after(60):
+        async with (
+            open_workers(relay_server(), redis_url) as workers,
+            open_http_client_transport(f"{workers.url}/mcp", pool=fresh_connections()) as transport,
+            mcptrio.open_client(
+                transport,
+                revisions=HANDSHAKE,
+                identity=ClientIdentity(
+                    capabilities=ClientCapabilities(elicitation=ElicitationCapability())
+                ),
+                handlers=Handlers(fallback=answer_elicitation),
+            ) as client,
+        ):
+            for n in range(200):
+                progress: list[str | None] = []
+
+                async def on_progress(
+                    done: float,
+                    total: float | None,
+                    message: str | None,
+                    progress: list[str | None] = progress,
+                ) -> None:
+                    progress.append(message)
+
+                result = await client.call_tool("step", {"n": n}, on_progress=on_progress)
+                assert result.content == [TextContent(text=f"done {n}")]
+                # In order on the stream: the progress came before the answer.
+                assert progress == [f"half of {n}"]
+            asked = await client.call_tool("ask", {})
+            assert asked.content == [TextContent(text="hello Ada")]
+            forwarded = workers.forwarded()
+            served = [w.app.relay.served for w in workers.workers if w.app.relay is not None]
+    # About half of 200 calls (each two requests: the call, then nothing; plus the GET stream
+    # and the elicitation's answer) landed on the worker that does not own the session.
+    assert 80 <= forwarded <= 130
+    assert sorted(served)[0] == 0 and sorted(served)[1] == forwarded
+
+
+async def test_a_session_of_a_stopped_worker_is_not_found_elsewhere(redis_url: str) -> None:
+    with trio.fail_after(30):
+        async with open_workers(relay_server(), redis_url) as workers:
+            first, second = workers.workers
+            async with open_test_connection(f"http://127.0.0.1:{first.port}") as conn:
+                response = await conn.request(
+                    "POST", "/mcp", headers=_json_headers(), body=_initialize()
+                )
+                assert response.status == 200
+                session_id = response.header("mcp-session-id")
+            assert session_id is not None
+            first.stop()
+            await trio.sleep(0.1)
+            async with open_test_connection(f"http://127.0.0.1:{second.port}") as conn:
+                response = await conn.request(
+                    "POST", "/mcp", headers=_session_headers(session_id), body=_ping()
+                )
+            assert response.status == 404
+            assert second.app.relay is not None and second.app.relay.forwarded == 1
+
+
+def _initialize() -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+    )
+
+
+def _ping() -> bytes:
+    return b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
+
+
+def _session_headers(session_id: bytes) -> list[tuple[str | bytes, str | bytes]]:
+    return [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-session-id", session_id),
+        ("mcp-protocol-version", "2025-11-25"),
+    ]
+
+
+def flooding_server() -> mcptrio.Server:
+    server = mcptrio.Server("relay-flood")
+
+    @server.tool()
+    async def flood(ctx: Context, count: int) -> int:
+        # Not related to this call: every one goes to the session's standalone (GET) stream.
+        for n in range(count):
+            await ctx.session.notify(LoggingMessageNotification(level="info", data=n))
+        return count
+
+    return server
+
+
+def _sse_events(buffer: bytearray) -> list[tuple[bytes | None, bytes]]:
+    """Take the complete events out of ``buffer``: (id, data) of each with data."""
+    events = []
+    while (end := buffer.find(b"\n\n")) >= 0:
+        block = bytes(buffer[:end])
+        del buffer[: end + 2]
+        event_id, data = None, b""
+        for line in block.split(b"\n"):
+            if line.startswith(b"id:"):
+                event_id = line[3:].strip()
+            elif line.startswith(b"data:"):
+                data += line[5:].strip()
+        if data:
+            events.append((event_id, data))
+    return events
+
+
+async def test_a_get_stream_cut_at_random_resumes_on_the_other_worker_losing_nothing(
+    redis_url: str,
+) -> None:
+    total = 10_000
+    rng = random.Random(20261129)
+    store = InMemoryEventStore(max_events_per_session=2 * total)
+    with trio.fail_after(120):
+        async with open_workers(
+            flooding_server(), redis_url, unrelated_buffer=2 * total, event_store=store
+        ) as workers:
+            ports = [w.port for w in workers.workers]
+            owner = f"http://127.0.0.1:{ports[0]}"
+            async with open_test_connection(owner) as conn:
+                response = await conn.request(
+                    "POST", "/mcp", headers=_json_headers(), body=_initialize()
+                )
+                session_id = response.header("mcp-session-id")
+                assert session_id is not None
+                await conn.request(
+                    "POST", "/mcp", headers=_session_headers(session_id), body=_initialized()
+                )
+                flooded = await conn.request(
+                    "POST",
+                    "/mcp",
+                    headers=_session_headers(session_id),
+                    body=_call("flood", {"count": total}),
+                )
+                assert flooded.status == 200, flooded
+            received: list[int] = []
+            last_event_id: bytes | None = None
+            resumptions = 0
+            while len(received) < total:
+                # Alternate workers; the first GET already lands on the one that is not the owner.
+                port = ports[(resumptions + 1) % 2]
+                cut_after = rng.randrange(1, 2500)
+                headers = [*_session_headers(session_id), ("accept", "text/event-stream")]
+                headers = [h for h in headers if h[0] not in ("content-type",)]
+                if last_event_id is not None:
+                    headers.append(("last-event-id", last_event_id))
+                async with (
+                    open_test_connection(f"http://127.0.0.1:{port}", timeout=20) as conn,
+                    conn.stream("GET", "/mcp", headers=headers) as stream,
+                ):
+                    assert stream.status == 200
+                    buffer = bytearray()
+                    taken = 0
+                    while taken < cut_after and len(received) < total:
+                        chunk = await stream.next_chunk()
+                        assert chunk is not None
+                        buffer += chunk
+                        for event_id, data in _sse_events(buffer):
+                            # An event after the cut point is not counted: the cut lost it
+                            # on this connection, and the resumption must bring it again.
+                            if taken >= cut_after:
+                                break
+                            received.append(json.loads(data)["params"]["data"])
+                            last_event_id = event_id
+                            taken += 1
+                resumptions += 1
+    assert received == list(range(total)), "events lost or duplicated"
+    assert resumptions >= 5
+    assert workers.forwarded() >= resumptions // 2
+
+
+async def test_a_client_leaving_a_forwarded_call_frees_its_worker_and_a_cancel_elsewhere_stops_it(
+    redis_url: str,
+) -> None:
+    server = mcptrio.Server("relay-cancel")
+    started, stopped = trio.Event(), trio.Event()
+
+    @server.tool()
+    async def wait_forever(ctx: Context) -> str:
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            stopped.set()
+        return "never"
+
+    with trio.fail_after(30):
+        async with open_workers(server, redis_url) as workers:
+            first, second = workers.workers
+            session_id = await _open_session(first.port)
+            async with (
+                open_test_connection(f"http://127.0.0.1:{second.port}") as conn,
+                trio.open_nursery() as nursery,
+            ):
+                nursery.start_soon(
+                    partial(
+                        conn.request,
+                        "POST",
+                        "/mcp",
+                        headers=_session_headers(session_id),
+                        body=_call("wait_forever", {}),
+                    )
+                )
+                await started.wait()
+                assert first.app.relay is not None and first.app.relay.serving == 1
+                nursery.cancel_scope.cancel()
+            # The client's connection is closed: the forwarder lets the exchange go and tells
+            # the owner. In the handshake era disconnection is not cancellation: the call runs on.
+            assert second.app.relay is not None
+            while second.app.relay.forwarding:  # noqa: ASYNC110 (a counter; no event to wait on)
+                await trio.sleep(0.01)
+            await trio.sleep(0.2)
+            assert not stopped.is_set()
+            # An explicit cancel, sent through the other worker, stops it.
+            async with open_test_connection(f"http://127.0.0.1:{second.port}") as conn:
+                response = await conn.request(
+                    "POST", "/mcp", headers=_session_headers(session_id), body=_cancelled(7)
+                )
+            assert response.status == 202
+            await stopped.wait()
+            while first.app.relay.serving:  # noqa: ASYNC110 (a counter; no event to wait on)
+                await trio.sleep(0.01)
+            assert second.app.relay.forwarded == 2
+
+
+async def test_redis_unreachable_answers_503_without_hanging(redis_url: str) -> None:
+    # A Redis of this test's own, stopped under the workers.
+    process, url = await trio.to_thread.run_sync(start_redis)
+    try:
+        with trio.fail_after(60):
+            async with open_workers(relay_server(), url) as workers:
+                first, second = workers.workers
+                session_id = await _open_session(first.port)
+                process.terminate()
+                await trio.to_thread.run_sync(process.wait)
+                async with open_test_connection(
+                    f"http://127.0.0.1:{second.port}", timeout=30
+                ) as conn:
+                    started = trio.current_time()
+                    response = await conn.request(
+                        "POST", "/mcp", headers=_session_headers(session_id), body=_ping()
+                    )
+                    waited = trio.current_time() - started
+                # The owner's own clients are not affected: it answers them itself.
+                pong = await _ping_on(first.port, session_id)
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait()
+    assert response.status == 503
+    assert response.header("retry-after") == b"1"
+    assert waited < 15
+    assert pong == 200
+
+
+async def _open_session(port: int) -> bytes:
+    async with open_test_connection(f"http://127.0.0.1:{port}") as conn:
+        response = await conn.request("POST", "/mcp", headers=_json_headers(), body=_initialize())
+        session_id = response.header("mcp-session-id")
+        assert session_id is not None
+        await conn.request(
+            "POST", "/mcp", headers=_session_headers(session_id), body=_initialized()
+        )
+    return session_id
+
+
+async def _ping_on(port: int, session_id: bytes) -> int:
+    async with open_test_connection(f"http://127.0.0.1:{port}") as conn:
+        response = await conn.request(
+            "POST", "/mcp", headers=_session_headers(session_id), body=_ping()
+        )
+    return response.status
+
+
+def _json_headers() -> list[tuple[str | bytes, str | bytes]]:
+    return [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
+
+
+def _initialized() -> bytes:
+    return b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+
+def _cancelled(request_id: int) -> bytes:
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": "left"},
+        }
+    ).encode()
+
+
+def _call(name: str, arguments: dict[str, Any]) -> bytes:
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+    ).encode()

@@ -4,12 +4,13 @@ connection sends in a given revision."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 import trio
+from redis_servers import RedisServer, executable
 
 import mcptrio
 from mcptrio.client.eras import ERA_CACHE
@@ -17,6 +18,32 @@ from mcptrio.protocol.fitting import check_incoming, fit_outgoing
 from mcptrio.protocol.revisions import revision_of
 from mcptrio.runtime.transport import Frame, Outgoing, Transport
 from mcptrio.transports.memory import memory_transport_pair
+
+
+# A real redis-server on a free loopback port, without persistence: ``redis_server`` is one for
+# the test session; a test that restarts or stops Redis takes ``own_redis_server``, so that no
+# other test sees it go. Without redis-server (or valkey-server, named by
+# ``MCPTRIO_REDIS_SERVER``) the Redis tests skip, unless ``MCPTRIO_REQUIRE_INTEROP=1`` (set by
+# ``.ci/run``) makes that a failure.
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    server = RedisServer(executable())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def own_redis_server() -> Iterator[RedisServer]:
+    """A Redis of the test's own, for tests that stop or restart it."""
+    server = RedisServer(executable())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -50,20 +50,33 @@ RedisClient: TypeAlias = "coredis.Redis[bytes]"
 DEFAULT_TIMEOUT: Final = 2.0
 
 
+# coredis runs on anyio: a connection closed under a call can raise anyio's errors too.
+_REDIS_FAILURES = (
+    coredis.exceptions.RedisError,
+    OSError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    anyio.EndOfStream,
+)
+
+
 @contextmanager
-def redis_call(what: str, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
+def redis_call(
+    what: str, timeout: float = DEFAULT_TIMEOUT, error: type[StoreUnavailable] = StoreUnavailable
+) -> Iterator[None]:
     """Run the block under a ``timeout`` deadline; Redis failures become :class:`StoreUnavailable`.
 
-    ``what`` names the operation in the message (``"store an SSE event"``). A cancellation from
-    outside passes through untouched.
+    ``what`` names the operation in the message (``"store an SSE event"``); ``error`` is the
+    subclass of :class:`StoreUnavailable` to raise. A cancellation from outside passes through
+    untouched.
     """
     try:
         with trio.fail_after(timeout):
             yield
     except trio.TooSlowError:
-        raise StoreUnavailable(f"Redis did not answer within {timeout}s ({what})") from None
-    except (coredis.exceptions.RedisError, OSError) as exc:
-        raise StoreUnavailable(f"Redis failed ({what}): {type(exc).__name__}: {exc}") from exc
+        raise error(f"Redis did not answer within {timeout}s ({what})") from None
+    except _REDIS_FAILURES as exc:
+        raise error(f"Redis failed ({what}): {type(exc).__name__}: {exc}") from exc
 
 
 async def follow_channel(

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any, Final, cast
 
-import anyio
-import coredis.exceptions
 import trio
 from coredis.tokens import PureToken
 
+from .redis_calls import redis_call
 from .session_directory import (
     HEARTBEAT_PERIOD,
     LIVENESS_TTL,
@@ -42,27 +40,13 @@ local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 2))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return length
 """
-# coredis runs on anyio: a connection closed under it raises anyio's errors.
-_REDIS_ERRORS = (
-    coredis.exceptions.RedisError,
-    OSError,
-    anyio.BrokenResourceError,
-    anyio.ClosedResourceError,
-    anyio.EndOfStream,
-)
 
 
-@contextlib.contextmanager
-def _redis_call(seconds: float = COMMAND_DEADLINE) -> Iterator[None]:
-    """Turn a Redis failure, or no answer within ``seconds``, into :class:`DirectoryUnavailable`
-    (never a hang: every wait on Redis has this deadline)."""
-    try:
-        with trio.fail_after(seconds):
-            yield
-    except trio.TooSlowError:
-        raise DirectoryUnavailable(f"Redis did not answer within {seconds:g} s") from None
-    except _REDIS_ERRORS as exc:
-        raise DirectoryUnavailable(f"Redis: {exc}") from exc
+def _redis_call(
+    what: str, seconds: float = COMMAND_DEADLINE
+) -> contextlib.AbstractContextManager[None]:
+    """A Redis call of the directory: its failures are :class:`DirectoryUnavailable`."""
+    return redis_call(what, seconds, error=DirectoryUnavailable)
 
 
 class _Batch:
@@ -132,7 +116,7 @@ class RedisSessionDirectory:
             with (
                 trio.CancelScope(shield=True),
                 contextlib.suppress(DirectoryUnavailable),
-                _redis_call(1.0),
+                _redis_call("leave the directory", 1.0),
             ):
                 await self._redis.delete([self._live_key(self._instance)])
 
@@ -148,7 +132,7 @@ class RedisSessionDirectory:
 
     async def _refresh(self) -> None:
         ttl_ms = int(LIVENESS_TTL * 1000)
-        with _redis_call():
+        with _redis_call("refresh this worker's liveness"):
             await self._redis.set(self._live_key(self._instance), b"1", px=ttl_ms)
             # A mailbox outlives its instance by a margin, then goes with whatever no one
             # will read.
@@ -171,7 +155,7 @@ class RedisSessionDirectory:
                 break  # That question failed: ask again, and fail likewise if Redis is away.
         asking = self._asking[instance] = trio.Event()
         try:
-            with _redis_call():
+            with _redis_call("ask whether a worker is alive"):
                 alive = bool(await self._redis.exists([self._live_key(instance)]))
             if len(self._alive) >= _ALIVE_CACHE_SIZE:
                 self._alive.clear()
@@ -233,7 +217,7 @@ class RedisSessionDirectory:
 
     async def _push_batch(self, instance: str, messages: list[bytes]) -> int:
         ttl_ms = int(LIVENESS_TTL * 1000) * 12
-        with _redis_call():
+        with _redis_call("forward to a worker's mailbox"):
             length = await self._push(keys=[self._mailbox(instance)], args=[ttl_ms, *messages])
         self.pushes += 1
         self.pushed += len(messages)
@@ -245,7 +229,7 @@ class RedisSessionDirectory:
             # A short blocking pop, issued again and again: a dead Redis is noticed by the
             # deadline rather than by a read that never ends. BLMPOP (Redis 7.0, Valkey 7.2)
             # takes what has queued up to _BATCH in the same round trip.
-            with _redis_call(COMMAND_DEADLINE + _BLOCK):
+            with _redis_call("read the mailbox", COMMAND_DEADLINE + _BLOCK):
                 popped = await self._redis.blmpop([key], _BLOCK, PureToken.LEFT, _BATCH)
             if popped is None:
                 continue

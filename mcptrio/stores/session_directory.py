@@ -31,6 +31,8 @@ from typing import Final, Protocol
 
 import trio
 
+from .errors import StoreUnavailable
+
 __all__ = [
     "HEARTBEAT_PERIOD",
     "LIVENESS_TTL",
@@ -47,7 +49,7 @@ LIVENESS_TTL: Final = 5.0
 _INSTANCE_CHARS = re.compile(r"[^A-Za-z0-9_]")
 
 
-class DirectoryUnavailable(Exception):
+class DirectoryUnavailable(StoreUnavailable):
     """The directory (Redis) did not answer in time, or failed: forwarding cannot proceed now."""
 
 

@@ -1,41 +1,15 @@
-"""A real redis-server for the store tests, on a free loopback port, without persistence.
-
-``redis_server`` is one server for the session; a test that restarts or stops Redis takes
-``own_redis_server`` instead, so that no other test sees it go. Without redis-server (or
-valkey-server, named by ``MCPTRIO_REDIS_SERVER``) the Redis tests skip, unless
-``MCPTRIO_REQUIRE_INTEROP=1`` (set by ``.ci/run``) makes that a failure.
-"""
+"""Fixtures of the store tests: key prefixes, coredis clients, and the memory/Redis backends.
+The Redis servers themselves (``redis_server``, ``own_redis_server``) are the root conftest's."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
-from redis_servers import RedisServer, executable
+from redis_servers import RedisServer
 
 from mcptrio.stores.redis_calls import RedisClient, open_redis
-
-
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
-    server = RedisServer(executable())
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def own_redis_server() -> Iterator[RedisServer]:
-    """A Redis of the test's own, for tests that stop or restart it."""
-    server = RedisServer(executable())
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 from front_ends_for_tests import FRONT_ENDS, open_front_end
-from redis_for_relay import redis_url as redis_url
+from redis_servers import RedisServer
 
 __all__ = ["front_end", "open_front_end"]
 
@@ -72,3 +72,9 @@ _reexport_root_conftest()
 @pytest.fixture(params=FRONT_ENDS)
 def front_end(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The URL of the test session's redis-server (see the root conftest)."""
+    return redis_server.url

@@ -10,7 +10,7 @@ from typing import Any
 
 import trio
 from http_client_for_tests import open_test_connection
-from redis_for_relay import start_redis
+from redis_servers import RedisServer
 from relay_workers import open_workers
 
 import mcptrio
@@ -295,30 +295,22 @@ async def test_a_client_leaving_a_forwarded_call_frees_its_worker_and_a_cancel_e
             assert second.app.relay.forwarded == 2
 
 
-async def test_redis_unreachable_answers_503_without_hanging(redis_url: str) -> None:
-    # A Redis of this test's own, stopped under the workers.
-    process, url = await trio.to_thread.run_sync(start_redis)
-    try:
-        with trio.fail_after(60):
-            async with open_workers(relay_server(), url) as workers:
-                first, second = workers.workers
-                session_id = await _open_session(first.port)
-                process.terminate()
-                await trio.to_thread.run_sync(process.wait)
-                async with open_test_connection(
-                    f"http://127.0.0.1:{second.port}", timeout=30
-                ) as conn:
-                    started = trio.current_time()
-                    response = await conn.request(
-                        "POST", "/mcp", headers=_session_headers(session_id), body=_ping()
-                    )
-                    waited = trio.current_time() - started
-                # The owner's own clients are not affected: it answers them itself.
-                pong = await _ping_on(first.port, session_id)
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait()
+async def test_redis_unreachable_answers_503_without_hanging(
+    own_redis_server: RedisServer,
+) -> None:
+    with trio.fail_after(60):
+        async with open_workers(relay_server(), own_redis_server.url) as workers:
+            first, second = workers.workers
+            session_id = await _open_session(first.port)
+            await trio.to_thread.run_sync(own_redis_server.stop)
+            async with open_test_connection(f"http://127.0.0.1:{second.port}", timeout=30) as conn:
+                started = trio.current_time()
+                response = await conn.request(
+                    "POST", "/mcp", headers=_session_headers(session_id), body=_ping()
+                )
+                waited = trio.current_time() - started
+            # The owner's own clients are not affected: it answers them itself.
+            pong = await _ping_on(first.port, session_id)
     assert response.status == 503
     assert response.header("retry-after") == b"1"
     assert waited < 15

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 import coredis
 import pytest
 import trio
+from redis_servers import RedisServer
 
 from mcptrio.stores.redis_session_directory import RedisSessionDirectory
 from mcptrio.stores.session_directory import LIVENESS_TTL, instance_of, new_instance_name
@@ -25,7 +26,8 @@ async def _directories(redis_url: str, count: int) -> AsyncIterator[list[RedisSe
         nursery.cancel_scope.cancel()
 
 
-async def test_many_concurrent_messages_all_arrive_in_few_pushes(redis_url: str) -> None:
+async def test_many_concurrent_messages_all_arrive_in_few_pushes(redis_server: RedisServer) -> None:
+    redis_url = redis_server.url
     with trio.fail_after(20):
         async with _directories(redis_url, 2) as (sender, receiver):
             lengths: list[int] = []
@@ -46,7 +48,8 @@ async def test_many_concurrent_messages_all_arrive_in_few_pushes(redis_url: str)
     assert sender.pushed == 1000
 
 
-async def test_one_senders_messages_arrive_in_its_order(redis_url: str) -> None:
+async def test_one_senders_messages_arrive_in_its_order(redis_server: RedisServer) -> None:
+    redis_url = redis_server.url
     with trio.fail_after(20):
         async with _directories(redis_url, 2) as (sender, receiver):
             for n in range(300):
@@ -57,7 +60,10 @@ async def test_one_senders_messages_arrive_in_its_order(redis_url: str) -> None:
     assert received == [b"%d" % n for n in range(300)]
 
 
-async def test_a_worker_is_alive_while_it_runs_and_gone_when_it_stops(redis_url: str) -> None:
+async def test_a_worker_is_alive_while_it_runs_and_gone_when_it_stops(
+    redis_server: RedisServer,
+) -> None:
+    redis_url = redis_server.url
     prefix = f"test{secrets.token_hex(4)}:"
     with trio.fail_after(20):
         async with coredis.Redis.from_url(redis_url) as redis:
@@ -72,7 +78,8 @@ async def test_a_worker_is_alive_while_it_runs_and_gone_when_it_stops(redis_url:
             assert not await RedisSessionDirectory(redis, prefix=prefix).is_alive(worker.instance)
 
 
-async def test_a_mailbox_written_after_its_worker_died_expires(redis_url: str) -> None:
+async def test_a_mailbox_written_after_its_worker_died_expires(redis_server: RedisServer) -> None:
+    redis_url = redis_server.url
     prefix = f"test{secrets.token_hex(4)}:"
     with trio.fail_after(20):
         async with coredis.Redis.from_url(redis_url) as redis:

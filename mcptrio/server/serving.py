@@ -17,7 +17,7 @@ import trio
 from ..runtime.session import Session
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
-from .running import TransportName, run_server
+from .running import DEFAULT_GRACE, TransportName, run_server
 
 if TYPE_CHECKING:
     from ..transports.http.endpoints.security import HttpSecurity
@@ -152,6 +152,9 @@ class ServingMethods:
         path: str = "/mcp",
         parser: Literal["auto", "h11", "httptools"] = "auto",
         front_end: Literal["builtin", "hypercorn"] = "builtin",
+        workers: int = 1,
+        redis_url: str | None = None,
+        grace: float = DEFAULT_GRACE,
     ) -> None:
         """Run this server as the whole program: ``"stdio"`` (the default), ``"http"``
         (Streamable HTTP, WebSocket and the legacy HTTP+SSE endpoints) or ``"websocket"``.
@@ -160,6 +163,10 @@ class ServingMethods:
         (8000 unless told otherwise; 0 picks a free one) and writes the URL to stderr. Returns
         when stdin ends (stdio) or on Ctrl-C. Inside a Trio program, start the ``serve_*``
         method in your own nursery instead. See :func:`~.running.run_server`.
+
+        Over HTTP, ``workers`` above 1 runs that many copies of this program on one port,
+        supervised; ``redis_url`` is the Redis server they share state through, and ``grace``
+        the seconds stopping workers give their requests (see ``docs/how-to/scale-out.md``).
         """
         run_server(
             cast("Server", self),
@@ -169,6 +176,9 @@ class ServingMethods:
             path=path,
             parser=parser,
             front_end=front_end,
+            workers=workers,
+            redis_url=redis_url,
+            grace=grace,
         )
 
     def run_stdio(self) -> None:

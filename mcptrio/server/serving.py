@@ -8,7 +8,7 @@ apart from what the server serves (its tools, resources, prompts and their dispa
 from __future__ import annotations
 
 import ssl
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -77,13 +77,15 @@ class ServingMethods:
         security: HttpSecurity | None = None,
         limits: ServerLimits | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        listeners: Sequence[trio.SocketListener] | None = None,
+        shutdown: trio.Event | None = None,
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve this server over HTTP until cancelled; reports the base URL.
 
         Streamable HTTP and WebSocket are served at ``path``, the legacy HTTP+SSE endpoints at
         ``/sse`` and ``/messages``. See :func:`mcptrio.transports.http.serve.serve_http` to serve
-        several servers on one port, and
+        several servers on one port (and for ``listeners`` and a graceful ``shutdown``), and
         :class:`~mcptrio.transports.http.endpoints.app.McpHttpApp` for every option.
         """
         # Imported here so that stdio servers do not pay for loading the HTTP stack.
@@ -102,6 +104,8 @@ class ServingMethods:
             parser=parser,
             limits=limits,
             ssl_context=ssl_context,
+            listeners=listeners,
+            shutdown=shutdown,
             task_status=task_status,
         )
 

@@ -144,11 +144,18 @@ async def serve_workers(
             dict(os.environ if env is None else env),
             workers,
         )
-        async with trio.open_nursery() as nursery:
-            for index in range(workers):
-                nursery.start_soon(supervisor.keep_running, f"w{index}")
-            await supervisor.all_ready.wait()
-            task_status.started(url_of(listening))
+        try:
+            async with trio.open_nursery() as nursery:
+                for index in range(workers):
+                    nursery.start_soon(supervisor.keep_running, f"w{index}")
+                await supervisor.all_ready.wait()
+                task_status.started(url_of(listening))
+        except BaseExceptionGroup as group:
+            # Several slots may give up at once: one error says it (the first).
+            failed, rest = group.split(WorkersFailed)
+            if failed is None or rest is not None:
+                raise
+            raise _leaves(failed)[0] from None
 
 
 class _Supervisor:
@@ -253,6 +260,13 @@ class _Supervisor:
         waited = self.grace + EXIT_MARGIN
         logger.warning("worker pid %d still ran %.1f s after SIGTERM: killed", process.pid, waited)
         process.kill()
+
+
+def _leaves(group: BaseExceptionGroup[WorkersFailed]) -> list[WorkersFailed]:
+    leaves: list[WorkersFailed] = []
+    for error in group.exceptions:
+        leaves.extend(_leaves(error) if isinstance(error, BaseExceptionGroup) else [error])
+    return leaves
 
 
 async def _ready(link: trio.SocketStream) -> bool:

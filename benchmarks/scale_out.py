@@ -18,7 +18,9 @@ Two eras (``--scale-out-eras``):
 
 Each measured window follows a warm-up of the same wrk run (so every worker is warm, not only the
 one a Python client would reach). wrk runs on the same machine: on a small one it takes a share
-of the cores the workers would use, which the report's header says.
+of the cores the workers would use, which the report's header says, and the report gives the
+CPU the serving processes used (``server cores busy``) beside the calls per CPU-second, so that
+a ratio held down by a busy machine can be told from one held down by the workers.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from . import REPO_ROOT
 from .capacity.server_process import free_port, listening
 from .http import wrk
 from .http.client import Session, SessionError, StatelessCaller
+from .http.runner import process_cpu_seconds
 
 #: The bench server, as a module (it imports its package's fixtures), run from the repository.
 SERVER = "benchmarks.servers.mcptrio_server:build_server"
@@ -64,9 +67,12 @@ def log(message: str) -> None:
 
 
 @contextmanager
-def running_server(workers: int, redis_url: str | None, log_dir: Path) -> Iterator[int]:
-    """``mcptrio run`` of the bench server with ``workers`` workers; yields its port once it has
-    printed its ``Serving`` line (every worker serving), and stops it with SIGTERM."""
+def running_server(
+    workers: int, redis_url: str | None, log_dir: Path
+) -> Iterator[tuple[int, list[int]]]:
+    """``mcptrio run`` of the bench server with ``workers`` workers; yields its port and the pids
+    of the processes serving (the workers, or the one process) once it has printed its
+    ``Serving`` line (every worker serving), and stops it with SIGTERM."""
     port = free_port()
     command = [sys.executable, "-m", "mcptrio", "run", SERVER, "--transport", "http"]
     command += ["--port", str(port), "--workers", str(workers), "--grace", str(GRACE_S)]
@@ -91,7 +97,7 @@ def running_server(workers: int, redis_url: str | None, log_dir: Path) -> Iterat
             time.sleep(0.05)
         if not listening(port):
             raise ServerFailed(f"the server printed its line but does not listen on {port}")
-        yield port
+        yield port, (_children(process.pid) if workers > 1 else [process.pid])
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -101,14 +107,34 @@ def running_server(workers: int, redis_url: str | None, log_dir: Path) -> Iterat
             process.wait()
 
 
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux ``/proc``: the processes whose parent it is)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_bytes()
+            except OSError:
+                continue
+            # After "pid (comm)": state, then the parent's pid.
+            if int(stat.rpartition(b")")[2].split()[1]) == pid:
+                children.append(int(entry.name))
+    return children
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    return sum(process_cpu_seconds(pid) for pid in pids)
+
+
 def _tail(path: Path) -> str:
     text = path.read_text(errors="replace").strip()
     return text[-600:] if text else "(no output)"
 
 
-def measure(port: int, era: str, duration: float, warmup: float) -> dict[str, Any]:
-    """One window of ``era`` against the server on ``port``: the run's figures, bad answers
-    and errors included (see the module docstring)."""
+def measure(port: int, pids: list[int], era: str, duration: float, warmup: float) -> dict[str, Any]:
+    """One window of ``era`` against the server on ``port`` (served by ``pids``): the run's
+    figures, bad answers and errors included (see the module docstring), and the CPU time the
+    serving processes used in the window."""
     if era == "stateless":
         caller = StatelessCaller(port)
         try:
@@ -123,7 +149,9 @@ def measure(port: int, era: str, duration: float, warmup: float) -> dict[str, An
 
         if warmup > 0:
             run(warmup)
-        return _figures(run(duration).summary)
+        before = _cpu_seconds(pids)
+        summary = run(duration).summary
+        return _figures(summary, _cpu_seconds(pids) - before)
     session = Session(port)
     try:
         session.open()
@@ -142,16 +170,20 @@ def measure(port: int, era: str, duration: float, warmup: float) -> dict[str, An
 
         if warmup > 0:
             run_calls(warmup)
-        figures = _figures(run_calls(duration).summary)
+        before = _cpu_seconds(pids)
+        summary = run_calls(duration).summary
+        figures = _figures(summary, _cpu_seconds(pids) - before)
         session.delete()
     finally:
         session.close()
     return figures
 
 
-def _figures(summary: dict[str, Any]) -> dict[str, Any]:
+def _figures(summary: dict[str, Any], cpu_s: float) -> dict[str, Any]:
     elapsed = summary["duration_us"] / 1e6
     return {
+        "server_cpu_s": cpu_s,
+        "server_cores": cpu_s / elapsed if elapsed else 0.0,
         "calls": summary["ok"],
         "calls_per_s": summary["ok"] / elapsed if elapsed else 0.0,
         "bad": summary["bad"],
@@ -179,11 +211,11 @@ def run_scale_out(
             order = WORKER_COUNTS if round_index % 2 == 0 else WORKER_COUNTS[::-1]
             for workers in order:
                 try:
-                    with running_server(workers, redis_url, Path(tmp)) as port:
+                    with running_server(workers, redis_url, Path(tmp)) as (port, pids):
                         for era in eras:
                             record: dict[str, Any] = {"era": era, "workers": workers}
                             try:
-                                record.update(measure(port, era, duration, warmup))
+                                record.update(measure(port, pids, era, duration, warmup))
                             except (SessionError, wrk.WrkError, OSError) as error:
                                 record["error"] = f"{type(error).__name__}: {error}"
                             runs.append(record)
@@ -212,6 +244,7 @@ def _progress(record: dict[str, Any]) -> str:
     if "error" in record:
         return f"{head}  error: {record['error']}"
     text = f"{head}  {record['calls_per_s']:>8,.0f} calls/s  p99 {record['p99_us'] / 1000:.1f} ms"
+    text += f"  server {record['server_cores']:.2f} cores"
     if record["bad"] or record["socket_errors"] or record["timeouts"]:
         text += (
             f"  bad {record['bad']}, socket errors {record['socket_errors']}, "
@@ -234,6 +267,14 @@ def summarize(runs: list[dict[str, Any]], eras: list[str]) -> list[dict[str, Any
                 row["calls_per_s"] = statistics.median(r["calls_per_s"] for r in measured)
                 row["p50_us"] = statistics.median(r["p50_us"] for r in measured)
                 row["p99_us"] = statistics.median(r["p99_us"] for r in measured)
+                row["server_cores"] = statistics.median(r["server_cores"] for r in measured)
+                row["calls_per_cpu_s"] = (
+                    statistics.median(
+                        r["calls"] / r["server_cpu_s"] for r in measured if r["server_cpu_s"]
+                    )
+                    if any(r["server_cpu_s"] for r in measured)
+                    else 0.0
+                )
                 row["bad"] = sum(r["bad"] for r in measured)
                 row["errors"] = sum(r["socket_errors"] + r["timeouts"] for r in measured)
                 row["first_bad"] = next((r["first_bad"] for r in measured if r["first_bad"]), "")
@@ -254,19 +295,20 @@ def format_markdown(results: dict[str, Any]) -> str:
         f"{meta['duration_s']:g} s after {meta['warmup_s']:g} s of warm-up; medians. "
         f"Redis: {'yes' if meta['redis'] else 'no'}.",
         "",
-        "| era | workers | calls/s | 2w / 1w | p50 ms | p99 ms | bad answers "
-        "| socket errors + timeouts | failed runs |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| era | workers | calls/s | 2w / 1w | p50 ms | p99 ms | server cores busy "
+        "| calls per server CPU-second | bad answers | socket errors + timeouts | failed runs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in results["summary"]:
         if "calls_per_s" not in row:
-            dashes = " - |" * 6
+            dashes = " - |" * 8
             lines.append(f"| {row['era']} | {row['workers']} |{dashes} {row['failed_runs']} |")
             continue
         ratio = f"{row['ratio']:.2f}x" if "ratio" in row else ""
         lines.append(
             f"| {row['era']} | {row['workers']} | {row['calls_per_s']:,.0f} | {ratio} | "
-            f"{row['p50_us'] / 1000:.2f} | {row['p99_us'] / 1000:.2f} | {row['bad']} | "
+            f"{row['p50_us'] / 1000:.2f} | {row['p99_us'] / 1000:.2f} | "
+            f"{row['server_cores']:.2f} | {row['calls_per_cpu_s']:,.0f} | {row['bad']} | "
             f"{row['errors']} | {row['failed_runs']} |"
         )
     firsts = [row for row in results["summary"] if row.get("first_bad")]

@@ -3,8 +3,9 @@
 The supervisor (:mod:`.workers`) starts each worker as the same command it was started with,
 and tells it through its environment that it is one:
 
-- ``MCPTRIO_LISTEN_FD``: the listening socket, bound by the supervisor and inherited; every
-  worker accepts from it, so they all serve one port;
+- ``MCPTRIO_LISTEN_FD``: the socket the supervisor bound, inherited; the worker accepts from
+  it, or (``MCPTRIO_REUSE_PORT`` set) from a socket of its own bound beside it with
+  ``SO_REUSEPORT`` (see :mod:`.worker_sockets`); either way they all serve one port;
 - ``MCPTRIO_SUPERVISOR_FD``: this worker's end of a socket pair with the supervisor. The worker
   writes ``ready`` on it once it serves; the supervisor's end closing (it died, even by
   SIGKILL) stops the worker as a signal would, so no worker outlives its supervisor;
@@ -12,8 +13,8 @@ and tells it through its environment that it is one:
 - ``MCPTRIO_WORKER_ID`` (``w0``, ``w1``...): stable across restarts of the same slot, for logs
   and for the server's own use; ``MCPTRIO_REDIS_URL``: the ``--redis`` URL, if any.
 
-The two descriptors are taken out of the environment as soon as they are read, so that a
-process this worker starts does not believe it is a worker too.
+The descriptors (and ``MCPTRIO_REUSE_PORT``) are taken out of the environment as soon as they
+are read, so that a process this worker starts does not believe it is a worker too.
 
 A worker stops on SIGTERM, on SIGINT, or when the supervisor goes: it closes its copy of the
 listening socket (the others keep accepting), closes idle connections, answers the requests it
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import trio
 
 from .scale_out import open_scale_out
+from .worker_sockets import listen_beside
 
 if TYPE_CHECKING:
     from .server import Server
@@ -43,6 +45,7 @@ __all__ = [
     "GRACE_ENV",
     "LISTEN_FD_ENV",
     "REDIS_URL_ENV",
+    "REUSE_PORT_ENV",
     "SUPERVISOR_FD_ENV",
     "WORKER_ID_ENV",
     "WorkerSetup",
@@ -55,6 +58,7 @@ SUPERVISOR_FD_ENV: Final = "MCPTRIO_SUPERVISOR_FD"
 GRACE_ENV: Final = "MCPTRIO_GRACE"
 WORKER_ID_ENV: Final = "MCPTRIO_WORKER_ID"
 REDIS_URL_ENV: Final = "MCPTRIO_REDIS_URL"
+REUSE_PORT_ENV: Final = "MCPTRIO_REUSE_PORT"
 
 #: What a worker writes to its supervisor once it serves.
 READY: Final = b"ready\n"
@@ -77,10 +81,12 @@ def take_worker_setup() -> WorkerSetup | None:
     The descriptors leave the environment (see the module docstring): call it once."""
     listen_fd = os.environ.pop(LISTEN_FD_ENV, None)
     supervisor_fd = os.environ.pop(SUPERVISOR_FD_ENV, None)
+    reuse_port = os.environ.pop(REUSE_PORT_ENV, "")
     if listen_fd is None or supervisor_fd is None:
         return None
+    listening = socket.socket(fileno=int(listen_fd))
     return WorkerSetup(
-        listening=socket.socket(fileno=int(listen_fd)),
+        listening=listen_beside(listening) if reuse_port else listening,
         supervisor=socket.socket(fileno=int(supervisor_fd)),
         worker_id=os.environ.get(WORKER_ID_ENV, ""),
         grace=float(os.environ.get(GRACE_ENV, "10")),

@@ -1,10 +1,11 @@
 """The supervisor of ``run --workers N``: N worker processes serving one port.
 
 :func:`serve_workers` binds the listening socket itself and starts each worker (:mod:`.worker`)
-with a copy of it, so every worker accepts from the same queue: no port per worker, port 0
-works (the supervisor knows the port before any worker starts), and a worker that dies loses
-no connection that was still waiting to be accepted. The workers are the command given (the
-same program, as a rule), told by their environment which socket to serve and who they are.
+with a copy of it: no port per worker, and port 0 works (the supervisor knows the port before
+any worker starts). The workers accept from that socket, or each from its own socket on the
+same address (``SO_REUSEPORT``, the default on Linux), see :mod:`.worker_sockets`. The workers
+are the command given (the same program, as a rule), told by their environment which socket to
+serve and who they are.
 
 Theory of operation
 -------------------
@@ -50,18 +51,18 @@ from .worker import (
     LISTEN_FD_ENV,
     READY,
     REDIS_URL_ENV,
+    REUSE_PORT_ENV,
     SUPERVISOR_FD_ENV,
     WORKER_ID_ENV,
 )
+from .worker_sockets import REUSE_PORT_BY_DEFAULT, bind_listening_socket, url_of
 
-__all__ = ["WorkerPolicy", "WorkersFailed", "bind_listening_socket", "serve_workers"]
+__all__ = ["WorkerPolicy", "WorkersFailed", "serve_workers"]
 
 logger = logging.getLogger("mcptrio.server.workers")
 
 #: Seconds a stopping worker has past ``grace`` to exit (its interpreter shutting down).
 EXIT_MARGIN: Final = 2.0
-#: Connections the kernel may queue for the workers (capped by ``somaxconn``).
-BACKLOG: Final = 4096
 
 
 class WorkersFailed(Exception):
@@ -90,28 +91,6 @@ class WorkerPolicy:
         return min(pause, self.max_backoff)
 
 
-def bind_listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket listening on ``host:port`` (0: a free port), for the workers to share."""
-    family, kind, protocol, _name, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    listening = socket.socket(family, kind, protocol)
-    try:
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind(address)
-        listening.listen(BACKLOG)
-    except BaseException:
-        listening.close()
-        raise
-    return listening
-
-
-def url_of(listening: socket.socket) -> str:
-    """``http://host:port`` of a bound socket."""
-    host, port = listening.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
 async def serve_workers(
     command: Sequence[str],
     workers: int,
@@ -122,18 +101,20 @@ async def serve_workers(
     redis_url: str | None = None,
     policy: WorkerPolicy | None = None,
     env: Mapping[str, str] | None = None,
+    reuse_port: bool = REUSE_PORT_BY_DEFAULT,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run ``workers`` processes of ``command`` serving HTTP on ``host:port`` until cancelled;
     reports the base URL once they all serve. See the module docstring.
 
     ``env`` is the workers' environment (default: this process's), to which their own
-    variables are added (:mod:`.worker`). Raises :class:`WorkersFailed` when they cannot be
-    kept running, and ``OSError`` when the address cannot be bound.
+    variables are added (:mod:`.worker`). ``reuse_port``: a queue of connections per worker
+    rather than one they share (see :mod:`.worker_sockets`). Raises :class:`WorkersFailed` when
+    they cannot be kept running, and ``OSError`` when the address cannot be bound.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
-    listening = bind_listening_socket(host, port)
+    listening = bind_listening_socket(host, port, reuse_port=reuse_port)
     with listening:
         supervisor = _Supervisor(
             list(command),
@@ -141,7 +122,7 @@ async def serve_workers(
             grace,
             redis_url,
             policy or WorkerPolicy(),
-            dict(os.environ if env is None else env),
+            {**(os.environ if env is None else env), REUSE_PORT_ENV: "1" if reuse_port else ""},
             workers,
         )
         try:

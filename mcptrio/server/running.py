@@ -189,7 +189,7 @@ async def _serve_http(
     from ..transports.http.endpoints.app import McpHttpApp
     from ..transports.http.serve import serve_http
 
-    async with open_scale_out(redis_url) as options:
+    async with open_scale_out(server, redis_url) as options:
         app = McpHttpApp(server, path=path, **options)
         await serve_http(
             app, host, port, parser=parser, front_end=front_end, task_status=task_status

@@ -9,7 +9,8 @@ that let any worker answer any request. ``Server.run(..., redis_url=URL)``, ``mc
 what it yields to ``McpHttpApp(server, **options)``.
 
 What it yields today is nothing: the Redis stores and the session directory are plugged in here
-(connect in the context manager, yield them as options, close them when it exits). Until then a
+(connect in the context manager, hand the stores to the server, yield the session directory as
+an option, close them when it exits). Until then a
 worker given a URL serves exactly as one without, and ``run`` does not warn about the handshake
 era for want of ``--redis``: the URL is taken to mean "the shared state is there".
 """
@@ -18,8 +19,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from .server import Server
 
 __all__ = ["REDIS_SCHEMES", "check_redis_url", "open_scale_out"]
 
@@ -38,9 +42,11 @@ def check_redis_url(url: str) -> str:
 
 
 @asynccontextmanager
-async def open_scale_out(redis_url: str) -> AsyncIterator[dict[str, Any]]:
-    """The ``McpHttpApp`` keyword options that make this process one of several serving the
-    same endpoint through the Redis server at ``redis_url``, open for the block's duration.
+async def open_scale_out(server: Server, redis_url: str) -> AsyncIterator[dict[str, Any]]:
+    """The ``McpHttpApp`` keyword options that make this process one of several serving
+    ``server`` at the same endpoint through the Redis server at ``redis_url``, open for the
+    block's duration. It is entered before ``server`` is served, so it may also give the server
+    itself what it shares (its stores).
 
     This is the plug point (see the module docstring): it yields ``{}`` until the Redis stores
     and the session directory are connected here.

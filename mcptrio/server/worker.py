@@ -110,7 +110,7 @@ async def serve_worker(
     link = trio.SocketStream(trio.socket.from_stdlib_socket(setup.supervisor))
     stop = trio.Event()
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with link, _scale_out(setup.redis_url) as options:
+        async with link, _scale_out(server, setup.redis_url) as options:
             app = McpHttpApp(server, path=path, **options)
             async with trio.open_nursery() as nursery:
                 await nursery.start(
@@ -126,8 +126,10 @@ async def serve_worker(
                 nursery.cancel_scope.deadline = trio.current_time() + setup.grace
 
 
-def _scale_out(redis_url: str | None) -> AbstractAsyncContextManager[dict[str, Any]]:
-    return open_scale_out(redis_url) if redis_url else nullcontext({})
+def _scale_out(
+    server: Server, redis_url: str | None
+) -> AbstractAsyncContextManager[dict[str, Any]]:
+    return open_scale_out(server, redis_url) if redis_url else nullcontext({})
 
 
 async def _set_on_signal(signals: AsyncIterator[int], stop: trio.Event) -> None:

@@ -19,7 +19,7 @@ def test_the_pause_before_a_restart_doubles_up_to_its_cap() -> None:
 async def test_a_worker_command_that_cannot_run_fails_the_start() -> None:
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            with pytest.raises(WorkersFailed, match="worker w0 could not be started"):
+            with pytest.raises(WorkersFailed, match=r"worker w[01] could not be started"):
                 await nursery.start(serve_workers, ["/nonexistent/python"], 2)
 
 

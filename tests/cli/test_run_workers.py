@@ -161,7 +161,10 @@ async def test_a_killed_worker_is_restarted_and_calls_keep_working() -> None:
         async with supervised("--workers", "2") as supervisor:
             before = await answering_workers(supervisor.url, 2)
             os.kill(before["w1"], signal.SIGKILL)
-            # w0 answers meanwhile; w1 comes back as a new process under the same id.
+            # A connection the kernel queued at w1 while it was dying is reset (each worker has
+            # its own queue, see worker_sockets); once it is gone, w0 answers every call, and
+            # w1 comes back as a new process under the same id.
+            await _gone(before["w1"])
             after = await answering_workers(supervisor.url, 2)
             while after["w1"] == before["w1"]:
                 after = await answering_workers(supervisor.url, 2)

@@ -38,6 +38,8 @@ DEFAULT_WARMUP = 0.1
 QUICK_DURATION = 0.1
 QUICK_WARMUP = 0.05
 DEFAULT_REPEAT = 3
+SCALE_OUT_DURATION = 3.0
+SCALE_OUT_WARMUP = 1.0
 MIN_REPEAT = 3
 CAPACITY_SESSIONS = 1000
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -104,6 +106,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         f"decode of the same answer); default libraries {' '.join(SWEEP_LIBS)}, transports "
         f"{' '.join(SWEEP_TRANSPORTS)}; no capacity figures",
     )
+    parser.add_argument(
+        "--scale-out",
+        action="store_true",
+        help=f"the scale-out section instead of the matrix: call x32 over HTTP with wrk against "
+        f"mcptrio run --workers 1 and 2, the ratio 2w/1w (default {SCALE_OUT_DURATION:g} s "
+        f"runs after {SCALE_OUT_WARMUP:g} s of warm-up); see benchmarks/scale_out.py",
+    )
+    parser.add_argument(
+        "--scale-out-eras",
+        nargs="+",
+        choices=("stateless", "handshake"),
+        default=["stateless"],
+        help="with --scale-out: stateless-era calls (default), and/or calls on one "
+        "handshake-era session shared by every connection",
+    )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        default=None,
+        help="with --scale-out: the Redis server given to the workers (--redis of mcptrio run)",
+    )
     parser.add_argument("--libs", nargs="+", choices=LIBS, default=None)
     parser.add_argument("--transports", nargs="+", choices=TRANSPORTS, default=None)
     parser.add_argument("--workloads", nargs="+", choices=ALL_WORKLOADS, default=None)
@@ -136,6 +159,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             setattr(args, name, list(default))
     if args.repeat is None:
         args.repeat = 1 if args.quick else DEFAULT_REPEAT
+    if args.scale_out:
+        # Two workers need a window of seconds, not tenths, to show what they can do.
+        quick = (QUICK_DURATION, QUICK_WARMUP)
+        duration, warmup = quick if args.quick else (SCALE_OUT_DURATION, SCALE_OUT_WARMUP)
+        args.duration = duration if args.duration is None else args.duration
+        args.warmup = warmup if args.warmup is None else args.warmup
     if args.duration is None:
         args.duration = QUICK_DURATION if args.quick else DEFAULT_DURATION
     if args.warmup is None:
@@ -218,12 +247,23 @@ def write_report(results: dict[str, Any], out_dir: Path) -> list[Path]:
 def output_dir(args: argparse.Namespace) -> Path:
     if args.output_dir is not None:
         return Path(args.output_dir)
-    name = "latest-sweep" if args.sweep else "latest"
+    name = "latest-scale-out" if args.scale_out else "latest-sweep" if args.sweep else "latest"
     return RESULTS_DIR / (f"{name}-quick" if args.quick else name)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.scale_out:
+        from .scale_out import main as scale_out
+
+        return scale_out(
+            repeat=args.repeat,
+            duration=args.duration,
+            warmup=args.warmup,
+            eras=args.scale_out_eras,
+            redis_url=args.redis,
+            out_dir=output_dir(args),
+        )
     started = time.perf_counter()
     libs, versions = available_libs(args.libs)
     if not libs:

@@ -10,6 +10,7 @@ Run it::
     python examples/everything_server.py --transport http --host 127.0.0.1 --port 8000
     python examples/everything_server.py --transport http --parser h11     # or httptools
     python examples/everything_server.py --transport http --front-end hypercorn
+    python examples/everything_server.py --transport http --workers 2 --redis redis://127.0.0.1:6379
 
 Over HTTP, Streamable HTTP is served at ``/mcp`` (WebSocket upgrades too), with the legacy
 HTTP+SSE endpoints at ``/sse`` and ``/messages`` beside it.
@@ -41,6 +42,7 @@ from mcptrio.protocol.types import (
 )
 from mcptrio.server.context import Context
 from mcptrio.server.tools import ToolError
+from mcptrio.server.workers import WorkersFailed
 
 # The 2026-07-28 fixtures live beside this file (run as a script or loaded by path).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -454,15 +456,24 @@ def main(argv: list[str] | None = None) -> None:
         help="the built-in HTTP server's parser (auto: httptools when installed)",
     )
     parser.add_argument("--front-end", choices=("builtin", "hypercorn"), default="builtin")
+    parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes")
+    parser.add_argument("--redis", metavar="URL", help="the Redis server the workers share")
+    parser.add_argument("--grace", type=float, default=10.0, help="seconds to stop in")
     args, _unknown = parser.parse_known_args(argv)
     # The same as `mcptrio run examples/everything_server.py --transport ...`.
-    build_server().run(
-        args.transport,
-        host=args.host,
-        port=args.port,
-        parser=args.parser,
-        front_end=args.front_end,
-    )
+    try:
+        build_server().run(
+            args.transport,
+            host=args.host,
+            port=args.port,
+            parser=args.parser,
+            front_end=args.front_end,
+            workers=args.workers,
+            redis_url=args.redis,
+            grace=args.grace,
+        )
+    except (WorkersFailed, ValueError) as error:
+        sys.exit(f"everything_server: error: {error}")
 
 
 if __name__ == "__main__":

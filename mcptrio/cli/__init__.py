@@ -51,6 +51,8 @@ def _main(argv: list[str]) -> int:
     if args.command in ("run", "config", "gateway"):
         from . import server_commands
 
+        # What `run --workers N` starts each worker with.
+        args.argv = argv
         level = getattr(args, "log_level", "warning")
         _log_to_stderr(getattr(logging, level.upper()))
         command_of = {

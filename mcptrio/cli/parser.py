@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from ..server.running import DEFAULT_HOST, DEFAULT_PORT, TRANSPORTS
+from ..server.running import DEFAULT_GRACE, DEFAULT_HOST, DEFAULT_PORT, TRANSPORTS
 from .errors import CliError, usage_error
 
 __all__ = ["COMMANDS", "build_parser", "split_command"]
@@ -26,6 +26,7 @@ or a function returning one; found by type when :name is left out). The client c
 take an http(s):// or ws(s):// URL, or a command after -- (run over stdio):
 
   mcptrio run server.py --transport http --port 8000
+  mcptrio run server.py --transport http --workers 4 --redis redis://127.0.0.1:6379
   mcptrio list http://127.0.0.1:8000/mcp
   mcptrio call http://127.0.0.1:8000/mcp add '{"a": 1, "b": 2}'
   mcptrio call -- python server.py add '{"a": 1, "b": 2}'
@@ -97,6 +98,25 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("builtin", "hypercorn"),
         default="builtin",
         help="the built-in HTTP/1.1 server, or Hypercorn's trio worker (the asgi extra)",
+    )
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve HTTP from N processes on one port, restarted when they crash (default: 1)",
+    )
+    run.add_argument(
+        "--redis",
+        metavar="URL",
+        help="the Redis (or Valkey) server the workers share state through, redis://host:port",
+    )
+    run.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE,
+        metavar="S",
+        help="seconds stopping workers give the requests they serve (default: %(default)g)",
     )
     run.add_argument(
         "--log-level",

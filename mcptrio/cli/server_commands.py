@@ -12,13 +12,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..server.running import run_server
+from ..server.scale_out import check_redis_url
+from ..server.workers import WorkersFailed
+from ..stores.errors import StoreUnavailable
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError
 from .loading import load_server, parse_server_spec
 
 __all__ = ["bench", "config", "gateway", "run"]
 
 #: The extra that installs each optional package a `run` option needs.
-_EXTRAS = {"httptools": "httptools", "hypercorn": "asgi"}
+_EXTRAS = {"httptools": "httptools", "hypercorn": "asgi", "coredis": "redis"}
 
 #: The folder the mcptrio package was imported from: a checkout, when run from one.
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
@@ -32,14 +36,25 @@ def run(args: argparse.Namespace) -> int:
         server = load_server(parse_server_spec(args.target))
     if not 0 <= args.port <= 65535:
         raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
+    _check_scale_out(args)
     try:
-        server.run(
+        run_server(
+            server,
             args.transport,
             host=args.host,
             port=args.port,
             parser=args.parser,
             front_end=args.front_end,
+            workers=args.workers,
+            redis_url=args.redis,
+            grace=args.grace,
+            # Each worker is this command again (python -m mcptrio, whatever started us).
+            worker_command=[sys.executable, "-m", "mcptrio", *args.argv],
         )
+    except WorkersFailed as exc:
+        raise CliError(EXIT_CONNECTION, str(exc)) from None
+    except StoreUnavailable as exc:
+        raise CliError(EXIT_CONNECTION, f"--redis: {exc}") from None
     except OSError as exc:
         # Nothing is served yet when binding fails; say which address and why, in one line.
         in_use = exc.errno == errno.EADDRINUSE
@@ -51,6 +66,25 @@ def run(args: argparse.Namespace) -> int:
         hint = f": pip install 'mcptrio[{extra}]'" if extra else ""
         raise CliError(EXIT_USAGE, f"{exc}{hint}") from None
     return EXIT_OK
+
+
+def _check_scale_out(args: argparse.Namespace) -> None:
+    """The --workers, --redis and --grace options, checked before anything starts."""
+    if args.workers < 1:
+        raise CliError(EXIT_USAGE, f"--workers {args.workers}: give 1 or more")
+    if args.grace < 0:
+        raise CliError(EXIT_USAGE, f"--grace {args.grace:g}: give 0 or more seconds")
+    if args.redis is not None:
+        try:
+            check_redis_url(args.redis)
+        except ValueError as exc:
+            raise CliError(EXIT_USAGE, f"--redis: {exc}") from None
+    if args.workers > 1 and args.transport != "http":
+        raise CliError(EXIT_USAGE, "--workers serves HTTP only: add --transport http")
+    if args.workers > 1 and args.front_end != "builtin":
+        raise CliError(
+            EXIT_USAGE, "--workers needs the built-in front end (Hypercorn runs its own workers)"
+        )
 
 
 def gateway(args: argparse.Namespace) -> int:

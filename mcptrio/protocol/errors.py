@@ -79,7 +79,8 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── SessionBusy                       [runtime] max_in_flight run, max_waiting wait (503)
     ├── TaskLimitReached                  [stores] an owner has all the unfinished tasks it may
     ├── TaskStoreFull                     [stores] the task store is full of unfinished tasks
-    └── TooManyListeners                  [stores] the subscription bus has all the listeners it may
+    ├── TooManyListeners                  [stores] the subscription bus has all the listeners it may
+    └── WorkersFailed                     [server] a worker crash-loops, or cannot start
     ValueError
     ├── InvalidHeaderAnnotation           [protocol.http_headers] an x-mcp-header breaks a rule
     ├── InvalidTaskCursor                 [stores] a tasks/list cursor the task store did not make

@@ -5,35 +5,63 @@
     server.run()                                        # stdio
     server.run("http")                                  # http://127.0.0.1:8000/mcp
     server.run("websocket", port=9000)                  # ws://127.0.0.1:9000/mcp
+    server.run("http", workers=4, redis_url="redis://localhost:6379")   # 4 processes, 1 port
 
 :func:`run_server` is ``trio.run`` around the matching ``serve_*`` method, for a process whose
 only job is this server; inside a Trio program of your own, start the ``serve_*`` method in your
 nursery instead. Over HTTP and WebSocket the URL clients connect to is written to stderr as one
 line (stdout is left alone: it may be a pipe someone reads), and Ctrl-C ends the run quietly.
+
+With ``workers`` above 1 (HTTP, built-in front end) this process becomes a supervisor
+(:mod:`.workers`) that binds the port and runs that many copies of the program as workers
+(:mod:`.worker`); each copy calls ``run`` again and serves the supervisor's socket instead of
+binding one. ``redis_url`` is where their shared state lives (:mod:`.scale_out`).
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Final, Literal, TextIO
 
 import trio
 
 from ..runtime.nurseries import open_unwrapping_nursery
+from .scale_out import check_redis_url, open_scale_out
+from .worker import serve_worker, take_worker_setup
+from .workers import serve_workers
 
 if TYPE_CHECKING:
     from .server import Server
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TRANSPORTS", "TransportName", "run_server"]
+__all__ = [
+    "DEFAULT_GRACE",
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "TRANSPORTS",
+    "TransportName",
+    "run_server",
+]
 
 #: The port ``Server.run`` and ``mcptrio run`` serve HTTP and WebSocket on unless told otherwise
 #: (the port FastMCP and most Python MCP servers use, so clients' examples work unchanged).
 DEFAULT_PORT: Final = 8000
 #: Loopback only unless told otherwise: a development server is not exposed to the network.
 DEFAULT_HOST: Final = "127.0.0.1"
+#: Seconds stopping workers give the requests they are serving.
+DEFAULT_GRACE: Final = 10.0
 
 TransportName = Literal["stdio", "http", "websocket"]
 TRANSPORTS: Final[tuple[TransportName, ...]] = ("stdio", "http", "websocket")
+
+_NO_SHARED_SESSIONS = (
+    "warning: {workers} workers and no Redis: a handshake-era session (revisions up to "
+    "2025-11-25) lives on the worker that initialized it, and its other requests may reach "
+    "another worker, which does not know it; give a Redis URL (--redis) to serve them. "
+    "Stateless (2026-07-28) requests are served by any worker."
+)
 
 
 def run_server(
@@ -46,14 +74,47 @@ def run_server(
     parser: Literal["auto", "h11", "httptools"] = "auto",
     front_end: Literal["builtin", "hypercorn"] = "builtin",
     announce: TextIO | None = None,
+    workers: int = 1,
+    redis_url: str | None = None,
+    grace: float = DEFAULT_GRACE,
+    worker_command: Sequence[str] | None = None,
 ) -> None:
     """Serve ``server`` over ``transport`` until stdin ends (stdio) or Ctrl-C.
 
     ``announce`` is where the URL line goes for HTTP and WebSocket (``None``: stderr).
     A port already in use raises ``OSError`` before anything is served.
+
+    ``workers`` above 1 serves HTTP from that many processes on one port (see the module
+    docstring): each runs ``worker_command`` (default: this program's command line, as it
+    was started), is restarted when it crashes, and SIGTERM or Ctrl-C stops them all, giving
+    the requests they serve ``grace`` seconds. Workers that keep crashing raise
+    :class:`~.workers.WorkersFailed`. ``redis_url`` (a single process too) is passed to
+    :func:`~.scale_out.open_scale_out`.
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}: use one of {', '.join(TRANSPORTS)}")
+    if redis_url is not None:
+        check_redis_url(redis_url)
+    out = sys.stderr if announce is None else announce
+    if transport == "http" and (setup := take_worker_setup()) is not None:
+        trio.run(partial(serve_worker, server, setup, path=path, parser=parser))
+        return
+    if workers != 1:
+        _check_workers(transport, front_end, workers, grace)
+        if redis_url is None:
+            print(_NO_SHARED_SESSIONS.format(workers=workers), file=out, flush=True)
+        command = [sys.executable, *sys.orig_argv[1:]] if worker_command is None else worker_command
+        supervise = partial(
+            serve_workers,
+            command,
+            workers,
+            host=host,
+            port=port,
+            grace=grace,
+            redis_url=redis_url,
+        )
+        trio.run(_supervise, server, supervise, workers, path, out)
+        return
 
     async def serve() -> None:
         # A lone error (a port in use, say) leaves as itself, not in a group.
@@ -62,16 +123,50 @@ def run_server(
                 await server.serve_stdio()
                 return
             if transport == "http":
-                base = await nursery.start(_serve_http, server, host, port, path, parser, front_end)
-                url = f"{base}{path}"
+                serving = partial(
+                    _serve_http, server, host, port, path, parser, front_end, redis_url
+                )
+                url = f"{await nursery.start(serving)}{path}"
             else:
                 url = await nursery.start(_serve_websocket, server, host, port, path)
-            out = sys.stderr if announce is None else announce
             print(f"Serving {server.info.name} over {transport} at {url}", file=out, flush=True)
 
     try:
         trio.run(serve)
     except KeyboardInterrupt:
+        return
+
+
+def _check_workers(transport: str, front_end: str, workers: int, grace: float) -> None:
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
+    if transport != "http":
+        raise ValueError("several workers serve HTTP only (--transport http)")
+    if front_end != "builtin":
+        raise ValueError("several workers need the built-in front end (Hypercorn has its own)")
+    if grace < 0:
+        raise ValueError(f"grace must be 0 or more seconds, not {grace}")
+
+
+async def _supervise(
+    server: Server,
+    supervise: Callable[..., Awaitable[None]],
+    workers: int,
+    path: str,
+    out: TextIO,
+) -> None:
+    """Run the supervisor until SIGTERM or SIGINT, then stop it (and its workers) gracefully."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with open_unwrapping_nursery() as nursery:
+            nursery.start_soon(_cancel_on_signal, signals, nursery.cancel_scope)
+            url = await nursery.start(supervise)
+            line = f"Serving {server.info.name} with {workers} workers over http at {url}{path}"
+            print(line, file=out, flush=True)
+
+
+async def _cancel_on_signal(signals: AsyncIterator[int], scope: trio.CancelScope) -> None:
+    async for _ in signals:
+        scope.cancel()
         return
 
 
@@ -82,12 +177,23 @@ async def _serve_http(
     path: str,
     parser: Literal["auto", "h11", "httptools"],
     front_end: Literal["builtin", "hypercorn"],
+    redis_url: str | None,
     *,
     task_status: trio.TaskStatus[str],
 ) -> None:
-    await server.serve_http(
-        host, port, path=path, parser=parser, front_end=front_end, task_status=task_status
-    )
+    if redis_url is None:
+        await server.serve_http(
+            host, port, path=path, parser=parser, front_end=front_end, task_status=task_status
+        )
+        return
+    from ..transports.http.endpoints.app import McpHttpApp
+    from ..transports.http.serve import serve_http
+
+    async with open_scale_out(server, redis_url) as options:
+        app = McpHttpApp(server, path=path, **options)
+        await serve_http(
+            app, host, port, parser=parser, front_end=front_end, task_status=task_status
+        )
 
 
 async def _serve_websocket(

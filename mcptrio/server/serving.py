@@ -8,7 +8,7 @@ apart from what the server serves (its tools, resources, prompts and their dispa
 from __future__ import annotations
 
 import ssl
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -17,7 +17,7 @@ import trio
 from ..runtime.session import Session
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
-from .running import TransportName, run_server
+from .running import DEFAULT_GRACE, TransportName, run_server
 
 if TYPE_CHECKING:
     from ..stores.bundle import Stores
@@ -95,6 +95,8 @@ class ServingMethods:
         limits: ServerLimits | None = None,
         ssl_context: ssl.SSLContext | None = None,
         stores: Stores | None = None,
+        listeners: Sequence[trio.SocketListener] | None = None,
+        shutdown: trio.Event | None = None,
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve this server over HTTP until cancelled; reports the base URL.
@@ -102,8 +104,9 @@ class ServingMethods:
         Streamable HTTP and WebSocket are served at ``path``, the legacy HTTP+SSE endpoints at
         ``/sse`` and ``/messages``. ``stores`` (from :func:`mcptrio.open_stores`) is what this
         worker shares with the others (see :meth:`use_stores`). See
-        :func:`mcptrio.transports.http.serve.serve_http` to serve several servers on one port,
-        and :class:`~mcptrio.transports.http.endpoints.app.McpHttpApp` for every option.
+        :func:`mcptrio.transports.http.serve.serve_http` to serve several servers on one port
+        (and for ``listeners`` and a graceful ``shutdown``), and
+        :class:`~mcptrio.transports.http.endpoints.app.McpHttpApp` for every option.
         """
         # Imported here so that stdio servers do not pay for loading the HTTP stack.
         from ..transports.http.endpoints.app import McpHttpApp
@@ -124,6 +127,8 @@ class ServingMethods:
             parser=parser,
             limits=limits,
             ssl_context=ssl_context,
+            listeners=listeners,
+            shutdown=shutdown,
             task_status=task_status,
         )
 
@@ -174,6 +179,9 @@ class ServingMethods:
         path: str = "/mcp",
         parser: Literal["auto", "h11", "httptools"] = "auto",
         front_end: Literal["builtin", "hypercorn"] = "builtin",
+        workers: int = 1,
+        redis_url: str | None = None,
+        grace: float = DEFAULT_GRACE,
     ) -> None:
         """Run this server as the whole program: ``"stdio"`` (the default), ``"http"``
         (Streamable HTTP, WebSocket and the legacy HTTP+SSE endpoints) or ``"websocket"``.
@@ -182,6 +190,10 @@ class ServingMethods:
         (8000 unless told otherwise; 0 picks a free one) and writes the URL to stderr. Returns
         when stdin ends (stdio) or on Ctrl-C. Inside a Trio program, start the ``serve_*``
         method in your own nursery instead. See :func:`~.running.run_server`.
+
+        Over HTTP, ``workers`` above 1 runs that many copies of this program on one port,
+        supervised; ``redis_url`` is the Redis server they share state through, and ``grace``
+        the seconds stopping workers give their requests (see ``docs/how-to/scale-out.md``).
         """
         run_server(
             cast("Server", self),
@@ -191,6 +203,9 @@ class ServingMethods:
             path=path,
             parser=parser,
             front_end=front_end,
+            workers=workers,
+            redis_url=redis_url,
+            grace=grace,
         )
 
     def run_stdio(self) -> None:

@@ -110,12 +110,21 @@ async def follow_channel(
                         if subscribed:
                             on_resubscribed()
                         subscribed = True
-        except (
-            coredis.exceptions.RedisError,
-            OSError,
-            anyio.BrokenResourceError,
-            anyio.ClosedResourceError,
-        ) as exc:
+        except BaseExceptionGroup as group:
+            # coredis's pubsub runs a task group: a failure comes wrapped, and when this task
+            # is cancelled the failure to unsubscribe from a closed connection comes with the
+            # Cancelled. That Cancelled (with anything else that is not a Redis failure) goes
+            # on; a Redis failure alone is handled as below.
+            failures, rest = group.split(_REDIS_FAILURES)
+            if rest is not None:
+                raise rest from None
+            exc = unwrapped(failures) if failures is not None else group
+            if not started:
+                raise StoreUnavailable(f"Redis failed (subscribe to {channel}): {exc}") from exc
+            log.warning("subscription to %s lost (%s); subscribing again", channel, exc)
+            await trio.sleep(0.5)
+            on_resubscribed()
+        except _REDIS_FAILURES as exc:
             if trio.current_effective_deadline() == -math.inf:
                 # Being cancelled: coredis failed to unsubscribe from a connection that is gone.
                 await trio.lowlevel.checkpoint()

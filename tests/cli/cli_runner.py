@@ -45,13 +45,18 @@ class Ran:
         return lines[0]
 
 
-async def mcptrio(*args: str | os.PathLike[str], cwd: Path = ROOT, timeout: float = 60) -> Ran:
-    """Run ``python -m mcptrio ARGS`` to its end."""
+async def mcptrio(
+    *args: str | os.PathLike[str],
+    cwd: Path = ROOT,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
+) -> Ran:
+    """Run ``python -m mcptrio ARGS`` to its end (``env``: variables added to ours)."""
     with trio.fail_after(timeout):
         done = await trio.run_process(
             [sys.executable, "-m", "mcptrio", *map(str, args)],
             cwd=cwd,
-            env=mcptrio_env(),
+            env={**mcptrio_env(), **(env or {})},
             capture_stdout=True,
             capture_stderr=True,
             check=False,

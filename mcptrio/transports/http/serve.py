@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import ssl
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
@@ -46,6 +47,8 @@ async def serve_http(
     parser: ParserName = "auto",
     limits: ServerLimits | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    listeners: Sequence[trio.SocketListener] | None = None,
+    shutdown: trio.Event | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``target`` over HTTP until cancelled; reports the base URL (``http://host:port``).
@@ -61,41 +64,62 @@ async def serve_http(
 
     The lifespan of every server served (``Server(lifespan=...)``) is entered before anything is
     served and left after the serving stops (see :mod:`mcptrio.server.lifespan`).
+
+    The built-in front end also takes ``listeners`` to serve instead of binding ``host:port``,
+    and a ``shutdown`` event that stops it gracefully: when it is set, no connection is accepted
+    any more, requests being served are answered, and the call returns once they all have (the
+    sessions ending with it). Bound that wait yourself; cancelling the call cuts it short. See
+    :func:`~.engine.builtin_server.serve_builtin`.
     """
     app = as_http_app(target)
+    if front_end != "builtin" and (listeners is not None or shutdown is not None):
+        raise ValueError("listeners and shutdown are options of the built-in front end")
+    served = _Served(host, port, front_end, parser, limits, ssl_context, listeners, shutdown)
     async with contextlib.AsyncExitStack() as lifespans:
         for lifespan in _lifespans(app):
             await lifespans.enter_async_context(lifespan)
-        await _serve(app, host, port, front_end, parser, limits, ssl_context, task_status)
+        await _serve(app, served, task_status)
 
 
-async def _serve(
-    app: HttpApp,
-    host: str,
-    port: int,
-    front_end: str,
-    parser: ParserName,
-    limits: ServerLimits | None,
-    ssl_context: ssl.SSLContext | None,
-    task_status: trio.TaskStatus[str],
-) -> None:
+@dataclass(frozen=True)
+class _Served:
+    """Where and how :func:`serve_http` serves."""
+
+    host: str
+    port: int
+    front_end: str
+    parser: ParserName
+    limits: ServerLimits | None
+    ssl_context: ssl.SSLContext | None
+    listeners: Sequence[trio.SocketListener] | None
+    shutdown: trio.Event | None
+
+
+async def _serve(app: HttpApp, served: _Served, task_status: trio.TaskStatus[str]) -> None:
+    host, port, limits = served.host, served.port, served.limits
     async with trio.open_nursery() as nursery:
         run = getattr(app, "run", None)
         if callable(run):
             await nursery.start(run)
-        if front_end == "builtin":
-            url = await nursery.start(
-                partial(
-                    serve_builtin,
+        if served.front_end == "builtin":
+
+            async def builtin(task_status: trio.TaskStatus[str]) -> None:
+                await serve_builtin(
                     app,
                     host=host,
                     port=port,
-                    parser=parser,
+                    parser=served.parser,
                     limits=limits,
-                    ssl_context=ssl_context,
+                    ssl_context=served.ssl_context,
+                    listeners=served.listeners,
+                    shutdown=served.shutdown,
+                    task_status=task_status,
                 )
-            )
-        elif front_end == "hypercorn":
+                # It returns only after a graceful shutdown: the sessions end with it.
+                nursery.cancel_scope.cancel()
+
+            url = await nursery.start(builtin)
+        elif served.front_end == "hypercorn":
             from .engine.asgi import serve_hypercorn
 
             config = hypercorn_config(limits) if limits is not None else None
@@ -106,11 +130,13 @@ async def _serve(
                     host=host,
                     port=port,
                     config=config,
-                    ssl_context=ssl_context,
+                    ssl_context=served.ssl_context,
                 )
             )
         else:
-            raise ValueError(f"unknown front end {front_end!r}: use 'builtin' or 'hypercorn'")
+            raise ValueError(
+                f"unknown front end {served.front_end!r}: use 'builtin' or 'hypercorn'"
+            )
         _allow_bound_address(app, host, int(url.rsplit(":", 1)[1]))
         task_status.started(url)
 

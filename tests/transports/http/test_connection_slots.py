@@ -93,3 +93,15 @@ def test_release_frees_the_clients_count() -> None:
 def test_limits_below_one_are_refused(limit: int, per_client: int | None) -> None:
     with pytest.raises(ValueError):
         ConnectionSlots(limit, per_client)
+
+
+def test_draining_evicts_the_waiting_now_and_the_busy_when_they_next_wait() -> None:
+    slots = ConnectionSlots(4)
+    idle, busy = Connection("idle"), Connection("busy")
+    assert slots.admit(None) and slots.admit(None)
+    slots.waiting(idle, None)
+    slots.drain()
+    assert idle.evicted and not busy.evicted
+    # The busy connection answered its request and waits for another: it goes at once.
+    slots.waiting(busy, None)
+    assert busy.evicted and slots.draining

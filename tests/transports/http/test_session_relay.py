@@ -25,7 +25,6 @@ from mcptrio.protocol.types import (
 )
 from mcptrio.runtime.context import RequestContext
 from mcptrio.server.context import Context
-from mcptrio.stores.event_store import InMemoryEventStore
 from mcptrio.transports.http.client.transport import open_http_client_transport
 from mcptrio.transports.http.engine.client_pool import HttpClientPool
 
@@ -70,7 +69,7 @@ async def test_calls_on_fresh_connections_reach_the_owner_with_progress_and_elic
 ) -> None:
     with trio.fail_after(60):
         async with (
-            open_workers(relay_server(), redis_url) as workers,
+            open_workers(relay_server, redis_url) as workers,
             open_http_client_transport(f"{workers.url}/mcp", pool=fresh_connections()) as transport,
             mcptrio.open_client(
                 transport,
@@ -108,7 +107,7 @@ async def test_calls_on_fresh_connections_reach_the_owner_with_progress_and_elic
 
 async def test_a_session_of_a_stopped_worker_is_not_found_elsewhere(redis_url: str) -> None:
     with trio.fail_after(30):
-        async with open_workers(relay_server(), redis_url) as workers:
+        async with open_workers(relay_server, redis_url) as workers:
             first, second = workers.workers
             async with open_test_connection(f"http://127.0.0.1:{first.port}") as conn:
                 response = await conn.request(
@@ -182,10 +181,14 @@ async def test_a_get_stream_cut_at_random_resumes_on_the_other_worker_losing_not
 ) -> None:
     total = 10_000
     rng = random.Random(20261129)
-    store = InMemoryEventStore(max_events_per_session=2 * total)
     with trio.fail_after(120):
+        # The workers share the Redis event store: a stream resumes on whichever worker the
+        # GET reaches, from the events its owner stored there.
         async with open_workers(
-            flooding_server(), redis_url, unrelated_buffer=2 * total, event_store=store
+            flooding_server,
+            redis_url,
+            unrelated_buffer=2 * total,
+            stores_options={"max_events_per_session": 2 * total},
         ) as workers:
             ports = [w.port for w in workers.workers]
             owner = f"http://127.0.0.1:{ports[0]}"
@@ -244,20 +247,24 @@ async def test_a_get_stream_cut_at_random_resumes_on_the_other_worker_losing_not
 async def test_a_client_leaving_a_forwarded_call_frees_its_worker_and_a_cancel_elsewhere_stops_it(
     redis_url: str,
 ) -> None:
-    server = mcptrio.Server("relay-cancel")
     started, stopped = trio.Event(), trio.Event()
 
-    @server.tool()
-    async def wait_forever(ctx: Context) -> str:
-        started.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            stopped.set()
-        return "never"
+    def make_server() -> mcptrio.Server:
+        server = mcptrio.Server("relay-cancel")
+
+        @server.tool()
+        async def wait_forever(ctx: Context) -> str:
+            started.set()
+            try:
+                await trio.sleep_forever()
+            finally:
+                stopped.set()
+            return "never"
+
+        return server
 
     with trio.fail_after(30):
-        async with open_workers(server, redis_url) as workers:
+        async with open_workers(make_server, redis_url) as workers:
             first, second = workers.workers
             session_id = await _open_session(first.port)
             async with (
@@ -299,7 +306,7 @@ async def test_redis_unreachable_answers_503_without_hanging(
     own_redis_server: RedisServer,
 ) -> None:
     with trio.fail_after(60):
-        async with open_workers(relay_server(), own_redis_server.url) as workers:
+        async with open_workers(relay_server, own_redis_server.url) as workers:
             first, second = workers.workers
             session_id = await _open_session(first.port)
             await trio.to_thread.run_sync(own_redis_server.stop)

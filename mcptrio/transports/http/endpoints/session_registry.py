@@ -27,6 +27,7 @@ from dataclasses import KW_ONLY, dataclass, field
 import trio
 
 from ....runtime.transport import SessionFactory
+from ....stores.errors import StoreUnavailable
 from ....stores.event_store import EventStore
 from .departure_watch import DepartureWatch
 from .http_session import HttpSession
@@ -227,7 +228,16 @@ class SessionRegistry:
                 # The session's own run closes the transport; this covers a cancel before it ran.
                 await transport.aclose()
                 if self.event_store is not None:
-                    await self.event_store.forget_session(transport.session_id)
+                    try:
+                        await self.event_store.forget_session(transport.session_id)
+                    except StoreUnavailable as exc:
+                        # A shared store that is away (or closing, as the worker stops) keeps
+                        # the session's events until their TTL: nothing is served from them.
+                        log.info(
+                            "session %s: its events stay until they expire (%s)",
+                            transport.session_id,
+                            exc,
+                        )
             log.debug("session %s ended", transport.session_id)
 
     async def _reap(self) -> None:

@@ -130,6 +130,9 @@ class BuiltinRequest:
         """Whether the connection may carry another request after this response."""
         if not self.keep_alive:
             return False
+        slots = self._connection.slots
+        if slots is not None and slots.draining:
+            return False
         if self._connection.message_complete:
             return True
         if self.head.expect_continue and not self._continue_sent:

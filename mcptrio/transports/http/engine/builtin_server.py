@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -112,6 +112,8 @@ async def serve_builtin(
     parser: ParserName = "auto",
     limits: ServerLimits | None = None,
     ssl_context: object | None = None,
+    listeners: Sequence[trio.SocketListener] | None = None,
+    shutdown: trio.Event | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on ``host:port`` until cancelled; reports the base URL when listening.
@@ -119,6 +121,14 @@ async def serve_builtin(
     ``parser`` is ``"httptools"`` (fast, C), ``"h11"`` (pure Python) or ``"auto"`` (httptools
     when importable). ``ssl_context`` (an ``ssl.SSLContext``) serves HTTPS through
     ``trio.SSLStream``. Cancelling the call closes the listener and every connection.
+
+    ``listeners`` are served instead of binding ``host:port`` (a socket another process bound
+    and handed down, as the workers of :mod:`mcptrio.server.workers` do); the call closes them.
+
+    ``shutdown`` stops the server gracefully when set: the listeners are closed, idle
+    connections too, requests being served are answered (without keep-alive), and the call
+    returns once every connection has ended. Bound that wait with a deadline of your own
+    (a request may take long); cancelling the call cuts what is left.
     """
     import ssl
 
@@ -126,7 +136,8 @@ async def serve_builtin(
         raise TypeError("ssl_context must be an ssl.SSLContext")
     parser_type = _parser_factory(parser)
     limits = limits or ServerLimits()
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    if listeners is None:
+        listeners = await trio.open_tcp_listeners(port, host=host)
     sockname = listeners[0].socket.getsockname()
     scheme = "https" if ssl_context is not None else "http"
     bound_host = f"[{sockname[0]}]" if ":" in sockname[0] else sockname[0]
@@ -138,17 +149,27 @@ async def serve_builtin(
         async with trio.open_nursery() as nursery:
             if hub is not None:
                 nursery.start_soon(hub.run)
-            for listener in listeners:
-                nursery.start_soon(_accept_loop, listener, site)
-            task_status.started(f"{scheme}://{bound_host}:{sockname[1]}")
+            async with trio.open_nursery() as connections:
+                async with trio.open_nursery() as accepting:
+                    for listener in listeners:
+                        accepting.start_soon(_accept_loop, listener, site, connections)
+                    task_status.started(f"{scheme}://{bound_host}:{sockname[1]}")
+                    if shutdown is not None:
+                        await shutdown.wait()
+                        accepting.cancel_scope.cancel()
+                # Only a shutdown gets here: the listeners are closed; let the connections end.
+                slots.drain()
+            nursery.cancel_scope.cancel()
     finally:
         if hub is not None:
             hub.close()
 
 
-async def _accept_loop(listener: trio.SocketListener, site: _Site) -> None:
+async def _accept_loop(
+    listener: trio.SocketListener, site: _Site, connections: trio.Nursery
+) -> None:
     slots = site.slots
-    async with listener, trio.open_nursery() as nursery:
+    async with listener:
         while True:
             try:
                 stream = await listener.accept()
@@ -164,10 +185,10 @@ async def _accept_loop(listener: trio.SocketListener, site: _Site) -> None:
             except OSError:
                 client = None
             if slots.admit(client[0] if client is not None else None):
-                nursery.start_soon(_serve_connection, stream, site, client)
+                connections.start_soon(_serve_connection, stream, site, client)
             elif slots.refusing < MAX_REFUSING:
                 slots.refusing += 1
-                nursery.start_soon(_refuse_for_want_of_a_slot, stream, site)
+                connections.start_soon(_refuse_for_want_of_a_slot, stream, site)
             else:
                 await trio.aclose_forcefully(stream)
 

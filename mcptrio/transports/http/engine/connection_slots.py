@@ -28,6 +28,10 @@ closed without one.
 
 An evicted connection keeps its slot until its task has ended (a moment), and admission counts
 slots being given back, so no more than ``max_connections`` connections are ever served at once.
+
+A server that stops gracefully **drains** its slots (:meth:`ConnectionSlots.drain`): every waiting
+connection is evicted, and so is each busy one as soon as it waits again; while draining, no
+response offers keep-alive. Only requests already being served carry on.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ class ConnectionSlots:
         "_per_client",
         "_waiting",
         "active",
+        "draining",
         "evictions",
         "limit",
         "refusals",
@@ -84,6 +89,8 @@ class ConnectionSlots:
         #: Connections evicted, and connections refused, since the server started.
         self.evictions = 0
         self.refusals = 0
+        #: Whether the server is stopping (see :meth:`drain`).
+        self.draining = False
 
     def admit(self, client: str | None) -> bool:
         """Take a slot for a new connection from ``client``, evicting a waiting one if need be;
@@ -117,8 +124,18 @@ class ConnectionSlots:
                 del self._by_client[client]
 
     def waiting(self, connection: Evictable, client: str | None) -> None:
-        """``connection`` waits on its client (see the module docstring): it may be evicted."""
+        """``connection`` waits on its client (see the module docstring): it may be evicted
+        (at once, when draining)."""
         self._waiting[connection] = client
+        if self.draining:
+            self._evict(connection)
+
+    def drain(self) -> None:
+        """The server stops: evict every waiting connection now, and every other one when it
+        next waits (its request answered, without keep-alive)."""
+        self.draining = True
+        for connection in list(self._waiting):
+            self._evict(connection)
 
     def busy(self, connection: Evictable) -> None:
         """``connection`` is serving a request: it keeps its slot."""
@@ -134,10 +151,13 @@ class ConnectionSlots:
             victim = next((c for c, owner in waiting.items() if owner == client), None)
         if victim is None:
             return False
-        self._evicted[victim] = waiting.pop(victim)
+        self._evict(victim)
+        return True
+
+    def _evict(self, victim: Evictable) -> None:
+        self._evicted[victim] = self._waiting.pop(victim)
         self.evictions += 1
         victim.evict()
-        return True
 
     def _evicted_of(self, client: str) -> int:
         if not self._evicted:

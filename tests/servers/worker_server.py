@@ -1,0 +1,25 @@
+"""A server whose one tool says which worker answered: for ``run --workers N`` tests.
+
+With ``WORKER_SERVER_CRASH`` set, every worker fails as it loads (the supervisor, which loads the
+file without ``MCPTRIO_WORKER_ID``, does not): a crash loop.
+"""
+
+from __future__ import annotations
+
+import os
+
+import trio
+
+import mcptrio
+
+if os.environ.get("MCPTRIO_WORKER_ID") and os.environ.get("WORKER_SERVER_CRASH"):
+    raise SystemExit("this worker crashes on purpose")
+
+server = mcptrio.Server("worker-server")
+
+
+@server.tool()
+async def whoami(delay: float = 0.0) -> str:
+    """``ID PID`` of the worker process answering, after ``delay`` seconds."""
+    await trio.sleep(delay)
+    return f"{os.environ.get('MCPTRIO_WORKER_ID', '')} {os.getpid()}"

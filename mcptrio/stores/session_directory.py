@@ -57,7 +57,7 @@ def new_instance_name() -> str:
     """A fresh instance name: the worker's label (``MCPTRIO_WORKER_ID``), if any, and 48 random
     bits, so a restarted worker never takes over its predecessor's sessions."""
     label = _INSTANCE_CHARS.sub("", os.environ.get("MCPTRIO_WORKER_ID", ""))[:16]
-    return f"w{label}_{secrets.token_hex(6)}" if label else f"w{secrets.token_hex(6)}"
+    return f"{label}_{secrets.token_hex(6)}" if label else f"w{secrets.token_hex(6)}"
 
 
 def instance_of(session_id: str) -> str | None:

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import trio
 from cli_runner import EVERYTHING, ROOT, mcptrio, mcptrio_env
+from redis_servers import RedisServer
 
 SERVER = ROOT / "tests" / "servers" / "worker_server.py"
 STATELESS = "2026-07-28"
@@ -247,12 +248,33 @@ async def test_crash_looping_workers_make_the_supervisor_give_up() -> None:
     assert "exited with code 2 before serving 5 times in a row; giving up" in last
 
 
-async def test_without_redis_several_workers_warn_about_the_handshake_era() -> None:
+async def test_without_redis_several_workers_warn_about_the_handshake_era(
+    redis_server: RedisServer,
+) -> None:
     with trio.fail_after(60):
         async with supervised("--workers", "2") as supervisor:
             assert "2 workers and no Redis" in supervisor.log
-        async with supervised("--workers", "2", "--redis", "redis://127.0.0.1:1") as supervisor:
+        async with supervised("--workers", "2", "--redis", redis_server.url) as supervisor:
             assert "no Redis" not in supervisor.log
+
+
+async def test_a_redis_that_is_not_there_stops_the_workers_with_one_clear_line() -> None:
+    with trio.fail_after(90):
+        ran = await mcptrio(
+            "run",
+            SERVER,
+            *HTTP_PORT_0,
+            "--workers",
+            "2",
+            "--redis",
+            "redis://127.0.0.1:1",
+            timeout=80,
+        )
+    assert ran.code == 3
+    assert "mcptrio: error: --redis: Redis failed (connect to redis://127.0.0.1:1)" in ran.stderr
+    assert (
+        ran.stderr.strip().splitlines()[-1].endswith("before serving 5 times in a row; giving up")
+    )
 
 
 async def test_one_worker_is_the_plain_server() -> None:

@@ -94,7 +94,7 @@ def test_instance_names_are_labelled_fresh_and_read_back_from_session_ids(
 ) -> None:
     monkeypatch.setenv("MCPTRIO_WORKER_ID", "w1; DROP")
     first, second = new_instance_name(), new_instance_name()
-    assert first.startswith("ww1DROP_") and first != second
+    assert first.startswith("w1DROP_") and first != second
     assert instance_of(f"{first}.{secrets.token_hex(16)}") == first
     assert instance_of(secrets.token_hex(16)) is None
     assert instance_of(".abc") is None

@@ -84,6 +84,7 @@ from .method_handlers import MethodHandlers
 from .middleware import Call, CallNext, Middleware, MiddlewareChains, notify_through
 from .prompts import PromptOptions, RegisteredPrompt, make_prompt
 from .registry import Registry, decorator
+from .remote_changes import RemoteChangeMethods
 from .request_state import RequestStateKey
 from .resources import (
     RegisteredResource,
@@ -112,7 +113,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _NO_SCOPES: frozenset[str] = frozenset()
 
 
-class Server(CompositionMethods, ServingMethods):
+class Server(CompositionMethods, ServingMethods, RemoteChangeMethods):
     """An MCP server: tools, resources, prompts and completions, served over any transport.
 
     ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
@@ -183,6 +184,7 @@ class Server(CompositionMethods, ServingMethods):
         self.subscriptions: SubscriptionBus = (
             LocalSubscriptionBus() if subscriptions is None else subscriptions
         )
+        self.follow_remote_changes()
         if cache_ttl_ms is not None and cache_ttl_ms < 0:
             raise ValueError(f"cache_ttl_ms must be >= 0, not {cache_ttl_ms}")
         #: The cache hints of 2026-07-28 (SEP-2549) on discover, list and read results: how long

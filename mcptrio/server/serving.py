@@ -53,6 +53,7 @@ class ServingMethods:
         if stores.request_state_key is not None:
             server.request_state_key = RequestStateKey(stores.request_state_key)
         server.subscriptions = stores.subscription_bus
+        server.follow_remote_changes()
         server.tasks.store = stores.task_store
 
     async def serve_session(

@@ -59,6 +59,7 @@ from .subscription_bus import (
     Listener,
     ListKind,
     LocalSubscriptionBus,
+    RemoteWatcher,
 )
 
 __all__ = ["DEFAULT_MAX_PENDING", "RedisSubscriptionBus", "open_redis_subscription_bus"]
@@ -98,6 +99,7 @@ class RedisSubscriptionBus:
         self.local = LocalSubscriptionBus(
             max_listeners=max_listeners, max_uris_per_listener=max_uris_per_listener
         )
+        self._remote_watchers: list[RemoteWatcher] = []
         self.origin = secrets.token_hex(8)
         # The outbox: changes to publish, oldest first, each once.
         self._pending: dict[tuple[str, str], None] = {}
@@ -122,11 +124,17 @@ class RedisSubscriptionBus:
     def unsubscribe(self, listener: Listener) -> None:
         self.local.unsubscribe(listener)
 
+    def watch_remote(self, watcher: RemoteWatcher) -> None:
+        if watcher not in self._remote_watchers:
+            self._remote_watchers.append(watcher)
+
     def resync(self) -> None:
         """Tell every listener of this process that everything it asked for changed."""
         self.resyncs += 1
         for listener in self.local.all_listeners():
             listener.resync()
+        for watcher in self._remote_watchers:
+            watcher(None)
 
     # ------------------------------------------------------------------ the actors
 
@@ -187,9 +195,14 @@ class RedisSubscriptionBus:
         if kind == "resync":
             self.resync()
         elif kind == "updated":
-            self.local.publish(("updated", what))
+            self._from_elsewhere(("updated", what))
         elif kind == "list_changed" and what in _LIST_KINDS:
-            self.local.publish(("list_changed", what))  # type: ignore[arg-type]
+            self._from_elsewhere(("list_changed", what))  # type: ignore[arg-type]
+
+    def _from_elsewhere(self, change: Change) -> None:
+        self.local.publish(change)
+        for watcher in self._remote_watchers:
+            watcher(change)
 
 
 @asynccontextmanager

@@ -20,8 +20,8 @@ memory is bounded by the three kinds plus the URIs it subscribed to (at most
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
-from typing import Final, Literal, Protocol, TypeAlias
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Final, Literal, Protocol, TypeAlias, runtime_checkable
 
 import trio
 
@@ -32,6 +32,8 @@ __all__ = [
     "ListKind",
     "Listener",
     "LocalSubscriptionBus",
+    "RemoteWatcher",
+    "SharedSubscriptionBus",
     "SubscriptionBus",
     "TooManyListeners",
 ]
@@ -112,6 +114,21 @@ class SubscriptionBus(Protocol):
 
     def unsubscribe(self, listener: Listener) -> None:
         """Forget ``listener`` (it gets nothing more)."""
+
+
+#: Told each change another worker published (``None``: changes may have been lost, so
+#: everything may have changed).
+RemoteWatcher: TypeAlias = Callable[["Change | None"], None]
+
+
+@runtime_checkable
+class SharedSubscriptionBus(SubscriptionBus, Protocol):
+    """A bus shared with other workers, which can say what they changed: the server tells its
+    handshake-era sessions (resource subscriptions, list-changed notifications), which listen
+    on no bus of their own."""
+
+    def watch_remote(self, watcher: RemoteWatcher) -> None:
+        """Call ``watcher`` (it must not block) with every change another worker publishes."""
 
 
 class LocalSubscriptionBus:

@@ -118,14 +118,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         nargs="+",
         choices=("stateless", "handshake"),
         default=["stateless"],
-        help="with --scale-out: stateless-era calls (default), and/or calls on one "
-        "handshake-era session shared by every connection",
+        help="with --scale-out: stateless-era calls (default), and/or calls on 32 "
+        "handshake-era sessions (one per connection, spread over the workers)",
+    )
+    parser.add_argument(
+        "--scale-out-stores",
+        nargs="+",
+        choices=("memory", "redis"),
+        default=["memory", "redis"],
+        help="with --scale-out: each worker's own stores, and/or the Redis ones shared through "
+        "--redis (default: both; without --redis the benchmark starts a redis-server)",
     )
     parser.add_argument(
         "--redis",
         metavar="URL",
         default=None,
-        help="with --scale-out: the Redis server given to the workers (--redis of mcptrio run)",
+        help="with --scale-out: the Redis server of the redis stores (--redis of mcptrio run)",
     )
     parser.add_argument("--libs", nargs="+", choices=LIBS, default=None)
     parser.add_argument("--transports", nargs="+", choices=TRANSPORTS, default=None)
@@ -261,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             duration=args.duration,
             warmup=args.warmup,
             eras=args.scale_out_eras,
+            stores=args.scale_out_stores,
             redis_url=args.redis,
             out_dir=output_dir(args),
         )

@@ -9,12 +9,19 @@ Two eras (``--scale-out-eras``):
 
 - ``stateless`` (the default): every call a 2026-07-28 POST standing alone (``stateless.lua``),
   so any worker answers any call: the figure of scale-out itself.
-- ``handshake``: one session opened from Python, its calls made by the 32 wrk connections
-  (``calls.lua``, as the matrix's ``x32``). The kernel hands each connection to a worker, so with
-  2 workers some connections reach a worker that does not own the session: without the shared
-  session directory (``--redis URL``, passed to the server) those calls are answered 404 and the
-  run reports them as bad answers, with the first one, next to the calls that did succeed. Nothing
-  is hidden: a run with bad answers says so in its row.
+- ``handshake``: 32 sessions opened from Python, each on a connection of its own (so the kernel
+  spreads them, and their owners, over the workers), then one wrk connection (and thread) per
+  session (``calls.lua``). The kernel hands each wrk connection to a worker too, so with 2
+  workers about half the calls reach a worker that does not own their session: with the Redis
+  stores they are forwarded to the owner (the session relay); with the in-memory ones they are
+  answered 404, and the run reports them as bad answers, with the first one, next to the calls
+  that did succeed. Nothing is hidden: a run with bad answers says so in its row.
+
+Two kinds of stores (``--scale-out-stores``): ``memory`` (each worker its own, the default of
+``mcptrio run``) and ``redis`` (``--redis URL`` given to every worker: the Redis stores and the
+session directory; the URL of ``--redis``, else a ``redis-server`` the benchmark starts). The
+section ends with what an SSE event costs in the Redis event store against the in-memory one
+(:mod:`.event_store_cost`).
 
 Each measured window follows a warm-up of the same wrk run (so every worker is warm, not only the
 one a Python client would reach). wrk runs on the same machine: on a small one it takes a share
@@ -34,15 +41,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+import trio
+
 from . import REPO_ROOT
 from .capacity.server_process import free_port, listening
+from .event_store_cost import format_markdown as event_store_markdown
+from .event_store_cost import measure_both as measure_event_stores
 from .http import wrk
 from .http.client import Session, SessionError, StatelessCaller
 from .http.runner import process_cpu_seconds
+from .redis_server import RedisMissing, own_redis
 
 #: The bench server, as a module (it imports its package's fixtures), run from the repository.
 SERVER = "benchmarks.servers.mcptrio_server:build_server"
@@ -50,6 +62,7 @@ WORKLOAD = "call"
 CONNECTIONS = 32
 WORKER_COUNTS = (1, 2)
 ERAS = ("stateless", "handshake")
+STORES = ("memory", "redis")
 JSON = "application/json"
 #: Seconds a server has to print its ``Serving`` line, and to stop after SIGTERM.
 START_TIMEOUT_S = 60.0
@@ -152,20 +165,24 @@ def measure(port: int, pids: list[int], era: str, duration: float, warmup: float
         before = _cpu_seconds(pids)
         summary = run(duration).summary
         return _figures(summary, _cpu_seconds(pids) - before)
-    session = Session(port)
+    sessions = [Session(port) for _ in range(CONNECTIONS)]
     try:
-        session.open()
-        session.call(WORKLOAD)
+        for session in sessions:
+            session.open()
+            session.call(WORKLOAD)
+            # wrk's connections go wherever the kernel sends them, not where this one went.
+            session.connection.close()
 
         def run_calls(window: float) -> wrk.WrkResult:
             return wrk.run_calls(
                 port,
                 CONNECTIONS,
                 window,
-                session_id=session.session_id,
-                protocol_version=session.protocol_version,
+                session_id=",".join(session.session_id for session in sessions),
+                protocol_version=sessions[0].protocol_version,
                 workload=WORKLOAD,
                 content_type=JSON,
+                threads=CONNECTIONS,
             )
 
         if warmup > 0:
@@ -173,10 +190,18 @@ def measure(port: int, pids: list[int], era: str, duration: float, warmup: float
         before = _cpu_seconds(pids)
         summary = run_calls(duration).summary
         figures = _figures(summary, _cpu_seconds(pids) - before)
-        session.delete()
+        figures["session_owners"] = len({_owner(session.session_id) for session in sessions})
     finally:
-        session.close()
+        for session in sessions:
+            with suppress(SessionError):
+                session.delete()
+            session.close()
     return figures
+
+
+def _owner(session_id: str) -> str:
+    """The worker a session id names (the part before its first dot; see the session relay)."""
+    return session_id.partition(".")[0] if "." in session_id else ""
 
 
 def _figures(summary: dict[str, Any], cpu_s: float) -> dict[str, Any]:
@@ -201,29 +226,26 @@ def run_scale_out(
     duration: float,
     warmup: float,
     eras: list[str],
+    stores: list[str] = ["memory"],  # noqa: B006 (never mutated)
     redis_url: str | None = None,
 ) -> dict[str, Any]:
-    """Every (era, worker count) ``repeat`` times, interleaved; the runs and their medians."""
+    """Every (stores, era, worker count) ``repeat`` times, worker counts interleaved; the runs
+    and their medians. ``redis_url`` is the Redis of the ``redis`` stores."""
+    if "redis" in stores and redis_url is None:
+        raise ValueError("the redis stores need a Redis URL")
     runs: list[dict[str, Any]] = []
-    total = repeat * len(WORKER_COUNTS) * len(eras)
+    total = repeat * len(WORKER_COUNTS) * len(eras) * len(stores)
     with tempfile.TemporaryDirectory(prefix="scale-out-") as tmp:
-        for round_index in range(repeat):
-            order = WORKER_COUNTS if round_index % 2 == 0 else WORKER_COUNTS[::-1]
-            for workers in order:
-                try:
-                    with running_server(workers, redis_url, Path(tmp)) as (port, pids):
-                        for era in eras:
-                            record: dict[str, Any] = {"era": era, "workers": workers}
-                            try:
-                                record.update(measure(port, pids, era, duration, warmup))
-                            except (SessionError, wrk.WrkError, OSError) as error:
-                                record["error"] = f"{type(error).__name__}: {error}"
-                            runs.append(record)
-                            log(f"[{len(runs):>2}/{total}] {_progress(record)}")
-                except ServerFailed as error:
-                    for era in eras:
-                        runs.append({"era": era, "workers": workers, "error": str(error)})
-                        log(f"[{len(runs):>2}/{total}] {era} {workers}w: {error}")
+        for kind in stores:
+            url = redis_url if kind == "redis" else None
+            for round_index in range(repeat):
+                order = WORKER_COUNTS if round_index % 2 == 0 else WORKER_COUNTS[::-1]
+                for workers in order:
+                    for record in _runs_of_one_server(
+                        kind, url, workers, eras, duration, warmup, Path(tmp)
+                    ):
+                        runs.append(record)
+                        log(f"[{len(runs):>2}/{total}] {_progress(record)}")
     return {
         "meta": {
             "workload": WORKLOAD,
@@ -232,15 +254,38 @@ def run_scale_out(
             "duration_s": duration,
             "warmup_s": warmup,
             "cpus": os.cpu_count(),
-            "redis": redis_url is not None,
+            "stores": stores,
         },
         "runs": runs,
-        "summary": summarize(runs, eras),
+        "summary": summarize(runs, eras, stores),
     }
 
 
+def _runs_of_one_server(
+    stores: str,
+    redis_url: str | None,
+    workers: int,
+    eras: list[str],
+    duration: float,
+    warmup: float,
+    log_dir: Path,
+) -> Iterator[dict[str, Any]]:
+    try:
+        with running_server(workers, redis_url, log_dir) as (port, pids):
+            for era in eras:
+                record: dict[str, Any] = {"stores": stores, "era": era, "workers": workers}
+                try:
+                    record.update(measure(port, pids, era, duration, warmup))
+                except (SessionError, wrk.WrkError, OSError) as error:
+                    record["error"] = f"{type(error).__name__}: {error}"
+                yield record
+    except ServerFailed as error:
+        for era in eras:
+            yield {"stores": stores, "era": era, "workers": workers, "error": str(error)}
+
+
 def _progress(record: dict[str, Any]) -> str:
-    head = f"{record['era']:<9} {record['workers']}w"
+    head = f"{record.get('stores', 'memory'):<6} {record['era']:<9} {record['workers']}w"
     if "error" in record:
         return f"{head}  error: {record['error']}"
     text = f"{head}  {record['calls_per_s']:>8,.0f} calls/s  p99 {record['p99_us'] / 1000:.1f} ms"
@@ -253,36 +298,48 @@ def _progress(record: dict[str, Any]) -> str:
     return text
 
 
-def summarize(runs: list[dict[str, Any]], eras: list[str]) -> list[dict[str, Any]]:
-    """Per era and worker count: medians of the runs that produced figures, the errors counted."""
+def summarize(
+    runs: list[dict[str, Any]],
+    eras: list[str],
+    stores: list[str] = ["memory"],  # noqa: B006 (never mutated)
+) -> list[dict[str, Any]]:
+    """Per stores, era and worker count: medians of the runs that produced figures, the errors
+    counted; the ratio is to one worker with the same stores and era."""
+    return [row for kind in stores for era in eras for row in _rows(runs, kind, era)]
+
+
+def _rows(runs: list[dict[str, Any]], stores: str, era: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for era in eras:
-        base: float | None = None
-        for workers in WORKER_COUNTS:
-            mine = [r for r in runs if r["era"] == era and r["workers"] == workers]
-            measured = [r for r in mine if "error" not in r]
-            row: dict[str, Any] = {"era": era, "workers": workers, "runs": len(mine)}
-            row["failed_runs"] = len(mine) - len(measured)
-            if measured:
-                row["calls_per_s"] = statistics.median(r["calls_per_s"] for r in measured)
-                row["p50_us"] = statistics.median(r["p50_us"] for r in measured)
-                row["p99_us"] = statistics.median(r["p99_us"] for r in measured)
-                row["server_cores"] = statistics.median(r["server_cores"] for r in measured)
-                row["calls_per_cpu_s"] = (
-                    statistics.median(
-                        r["calls"] / r["server_cpu_s"] for r in measured if r["server_cpu_s"]
-                    )
-                    if any(r["server_cpu_s"] for r in measured)
-                    else 0.0
+    base: float | None = None
+    for workers in WORKER_COUNTS:
+        mine = [
+            r
+            for r in runs
+            if r.get("stores", "memory") == stores and r["era"] == era and r["workers"] == workers
+        ]
+        measured = [r for r in mine if "error" not in r]
+        row: dict[str, Any] = {"stores": stores, "era": era, "workers": workers, "runs": len(mine)}
+        row["failed_runs"] = len(mine) - len(measured)
+        if measured:
+            row["calls_per_s"] = statistics.median(r["calls_per_s"] for r in measured)
+            row["p50_us"] = statistics.median(r["p50_us"] for r in measured)
+            row["p99_us"] = statistics.median(r["p99_us"] for r in measured)
+            row["server_cores"] = statistics.median(r["server_cores"] for r in measured)
+            row["calls_per_cpu_s"] = (
+                statistics.median(
+                    r["calls"] / r["server_cpu_s"] for r in measured if r["server_cpu_s"]
                 )
-                row["bad"] = sum(r["bad"] for r in measured)
-                row["errors"] = sum(r["socket_errors"] + r["timeouts"] for r in measured)
-                row["first_bad"] = next((r["first_bad"] for r in measured if r["first_bad"]), "")
-                if workers == WORKER_COUNTS[0]:
-                    base = row["calls_per_s"]
-                elif base:
-                    row["ratio"] = row["calls_per_s"] / base
-            rows.append(row)
+                if any(r["server_cpu_s"] for r in measured)
+                else 0.0
+            )
+            row["bad"] = sum(r["bad"] for r in measured)
+            row["errors"] = sum(r["socket_errors"] + r["timeouts"] for r in measured)
+            row["first_bad"] = next((r["first_bad"] for r in measured if r["first_bad"]), "")
+            if workers == WORKER_COUNTS[0]:
+                base = row["calls_per_s"]
+            elif base:
+                row["ratio"] = row["calls_per_s"] / base
+        rows.append(row)
     return rows
 
 
@@ -293,20 +350,21 @@ def format_markdown(results: dict[str, Any]) -> str:
         "",
         f"{meta['cpus']} CPUs (wrk runs on the same machine); {meta['repeat']} repeat(s) of "
         f"{meta['duration_s']:g} s after {meta['warmup_s']:g} s of warm-up; medians. "
-        f"Redis: {'yes' if meta['redis'] else 'no'}.",
+        "Stores: `memory` each worker its own; `redis` shared through Redis (the session relay "
+        "forwards a handshake-era call to its session's worker).",
         "",
-        "| era | workers | calls/s | 2w / 1w | p50 ms | p99 ms | server cores busy "
+        "| stores | era | workers | calls/s | 2w / 1w | p50 ms | p99 ms | server cores busy "
         "| calls per server CPU-second | bad answers | socket errors + timeouts | failed runs |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in results["summary"]:
+        head = f"| {row.get('stores', 'memory')} | {row['era']} | {row['workers']} |"
         if "calls_per_s" not in row:
-            dashes = " - |" * 8
-            lines.append(f"| {row['era']} | {row['workers']} |{dashes} {row['failed_runs']} |")
+            lines.append(f"{head}{' - |' * 8} {row['failed_runs']} |")
             continue
         ratio = f"{row['ratio']:.2f}x" if "ratio" in row else ""
         lines.append(
-            f"| {row['era']} | {row['workers']} | {row['calls_per_s']:,.0f} | {ratio} | "
+            f"{head} {row['calls_per_s']:,.0f} | {ratio} | "
             f"{row['p50_us'] / 1000:.2f} | {row['p99_us'] / 1000:.2f} | "
             f"{row['server_cores']:.2f} | {row['calls_per_cpu_s']:,.0f} | {row['bad']} | "
             f"{row['errors']} | {row['failed_runs']} |"
@@ -314,7 +372,13 @@ def format_markdown(results: dict[str, Any]) -> str:
     firsts = [row for row in results["summary"] if row.get("first_bad")]
     if firsts:
         lines += ["", "First bad answer of each row that had any:", ""]
-        lines += [f"- {row['era']} {row['workers']}w: `{row['first_bad'][:200]}`" for row in firsts]
+        lines += [
+            f"- {row.get('stores', 'memory')} {row['era']} {row['workers']}w: "
+            f"`{row['first_bad'][:200]}`"
+            for row in firsts
+        ]
+    if "event_store" in results:
+        lines += ["", event_store_markdown(results["event_store"]).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
@@ -324,18 +388,35 @@ def main(
     duration: float,
     warmup: float,
     eras: list[str],
+    stores: list[str],
     redis_url: str | None,
     out_dir: Path,
 ) -> int:
     """Run, write ``results.json`` and ``results.md`` to ``out_dir``, print the table; 1 if a
-    run produced no figure."""
+    run produced no figure. The ``redis`` stores use ``redis_url``, else a redis-server of the
+    benchmark's own (none on the machine: said, and only the ``memory`` rows run)."""
     log(
-        f"scale-out: {', '.join(eras)}; 1 and 2 workers; {repeat} repeat(s) of "
-        f"{warmup:g} s warm-up + {duration:g} s"
+        f"scale-out: {', '.join(eras)}; stores {', '.join(stores)}; 1 and 2 workers; "
+        f"{repeat} repeat(s) of {warmup:g} s warm-up + {duration:g} s"
     )
-    results = run_scale_out(
-        repeat=repeat, duration=duration, warmup=warmup, eras=eras, redis_url=redis_url
-    )
+    with ExitStack() as stack:
+        if "redis" in stores and redis_url is None:
+            try:
+                redis_url = stack.enter_context(own_redis())
+            except RedisMissing as error:
+                log(f"scale-out: {error}; the memory stores only")
+                stores = [kind for kind in stores if kind != "redis"]
+        results = run_scale_out(
+            repeat=repeat,
+            duration=duration,
+            warmup=warmup,
+            eras=eras,
+            stores=stores,
+            redis_url=redis_url,
+        )
+        if redis_url is not None:
+            log("scale-out: the SSE event store's cost per event")
+            results["event_store"] = trio.run(measure_event_stores, redis_url)
     out_dir.mkdir(parents=True, exist_ok=True)
     table = format_markdown(results)
     (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

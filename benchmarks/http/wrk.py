@@ -161,10 +161,12 @@ def run_calls(
     protocol_version: str,
     workload: str,
     content_type: str,
+    threads: int = 1,
 ) -> WrkResult:
-    """``connections`` connections on one wrk thread, calling ``workload`` on one session."""
+    """``connections`` connections on ``threads`` wrk threads, calling ``workload`` on one
+    session, or (``session_id`` several ids, comma-separated) thread K on the Kth."""
     args = [session_id, protocol_version, *_workload_args(workload, content_type)]
-    return _run(CALLS_SCRIPT, 1, connections, window, port, args)
+    return _run(CALLS_SCRIPT, threads, connections, window, port, args)
 
 
 def run_sessions(port: int, window: float, *, workload: str, content_type: str) -> WrkResult:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from redis_servers import RedisServer
 
 from benchmarks.__main__ import parse_args
 from benchmarks.http.wrk import WRK
@@ -54,14 +55,14 @@ def test_the_ratio_is_of_medians_and_bad_answers_are_reported() -> None:
                 "duration_s": 3.0,
                 "warmup_s": 1.0,
                 "cpus": 2,
-                "redis": False,
+                "stores": ["memory"],
             },
             "runs": runs,
             "summary": rows,
         }
     )
-    assert "| stateless | 2 | 8,500 | 1.70x |" in table
-    assert "- handshake 2w: `status 404: Session not found`" in table
+    assert "| memory | stateless | 2 | 8,500 | 1.70x |" in table
+    assert "- memory handshake 2w: `status 404: Session not found`" in table
 
 
 def test_scale_out_has_its_own_defaults_and_output_folder() -> None:
@@ -69,20 +70,33 @@ def test_scale_out_has_its_own_defaults_and_output_folder() -> None:
     assert (args.duration, args.warmup, args.scale_out_eras) == (3.0, 1.0, ["stateless"])
     quick = parse_args(["--scale-out", "--quick", "--scale-out-eras", "stateless", "handshake"])
     assert quick.duration < 1 and quick.scale_out_eras == ["stateless", "handshake"]
+    assert args.scale_out_stores == ["memory", "redis"]
 
 
-def test_a_quick_run_measures_both_worker_counts_and_both_eras() -> None:
+def test_a_quick_run_measures_both_worker_counts_both_eras_and_both_stores(
+    redis_server: RedisServer,
+) -> None:
     if shutil.which(WRK) is None:
         pytest.fail(f"wrk not found ({WRK}): the benchmark needs it (apt-get install wrk)")
-    results = run_scale_out(repeat=1, duration=0.2, warmup=0.05, eras=["stateless", "handshake"])
-    measured = {(r["era"], r["workers"]): r for r in results["runs"]}
-    assert set(measured) == {(e, w) for e in ("stateless", "handshake") for w in (1, 2)}
+    eras = ["stateless", "handshake"]
+    results = run_scale_out(
+        repeat=1,
+        duration=0.2,
+        warmup=0.05,
+        eras=eras,
+        stores=["memory", "redis"],
+        redis_url=redis_server.url,
+    )
+    measured = {(r["stores"], r["era"], r["workers"]): r for r in results["runs"]}
+    assert set(measured) == {(s, e, w) for s in ("memory", "redis") for e in eras for w in (1, 2)}
     for key, record in measured.items():
         assert "error" not in record, (key, record)
         assert record["calls"] > 0
-    for workers in (1, 2):
-        assert measured["stateless", workers]["bad"] == 0
-    assert measured["handshake", 1]["bad"] == 0
+    for key, record in measured.items():
+        if key != ("memory", "handshake", 2):
+            # With the Redis stores, the calls that reach the other worker are forwarded.
+            assert record["bad"] == 0, (key, record["first_bad"])
     # Without forwarding, the connections that reach the other worker fail, and say so.
-    if measured["handshake", 2]["bad"]:
-        assert "404" in measured["handshake", 2]["first_bad"]
+    if measured["memory", "handshake", 2]["bad"]:
+        assert "404" in measured["memory", "handshake", 2]["first_bad"]
+    assert measured["redis", "handshake", 2]["session_owners"] == 2

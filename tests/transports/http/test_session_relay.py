@@ -126,6 +126,42 @@ async def test_a_session_of_a_stopped_worker_is_not_found_elsewhere(redis_url: s
             assert second.app.relay is not None and second.app.relay.forwarded == 1
 
 
+async def test_a_stateless_request_is_served_where_it_lands_whatever_session_id_it_carries(
+    redis_url: str,
+) -> None:
+    with trio.fail_after(30):
+        async with open_workers(relay_server, redis_url) as workers:
+            first, second = workers.workers
+            session_id = await _open_session(first.port)
+            first.stop()
+            headers = [
+                *_json_headers(),
+                ("mcp-session-id", session_id),
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "step"),
+            ]
+            async with open_test_connection(f"http://127.0.0.1:{second.port}") as conn:
+                response = await conn.request(
+                    "POST", "/mcp", headers=headers, body=_stateless_call("step", {"n": 1})
+                )
+    assert response.status == 200, response
+    assert response.json()["result"]["content"][0]["text"] == "done 1"
+    assert second.app.relay is not None and second.app.relay.forwarded == 0
+
+
+def _stateless_call(name: str, arguments: dict[str, Any]) -> bytes:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    }
+    params = {"name": name, "arguments": arguments, "_meta": meta}
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+    ).encode()
+
+
 def _initialize() -> bytes:
     return (
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'

@@ -48,6 +48,7 @@ from .responses import SESSION_HEADER, send_error
 from .security import HttpSecurity, Principal, Refusal, current_principal
 from .session_registry import SessionRegistry
 from .sse_stream import KEEP_ALIVE_INTERVAL
+from .stateless_era import is_stateless_revision
 from .streamable import StreamableHttpEndpoint
 
 __all__ = ["McpHttpApp"]
@@ -183,7 +184,7 @@ class McpHttpApp:
             await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)
             return
         relay = self.relay
-        if relay is not None:
+        if relay is not None and not _names_stateless_revision(request):
             owner = relay.owner_elsewhere(self._session_id(request))
             if owner is not None:
                 await relay.forward(owner, request, responder, self.security.max_body_size)
@@ -265,3 +266,10 @@ class McpHttpApp:
             )
         finally:
             current_principal.reset(token)
+
+
+def _names_stateless_revision(request: HttpRequest) -> bool:
+    """Whether ``request`` says it speaks a 2026-07-28-era revision: then it stands alone (a
+    session id it carries is ignored) and is served here, never forwarded."""
+    version = header(request.headers, b"mcp-protocol-version")
+    return version is not None and is_stateless_revision(version.decode("latin-1"))

@@ -73,6 +73,8 @@ class WorkerSetup:
     worker_id: str
     grace: float
     redis_url: str | None
+    #: Whether the worker listens on a socket of its own beside ``listening`` (SO_REUSEPORT).
+    reuse_port: bool = False
 
 
 def take_worker_setup() -> WorkerSetup | None:
@@ -86,11 +88,12 @@ def take_worker_setup() -> WorkerSetup | None:
         return None
     listening = socket.socket(fileno=int(listen_fd))
     return WorkerSetup(
-        listening=listen_beside(listening) if reuse_port else listening,
+        listening=listening,
         supervisor=socket.socket(fileno=int(supervisor_fd)),
         worker_id=os.environ.get(WORKER_ID_ENV, ""),
         grace=float(os.environ.get(GRACE_ENV, "10")),
         redis_url=os.environ.get(REDIS_URL_ENV) or None,
+        reuse_port=bool(reuse_port),
     )
 
 
@@ -106,12 +109,16 @@ async def serve_worker(
     from ..transports.http.endpoints.app import McpHttpApp
     from ..transports.http.serve import serve_http
 
-    listener = trio.SocketListener(trio.socket.from_stdlib_socket(setup.listening))
     link = trio.SocketStream(trio.socket.from_stdlib_socket(setup.supervisor))
     stop = trio.Event()
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with link, _scale_out(server, setup.redis_url) as options:
             app = McpHttpApp(server, path=path, **options)
+            # A queue of its own joins the port's only now that the worker can serve: opened
+            # earlier, the connections the kernel hands it while it connects to Redis would
+            # wait (and be reset if it failed to start).
+            listening = listen_beside(setup.listening) if setup.reuse_port else setup.listening
+            listener = trio.SocketListener(trio.socket.from_stdlib_socket(listening))
             async with trio.open_nursery() as nursery:
                 await nursery.start(
                     partial(serve_http, app, parser=parser, listeners=[listener], shutdown=stop)

@@ -26,6 +26,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         ├── RequestTimeout                an outgoing request ran out of time
         ├── CapabilityNotNegotiated       sending this would use an un-negotiated feature
         ├── StoreUnavailable              [stores] Redis failed or did not answer in time
+        │   └── DirectoryUnavailable      [stores] the session directory cannot forward now
         ├── ConfigError                   [gateway] a bad gateway config; also a ValueError
         ├── LifespanError                 [server] the server's lifespan failed to start
         ├── SkillsError                   [server] a skills folder cannot be published; a ValueError
@@ -77,6 +78,7 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── SessionLimitReached               [transports.http] max_sessions are live (503)
     ├── EndpointNotRunning                [transports.http] the endpoint's run() is not on (503)
     ├── SessionBusy                       [runtime] max_in_flight run, max_waiting wait (503)
+    ├── RelayedExchangeFailed             [transports.http] a forwarded answer broke midway
     ├── TaskLimitReached                  [stores] an owner has all the unfinished tasks it may
     ├── TaskStoreFull                     [stores] the task store is full of unfinished tasks
     ├── TooManyListeners                  [stores] the subscription bus has all the listeners it may

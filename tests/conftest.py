@@ -25,25 +25,24 @@ from mcptrio.transports.memory import memory_transport_pair
 # other test sees it go. Without redis-server (or valkey-server, named by
 # ``MCPTRIO_REDIS_SERVER``) the Redis tests skip, unless ``MCPTRIO_REQUIRE_INTEROP=1`` (set by
 # ``.ci/run``) makes that a failure.
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
+def _running_redis() -> Iterator[RedisServer]:
     server = RedisServer(executable())
     server.start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    yield from _running_redis()
 
 
 @pytest.fixture
 def own_redis_server() -> Iterator[RedisServer]:
     """A Redis of the test's own, for tests that stop or restart it."""
-    server = RedisServer(executable())
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _running_redis()
 
 
 @pytest.fixture(autouse=True)

@@ -68,6 +68,7 @@ from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from ..runtime.transport import Transport
 from ..tasks import TaskSupervisor
+from .changes import ChangeMethods
 from .completion import CompletionEngine
 from .composition import Change, CompositionMethods
 from .context import Context, RequestHook
@@ -84,7 +85,6 @@ from .method_handlers import MethodHandlers
 from .middleware import Call, CallNext, Middleware, MiddlewareChains, notify_through
 from .prompts import PromptOptions, RegisteredPrompt, make_prompt
 from .registry import Registry, decorator
-from .remote_changes import RemoteChangeMethods
 from .request_state import RequestStateKey
 from .resources import (
     RegisteredResource,
@@ -113,7 +113,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _NO_SCOPES: frozenset[str] = frozenset()
 
 
-class Server(CompositionMethods, ServingMethods, RemoteChangeMethods):
+class Server(CompositionMethods, ServingMethods, ChangeMethods):
     """An MCP server: tools, resources, prompts and completions, served over any transport.
 
     ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
@@ -369,18 +369,6 @@ class Server(CompositionMethods, ServingMethods, RemoteChangeMethods):
             self.skills.add_folder(path, prefix)
         return self.skills
 
-    def notify_resource_updated(self, uri: str) -> int:
-        """Tell every session subscribed to ``uri`` that it changed; returns how many.
-
-        Never blocks: each subscription is an actor with a queue of one, and an update that
-        finds one already pending is merged into it (see :mod:`.session_state`).
-        """
-        if self._from_thread(self.notify_resource_updated, uri):
-            return 0
-        self.subscriptions.publish(("updated", uri))
-        self._tell_watchers(("updated", uri))
-        return sum(state.resource_updated(uri) for state in self.session_states())
-
     # ---------------------------------------------------------------- prompts and completion
 
     @overload
@@ -509,28 +497,6 @@ class Server(CompositionMethods, ServingMethods, RemoteChangeMethods):
     def session_states(self) -> list[ServerSessionState]:
         """The state of every session of this server that is still running."""
         return [s for s in list(self._states.values()) if not s.session.is_ended]
-
-    def _from_thread(self, fn: Callable[..., object], *args: Any) -> bool:
-        """Whether this call came from a thread (a sync handler's): then ``fn`` is run in the
-        server's trio thread instead, where the notifiers live."""
-        if trio.lowlevel.in_trio_run() or self._trio_token is None:
-            return False
-        self._trio_token.run_sync_soon(fn, *args)
-        return True
-
-    def _changed(self, kind: ListKind) -> None:
-        if self._from_thread(self._changed, kind):
-            return
-        if kind == "tools":
-            self._header_params.clear()
-        self.subscriptions.publish(("list_changed", kind))
-        self._tell_watchers(("list_changed", kind))
-        for state in self.session_states():
-            state.mark_changed(kind)
-
-    def _tell_watchers(self, change: Change) -> None:
-        for watcher in tuple(self._watchers):
-            watcher(change)
 
     def _session_started(self, session: Session) -> None:
         state = self._states.get(session)

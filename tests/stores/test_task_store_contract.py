@@ -1,11 +1,13 @@
 """Every task store keeps the same contract: atomic transitions, limits per owner, bounds with
-eviction of finished records, expiry, pages, wake-ups. Run against memory and Redis."""
+eviction of finished records, expiry, pages, wake-ups. Run against memory and Redis; then what
+the in-memory store alone adds (JSON round trip, eviction under a long run)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import msgspec
 import pytest
 import trio
 import trio.testing
@@ -208,3 +210,28 @@ async def test_input_requests_and_responses_are_kept_until_the_next_transition(
         assert answered is not None and answered.input_responses == b'{"a":1}'
         working = await store.transition("t1", "working")
     assert working is not None and working.input_requests is None
+
+
+# ---------------------------------------------------------------- the in-memory store alone
+
+
+async def test_records_are_plain_values_that_round_trip_through_json() -> None:
+    store = MemoryTaskStore()
+    created = await store.create(record("t1"))
+    done = await store.transition("t1", "completed", result=b'{"content":[]}')
+    assert done is not None
+    again = msgspec.json.decode(msgspec.json.encode(done), type=TaskRecord)
+    assert again == done
+    assert created.version == 1 and done.version == 2
+
+
+async def test_a_full_store_keeps_taking_tasks_by_evicting_the_finished_nearest_expiry() -> None:
+    store = MemoryTaskStore(max_tasks=100)
+    for i in range(300):
+        await store.create(record(f"t{i}", ttl_ms=None if i == 0 else 10_000 + i))
+        await store.transition(f"t{i}", "completed", result=b"{}")
+    assert len(store) == 100
+    # The unlimited one goes last; the others went nearest expiry first.
+    assert await store.get("t0") is not None
+    assert await store.get("t200") is None and await store.get("t201") is not None
+    assert len(store._finished) <= 2 * 100 + 64

@@ -6,6 +6,12 @@ goes through its :class:`Outbox`, in order:
 - **Straight to the transport** when the transport takes frames without waiting
   (:class:`~mcptrio.runtime.transport.SupportsSendNowait`) and nothing is queued ahead: no hop
   through the writer task, which is most of the cost of a small in-memory call's answer.
+- **Carried by the requesting task** (:meth:`Outbox.exchange`) for a request, when the
+  transport can send it and deliver its answer in the caller's task
+  (:class:`~mcptrio.runtime.transport.SupportsExchange`: an HTTP client's POST) and nothing is
+  queued ahead: the POST runs in the task that waits for its answer, not in a task of its own
+  started for it. Measured through a gateway to an HTTP upstream: 10% fewer instructions per
+  forwarded call.
 - **Else into the buffer** (``send_buffer`` frames, 256 by default, and ``send_buffer_bytes``
   bytes, 8 MiB by default), which the writer task drains, writing whatever has gathered (up to
   64 frames) in one ``Transport.send``. The byte budget is checked before a frame goes in, so a
@@ -32,7 +38,7 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from ..protocol.errors import ConnectionClosed
-from .transport import Outgoing, SupportsSendNowait, Transport
+from .transport import Outgoing, SupportsExchange, SupportsSendNowait, Transport
 
 __all__ = ["Outbox"]
 
@@ -49,6 +55,7 @@ class Outbox:
         "_closed",
         "_direct",
         "_drain",
+        "_exchange",
         "_nursery",
         "_on_broken",
         "_queued",
@@ -74,6 +81,7 @@ class Outbox:
         self._room: trio.lowlevel.ParkingLot | None = None
         self._room_waiters = 0
         self._direct = transport.send_nowait if isinstance(transport, SupportsSendNowait) else None
+        self._exchange = transport.exchange if isinstance(transport, SupportsExchange) else None
         # Frames handed to the writer and not yet written: the direct path may only be taken
         # when this is zero, or it would overtake them.
         self._queued = 0
@@ -107,6 +115,14 @@ class Outbox:
     def buffered_bytes(self) -> int:
         """Bytes of the frames in the buffer, or taken by the writer and not yet written."""
         return self._bytes
+
+    async def exchange(self, request: Outgoing) -> bool:
+        """Have the transport send ``request`` and deliver its answer in this task, when it
+        can and nothing is queued ahead; ``False`` (nothing sent, no checkpoint) otherwise."""
+        exchange = self._exchange
+        if exchange is None or self._queued or self._closed:
+            return False
+        return await exchange(request)
 
     def put_nowait(self, outgoing: Outgoing) -> bool:
         """Take ``outgoing`` without waiting or checkpointing; ``False`` if the buffer is full

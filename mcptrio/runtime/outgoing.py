@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import trio
 
 from ..protocol.base import Result
 from ..protocol.errors import McpError
 from .parking import ParkingSpot
+
+if TYPE_CHECKING:
+    from .outbox import Outbox
+    from .transport import Outgoing
 
 __all__ = ["PendingRequest", "ProgressCallback", "RequestOptions"]
 
@@ -91,20 +95,33 @@ class PendingRequest(ParkingSpot):
         if self.timeout is not None and self.scope is not None:
             self.scope.deadline = min(trio.current_time() + self.timeout, self.hard_deadline)
 
-    async def wait(self) -> Any:
-        """Wait for the answer within the request's deadline (the caller handles expiry)."""
-        # Cancelled (or timed out) while parked, the caller stops waiting: an answer arriving
-        # later wakes no one.
-        if self._done:
-            await trio.lowlevel.checkpoint()
-        elif self.scope is None:
-            await self.park()
+    async def send_and_wait(self, outbox: Outbox, request: Outgoing) -> Any:
+        """Send ``request`` through ``outbox`` and wait for the answer, both within the
+        request's deadline (the caller handles expiry)."""
+        scope = self.scope
+        if scope is None:
+            await self._send_and_park(outbox, request)
         else:
-            with self.scope:
-                await self.park()
+            with scope:
+                await self._send_and_park(outbox, request)
         if self.error is not None:
             raise self.error
         return self.result
+
+    async def _send_and_park(self, outbox: Outbox, request: Outgoing) -> None:
+        # Cancelled (or timed out) while parked, the caller stops waiting: an answer arriving
+        # later wakes no one.
+        if await outbox.exchange(request):
+            # The exchange checkpointed, and it usually delivered the answer as well.
+            if not self._done:
+                await self.park()
+            return
+        if not outbox.put_nowait(request):
+            await outbox.put(request)
+        if self._done:
+            await trio.lowlevel.checkpoint()
+        else:
+            await self.park()
 
     @property
     def answered(self) -> bool:

@@ -348,8 +348,8 @@ class Session:
     ) -> ResultT:
         """Send ``request`` and wait for its result.
 
-        ``timeout`` bounds the wait and restarts on each progress notification for this request,
-        up to ``max_total_timeout`` overall. On timeout the peer is sent
+        ``timeout`` bounds sending and waiting, and restarts on each progress notification for
+        this request, up to ``max_total_timeout`` overall. On timeout the peer is sent
         ``notifications/cancelled`` and :class:`RequestTimeout` is raised. If the caller's own
         scope is cancelled, the peer is sent ``notifications/cancelled`` and ``Cancelled``
         propagates. Errors from the peer are raised as the matching :class:`McpError`.
@@ -370,10 +370,7 @@ class Session:
         if on_id is not None:
             on_id(rid)
         try:
-            outgoing = Outgoing(data, related)
-            if not self._outbox.put_nowait(outgoing):
-                await self._outbox.put(outgoing)
-            result: ResultT = await pending.wait()
+            result: ResultT = await pending.send_and_wait(self._outbox, Outgoing(data, related))
         except trio.Cancelled:
             # The spec forbids cancelling initialize; every other request is called off.
             reason = None if request.METHOD == "initialize" else "The request was cancelled"

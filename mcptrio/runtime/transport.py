@@ -112,6 +112,21 @@ class SupportsSendNowait(Transport, Protocol):
         ...
 
 
+@runtime_checkable
+class SupportsExchange(Transport, Protocol):
+    """A transport that can carry one request and its answer in the requesting task."""
+
+    async def exchange(self, frame: Outgoing) -> bool:
+        """Send the request ``frame`` and deliver what answers it, in the calling task (an HTTP
+        client's POST and its response); ``False``, without sending or checkpointing, when it
+        cannot at the moment, and the session then sends it through its outbox.
+
+        Cancelling the caller stops the exchange as the transport's own way of calling off a
+        request would; the session still tells the peer as for any cancelled request.
+        """
+        ...
+
+
 class SessionFactory(Protocol):
     """Makes the session of each connection a server accepts: a :class:`mcptrio.Server` is one.
 

@@ -1,8 +1,8 @@
 """How the HTTP client transports run their POSTs: each in a task, a bounded number at once.
 
 ``send`` must not wait for a response (a slow one would hold up the session's writer), so both
-HTTP client transports POST every outgoing frame from a task of their own nursery, under two
-rules:
+HTTP client transports POST every outgoing frame from a task of their own nursery (but for a
+request whose own task carries it, see :meth:`PostScheduler.hold_nowait`), under two rules:
 
 - backpressure: at most ``max_concurrent_posts`` POSTs run at once, and
   :meth:`PostScheduler.schedule` waits for a free slot beyond that
@@ -66,6 +66,24 @@ class PostScheduler:
             return False
         self._start(data, info)
         return True
+
+    def hold_nowait(self) -> bool:
+        """Take a slot for a POST its caller runs itself, without waiting or checkpointing:
+        ``False`` when none is free, the transport closed, or the frames scheduled so far wait
+        for ``notifications/initialized`` (a POST run now would overtake them). The caller
+        gives the slot back with :meth:`release`."""
+        gate = self._gate
+        if self._nursery.cancel_scope.cancel_called or (gate is not None and not gate.is_set()):
+            return False
+        try:
+            self._slots.acquire_nowait()
+        except trio.WouldBlock:
+            return False
+        return True
+
+    def release(self) -> None:
+        """Give back a slot taken with :meth:`hold_nowait`."""
+        self._slots.release()
 
     def _start(self, data: bytes, info: OutgoingInfo) -> None:
         wait_for = self._gate

@@ -79,6 +79,7 @@ from .messages import (
     OutgoingInfo,
     initialize_revision,
     peek_incoming,
+    peek_outgoing,
 )
 from .reissue import REISSUE_LIMIT, answered_as, renumbered
 from .resources import open_client_resources
@@ -98,6 +99,9 @@ __all__ = [
 log = logging.getLogger("mcptrio.transports.http.client.streamable")
 
 # How much of an error body is read to explain the error.
+
+# How many cut stateless-era requests are remembered until their cancellation notice.
+_CUT_LIMIT = 64
 
 # How long the frames after ``notifications/initialized`` wait for the server to answer the GET
 # of the standalone stream: long enough for any live server, short enough that one holding
@@ -146,12 +150,19 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         #: The session responses are handed to directly (see :meth:`deliver_to`), if any.
         self._session: Session | None = None
         self._streams: dict[RequestId, FollowedStream] = {}
+        #: Stateless-era requests whose caller gave up during the POST it carried (see
+        #: :meth:`exchange`): closing the stream was the cancellation, so the session's
+        #: ``notifications/cancelled`` for them is not sent. Bounded (oldest dropped): an entry
+        #: lives only until that notice, which the session sends at once.
+        self._cut: dict[RequestId, None] = {}
 
     # ------------------------------------------------------------ Transport
 
     async def send(self, frames: Sequence[Outgoing]) -> None:
         """Start one POST per frame; waits only for a free POST slot."""
         for frame in frames:
+            if self._cut and self._was_cut(frame):
+                continue
             info = await self._schedule(frame)
             # The POST task has not run yet (no checkpoint since it started): this comes first.
             self._renewal.remember(frame.data, info)
@@ -167,6 +178,8 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
     def send_nowait(self, frame: Outgoing) -> bool:
         """Start the POST of ``frame`` if a POST slot is free (the session's direct path,
         which skips its writer task); ``False`` otherwise, and nothing was started."""
+        if self._cut and self._was_cut(frame):
+            return True
         info = self._schedule_nowait(frame)
         if info is None:
             return False
@@ -175,9 +188,38 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             self._abandon(info.cancels)
         return True
 
+    async def exchange(self, frame: Outgoing) -> bool:
+        """POST the request ``frame`` in the calling task and deliver what its response brings
+        (the session's path for a request: no task started for the POST, no hand-off of the
+        answer to the waiting task). ``False``, without sending or checkpointing, when no POST
+        slot is free, the frames scheduled so far wait for ``notifications/initialized``, or
+        the frame is an ``initialize`` or the first stateless-era request (whose outcome picks
+        the transport): the session then sends it the usual way.
+
+        Cancelling the caller closes the POST's connection: for a stateless-era request that
+        is the cancellation itself, and the session's ``notifications/cancelled`` for it is
+        not sent (see :meth:`_was_cut`); closing the transport cancels every exchange.
+        """
+        if self._closed or self._on_initialize_outcome is not None:
+            return False
+        info = peek_outgoing(frame.data)
+        if len(info.request_ids) != 1 or info.method == "initialize":
+            return False
+        if not self._posts.hold_nowait():
+            return False
+        self._renewal.remember(frame.data, info)
+        try:
+            await self._post(frame.data, info, may_renew=True)
+        finally:
+            self._posts.release()
+        return True
+
     async def aclose(self) -> None:
         """Stop every POST and stream, and end the server session with DELETE."""
         session_id = self.session_id
+        # The POSTs that requesting tasks carry (see exchange) run outside the nursery.
+        for stream in self._streams.values():
+            stream.scope.cancel()
         if not self._stop() or session_id is None:
             await trio.lowlevel.checkpoint()
             return
@@ -302,6 +344,11 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
                 await self._resume(stream)
             elif stream.pending:
                 stream.fail("The server ended the response stream without answering")
+        except BaseException:
+            if stream.stateless and not self._closed:
+                # The caller of an exchange was cancelled: its stream closes as this unwinds.
+                self._remember_cut(stream)
+            raise
         finally:
             if first:
                 # Whatever happened (an answer, a failure, a cancelled probe), the first POST's
@@ -472,6 +519,18 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             stream.pending.discard(rid)
             if not stream.pending:
                 stream.scope.cancel()
+
+    def _was_cut(self, frame: Outgoing) -> bool:
+        """Whether ``frame`` is the cancellation notice of a cut request (then forgotten)."""
+        cancels = peek_outgoing(frame.data).cancels
+        return cancels is not None and self._cut.pop(cancels, False) is None
+
+    def _remember_cut(self, stream: FollowedStream) -> None:
+        for rid in (*stream.pending, stream.original_id):
+            if rid is not None:
+                self._cut[rid] = None
+        while len(self._cut) > _CUT_LIMIT:
+            del self._cut[next(iter(self._cut))]
 
     async def _fail_now(self, stream: FollowedStream) -> None:
         if not self._closed:

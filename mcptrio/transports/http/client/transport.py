@@ -130,6 +130,15 @@ class HttpClientTransport:
         inner = self.inner
         return isinstance(inner, StreamableHttpClientTransport) and inner.send_nowait(frame)
 
+    async def exchange(self, frame: Outgoing) -> bool:
+        """Carry the request ``frame`` in the calling task when the transport in use can (see
+        :meth:`StreamableHttpClientTransport.exchange`); the first frame always goes through
+        :meth:`send`, which makes the choice of transport."""
+        if not self._first_sent:
+            return False
+        inner = self.inner
+        return isinstance(inner, StreamableHttpClientTransport) and await inner.exchange(frame)
+
     async def aclose(self) -> None:
         self._decided.set()
         if self._current is not None:

@@ -11,8 +11,9 @@ It is the one HTTP client the MCP client transports use. It does exactly what th
 - TLS through ``trio.SSLStream`` with an ``ssl.SSLContext`` (``ssl.create_default_context()``
   unless given);
 - deadlines: ``connect_timeout`` covers waiting for a slot, TCP connect and the TLS handshake;
-  ``read_timeout`` applies to every single read of the response (and every write of the
-  request), so a long but lively response (an SSE stream) never times out, a silent one does.
+  ``read_timeout`` applies to writing the request and waiting for the response's first bytes
+  together, then to every single read, so a long but lively response (an SSE stream) never
+  times out, a silent one does.
 
 Theory of reuse: a server may close an idle keep-alive connection at any moment. Before reusing
 one, the pool checks whether its socket has become readable (a closed or misbehaving
@@ -482,7 +483,9 @@ async def _send(
         try:
             await stream.send_all(data)
             while reader.head is None:
-                scope.deadline = trio.current_time() + timeout
+                if got_bytes:
+                    # Per read: the first one's deadline is the scope's own.
+                    scope.deadline = trio.current_time() + timeout
                 chunk = await stream.receive_some(_READ_SIZE)
                 if not chunk:
                     if reused and not got_bytes:

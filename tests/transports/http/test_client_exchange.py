@@ -1,16 +1,19 @@
 """The Streamable HTTP client carrying a request's POST in the requesting task (the session's
 exchange path): no task started per request, the answer handed over in place, and every way a
 request ends (answered, cancelled, timed out, the transport closed, no POST slot free) as it
-was with a task per POST, in both eras, against a real mcptrio server."""
+was with a task per POST, in both eras, against a real mcptrio server; and a session renewal
+that a carried request sets off stays the transport's (a scripted server that restarts)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 import trio
+from fake_server import FakeExchange, FakeRequest, FakeServerStats, serve_fake_http
 
 import mcptrio
 from mcptrio.client import Revisions
@@ -18,7 +21,10 @@ from mcptrio.protocol.errors import ConnectionClosed, RequestTimeout
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import TextContent
 from mcptrio.transports.http.client.messages import OutgoingInfo
-from mcptrio.transports.http.client.streamable import StreamableHttpClientTransport
+from mcptrio.transports.http.client.streamable import (
+    StreamableHttpClientTransport,
+    open_streamable_http_client_transport,
+)
 from mcptrio.transports.http.client.transport import (
     HttpClientTransport,
     open_http_client_transport,
@@ -194,3 +200,111 @@ async def test_calls_beyond_the_free_post_slots_wait_for_one_and_are_all_answere
             for n in range(40):
                 calls.start_soon(add, client, n)
     assert sorted(answers, key=int) == [str(n + 1) for n in range(40)]
+
+
+class ForgetfulServer:
+    """A scripted handshake-era server that can forget its sessions (a restart), and whose
+    next ``initialize`` then takes ``slow_init`` seconds."""
+
+    def __init__(self) -> None:
+        self.stats = FakeServerStats()
+        self.sessions: set[str] = set()
+        self.made = 0
+        self.slow_init = 0.0
+        self.renewing = trio.Event()
+        self.log: list[tuple[str | None, str | None]] = []
+
+    def restart(self, slow_init: float) -> None:
+        self.sessions.clear()
+        self.slow_init = slow_init
+
+    async def __call__(self, request: FakeRequest, exchange: FakeExchange) -> None:
+        sid = request.headers.get("mcp-session-id")
+        if request.method != "POST":
+            self.log.append((request.method, sid))
+            await exchange.respond(405 if request.method == "GET" else 200)
+            return
+        message = json.loads(request.body)
+        self.log.append((message.get("method"), sid))
+        if message.get("method") == "initialize":
+            if self.slow_init:
+                self.renewing.set()
+            await trio.sleep(self.slow_init)
+            self.made += 1
+            sid = f"session-{self.made}"
+            self.sessions.add(sid)
+            head = [("content-type", "application/json"), ("mcp-session-id", sid)]
+            await exchange.respond(200, head, _result(message["id"], INIT))
+        elif sid not in self.sessions:
+            await exchange.respond(404, body=b"no such session")
+        elif "id" not in message:
+            await exchange.respond(202)
+        else:
+            result = FAKE_TOOLS if message["method"] == "tools/list" else {"content": []}
+            head = [("content-type", "application/json")]
+            await exchange.respond(200, head, _result(message["id"], result))
+
+
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "forgetful", "version": "1"},
+}
+FAKE_TOOLS = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+
+
+def _result(rid: Any, result: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
+
+
+@asynccontextmanager
+async def client_of_forgetful(
+    server: ForgetfulServer,
+) -> AsyncIterator[tuple[mcptrio.Client, StreamableHttpClientTransport]]:
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(serve_fake_http, server, server.stats)
+        async with (
+            open_streamable_http_client_transport(f"http://127.0.0.1:{port}/mcp") as transport,
+            mcptrio.open_client(transport, revisions=ERAS["handshake"]) as client,
+        ):
+            yield client, transport
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_caller_giving_up_during_a_session_renewal_leaves_the_renewal_whole() -> None:
+    server = ForgetfulServer()
+    with trio.fail_after(20):
+        async with client_of_forgetful(server) as (client, transport):
+            await client.list_tools()
+            server.restart(slow_init=1.0)
+            with pytest.raises(RequestTimeout):
+                await client.list_tools(timeout=0.3)  # a 404, then a slow renewal
+            await trio.sleep(1.5)
+            assert transport.session_id == "session-2"
+            assert (await client.list_tools()).tools
+    assert ("notifications/initialized", "session-2") in server.log
+
+
+async def test_closing_the_transport_stops_a_session_renewal_under_way() -> None:
+    server = ForgetfulServer()
+    ended: list[BaseException] = []
+
+    async def call(client: mcptrio.Client) -> None:
+        try:
+            await client.call_tool("echo", {})
+        except ConnectionClosed as exc:
+            ended.append(exc)
+
+    with trio.fail_after(20):
+        async with client_of_forgetful(server) as (client, transport):
+            await client.list_tools()
+            server.restart(slow_init=3.0)
+            async with trio.open_nursery() as calls:
+                calls.start_soon(call, client)
+                await server.renewing.wait()
+                with trio.fail_after(1):
+                    await transport.aclose()
+            await trio.sleep(4)
+    assert len(ended) == 1
+    # Nothing was sent to the session the renewal would have made.
+    assert [entry for entry in server.log if entry[1] == "session-2"] == []

@@ -209,7 +209,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             return False
         self._renewal.remember(frame.data, info)
         try:
-            await self._post(frame.data, info, may_renew=True)
+            await self._post(frame.data, info, may_renew=True, carried=True)
         finally:
             self._posts.release()
         return True
@@ -274,6 +274,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         *,
         may_renew: bool,
         reissue: FollowedStream | None = None,
+        carried: bool = False,
     ) -> None:
         is_initialize = info.method == "initialize"
         stream = FollowedStream(pending=set(info.request_ids))
@@ -332,6 +333,16 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             if stream.scope.cancelled_caught:
                 return
             if status == 404 and sent_session is not None and may_renew and not is_initialize:
+                if carried:
+                    # Renewing the session is the transport's work, not the caller's: one that
+                    # gives up must not leave the transport half-renewed, and closing the
+                    # transport must stop it. The caller waits for the answer as usual.
+                    stream.pending.clear()
+                    if not self._closed:
+                        self._nursery.start_soon(
+                            self._post_again_after_404, data, info, sent_session, stream
+                        )
+                    return
                 await self._post_again_after_404(data, info, sent_session, stream)
                 return
             if not 200 <= status < 300:
@@ -344,8 +355,8 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
                 await self._resume(stream)
             elif stream.pending:
                 stream.fail("The server ended the response stream without answering")
-        except BaseException:
-            if stream.stateless and not self._closed:
+        except trio.Cancelled:
+            if carried and stream.stateless and not self._closed:
                 # The caller of an exchange was cancelled: its stream closes as this unwinds.
                 self._remember_cut(stream)
             raise
@@ -526,9 +537,8 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         return cancels is not None and self._cut.pop(cancels, False) is None
 
     def _remember_cut(self, stream: FollowedStream) -> None:
-        for rid in (*stream.pending, stream.original_id):
-            if rid is not None:
-                self._cut[rid] = None
+        for rid in stream.owed():
+            self._cut[rid] = None
         while len(self._cut) > _CUT_LIMIT:
             del self._cut[next(iter(self._cut))]
 

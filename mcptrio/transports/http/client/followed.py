@@ -2,7 +2,8 @@
 
 One :class:`FollowedStream` per POST (and one for the standalone GET stream): the answers it
 still owes, its SSE cursor and ``retry:`` value, the scope that stops following it, and for the
-stateless era what the re-issue of its request needs (see :mod:`.reissue`).
+stateless era what the re-issue of its request needs (see :mod:`.reissue`). The stateless-era
+requests whose streams their callers cut are :class:`CutRequests`.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from ....protocol.errors import McpError
 from ..engine.client_pool import HttpProtocolError
 
 __all__ = [
+    "CUT_LIMIT",
     "DEFAULT_RECONNECTION",
     "DONE",
     "ENDED",
     "SESSION_GONE",
     "UNUSABLE",
+    "CutRequests",
     "FollowedStream",
     "Reconnection",
 ]
@@ -59,6 +62,36 @@ class FollowedStream:
     def owed(self) -> set[RequestId]:
         """The ids the session waits on: a re-issued request's is the one it sent."""
         return self.pending if self.original_id is None else {self.original_id}
+
+
+#: How many cut stateless-era requests are remembered until their cancellation notice.
+CUT_LIMIT: Final = 64
+
+
+class CutRequests:
+    """Stateless-era requests whose caller gave up during the POST it carried (see
+    :meth:`~.streamable.StreamableHttpClientTransport.exchange`): closing the stream was the
+    cancellation, so the session's ``notifications/cancelled`` for them is not sent. Bounded
+    (oldest dropped): an entry lives only until that notice, which the session sends at once.
+    """
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: dict[RequestId, None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._ids)
+
+    def remember(self, stream: FollowedStream) -> None:
+        for rid in stream.owed():
+            self._ids[rid] = None
+        while len(self._ids) > CUT_LIMIT:
+            del self._ids[next(iter(self._ids))]
+
+    def take(self, rid: RequestId | None) -> bool:
+        """Whether ``rid`` (what a notice cancels) was cut; it is forgotten then."""
+        return rid is not None and self._ids.pop(rid, False) is None
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,6 +72,7 @@ from .followed import (
     DONE,
     ENDED,
     UNUSABLE,
+    CutRequests,
     FollowedStream,
     Reconnection,
 )
@@ -99,9 +100,6 @@ __all__ = [
 log = logging.getLogger("mcptrio.transports.http.client.streamable")
 
 # How much of an error body is read to explain the error.
-
-# How many cut stateless-era requests are remembered until their cancellation notice.
-_CUT_LIMIT = 64
 
 # How long the frames after ``notifications/initialized`` wait for the server to answer the GET
 # of the standalone stream: long enough for any live server, short enough that one holding
@@ -150,18 +148,14 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         #: The session responses are handed to directly (see :meth:`deliver_to`), if any.
         self._session: Session | None = None
         self._streams: dict[RequestId, FollowedStream] = {}
-        #: Stateless-era requests whose caller gave up during the POST it carried (see
-        #: :meth:`exchange`): closing the stream was the cancellation, so the session's
-        #: ``notifications/cancelled`` for them is not sent. Bounded (oldest dropped): an entry
-        #: lives only until that notice, which the session sends at once.
-        self._cut: dict[RequestId, None] = {}
+        self._cut = CutRequests()
 
     # ------------------------------------------------------------ Transport
 
     async def send(self, frames: Sequence[Outgoing]) -> None:
         """Start one POST per frame; waits only for a free POST slot."""
         for frame in frames:
-            if self._cut and self._was_cut(frame):
+            if self._cut and self._cut.take(peek_outgoing(frame.data).cancels):
                 continue
             info = await self._schedule(frame)
             # The POST task has not run yet (no checkpoint since it started): this comes first.
@@ -178,7 +172,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
     def send_nowait(self, frame: Outgoing) -> bool:
         """Start the POST of ``frame`` if a POST slot is free (the session's direct path,
         which skips its writer task); ``False`` otherwise, and nothing was started."""
-        if self._cut and self._was_cut(frame):
+        if self._cut and self._cut.take(peek_outgoing(frame.data).cancels):
             return True
         info = self._schedule_nowait(frame)
         if info is None:
@@ -198,7 +192,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
 
         Cancelling the caller closes the POST's connection: for a stateless-era request that
         is the cancellation itself, and the session's ``notifications/cancelled`` for it is
-        not sent (see :meth:`_was_cut`); closing the transport cancels every exchange.
+        not sent (see :class:`.followed.CutRequests`); closing the transport cancels every exchange.
         """
         if self._closed or self._on_initialize_outcome is not None:
             return False
@@ -358,7 +352,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         except trio.Cancelled:
             if carried and stream.stateless and not self._closed:
                 # The caller of an exchange was cancelled: its stream closes as this unwinds.
-                self._remember_cut(stream)
+                self._cut.remember(stream)
             raise
         finally:
             if first:
@@ -530,17 +524,6 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             stream.pending.discard(rid)
             if not stream.pending:
                 stream.scope.cancel()
-
-    def _was_cut(self, frame: Outgoing) -> bool:
-        """Whether ``frame`` is the cancellation notice of a cut request (then forgotten)."""
-        cancels = peek_outgoing(frame.data).cancels
-        return cancels is not None and self._cut.pop(cancels, False) is None
-
-    def _remember_cut(self, stream: FollowedStream) -> None:
-        for rid in stream.owed():
-            self._cut[rid] = None
-        while len(self._cut) > _CUT_LIMIT:
-            del self._cut[next(iter(self._cut))]
 
     async def _fail_now(self, stream: FollowedStream) -> None:
         if not self._closed:

@@ -15,6 +15,7 @@ from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.transports.http.endpoints.envelope_peek import peek
 from mcptrio.transports.http.endpoints.stateless_era import (
     StatelessChecks,
+    answer_status,
     no_header_params,
     read_stateless_head,
 )
@@ -76,3 +77,29 @@ def test_the_version_header_is_compared_with_the_meta_the_same_way() -> None:
     check("add", b"add", b" 2026-07-28 ")
     with pytest.raises(HeaderMismatch):
         check("add", b"add", b"2025-11-25")
+
+
+def _answer(rid: Any, **member: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, **member}, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize(
+    ("answer", "status"),
+    [
+        (_answer(1, result={"contents": [{"uri": "u", "text": "x" * 100_000}]}), 200),
+        # "error" in a result, as a value and as a key, is not the envelope's.
+        (_answer(2, result={"level": "error", "error": {"code": -32601}}), 200),
+        (_answer('a"error":{"code":-32601}', result={}), 200),
+        (_answer(3, error={"code": -32601, "message": "no such method"}), 404),
+        (_answer(4, error={"code": -32601, "message": "m", "data": {"result": 1}}), 404),
+        (_answer(5, error={"code": -32603, "message": "internal"}), 200),
+        # Other key orders than mcptrio's own.
+        (b'{"error":{"code":-32601,"message":"m"},"id":6,"jsonrpc":"2.0"}', 404),
+        (b'{"result":{"error":{"code":-32601}},"id":7,"jsonrpc":"2.0"}', 200),
+        (b'{"jsonrpc": "2.0", "id": 8, "error": {"code": -32601, "message": "m"}}', 404),
+    ],
+)
+def test_an_answers_http_status_comes_from_its_envelope_error_alone(
+    answer: bytes, status: int
+) -> None:
+    assert answer_status(answer) == status

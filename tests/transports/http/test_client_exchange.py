@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import trio
 from fake_server import FakeExchange, FakeRequest, FakeServerStats, serve_fake_http
+from test_streamable_client import INIT_RESULT, TOOLS, _result
 
 import mcptrio
 from mcptrio.client import Revisions
@@ -234,27 +235,15 @@ class ForgetfulServer:
             sid = f"session-{self.made}"
             self.sessions.add(sid)
             head = [("content-type", "application/json"), ("mcp-session-id", sid)]
-            await exchange.respond(200, head, _result(message["id"], INIT))
+            await exchange.respond(200, head, _result(message["id"], INIT_RESULT))
         elif sid not in self.sessions:
             await exchange.respond(404, body=b"no such session")
         elif "id" not in message:
             await exchange.respond(202)
         else:
-            result = FAKE_TOOLS if message["method"] == "tools/list" else {"content": []}
+            result = TOOLS if message["method"] == "tools/list" else {"content": []}
             head = [("content-type", "application/json")]
             await exchange.respond(200, head, _result(message["id"], result))
-
-
-INIT = {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {"tools": {}},
-    "serverInfo": {"name": "forgetful", "version": "1"},
-}
-FAKE_TOOLS = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
-
-
-def _result(rid: Any, result: Any) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
 
 
 @asynccontextmanager

@@ -14,9 +14,10 @@ from redis_servers import RedisServer, executable
 
 import mcptrio
 from mcptrio.client.eras import ERA_CACHE
+from mcptrio.protocol.codec import CarriedResult
 from mcptrio.protocol.fitting import check_incoming, fit_outgoing
 from mcptrio.protocol.revisions import revision_of
-from mcptrio.runtime.transport import Frame, Outgoing, Transport
+from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport
 from mcptrio.transports.memory import memory_transport_pair
 
 
@@ -70,10 +71,13 @@ class RecordingTransport:
         self.sent: list[Any] = []
         self.received: list[Any] = []
 
-    async def receive(self) -> Frame:
+    async def receive(self) -> Frame | FailedRequest | CarriedResult:
         frame = await self.inner.receive()
         if isinstance(frame, bytes):
             self.received.append(json.loads(frame))
+        elif isinstance(frame, CarriedResult):
+            # An in-process result handed over unencoded: recorded as the frame it stands for.
+            self.received.append(json.loads(frame.encoded()))
         return frame
 
     async def send(self, frames: Sequence[Outgoing]) -> None:

@@ -233,7 +233,9 @@ class InMemoryTarget:
     @asynccontextmanager
     async def open(self, nursery: trio.Nursery) -> AsyncIterator[Transport]:
         """The transport, for ``async with`` (the server's session runs in ``nursery``)."""
-        client_end, server_end = memory_transport_pair(max_frame_size=self.max_frame_size)
+        client_end, server_end = memory_transport_pair(
+            max_frame_size=self.max_frame_size, carry_results=True
+        )
         await nursery.start(self.server.serve_session, server_end)
         try:
             yield client_end

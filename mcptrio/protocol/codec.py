@@ -22,8 +22,11 @@ from .base import RequestId
 from .errors import InvalidParams, InvalidRequest, McpError, ParseError
 
 __all__ = [
+    "CarriedResult",
     "Envelope",
     "ErrorObject",
+    "carry_result",
+    "convert_result",
     "decode_body",
     "decode_error",
     "decode_frame",
@@ -128,6 +131,52 @@ def encode_notification(method: str, params: Any) -> bytes:
 
 def encode_result(request_id: RequestId, result: Any) -> bytes:
     return _encoder.encode(_ResultOut("2.0", request_id, result))
+
+
+class CarriedResult:
+    """A result response handed over in process without being encoded (the in-memory
+    transport carries these, :func:`carry_result`): ``value`` is the result as the built-in
+    values encoding it would write, its strings the result's own.
+
+    Encoding a result and decoding it again costs two passes over every byte of its strings
+    (about 110 µs for a 100 KiB resource on the benchmark machine), which in process buys
+    nothing: the receiver converts ``value`` into the type it expects instead
+    (:func:`convert_result`), at a cost that does not grow with the strings' length (about
+    1 µs, large or small; measured 2026-11-29).
+    """
+
+    __slots__ = ("id", "value")
+
+    def __init__(self, request_id: RequestId, value: Any) -> None:
+        self.id = request_id
+        self.value = value
+
+    def encoded(self) -> bytes:
+        """The response as a frame, for a path that needs one (a buffer, a mismatch)."""
+        return _encoder.encode(_ResultOut("2.0", self.id, self.value))
+
+
+def carry_result(request_id: RequestId, result: Any) -> CarriedResult | None:
+    """``result`` as a :class:`CarriedResult`; ``None`` when it holds what only encoding can
+    carry (an already encoded ``msgspec.Raw``, say): it is then encoded as usual.
+
+    Its built-in form is taken now, so the handler can change or reuse its result object
+    afterwards without the receiver seeing it: what it receives is what was answered, as if
+    encoded. Unlike JSON, a float NaN or infinity stays one (JSON makes it ``null``).
+    """
+    try:
+        value = msgspec.to_builtins(result)
+    except TypeError:
+        return None
+    return CarriedResult(request_id, value)
+
+
+def convert_result(value: Any, result_type: type[T]) -> T:
+    """A carried result's ``value`` as ``result_type``; :class:`InvalidParams` if it is not one."""
+    try:
+        return msgspec.convert(value, result_type)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(f"Invalid params: {exc}") from None
 
 
 def encode_error(request_id: RequestId | UnsetType | None, error: McpError) -> bytes:

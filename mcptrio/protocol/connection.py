@@ -230,6 +230,23 @@ class Connection(Handshake):
         self._receive_one(message, events, None)
         return events
 
+    def receive_carried(self, carried: codec.CarriedResult) -> list[ev.Event]:
+        """What a result handed over unencoded means (an in-process peer's answer): the same
+        as its frame would, converted instead of decoded. One that does not convert to the
+        type expected is taken as its frame, which says what is wrong as a decode would."""
+        result_type = self._pending.get(carried.id)
+        if result_type is not None and self.request_meta is None:
+            try:
+                result = codec.convert_result(carried.value, result_type)
+            except InvalidParams:
+                pass
+            else:
+                events: list[ev.Event] = []
+                envelope = codec.TypedEnvelope(jsonrpc="2.0", id=carried.id, result=result)
+                self._receive_response(envelope, events, result_type)
+                return events
+        return self.receive(carried.encoded())
+
     def oversized(self, limit: int) -> list[ev.Event]:
         """Answer a frame the transport dropped for being over ``limit`` bytes."""
         error = InvalidRequest(f"Message exceeds the size limit of {limit} bytes")
@@ -538,6 +555,15 @@ class Connection(Handshake):
         ``result`` is fitted to the negotiated revision; one it cannot carry is answered -32603
         with the reason.
         """
+        answer = self.respond_carried(rid, result, carry=False)
+        assert not isinstance(answer, codec.CarriedResult)
+        return answer
+
+    def respond_carried(
+        self, rid: RequestId, result: Result, *, carry: bool = True
+    ) -> bytes | codec.CarriedResult | None:
+        """:meth:`respond`, but with ``carry`` the answer to a lone handshake-era request is
+        left unencoded (a :class:`~.codec.CarriedResult`, for an in-process transport)."""
         meta = self._stateless.pop(rid, None) if self._stateless else None
         try:
             if meta is not None:
@@ -546,6 +572,11 @@ class Connection(Handshake):
                 result = self._fit_out(result)
         except CapabilityNotNegotiated as exc:
             return self._answer(rid, self._encode_error(rid, InternalError(exc.message)))
+        if carry and meta is None and rid in self._in_flight and self._in_flight[rid] is None:
+            carried = codec.carry_result(rid, result)
+            if carried is not None:
+                del self._in_flight[rid]
+                return carried
         return self._answer(rid, codec.encode_result(rid, result))
 
     def respond_error(self, rid: RequestId, error: McpError) -> bytes | None:

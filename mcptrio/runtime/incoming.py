@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ..protocol.base import Request, RequestId, Result
+from ..protocol.codec import CarriedResult
 from ..protocol.errors import ConnectionClosed, InternalError, LocalError, McpError
 from .context import RequestContext
 from .contexts import InContext
@@ -185,7 +186,7 @@ class IncomingRequests:
     async def _answer_in(
         self, rid: RequestId, request: Request[Any], scope: trio.CancelScope
     ) -> None:
-        data: bytes | None = None
+        data: bytes | CarriedResult | None = None
         holding = False
         try:
             try:
@@ -202,8 +203,9 @@ class IncomingRequests:
                     data = self.answer_cut(rid)
             finally:
                 self.forget(rid)
-            if data is not None:
-                await self.send_answer(Outgoing(data, rid))
+            answer = None if data is None else self.frame_of(data, rid)
+            if answer is not None:
+                await self.send_answer(answer)
         finally:
             if holding:
                 self.free_slot()
@@ -229,7 +231,7 @@ class IncomingRequests:
 
     # ------------------------------------------------------------ the actors' side
 
-    async def answer(self, rctx: RequestContext) -> bytes | None:
+    async def answer(self, rctx: RequestContext) -> bytes | CarriedResult | None:
         """Run the handler of ``rctx``'s request; its answer (``None`` while its batch is open).
 
         A handler's error becomes an error answer; a cancellation passes through.
@@ -240,7 +242,7 @@ class IncomingRequests:
             if self._handle is None:
                 raise InternalError("This session does not handle requests")
             result = await self._handle(rctx, rctx.request)
-            return connection.respond(rid, result)
+            return connection.respond_carried(rid, result, carry=self.outbox.carries_results)
         except LocalError as exc:
             return connection.respond_error(rid, exc.error_answer())
         except McpError as exc:
@@ -248,6 +250,15 @@ class IncomingRequests:
         except Exception as exc:
             log.exception("handler for %s (id %r) failed", rctx.request.METHOD, rid)
             return connection.respond_error(rid, InternalError(f"{type(exc).__name__}: {exc}"))
+
+    def frame_of(self, answer: bytes | CarriedResult, rid: RequestId) -> Outgoing | None:
+        """The frame to send for ``answer``; ``None`` when it was a result the transport took
+        unencoded, at once (then it is sent)."""
+        if isinstance(answer, CarriedResult):
+            if self.outbox.put_carried_nowait(answer):
+                return None
+            return Outgoing(answer.encoded(), rid)
+        return Outgoing(answer, rid)
 
     def answer_cut(self, rid: RequestId) -> bytes | None:
         """The answer to a request whose scope caught a cancellation: none if the peer asked."""

@@ -160,7 +160,7 @@ class RequestActors:
             data = await incoming.answer(rctx)
             actor.rid = actor.request = None
             peer_cancelled = incoming.forget(rid)
-            answer = None if data is None else Outgoing(data, rid)
+            answer = None if data is None else incoming.frame_of(data, rid)
             if not snapshot.unchanged():
                 # The handler left a context variable rebound: answer, then end.
                 actor.leftover = answer

@@ -54,7 +54,7 @@ import trio
 
 from ..protocol import events as ev
 from ..protocol.base import Notification, Request, RequestId, Result
-from ..protocol.codec import Envelope
+from ..protocol.codec import CarriedResult, Envelope
 from ..protocol.connection import Connection
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
 from ..protocol.types import CancelledNotification, PingRequest, ProgressNotification
@@ -206,6 +206,8 @@ class Session:
                 return
             if isinstance(frame, bytes):
                 events = connection.receive(frame)
+            elif isinstance(frame, CarriedResult):
+                events = connection.receive_carried(frame)
             elif isinstance(frame, OversizedFrame):
                 events = connection.oversized(frame.limit)
             else:

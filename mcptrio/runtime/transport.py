@@ -30,6 +30,10 @@ is made, and then hands frames straight to it, skipping the hop through its writ
 as nothing is queued ahead of them (the in-memory and HTTP transports have it; stdio and
 WebSocket write to a stream, which may block, and do not).
 
+An in-process transport may also carry a handshake-era result unencoded
+(:class:`SupportsCarriedResults`, :class:`~mcptrio.protocol.codec.CarriedResult`): its
+``receive`` then returns those as well, and the session converts them instead of decoding.
+
 A transport whose frames each arrive in a task of their own (a Streamable HTTP POST) does not
 queue them for ``receive``: the task hands its frame to :meth:`Session.handle_frame
 <mcptrio.runtime.session.Session.handle_frame>` itself, and such a transport's ``receive`` only
@@ -42,6 +46,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from ..protocol.base import RequestId
+from ..protocol.codec import CarriedResult
 from ..protocol.errors import McpError
 
 if TYPE_CHECKING:
@@ -54,6 +59,7 @@ __all__ = [
     "Outgoing",
     "OversizedFrame",
     "SessionFactory",
+    "SupportsCarriedResults",
     "SupportsSendNowait",
     "Transport",
 ]
@@ -89,7 +95,7 @@ class Outgoing(NamedTuple):
 class Transport(Protocol):
     """Moves frames between a session and its peer."""
 
-    async def receive(self) -> Frame | FailedRequest:
+    async def receive(self) -> Frame | FailedRequest | CarriedResult:
         """The next incoming frame; ``trio.EndOfChannel`` at the end of input."""
         ...
 
@@ -124,6 +130,19 @@ class SupportsExchange(Transport, Protocol):
         Cancelling the caller stops the exchange as the transport's own way of calling off a
         request would; the session still tells the peer as for any cancelled request.
         """
+        ...
+
+
+@runtime_checkable
+class SupportsCarriedResults(SupportsSendNowait, Protocol):
+    """An in-process transport that can hand a result to its peer's session unencoded."""
+
+    #: Whether it does (an in-memory pair can be made to carry only frames).
+    carries_results: bool
+
+    def send_carried_nowait(self, answer: CarriedResult) -> bool:
+        """Hand ``answer`` over without blocking or checkpointing; ``False`` when it cannot
+        (no room, or closed), in which case the session encodes it and sends the frame."""
         ...
 
 

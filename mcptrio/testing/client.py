@@ -47,7 +47,9 @@ async def open_test_client(
     on purpose).
     """
     record = Transcript() if transcript is None else transcript
-    client_end, server_end = memory_transport_pair(max_frame_size=max_frame_size)
+    client_end, server_end = memory_transport_pair(
+        max_frame_size=max_frame_size, carry_results=True
+    )
     recording: Transport = RecordingTransport(client_end, record)
     async with open_unwrapping_nursery() as nursery:
         await nursery.start(server.serve_session, server_end)

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..protocol.codec import CarriedResult
 from ..protocol.request_meta import PROTOCOL_VERSION_KEY
 from ..runtime.transport import FailedRequest, Frame, Outgoing, Transport
 from .schema_check import (
@@ -242,10 +243,13 @@ class RecordingTransport:
         self._local: Sender = local
         self._peer: Sender = "server" if local == "client" else "client"
 
-    async def receive(self) -> Frame | FailedRequest:
+    async def receive(self) -> Frame | FailedRequest | CarriedResult:
         frame = await self.inner.receive()
         if isinstance(frame, bytes):
             self.transcript.record(self._peer, frame)
+        elif isinstance(frame, CarriedResult):
+            # An in-process peer's unencoded result: recorded as the frame it stands for.
+            self.transcript.record(self._peer, frame.encoded())
         return frame
 
     async def send(self, frames: Sequence[Outgoing]) -> None:

@@ -5,6 +5,13 @@ copied). Used for in-process servers (``open_client(server)``), for tests, and a
 every other transport is checked against. Each direction holds at most ``buffer`` frames; a
 sender past that waits, which is the same backpressure a full pipe or socket gives.
 
+With ``carry_results`` (what ``open_client(server)`` and ``mcptrio.testing`` ask for; a bare
+pair is a wire), a handshake-era result is handed over unencoded: the receiving session converts
+it into the type it expects instead of decoding it, so a large result costs no pass over its
+bytes (the official SDK's in-memory transport makes none either; see
+``docs/explanation/payload-cost.md``). Requests, notifications, errors, batches and
+stateless-era answers are always frames.
+
 Each direction is a :class:`_Pipe`: a deque with a :class:`~mcptrio.runtime.parking.ParkingSpot`
 for its receiver and one for its sender (a session receives from one task and sends from one
 other). It does what a Trio memory channel would here, at a third of the cost per frame, which
@@ -18,6 +25,7 @@ from collections.abc import Sequence
 
 import trio
 
+from ..protocol.codec import CarriedResult
 from ..runtime.parking import ParkingSpot
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
 
@@ -30,7 +38,7 @@ class _Pipe:
     __slots__ = ("frames", "limit", "receive_closed", "receiver", "send_closed", "sender")
 
     def __init__(self, limit: int) -> None:
-        self.frames: deque[bytes] = deque()
+        self.frames: deque[bytes | CarriedResult] = deque()
         self.limit = limit
         self.receiver = ParkingSpot()
         self.sender = ParkingSpot()
@@ -42,13 +50,20 @@ class MemoryTransport:
     """One end of an in-memory transport pair; see :func:`memory_transport_pair`."""
 
     def __init__(
-        self, outgoing: _Pipe, incoming: _Pipe, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+        self,
+        outgoing: _Pipe,
+        incoming: _Pipe,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        carry_results: bool = False,
     ) -> None:
         self._out = outgoing
         self._in = incoming
         self.max_frame_size = max_frame_size
+        #: Whether results are handed over unencoded (see the module docstring).
+        self.carries_results = carry_results
 
-    async def receive(self) -> Frame:
+    async def receive(self) -> Frame | CarriedResult:
         # A frame already waiting is handed over without yielding, as a stream transport hands
         # over the rest of one read: the session then takes every frame the peer sent since it
         # last ran in one step, instead of one per scheduler pass. That is bounded (by the
@@ -62,7 +77,9 @@ class MemoryTransport:
             await pipe.receiver.park()
         frame = pipe.frames.popleft()
         pipe.sender.wake()
-        if len(frame) > self.max_frame_size:
+        # A carried result is not limited: the limit guards against a peer's frames, and one
+        # in process is the application's own code, whose values are already in memory.
+        if type(frame) is bytes and len(frame) > self.max_frame_size:
             return OversizedFrame(self.max_frame_size)
         return frame
 
@@ -83,10 +100,17 @@ class MemoryTransport:
 
     def send_nowait(self, frame: Outgoing) -> bool:
         """Hand one frame over if the peer's buffer has room; never blocks."""
+        return self._put_nowait(frame.data)
+
+    def send_carried_nowait(self, answer: CarriedResult) -> bool:
+        """Hand a result over unencoded if the peer's buffer has room; never blocks."""
+        return self._put_nowait(answer)
+
+    def _put_nowait(self, item: bytes | CarriedResult) -> bool:
         pipe = self._out
         if pipe.send_closed or pipe.receive_closed or len(pipe.frames) >= pipe.limit:
             return False
-        pipe.frames.append(frame.data)
+        pipe.frames.append(item)
         pipe.receiver.wake()
         return True
 
@@ -104,13 +128,15 @@ class MemoryTransport:
 
 
 def memory_transport_pair(
-    *, buffer: int = 256, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    *, buffer: int = 256, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, carry_results: bool = False
 ) -> tuple[MemoryTransport, MemoryTransport]:
-    """Two connected transports: ``(client_end, server_end)``."""
+    """Two connected transports: ``(client_end, server_end)``; with ``carry_results`` each
+    end's session hands its handshake-era results over unencoded (see the module docstring)."""
     if buffer < 1:
         raise ValueError("buffer must be at least 1")
     to_server, to_client = _Pipe(buffer), _Pipe(buffer)
+    limit = max_frame_size
     return (
-        MemoryTransport(to_server, to_client, max_frame_size=max_frame_size),
-        MemoryTransport(to_client, to_server, max_frame_size=max_frame_size),
+        MemoryTransport(to_server, to_client, max_frame_size=limit, carry_results=carry_results),
+        MemoryTransport(to_client, to_server, max_frame_size=limit, carry_results=carry_results),
     )

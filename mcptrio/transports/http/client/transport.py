@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Unpack
 
 import trio
 
+from ....protocol.codec import CarriedResult
 from ....protocol.revisions import REVISIONS, SUPPORTED, revision_of
 from ....runtime.transport import FailedRequest, Frame, Outgoing, Transport
 from ..engine.client_pool import HttpClientPool, HttpError
@@ -97,7 +98,7 @@ class HttpClientTransport:
         assert self._current is not None
         return self._current
 
-    async def receive(self) -> Frame | FailedRequest:
+    async def receive(self) -> Frame | FailedRequest | CarriedResult:
         await self._decided.wait()
         if self._answers:
             await trio.lowlevel.checkpoint()

@@ -26,11 +26,12 @@ it returns. Everything that follows from the protocol alone is decided here, syn
 - **Bookkeeping.** Ids of incoming requests still in flight (to reject duplicates and to match
   cancellations), and the result type of every outgoing request still pending (so a response
   decodes straight into it).
-- **Batches** (2025-03-26 only): the answers to a batch's requests are held until the last one
-  is known, then sent as one array. :meth:`Connection.respond` and friends return ``None`` while
-  the batch is still open. A batch of more than :data:`MAX_BATCH_ITEMS` messages is refused as a
-  whole with one -32600: each item costs an answer and a request slot, and a flood of tiny
-  garbage items would otherwise be answered with fifty times its size.
+- **Batches** (2025-03-26 only; :mod:`~mcptrio.protocol.batches`): the answers to a batch's
+  requests are held until the last one is known, then sent as one array.
+  :meth:`Connection.respond` and friends return ``None`` while the batch is still open.
+- **In process** the answer to a lone handshake-era request may be left unencoded
+  (:meth:`Connection.respond_carried`, :meth:`Connection.receive_carried`): the receiver
+  converts it into the type it expects instead of decoding it.
 - **Ping** is answered here, without a handler.
 - **The stateless era** (2026-07-28), per request: on a server connection with no handshake, a
   request whose ``_meta`` names a stateless-era revision is read, checked and answered at that
@@ -51,6 +52,7 @@ from msgspec import UNSET, UnsetType
 from . import codec
 from . import events as ev
 from .base import Notification, Request, RequestId, Result
+from .batches import MAX_BATCH_ITEMS, Batch, refusal
 from .errors import (
     CapabilityNotNegotiated,
     InternalError,
@@ -62,7 +64,7 @@ from .fitting import Step, fit_outgoing, incoming_step, outgoing_step
 from .gating import check_outgoing, incoming_spec
 from .handshake import Handshake
 from .methods import MethodSpec, Side, capability_declared, spec_at
-from .request_meta import CLIENT_CAPABILITIES_KEY, RequestMeta
+from .request_meta import RequestMeta
 from .revisions import (
     SUPPORTED,
     Revision,
@@ -97,19 +99,6 @@ Role: TypeAlias = Side
 ResultT = TypeVar("ResultT", bound=Result)
 
 _DISCOVER = DiscoverRequest.METHOD
-
-#: The most messages one incoming batch may hold (see the module docstring).
-MAX_BATCH_ITEMS = 1000
-
-
-class _Batch:
-    """Answers owed for one incoming 2025-03-26 batch."""
-
-    __slots__ = ("answers", "owed")
-
-    def __init__(self) -> None:
-        self.owed: set[RequestId] = set()
-        self.answers: list[bytes] = []
 
 
 class Connection(Handshake):
@@ -153,7 +142,7 @@ class Connection(Handshake):
         # How many of the pending requests expect each result type: while there is just one
         # type, a response is decoded with its result in one pass (codec.decode_frame_expecting).
         self._pending_types: dict[type[Result], int] = {}
-        self._in_flight: dict[RequestId, _Batch | None] = {}
+        self._in_flight: dict[RequestId, Batch | None] = {}
         # Methods found allowed once the handshake is done: what decides it (the revision and
         # both sides' capabilities) is settled by then and never changes again.
         self._allowed_in: dict[str, MethodSpec] = {}
@@ -253,17 +242,10 @@ class Connection(Handshake):
         return [ev.Reply(self._encode_error(None, error))]
 
     def _receive_batch(self, items: list[msgspec.Raw]) -> list[ev.Event]:
-        if self.features is None or not self.features.batches:
-            error = InvalidRequest(
-                "JSON-RPC batches are only allowed in protocol revision 2025-03-26"
-            )
-            return [ev.Reply(self._encode_error(None, error))]
-        if not items:
-            return [ev.Reply(self._encode_error(None, InvalidRequest("Empty batch")))]
-        if len(items) > MAX_BATCH_ITEMS:
-            error = InvalidRequest(f"A batch may hold at most {MAX_BATCH_ITEMS} messages")
-            return [ev.Reply(self._encode_error(None, error))]
-        batch = _Batch()
+        refused = refusal(self.features, len(items))
+        if refused is not None:
+            return [ev.Reply(self._encode_error(None, refused))]
+        batch = Batch()
         events: list[ev.Event] = []
         for item in items:
             try:
@@ -290,7 +272,7 @@ class Connection(Handshake):
         self,
         env: codec.Envelope | codec.TypedEnvelope[Any],
         events: list[ev.Event],
-        batch: _Batch | None,
+        batch: Batch | None,
         decoded_as: type[Result] | None = None,
     ) -> None:
         """Act on one message. ``decoded_as``: ``env`` is a :class:`codec.TypedEnvelope` whose
@@ -318,7 +300,7 @@ class Connection(Handshake):
         method: str,
         raw: msgspec.Raw | UnsetType,
         events: list[ev.Event],
-        batch: _Batch | None,
+        batch: Batch | None,
     ) -> None:
         if rid in self._in_flight:
             error = InvalidRequest(f"Request id {rid!r} is already in use by a request in flight")
@@ -471,14 +453,7 @@ class Connection(Handshake):
             if with_progress_token:
                 meta["progressToken"] = rid
             if self.request_meta is not None:
-                own = meta.get(CLIENT_CAPABILITIES_KEY)
-                meta.update(self.request_meta.to_meta())
-                if isinstance(own, dict):
-                    # What this request declares besides the client's own capabilities (the
-                    # tasks extension, declared per request: SEP-2663).
-                    meta[CLIENT_CAPABILITIES_KEY] = _with_extensions(
-                        meta[CLIENT_CAPABILITIES_KEY], own
-                    )
+                self.request_meta.stamp(meta)
             request = msgspec.structs.replace(request, meta=meta)
         result_type = request.RESULT
         self._pending[rid] = result_type
@@ -614,16 +589,6 @@ class Connection(Handshake):
             omit = self.features is not None and self.features.error_id_optional
             return codec.encode_error(UNSET if omit else None, error)
         return codec.encode_error(rid, error)
-
-
-def _with_extensions(capabilities: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
-    """``capabilities`` (a request's ``_meta`` form) with the members ``own`` adds to them; the
-    extensions of both are merged."""
-    merged = {**capabilities, **own}
-    theirs, mine = capabilities.get("extensions"), own.get("extensions")
-    if isinstance(theirs, dict) and isinstance(mine, dict):
-        merged["extensions"] = {**theirs, **mine}
-    return merged
 
 
 def _readable_id(rid: RequestId | UnsetType | None) -> RequestId | None:

@@ -104,6 +104,15 @@ class RequestMeta:
             meta[LOG_LEVEL_KEY] = self.log_level
         return meta
 
+    def stamp(self, meta: dict[str, Any]) -> None:
+        """Put :meth:`to_meta`'s members into a request's ``meta``, keeping what the request
+        declares besides the client's own capabilities (the tasks extension, declared per
+        request: SEP-2663)."""
+        own = meta.get(CLIENT_CAPABILITIES_KEY)
+        meta.update(self.to_meta())
+        if isinstance(own, dict):
+            meta[CLIENT_CAPABILITIES_KEY] = _with_extensions(meta[CLIENT_CAPABILITIES_KEY], own)
+
 
 def read_request_meta(
     meta: Mapping[str, Any] | None, supported: tuple[str, ...]
@@ -147,6 +156,16 @@ def request_meta_at(revision: Revision, meta: Mapping[str, Any]) -> RequestMeta:
     if level is not None and not _is_level(level):
         raise InvalidParams(f"Invalid _meta[{LOG_LEVEL_KEY!r}]: {level!r}")
     return RequestMeta(revision, capabilities, info, level)
+
+
+def _with_extensions(capabilities: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """``capabilities`` (a request's ``_meta`` form) with the members ``own`` adds to them; the
+    extensions of both are merged."""
+    merged = {**capabilities, **own}
+    theirs, mine = capabilities.get("extensions"), own.get("extensions")
+    if isinstance(theirs, dict) and isinstance(mine, dict):
+        merged["extensions"] = {**theirs, **mine}
+    return merged
 
 
 def _is_level(value: Any) -> TypeGuard[LoggingLevel]:

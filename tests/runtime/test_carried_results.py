@@ -1,0 +1,156 @@
+"""In process, a handshake-era result crosses unencoded (the in-memory transport's
+``carry_results``): whole, in order with everything sent before it, encoded after all when the
+pipe is full, and never in the stateless era."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import trio
+from eras import HANDSHAKE_ERA
+
+import mcptrio
+from mcptrio.client import Handlers
+from mcptrio.protocol.codec import CarriedResult
+from mcptrio.protocol.types import Root, TextContent
+from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport
+from mcptrio.server.context import Context
+from mcptrio.transports.memory import memory_transport_pair
+
+BIG = "y" * 200_000
+
+
+class Tap:
+    """Passes everything through; notes what each message received was: ``("carried", id)``,
+    ``("frame", id)`` for an answer, ``("frame", method)`` for anything else."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.seen: list[tuple[str, object]] = []
+
+    async def receive(self) -> Frame | FailedRequest | CarriedResult:
+        item = await self.inner.receive()
+        if isinstance(item, CarriedResult):
+            self.seen.append(("carried", item.id))
+        elif isinstance(item, bytes):
+            message = json.loads(item)
+            self.seen.append(("frame", message.get("method", message.get("id"))))
+        return item
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        await self.inner.send(frames)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def answers(self, kind: str) -> list[object]:
+        return [key for how, key in self.seen if how == kind and isinstance(key, int)]
+
+
+def make_server() -> mcptrio.Server:
+    server = mcptrio.Server("carried")
+
+    @server.tool()
+    def big() -> str:
+        return BIG
+
+    @server.tool()
+    async def steps(ctx: Context, n: int) -> int:
+        for i in range(3):
+            await ctx.report_progress(i, 3)
+        return n
+
+    @server.tool()
+    async def roots(ctx: Context) -> str:
+        return " ".join(root.uri for root in await ctx.list_roots())
+
+    return server
+
+
+async def test_in_process_results_reach_the_client_unencoded_and_whole() -> None:
+    client_end, server_end = memory_transport_pair(carry_results=True)
+    tap = Tap(client_end)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(make_server().serve_session, server_end)
+            async with mcptrio.open_client(tap, revisions=HANDSHAKE_ERA) as client:
+                result = await client.call_tool("big")
+                tools = await client.list_tools()
+            nursery.cancel_scope.cancel()
+    assert result.content == [TextContent(text=BIG)]
+    assert {tool.name for tool in tools.tools} == {"big", "steps", "roots"}
+    # Only initialize's answer (made by the protocol layer, id 1) came as a frame.
+    assert tap.answers("frame") == [1] and len(tap.answers("carried")) >= 2
+
+
+async def test_a_full_pipe_sends_answers_as_frames_each_after_its_progress() -> None:
+    client_end, server_end = memory_transport_pair(buffer=1, carry_results=True)
+    tap = Tap(client_end)
+    progress: dict[int, list[float]] = {}
+
+    async def call(client: mcptrio.Client, n: int) -> None:
+        def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.setdefault(n, []).append(done)
+
+        assert (await client.call_tool("steps", {"n": n}, on_progress=on_progress)).content == [
+            TextContent(text=str(n))
+        ]
+        # Every progress notification came before the answer: none is left over.
+        assert progress[n] == [0, 1, 2]
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(make_server().serve_session, server_end)
+            async with mcptrio.open_client(tap, revisions=HANDSHAKE_ERA) as client:
+                async with trio.open_nursery() as calls:
+                    for n in range(30):
+                        calls.start_soon(call, client, n)
+            nursery.cancel_scope.cancel()
+    assert sorted(progress) == list(range(30))
+    assert tap.answers("frame"), "no answer met a full pipe: the test did not test it"
+    assert tap.answers("carried")
+
+
+async def test_the_client_answers_the_server_unencoded_too() -> None:
+    client_end, server_end = memory_transport_pair(carry_results=True)
+    tap = Tap(server_end)
+    handlers = Handlers(roots=[Root(uri="file:///a"), Root(uri="file:///b")])
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(make_server().serve_session, tap)
+            async with mcptrio.open_client(
+                client_end, revisions=HANDSHAKE_ERA, handlers=handlers
+            ) as client:
+                result = await client.call_tool("roots")
+            nursery.cancel_scope.cancel()
+    assert result.content == [TextContent(text="file:///a file:///b")]
+    # The server's roots/list is answered unencoded (its own answers are frames: Tap has no
+    # send_carried_nowait).
+    assert tap.answers("carried")
+
+
+async def test_the_stateless_era_in_process_answers_with_frames() -> None:
+    client_end, server_end = memory_transport_pair(carry_results=True)
+    tap = Tap(client_end)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(make_server().serve_session, server_end)
+            async with mcptrio.open_client(tap) as client:
+                assert client.protocol_version == "2026-07-28"
+                result = await client.call_tool("big")
+            nursery.cancel_scope.cancel()
+    assert result.content == [TextContent(text=BIG)]
+    assert tap.answers("carried") == [] and tap.answers("frame")
+
+
+async def test_a_bare_pair_carries_only_frames() -> None:
+    client_end, server_end = memory_transport_pair()
+    tap = Tap(client_end)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(make_server().serve_session, server_end)
+            async with mcptrio.open_client(tap, revisions=HANDSHAKE_ERA) as client:
+                await client.call_tool("big")
+            nursery.cancel_scope.cancel()
+    assert tap.answers("carried") == [] and tap.answers("frame")

@@ -34,7 +34,7 @@ def rich_result() -> CallToolResult:
     """Every kind of content, structured output, floats, a nested ``_meta``."""
     return CallToolResult(
         content=[
-            TextContent(text="é" * 10_000 + "\u2028\"\\"),
+            TextContent(text="é" * 10_000 + '\u2028"\\'),
             ImageContent(data="aGVsbG8=", mime_type="image/png"),
             AudioContent(data="AAAA", mime_type="audio/wav"),
             ResourceLink(uri="file:///a", name="a"),

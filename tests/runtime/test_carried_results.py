@@ -102,10 +102,12 @@ async def test_a_full_pipe_sends_answers_as_frames_each_after_its_progress() -> 
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(make_server().serve_session, server_end)
-            async with mcptrio.open_client(tap, revisions=HANDSHAKE_ERA) as client:
-                async with trio.open_nursery() as calls:
-                    for n in range(30):
-                        calls.start_soon(call, client, n)
+            async with (
+                mcptrio.open_client(tap, revisions=HANDSHAKE_ERA) as client,
+                trio.open_nursery() as calls,
+            ):
+                for n in range(30):
+                    calls.start_soon(call, client, n)
             nursery.cancel_scope.cancel()
     assert sorted(progress) == list(range(30))
     assert tap.answers("frame"), "no answer met a full pipe: the test did not test it"

@@ -62,7 +62,7 @@ class Handshake:
         peer_capabilities: ClientCapabilities | ServerCapabilities | None
         initialized_notified: bool
         request_meta: RequestMeta | None
-        _allowed_out: set[tuple[str, str]]
+        _allowed_out: set[tuple[str, str]] | None
         _server_info_wire: dict[str, Any] | None
 
         def respond(self, rid: RequestId, result: Result) -> bytes | None: ...
@@ -100,7 +100,7 @@ class Handshake:
         self._negotiated(meta.revision.version)
         self.request_meta = meta
         self.peer_capabilities = server_capabilities or ServerCapabilities()
-        self._allowed_out.clear()
+        self._allowed_out = None
 
     def initialize_request(self) -> InitializeRequest:
         """The ``initialize`` request a client opens with, offering its latest revision."""

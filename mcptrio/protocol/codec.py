@@ -13,6 +13,8 @@ connection turns them into error responses.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -152,23 +154,73 @@ class CarriedResult:
         self.value = value
 
     def encoded(self) -> bytes:
-        """The response as a frame, for a path that needs one (a buffer, a mismatch)."""
+        """The response as a frame, for a path that needs one (a buffer, a mismatch): one that
+        :func:`carry_result` made always encodes."""
         return _encoder.encode(_ResultOut("2.0", self.id, self.value))
 
 
+#: The most values (containers, their members and scalars) a result is looked through for
+#: carrying. Past it the result is encoded: carrying saves a pass over its strings' bytes, and a
+#: result of many small values has few bytes per value, so encoding costs about what the look
+#: would.
+CARRY_LOOK_LIMIT = 256
+
+# A lone surrogate, which no UTF-8 (so no JSON frame) can hold.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def carry_result(request_id: RequestId, result: Any) -> CarriedResult | None:
-    """``result`` as a :class:`CarriedResult`; ``None`` when it holds what only encoding can
-    carry (an already encoded ``msgspec.Raw``, say): it is then encoded as usual.
+    """``result`` as a :class:`CarriedResult`; ``None`` when its frame would not read back as
+    the same values, or could not be written at all: it is then encoded as usual (and a
+    result that cannot be encoded is answered with the error it always was).
 
     Its built-in form is taken now, so the handler can change or reuse its result object
-    afterwards without the receiver seeing it: what it receives is what was answered, as if
-    encoded. Unlike JSON, a float NaN or infinity stays one (JSON makes it ``null``).
+    afterwards without the receiver seeing it. It is carried only when it is made of what
+    JSON reads back unchanged, found by :func:`_reads_back`: a tuple (JSON makes it an array,
+    a list), a float NaN or infinity (``null``), a string with a lone surrogate (no frame can
+    hold one), or more than :data:`CARRY_LOOK_LIMIT` values is encoded instead. Keys are made
+    strings as JSON makes them (``str_keys``); a key JSON cannot write makes it encoded.
     """
     try:
-        value = msgspec.to_builtins(result)
+        value = msgspec.to_builtins(result, str_keys=True)
     except TypeError:
         return None
+    if not _reads_back(value):
+        return None
     return CarriedResult(request_id, value)
+
+
+def _reads_back(value: Any) -> bool:
+    """Whether ``value`` (built-in values, keys strings) reads back from its JSON as itself,
+    looking at no more than :data:`CARRY_LOOK_LIMIT` values. A string's bytes are read only if
+    it is not ASCII (``str.isascii`` is a flag CPython keeps)."""
+    budget = CARRY_LOOK_LIMIT
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and _SURROGATE.search(item):
+                return False
+        elif kind is dict:
+            budget -= len(item)
+            if budget < 0:
+                return False
+            for key in item:
+                if not key.isascii() and _SURROGATE.search(key):
+                    return False
+            stack.extend(item.values())
+        elif kind is list:
+            budget -= len(item)
+            if budget < 0:
+                return False
+            stack.extend(item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif not (kind is int or kind is bool or item is None):
+            return False
+    return True
 
 
 def convert_result(value: Any, result_type: type[T]) -> T:

@@ -29,9 +29,8 @@ it returns. Everything that follows from the protocol alone is decided here, syn
 - **Batches** (2025-03-26 only; :mod:`~mcptrio.protocol.batches`): the answers to a batch's
   requests are held until the last one is known, then sent as one array.
   :meth:`Connection.respond` and friends return ``None`` while the batch is still open.
-- **In process** the answer to a lone handshake-era request may be left unencoded
-  (:meth:`Connection.respond_carried`, :meth:`Connection.receive_carried`): the receiver
-  converts it into the type it expects instead of decoding it.
+- **In process** a lone request's answer may be left unencoded (:meth:`Connection.respond_carried`,
+  :meth:`Connection.receive_carried`): the receiver converts it instead of decoding it.
 - **Ping** is answered here, without a handler.
 - **The stateless era** (2026-07-28), per request: on a server connection with no handshake, a
   request whose ``_meta`` names a stateless-era revision is read, checked and answered at that
@@ -76,6 +75,7 @@ from .stateless import (
     StatelessReader,
     answer_error,
     answer_result,
+    convert_stateless_result,
     decode_stateless_result,
 )
 from .types import (
@@ -221,21 +221,22 @@ class Connection(Handshake):
         return events
 
     def receive_carried(self, carried: codec.CarriedResult) -> list[ev.Event]:
-        """What a result handed over unencoded means (an in-process peer's answer): the same
-        as its frame would, converted instead of decoded. One that does not convert to the
-        type expected is taken as its frame, which says what is wrong as a decode would."""
+        """What an in-process peer's unencoded result means: what its frame would (one that
+        does not convert is taken as its frame, which says what is wrong as a decode would)."""
         result_type = self._pending.get(carried.id)
-        if result_type is not None and self.request_meta is None:
-            try:
+        if result_type is None:
+            return [ev.UnmatchedResponse(carried.id)]
+        try:
+            if self.request_meta is None:
                 result = codec.convert_result(carried.value, result_type)
-            except InvalidParams:
-                pass
             else:
-                events: list[ev.Event] = []
-                envelope = codec.TypedEnvelope(jsonrpc="2.0", id=carried.id, result=result)
-                self._receive_response(envelope, events, result_type)
-                return events
-        return self.receive(carried.encoded())
+                result = convert_stateless_result(carried.value, result_type)
+        except InvalidParams:
+            return self.receive(carried.encoded())
+        events: list[ev.Event] = []
+        envelope = codec.TypedEnvelope(jsonrpc="2.0", id=carried.id, result=result)
+        self._receive_response(envelope, events, result_type)
+        return events
 
     def oversized(self, limit: int) -> list[ev.Event]:
         """Answer a frame the transport dropped for being over ``limit`` bytes."""
@@ -541,8 +542,8 @@ class Connection(Handshake):
     def respond_carried(
         self, rid: RequestId, result: Result, *, carry: bool = True
     ) -> bytes | codec.CarriedResult | None:
-        """:meth:`respond`, but with ``carry`` the answer to a lone handshake-era request is
-        left unencoded (a :class:`~.codec.CarriedResult`, for an in-process transport)."""
+        """:meth:`respond`, but with ``carry`` the answer to a lone request is left unencoded
+        when it can be (a :class:`~.codec.CarriedResult`, for an in-process transport)."""
         meta = self._stateless.pop(rid, None) if self._stateless else None
         try:
             if meta is not None:
@@ -551,7 +552,7 @@ class Connection(Handshake):
                 result = self._fit_out(result)
         except CapabilityNotNegotiated as exc:
             return self._answer(rid, self._encode_error(rid, InternalError(exc.message)))
-        if carry and meta is None and rid in self._in_flight and self._in_flight[rid] is None:
+        if carry and rid in self._in_flight and self._in_flight[rid] is None:
             carried = codec.carry_result(rid, result)
             if carried is not None:
                 del self._in_flight[rid]

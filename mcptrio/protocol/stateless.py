@@ -285,5 +285,17 @@ def decode_stateless_result(raw: msgspec.Raw, result_type: type[Result]) -> Resu
     return codec.decode_body(raw, result_type)
 
 
+def convert_stateless_result(value: Any, result_type: type[Result]) -> Result:
+    """:func:`decode_stateless_result` for a result handed over unencoded (its built-in values,
+    :class:`~mcptrio.protocol.codec.CarriedResult`): ``resultType`` says which it is."""
+    if result_type in _MAY_NEED_INPUT and isinstance(value, dict):
+        kind = value.get("resultType")
+        if kind == INPUT_REQUIRED:
+            return codec.convert_result(value, InputRequiredResult)
+        if kind == ext.RESULT_TASK and result_type in _MAY_BE_TASK:
+            return codec.convert_result(value, ext.CreateTaskResult)
+    return codec.convert_result(value, result_type)
+
+
 class _ResultTypeOnly(Result):
     pass

@@ -30,7 +30,7 @@ is made, and then hands frames straight to it, skipping the hop through its writ
 as nothing is queued ahead of them (the in-memory and HTTP transports have it; stdio and
 WebSocket write to a stream, which may block, and do not).
 
-An in-process transport may also carry a handshake-era result unencoded
+An in-process transport may also carry a result unencoded
 (:class:`SupportsCarriedResults`, :class:`~mcptrio.protocol.codec.CarriedResult`): its
 ``receive`` then returns those as well, and the session converts them instead of decoding.
 

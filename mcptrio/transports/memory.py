@@ -6,11 +6,11 @@ every other transport is checked against. Each direction holds at most ``buffer`
 sender past that waits, which is the same backpressure a full pipe or socket gives.
 
 With ``carry_results`` (what ``open_client(server)`` and ``mcptrio.testing`` ask for; a bare
-pair is a wire), a handshake-era result is handed over unencoded: the receiving session converts
-it into the type it expects instead of decoding it, so a large result costs no pass over its
-bytes (the official SDK's in-memory transport makes none either; see
-``docs/explanation/payload-cost.md``). Requests, notifications, errors, batches and
-stateless-era answers are always frames.
+pair is a wire), a result is handed over unencoded, in either era: the receiving session
+converts it into the type it expects instead of decoding it, so a large result costs no pass
+over its bytes (the official SDK's in-memory transport makes none either; see
+``docs/explanation/payload-cost.md``). Requests, notifications, errors, batches and results
+JSON would not read back as themselves are always frames.
 
 Each direction is a :class:`_Pipe`: a deque with a :class:`~mcptrio.runtime.parking.ParkingSpot`
 for its receiver and one for its sender (a session receives from one task and sends from one
@@ -131,7 +131,7 @@ def memory_transport_pair(
     *, buffer: int = 256, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, carry_results: bool = False
 ) -> tuple[MemoryTransport, MemoryTransport]:
     """Two connected transports: ``(client_end, server_end)``; with ``carry_results`` each
-    end's session hands its handshake-era results over unencoded (see the module docstring)."""
+    end's session hands its results over unencoded (see the module docstring)."""
     if buffer < 1:
         raise ValueError("buffer must be at least 1")
     to_server, to_client = _Pipe(buffer), _Pipe(buffer)

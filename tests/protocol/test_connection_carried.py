@@ -9,18 +9,23 @@ from typing import Any
 import msgspec
 import pytest
 from test_connection import client, handshake, server
+from test_stateless import client as stateless_client
+from test_stateless import server as stateless_server
 
 from mcptrio.protocol import codec
 from mcptrio.protocol.connection import Connection
 from mcptrio.protocol.errors import InvalidParams
 from mcptrio.protocol.events import ErrorReceived, RequestReceived, ResponseReceived
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
+from mcptrio.protocol.tasks_extension import CreateTaskResult
 from mcptrio.protocol.types import (
     AudioContent,
     CallToolRequest,
     CallToolResult,
     EmbeddedResource,
     ImageContent,
+    InputRequest,
+    InputRequiredResult,
     ListToolsRequest,
     ListToolsResult,
     ResourceLink,
@@ -106,7 +111,7 @@ def test_a_result_only_encoding_can_carry_goes_as_a_frame() -> None:
     assert json.loads(frame)["result"]["structuredContent"] == {"raw": {"a": 1}}
 
 
-def test_batch_and_stateless_answers_are_frames() -> None:
+def test_batch_answers_are_frames() -> None:
     c, s = client(supported=("2025-03-26",)), server()
     handshake(c, s)
     first = codec.encode_request(10, "tools/call", {"name": "a"})
@@ -116,19 +121,43 @@ def test_batch_and_stateless_answers_are_frames() -> None:
     batch = s.respond_carried(11, CallToolResult(content=[]))
     assert isinstance(batch, bytes) and len(json.loads(batch)) == 2
 
-    stateless = server()
-    call = {
-        "name": "t",
-        "arguments": {},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    }
-    [event] = stateless.receive(codec.encode_request(5, "tools/call", call))
-    assert isinstance(event, RequestReceived)
-    assert isinstance(stateless.respond_carried(5, CallToolResult(content=[])), bytes)
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        CallToolResult(content=[TextContent(text="input_required task")], is_error=False),
+        InputRequiredResult(
+            input_requests={"k": InputRequest(method="roots/list", params={})},
+            request_state="state",
+        ),
+        CreateTaskResult(
+            task_id="t1",
+            status="working",
+            created_at="2026-11-29T00:00:00Z",
+            last_updated_at="2026-11-29T00:00:00Z",
+            ttl_ms=None,
+        ),
+    ],
+    ids=["complete", "input-required", "task"],
+)
+def test_a_stateless_era_answer_reads_as_its_frame(result: Any) -> None:
+    reads: list[Any] = []
+    for carry in (False, True):
+        c, s = stateless_client(), stateless_server()
+        rid, data = c.send_request(CallToolRequest(name="a", arguments={}))
+        [event] = s.receive(data)
+        assert isinstance(event, RequestReceived)
+        answer = s.respond_carried(rid, result, carry=carry)
+        assert isinstance(answer, codec.CarriedResult if carry else bytes)
+        if isinstance(answer, codec.CarriedResult):
+            assert json.loads(answer.encoded())["result"]["resultType"]
+            [read] = c.receive_carried(answer)
+        else:
+            assert answer is not None
+            [read] = c.receive(answer)
+        assert isinstance(read, ResponseReceived)
+        reads.append(read.result)
+    assert type(reads[1]) is type(reads[0]) and reads[1] == reads[0]
 
 
 def test_an_answer_not_of_the_type_expected_is_the_same_error_as_its_frame() -> None:
@@ -150,3 +179,53 @@ def test_an_answer_no_one_waits_for_is_unmatched_as_its_frame_would_be() -> None
     assert isinstance(first, ResponseReceived)
     [again] = c.receive_carried(carried)
     assert type(again).__name__ == "UnmatchedResponse" and again.id == rid
+
+
+@pytest.mark.parametrize(
+    "structured",
+    [
+        {"point": (1, 2)},  # JSON makes a tuple an array: a list
+        {"x": float("nan")},  # and a NaN (or an infinity) null
+        {"x": float("-inf")},
+        {"many": list(range(codec.CARRY_LOOK_LIMIT + 1))},  # past the look: as cheap encoded
+    ],
+    ids=["tuple", "nan", "infinity", "past-the-look-limit"],
+)
+def test_what_would_not_read_back_from_json_as_itself_goes_as_a_frame(structured: Any) -> None:
+    c, s = pair("2025-06-18")
+    rid = asked(c, s, CallToolRequest(name="t", arguments={}))
+    answer = s.respond_carried(rid, CallToolResult(content=[], structured_content=structured))
+    assert isinstance(answer, bytes)
+    [event] = c.receive(answer)
+    assert isinstance(event, ResponseReceived)
+
+
+def test_keys_are_strings_as_json_makes_them() -> None:
+    c, s = pair("2025-06-18")
+    rid = asked(c, s, CallToolRequest(name="t", arguments={}))
+    carried = s.respond_carried(
+        rid, CallToolResult(content=[], structured_content={"by_id": {1: "a", 0.5: "b"}})
+    )
+    assert isinstance(carried, codec.CarriedResult)
+    [event] = c.receive_carried(carried)
+    assert isinstance(event, ResponseReceived)
+    assert event.result.structured_content == {"by_id": {"1": "a", "0.5": "b"}}
+
+
+@pytest.mark.parametrize(
+    "structured",
+    [{"text": "bad \ud800 text"}, {"key \udfff": 1}, {(1, 2): "tuple key"}],
+    ids=["lone-surrogate-value", "lone-surrogate-key", "key-json-cannot-write"],
+)
+def test_a_result_no_frame_can_hold_is_the_error_it_always_was(structured: Any) -> None:
+    c, s = pair("2025-06-18")
+    rid = asked(c, s, CallToolRequest(name="t", arguments={}))
+    with pytest.raises((UnicodeEncodeError, TypeError)):
+        s.respond_carried(rid, CallToolResult(content=[], structured_content=structured))
+    assert s.owes_answer(rid)  # so the session answers it -32603, as it always did
+
+
+def test_an_answer_no_one_waits_for_is_not_encoded_to_be_dropped() -> None:
+    c, _ = pair("2025-06-18")
+    [event] = c.receive_carried(codec.CarriedResult(99, {"text": "\ud800"}))
+    assert type(event).__name__ == "UnmatchedResponse" and event.id == 99

@@ -1,19 +1,20 @@
-"""In process, a handshake-era result crosses unencoded (the in-memory transport's
-``carry_results``): whole, in order with everything sent before it, encoded after all when the
-pipe is full, and never in the stateless era."""
+"""In process, a result crosses unencoded (the in-memory transport's ``carry_results``): whole,
+in order with everything sent before it, encoded after all when the pipe is full, in both
+eras."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 
+import pytest
 import trio
 from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import Handlers
 from mcptrio.protocol.codec import CarriedResult
-from mcptrio.protocol.types import Root, TextContent
+from mcptrio.protocol.types import CallToolResult, Root, TextContent
 from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport
 from mcptrio.server.context import Context
 from mcptrio.transports.memory import memory_transport_pair
@@ -132,18 +133,23 @@ async def test_the_client_answers_the_server_unencoded_too() -> None:
     assert tap.answers("carried")
 
 
-async def test_the_stateless_era_in_process_answers_with_frames() -> None:
+async def test_the_stateless_era_in_process_carries_its_answers_too() -> None:
     client_end, server_end = memory_transport_pair(carry_results=True)
     tap = Tap(client_end)
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(make_server().serve_session, server_end)
-            async with mcptrio.open_client(tap) as client:
+            handlers = Handlers(roots=[Root(uri="file:///a")])
+            async with mcptrio.open_client(tap, handlers=handlers) as client:
                 assert client.protocol_version == "2026-07-28"
                 result = await client.call_tool("big")
+                # An input-required answer (the client's roots asked for, in the stateless
+                # era's way) is carried and read as one as well.
+                roots = await client.call_tool("roots")
             nursery.cancel_scope.cancel()
     assert result.content == [TextContent(text=BIG)]
-    assert tap.answers("carried") == [] and tap.answers("frame")
+    assert roots.content == [TextContent(text="file:///a")]
+    assert tap.answers("carried")
 
 
 async def test_a_bare_pair_carries_only_frames() -> None:
@@ -156,3 +162,45 @@ async def test_a_bare_pair_carries_only_frames() -> None:
                 await client.call_tool("big")
             nursery.cancel_scope.cancel()
     assert tap.answers("carried") == [] and tap.answers("frame")
+
+
+def awkward_server() -> mcptrio.Server:
+    server = mcptrio.Server("awkward")
+
+    @server.tool()
+    def point() -> tuple[int, int]:
+        return (1, 2)
+
+    @server.tool()
+    async def unwritable(ctx: Context) -> CallToolResult:
+        for i in range(5):
+            await ctx.report_progress(i, 5)
+        return CallToolResult(content=[TextContent(text="bad \ud800 text")])
+
+    return server
+
+
+async def test_in_process_a_result_reads_as_it_would_from_the_wire() -> None:
+    # A tuple is carried as JSON would carry it: an array, which the client's output-schema
+    # check accepts (a tuple would fail it).
+    with trio.fail_after(10):
+        async with mcptrio.open_client(awkward_server(), revisions=HANDSHAKE_ERA) as client:
+            result = await client.call_tool("point")
+    assert result.structured_content == {"result": [1, 2]}
+
+
+async def test_a_result_no_frame_can_hold_is_an_error_answer_and_the_session_goes_on() -> None:
+    client_end, server_end = memory_transport_pair(buffer=1, carry_results=True)
+
+    async def slow_progress(done: float, total: float | None, message: str | None) -> None:
+        await trio.sleep(0.001)
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(awkward_server().serve_session, server_end)
+            async with mcptrio.open_client(client_end, revisions=HANDSHAKE_ERA) as client:
+                with pytest.raises(mcptrio.McpError) as failed:
+                    await client.call_tool("unwritable", on_progress=slow_progress)
+                assert failed.value.code == -32603
+                assert (await client.call_tool("point")).structured_content == {"result": [1, 2]}
+            nursery.cancel_scope.cancel()

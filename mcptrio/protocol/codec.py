@@ -183,7 +183,7 @@ def carry_result(request_id: RequestId, result: Any) -> CarriedResult | None:
     """
     try:
         value = msgspec.to_builtins(result, str_keys=True)
-    except TypeError:
+    except (TypeError, RecursionError):  # nested past msgspec's limit: encoding decides
         return None
     if not _reads_back(value):
         return None

@@ -229,3 +229,13 @@ def test_an_answer_no_one_waits_for_is_not_encoded_to_be_dropped() -> None:
     c, _ = pair("2025-06-18")
     [event] = c.receive_carried(codec.CarriedResult(99, {"text": "\ud800"}))
     assert type(event).__name__ == "UnmatchedResponse" and event.id == 99
+
+
+def test_a_result_nested_past_the_look_is_encoded_as_before() -> None:
+    c, s = pair("2025-06-18")
+    rid = asked(c, s, CallToolRequest(name="t", arguments={}))
+    deep: list[Any] = []
+    for _ in range(900):
+        deep = [deep]
+    answer = s.respond_carried(rid, CallToolResult(content=[], structured_content={"v": deep}))
+    assert isinstance(answer, bytes)

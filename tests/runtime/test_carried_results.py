@@ -5,7 +5,9 @@ eras."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 import trio
@@ -49,6 +51,18 @@ class Tap:
         return [key for how, key in self.seen if how == kind and isinstance(key, int)]
 
 
+@asynccontextmanager
+async def connected(
+    server: mcptrio.Server, client_end: Transport, server_end: Transport, **options: Any
+) -> AsyncIterator[mcptrio.Client]:
+    """``server`` serving ``server_end``, and a client of it on ``client_end``."""
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve_session, server_end)
+        async with mcptrio.open_client(client_end, **options) as client:
+            yield client
+        nursery.cancel_scope.cancel()
+
+
 def make_server() -> mcptrio.Server:
     server = mcptrio.Server("carried")
 
@@ -73,12 +87,9 @@ async def test_in_process_results_reach_the_client_unencoded_and_whole() -> None
     client_end, server_end = memory_transport_pair(carry_results=True)
     tap = Tap(client_end)
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(make_server().serve_session, server_end)
-            async with mcptrio.open_client(tap, revisions=HANDSHAKE_ERA) as client:
-                result = await client.call_tool("big")
-                tools = await client.list_tools()
-            nursery.cancel_scope.cancel()
+        async with connected(make_server(), tap, server_end, revisions=HANDSHAKE_ERA) as client:
+            result = await client.call_tool("big")
+            tools = await client.list_tools()
     assert result.content == [TextContent(text=BIG)]
     assert {tool.name for tool in tools.tools} == {"big", "steps", "roots"}
     # Only initialize's answer (made by the protocol layer, id 1) came as a frame.
@@ -101,15 +112,12 @@ async def test_a_full_pipe_sends_answers_as_frames_each_after_its_progress() -> 
         assert progress[n] == [0, 1, 2]
 
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(make_server().serve_session, server_end)
-            async with (
-                mcptrio.open_client(tap, revisions=HANDSHAKE_ERA) as client,
-                trio.open_nursery() as calls,
-            ):
-                for n in range(30):
-                    calls.start_soon(call, client, n)
-            nursery.cancel_scope.cancel()
+        async with (
+            connected(make_server(), tap, server_end, revisions=HANDSHAKE_ERA) as client,
+            trio.open_nursery() as calls,
+        ):
+            for n in range(30):
+                calls.start_soon(call, client, n)
     assert sorted(progress) == list(range(30))
     assert tap.answers("frame"), "no answer met a full pipe: the test did not test it"
     assert tap.answers("carried")
@@ -120,13 +128,10 @@ async def test_the_client_answers_the_server_unencoded_too() -> None:
     tap = Tap(server_end)
     handlers = Handlers(roots=[Root(uri="file:///a"), Root(uri="file:///b")])
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(make_server().serve_session, tap)
-            async with mcptrio.open_client(
-                client_end, revisions=HANDSHAKE_ERA, handlers=handlers
-            ) as client:
-                result = await client.call_tool("roots")
-            nursery.cancel_scope.cancel()
+        async with connected(
+            make_server(), client_end, tap, revisions=HANDSHAKE_ERA, handlers=handlers
+        ) as client:
+            result = await client.call_tool("roots")
     assert result.content == [TextContent(text="file:///a file:///b")]
     # The server's roots/list is answered unencoded (its own answers are frames: Tap has no
     # send_carried_nowait).
@@ -137,16 +142,13 @@ async def test_the_stateless_era_in_process_carries_its_answers_too() -> None:
     client_end, server_end = memory_transport_pair(carry_results=True)
     tap = Tap(client_end)
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(make_server().serve_session, server_end)
-            handlers = Handlers(roots=[Root(uri="file:///a")])
-            async with mcptrio.open_client(tap, handlers=handlers) as client:
-                assert client.protocol_version == "2026-07-28"
-                result = await client.call_tool("big")
-                # An input-required answer (the client's roots asked for, in the stateless
-                # era's way) is carried and read as one as well.
-                roots = await client.call_tool("roots")
-            nursery.cancel_scope.cancel()
+        handlers = Handlers(roots=[Root(uri="file:///a")])
+        async with connected(make_server(), tap, server_end, handlers=handlers) as client:
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("big")
+            # An input-required answer (the client's roots asked for, in the stateless
+            # era's way) is carried and read as one as well.
+            roots = await client.call_tool("roots")
     assert result.content == [TextContent(text=BIG)]
     assert roots.content == [TextContent(text="file:///a")]
     assert tap.answers("carried")
@@ -156,11 +158,8 @@ async def test_a_bare_pair_carries_only_frames() -> None:
     client_end, server_end = memory_transport_pair()
     tap = Tap(client_end)
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(make_server().serve_session, server_end)
-            async with mcptrio.open_client(tap, revisions=HANDSHAKE_ERA) as client:
-                await client.call_tool("big")
-            nursery.cancel_scope.cancel()
+        async with connected(make_server(), tap, server_end, revisions=HANDSHAKE_ERA) as client:
+            await client.call_tool("big")
     assert tap.answers("carried") == [] and tap.answers("frame")
 
 
@@ -196,11 +195,10 @@ async def test_a_result_no_frame_can_hold_is_an_error_answer_and_the_session_goe
         await trio.sleep(0.001)
 
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(awkward_server().serve_session, server_end)
-            async with mcptrio.open_client(client_end, revisions=HANDSHAKE_ERA) as client:
-                with pytest.raises(mcptrio.McpError) as failed:
-                    await client.call_tool("unwritable", on_progress=slow_progress)
-                assert failed.value.code == -32603
-                assert (await client.call_tool("point")).structured_content == {"result": [1, 2]}
-            nursery.cancel_scope.cancel()
+        async with connected(
+            awkward_server(), client_end, server_end, revisions=HANDSHAKE_ERA
+        ) as client:
+            with pytest.raises(mcptrio.McpError) as failed:
+                await client.call_tool("unwritable", on_progress=slow_progress)
+            assert failed.value.code == -32603
+            assert (await client.call_tool("point")).structured_content == {"result": [1, 2]}

@@ -202,30 +202,3 @@ async def test_a_result_no_frame_can_hold_is_an_error_answer_and_the_session_goe
                 await client.call_tool("unwritable", on_progress=slow_progress)
             assert failed.value.code == -32603
             assert (await client.call_tool("point")).structured_content == {"result": [1, 2]}
-
-
-class StepCounter(trio.abc.Instrument):
-    """Counts task steps."""
-
-    def __init__(self) -> None:
-        self.steps = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        self.steps += 1
-
-
-async def test_an_in_process_answer_wakes_its_caller_without_the_clients_reader() -> None:
-    calls = 200
-    counter = StepCounter()
-    with trio.fail_after(10):
-        async with mcptrio.open_client(make_server(), revisions=HANDSHAKE_ERA) as client:
-            await client.call_tool("big")
-            trio.lowlevel.add_instrument(counter)
-            try:
-                for _ in range(calls):
-                    await client.call_tool("steps", {"n": 1})
-            finally:
-                trio.lowlevel.remove_instrument(counter)
-    # The caller, the server's reader, the request actor: the client's reader, idle, is not
-    # woken for the answer (it was: four steps a call).
-    assert counter.steps <= calls * 3, counter.steps

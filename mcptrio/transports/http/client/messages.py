@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -76,7 +76,7 @@ def _items(data: bytes) -> list[Envelope]:
     return value if isinstance(value, list) else [value]
 
 
-def _is_id(value: object) -> bool:
+def _is_id(value: object) -> TypeGuard[RequestId]:
     return isinstance(value, int | str) and not isinstance(value, bool)
 
 
@@ -86,7 +86,7 @@ def peek_outgoing(data: bytes) -> OutgoingInfo:
     ids: list[RequestId] = []
     for item in items:
         if isinstance(item.method, str) and _is_id(item.id):
-            ids.append(item.id)  # type: ignore[arg-type]
+            ids.append(item.id)
     method = items[0].method if len(items) == 1 and isinstance(items[0].method, str) else None
     cancels: RequestId | None = None
     if method == "notifications/cancelled" and isinstance(items[0].params, msgspec.Raw):

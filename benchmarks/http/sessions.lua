@@ -111,7 +111,7 @@ end
 function response(status, headers, body)
   local now = now_us()
   if state == "initialize" then
-    if status ~= 200 or not body:find('"result"%s*:') or not opened(headers, body) then
+    if status ~= 200 or not check.find_key(body, "result", "%s*:") or not opened(headers, body) then
       return failed("no session", status, body)
     end
     state = "initialized"

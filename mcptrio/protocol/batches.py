@@ -9,7 +9,9 @@ and a flood of tiny garbage items would otherwise be answered with fifty times i
 
 from __future__ import annotations
 
+from . import events as ev
 from .base import RequestId
+from .codec import encode_batch
 from .errors import InvalidRequest
 from .revisions import Revision
 
@@ -27,6 +29,17 @@ class Batch:
     def __init__(self) -> None:
         self.owed: set[RequestId] = set()
         self.answers: list[bytes] = []
+
+    def settle(self, events: list[ev.Event]) -> list[ev.Event]:
+        """What the batch's messages meant (``events``) less the answers the protocol gave at
+        once, which join the batch's; with the batch's answer when no handler owes one more."""
+        immediate: list[ev.Event] = [e for e in events if not isinstance(e, ev.Reply)]
+        for event in events:
+            if isinstance(event, ev.Reply):
+                self.answers.append(event.data)
+        if not self.owed and self.answers:
+            immediate.append(ev.Reply(encode_batch(self.answers)))
+        return immediate
 
 
 def refusal(features: Revision | None, items: int) -> InvalidRequest | None:

@@ -24,6 +24,8 @@ from .base import RequestId
 from .errors import InvalidParams, InvalidRequest, McpError, ParseError
 
 __all__ = [
+    "NESTED_TOO_DEEP",
+    "UNDECODABLE",
     "CarriedResult",
     "Envelope",
     "ErrorObject",
@@ -105,7 +107,10 @@ class _ErrorOut(msgspec.Struct):
 
 # What msgspec raises for bytes it cannot decode: malformed JSON, invalid UTF-8 in a string,
 # and nesting deeper than its recursion limit.
-_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+#: How the error for a frame nested deeper than msgspec goes (Python's recursion limit, about
+#: a thousand levels) ends: its JSON may be valid, it cannot be read here.
+NESTED_TOO_DEEP = "nested too deeply to be read"
 
 _encoder = msgspec.json.Encoder()
 _frame_decoder: msgspec.json.Decoder[Envelope | list[msgspec.Raw]] = msgspec.json.Decoder(
@@ -266,7 +271,7 @@ def decode_frame_expecting(
         )
     try:
         decoded: TypedEnvelope[T] | list[msgspec.Raw] = decoder.decode(frame)
-    except (msgspec.ValidationError, *_UNDECODABLE):
+    except (msgspec.ValidationError, *UNDECODABLE):
         return None
     return decoded
 
@@ -288,7 +293,9 @@ def _phase_one(
         return decoder.decode(data)
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"Not a JSON-RPC message: {exc}", salvage_id(data)) from None
-    except _UNDECODABLE as exc:
+    except RecursionError:
+        raise undecodable(f"{label}: {NESTED_TOO_DEEP}") from None
+    except UNDECODABLE as exc:
         raise undecodable(f"{label}: {exc}") from None
 
 
@@ -296,7 +303,7 @@ def salvage_id(data: bytes | msgspec.Raw) -> RequestId | None:
     """The ``id`` of a malformed message, when one can still be read (for the error response)."""
     try:
         value = _any_decoder.decode(data)
-    except _UNDECODABLE:
+    except UNDECODABLE:
         return None
     if isinstance(value, dict):
         rid = value.get("id")
@@ -322,7 +329,7 @@ def decode_body(raw: msgspec.Raw | UnsetType, body_type: type[T]) -> T:
         if raw is UNSET:
             return msgspec.convert({}, body_type)
         return _decoder_for(body_type).decode(raw)
-    except _UNDECODABLE as exc:
+    except UNDECODABLE as exc:
         raise InvalidParams(f"Invalid params: {exc}") from None
 
 
@@ -330,6 +337,6 @@ def decode_error(raw: msgspec.Raw) -> McpError:
     """The ``error`` of an error response, rebuilt as the matching :class:`McpError`."""
     try:
         obj = _error_decoder.decode(raw)
-    except _UNDECODABLE as exc:
+    except UNDECODABLE as exc:
         return InvalidRequest(f"Malformed error response: {exc}")
     return McpError.from_wire(obj.code, obj.message, obj.data)

@@ -58,6 +58,7 @@ from .errors import (
     InvalidParams,
     InvalidRequest,
     McpError,
+    ParseError,
 )
 from .fitting import Step, fit_outgoing, incoming_step, outgoing_step
 from .gating import check_outgoing, incoming_spec
@@ -91,6 +92,7 @@ from .types import (
     ServerCapabilities,
 )
 from .types.common import CacheScope
+from .unreadable import owner_of
 
 __all__ = ["MAX_BATCH_ITEMS", "Connection", "Role", "capability_declared"]
 
@@ -202,16 +204,24 @@ class Connection(Handshake):
                     return self._receive_batch(typed)
         try:
             decoded = codec.decode_frame(frame)
-        except McpError as exc:
-            salvaged: RequestId | None = exc.data if isinstance(exc, InvalidRequest) else None
-            if isinstance(exc, InvalidRequest):
-                exc.data = None
+        except InvalidRequest as exc:
+            salvaged, exc.data = exc.data, None
             return [ev.Reply(self._encode_error(salvaged, exc))]
+        except ParseError as exc:
+            return self._unreadable(frame, exc)
         if isinstance(decoded, list):
             return self._receive_batch(decoded)
         events = []
         self._receive_one(decoded, events, None)
         return events
+
+    def _unreadable(self, frame: bytes, error: ParseError) -> list[ev.Event]:
+        """A frame that is not JSON or too deep to read: see :mod:`.unreadable`."""
+        rid, answered = owner_of(frame, error, self._pending, self._in_flight)
+        if answered and rid is not None:
+            self._pop_pending(rid)
+            return [ev.ErrorReceived(rid, ParseError(f"Unreadable response: {error.message}"))]
+        return [ev.Reply(self._encode_error(rid, error))]
 
     def receive_message(self, message: codec.Envelope) -> list[ev.Event]:
         """What one message means, already decoded as an envelope (a transport that decoded it
@@ -261,14 +271,7 @@ class Connection(Handshake):
                 batch.answers.append(self._encode_error(_readable_id(envelope.id), error))
                 continue
             self._receive_one(envelope, events, batch)
-        # Answers the protocol gave at once join the batch; the rest come from handlers.
-        immediate: list[ev.Event] = [e for e in events if not isinstance(e, ev.Reply)]
-        for event in events:
-            if isinstance(event, ev.Reply):
-                batch.answers.append(event.data)
-        if not batch.owed and batch.answers:
-            immediate.append(ev.Reply(codec.encode_batch(batch.answers)))
-        return immediate
+        return batch.settle(events)
 
     def _receive_one(
         self,

@@ -322,7 +322,8 @@ async def scripted_server(
     answers: Mapping[str, Any],
 ) -> AsyncIterator[Transport]:
     """A raw peer: answers initialize properly, then each method with ``answers[method]``
-    (a raw JSON-RPC message without the id; ``None``: never answer)."""
+    (a raw JSON-RPC message without the id; ``bytes``: the whole frame, ``ID`` standing for the
+    id; ``None``: never answer)."""
     client_end, server_end = memory_transport_pair()
 
     async def serve() -> None:
@@ -347,7 +348,10 @@ async def scripted_server(
                 reply = answers.get(message["method"])
                 if reply is None:
                     continue
-            data = json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}).encode()
+            if isinstance(reply, bytes):
+                data = reply.replace(b"ID", json.dumps(message["id"]).encode())
+            else:
+                data = json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}).encode()
             await server_end.send([Outgoing(data)])
 
     async with trio.open_nursery() as nursery:
@@ -381,6 +385,28 @@ async def test_malformed_results_raise_instead_of_hanging(
                 await client.get_prompt("p")
             with pytest.raises(mcptrio.RequestTimeout):
                 await client.list_prompts()
+
+
+async def test_an_answer_too_deep_or_too_broken_to_read_fails_its_call_instead_of_hanging() -> None:
+    # No request timeout: before, each call waited for an answer that could not come.
+    nested = b"[" * 5000 + b"]" * 5000
+    answers = {
+        "tools/call": b'{"jsonrpc":"2.0","id":ID,"result":{"content":[],"structuredContent":'
+        b'{"v":' + nested + b"}}}",
+        "resources/read": b'{"jsonrpc": "2.0", "id": ID, "result": {"contents": [{"uri": "a://b",'
+        b' "text": "unterminated}]}}',
+        "tools/list": {"result": {"tools": []}},
+    }
+    with trio.fail_after(10):
+        async with (
+            scripted_server(answers) as transport,
+            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
+        ):
+            with pytest.raises(mcptrio.ParseError, match="Unreadable response: Parse error"):
+                await client.call_tool("x", validate_output=False)
+            with pytest.raises(mcptrio.ParseError, match="Unreadable response: Parse error"):
+                await client.read_resource("a://b")
+            assert (await client.list_tools()).tools == []
 
 
 async def test_a_server_that_goes_away_fails_pending_calls_with_connection_closed() -> None:

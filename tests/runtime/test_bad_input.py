@@ -913,7 +913,8 @@ async def test_unknown_or_malformed_notification_is_ignored_without_reply(
 # nesting deeper than the interpreter's recursion limit; neither is a msgspec.DecodeError, and
 # both once escaped the codec and ended the session. Undecodable in phase one -> -32700; in a
 # batch item -> -32600; in params (phase two) -> -32602 with the id; while salvaging an id for
-# another error -> that error, without the id.
+# another error -> that error, without the id. A request nested too deeply whose id and method
+# come first -> -32700 with its id (mcptrio.protocol.unreadable), so its caller does not wait.
 
 DEEP = 5000
 NESTED = b"[" * DEEP + b"]" * DEEP
@@ -926,8 +927,24 @@ UNDECODABLE: list[Any] = [
         b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo",'
         b' "arguments": {"text": ' + NESTED + b"}}}",
         PARSE_ERROR,
-        None,
+        1,
         id="deep-in-params",
+    ),
+    pytest.param(
+        ID_NULL_REVISION,
+        b'{"jsonrpc": "2.0", "params": {"name": "echo", "arguments": ' + NESTED + b'}, "id": 1,'
+        b' "method": "tools/call"}',
+        PARSE_ERROR,
+        None,
+        id="deep-in-params-before-the-id",
+    ),
+    pytest.param(
+        ID_NULL_REVISION,
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo",'
+        b' "arguments": {"text": "unterminated}}}',
+        PARSE_ERROR,
+        None,
+        id="not-json-after-the-id",
     ),
     pytest.param(
         ID_NULL_REVISION,

@@ -129,7 +129,12 @@ def encode(obj: Any) -> bytes:
 
 
 def encode_request(request_id: RequestId, method: str, params: Any) -> bytes:
-    return _encoder.encode(_RequestOut("2.0", request_id, method, params))
+    """A request; ``ValueError`` if its params are nested past what msgspec writes (about a
+    thousand levels), ``TypeError`` if they hold a value JSON cannot."""
+    try:
+        return _encoder.encode(_RequestOut("2.0", request_id, method, params))
+    except RecursionError:
+        raise ValueError(f"The params of {method} are nested too deeply to be written") from None
 
 
 def encode_notification(method: str, params: Any) -> bytes:

@@ -208,20 +208,16 @@ class Connection(Handshake):
             salvaged, exc.data = exc.data, None
             return [ev.Reply(self._encode_error(salvaged, exc))]
         except ParseError as exc:
-            return self._unreadable(frame, exc)
+            owner = owner_of(frame, exc, self._pending, self._in_flight)  # see .unreadable
+            if owner is None or not owner[1]:
+                return [ev.Reply(self._encode_error(None if owner is None else owner[0], exc))]
+            self._pop_pending(owner[0])
+            return [ev.ErrorReceived(owner[0], ParseError(f"Unreadable response: {exc.message}"))]
         if isinstance(decoded, list):
             return self._receive_batch(decoded)
         events = []
         self._receive_one(decoded, events, None)
         return events
-
-    def _unreadable(self, frame: bytes, error: ParseError) -> list[ev.Event]:
-        """A frame that is not JSON or too deep to read: see :mod:`.unreadable`."""
-        rid, answered = owner_of(frame, error, self._pending, self._in_flight)
-        if answered and rid is not None:
-            self._pop_pending(rid)
-            return [ev.ErrorReceived(rid, ParseError(f"Unreadable response: {error.message}"))]
-        return [ev.Reply(self._encode_error(rid, error))]
 
     def receive_message(self, message: codec.Envelope) -> list[ev.Event]:
         """What one message means, already decoded as an envelope (a transport that decoded it
@@ -460,10 +456,11 @@ class Connection(Handshake):
             if self.request_meta is not None:
                 self.request_meta.stamp(meta)
             request = msgspec.structs.replace(request, meta=meta)
+        data = codec.encode_request(rid, request.METHOD, request)  # expected once it is written
         result_type = request.RESULT
         self._pending[rid] = result_type
         self._pending_types[result_type] = self._pending_types.get(result_type, 0) + 1
-        return rid, codec.encode_request(rid, request.METHOD, request)
+        return rid, data
 
     def forget_request(self, rid: RequestId) -> None:
         """Stop expecting an answer to ``rid`` (it was cancelled or timed out)."""

@@ -322,8 +322,8 @@ async def scripted_server(
     answers: Mapping[str, Any],
 ) -> AsyncIterator[Transport]:
     """A raw peer: answers initialize properly, then each method with ``answers[method]``
-    (a raw JSON-RPC message without the id; ``bytes``: the whole frame, ``ID`` standing for the
-    id; ``None``: never answer)."""
+    (a raw JSON-RPC message without the id; a list of ``bytes``: whole frames, ``ID`` standing
+    for the id; ``None``: never answer)."""
     client_end, server_end = memory_transport_pair()
 
     async def serve() -> None:
@@ -348,10 +348,11 @@ async def scripted_server(
                 reply = answers.get(message["method"])
                 if reply is None:
                     continue
-            if isinstance(reply, bytes):
-                data = reply.replace(b"ID", json.dumps(message["id"]).encode())
-            else:
-                data = json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}).encode()
+            if isinstance(reply, list):
+                rid = json.dumps(message["id"]).encode()
+                await server_end.send([Outgoing(frame.replace(b"ID", rid)) for frame in reply])
+                continue
+            data = json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}).encode()
             await server_end.send([Outgoing(data)])
 
     async with trio.open_nursery() as nursery:
@@ -387,14 +388,20 @@ async def test_malformed_results_raise_instead_of_hanging(
                 await client.list_prompts()
 
 
-async def test_an_answer_too_deep_or_too_broken_to_read_fails_its_call_instead_of_hanging() -> None:
+async def test_an_answer_too_deep_to_read_fails_its_call_instead_of_hanging() -> None:
     # No request timeout: before, each call waited for an answer that could not come.
     nested = b"[" * 5000 + b"]" * 5000
     answers = {
-        "tools/call": b'{"jsonrpc":"2.0","id":ID,"result":{"content":[],"structuredContent":'
-        b'{"v":' + nested + b"}}}",
-        "resources/read": b'{"jsonrpc": "2.0", "id": ID, "result": {"contents": [{"uri": "a://b",'
-        b' "text": "unterminated}]}}',
+        "tools/call": [
+            b'{"jsonrpc":"2.0","id":ID,"result":{"content":[],"structuredContent":{"v":'
+            + nested
+            + b"}}}"
+        ],
+        "resources/read": [
+            b'{"jsonrpc": "2.0", "id": ID, "error": {"code": -1, "message": "x", "data": '
+            + nested
+            + b"}}"
+        ],
         "tools/list": {"result": {"tools": []}},
     }
     with trio.fail_after(10):
@@ -407,6 +414,33 @@ async def test_an_answer_too_deep_or_too_broken_to_read_fails_its_call_instead_o
             with pytest.raises(mcptrio.ParseError, match="Unreadable response: Parse error"):
                 await client.read_resource("a://b")
             assert (await client.list_tools()).tools == []
+
+
+async def test_a_broken_line_that_begins_like_an_answer_is_not_taken_for_it() -> None:
+    # A stray half of an answer (a debug print, say) is a parse error, and the call still gets
+    # the answer that follows it: only a frame too deep to read is taken by how it begins.
+    answer = b'{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"whole"}]}}'
+    answers = {"tools/call": [answer[:40], answer]}
+    with trio.fail_after(10):
+        async with (
+            scripted_server(answers) as transport,
+            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
+        ):
+            result = await client.call_tool("x", validate_output=False)
+            assert result.content == [TextContent(text="whole")]
+
+
+async def test_arguments_too_deep_to_write_raise_value_error_and_leave_nothing_pending() -> None:
+    nested: Any = 0
+    for _ in range(5000):
+        nested = [nested]
+    with trio.fail_after(10):
+        async with mcptrio.open_client(feature_server()) as client:
+            with pytest.raises(ValueError, match="nested too deeply to be written"):
+                await client.call_tool("echo", {"text": nested}, validate_output=False)
+            assert client.session.connection.pending() == 0
+            assert client.session.connection.pending_result_types() == {}
+            await client.list_tools()
 
 
 async def test_a_server_that_goes_away_fails_pending_calls_with_connection_closed() -> None:

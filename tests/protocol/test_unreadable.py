@@ -77,19 +77,22 @@ def test_an_unreadable_answer_to_a_pending_request_is_owned_by_that_request() ->
     assert error.message.endswith(codec.NESTED_TOO_DEEP)
     assert owner_of(frame, error, {7}, set()) == (7, True)
     # The same answer to no pending request (nor to a request of another id type) owns nothing.
-    assert owner_of(frame, error, {"7"}, set()) == (None, False)
+    assert owner_of(frame, error, {"7"}, set()) is None
+    deep_error = b'{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"x","data":' + NESTED + b"}}"
+    assert owner_of(deep_error, _parse_error(deep_error), {7}, set()) == (7, True)
+    # Not JSON: a stray line that begins like an answer is no answer (the real one may follow).
     broken = b'{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"cut'
-    assert owner_of(broken, _parse_error(broken), {7}, set()) == (7, True)
+    assert owner_of(broken, _parse_error(broken), {7}, set()) is None
 
 
 def test_only_a_request_too_deep_to_read_is_answered_with_its_id() -> None:
     deep = b'{"jsonrpc":"2.0","id":"r","method":"tools/call","params":' + NESTED + b"}"
     assert owner_of(deep, _parse_error(deep), set(), set()) == ("r", False)
     # Its id is in flight already: an answer with it would be taken for that request's.
-    assert owner_of(deep, _parse_error(deep), set(), {"r"}) == (None, False)
+    assert owner_of(deep, _parse_error(deep), set(), {"r"}) is None
     # Not JSON: JSON-RPC says an id that could not be read is null.
     broken = b'{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"x":"cut'
-    assert owner_of(broken, _parse_error(broken), set(), set()) == (None, False)
+    assert owner_of(broken, _parse_error(broken), set(), set()) is None
     # A notification, or an id that is not one (null, a float, a boolean).
     too_deep = ParseError(f"Parse error: {codec.NESTED_TOO_DEEP}")
     for frame in (
@@ -98,4 +101,4 @@ def test_only_a_request_too_deep_to_read_is_answered_with_its_id() -> None:
         b'{"jsonrpc":"2.0","id":1.5,"method":"x","params":' + NESTED + b"}",
         b'{"jsonrpc":"2.0","id":true,"method":"x","params":' + NESTED + b"}",
     ):
-        assert owner_of(frame, too_deep, {1.5, True}, set()) == (None, False)
+        assert owner_of(frame, too_deep, {1.5, True}, set()) is None

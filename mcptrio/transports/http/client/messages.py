@@ -22,6 +22,7 @@ from ....protocol import codec
 from ....protocol.base import RequestId
 from ....protocol.codec import Envelope
 from ....protocol.errors import INTERNAL_ERROR, McpError
+from ....protocol.unreadable import unreadable_message_id
 from ..engine.client_pool import HttpStatusError
 
 #: How much of an error body an :class:`HttpStatusError` keeps.
@@ -109,7 +110,12 @@ def peek_incoming(data: bytes) -> tuple[list[RequestId], Envelope | None]:
     exactly one response (which a session can take without decoding it again)."""
     try:
         value = _peek_decoder.decode(data)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+    except RecursionError:
+        # Too deep to read: the session fails the call it answers (see protocol.unreadable),
+        # and the exchange must know that call is answered all the same (not reissue it).
+        unreadable = unreadable_message_id(data)
+        return ([unreadable[0]] if unreadable is not None and unreadable[1] else []), None
+    except (msgspec.DecodeError, UnicodeDecodeError):
         return [], None
     found: list[RequestId] = []
     for item in value if isinstance(value, list) else (value,):

@@ -16,8 +16,9 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ....protocol.base import RequestId
-from ....protocol.codec import Envelope
+from ....protocol.codec import NESTED_TOO_DEEP, Envelope
 from ....protocol.errors import InvalidRequest, ParseError
+from ....protocol.unreadable import unreadable_message_id
 
 __all__ = ["Peek", "peek", "peek_cancelled_id"]
 
@@ -54,13 +55,22 @@ class Peek(NamedTuple):
 def peek(frame: bytes) -> Peek:
     """Classify ``frame``.
 
-    Raises :class:`ParseError` for bytes that are not JSON and :class:`InvalidRequest` for JSON
-    that is not a JSON-RPC message (or batch of them) this endpoint can route.
+    Raises :class:`ParseError` for bytes that are not JSON (or nested too deeply to read, unless
+    they begin as a response: see :mod:`mcptrio.protocol.unreadable`) and
+    :class:`InvalidRequest` for JSON that is not a JSON-RPC message (or batch of them) this
+    endpoint can route.
     """
     try:
         decoded = _decoder.decode(frame)
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"Not a JSON-RPC message: {exc}") from None
+    except RecursionError:
+        found = unreadable_message_id(frame)
+        if found is not None and found[1]:
+            # A response too deep to read: routed to the session all the same, which fails the
+            # request it answered instead of leaving it to wait (see protocol.unreadable).
+            return Peek([], [found[0]], False, False, [], None)
+        raise ParseError(f"Parse error: {NESTED_TOO_DEEP}") from None
     except _UNDECODABLE as exc:
         raise ParseError(f"Parse error: {exc}") from None
     items = decoded if isinstance(decoded, list) else (decoded,)

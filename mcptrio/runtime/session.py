@@ -149,6 +149,9 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = self._incoming.nursery = nursery
+                attach = getattr(self.transport, "attach_session", None)
+                if attach is not None:
+                    attach(self)
                 self._outbox.attach(nursery, self._transport_broke)
                 for actor in self._actors:
                     nursery.start_soon(actor, self)
@@ -216,6 +219,18 @@ class Session:
             for event in events:
                 if not self._take(event):
                     await self._take_waiting(event)
+
+    def take_carried_nowait(self, answer: CarriedResult) -> bool:
+        """Take an in-process peer's unencoded answer in the peer's task, as the reader would
+        take it, for a transport that knows the reader waits with nothing unread before it (so
+        nothing is overtaken); ``False``, taking nothing, for an answer no one here waits for
+        (the reader reports it) or once the session has ended."""
+        if self._closed or answer.id not in self._pending:
+            return False
+        # An answer to a pending request makes only events _take acts on without a wait.
+        for event in self.connection.receive_carried(answer):
+            self._take(event)
+        return True
 
     def _fail_request(self, rid: RequestId, error: McpError) -> None:
         """The transport could not carry request ``rid``: its caller gets ``error``."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from eras import HANDSHAKE_ERA
 
 import mcptrio
@@ -202,3 +203,84 @@ async def test_a_result_no_frame_can_hold_is_an_error_answer_and_the_session_goe
                 await client.call_tool("unwritable", on_progress=slow_progress)
             assert failed.value.code == -32603
             assert (await client.call_tool("point")).structured_content == {"result": [1, 2]}
+
+
+class StepCounter(trio.abc.Instrument):
+    """Counts task steps."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.steps += 1
+
+
+async def test_an_in_process_answer_wakes_its_caller_without_the_clients_reader() -> None:
+    calls = 200
+    counter = StepCounter()
+    with trio.fail_after(10):
+        async with mcptrio.open_client(make_server(), revisions=HANDSHAKE_ERA) as client:
+            await client.call_tool("big")
+            trio.lowlevel.add_instrument(counter)
+            try:
+                for _ in range(calls):
+                    await client.call_tool("steps", {"n": 1})
+            finally:
+                trio.lowlevel.remove_instrument(counter)
+    # The caller, the server's reader, the request actor: the client's reader, idle, is not
+    # woken for the answer (it was: four steps a call).
+    assert counter.steps <= calls * 3, counter.steps
+
+
+async def test_a_task_the_handler_woke_runs_before_its_caller_resumes() -> None:
+    # The answer may skip the client's reader only when nothing else is ready to run: a task
+    # the handler woke (or started) still runs its step before the caller, as by way of the
+    # reader. Trio runs the tasks of one scheduler pass in a random order: 50 tries.
+    server = mcptrio.Server("wakes")
+    order: list[str] = []
+    wake: list[trio.Event] = []
+
+    @server.tool()
+    async def ring() -> str:
+        wake[-1].set()
+        return "rung"
+
+    async def waiter(event: trio.Event) -> None:
+        await event.wait()
+        order.append("woken")
+
+    with trio.fail_after(10):
+        async with (
+            mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client,
+            trio.open_nursery() as nursery,
+        ):
+            for _ in range(50):
+                wake.append(trio.Event())
+                nursery.start_soon(waiter, wake[-1])
+                await trio.testing.wait_all_tasks_blocked()
+                await client.call_tool("ring")
+                order.append("caller")
+    assert order == ["woken", "caller"] * 50
+
+
+def test_the_run_queue_is_read_as_trio_reports_it() -> None:
+    # others_runnable reads Trio's run queue directly (see mcptrio.runtime.scheduling): it
+    # must agree with what Trio's public statistics say, or a Trio upgrade changed its state.
+    from mcptrio.runtime import scheduling
+
+    seen: list[tuple[bool, bool]] = []
+
+    async def main() -> None:
+        def look() -> None:
+            stats = trio.lowlevel.current_statistics().tasks_runnable > 0
+            seen.append((scheduling.others_runnable(), stats))
+
+        look()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.sleep, 0)
+            look()
+        look()
+
+    trio.run(main)
+    assert seen == [(False, False), (True, True), (False, False)]
+    assert scheduling._RUN_CONTEXT is not None

@@ -118,6 +118,10 @@ class IncomingRequests:
 
     # ------------------------------------------------------------ the session's side
 
+    def can_start_parked(self) -> bool:
+        """Whether a request would start now in an actor already parked (no new task)."""
+        return self._free > 0 and self._actors.parked > 0
+
     def start_nowait(self, rid: RequestId, request: Request[Any]) -> bool:
         """Start ``request`` in an actor if a slot is free; ``False`` if none is."""
         if not self._free:

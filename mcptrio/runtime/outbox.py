@@ -61,6 +61,7 @@ class Outbox:
         "_direct",
         "_drain",
         "_exchange",
+        "_hand_request",
         "_nursery",
         "_on_broken",
         "_queued",
@@ -93,10 +94,12 @@ class Outbox:
         self._exchange: Callable[[Outgoing], Awaitable[bool]] | None = getattr(
             transport, "exchange", None
         )
+        in_process = getattr(transport, "carries_results", False)
         self._carry: Callable[[CarriedResult], bool] | None = (
-            getattr(transport, "send_carried_nowait", None)
-            if getattr(transport, "carries_results", False)
-            else None
+            getattr(transport, "send_carried_nowait", None) if in_process else None
+        )
+        self._hand_request: Callable[[Outgoing], bool] | None = (
+            getattr(transport, "send_request_nowait", None) if in_process else None
         )
         # Frames handed to the writer and not yet written: the direct path may only be taken
         # when this is zero, or it would overtake them.
@@ -150,6 +153,19 @@ class Outbox:
         if exchange is None or self._queued or self._closed:
             return False
         return await exchange(request)
+
+    def put_request_nowait(self, request: Outgoing) -> bool:
+        """:meth:`put_nowait` for a request, which an in-process transport may hand to its
+        peer's session at once (``send_request_nowait``) when nothing is queued ahead."""
+        hand = self._hand_request
+        if hand is not None and self._queued == 0 and not self._closed and hand(request):
+            return True
+        return self.put_nowait(request)
+
+    @property
+    def has_room(self) -> bool:
+        """Whether :meth:`put_nowait` would take a frame now (the buffer has room for it)."""
+        return not self._closed and self._bytes < self._byte_limit and self._queued < self._size
 
     def put_nowait(self, outgoing: Outgoing) -> bool:
         """Take ``outgoing`` without waiting or checkpointing; ``False`` if the buffer is full

@@ -116,7 +116,7 @@ class PendingRequest(ParkingSpot):
             if not self._done:
                 await self.park()
             return
-        if not outbox.put_nowait(request):
+        if not outbox.put_request_nowait(request):
             await outbox.put(request)
         if self._done:
             await trio.lowlevel.checkpoint()

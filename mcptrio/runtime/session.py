@@ -232,6 +232,22 @@ class Session:
             self._take(event)
         return True
 
+    def take_request_nowait(self, frame: bytes) -> bool:
+        """Take an in-process peer's request frame in the peer's task, as the reader would
+        take it, for a transport that knows the reader waits with nothing unread before it and
+        no other task is ready to run (so nothing is overtaken); ``False``, taking nothing,
+        unless an actor is parked for it (one woken runs in its own context, not the peer's),
+        a slot is free and the outbox has room for a reply: a request's events (its start, or
+        the protocol layer's reply) are then acted on without a wait."""
+        incoming = self._incoming
+        if self._closed or not incoming.can_start_parked() or not self._outbox.has_room:
+            return False
+        for event in self.connection.receive(frame):
+            if not self._take(event):  # not by construction: as the reader would, in a task
+                assert self._nursery is not None
+                self._nursery.start_soon(self._take_waiting, event)
+        return True
+
     def _fail_request(self, rid: RequestId, error: McpError) -> None:
         """The transport could not carry request ``rid``: its caller gets ``error``."""
         pending = self._pending.pop(rid, None)

@@ -40,7 +40,16 @@ __all__ = ["MemoryTransport", "memory_transport_pair"]
 class _Pipe:
     """One direction of a pair: bounded, with closing as Trio's memory channels close."""
 
-    __slots__ = ("frames", "limit", "receive_closed", "receiver", "send_closed", "sender", "taker")
+    __slots__ = (
+        "frames",
+        "limit",
+        "receive_closed",
+        "receiver",
+        "request_taker",
+        "send_closed",
+        "sender",
+        "taker",
+    )
 
     def __init__(self, limit: int) -> None:
         self.frames: deque[bytes | CarriedResult] = deque()
@@ -52,6 +61,8 @@ class _Pipe:
         # The receiving session's way to take an answer in the sender's task (see
         # MemoryTransport.send_carried_nowait), once that session runs.
         self.taker: Callable[[CarriedResult], bool] | None = None
+        # Likewise for a request (see MemoryTransport.send_request_nowait).
+        self.request_taker: Callable[[bytes], bool] | None = None
 
 
 class MemoryTransport:
@@ -135,11 +146,34 @@ class MemoryTransport:
             return True
         return self._put_nowait(answer)
 
+    def send_request_nowait(self, frame: Outgoing) -> bool:
+        """:meth:`send_nowait` for a request, which the peer's session takes here, in this
+        task, on the same terms as :meth:`send_carried_nowait` hands over an answer
+        (:meth:`Session.take_request_nowait
+        <mcptrio.runtime.session.Session.take_request_nowait>`): the request actor is woken
+        at once, not by way of the peer's reader, one task switch less per in-process call."""
+        pipe = self._out
+        taker = pipe.request_taker
+        if (
+            taker is not None
+            and not pipe.frames
+            and pipe.receiver.occupied
+            and not pipe.send_closed
+            and not pipe.receive_closed
+            and len(frame.data) <= self.max_frame_size
+            and not others_runnable()
+            and taker(frame.data)
+        ):
+            return True
+        return self._put_nowait(frame.data)
+
     def attach_session(self, session: Session) -> None:
         """``session`` runs on this end: with ``carry_results``, answers the other end sends
-        may be taken by it in the sending task (see :meth:`send_carried_nowait`)."""
+        and requests may be taken by it in the sending task (see :meth:`send_carried_nowait`,
+        :meth:`send_request_nowait`)."""
         if self.carries_results:
             self._in.taker = session.take_carried_nowait
+            self._in.request_taker = session.take_request_nowait
 
     def _put_nowait(self, item: bytes | CarriedResult) -> bool:
         pipe = self._out

@@ -4,6 +4,7 @@ eras."""
 
 from __future__ import annotations
 
+import contextvars
 import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -215,7 +216,7 @@ class StepCounter(trio.abc.Instrument):
         self.steps += 1
 
 
-async def test_an_in_process_answer_wakes_its_caller_without_the_clients_reader() -> None:
+async def test_an_in_process_call_wakes_neither_reader() -> None:
     calls = 200
     counter = StepCounter()
     with trio.fail_after(10):
@@ -227,9 +228,10 @@ async def test_an_in_process_answer_wakes_its_caller_without_the_clients_reader(
                     await client.call_tool("steps", {"n": 1})
             finally:
                 trio.lowlevel.remove_instrument(counter)
-    # The caller, the server's reader, the request actor: the client's reader, idle, is not
-    # woken for the answer (it was: four steps a call).
-    assert counter.steps <= calls * 3, counter.steps
+    # The caller and the request actor: neither reader, idle, is woken, for the request or
+    # for its answer (it was four steps a call: the caller, the server's reader, the actor,
+    # the client's reader).
+    assert counter.steps <= calls * 2, counter.steps
 
 
 async def test_a_task_the_handler_woke_runs_before_its_caller_resumes() -> None:
@@ -284,3 +286,58 @@ def test_the_run_queue_is_read_as_trio_reports_it() -> None:
     trio.run(main)
     assert seen == [(False, False), (True, True), (False, False)]
     assert scheduling._RUN_CONTEXT is not None
+
+
+async def test_a_task_woken_before_a_call_runs_before_its_handler_starts() -> None:
+    # The request may skip the server's reader only when nothing else is ready to run: a task
+    # the caller woke just before calling still runs its step before the handler starts.
+    server = mcptrio.Server("ordered")
+    order: list[str] = []
+
+    @server.tool()
+    async def mark() -> str:
+        order.append("handler")
+        return "marked"
+
+    async def waiter(event: trio.Event) -> None:
+        await event.wait()
+        order.append("woken")
+
+    with trio.fail_after(10):
+        async with (
+            mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client,
+            trio.open_nursery() as nursery,
+        ):
+            await client.call_tool("mark")
+            order.clear()
+            for _ in range(50):
+                event = trio.Event()
+                nursery.start_soon(waiter, event)
+                await trio.testing.wait_all_tasks_blocked()
+                event.set()
+                await client.call_tool("mark")
+    assert order == ["woken", "handler"] * 50
+
+
+async def test_a_handler_runs_in_the_servers_context_not_its_callers() -> None:
+    # A request taken in the caller's task starts in a parked actor, which runs in its own
+    # context: what the caller set after the session opened is not seen by the handler.
+    seen: list[str] = []
+    server = mcptrio.Server("context")
+
+    @server.tool()
+    async def look() -> str:
+        seen.append(CALLER_VAR.get())
+        return "looked"
+
+    with trio.fail_after(10):
+        async with mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client:
+            await client.call_tool("look")
+            CALLER_VAR.set("the caller's")
+            for _ in range(3):
+                await client.call_tool("look")
+                await client.ping()
+    assert seen == ["unset"] * 4
+
+
+CALLER_VAR: contextvars.ContextVar[str] = contextvars.ContextVar("caller_var", default="unset")

@@ -341,3 +341,86 @@ async def test_a_handler_runs_in_the_servers_context_not_its_callers() -> None:
 
 
 CALLER_VAR: contextvars.ContextVar[str] = contextvars.ContextVar("caller_var", default="unset")
+
+
+async def test_a_call_whose_timeout_has_run_out_times_out(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A caller its deadline has woken gives up, as by way of the reader: the answer is not
+    # handed to it in the actor's task after all.
+    server = mcptrio.Server("late")
+
+    @server.tool()
+    async def quick() -> str:
+        return "done"
+
+    with trio.fail_after(30):
+        async with mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client:
+            await client.call_tool("quick")
+            for _ in range(40):
+                with pytest.raises(mcptrio.RequestTimeout):
+                    await client.call_tool("quick", timeout=0)
+                await client.ping()
+
+
+async def test_a_call_returns_after_its_own_progress_callback(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The client's reader is still in the call's on_progress when the answer comes: the answer
+    # waits for it (is not handed to the caller past a reader that is busy).
+    server = mcptrio.Server("progress")
+    seen: list[str] = []
+
+    @server.tool()
+    async def work(ctx: Context) -> int:
+        await ctx.report_progress(0, 1)
+        await trio.sleep(0.001)
+        return 1
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        await trio.sleep(0.005)
+        seen.append("progress")
+
+    with trio.fail_after(30):
+        async with mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client:
+            for _ in range(20):
+                await client.call_tool("work", on_progress=on_progress)
+                seen.append("returned")
+                await trio.sleep(0.01)
+    assert seen == ["progress", "returned"] * 20
+
+
+async def test_a_request_waits_for_the_notification_the_server_is_reading(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The server's reader is in a notification's middleware chain, and reads nothing more
+    # until it returns: a request sent meanwhile is not taken past it.
+    server = mcptrio.Server("middleware")
+    order: list[str] = []
+
+    async def slow_on_notifications(call: Any, call_next: Any) -> Any:
+        if call.request_id is None and call.method == "notifications/roots/list_changed":
+            await trio.sleep(0.005)
+            order.append("notification")
+        return await call_next(call)
+
+    server.add_middleware(slow_on_notifications)
+
+    @server.tool()
+    async def mark() -> str:
+        order.append("handler")
+        return "marked"
+
+    handlers = Handlers(roots=[Root(uri="file:///a")])
+    with trio.fail_after(30):
+        async with mcptrio.open_client(
+            server, revisions=HANDSHAKE_ERA, handlers=handlers
+        ) as client:
+            await client.call_tool("mark")
+            order.clear()
+            for i in range(20):
+                await client.set_roots([Root(uri=f"file:///{i}")])
+                await trio.sleep(0.001)
+                await client.call_tool("mark")
+                await trio.sleep(0.01)
+    assert order == ["notification", "handler"] * 20

@@ -132,17 +132,8 @@ class MemoryTransport:
         then: a task the handler started or woke runs before the caller resumes, as it would
         by way of the reader (see :mod:`mcptrio.runtime.scheduling`).
         """
-        pipe = self._out
-        taker = pipe.taker
-        if (
-            taker is not None
-            and not pipe.frames
-            and pipe.receiver.occupied
-            and not pipe.send_closed
-            and not pipe.receive_closed
-            and not others_runnable()
-            and taker(answer)
-        ):
+        taker = self._out.taker
+        if taker is not None and self._peer_idle() and taker(answer):
             return True
         return self._put_nowait(answer)
 
@@ -152,20 +143,27 @@ class MemoryTransport:
         (:meth:`Session.take_request_nowait
         <mcptrio.runtime.session.Session.take_request_nowait>`): the request actor is woken
         at once, not by way of the peer's reader, one task switch less per in-process call."""
-        pipe = self._out
-        taker = pipe.request_taker
+        taker = self._out.request_taker
         if (
             taker is not None
-            and not pipe.frames
-            and pipe.receiver.occupied
-            and not pipe.send_closed
-            and not pipe.receive_closed
             and len(frame.data) <= self.max_frame_size
-            and not others_runnable()
+            and self._peer_idle()
             and taker(frame.data)
         ):
             return True
         return self._put_nowait(frame.data)
+
+    def _peer_idle(self) -> bool:
+        """Whether the peer may take what this end sends in this task: its reader waits with
+        nothing unread before it, the pipe is open, and no other task is ready to run."""
+        pipe = self._out
+        return (
+            not pipe.frames
+            and pipe.receiver.occupied
+            and not pipe.send_closed
+            and not pipe.receive_closed
+            and not others_runnable()
+        )
 
     def attach_session(self, session: Session) -> None:
         """``session`` runs on this end: with ``carry_results``, answers the other end sends

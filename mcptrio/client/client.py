@@ -395,7 +395,9 @@ class Client(SkillCalls, ClientStreams):
             name=name, arguments=None if arguments is None else dict(arguments)
         )
         try:
-            if self.send_hook is None:
+            if self.send_hook is None and not options:
+                result = await self.session.request(request, timeout=self.request_timeout)
+            elif self.send_hook is None:
                 timeout = options.get("timeout")
                 result = await self.session.request(
                     request,

@@ -59,6 +59,7 @@ from .errors import (
     InvalidRequest,
     McpError,
     ParseError,
+    TransportError,
 )
 from .fitting import Step, fit_outgoing, incoming_step, outgoing_step
 from .gating import check_outgoing, incoming_spec
@@ -92,7 +93,7 @@ from .types import (
     ServerCapabilities,
 )
 from .types.common import CacheScope
-from .unreadable import owner_of
+from .unreadable import owner_by_head, owner_of
 
 __all__ = ["MAX_BATCH_ITEMS", "Connection", "Role", "capability_declared"]
 
@@ -209,10 +210,7 @@ class Connection(Handshake):
             return [ev.Reply(self._encode_error(salvaged, exc))]
         except ParseError as exc:
             owner = owner_of(frame, exc, self._pending, self._in_flight)  # see .unreadable
-            if owner is None or not owner[1]:
-                return [ev.Reply(self._encode_error(None if owner is None else owner[0], exc))]
-            self._pop_pending(owner[0])
-            return [ev.ErrorReceived(owner[0], ParseError(f"Unreadable response: {exc.message}"))]
+            return self._unread(owner, exc, ParseError(f"Unreadable response: {exc.message}"))
         if isinstance(decoded, list):
             return self._receive_batch(decoded)
         events = []
@@ -244,10 +242,22 @@ class Connection(Handshake):
         self._receive_response(envelope, events, result_type)
         return events
 
-    def oversized(self, limit: int) -> list[ev.Event]:
-        """Answer a frame the transport dropped for being over ``limit`` bytes."""
+    def oversized(self, limit: int, head: bytes = b"") -> list[ev.Event]:
+        """What a frame the transport dropped for being over ``limit`` bytes means, by how it
+        began (``head``; see :mod:`.unreadable`): a failed call, or an error answer."""
+        owner = owner_by_head(head, self._pending, self._in_flight) if head else None
+        failure = TransportError(f"The answer exceeds the size limit of {limit} bytes")
         error = InvalidRequest(f"Message exceeds the size limit of {limit} bytes")
-        return [ev.Reply(self._encode_error(None, error))]
+        return self._unread(owner, error, failure)
+
+    def _unread(
+        self, owner: tuple[RequestId, bool] | None, error: McpError, failure: McpError
+    ) -> list[ev.Event]:
+        """A frame not read: ``failure`` for the call it answered, else ``error`` answered."""
+        if owner is None or not owner[1]:
+            return [ev.Reply(self._encode_error(None if owner is None else owner[0], error))]
+        self._pop_pending(owner[0])
+        return [ev.ErrorReceived(owner[0], failure)]
 
     def _receive_batch(self, items: list[msgspec.Raw]) -> list[ev.Event]:
         refused = refusal(self.features, len(items))

@@ -9,10 +9,14 @@ forever, on either side. Encoders write ``jsonrpc``, ``id`` and ``method`` befor
 the part that failed, whether it answered one of this side's requests (that call then fails
 with a parse error) or was a request (answered with its id, so the peer's call fails).
 
-Only frames too deep to read are looked at this way: bytes that are not JSON are only a guess
-about whose they were (a stray line that begins like an answer), and JSON-RPC says an id that
-could not be read is null. A batch (a JSON array) is not looked into: one item too deep to read
-makes the whole batch a parse error, as before.
+A frame over the size limit is in the same case: a transport drops it unread, but keeps how it
+began (:class:`~mcptrio.runtime.transport.OversizedFrame`), so the call it answered fails at once
+(a :class:`~.errors.TransportError`), or the request it was is refused with its id.
+
+Only frames too deep to read, or too large, are looked at this way: bytes that are not JSON are
+only a guess about whose they were (a stray line that begins like an answer), and JSON-RPC says
+an id that could not be read is null. A batch (a JSON array) is not looked into: one item too
+deep to read makes the whole batch a parse error, as before.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ __all__ = [
     "LEADING_LOOK_BYTES",
     "LEADING_LOOK_MEMBERS",
     "leading_members",
+    "owner_by_head",
     "owner_of",
     "unreadable_message_id",
 ]
@@ -110,7 +115,16 @@ def owner_of(
     with it would be taken for that request's); else ``None`` (answered with ``id`` null)."""
     if not error.message.endswith(NESTED_TOO_DEEP):
         return None
-    found = unreadable_message_id(frame)
+    return owner_by_head(frame, pending, in_flight)
+
+
+def owner_by_head(
+    head: bytes, pending: Container[RequestId], in_flight: Container[RequestId]
+) -> tuple[RequestId, bool] | None:
+    """:func:`owner_of` for a frame that began with ``head`` and was not read at all: one over
+    the size limit, which the transport dropped but for its head (there is no doubt that it
+    was unreadable, only about whose it was, which its first members say)."""
+    found = unreadable_message_id(head)
     if found is None:
         return None
     rid, response = found

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 from ..protocol.base import RequestId
 from ..protocol.codec import CarriedResult
 from ..protocol.errors import McpError
+from ..protocol.unreadable import LEADING_LOOK_BYTES
 
 if TYPE_CHECKING:
     from .session import Session
@@ -62,6 +63,7 @@ __all__ = [
     "SupportsCarriedResults",
     "SupportsSendNowait",
     "Transport",
+    "oversized_frame",
 ]
 
 #: The default limit on one incoming frame: 4 MiB.
@@ -69,9 +71,24 @@ DEFAULT_MAX_FRAME_SIZE = 4 * 1024 * 1024
 
 
 class OversizedFrame(NamedTuple):
-    """Stands in for a frame that was over the size limit and was dropped unread."""
+    """Stands in for a frame that was over the size limit and was dropped unread.
+
+    ``head`` is how the frame began (see :func:`oversized_frame`): its first members say whose
+    it was, so that the call it answered fails at once, or the request it was is refused with
+    its id, instead of waiting for an answer that will never come
+    (:meth:`Connection.oversized <mcptrio.protocol.connection.Connection.oversized>`).
+    """
 
     limit: int
+    head: bytes = b""
+
+
+def oversized_frame(limit: int, data: bytes | bytearray) -> OversizedFrame:
+    """The :class:`OversizedFrame` for a frame over ``limit`` that begins with ``data`` (of
+    which at least ``limit + 1`` bytes, or all of it if shorter): its head is its first
+    :data:`~mcptrio.protocol.unreadable.LEADING_LOOK_BYTES` bytes, or its first ``limit + 1``
+    under a smaller limit, so that it is the same however the frame arrived in pieces."""
+    return OversizedFrame(limit, bytes(data[: min(LEADING_LOOK_BYTES, limit + 1)]))
 
 
 class FailedRequest(NamedTuple):

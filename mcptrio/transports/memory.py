@@ -29,7 +29,7 @@ import trio
 from ..protocol.codec import CarriedResult
 from ..runtime.parking import ParkingSpot
 from ..runtime.scheduling import others_runnable
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, OversizedFrame
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, oversized_frame
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
@@ -99,7 +99,7 @@ class MemoryTransport:
         # A carried result is not limited: the limit guards against a peer's frames, and one
         # in process is the application's own code, whose values are already in memory.
         if type(frame) is bytes and len(frame) > self.max_frame_size:
-            return OversizedFrame(self.max_frame_size)
+            return oversized_frame(self.max_frame_size, frame)
         return frame
 
     async def send(self, frames: Sequence[Outgoing]) -> None:

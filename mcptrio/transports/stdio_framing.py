@@ -22,7 +22,8 @@ however many small chunks a long line arrives in, and there is no quadratic resc
   5 µs now, and 4.8 ms against 2.9 ms for 1 MiB; measured 2026-11-25.)
 - Each line loses one trailing ``\\r`` (CRLF peers). Empty and whitespace-only lines are skipped.
 - A line longer than the limit is never buffered whole. As soon as the partial line is certain to
-  be over the limit, it is dropped, :class:`OversizedFrame` is emitted, and the framer discards
+  be over the limit, it is dropped, :class:`OversizedFrame` is emitted (with how the line
+  began, which says whose it was), and the framer discards
   bytes up to the next newline; then it carries on with the next line. A line that arrives
   complete inside one chunk is measured the same way, so the frames out never depend on how the
   input was chunked. The size check comes before the blank-line check for the same reason.
@@ -32,7 +33,8 @@ Memory is bounded by the limit plus one chunk.
 
 from __future__ import annotations
 
-from ..runtime.transport import Frame, OversizedFrame
+from ..protocol.unreadable import LEADING_LOOK_BYTES
+from ..runtime.transport import Frame, oversized_frame
 
 __all__ = ["LineFramer"]
 
@@ -49,7 +51,7 @@ class LineFramer:
 
     Feed it chunks with :meth:`feed`, which returns the frames they complete; call
     :meth:`feed_eof` at the end of input to get the last, unterminated line, if any. A frame is
-    ``bytes`` without its line ending, or ``OversizedFrame(max_frame_size)`` in place of a line
+    ``bytes`` without its line ending, or an ``OversizedFrame`` in place of a line
     longer than ``max_frame_size`` bytes (reported exactly once per line).
     """
 
@@ -99,7 +101,7 @@ class LineFramer:
             if line.endswith(b"\r"):
                 line = line[:-1]
             if len(line) > limit:
-                frames.append(OversizedFrame(limit))
+                frames.append(oversized_frame(limit, line))
             elif line and not line.isspace():
                 frames.append(line)
         if rest:
@@ -120,7 +122,7 @@ class LineFramer:
         if line.endswith(b"\r"):
             line = line[:-1]
         if len(line) > self._limit:
-            return [OversizedFrame(self._limit)]
+            return [oversized_frame(self._limit, line)]
         if line and not line.isspace():
             return [line]
         return []
@@ -158,7 +160,20 @@ class LineFramer:
         last = self._small[-1] if self._small else self._parts[-1][-1]
         # One byte over is not yet certain: a trailing "\r" may turn out to be half of "\r\n".
         if excess > 1 or last != _CR:
+            head = self._head()
             self._clear()
             self._discarding = True
-            return [OversizedFrame(self._limit)]
+            return [oversized_frame(self._limit, head)]
         return []
+
+    def _head(self) -> bytes:
+        """The partial line's first bytes, as many as an oversized frame's head keeps (see
+        :func:`~mcptrio.runtime.transport.oversized_frame`)."""
+        wanted = min(LEADING_LOOK_BYTES, self._limit + 1)
+        head = bytearray()
+        for part in self._parts:
+            head += part[: wanted - len(head)]
+            if len(head) >= wanted:
+                return bytes(head)
+        head += self._small[: wanted - len(head)]
+        return bytes(head)

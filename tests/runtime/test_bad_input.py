@@ -552,7 +552,11 @@ async def test_oversized_frame_gets_invalid_request_and_session_continues(revisi
         async with open_harness(revision, max_frame_size=LIMIT) as h:
             await h.start_slow()
             await h.client.send_bytes(oversized_call("big"))
-            # The frame is dropped unread, so its id cannot be echoed.
+            # The frame is dropped unread, but its id is where it began: the caller learns.
+            assert_error(await h.client.receive(), INVALID_REQUEST, "big", revision)
+            # One that does not begin with its id cannot be answered with it.
+            params_first = b'{"params": {"text": "' + b"x" * LIMIT + b'"}, "id": 9}'
+            await h.client.send_bytes(params_first)
             assert_error(await h.client.receive(), INVALID_REQUEST, None, revision)
             # A frame of exactly the limit is still accepted.
             text = "y" * (LIMIT - len(json.dumps(tools_call(5, "echo", {"text": ""}))))
@@ -587,7 +591,7 @@ async def test_oversized_line_over_stdio_gets_invalid_request_and_session_contin
             await h.start_slow()
             # The oversized line and the next one arrive in one chunk: only the first is lost.
             await raw.send_all(oversized_call("big") + b"\n" + ping)
-            assert_error(await h.client.receive(), INVALID_REQUEST, None, revision)
+            assert_error(await h.client.receive(), INVALID_REQUEST, "big", revision)
             assert await h.client.receive() == {"jsonrpc": "2.0", "id": "after", "result": {}}
             # An oversized line dribbled in small pieces is reported once, without waiting
             # for its end.
@@ -595,7 +599,7 @@ async def test_oversized_line_over_stdio_gets_invalid_request_and_session_contin
             for start in range(0, len(big), 100):
                 await raw.send_all(big[start : start + 100])
                 await trio.testing.wait_all_tasks_blocked()
-            assert_error(await h.client.receive(), INVALID_REQUEST, None, revision)
+            assert_error(await h.client.receive(), INVALID_REQUEST, "dribbled", revision)
             await raw.send_all(b"\r\n" + ping)
             assert await h.client.receive() == {"jsonrpc": "2.0", "id": "after", "result": {}}
             await h.prove_alive()

@@ -23,7 +23,7 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcptrio.runtime.transport import Frame, Outgoing, OversizedFrame
+from mcptrio.runtime.transport import Frame, Outgoing, oversized_frame
 from mcptrio.transports.stdio import (
     SERVER_STDERR_LOGGER,
     StdioTransport,
@@ -86,7 +86,7 @@ def test_framer_skips_an_oversized_line_and_reports_it_once(chunk_size: int) -> 
     data = b"first\n" + b"x" * 250 + b"\nsecond\r\nthird\n"
     chunks = [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)]
     frames = feed_all(LineFramer(10), chunks)
-    assert frames == [b"first", OversizedFrame(10), b"second", b"third"]
+    assert frames == [b"first", oversized_frame(10, b"x" * 250), b"second", b"third"]
 
 
 def test_framer_never_buffers_an_oversized_line_whole() -> None:
@@ -94,20 +94,34 @@ def test_framer_never_buffers_an_oversized_line_whole() -> None:
     reported = []
     for _ in range(10_000):
         reported.extend(framer.feed(b"y" * 1000))
-    assert reported == [OversizedFrame(1000)]
+    assert reported == [oversized_frame(1000, b"y" * 1001)]
     assert framer.feed(b"tail of the long line\nnext\n") == [b"next"]
 
 
 def test_framer_oversized_unterminated_line_at_eof_is_reported_once() -> None:
     framer = LineFramer(4)
-    assert feed_all(framer, [b"ok\n", b"toolong", b"er"]) == [b"ok", OversizedFrame(4)]
+    assert feed_all(framer, [b"ok\n", b"toolong", b"er"]) == [
+        b"ok",
+        oversized_frame(4, b"toolonger"),
+    ]
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 64, 10_000])
+def test_an_oversized_line_keeps_how_it_began_however_it_arrived(chunk_size: int) -> None:
+    line = b'{"jsonrpc":"2.0","id":7,"result":{"text":"' + b"y" * 3000 + b'"}}'
+    data = line + b"\r\nnext\n"
+    chunks = [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)]
+    [oversized, after] = feed_all(LineFramer(2000), chunks)
+    assert oversized == oversized_frame(2000, line)
+    assert oversized.head == line[:1024]
+    assert after == b"next"
 
 
 @pytest.mark.parametrize("split", range(1, 14))
 def test_framer_limit_is_measured_without_the_line_ending(split: int) -> None:
     data = b"abcd\r\nabcde\r\n"
     frames = feed_all(LineFramer(4), [data[:split], data[split:]])
-    assert frames == [b"abcd", OversizedFrame(4)]
+    assert frames == [b"abcd", oversized_frame(4, b"abcde")]
 
 
 def reference_frames(data: bytes, limit: int) -> list[Frame]:
@@ -117,7 +131,7 @@ def reference_frames(data: bytes, limit: int) -> list[Frame]:
         if line.endswith(b"\r"):
             line = line[:-1]
         if len(line) > limit:
-            frames.append(OversizedFrame(limit))
+            frames.append(oversized_frame(limit, line))
         elif line.strip():
             frames.append(line)
     return frames
@@ -211,7 +225,7 @@ async def test_transport_reports_an_oversized_frame_and_carries_on() -> None:
         client, server = memory_transport_pair(max_frame_size=16, read_size=5)
         await client.send([Outgoing(b"small"), Outgoing(b"x" * 100), Outgoing(b"after")])
         assert await server.receive() == b"small"
-        assert await server.receive() == OversizedFrame(16)
+        assert await server.receive() == oversized_frame(16, b"x" * 100)
         assert await server.receive() == b"after"
 
 

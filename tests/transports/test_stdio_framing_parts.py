@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_stdio import feed_all, reference_frames
 
-from mcptrio.runtime.transport import OversizedFrame
+from mcptrio.runtime.transport import oversized_frame
 from mcptrio.transports.stdio_framing import LineFramer
 
 
@@ -46,6 +46,6 @@ def test_a_line_trickled_a_byte_at_a_time_is_kept_in_few_parts() -> None:
 def test_an_oversized_line_in_large_reads_is_dropped_at_once() -> None:
     framer = LineFramer(100_000)
     assert framer.feed(b"y" * 65_536) == []
-    assert framer.feed(b"y" * 65_536) == [OversizedFrame(100_000)]
+    assert framer.feed(b"y" * 65_536) == [oversized_frame(100_000, b"y" * 100_001)]
     assert framer._parts == [] and framer._size == 0
     assert framer.feed(b"y" * 10 + b"\nok\n") == [b"ok"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from sdk_peer import open_sdk_server
 
 import mcptrio
 from mcptrio.client import http
-from mcptrio.protocol.errors import McpError
+from mcptrio.protocol.errors import McpError, TransportError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
 from mcptrio.transports.http.client.legacy_sse import (
@@ -156,3 +157,29 @@ def test_fallback_statuses_follow_the_offered_revision() -> None:
     assert resolve_endpoint("http://a:1/sse", "/m?x=1") == "http://a:1/m?x=1"
     with pytest.raises(LegacySseError):
         resolve_endpoint("http://a:1/sse", "https://a:1/m")
+
+
+@pytest.mark.parametrize("endpoint", ["/sse", "/mcp"], ids=["legacy-sse", "streamable-sse"])
+async def test_an_sse_answer_over_the_limit_fails_its_call_at_once(endpoint: str) -> None:
+    server = mcptrio.Server("big")
+
+    @server.tool()
+    def big() -> str:
+        return "x" * 10_000
+
+    @server.tool()
+    def small() -> str:
+        return "ok"
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            base = await nursery.start(partial(server.serve_http, json_response=False))
+            if endpoint == "/sse":
+                opened = open_legacy_sse_client_transport(base + endpoint, max_frame_size=2000)
+            else:
+                opened = open_http_client_transport(base + endpoint, max_frame_size=2000)
+            async with opened as transport, mcptrio.open_client(transport) as client:
+                with pytest.raises(TransportError, match="exceeds the size limit of 2000"):
+                    await client.call_tool("big")
+                assert (await client.call_tool("small")).content == [TextContent(text="ok")]
+            nursery.cancel_scope.cancel()

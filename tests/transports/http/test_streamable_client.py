@@ -16,7 +16,7 @@ from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_f
 from sdk_peer import open_sdk_server
 
 import mcptrio
-from mcptrio.protocol.errors import InvalidParams, McpError, ProtocolError
+from mcptrio.protocol.errors import InvalidParams, McpError, ProtocolError, TransportError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
 from mcptrio.runtime.transport import FailedRequest, Outgoing, OversizedFrame
@@ -461,11 +461,39 @@ async def test_oversized_json_response_is_reported_and_fails_the_call() -> None:
             assert b"protocolVersion" in await _frame(transport)
             call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}'
             await transport.send([Outgoing(call)])
-            assert await transport.receive() == OversizedFrame(2000)
+            oversized = await transport.receive()
+            assert isinstance(oversized, OversizedFrame) and oversized.limit == 2000
             failed = await transport.receive()
             assert isinstance(failed, FailedRequest) and failed.request_id == 2
             assert isinstance(failed.error, HttpProtocolError)
             assert "larger than the frame size limit" in failed.error.message
+
+
+async def test_an_oversized_sse_answer_fails_its_call_at_once_and_is_not_asked_again() -> None:
+    async def huge_event(
+        fake: FakeMcp, request: FakeRequest, exchange: FakeExchange, message: dict[str, Any]
+    ) -> bool:
+        if message.get("method") == "tools/call" and message["params"]["name"] == "big":
+            await exchange.start(200, _sse_head())
+            # Over the limit (2000) but not over the SSE line limit: the event is read whole.
+            event = _text(message["id"], "x" * 1950)
+            assert 2000 < len(event) < 2064
+            await exchange.send(encode_event(event, event_id="big-1"))
+            await trio.sleep_forever()
+        return False
+
+    fake = FakeMcp(huge_event)
+    with trio.fail_after(10):
+        async with (
+            serve(fake) as url,
+            open_streamable_http_client_transport(url, max_frame_size=2000) as transport,
+            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
+        ):
+            with pytest.raises(TransportError, match="exceeds the size limit of 2000 bytes"):
+                await client.call_tool("big")
+            assert (await client.list_tools()).tools[0].name == "echo"
+    calls = [m["params"]["name"] for m in fake.posted if m.get("method") == "tools/call"]
+    assert calls == ["big"]
 
 
 def _initialize_frame(rid: int) -> bytes:

@@ -26,6 +26,7 @@ from ....runtime.transport import (
     Frame,
     Outgoing,
     OversizedFrame,
+    oversized_frame,
 )
 from ..engine.client_pool import HttpClientPool
 from .auth_hook import AuthorizedRequests, HttpAuth, Requests
@@ -157,11 +158,11 @@ class HttpClientTransportBase:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             log.debug("dropped a frame that arrived after the transport closed")
 
-    async def _message_of(self, event: SseEvent) -> bytes | None:
+    def _message_of(self, event: SseEvent) -> bytes | OversizedFrame | None:
         """The frame a ``message`` event carries, or ``None`` for an event that carries none.
 
-        A frame over ``max_frame_size`` is delivered as an :class:`OversizedFrame` (so the
-        session learns that something was lost) and is not returned.
+        A frame over ``max_frame_size`` is an :class:`OversizedFrame`, holding how it began (to
+        deliver, so that the session learns that something was lost, and whose it was).
         """
         if event.event != "message":
             log.info("ignored an SSE event named %r", event.event)
@@ -171,8 +172,7 @@ class HttpClientTransportBase:
         data = event.data.encode("utf-8")
         limit = self.options.max_frame_size
         if len(data) > limit:
-            await self._deliver(OversizedFrame(limit))
-            return None
+            return oversized_frame(limit, data)
         return data
 
     async def _fail_requests(self, request_ids: Collection[RequestId], error: McpError) -> None:

@@ -15,6 +15,7 @@ import trio
 
 from ....protocol.base import RequestId
 from ....protocol.errors import McpError
+from ....protocol.unreadable import unreadable_message_id
 from ..engine.client_pool import HttpProtocolError
 
 __all__ = [
@@ -58,6 +59,17 @@ class FollowedStream:
         finishes."""
         if self.failure is None:
             self.failure = HttpProtocolError(reason) if isinstance(reason, str) else reason
+
+    def answered_too_large(self, head: bytes) -> bool:
+        """An answer over the size limit came, beginning with ``head``; whether the stream then
+        owes nothing. The session fails the call it began as answering (see
+        :meth:`~mcptrio.protocol.connection.Connection.oversized`), so the stream owes it no
+        more, and it is not asked again (resumed, or re-sent)."""
+        owed = bool(self.pending)
+        found = unreadable_message_id(head)
+        if found is not None and found[1]:
+            self.pending.discard(found[0])
+        return owed and not self.pending
 
     def owed(self) -> set[RequestId]:
         """The ids the session waits on: a re-issued request's is the one it sent."""

@@ -143,7 +143,7 @@ class LegacySseClientTransport(HttpClientTransportBase):
                 await self._on_event(event)
 
     async def _on_event(self, event: SseEvent) -> None:
-        data = await self._message_of(event)
+        data = self._message_of(event)
         if data is not None:
             await self._deliver(data)
 

@@ -480,8 +480,15 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
                         stream.last_event_id = event.id
                     if event.retry is not None:
                         stream.retry_ms = event.retry
-                    data = await self._message_of(event)
+                    data = self._message_of(event)
                     if data is None:
+                        continue
+                    if isinstance(data, OversizedFrame):
+                        done = stream.answered_too_large(data.head)
+                        stream.direct = False  # through the reader, as any frame not taken
+                        await self._deliver(data)
+                        if done:
+                            return DONE
                         continue
                     answered, lone = peek_incoming(data)
                     owed = bool(stream.pending)

@@ -16,8 +16,8 @@ from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_f
 from sdk_peer import open_sdk_server
 
 import mcptrio
-from mcptrio.client import Revisions
-from mcptrio.protocol.errors import McpError
+from mcptrio.client import HttpTarget, Revisions
+from mcptrio.protocol.errors import McpError, TransportError
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import TextContent
 from mcptrio.transports.http.client.transport import open_http_client_transport
@@ -126,6 +126,37 @@ async def test_a_request_whose_stream_breaks_is_reissued_with_a_new_id_and_answe
     first, second = fake.calls()
     assert first["id"] != second["id"]
     assert first["params"] == second["params"]
+
+
+async def test_a_reissued_request_whose_answer_is_too_large_fails_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def break_then_answer_too_much(message: dict[str, Any], exchange: FakeExchange) -> bool:
+        if message.get("method") != "tools/call":
+            return False
+        await exchange.start(200, _sse_head())
+        if len(fake.calls()) == 1:
+            raise Cut
+        await exchange.send(b"data: " + _answer(message["id"], _text("x" * 3000)) + b"\n\n")
+        await exchange.end()
+        return True
+
+    fake = StatelessFake(break_then_answer_too_much)
+    with trio.fail_after(30):
+        async with (
+            serve(fake, fake.stats) as url,
+            mcptrio.open_client(
+                HttpTarget(url, max_frame_size=2000), revisions=BOTH_ERAS
+            ) as client,
+        ):
+            assert client.protocol_version == "2026-07-28"
+            # The answer names the re-issued id; the caller waits on the one it sent.
+            with pytest.raises(TransportError, match="exceeds the size limit of 2000 bytes"):
+                await client.call_tool("echo", {})
+            assert (await client.list_tools()).tools
+    # Asked twice (the first stream broke), not again; and nothing sent back about it.
+    assert len(fake.calls()) == 2
+    assert all("method" in message for message in fake.posted)
 
 
 async def test_a_request_whose_stream_always_breaks_fails_after_the_reissues(

@@ -592,11 +592,14 @@ async def test_a_standalone_get_never_answered_delays_the_first_request_only_bri
             assert trio.current_time() - start <= 2.5
 
 
+@pytest.mark.parametrize("too_large", [False, True], ids=["answer", "answer-too-large"])
 async def test_an_answer_arriving_on_another_stream_ends_the_wait_on_the_requests_own(
-    autojump_clock: trio.testing.MockClock,
+    autojump_clock: trio.testing.MockClock, too_large: bool
 ) -> None:
     # A lax server (the conformance suite's sse-retry mock is one) may put the answer to a POST
-    # on the standalone GET stream; the POST's broken stream must not then be resumed.
+    # on the standalone GET stream; the POST's broken stream must not then be resumed. Nor when
+    # the answer is over the client's size limit (which fails the call).
+    text = "x" * 1950 if too_large else "from the GET"
     primed = trio.Event()
     resumptions: list[str] = []
 
@@ -610,7 +613,7 @@ async def test_an_answer_arriving_on_another_stream_ends_the_wait_on_the_request
                 return True
             await exchange.start(200, _sse_head())
             await primed.wait()
-            await exchange.send(encode_event(_text(call_ids[0], "from the GET"), event_id="g-1"))
+            await exchange.send(encode_event(_text(call_ids[0], text), event_id="g-1"))
             await trio.sleep_forever()
         if message.get("method") == "tools/call":
             call_ids.append(message["id"])
@@ -627,11 +630,15 @@ async def test_an_answer_arriving_on_another_stream_ends_the_wait_on_the_request
     with trio.fail_after(30):
         async with (
             serve(fake) as url,
-            open_streamable_http_client_transport(url) as transport,
+            open_streamable_http_client_transport(url, max_frame_size=2000) as transport,
             mcptrio.open_client(transport) as client,
         ):
-            result = await client.call_tool("echo", {})
-            assert result.content == [TextContent(text="from the GET")]
+            if too_large:
+                with pytest.raises(TransportError, match="exceeds the size limit"):
+                    await client.call_tool("echo", {})
+            else:
+                result = await client.call_tool("echo", {})
+                assert result.content == [TextContent(text=text)]
             await trio.sleep(2)
             await client.ping()
     assert resumptions == []

@@ -60,16 +60,14 @@ class FollowedStream:
         if self.failure is None:
             self.failure = HttpProtocolError(reason) if isinstance(reason, str) else reason
 
-    def answered_too_large(self, head: bytes) -> bool:
-        """An answer over the size limit came, beginning with ``head``; whether the stream then
-        owes nothing. The session fails the call it began as answering (see
-        :meth:`~mcptrio.protocol.connection.Connection.oversized`), so the stream owes it no
-        more, and it is not asked again (resumed, or re-sent)."""
-        owed = bool(self.pending)
+    def answered_too_large(self, head: bytes) -> RequestId | None:
+        """An answer over the size limit came, beginning with ``head``: the id it answered
+        (no longer owed by this stream), or ``None`` when its head does not say."""
         found = unreadable_message_id(head)
-        if found is not None and found[1]:
-            self.pending.discard(found[0])
-        return owed and not self.pending
+        if found is None or not found[1]:
+            return None
+        self.pending.discard(found[0])
+        return found[0]
 
     def owed(self) -> set[RequestId]:
         """The ids the session waits on: a re-issued request's is the one it sent."""

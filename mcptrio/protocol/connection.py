@@ -242,10 +242,10 @@ class Connection(Handshake):
         self._receive_response(envelope, events, result_type)
         return events
 
-    def oversized(self, limit: int, head: bytes = b"") -> list[ev.Event]:
+    def oversized(self, limit: int, head: bytes = b"", tail: bytes = b"") -> list[ev.Event]:
         """What a frame the transport dropped for being over ``limit`` bytes means, by how it
-        began (``head``; see :mod:`.unreadable`): a failed call, or an error answer."""
-        owner = owner_by_head(head, self._pending, self._in_flight) if head else None
+        began and ended (see :mod:`.unreadable`): a failed call, or an error answer."""
+        owner = owner_by_head(head, tail, self._pending, self._in_flight) if head else None
         failure = TransportError(f"The answer exceeds the size limit of {limit} bytes")
         error = InvalidRequest(f"Message exceeds the size limit of {limit} bytes")
         return self._unread(owner, error, failure)

@@ -4,14 +4,16 @@ msgspec reads nesting down to Python's recursion limit, about a thousand levels:
 frame is a parse error, answered with ``id`` null, which its sender cannot match to anything,
 though its JSON may be valid (a server can write a result its client cannot read, each side's
 stack being as deep as its own). A call whose answer was such a frame would wait for it
-forever, on either side. Encoders write ``jsonrpc``, ``id`` and ``method`` before ``params``,
-``result`` or ``error``, so the members such a frame begins with still say, without reading
-the part that failed, whether it answered one of this side's requests (that call then fails
-with a parse error) or was a request (answered with its id, so the peer's call fails).
+forever, on either side. Most encoders write ``jsonrpc``, ``id`` and ``method`` before
+``params``, ``result`` or ``error``, so the members such a frame begins with still say,
+without reading the part that failed, whether it answered one of this side's requests (that
+call then fails with a parse error) or was a request (answered with its id, so the peer's call
+fails). Some write the ``id`` last (the TypeScript SDK): the members it ends with say then.
 
 A frame over the size limit is in the same case: a transport drops it unread, but keeps how it
-began (:class:`~mcptrio.runtime.transport.OversizedFrame`), so the call it answered fails at once
-(a :class:`~.errors.TransportError`), or the request it was is refused with its id.
+began and ended (:class:`~mcptrio.runtime.transport.OversizedFrame`), so the call it answered
+fails at once (a :class:`~.errors.TransportError`), or the request it was is refused with its
+id.
 
 Only frames too deep to read, or too large, are looked at this way: bytes that are not JSON are
 only a guess about whose they were (a stray line that begins like an answer), and JSON-RPC says
@@ -37,6 +39,7 @@ __all__ = [
     "leading_members",
     "owner_by_head",
     "owner_of",
+    "trailing_members",
     "unreadable_message_id",
 ]
 
@@ -50,11 +53,12 @@ _OBJECT_START = re.compile(rb"\s*\{")
 # head, against 8 us to try decoding the frame). Numbers and spaces are possessive likewise.
 _STRING = rb'"[^"\\\x00-\x1f]*+(?:\\.[^"\\\x00-\x1f]*+)*+"'
 # One member whose value is a scalar (string, number, true, false, null), and what follows it.
-_SCALAR_MEMBER = re.compile(
-    rb"\s*+(" + _STRING + rb")\s*+:\s*+(" + _STRING + rb"|-?+(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+"
-    rb"(?:[eE][+-]?+[0-9]++)?+|true|false|null)\s*+([,}])"
-)
+_SCALAR = _STRING + rb"|-?+(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?+[0-9]++)?+|true|false|null"
+_SCALAR_MEMBER = re.compile(rb"\s*+(" + _STRING + rb")\s*+:\s*+(" + _SCALAR + rb")\s*+([,}])")
 _KEY = re.compile(rb"\s*+(" + _STRING + rb")\s*+:")
+# The last member of what is left of an object (its closing brace taken off), if its value is a
+# scalar: a search, anchored at the end, that fails at once wherever no "," or "{" stands.
+_LAST_MEMBER = re.compile(rb"([,{])\s*+(" + _STRING + rb")\s*+:\s*+(" + _SCALAR + rb")\s*+\Z")
 _decoder = msgspec.json.Decoder()
 
 
@@ -90,14 +94,48 @@ def leading_members(frame: bytes) -> tuple[dict[str, Any], str | None] | None:
     return members, None
 
 
-def unreadable_message_id(frame: bytes) -> tuple[RequestId, bool] | None:
+def trailing_members(tail: bytes) -> dict[str, Any]:
+    """The members whose values are scalars that an object ends with (at most
+    :data:`LEADING_LOOK_MEMBERS`), read back from the end of ``tail``, a frame's last bytes.
+
+    Some encoders write the ``id`` last (the TypeScript SDK: ``{result, jsonrpc, id}``,
+    ``{method, params, jsonrpc, id}``). In JSON the last ``}`` closes the outermost object, so
+    the scalar members just before it are that object's own: a nested object's members are
+    followed by its own brace, a string's contents cannot hold an unescaped quote.
+    """
+    text = tail[-LEADING_LOOK_BYTES:].rstrip()
+    members: dict[str, Any] = {}
+    if not text.endswith(b"}"):
+        return members
+    text = text[:-1]
+    try:
+        for _ in range(LEADING_LOOK_MEMBERS):
+            member = _LAST_MEMBER.search(text)
+            if member is None:
+                break
+            members.setdefault(_decoder.decode(member.group(2)), _decoder.decode(member.group(3)))
+            if member.group(1) == b"{":
+                break
+            text = text[: member.start()]
+    except UNDECODABLE:  # a bad escape or bad UTF-8 in a string
+        return {}
+    return members
+
+
+def unreadable_message_id(frame: bytes, tail: bytes | None = None) -> tuple[RequestId, bool] | None:
     """The id of the message a frame too deep to read begins as, and whether that message is a
     response (``False``: a request); ``None`` for a notification, a batch, or a frame that does
-    not begin with its ``id`` (and ``method``) before its first member that is not a scalar."""
+    not begin with its ``id`` (and ``method``) before its first member that is not a scalar,
+    nor end with its ``id``. ``tail``: the frame's last bytes when ``frame`` is only how it
+    began (``b""``: not known); ``None`` when ``frame`` is whole."""
     members, nested = leading_members(frame) or ({}, None)
     rid = members.get("id")
     if type(rid) is not int and type(rid) is not str:
-        return None
+        if nested is None:
+            return None
+        rid = trailing_members(frame if tail is None else tail).get("id")
+        if type(rid) is not int and type(rid) is not str:
+            return None
     if "method" not in members:
         return (rid, True) if nested in ("result", "error") else None
     return (rid, False) if isinstance(members["method"], str) else None
@@ -115,16 +153,24 @@ def owner_of(
     with it would be taken for that request's); else ``None`` (answered with ``id`` null)."""
     if not error.message.endswith(NESTED_TOO_DEEP):
         return None
-    return owner_by_head(frame, pending, in_flight)
+    return _owner(unreadable_message_id(frame), pending, in_flight)
 
 
 def owner_by_head(
-    head: bytes, pending: Container[RequestId], in_flight: Container[RequestId]
+    head: bytes, tail: bytes, pending: Container[RequestId], in_flight: Container[RequestId]
 ) -> tuple[RequestId, bool] | None:
-    """:func:`owner_of` for a frame that began with ``head`` and was not read at all: one over
-    the size limit, which the transport dropped but for its head (there is no doubt that it
-    was unreadable, only about whose it was, which its first members say)."""
-    found = unreadable_message_id(head)
+    """:func:`owner_of` for a frame that began with ``head`` and ended with ``tail`` (``b""``:
+    not known) and was not read at all: one over the size limit, which the transport dropped
+    but for those (there is no doubt that it was unreadable, only about whose it was, which its
+    first or last members say)."""
+    return _owner(unreadable_message_id(head, tail), pending, in_flight)
+
+
+def _owner(
+    found: tuple[RequestId, bool] | None,
+    pending: Container[RequestId],
+    in_flight: Container[RequestId],
+) -> tuple[RequestId, bool] | None:
     if found is None:
         return None
     rid, response = found

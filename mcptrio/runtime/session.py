@@ -213,7 +213,7 @@ class Session:
             elif isinstance(frame, CarriedResult):
                 events = connection.receive_carried(frame)
             elif isinstance(frame, OversizedFrame):
-                events = connection.oversized(frame.limit, frame.head)
+                events = connection.oversized(frame.limit, frame.head, frame.tail)
             else:
                 self._fail_request(frame.request_id, frame.error)
                 continue

@@ -81,14 +81,23 @@ class OversizedFrame(NamedTuple):
 
     limit: int
     head: bytes = b""
+    #: How the frame ended (its last bytes; ``b""`` when the transport does not know): some
+    #: encoders write the ``id`` last.
+    tail: bytes = b""
 
 
-def oversized_frame(limit: int, data: bytes | bytearray) -> OversizedFrame:
-    """The :class:`OversizedFrame` for a frame over ``limit`` that begins with ``data`` (of
-    which at least ``limit + 1`` bytes, or all of it if shorter): its head is its first
+def oversized_frame(
+    limit: int, data: bytes | bytearray, tail: bytes | bytearray | None = None
+) -> OversizedFrame:
+    """The :class:`OversizedFrame` for a frame over ``limit`` that begins with ``data`` (at
+    least ``limit + 1`` bytes of it, or all of it if shorter) and ends with ``tail`` (``None``:
+    ``data`` is the whole frame). Its head is its first
     :data:`~mcptrio.protocol.unreadable.LEADING_LOOK_BYTES` bytes, or its first ``limit + 1``
-    under a smaller limit, so that it is the same however the frame arrived in pieces."""
-    return OversizedFrame(limit, bytes(data[: min(LEADING_LOOK_BYTES, limit + 1)]))
+    under a smaller limit, and its tail its last ``LEADING_LOOK_BYTES``: so both are the same
+    however the frame arrived in pieces."""
+    head = bytes(data[: min(LEADING_LOOK_BYTES, limit + 1)])
+    last = (data if tail is None else tail)[-LEADING_LOOK_BYTES:]
+    return OversizedFrame(limit, head, bytes(last))
 
 
 class FailedRequest(NamedTuple):

@@ -22,19 +22,23 @@ however many small chunks a long line arrives in, and there is no quadratic resc
   5 µs now, and 4.8 ms against 2.9 ms for 1 MiB; measured 2026-11-25.)
 - Each line loses one trailing ``\\r`` (CRLF peers). Empty and whitespace-only lines are skipped.
 - A line longer than the limit is never buffered whole. As soon as the partial line is certain to
-  be over the limit, it is dropped, :class:`OversizedFrame` is emitted (with how the line
-  began, which says whose it was), and the framer discards
-  bytes up to the next newline; then it carries on with the next line. A line that arrives
+  be over the limit, it is dropped but for its first and last kilobyte, and the framer discards
+  bytes up to the next newline, keeping only the last kilobyte seen; when the line ends it
+  emits :class:`OversizedFrame`, with how the line began and ended (which say whose it was),
+  then carries on with the next line. A line that arrives
   complete inside one chunk is measured the same way, so the frames out never depend on how the
   input was chunked. The size check comes before the blank-line check for the same reason.
 
-Memory is bounded by the limit plus one chunk.
+Memory is bounded by the limit plus one chunk (and 2 KiB for a line being skipped).
 """
 
 from __future__ import annotations
 
 from ..protocol.unreadable import LEADING_LOOK_BYTES
 from ..runtime.transport import Frame, oversized_frame
+
+# How many of a skipped line's last bytes are kept: an oversized frame's tail, and its "\r".
+_TAIL_KEPT = LEADING_LOOK_BYTES + 1
 
 __all__ = ["LineFramer"]
 
@@ -55,7 +59,15 @@ class LineFramer:
     longer than ``max_frame_size`` bytes (reported exactly once per line).
     """
 
-    __slots__ = ("_discarding", "_limit", "_parts", "_size", "_small")
+    __slots__ = (
+        "_discarding",
+        "_limit",
+        "_parts",
+        "_size",
+        "_skipped_head",
+        "_skipped_tail",
+        "_small",
+    )
 
     def __init__(self, max_frame_size: int) -> None:
         if max_frame_size < 1:
@@ -66,8 +78,11 @@ class LineFramer:
         self._parts: list[bytes] = []
         self._small = bytearray()
         self._size = 0
-        # True while skipping the rest of a line already reported as oversized.
+        # True while skipping the rest of a line found to be oversized; how it began, and its
+        # last bytes so far (one more than a tail keeps, for a "\r" that ends up its ending).
         self._discarding = False
+        self._skipped_head = b""
+        self._skipped_tail = bytearray()
 
     @property
     def max_frame_size(self) -> int:
@@ -77,18 +92,21 @@ class LineFramer:
         """Add a chunk of input; return the frames it completes, in order."""
         if type(data) is not bytes:
             data = bytes(data)
+        frames: list[Frame] = []
         if self._discarding:
             start = data.find(b"\n")
             if start < 0:
-                return []
-            self._discarding = False
+                self._keep_tail(data)
+                return frames
+            self._keep_tail(memoryview(data)[:start])
+            frames.append(self._skipped())
             data = data[start + 1 :]
         end = data.find(b"\n")
         if end < 0:
             if data:
                 self._add(data)
-                return self._check_partial()
-            return []
+                frames.extend(self._check_partial())
+            return frames
         if self._size:
             lines = [self._take_line(memoryview(data)[:end])]
             lines += data[end + 1 :].split(b"\n")
@@ -96,7 +114,6 @@ class LineFramer:
             lines = data.split(b"\n")
         rest = lines.pop()
         limit = self._limit
-        frames: list[Frame] = []
         for line in lines:
             if line.endswith(b"\r"):
                 line = line[:-1]
@@ -114,9 +131,10 @@ class LineFramer:
 
         The framer is reset and could be fed again afterwards.
         """
-        discarding, self._discarding = self._discarding, False
-        if discarding or not self._size:
+        if self._discarding:
             self._clear()
+            return [self._skipped()]
+        if not self._size:
             return []
         line = self._take_line(b"")
         if line.endswith(b"\r"):
@@ -160,11 +178,46 @@ class LineFramer:
         last = self._small[-1] if self._small else self._parts[-1][-1]
         # One byte over is not yet certain: a trailing "\r" may turn out to be half of "\r\n".
         if excess > 1 or last != _CR:
-            head = self._head()
+            # Reported when it ends, with how it began and how it ended (either may hold its
+            # id); meanwhile only those are kept.
+            self._skipped_head = self._head()
+            self._skipped_tail[:] = self._last(_TAIL_KEPT)
             self._clear()
             self._discarding = True
-            return [oversized_frame(self._limit, head)]
         return []
+
+    def _last(self, wanted: int) -> bytes:
+        """The partial line's last ``wanted`` bytes, at most."""
+        pieces: list[bytes] = [bytes(self._small)] if self._small else []
+        have = len(self._small)
+        for part in reversed(self._parts):
+            if have >= wanted:
+                break
+            pieces.append(part[-(wanted - have) :])
+            have += len(pieces[-1])
+        return b"".join(reversed(pieces))[-wanted:]
+
+    def _keep_tail(self, data: bytes | memoryview) -> None:
+        """Keep the last bytes of a line being skipped, ``data`` its next piece."""
+        tail = self._skipped_tail
+        if len(data) >= _TAIL_KEPT:
+            tail[:] = data[-_TAIL_KEPT:]
+        else:
+            tail += data
+            if len(tail) > _TAIL_KEPT:
+                del tail[: len(tail) - _TAIL_KEPT]
+
+    def _skipped(self) -> Frame:
+        """The line skipped, now ended: an :class:`OversizedFrame` with how it began and ended
+        (without the ``"\r"`` of a CRLF ending, as any line)."""
+        tail = bytes(self._skipped_tail)
+        if tail.endswith(b"\r"):
+            tail = tail[:-1]
+        frame = oversized_frame(self._limit, self._skipped_head, tail)
+        self._discarding = False
+        self._skipped_head = b""
+        self._skipped_tail.clear()
+        return frame
 
     def _head(self) -> bytes:
         """The partial line's first bytes, as many as an oversized frame's head keeps (see

@@ -41,6 +41,7 @@ from processes import stop_process
 
 import mcptrio
 from mcptrio.client import HANDSHAKE_ERA, Handlers, Revisions, Timeouts
+from mcptrio.protocol.errors import TransportError
 from mcptrio.protocol.revisions import SUPPORTED
 from mcptrio.protocol.types import (
     CallToolResult,
@@ -166,6 +167,19 @@ async def test_settles_its_era_lists_and_calls_tools(target: Any, era: str) -> N
             result = await client.call_tool("echo", {"message": 7})
             assert result.is_error is True
             await client.ping()
+
+
+async def test_an_answer_over_the_limit_fails_its_call_at_once(era: str) -> None:
+    # The SDK writes the id last ({result, jsonrpc, id}): the client reads it from the end of
+    # the answer it drops (before, the call waited for its timeout).
+    target = mcptrio.client.stdio(
+        [str(NODE), str(PEER), "stdio"], env=node_env(), max_frame_size=8000
+    )
+    with trio.fail_after(30):
+        async with connected(target, era) as client:
+            with trio.fail_after(10), pytest.raises(TransportError, match="size limit of 8000"):
+                await client.call_tool("echo", {"message": "x" * 10_000})
+            assert text_of(await client.call_tool("echo", {"message": "trio"})) == "echo: trio"
 
 
 @pytest.mark.parametrize("endpoint", ["stdio", "/mcp", "/sessions"])

@@ -13,6 +13,8 @@ from mcptrio.protocol.unreadable import (
     LEADING_LOOK_MEMBERS,
     leading_members,
     owner_of,
+    trailing_members,
+    unreadable_message_id,
 )
 
 NESTED = b"[" * 5000 + b"]" * 5000
@@ -102,3 +104,41 @@ def test_only_a_request_too_deep_to_read_is_answered_with_its_id() -> None:
         b'{"jsonrpc":"2.0","id":true,"method":"x","params":' + NESTED + b"}",
     ):
         assert owner_of(frame, too_deep, {1.5, True}, set()) is None
+
+
+@pytest.mark.parametrize(
+    ("tail", "members"),
+    [
+        (b'..."}]},"jsonrpc":"2.0","id":7}', {"id": 7, "jsonrpc": "2.0"}),
+        (b'..."}}, "jsonrpc" : "2.0" , "id" : "a-1" }\r\n', {"id": "a-1", "jsonrpc": "2.0"}),
+        # A nested object's id is followed by its own brace, not the outermost one.
+        (b'{"result":{"a":{"id":5}}}', {}),
+        (b'{"result":{"items":[{"id":5}]}}', {}),
+        # Quotes inside a string are escaped: no member can be read from one.
+        (b'{"result":{"text":"x,\\"id\\":5"}}', {}),
+        (b'{"id":3}', {"id": 3}),
+        (b"not json at all", {}),
+        (b'..."id":"\\q"}', {}),  # a bad escape: nothing read
+    ],
+)
+def test_trailing_members_are_the_outermost_object_s_last_scalars(
+    tail: bytes, members: dict[str, Any]
+) -> None:
+    assert trailing_members(tail) == members
+
+
+def test_a_message_that_writes_its_id_last_is_known_by_its_tail() -> None:
+    answer_head = b'{"result":{"content":[{"type":"text","text":"xxxx'
+    request_head = b'{"method":"tools/call","params":{"name":"echo","arguments":{"m":"xxxx'
+    tail = b'xxxx"}]},"jsonrpc":"2.0","id":9}'
+    assert unreadable_message_id(answer_head, tail) == (9, True)
+    assert unreadable_message_id(request_head, b'xx"}},"jsonrpc":"2.0","id":"r"}') == ("r", False)
+    # Without its tail, or with one that does not say, it is nobody's.
+    assert unreadable_message_id(answer_head, b"") is None
+    assert unreadable_message_id(answer_head, b'xx"}]},"jsonrpc":"2.0"}') is None
+    # A head that is only how the frame began is never read as its end.
+    cut = b'{"result":{"a":{"id":5}'
+    assert unreadable_message_id(cut, b"") is None
+    # A notification has no id, however it ends.
+    notification = b'{"method":"notifications/x","params":{"a":"'
+    assert unreadable_message_id(notification, b'xx"}},"jsonrpc":"2.0"}') is None

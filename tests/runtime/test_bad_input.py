@@ -555,9 +555,12 @@ async def test_oversized_frame_gets_invalid_request_and_session_continues(revisi
             # The frame is dropped unread, but its id is where it began: the caller learns.
             assert_error(await h.client.receive(), INVALID_REQUEST, "big", revision)
             # One that does not begin with its id cannot be answered with it.
-            params_first = b'{"params": {"text": "' + b"x" * LIMIT + b'"}, "id": 9}'
-            await h.client.send_bytes(params_first)
+            notice = b'{"method": "x", "params": {"text": "' + b"x" * LIMIT + b'"}, "id": 9}'
+            await h.client.send_bytes(notice.replace(b'"method": "x", ', b""))
             assert_error(await h.client.receive(), INVALID_REQUEST, None, revision)
+            # One whose id comes last (as the TypeScript SDK writes it) is answered with it.
+            await h.client.send_bytes(notice.replace(b'"x"', b'"tools/call"'))
+            assert_error(await h.client.receive(), INVALID_REQUEST, 9, revision)
             # A frame of exactly the limit is still accepted.
             text = "y" * (LIMIT - len(json.dumps(tools_call(5, "echo", {"text": ""}))))
             exact = json.dumps(tools_call(5, "echo", {"text": text})).encode()
@@ -593,15 +596,19 @@ async def test_oversized_line_over_stdio_gets_invalid_request_and_session_contin
             await raw.send_all(oversized_call("big") + b"\n" + ping)
             assert_error(await h.client.receive(), INVALID_REQUEST, "big", revision)
             assert await h.client.receive() == {"jsonrpc": "2.0", "id": "after", "result": {}}
-            # An oversized line dribbled in small pieces is reported once, without waiting
-            # for its end.
+            # An oversized line dribbled in small pieces is reported once, when it ends.
             big = oversized_call("dribbled")
             for start in range(0, len(big), 100):
                 await raw.send_all(big[start : start + 100])
                 await trio.testing.wait_all_tasks_blocked()
-            assert_error(await h.client.receive(), INVALID_REQUEST, "dribbled", revision)
             await raw.send_all(b"\r\n" + ping)
+            assert_error(await h.client.receive(), INVALID_REQUEST, "dribbled", revision)
             assert await h.client.receive() == {"jsonrpc": "2.0", "id": "after", "result": {}}
+            # One that writes its id last (as the TypeScript SDK does) is answered with it too.
+            last = b'{"method": "tools/call", "params": {"name": "echo", "arguments": {"text": "'
+            last += b"x" * (2 * LIMIT) + b'"}}, "jsonrpc": "2.0", "id": "last"}\n'
+            await raw.send_all(last)
+            assert_error(await h.client.receive(), INVALID_REQUEST, "last", revision)
             await h.prove_alive()
 
 

@@ -60,10 +60,10 @@ class FollowedStream:
         if self.failure is None:
             self.failure = HttpProtocolError(reason) if isinstance(reason, str) else reason
 
-    def answered_too_large(self, head: bytes) -> RequestId | None:
-        """An answer over the size limit came, beginning with ``head``: the id it answered
-        (no longer owed by this stream), or ``None`` when its head does not say."""
-        found = unreadable_message_id(head)
+    def answered_too_large(self, head: bytes, tail: bytes) -> RequestId | None:
+        """An answer over the size limit came, beginning with ``head`` and ending with ``tail``:
+        the id it answered (no longer owed by this stream), or ``None`` when they do not say."""
+        found = unreadable_message_id(head, tail)
         if found is None or not found[1]:
             return None
         self.pending.discard(found[0])

@@ -463,7 +463,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         """An answer too large to take: its call fails at once and is not asked again (see
         :meth:`FollowedStream.answered_too_large`); whether ``stream`` then owes nothing."""
         owed = bool(stream.pending)
-        rid = stream.answered_too_large(frame.head)
+        rid = stream.answered_too_large(frame.head, frame.tail)
         original = stream.original_id
         if original is not None and rid is not None and owed and not stream.pending:
             # A re-issued request's answer: the session waits on the id it sent, not this one.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -209,6 +210,7 @@ def _reads_back(value: Any) -> bool:
     budget = CARRY_LOOK_LIMIT
     stack = [value]
     push = stack.append
+    members: Iterable[Any]
     while stack:
         item = stack.pop()
         kind = type(item)
@@ -216,34 +218,34 @@ def _reads_back(value: Any) -> bool:
             budget -= len(item)
             if budget < 0:
                 return False
-            for key, member in item.items():
+            for key in item:
                 if not key.isascii() and _SURROGATE.search(key):
                     return False
-                kind = type(member)
-                if kind is str:
-                    if not member.isascii() and _SURROGATE.search(member):
-                        return False
-                elif not (kind is int or kind is bool or member is None):
-                    push(member)
+            members = item.values()
         elif kind is list:
             budget -= len(item)
             if budget < 0:
                 return False
-            for member in item:
-                kind = type(member)
-                if kind is str:
-                    if not member.isascii() and _SURROGATE.search(member):
-                        return False
-                elif not (kind is int or kind is bool or member is None):
-                    push(member)
+            members = item
         elif kind is str:
             if not item.isascii() and _SURROGATE.search(item):
                 return False
+            continue
         elif kind is float:
             if not math.isfinite(item):
                 return False
-        elif not (kind is int or kind is bool or item is None):
+            continue
+        elif kind is int or kind is bool or item is None:
+            continue
+        else:
             return False
+        for member in members:
+            kind = type(member)
+            if kind is str:
+                if not member.isascii() and _SURROGATE.search(member):
+                    return False
+            elif not (kind is int or kind is bool or member is None):
+                push(member)
     return True
 
 

@@ -15,7 +15,7 @@ from .codec import encode_batch
 from .errors import InvalidRequest
 from .revisions import Revision
 
-__all__ = ["MAX_BATCH_ITEMS", "Batch", "refusal"]
+__all__ = ["MAX_BATCH_ITEMS", "Batch", "answer_in_flight", "refusal"]
 
 #: The most messages one incoming batch may hold.
 MAX_BATCH_ITEMS = 1000
@@ -40,6 +40,25 @@ class Batch:
         if not self.owed and self.answers:
             immediate.append(ev.Reply(encode_batch(self.answers)))
         return immediate
+
+
+def answer_in_flight(
+    in_flight: dict[RequestId, Batch | None], rid: RequestId, data: bytes | None
+) -> bytes | None:
+    """Incoming request ``rid`` (one of ``in_flight``) is answered with ``data`` (``None``: it
+    ends unanswered); what to send for it: ``data`` for a lone request, its batch's answers
+    once the batch owes no more, else nothing (``None``, also for a request not in flight)."""
+    if rid not in in_flight:
+        return None
+    batch = in_flight.pop(rid)
+    if batch is None:
+        return data
+    batch.owed.discard(rid)
+    if data is not None:
+        batch.answers.append(data)
+    if batch.owed or not batch.answers:
+        return None
+    return encode_batch(batch.answers)
 
 
 def refusal(features: Revision | None, items: int) -> InvalidRequest | None:

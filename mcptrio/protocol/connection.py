@@ -51,7 +51,7 @@ from msgspec import UNSET, UnsetType
 from . import codec
 from . import events as ev
 from .base import Notification, Request, RequestId, Result
-from .batches import MAX_BATCH_ITEMS, Batch, refusal
+from .batches import MAX_BATCH_ITEMS, Batch, answer_in_flight, refusal
 from .errors import (
     CapabilityNotNegotiated,
     InternalError,
@@ -561,19 +561,20 @@ class Connection(Handshake):
             elif self._fit_out is not None:
                 result = self._fit_out(result)
         except CapabilityNotNegotiated as exc:
-            return self._answer(rid, self._encode_error(rid, InternalError(exc.message)))
+            error = self._encode_error(rid, InternalError(exc.message))
+            return answer_in_flight(self._in_flight, rid, error)
         if carry and rid in self._in_flight and self._in_flight[rid] is None:
             carried = codec.carry_result(rid, result)
             if carried is not None:
                 del self._in_flight[rid]
                 return carried
-        return self._answer(rid, codec.encode_result(rid, result))
+        return answer_in_flight(self._in_flight, rid, codec.encode_result(rid, result))
 
     def respond_error(self, rid: RequestId, error: McpError) -> bytes | None:
         """Answer incoming request ``rid`` with an error; ``None`` while its batch is open."""
         if self._stateless and self._stateless.pop(rid, None) is not None:
             error = answer_error(error)
-        return self._answer(rid, self._encode_error(rid, error))
+        return answer_in_flight(self._in_flight, rid, self._encode_error(rid, error))
 
     def drop_request(self, rid: RequestId) -> bytes | None:
         """Record that ``rid`` ends without an answer (it was cancelled).
@@ -582,20 +583,7 @@ class Connection(Handshake):
         """
         if self._stateless:
             self._stateless.pop(rid, None)
-        return self._answer(rid, None)
-
-    def _answer(self, rid: RequestId, data: bytes | None) -> bytes | None:
-        if rid not in self._in_flight:
-            return None
-        batch = self._in_flight.pop(rid)
-        if batch is None:
-            return data
-        batch.owed.discard(rid)
-        if data is not None:
-            batch.answers.append(data)
-        if batch.owed or not batch.answers:
-            return None
-        return codec.encode_batch(batch.answers)
+        return answer_in_flight(self._in_flight, rid, None)
 
     def _encode_error(self, rid: RequestId | None, error: McpError) -> bytes:
         if rid is None:

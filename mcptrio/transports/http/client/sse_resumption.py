@@ -4,17 +4,22 @@ A base of :class:`~.streamable.StreamableHttpClientTransport`: the GET that resu
 stream with ``Last-Event-ID`` until it has answered everything it owes, and the standalone GET
 stream kept open for the session's life. Consecutive attempts that bring nothing back back off
 exponentially from the server's ``retry`` delay (or the transport's), up to
-``Reconnection.max_delay``, and stop after ``Reconnection.max_attempts``.
+``Reconnection.max_delay``, and stop after ``Reconnection.max_attempts``. A request whose
+answer came elsewhere, or was too large to take, is owed no more: its stream is not resumed
+for it (:meth:`SseResumption._abandon`, :meth:`SseResumption._take_oversized`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 import trio
 
-from ....protocol.errors import ConnectionClosed
+from ....protocol.base import RequestId
+from ....protocol.errors import ConnectionClosed, McpError, TransportError
+from ....runtime.transport import FailedRequest, Frame, OversizedFrame
 from ..engine.client_pool import HttpError
 from .followed import DONE, ENDED, SESSION_GONE, UNUSABLE, FollowedStream
 
@@ -47,6 +52,41 @@ class SseResumption:
         ) -> list[tuple[str, str]]: ...
 
         async def _read_events(self, response: HttpResponse, stream: FollowedStream) -> str: ...
+
+        _streams: dict[RequestId, FollowedStream]
+
+        async def _fail_requests(
+            self, request_ids: Collection[RequestId], error: McpError
+        ) -> None: ...
+
+        async def _deliver(self, frame: Frame | FailedRequest) -> None: ...
+
+    def _abandon(self, rid: RequestId) -> None:
+        """The session cancelled ``rid``: stop waiting for its answer."""
+        stream = self._streams.get(rid)
+        if stream is not None:
+            if rid == stream.original_id:
+                stream.pending.clear()
+            stream.pending.discard(rid)
+            if not stream.pending:
+                stream.scope.cancel()
+
+    async def _take_oversized(self, frame: OversizedFrame, stream: FollowedStream) -> bool:
+        """An answer too large to take: its call fails at once and is not asked again (see
+        :meth:`FollowedStream.answered_too_large`); whether ``stream`` then owes nothing."""
+        owed = bool(stream.pending)
+        rid = stream.answered_too_large(frame.head, frame.tail)
+        original = stream.original_id
+        if original is not None and rid is not None and owed and not stream.pending:
+            # A re-issued request's answer: the session waits on the id it sent, not this one.
+            error = TransportError(f"The answer exceeds the size limit of {frame.limit} bytes")
+            await self._fail_requests([original], error)
+        else:
+            if rid is not None and self._streams.get(rid) not in (None, stream):
+                self._abandon(rid)  # its own stream owes it no more, nor a resumption
+            stream.direct = False  # through the reader, as any frame not taken directly
+            await self._deliver(frame)
+        return owed and not stream.pending
 
     def _delay(self, stream: FollowedStream, failures: int) -> float:
         reconnection = self.reconnection

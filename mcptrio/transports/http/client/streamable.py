@@ -62,7 +62,7 @@ import trio
 
 from ....protocol.base import RequestId
 from ....protocol.codec import Envelope
-from ....protocol.errors import ConnectionClosed, TransportError
+from ....protocol.errors import ConnectionClosed
 from ....protocol.sse import SseError, SseParser
 from ....runtime.transport import Outgoing, OversizedFrame
 from ..engine.client_pool import HttpClientPool, HttpError, HttpProtocolError, HttpResponse
@@ -459,23 +459,6 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         stream.direct = False
         await self._deliver(data)
 
-    async def _take_oversized(self, frame: OversizedFrame, stream: FollowedStream) -> bool:
-        """An answer too large to take: its call fails at once and is not asked again (see
-        :meth:`FollowedStream.answered_too_large`); whether ``stream`` then owes nothing."""
-        owed = bool(stream.pending)
-        rid = stream.answered_too_large(frame.head, frame.tail)
-        original = stream.original_id
-        if original is not None and rid is not None and owed and not stream.pending:
-            # A re-issued request's answer: the session waits on the id it sent, not this one.
-            error = TransportError(f"The answer exceeds the size limit of {frame.limit} bytes")
-            await self._fail_requests([original], error)
-        else:
-            if rid is not None and self._streams.get(rid) not in (None, stream):
-                self._abandon(rid)  # its own stream owes it no more, nor a resumption
-            stream.direct = False  # through the reader, as any frame not taken directly
-            await self._deliver(frame)
-        return owed and not stream.pending
-
     # ------------------------------------------------------------ SSE streams
 
     async def _read_events(self, response: HttpResponse, stream: FollowedStream) -> str:
@@ -535,16 +518,6 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             await self._post(data, info, may_renew=False)
 
     # ------------------------------------------------------------ delivery
-
-    def _abandon(self, rid: RequestId) -> None:
-        """The session cancelled ``rid``: stop waiting for its answer."""
-        stream = self._streams.get(rid)
-        if stream is not None:
-            if rid == stream.original_id:
-                stream.pending.clear()
-            stream.pending.discard(rid)
-            if not stream.pending:
-                stream.scope.cancel()
 
     async def _fail_now(self, stream: FollowedStream) -> None:
         if not self._closed:

@@ -34,7 +34,7 @@ class RequestContext:
         session: Session,
         request_id: RequestId,
         request: Request[Any],
-        cancel_scope: trio.CancelScope,
+        cancel_scope: trio.CancelScope | None = None,
     ) -> None:
         self.session = session
         self.request_id = request_id
@@ -45,9 +45,17 @@ class RequestContext:
 
     @property
     def cancel_scope(self) -> trio.CancelScope:
-        """The scope ``notifications/cancelled`` and the session's end cancel."""
+        """The scope ``notifications/cancelled`` and the session's end cancel.
+
+        A request answered at once, in the task that decoded it (its handler never waits: see
+        :mod:`mcptrio.server.eager`), runs under none, since nothing could reach it there; it
+        is given a scope of its own, in no one else's hands, if it asks.
+        """
         self.scope_lent = True
-        return self._cancel_scope
+        scope = self._cancel_scope
+        if scope is None:
+            scope = self._cancel_scope = trio.CancelScope()
+        return scope
 
     @property
     def progress_token(self) -> int | str | None:

@@ -48,6 +48,7 @@ class PendingRequest(ParkingSpot):
     __slots__ = (
         "_done",
         "error",
+        "gave_up",
         "hard_deadline",
         "on_progress",
         "result",
@@ -63,6 +64,9 @@ class PendingRequest(ParkingSpot):
     ) -> None:
         ParkingSpot.__init__(self)  # not super().__init__(): 1k instructions less a call
         self._done = False
+        #: Whether the caller stopped waiting (cancelled, or its deadline passed) before the
+        #: answer came.
+        self.gave_up = False
         self.result: Result | None = None
         self.error: McpError | None = None
         self.timeout = timeout
@@ -89,6 +93,9 @@ class PendingRequest(ParkingSpot):
     def _finish(self) -> None:
         self._done = True
         self.wake()
+
+    def cancelled(self) -> None:
+        self.gave_up = True
 
     def progressed(self) -> None:
         """Progress arrived: restart the timeout, up to the hard maximum."""

@@ -30,6 +30,7 @@ request directly. The rules that make a reused actor indistinguishable from a fr
 
 from __future__ import annotations
 
+import contextvars
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -90,11 +91,14 @@ class RequestActors:
         rid: RequestId,
         request: Request[Any],
         scope: trio.CancelScope | None = None,
+        context: contextvars.Context | None = None,
     ) -> trio.CancelScope:
         """Run ``request`` in a parked actor, or in a new one; return the scope it runs under.
 
         A new actor runs under ``scope`` when one is given (a scope registered for the request
-        earlier, which a cancellation may already have reached), else under a fresh one.
+        earlier, which a cancellation may already have reached), else under a fresh one; and in
+        a copy of ``context`` when one is given (the calling task is not the session's), else
+        of the calling task's.
         """
         if scope is None and self._idle:
             actor = self._idle.pop()
@@ -103,7 +107,10 @@ class RequestActors:
             actor.wake()
             return actor.scope
         actor = _Actor(self._idle, rid, request, scope if scope is not None else trio.CancelScope())
-        nursery.start_soon(self._run, actor)
+        if context is None:
+            nursery.start_soon(self._run, actor)
+        else:
+            context.copy().run(nursery.start_soon, self._run, actor)
         return actor.scope
 
     async def _run(self, actor: _Actor) -> None:

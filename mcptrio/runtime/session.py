@@ -44,11 +44,12 @@ Behaviour that users can rely on:
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import inspect
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 import trio
@@ -90,6 +91,7 @@ class Session:
         actors: Sequence[SessionActor] = (),
         on_start: Callable[[Session], object] | None = None,
         on_end: Callable[[Session], object] | None = None,
+        answers_at_once: Callable[[Request[Any]], bool] | None = None,
     ) -> None:
         self.connection = connection
         self.transport = transport
@@ -106,7 +108,12 @@ class Session:
         self._on_end = on_end
         self._handle_notification = handle_notification
         self._outbox = Outbox(transport, send_buffer, send_buffer_bytes)
-        self._incoming = IncomingRequests(self, self._outbox, handle_request)
+        # answers_at_once(request): whether its handler never waits, so it is answered where
+        # it was decoded, with no actor (see incoming.py).
+        self._incoming = IncomingRequests(self, self._outbox, handle_request, answers_at_once)
+        # The context of the task running the session, once it runs: what a request taken in
+        # another task (take_request_nowait) is answered in a copy of.
+        self._context: contextvars.Context | None = None
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[int | str, PendingRequest] = {}
         self._nursery: trio.Nursery | None = None
@@ -150,6 +157,7 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = self._incoming.nursery = nursery
+                self._context = trio.lowlevel.current_task().context
                 attach = getattr(self.transport, "attach_session", None)
                 if attach is not None:
                     attach(self)
@@ -227,9 +235,10 @@ class Session:
         nothing is overtaken); ``False``, taking nothing, for an answer no one here waits for
         (the reader reports it) or once the session has ended."""
         pending = self._pending.get(answer.id)
-        # The caller still parked: one whose deadline or cancellation has woken it already
-        # gives up as by way of the reader, which would have come a pass too late.
-        if self._closed or pending is None or not pending.occupied:
+        # The caller parked, or still sending (its request answered at once, in its own task):
+        # one whose deadline or cancellation has woken it already gives up as by way of the
+        # reader, which would have come a pass too late.
+        if self._closed or pending is None or pending.gave_up:
             return False
         # An answer to a pending request makes only events _take acts on without a wait.
         for event in self.connection.receive_carried(answer):
@@ -240,16 +249,21 @@ class Session:
         """Take an in-process peer's request frame in the peer's task, as the reader would
         take it, for a transport that knows the reader waits with nothing unread before it and
         no other task is ready to run (so nothing is overtaken); ``False``, taking nothing,
-        unless an actor is parked for it (one woken runs in its own context, not the peer's),
-        a slot is free and the outbox has room for a reply: a request's events (its start, or
-        the protocol layer's reply) are then acted on without a wait."""
+        unless a slot is free (with an actor parked, or the request may be one answered at
+        once) and the outbox has room for a reply: a request's events (its start, or the
+        protocol layer's reply) are then acted on without a wait. The request runs in a copy of
+        the session's context, not the peer's, whether answered here or in an actor."""
         incoming = self._incoming
-        if self._closed or not incoming.can_start_parked() or not self._outbox.has_room:
+        if self._closed or not incoming.can_start_now() or not self._outbox.has_room:
             return False
         if _deeper_than(_HAND_OFF_STACK_LIMIT):  # see _HAND_OFF_STACK_LIMIT
             return False
         for event in self.connection.receive(frame):
-            if not self._take(event):  # not by construction: as the reader would, in a task
+            if type(event) is ev.RequestReceived:
+                taken = incoming.start_nowait(event.id, event.request, self._context)
+            else:
+                taken = self._take(event)
+            if not taken:  # not by construction: as the reader would, in a task
                 assert self._nursery is not None
                 self._nursery.start_soon(self._take_waiting, event)
         return True

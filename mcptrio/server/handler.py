@@ -45,6 +45,7 @@ import trio
 from ..protocol.errors import InvalidParams
 from ..runtime.context import RequestContext
 from .context import Context
+from .eager import never_suspends
 
 __all__ = [
     "Handler",
@@ -125,11 +126,15 @@ class Handler:
     #: The return annotation (a generator's as ``list[T]``); ``inspect.Parameter.empty`` when
     #: there is none.
     returns: Any
+    #: Whether a call always ends without waiting (see :mod:`.eager`): an ``async def`` that
+    #: never suspends, with no context to reach anything that does.
+    never_suspends: bool = field(init=False)
     _async: bool = field(init=False)
     _plain: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self._async = self.mode is Mode.ASYNC
+        self.never_suspends = self._async and not self.context_names and never_suspends(self.fn)
         # Nothing to inject and nothing positional: the values are the call's keywords as they
         # are (the common case, and a tool call's hot path).
         self._plain = not (self.context_names or self.positional)

@@ -78,6 +78,12 @@ class MethodHandlers:
             SetLevelRequest: self.set_level,
             SubscriptionsListenRequest: self.listen,
         }
+        #: For the methods whose requests may be answered at once, where they were decoded:
+        #: whether this one is (see :mod:`.eager`).
+        self.at_once: dict[type[Request[Any]], Callable[[Any], bool]] = {
+            CallToolRequest: self._calls_at_once,
+            ReadResourceRequest: self._reads_at_once,
+        }
         #: Task-augmented tools/call and tasks/* (2025-11-25, :mod:`.task_calls`).
         self.tasks = ServerTasks(server)
         self.routes.update(self.tasks.routes())
@@ -122,6 +128,21 @@ class MethodHandlers:
             if as_task is not None:
                 return as_task
         return await tool.call(ctx, arguments)
+
+    def answers_at_once(self, request: Request[Any]) -> bool:
+        """Whether ``request`` is answered where it was decoded (see :mod:`.eager`): middleware
+        may wait, so none may be installed."""
+        check = self.at_once.get(type(request))
+        return check is not None and not self.server.middleware and check(request)
+
+    def _calls_at_once(self, request: CallToolRequest) -> bool:
+        # A tool that is never a task, called without one, takes call_tool's last line only.
+        tool = self.server.tools.get(request.name)
+        return request.task is None and getattr(tool, "answers_at_once", False)
+
+    def _reads_at_once(self, request: ReadResourceRequest) -> bool:
+        # A static resource (forwarded ones have no answers_at_once), not a template.
+        return getattr(self.server.resources.get(request.uri), "answers_at_once", False)
 
     async def read_resource(self, ctx: Context, request: ReadResourceRequest) -> ReadResourceResult:
         ctx.require_scopes(self.server.required_scopes("resources/read", request.uri))

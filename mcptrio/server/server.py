@@ -227,7 +227,9 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         self._bound_handle_notification = self._handle_notification
         self._bound_session_started = self._session_started
         self._bound_session_ended = self._session_ended
-        self._routes = MethodHandlers(self).routes
+        handlers = MethodHandlers(self)
+        self._routes = handlers.routes
+        self._bound_answers_at_once = handlers.answers_at_once
         self._watchers: list[Callable[[Change], None]] = []
         self._mounts: dict[str, Mount] = {}
         #: Opened before serving, closed after (see :mod:`.lifespan`); ``ctx.lifespan`` is
@@ -579,6 +581,7 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
             max_in_flight=self.max_in_flight,
             on_start=self._bound_session_started,
             on_end=self._bound_session_ended,
+            answers_at_once=self._bound_answers_at_once,
         )
         self.session_state(session)
         return session

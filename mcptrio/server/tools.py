@@ -130,6 +130,7 @@ class RegisteredTool(Registered[Tool]):
         "_output",
         "_takes_nothing",
         "annotations",
+        "answers_at_once",
         "input_before_task",
         "task_support",
     )
@@ -156,6 +157,8 @@ class RegisteredTool(Registered[Tool]):
         self.task_support: TaskSupport = _TASK_SUPPORT[task]
         #: Whether the function asks for input in the request before its task begins.
         self.input_before_task = bool(options.get("input_before_task"))
+        #: Whether a call without a task is answered where it was decoded (see :mod:`.eager`).
+        self.answers_at_once = handler.never_suspends and self.task_support == "forbidden"
         self._arguments = arguments
         self._output = output
         # A function without parameters called without arguments has nothing to validate: its

@@ -292,13 +292,15 @@ def test_the_run_queue_is_read_as_trio_reports_it() -> None:
 
 async def test_a_task_woken_before_a_call_runs_before_its_handler_starts() -> None:
     # The request may skip the server's reader only when nothing else is ready to run: a task
-    # the caller woke just before calling still runs its step before the handler starts.
+    # the caller woke just before calling still runs its step before the handler starts (in an
+    # actor: this handler waits).
     server = mcptrio.Server("ordered")
     order: list[str] = []
 
     @server.tool()
     async def mark() -> str:
         order.append("handler")
+        await trio.lowlevel.checkpoint()
         return "marked"
 
     with trio.fail_after(10):
@@ -315,6 +317,37 @@ async def test_a_task_woken_before_a_call_runs_before_its_handler_starts() -> No
                 event.set()
                 await client.call_tool("mark")
     assert order == ["woken", "handler"] * 50
+
+
+async def test_a_call_made_while_a_task_is_woken_is_answered_by_the_reader() -> None:
+    # A handler that never waits is answered where its request is decoded: in the caller's
+    # task only when nothing else is ready to run, else in the server's reader, in its turn.
+    server = mcptrio.Server("ordered")
+    where: list[trio.lowlevel.Task] = []
+
+    @server.tool()
+    async def mark() -> str:
+        where.append(trio.lowlevel.current_task())
+        return "marked"
+
+    with trio.fail_after(10):
+        async with (
+            mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client,
+            trio.open_nursery() as nursery,
+        ):
+            await client.call_tool("mark")
+            await client.call_tool("mark")
+            assert where[-1] is trio.lowlevel.current_task()
+            where.clear()
+            order: list[str] = []
+            for _ in range(20):
+                event = trio.Event()
+                nursery.start_soon(note_when_set, event, order)
+                await trio.testing.wait_all_tasks_blocked()
+                event.set()
+                await client.call_tool("mark")
+            assert order == ["woken"] * 20
+    assert trio.lowlevel.current_task() not in where
 
 
 async def test_a_handler_runs_in_the_servers_context_not_its_callers() -> None:
@@ -345,11 +378,13 @@ async def test_a_call_whose_timeout_has_run_out_times_out(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     # A caller its deadline has woken gives up, as by way of the reader: the answer is not
-    # handed to it in the actor's task after all.
+    # handed to it in the actor's task after all. (The tool waits, so it runs in an actor: one
+    # that never waits is answered before its caller parks.)
     server = mcptrio.Server("late")
 
     @server.tool()
     async def quick() -> str:
+        await trio.lowlevel.checkpoint()
         return "done"
 
     with trio.fail_after(30):

@@ -71,7 +71,9 @@ class ParkingSpot:
 
     def __init__(self) -> None:
         self._task: trio.lowlevel.Task | None = None
-        self._trap = None if _Trap is None else _Trap(self._abort)
+        # Made at the first park: an outgoing request answered at once (in its caller's task)
+        # never parks, and its trap would be a third of its spot's cost.
+        self._trap: Any = None
 
     @property
     def occupied(self) -> bool:
@@ -87,9 +89,12 @@ class ParkingSpot:
         if self._task is not None:
             raise trio.BusyResourceError("another task is parked here")
         self._task = _current_task()
-        if self._trap is None:  # pragma: no cover - a Trio that moved its traps
+        if _Trap is None:  # pragma: no cover - a Trio that moved its traps
             return _wait_task_rescheduled(self._abort)
-        return _wait(self._trap)
+        trap = self._trap
+        if trap is None:
+            trap = self._trap = _Trap(self._abort)
+        return _wait(trap)
 
     def wake(self) -> bool:
         """Wake the parked task, if any; whether there was one."""
@@ -97,7 +102,7 @@ class ParkingSpot:
         if task is None:
             return False
         self._task = None
-        if self._trap is None:  # pragma: no cover - a Trio that moved its traps
+        if _Trap is None:  # pragma: no cover - a Trio that moved its traps
             _reschedule(task)
         else:
             _reschedule(task, _WOKEN)

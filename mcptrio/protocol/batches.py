@@ -24,11 +24,13 @@ MAX_BATCH_ITEMS = 1000
 class Batch:
     """Answers owed for one incoming batch."""
 
-    __slots__ = ("answers", "owed")
+    __slots__ = ("answers", "ended", "owed")
 
     def __init__(self) -> None:
         self.owed: set[RequestId] = set()
         self.answers: list[bytes] = []
+        #: Members that have ended (answered, or not), whose answers wait for the others.
+        self.ended: list[RequestId] = []
 
     def settle(self, events: list[ev.Event]) -> list[ev.Event]:
         """What the batch's messages meant (``events``) less the answers the protocol gave at
@@ -47,18 +49,28 @@ def answer_in_flight(
 ) -> bytes | None:
     """Incoming request ``rid`` (one of ``in_flight``) is answered with ``data`` (``None``: it
     ends unanswered); what to send for it: ``data`` for a lone request, its batch's answers
-    once the batch owes no more, else nothing (``None``, also for a request not in flight)."""
-    if rid not in in_flight:
-        return None
-    batch = in_flight.pop(rid)
+    once the batch owes no more, else nothing (``None``, also for a request not in flight).
+
+    A batch's member stays in flight until its batch's answers go out: until then its answer
+    is still owed to the peer (a transport routing the batch's answer by its ids waits for
+    it; the peer may not reuse its id)."""
+    batch = in_flight.get(rid)
     if batch is None:
-        return data
-    batch.owed.discard(rid)
+        if rid in in_flight:
+            del in_flight[rid]
+            return data
+        return None
+    if rid not in batch.owed:
+        return None  # ended already: its answer waits in the batch
+    batch.owed.remove(rid)
+    batch.ended.append(rid)
     if data is not None:
         batch.answers.append(data)
-    if batch.owed or not batch.answers:
+    if batch.owed:
         return None
-    return encode_batch(batch.answers)
+    for member in batch.ended:
+        del in_flight[member]
+    return encode_batch(batch.answers) if batch.answers else None
 
 
 def refusal(features: Revision | None, items: int) -> InvalidRequest | None:

@@ -15,6 +15,8 @@ Except a request whose handler never waits (the session's ``answers_at_once`` sa
 (nothing could reach it: it has no checkpoint), in a copy of the context a new actor would have.
 The hand-off to an actor and back would be two task switches, an eighth of a small in-process
 call (measured: 204k to 180k instructions per in-memory call, ``benchmarks`` ``call-10k``).
+A handler's BaseException goes on in that task (in process, the caller's); the request then
+ends unanswered, its slot freed.
 
 The rules are the same in both:
 
@@ -147,7 +149,11 @@ class IncomingRequests:
         self._free -= 1
         at_once = self._at_once
         if at_once is not None and self.outbox.has_room and at_once(request):
-            answer = self._answer_at_once(rid, request, context)
+            try:
+                answer = self._answer_at_once(rid, request, context)
+            except BaseException:
+                self._ended_by_exception(rid)
+                raise
             if answer is not None and not self.outbox.put_nowait(answer):
                 # The handler took the room there was (a notification it sent): the answer
                 # waits for room in a task, which holds the request's slot meanwhile.
@@ -199,6 +205,10 @@ class IncomingRequests:
             self._free -= 1
             try:
                 answer = self._answer_at_once(rid, request, None)
+            except BaseException:
+                self._ended_by_exception(rid)
+                raise
+            try:
                 if answer is not None:
                     await self.send_answer(answer)
             finally:
@@ -293,6 +303,14 @@ class IncomingRequests:
                 rid, InternalError("The handler waited, though it was found never to")
             )
         return None if data is None else self.frame_of(data, rid)
+
+    def _ended_by_exception(self, rid: RequestId) -> None:
+        """A handler answering at once raised a BaseException (KeyboardInterrupt, SystemExit):
+        it goes on in the task that decoded the request (in process, the caller's), and the
+        request ends unanswered, its slot free: the session, if that task carries on, is not
+        left a slot short."""
+        self.session.connection.drop_request(rid)
+        self.free_slot()
 
     async def _send_then_free(self, answer: Outgoing) -> None:
         try:

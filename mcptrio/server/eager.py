@@ -33,7 +33,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["never_suspends"]
+__all__ = ["JudgedCode", "never_suspends"]
 
 # The instructions with which a coroutine can give up control (Python 3.11 to 3.14): awaiting
 # (GET_AWAITABLE, then SEND and YIELD_VALUE), async iteration and async context managers.
@@ -55,13 +55,36 @@ _SUSPENDING = frozenset(
 def never_suspends(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` is an ``async def`` function whose coroutine always ends at its first
     step: no instruction of its own can suspend it (a function it calls without awaiting cannot
-    either). Anything else (a callable object, a ``functools.partial``, a wrapper) is taken to
-    suspend."""
-    if isinstance(fn, types.MethodType):
-        fn = fn.__func__
-    if type(fn) is not types.FunctionType:
-        return False
-    code = fn.__code__
-    if not code.co_flags & inspect.CO_COROUTINE:
-        return False
-    return not any(instruction.opname in _SUSPENDING for instruction in dis.get_instructions(code))
+    either). Anything else (a callable object, a ``functools.partial``) is taken to suspend; a
+    wrapper that is itself an ``async def`` is judged by its own code."""
+    return JudgedCode.of(fn) is not None
+
+
+class JudgedCode:
+    """The code of a function found never to suspend, and the function it was read from: the
+    judgement holds while the function still runs that code (a hot reloader may swap it)."""
+
+    __slots__ = ("code", "function")
+
+    def __init__(self, function: types.FunctionType) -> None:
+        self.function = function
+        self.code = function.__code__
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any]) -> JudgedCode | None:
+        """``fn``'s code if it never suspends (see :func:`never_suspends`), else ``None``."""
+        if isinstance(fn, types.MethodType):
+            fn = fn.__func__
+        if type(fn) is not types.FunctionType:
+            return None
+        code = fn.__code__
+        if not code.co_flags & inspect.CO_COROUTINE:
+            return None
+        if any(instruction.opname in _SUSPENDING for instruction in dis.get_instructions(code)):
+            return None
+        return cls(fn)
+
+    @property
+    def holds(self) -> bool:
+        """Whether the function still runs the code that was judged."""
+        return self.function.__code__ is self.code

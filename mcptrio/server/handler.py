@@ -45,7 +45,7 @@ import trio
 from ..protocol.errors import InvalidParams
 from ..runtime.context import RequestContext
 from .context import Context
-from .eager import never_suspends
+from .eager import JudgedCode
 
 __all__ = [
     "Handler",
@@ -126,21 +126,27 @@ class Handler:
     #: The return annotation (a generator's as ``list[T]``); ``inspect.Parameter.empty`` when
     #: there is none.
     returns: Any
-    #: Whether a call always ends without waiting (see :mod:`.eager`): an ``async def`` that
-    #: never suspends, with no context to reach anything that does.
-    never_suspends: bool = field(init=False)
+    _judged: JudgedCode | None = field(init=False)
     _async: bool = field(init=False)
     _plain: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self._async = self.mode is Mode.ASYNC
-        self.never_suspends = self._async and not self.context_names and never_suspends(self.fn)
+        self._judged = JudgedCode.of(self.fn) if self._async and not self.context_names else None
         # Nothing to inject and nothing positional: the values are the call's keywords as they
         # are (the common case, and a tool call's hot path).
         self._plain = not (self.context_names or self.positional)
 
     def __repr__(self) -> str:
         return f"<Handler {self.fn!r} ({self.mode.value})>"
+
+    @property
+    def never_suspends(self) -> bool:
+        """Whether a call always ends without waiting (see :mod:`.eager`): an ``async def``
+        that never suspends, with no context to reach anything that does, still running the
+        code read at registration."""
+        judged = self._judged
+        return judged is not None and judged.holds
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -212,7 +212,7 @@ class _Description(Registered[D]):
 class RegisteredResource(_Description[Resource]):
     """A resource with a fixed URI: static contents or a function called on each read."""
 
-    __slots__ = ("_contents", "answers_at_once", "size", "uri")
+    __slots__ = ("_contents", "size", "uri")
 
     def __init__(
         self,
@@ -228,8 +228,6 @@ class RegisteredResource(_Description[Resource]):
         super().__init__(name or uri, handler, mime_type, options)
         self._contents = source if isinstance(source, tuple) else ()
         self.uri = uri
-        #: Whether a read is answered where it was decoded (see :mod:`.eager`).
-        self.answers_at_once = handler is None or handler.never_suspends
         self.size = size
 
     def __repr__(self) -> str:
@@ -237,6 +235,11 @@ class RegisteredResource(_Description[Resource]):
 
     def _describe(self) -> Resource:
         return Resource(uri=self.uri, size=self.size, **self._fields())
+
+    @property
+    def answers_at_once(self) -> bool:
+        """Whether a read is answered where it was decoded (see :mod:`.eager`)."""
+        return self.handler is None or self.handler.never_suspends
 
     async def read(self, ctx: Context) -> list[ResourceContents]:
         """The contents (calls the function, if there is one)."""

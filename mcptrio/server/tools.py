@@ -127,10 +127,10 @@ class RegisteredTool(Registered[Tool]):
 
     __slots__ = (
         "_arguments",
+        "_never_a_task",
         "_output",
         "_takes_nothing",
         "annotations",
-        "answers_at_once",
         "input_before_task",
         "task_support",
     )
@@ -157,8 +157,7 @@ class RegisteredTool(Registered[Tool]):
         self.task_support: TaskSupport = _TASK_SUPPORT[task]
         #: Whether the function asks for input in the request before its task begins.
         self.input_before_task = bool(options.get("input_before_task"))
-        #: Whether a call without a task is answered where it was decoded (see :mod:`.eager`).
-        self.answers_at_once = handler.never_suspends and self.task_support == "forbidden"
+        self._never_a_task = self.task_support == "forbidden"
         self._arguments = arguments
         self._output = output
         # A function without parameters called without arguments has nothing to validate: its
@@ -200,6 +199,11 @@ class RegisteredTool(Registered[Tool]):
             if self.task_support == "forbidden"
             else ToolExecution(task_support=self.task_support),
         )
+
+    @property
+    def answers_at_once(self) -> bool:
+        """Whether a call without a task is answered where it was decoded (see :mod:`.eager`)."""
+        return self._never_a_task and self.handler.never_suspends
 
     async def call(self, ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
         """Run the tool for one ``tools/call`` and return its result (see the module docstring),

@@ -212,6 +212,25 @@ def test_batch_answers_are_held_until_the_last_request_is_answered() -> None:
     assert answers[12]["error"]["code"] == -32601
 
 
+def test_a_batch_request_answered_before_the_others_is_still_in_flight() -> None:
+    # Its answer waits in the batch: the peer has not had it, so it is still owed, and its id
+    # may not be used again until the batch's answers go out.
+    c, s = client(supported=("2025-03-26",)), server()
+    handshake(c, s)
+    first = codec.encode_request(10, "tools/call", {"name": "a"})
+    second = codec.encode_request(11, "tools/call", {"name": "b"})
+    s.receive(codec.encode_batch([first, second]))
+    assert s.respond(10, CallToolResult(content=[])) is None
+    assert s.owes_answer(10) and s.in_flight() == 2
+    reused = s.receive(codec.encode_request(10, "tools/call", {"name": "c"}))
+    assert not any(isinstance(e, RequestReceived) for e in reused)
+    assert s.respond(10, CallToolResult(content=[])) is None  # answered once only
+    assert s.drop_request(11) is not None
+    assert not s.owes_answer(10) and not s.owes_answer(11) and s.in_flight() == 0
+    fresh = s.receive(codec.encode_request(10, "tools/call", {"name": "d"}))
+    assert [e.id for e in fresh if isinstance(e, RequestReceived)] == [10]
+
+
 def test_a_batch_over_the_item_limit_is_refused_with_one_small_error() -> None:
     c, s = client(supported=("2025-03-26",)), server()
     handshake(c, s)

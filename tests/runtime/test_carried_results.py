@@ -378,13 +378,16 @@ async def test_a_call_whose_timeout_has_run_out_times_out(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     # A caller its deadline has woken gives up, as by way of the reader: the answer is not
-    # handed to it in the actor's task after all. (The tool waits, so it runs in an actor: one
-    # that never waits is answered before its caller parks.)
+    # handed to it in the actor's task after all.
     server = mcptrio.Server("late")
 
     @server.tool()
     async def quick() -> str:
         await trio.lowlevel.checkpoint()
+        return "done"
+
+    @server.tool()
+    async def at_once() -> str:
         return "done"
 
     with trio.fail_after(30):
@@ -394,6 +397,10 @@ async def test_a_call_whose_timeout_has_run_out_times_out(
                 with pytest.raises(mcptrio.RequestTimeout):
                     await client.call_tool("quick", timeout=0)
                 await client.ping()
+            # Answered at once, in the caller's task: its checkpoint finds the deadline gone.
+            with pytest.raises(mcptrio.RequestTimeout):
+                await client.call_tool("at_once", timeout=0)
+            assert (await client.call_tool("at_once", timeout=5)).content
 
 
 async def test_a_call_returns_after_its_own_progress_callback(

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 import mcptrio
 from mcptrio.protocol.errors import InvalidParams, McpError
@@ -277,3 +278,59 @@ async def test_a_handler_that_waits_after_all_is_answered_with_an_internal_error
             assert raised.value.code == -32603
             assert "waited" in caplog.text
             assert text(await client.call_tool("where", {}))
+
+
+class Boom(BaseException):
+    """What a handler may raise past ``except Exception`` (as KeyboardInterrupt, SystemExit)."""
+
+
+async def test_a_base_exception_answered_at_once_goes_on_in_the_caller_and_frees_its_slot() -> None:
+    server = mcptrio.Server("boom", max_in_flight=2)
+
+    @server.tool()
+    async def explodes() -> str:
+        raise Boom
+
+    @server.tool()
+    async def fine() -> str:
+        return "fine"
+
+    with trio.fail_after(5):
+        async with mcptrio.open_client(server) as client:
+            await client.call_tool("fine")
+            for _ in range(3):
+                with pytest.raises(Boom):
+                    await client.call_tool("explodes")
+            # More than max_in_flight of them, and the session still has its slots.
+            assert text(await client.call_tool("fine", timeout=5)) == "fine"
+
+
+async def _waits_for_the_event() -> str:
+    await SWAPPED["event"].wait()
+    return "waited"
+
+
+SWAPPED: dict[str, trio.Event] = {}
+
+
+async def test_a_handler_whose_code_is_swapped_for_code_that_waits_runs_in_an_actor() -> None:
+    # What a hot reloader does: the function judged never to wait now runs other code.
+    server = mcptrio.Server("swap")
+
+    @server.tool()
+    async def swapped() -> str:
+        return "at once"
+
+    swapped.__code__ = _waits_for_the_event.__code__
+    event = SWAPPED["event"] = trio.Event()
+    answers: list[str] = []
+    with trio.fail_after(5):
+        async with mcptrio.open_client(server) as client, trio.open_nursery() as nursery:
+
+            async def call() -> None:
+                answers.append(text(await client.call_tool("swapped")))
+
+            nursery.start_soon(call)
+            await trio.testing.wait_all_tasks_blocked()
+            event.set()
+    assert answers == ["waited"]

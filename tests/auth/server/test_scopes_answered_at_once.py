@@ -1,5 +1,5 @@
-"""Review of requests answered at once: a scoped tool that never waits (no Context, no await)
-is refused or allowed exactly as the Context-taking one is, over HTTP (lone and in a
+"""A scoped tool answered at once (no Context, no await) is refused or allowed exactly as a
+Context-taking one (run in an actor) is, over HTTP (lone and in a
 2025-03-26 batch) and WebSocket, and a Context-free eager tool still runs under the POST's
 principal (seen through the logging bridge's current context)."""
 

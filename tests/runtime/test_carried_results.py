@@ -234,6 +234,40 @@ async def test_an_in_process_call_wakes_neither_reader() -> None:
     assert counter.steps <= calls * 2, counter.steps
 
 
+async def test_an_in_process_call_answered_at_once_takes_one_task_step() -> None:
+    calls = 200
+    counter = StepCounter()
+    server = make_server()
+
+    @server.tool()
+    async def at_once(n: int) -> int:
+        return n
+
+    with trio.fail_after(10):
+        async with mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client:
+            await client.call_tool("at_once", {"n": 1})
+            trio.lowlevel.add_instrument(counter)
+            try:
+                for _ in range(calls):
+                    await client.call_tool("at_once", {"n": 1})
+            finally:
+                trio.lowlevel.remove_instrument(counter)
+    # The caller's only: its handler never waits, so no actor runs it (and its checkpoint is
+    # the caller's one step a call).
+    assert counter.steps <= calls, counter.steps
+
+
+async def call_after_waking_a_task(
+    client: mcptrio.Client, nursery: trio.Nursery, order: list[str], name: str
+) -> None:
+    """Call tool ``name`` just after waking a fresh task, which notes ``"woken"`` in its step."""
+    event = trio.Event()
+    nursery.start_soon(note_when_set, event, order)
+    await trio.testing.wait_all_tasks_blocked()
+    event.set()
+    await client.call_tool(name)
+
+
 async def note_when_set(event: trio.Event, order: list[str]) -> None:
     """A task that notes ``"woken"`` in its first step after ``event`` is set."""
     await event.wait()
@@ -311,11 +345,7 @@ async def test_a_task_woken_before_a_call_runs_before_its_handler_starts() -> No
             await client.call_tool("mark")
             order.clear()
             for _ in range(50):
-                event = trio.Event()
-                nursery.start_soon(note_when_set, event, order)
-                await trio.testing.wait_all_tasks_blocked()
-                event.set()
-                await client.call_tool("mark")
+                await call_after_waking_a_task(client, nursery, order, "mark")
     assert order == ["woken", "handler"] * 50
 
 
@@ -341,11 +371,7 @@ async def test_a_call_made_while_a_task_is_woken_is_answered_by_the_reader() -> 
             where.clear()
             order: list[str] = []
             for _ in range(20):
-                event = trio.Event()
-                nursery.start_soon(note_when_set, event, order)
-                await trio.testing.wait_all_tasks_blocked()
-                event.set()
-                await client.call_tool("mark")
+                await call_after_waking_a_task(client, nursery, order, "mark")
             assert order == ["woken"] * 20
     assert trio.lowlevel.current_task() not in where
 

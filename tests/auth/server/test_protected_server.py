@@ -163,6 +163,24 @@ async def test_tokens_for_another_resource_expired_or_unsigned_by_the_issuer_get
             assert protected.calls == []
 
 
+async def open_batch_session(client: httpx2.AsyncClient, url: str, token: str) -> dict[str, str]:
+    """A 2025-03-26 session (the revision with batches), initialized: its request headers."""
+    answer = await client.post(
+        url,
+        json=initialize_body(version="2025-03-26"),
+        headers={**ACCEPT, "authorization": f"Bearer {token}"},
+    )
+    headers = {
+        **ACCEPT,
+        "authorization": f"Bearer {token}",
+        "mcp-session-id": answer.headers["mcp-session-id"],
+    }
+    await client.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+    )
+    return headers
+
+
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_a_call_without_the_tools_scope_gets_403_insufficient_scope(front_end: str) -> None:
     with trio.fail_after(IO_LIMIT):
@@ -282,22 +300,7 @@ async def test_over_websocket_the_upgrade_needs_a_token_and_calls_need_their_sco
 async def test_a_batch_member_without_its_scope_gets_a_json_rpc_error() -> None:
     with trio.fail_after(IO_LIMIT):
         async with open_protected() as protected, httpx2.AsyncClient() as client:
-            token = protected.token()
-            answer = await client.post(
-                protected.url,
-                json=initialize_body(version="2025-03-26"),
-                headers={**ACCEPT, "authorization": f"Bearer {token}"},
-            )
-            headers = {
-                **ACCEPT,
-                "authorization": f"Bearer {token}",
-                "mcp-session-id": answer.headers["mcp-session-id"],
-            }
-            await client.post(
-                protected.url,
-                json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                headers=headers,
-            )
+            headers = await open_batch_session(client, protected.url, protected.token())
             answer = await client.post(
                 protected.url, json=[call_body("whoami", 2), call_body("reset", 3)], headers=headers
             )

@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 import pytest
 import trio
-from test_protected_server import ACCEPT, call_body, initialize_body
+from test_protected_server import call_body, open_batch_session
 
 import mcptrio
 from mcptrio.client.targets import websocket as websocket_target
@@ -40,31 +40,17 @@ async def test_an_eager_scoped_tool_in_a_batch_is_refused_as_the_context_taking_
         async with open_protected() as protected, httpx2.AsyncClient() as client:
             seen: list[Any] = []
             add_eager_tools(protected.app.server, seen)
-            token = protected.token()
+            headers = await open_batch_session(client, protected.url, protected.token())
             answer = await client.post(
                 protected.url,
-                json=initialize_body(version="2025-03-26"),
-                headers={**ACCEPT, "authorization": f"Bearer {token}"},
-            )
-            headers = {
-                **ACCEPT,
-                "authorization": f"Bearer {token}",
-                "mcp-session-id": answer.headers["mcp-session-id"],
-            }
-            await client.post(
-                protected.url,
-                json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                headers=headers,
-            )
-            answer = await client.post(
-                protected.url,
-                # Eager members only: mixed with one in an actor, the POST hangs (finding 2).
-                json=[call_body("plain_whoami", 2), call_body("wipe", 3)],
+                # Two answered at once, and one (whoami takes a Context) in an actor.
+                json=[call_body("plain_whoami", 2), call_body("wipe", 3), call_body("whoami", 4)],
                 headers=headers,
             )
             assert answer.status_code == 200
             by_id = {item["id"]: item for item in answer.json()}
             assert by_id[2]["result"]["content"][0]["text"] == "alice"
+            assert by_id[4]["result"]["content"][0]["text"] == "alice"
             assert by_id[3]["error"]["code"] == -32600
             assert by_id[3]["error"]["data"] == {"error": "insufficient_scope", "scope": "admin"}
             # Lone, over the POST's own task: the endpoint answers 403 for both.

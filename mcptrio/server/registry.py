@@ -21,7 +21,7 @@ from ..protocol.errors import InvalidParams
 from ..protocol.types import Icon
 from .handler import Handler, docstring
 
-__all__ = ["DescriptionOptions", "Registered", "Registry", "decorator"]
+__all__ = ["DescriptionOptions", "Registered", "Registry", "decorator", "with_first"]
 
 T = TypeVar("T")
 D_co = TypeVar("D_co", covariant=True)
@@ -198,3 +198,11 @@ def decorator(register: Callable[..., object], fn: F | None, options: Mapping[st
         return fn
 
     return decorate
+
+
+def with_first(key: str, value: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with a decorator's positional ``value`` as ``key`` (``@server.tool("add")``
+    names the tool): ``TypeError`` if ``key`` is given as an option too."""
+    if options.get(key) is not None:
+        raise TypeError(f"The {key} is given twice: {value!r} and {options[key]!r}")
+    return {**options, key: value}

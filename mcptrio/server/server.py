@@ -84,7 +84,7 @@ from .logging_bridge import ClientLogHandler, current_context
 from .method_handlers import MethodHandlers
 from .middleware import Call, CallNext, Middleware, MiddlewareChains, notify_through
 from .prompts import PromptOptions, RegisteredPrompt, make_prompt
-from .registry import Registry, decorator
+from .registry import Registry, decorator, with_first
 from .request_state import RequestStateKey
 from .resources import (
     RegisteredResource,
@@ -260,7 +260,7 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         (:class:`~.tools.ToolOptions`), ``@server.tool(title=...)``; ``@server.tool("name")``
         names it."""
         if isinstance(fn, str):
-            fn, options = None, _with_first("name", fn, options)
+            fn, options = None, with_first("name", fn, options)
         return decorator(self.add_tool, fn, options)
 
     def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> RegisteredTool:
@@ -386,7 +386,7 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         ``@server.prompt(title=...)``; ``@server.prompt("name")`` names it.
         """
         if isinstance(fn, str):
-            fn, options = None, _with_first("name", fn, options)
+            fn, options = None, with_first("name", fn, options)
         return decorator(self.add_prompt, fn, options)
 
     def add_prompt(
@@ -593,10 +593,3 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         mounted at the time (:meth:`mount`)."""
         mounted = [mount.child.open_lifespan() for mount in self._mounts.values()]
         return open_serving(self._lifespan.running(self), self.tasks, mounted)
-
-
-def _with_first(key: str, value: str, options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with the decorator's positional ``value`` as ``key`` (given once only)."""
-    if options.get(key) is not None:
-        raise TypeError(f"The {key} is given twice: {value!r} and {options[key]!r}")
-    return {**options, key: value}

@@ -102,9 +102,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--sweep",
         action="store_true",
         help="the payload sweep instead of the matrix: resources/read of 1 KiB to 1 MiB "
-        f"({', '.join(SWEEP_WORKLOADS)}) at {SWEEP_LOAD}, with the floor (msgspec encode + "
-        f"decode of the same answer); default libraries {' '.join(SWEEP_LIBS)}, transports "
-        f"{' '.join(SWEEP_TRANSPORTS)}; no capacity figures",
+        f"({', '.join(SWEEP_WORKLOADS)}) at {SWEEP_LOAD}, with the floor (the cheapest encode "
+        "and a msgspec decode of the same answer); default libraries "
+        f"{' '.join(SWEEP_LIBS)}, transports {' '.join(SWEEP_TRANSPORTS)}; no capacity figures",
     )
     parser.add_argument(
         "--scale-out",

@@ -23,6 +23,7 @@ from msgspec import UNSET, UnsetType
 
 from .base import RequestId
 from .errors import InvalidParams, InvalidRequest, McpError, ParseError
+from .long_strings import escape_long_strings
 
 __all__ = [
     "NESTED_TOO_DEEP",
@@ -143,7 +144,7 @@ def encode_notification(method: str, params: Any) -> bytes:
 
 
 def encode_result(request_id: RequestId, result: Any) -> bytes:
-    return _encoder.encode(_ResultOut("2.0", request_id, result))
+    return _encoder.encode(_ResultOut("2.0", request_id, escape_long_strings(result)))
 
 
 class CarriedResult:

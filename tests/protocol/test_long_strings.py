@@ -1,0 +1,179 @@
+"""The long strings of results written by orjson (protocol/long_strings.py): the frame is the
+very bytes msgspec alone writes, the handler's result is left as it was, and only the payload
+members of the results that carry payloads are looked at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcptrio.protocol import codec, long_strings
+from mcptrio.protocol.long_strings import LONG_STRING, escape_long_strings
+from mcptrio.protocol.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    CreateMessageResult,
+    EmbeddedResource,
+    GetPromptResult,
+    ImageContent,
+    ListToolsResult,
+    PromptMessage,
+    ReadResourceResult,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    Tool,
+)
+
+#: Each kind of character JSON writes differently: plain ASCII, what must be escaped (quote,
+#: backslash, every control character), DEL and the line separators (written as they are),
+#: two- three- and four-byte UTF-8.
+KINDS = [
+    "plain ascii text ",
+    '"quoted" \\back\\slash ',
+    "".join(chr(c) for c in range(32)),
+    "\x7f\u2028\u2029",
+    "é ñ ü ",
+    "漢字かな ",
+    "😀🎉 ",
+]
+
+
+def long(piece: str, length: int = LONG_STRING) -> str:
+    return (piece * (length // len(piece) + 1))[:length]
+
+
+def msgspec_alone(result: Any) -> bytes:
+    """The frame as msgspec writes it with no string written by orjson."""
+    return msgspec.json.encode(codec._ResultOut("2.0", 7, result))
+
+
+def every_result(text: str) -> list[Any]:
+    """A result of each type whose payload members are looked at, ``text`` in each member."""
+    return [
+        CallToolResult(
+            content=[
+                TextContent(text=text),
+                ImageContent(data=text, mime_type="image/png"),
+                AudioContent(data=text, mime_type="audio/wav"),
+                EmbeddedResource(resource=TextResourceContents(uri="file:///t", text=text)),
+                EmbeddedResource(resource=BlobResourceContents(uri="file:///b", blob=text)),
+                ResourceLink(uri="file:///l", name="l"),
+            ],
+            structured_content={"text": text},
+        ),
+        ReadResourceResult(
+            contents=[
+                TextResourceContents(uri="file:///t", mime_type="text/plain", text=text),
+                BlobResourceContents(uri="file:///b", blob=text),
+            ]
+        ),
+        GetPromptResult(
+            messages=[
+                PromptMessage(role="user", content=TextContent(text=text)),
+                PromptMessage(
+                    role="assistant",
+                    content=EmbeddedResource(
+                        resource=TextResourceContents(uri="file:///p", text=text)
+                    ),
+                ),
+            ],
+            description="d",
+        ),
+        CreateMessageResult(role="assistant", content=TextContent(text=text), model="m"),
+        CreateMessageResult(
+            role="assistant", content=[TextContent(text=text), TextContent(text="short")], model="m"
+        ),
+    ]
+
+
+def rendered(result: Any) -> list[str]:
+    """The payload members of ``result`` whose strings are long enough to be written by orjson
+    (as their wire names), found through :func:`escape_long_strings`."""
+    found: list[str] = []
+
+    def look(value: Any, name: str) -> None:
+        if isinstance(value, msgspec.Raw):
+            found.append(name)
+        elif isinstance(value, list):
+            for item in value:
+                look(item, name)
+        elif isinstance(value, msgspec.Struct):
+            for field in value.__struct_fields__:
+                look(getattr(value, field), field)
+
+    look(escape_long_strings(result), "")
+    return found
+
+
+@pytest.mark.parametrize("piece", KINDS)
+@pytest.mark.parametrize("length", [LONG_STRING, 100_000])
+def test_a_long_payload_is_written_as_msgspec_writes_it(piece: str, length: int) -> None:
+    for result in every_result(long(piece, length)):
+        assert codec.encode_result(7, result) == msgspec_alone(result)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1, max_size=40))
+def test_any_long_text_is_written_as_msgspec_writes_it(piece: str) -> None:
+    result = ReadResourceResult(contents=[TextResourceContents(uri="u", text=long(piece))])
+    try:
+        expected = msgspec_alone(result)
+    except UnicodeEncodeError:  # a lone surrogate: no frame holds it, either way
+        with pytest.raises(UnicodeEncodeError):
+            codec.encode_result(7, result)
+        return
+    assert codec.encode_result(7, result) == expected
+
+
+def test_every_payload_member_is_written_by_orjson() -> None:
+    call, read, prompt, sampled, sampled_list = every_result(long("x"))
+    assert rendered(call) == ["text", "data", "data", "text", "blob"]
+    assert rendered(read) == ["text", "blob"]
+    assert rendered(prompt) == ["text", "text"]
+    assert rendered(sampled) == ["text"]
+    assert rendered(sampled_list) == ["text"]
+
+
+def test_a_short_payload_leaves_the_result_as_it_is() -> None:
+    for result in every_result(long("x", LONG_STRING - 1)):
+        assert escape_long_strings(result) is result
+
+
+def test_other_results_and_members_are_not_looked_at() -> None:
+    tools = ListToolsResult(tools=[Tool(name="t", description=long("x"), input_schema={})])
+    assert escape_long_strings(tools) is tools
+    structured = CallToolResult(content=[], structured_content={"text": long("x")})
+    assert escape_long_strings(structured) is structured
+
+
+def test_the_handlers_result_is_left_as_it_was() -> None:
+    text = long("x")
+    short = TextContent(text="short")
+    result = CallToolResult(content=[short, TextContent(text=text)])
+    content = result.content
+    escaped = escape_long_strings(result)
+    assert escaped is not result and escaped.content is not content
+    assert result.content is content and content[1].text is text
+    # What is not on the way to a long string is shared, not copied.
+    assert escaped.content[0] is short
+
+
+def test_a_long_text_with_a_lone_surrogate_is_refused_as_before() -> None:
+    result = CallToolResult(content=[TextContent(text=long("x") + "\ud800")])
+    with pytest.raises(UnicodeEncodeError):
+        msgspec_alone(result)
+    with pytest.raises(UnicodeEncodeError):
+        codec.encode_result(7, result)
+
+
+def test_without_orjson_msgspec_writes_every_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(long_strings, "orjson", None)
+    for result in every_result(long('"é')):
+        assert escape_long_strings(result) is result
+        assert codec.encode_result(7, result) == msgspec_alone(result)

@@ -29,7 +29,7 @@ from .matrix import FIXTURES, SWEEP_SIZES
 try:
     import orjson
 except ImportError:  # PyPy: msgspec writes the text
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 
 __all__ = ["floor_us", "measure_floor"]
 

@@ -131,6 +131,15 @@ def test_any_long_text_is_written_as_msgspec_writes_it(piece: str) -> None:
     assert codec.encode_result(7, result) == expected
 
 
+def test_every_code_point_is_written_as_msgspec_writes_it() -> None:
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    for start in range(0, len(every), 8 * LONG_STRING):
+        piece = every[start : start + 8 * LONG_STRING]
+        result = CallToolResult(content=[TextContent(text=long(piece, 8 * LONG_STRING))])
+        assert rendered(result) == ["text"]
+        assert codec.encode_result(7, result) == msgspec_alone(result)
+
+
 def test_every_payload_member_is_written_by_orjson() -> None:
     call, read, prompt, sampled, sampled_list = every_result(long("x"))
     assert rendered(call) == ["text", "data", "data", "text", "blob"]
@@ -143,6 +152,65 @@ def test_every_payload_member_is_written_by_orjson() -> None:
 def test_a_short_payload_leaves_the_result_as_it_is() -> None:
     for result in every_result(long("x", LONG_STRING - 1)):
         assert escape_long_strings(result) is result
+
+
+def test_text_dense_with_quotes_is_left_to_msgspec() -> None:
+    as_json = '{"a": "b", "c": ["d", "e"]}, ' * (LONG_STRING // 10)
+    result = CallToolResult(content=[TextContent(text=as_json)])
+    assert escape_long_strings(result) is result
+    quoted_prose = long('She said "yes" and left the room. ')
+    assert rendered(CallToolResult(content=[TextContent(text=quoted_prose)])) == ["text"]
+
+
+class Markup(str):
+    """A str subclass, as template libraries return: msgspec refuses it, whatever its length."""
+
+
+class _Anything(msgspec.Struct):
+    value: Any
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        CallToolResult(content=[TextContent(text=Markup(long("x")))]),
+        CallToolResult(content=[EmbeddedResource(resource={"uri": "u", "text": long("x")})]),  # type: ignore[arg-type]
+        CallToolResult(content=[TextContent(text=None)]),  # type: ignore[arg-type]
+        CallToolResult(content=None),  # type: ignore[arg-type]
+        CallToolResult(content=(TextContent(text=long("x")),)),  # type: ignore[arg-type]
+        CallToolResult(content=[ImageContent(data=[1.0e16] * LONG_STRING, mime_type="x")]),  # type: ignore[arg-type]
+        ReadResourceResult(contents=[TextResourceContents(uri="u", text=msgspec.UNSET)]),  # type: ignore[arg-type]
+        GetPromptResult(messages=None),  # type: ignore[arg-type]
+    ],
+    ids=[
+        "str-subclass",
+        "dict-resource",
+        "none-text",
+        "none-content",
+        "tuple",
+        "float-list",
+        "unset-text",
+        "none-messages",
+    ],
+)
+def test_what_is_not_a_str_in_a_list_is_written_or_refused_as_before(result: Any) -> None:
+    try:
+        expected: bytes | type[Exception] = msgspec_alone(result)
+    except Exception as error:
+        expected = type(error)
+    if isinstance(expected, bytes):
+        assert codec.encode_result(7, result) == expected
+    else:
+        with pytest.raises(expected):
+            codec.encode_result(7, result)
+
+
+def test_content_that_is_not_a_list_is_not_consumed() -> None:
+    blocks = iter([TextContent(text=long("x")), TextContent(text="b1"), TextContent(text="b2")])
+    result = CallToolResult(content=blocks)  # type: ignore[arg-type]
+    assert escape_long_strings(result) is result
+    with pytest.raises(TypeError):
+        codec.encode_result(7, result)
 
 
 def test_other_results_and_members_are_not_looked_at() -> None:

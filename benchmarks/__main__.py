@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(w in SWEEP_WORKLOADS and w != "read-100k" for w in args.workloads):
         from .floor import measure_floor
 
-        log("the payload sweep's floor (msgspec encode + decode of each answer) ...")
+        log("the payload sweep's floor (the cheapest encode and decode of each answer) ...")
         sweep = {"floor_us": measure_floor(tuple(args.workloads))}
     results = assemble(
         runs,

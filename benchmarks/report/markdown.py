@@ -353,7 +353,7 @@ def _capacity_figures(record: Mapping[str, Any] | None) -> list[str]:
 
 def _targets_section(results: Results) -> str:
     rows = [
-        [r.target.description, r.target.show(r.measured), f"**{r.status}**"]
+        [str(r.target.issue), r.target.description, r.target.show(r.measured), f"**{r.status}**"]
         for r in check_targets(results)
     ]
     sdk = lib_version(results, "sdk")
@@ -365,10 +365,10 @@ def _targets_section(results: Results) -> str:
     )
     text = (
         "## Targets\n\n"
-        "The issue's targets for mcptrio"
+        "The issues' targets for mcptrio"
         + (f" (against {against})" if against else "")
         + "; reported here, never asserted.\n\n"
-        + _table(["target", "measured", "status"], rows, numeric_from=1)
+        + _table(["issue", "target", "measured", "status"], rows, numeric_from=2)
     )
     if results.get("meta", {}).get("quick"):
         text += "\n\nA quick smoke run's figures say nothing about the targets."

@@ -90,11 +90,16 @@ def test_markdown_capacity_and_targets() -> None:
     assert "| FastMCP | failed | failed | failed | failed | failed |" in capacity
     assert "server did not start" in capacity
     targets = markdown.split("## Targets", 1)[1]
-    assert "| memory per idle session ≤ 4 KiB | 3.4 KiB | **met** |" in targets
-    assert "| in-memory, `call` x100: ≥ 10x the official SDK | \u2013 | **not measured** |" in (
+    assert "| 7 | memory per idle session ≤ 4 KiB | 3.4 KiB | **met** |" in targets
+    assert "| 7 | in-memory, `call` x100: ≥ 10x the official SDK | \u2013 | **not measured** |" in (
         targets
     )
     assert "16 connections: ≥ 5x the official SDK |" in targets
+    assert "| 20 | memory per idle Streamable HTTP session ≤ 8 KiB | 3.4 KiB | **met** |" in targets
+    assert "| 20 | memory per session with an open GET stream ≤ 16 KiB | 10.8 KiB | **met** |" in (
+        targets
+    )
+    assert "| 20 | Streamable HTTP (JSON), `read-100k` x1: ≥ 3x the official SDK |" in targets
 
 
 def test_every_transport_of_a_full_run_gets_a_table() -> None:

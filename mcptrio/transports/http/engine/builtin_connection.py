@@ -113,6 +113,7 @@ class BuiltinConnection:
         "message_complete",
         "nursery",
         "on_client_gone",
+        "owes_yield",
         "parser",
         "peer_gone",
         "phase",
@@ -170,6 +171,8 @@ class BuiltinConnection:
         self.watcher = DisconnectWatcher(self)
         # What the current request's handler asked to be told when the client leaves.
         self.on_client_gone: Callable[[], None] | None = None
+        # A request head was read without waiting: the loop yields once its response is out.
+        self.owes_yield = False
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -211,12 +214,21 @@ class BuiltinConnection:
         return data
 
     async def receive(self, deadline: float, phase: int) -> bytes | bytearray:
-        """:meth:`receive_some`, ending the request loop if nothing comes by ``deadline``."""
+        """:meth:`receive_some`, ending the request loop if nothing comes by ``deadline``.
+
+        Bytes of a request head that are already there are returned without a yield: the loop
+        owes one (``owes_yield``) and pays it once the response is out (:meth:`run`). A client
+        that keeps the socket full still gives the others a turn per read, and its answer does
+        not wait a scheduler pass first (about 9 µs of every small call over HTTP at one caller,
+        where the next request is often in by the time the loop reads; measured 2026-11-29)."""
         fd = self._fd
         if fd is not None and (data := _read_nowait(fd)) is not None:
             # Already there: no deadline to arm (a read that has to wait arms it below). As
-            # above, the yield must not lose the bytes to a cancellation.
-            await trio.lowlevel.cancel_shielded_checkpoint()
+            # above, a yield must not lose the bytes to a cancellation.
+            if phase == _BODY:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+            else:
+                self.owes_yield = True
             if not data:
                 self.peer_gone = True
                 self.readable = False
@@ -444,6 +456,9 @@ class BuiltinConnection:
             if not request.keep_alive or not await request.discard_rest():
                 return
             self.parser.next_request()
+            if self.owes_yield:
+                self.owes_yield = False
+                await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def _run_handler(self, request: BuiltinRequest, responder: BuiltinResponder) -> bool:
         """Run the app for one request; whether the connection can carry another."""

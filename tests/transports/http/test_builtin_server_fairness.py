@@ -29,6 +29,7 @@ class NextRequestWaitingApp:
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
         self.client: socket.socket | None = None
+        self.answered = trio.Event()
 
     async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
         number = int(request.path.rsplit("/", 1)[1])
@@ -38,6 +39,8 @@ class NextRequestWaitingApp:
             self.client.send(request_bytes(number + 1))
         await responder.send_response(200, [(b"content-type", b"text/plain")], b"ok")
         self.trace.append(("sent", number))
+        if number == REQUESTS:
+            self.answered.set()
 
 
 @pytest.mark.parametrize("front_end", BUILTIN)
@@ -60,8 +63,7 @@ async def test_a_client_whose_next_request_is_always_there_does_not_keep_the_loo
             with socket.create_connection((address.hostname, address.port)) as client:
                 app.client = client
                 client.send(request_bytes(1))
-                while ("sent", REQUESTS) not in trace:
-                    await trio.sleep(0.01)
+                await app.answered.wait()
             nursery.cancel_scope.cancel()
 
     handled = [entry for entry in trace if entry != "tick"]

@@ -225,10 +225,11 @@ class BuiltinConnection:
         if fd is not None and (data := _read_nowait(fd)) is not None:
             # Already there: no deadline to arm (a read that has to wait arms it below). As
             # above, a yield must not lose the bytes to a cancellation.
-            if phase == _BODY:
+            if phase == _BODY or self.owes_yield:
+                # A body, or a head arriving in pieces faster than they are read: a turn per
+                # read, at once, as the loop owes at most one.
                 await trio.lowlevel.cancel_shielded_checkpoint()
-            else:
-                self.owes_yield = True
+            self.owes_yield = phase != _BODY
             if not data:
                 self.peer_gone = True
                 self.readable = False

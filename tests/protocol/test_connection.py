@@ -197,12 +197,18 @@ def test_completion_is_gated_only_from_2025_03_26() -> None:
         new.send_request(request)
 
 
-def test_batch_answers_are_held_until_the_last_request_is_answered() -> None:
+def batch_of_two_calls(*more: bytes) -> tuple[Connection, list[Any]]:
+    """A 2025-03-26 server and the events of a batch of two ``tools/call`` (ids 10 and 11), with
+    ``more`` encoded messages after them."""
     c, s = client(supported=("2025-03-26",)), server()
     handshake(c, s)
     first = codec.encode_request(10, "tools/call", {"name": "a"})
     second = codec.encode_request(11, "tools/call", {"name": "b"})
-    events = s.receive(codec.encode_batch([first, second, codec.encode_request(12, "nope", {})]))
+    return s, s.receive(codec.encode_batch([first, second, *more]))
+
+
+def test_batch_answers_are_held_until_the_last_request_is_answered() -> None:
+    s, events = batch_of_two_calls(codec.encode_request(12, "nope", {}))
     assert [e.id for e in events if isinstance(e, RequestReceived)] == [10, 11]
     assert s.respond(10, CallToolResult(content=[])) is None
     batch = s.respond_error(11, UnsupportedProtocolVersion("x"))
@@ -215,11 +221,7 @@ def test_batch_answers_are_held_until_the_last_request_is_answered() -> None:
 def test_a_batch_request_answered_before_the_others_is_still_in_flight() -> None:
     # Its answer waits in the batch: the peer has not had it, so it is still owed, and its id
     # may not be used again until the batch's answers go out.
-    c, s = client(supported=("2025-03-26",)), server()
-    handshake(c, s)
-    first = codec.encode_request(10, "tools/call", {"name": "a"})
-    second = codec.encode_request(11, "tools/call", {"name": "b"})
-    s.receive(codec.encode_batch([first, second]))
+    s, _ = batch_of_two_calls()
     assert s.respond(10, CallToolResult(content=[])) is None
     assert s.owes_answer(10) and s.in_flight() == 2
     reused = s.receive(codec.encode_request(10, "tools/call", {"name": "c"}))

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from test_connection import client, handshake, server
+from test_connection import batch_of_two_calls, client, handshake, server
 from test_stateless import client as stateless_client
 from test_stateless import server as stateless_server
 
@@ -112,11 +112,7 @@ def test_a_result_only_encoding_can_carry_goes_as_a_frame() -> None:
 
 
 def test_batch_answers_are_frames() -> None:
-    c, s = client(supported=("2025-03-26",)), server()
-    handshake(c, s)
-    first = codec.encode_request(10, "tools/call", {"name": "a"})
-    second = codec.encode_request(11, "tools/call", {"name": "b"})
-    s.receive(codec.encode_batch([first, second]))
+    s, _ = batch_of_two_calls()
     assert s.respond_carried(10, CallToolResult(content=[])) is None
     batch = s.respond_carried(11, CallToolResult(content=[]))
     assert isinstance(batch, bytes) and len(json.loads(batch)) == 2

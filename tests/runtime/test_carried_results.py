@@ -216,45 +216,42 @@ class StepCounter(trio.abc.Instrument):
         self.steps += 1
 
 
-async def test_an_in_process_call_wakes_neither_reader() -> None:
-    calls = 200
+async def steps_of_calls(server: mcptrio.Server, tool: str, calls: int) -> int:
+    """The task steps ``calls`` in-process calls of ``tool`` take, after one call to warm up."""
     counter = StepCounter()
     with trio.fail_after(10):
-        async with mcptrio.open_client(make_server(), revisions=HANDSHAKE_ERA) as client:
-            await client.call_tool("big")
+        async with mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client:
+            await client.call_tool(tool, {"n": 1})
             trio.lowlevel.add_instrument(counter)
             try:
                 for _ in range(calls):
-                    await client.call_tool("steps", {"n": 1})
+                    await client.call_tool(tool, {"n": 1})
             finally:
                 trio.lowlevel.remove_instrument(counter)
+    return counter.steps
+
+
+async def test_an_in_process_call_wakes_neither_reader() -> None:
+    calls = 200
+    steps = await steps_of_calls(make_server(), "steps", calls)
     # The caller and the request actor: neither reader, idle, is woken, for the request or
     # for its answer (it was four steps a call: the caller, the server's reader, the actor,
     # the client's reader).
-    assert counter.steps <= calls * 2, counter.steps
+    assert steps <= calls * 2, steps
 
 
 async def test_an_in_process_call_answered_at_once_takes_one_task_step() -> None:
     calls = 200
-    counter = StepCounter()
     server = make_server()
 
     @server.tool()
     async def at_once(n: int) -> int:
         return n
 
-    with trio.fail_after(10):
-        async with mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client:
-            await client.call_tool("at_once", {"n": 1})
-            trio.lowlevel.add_instrument(counter)
-            try:
-                for _ in range(calls):
-                    await client.call_tool("at_once", {"n": 1})
-            finally:
-                trio.lowlevel.remove_instrument(counter)
+    steps = await steps_of_calls(server, "at_once", calls)
     # The caller's only: its handler never waits, so no actor runs it (and its checkpoint is
     # the caller's one step a call).
-    assert counter.steps <= calls, counter.steps
+    assert steps <= calls, steps
 
 
 async def call_after_waking_a_task(

@@ -18,10 +18,12 @@ and awaited before the connection reads again, so the two never read at once. Th
 responder the app gets (:mod:`.builtin_exchange`) do their I/O through the connection.
 
 No request pays for a cancel scope of its own: the whole request loop runs in one per
-connection, whose deadline is set around each wait on the client (reading a head, a piece of
-body, a write) and reset after it; when it fires, what the loop was waiting for decides whether
-the client still gets a 408. The same scope is cancelled when the connection's slot is needed
-by another client (:mod:`.connection_slots`): an evicted connection is closed with no response.
+connection. Each wait on the client (reading a head, a piece of body) tells the server's timer
+(:mod:`.wait_timer`) when it must end, and the timer cancels the scope of a wait past due; a
+write through TLS sets the scope's deadline itself. Either way, what the loop was waiting for
+decides whether the client still gets a 408. The same scope is cancelled when the connection's
+slot is needed by another client (:mod:`.connection_slots`): an evicted connection is closed
+with no response.
 A client that goes away while its response streams gives its slot back at once, even while a
 handler answering it runs on shielded in this task (an MCP request answered in the POST's task
 is stopped only by the peer's cancellation or its session's end).
@@ -65,6 +67,7 @@ from .parser import (
 if TYPE_CHECKING:
     from .builtin_server import ServerLimits
     from .connection_slots import ConnectionSlots
+    from .wait_timer import WaitTimer
     from .watch_hub import WatchHub
 
 __all__ = ["RECEIVE_SIZE", "BuiltinConnection"]
@@ -124,6 +127,9 @@ class BuiltinConnection:
         "slots",
         "stream",
         "streaming",
+        "timer",
+        "timer_at",
+        "wait_deadline",
         "watcher",
         "writable",
     )
@@ -134,6 +140,7 @@ class BuiltinConnection:
         app: HttpApp,
         parser: RequestParser,
         limits: ServerLimits,
+        timer: WaitTimer,
     ) -> None:
         self.stream = stream
         # A plain TCP connection is read and written through its descriptor directly: trio's
@@ -159,10 +166,14 @@ class BuiltinConnection:
         # Whether the client closed (or broke) its side: no more requests will come.
         self.peer_gone = False
         # One cancel scope for the whole request loop, so that no request pays for its own:
-        # its deadline is set around each wait on the client (what the wait was is in
-        # ``phase``), and the watcher cancels it when the client leaves mid-stream.
+        # the timer cancels it when a wait on the client is past its deadline (what the wait
+        # was is in ``phase``), and the watcher when the client leaves mid-stream.
         self.scope = trio.CancelScope()
         self.phase = _IDLE
+        # The deadline of the current wait on the client, kept by the server's timer.
+        self.timer = timer
+        self.wait_deadline = math.inf
+        self.timer_at = math.inf
         # Whether the current request's response has started (what a timeout may still send).
         self.responding = False
         self.message_complete = False
@@ -234,9 +245,8 @@ class BuiltinConnection:
                 self.peer_gone = True
                 self.readable = False
             return data
-        scope = self.scope
         self.phase = phase
-        scope.deadline = deadline
+        self.timer.waiting(self, deadline)
         try:
             if fd is None:
                 return await self.receive_some()
@@ -246,7 +256,11 @@ class BuiltinConnection:
                 self.readable = False
             return data
         finally:
-            scope.deadline = math.inf
+            self.wait_deadline = math.inf
+
+    def wait_expired(self) -> None:
+        """The wait on the client is past its deadline (see :mod:`.wait_timer`)."""
+        self.scope.cancel()
 
     def release_slot(self) -> None:
         """Give the connection's slot back, once: it is ending, or its client has gone (a
@@ -269,9 +283,7 @@ class BuiltinConnection:
         if slots is not None:
             slots.waiting(self, self.client_host)
         limits = self.limits
-        deadline = trio.current_time() + (
-            limits.header_timeout if first else limits.keep_alive_timeout
-        )
+        deadline: float | None = None
         phase = _IDLE
         while True:
             try:
@@ -282,13 +294,23 @@ class BuiltinConnection:
             if event is None:
                 if not self.readable:
                     return None
+                if deadline is None:
+                    # Taken when the loop first has to read: on a keep-alive connection the
+                    # head's own deadline is only needed if it arrives in pieces (a clock read
+                    # less between a request's bytes and its answer).
+                    timeout = (
+                        limits.header_timeout
+                        if first or phase == _HEAD
+                        else limits.keep_alive_timeout
+                    )
+                    deadline = trio.current_time() + timeout
                 data = await self.receive(deadline, phase)
                 if not data:
                     return None
                 if phase == _IDLE:
                     phase = _HEAD
                     if not first:
-                        deadline = trio.current_time() + limits.header_timeout
+                        deadline = None
                 self.parser.feed(data)
             elif type(event) is RequestHead:
                 if slots is not None:

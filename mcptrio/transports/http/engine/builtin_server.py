@@ -34,6 +34,7 @@ from .connection_slots import MAX_REFUSING, ConnectionSlots
 from .exchange import HttpApp
 from .h11_parser import H11RequestParser
 from .parser import RequestParser, response_head
+from .wait_timer import WaitTimer
 from .watch_hub import WatchHub
 
 __all__ = ["ServerLimits", "serve_builtin"]
@@ -100,6 +101,8 @@ class _Site:
     scheme: str
     #: Who holds the ``max_connections`` connection slots.
     slots: ConnectionSlots
+    #: The deadlines of the connections' waits on their clients (see :mod:`.wait_timer`).
+    timer: WaitTimer
     #: Watches plain TCP connections while their responses stream (see :mod:`.watch_hub`).
     hub: WatchHub | None = None
 
@@ -144,9 +147,10 @@ async def serve_builtin(
     slots = ConnectionSlots(limits.max_connections, limits.max_connections_per_client)
     # TLS connections are read through their stream: their watchers are tasks.
     hub = WatchHub.open() if ssl_context is None else None
-    site = _Site(app, parser_type, limits, ssl_context, scheme, slots, hub)
+    site = _Site(app, parser_type, limits, ssl_context, scheme, slots, WaitTimer(), hub)
     try:
         async with trio.open_nursery() as nursery:
+            await nursery.start(site.timer.run)
             if hub is not None:
                 nursery.start_soon(hub.run)
             async with trio.open_nursery() as connections:
@@ -229,7 +233,7 @@ async def _serve_connection(
             wrapped = trio.SSLStream(stream, ssl_context, server_side=True, https_compatible=True)
         limits = site.limits
         connection = BuiltinConnection(
-            wrapped, site.app, site.parser_type(limits.max_head_size), limits
+            wrapped, site.app, site.parser_type(limits.max_head_size), limits, site.timer
         )
         connection.scheme = site.scheme
         connection.client = client
@@ -252,6 +256,7 @@ async def _serve_connection(
         await connection.close()
     finally:
         if connection is not None:
+            site.timer.ended(connection)
             connection.release_slot()
         else:
             site.slots.release(None, host)

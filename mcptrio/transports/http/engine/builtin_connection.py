@@ -57,8 +57,10 @@ from .builtin_websocket import serve_websocket_upgrade
 from .exchange import BodyTooLarge, HttpApp
 from .parser import (
     END_OF_MESSAGE,
+    NEED_MORE,
     PEER_CLOSED,
     HttpParseError,
+    NeedMore,
     RequestHead,
     RequestParser,
     response_head,
@@ -75,6 +77,7 @@ __all__ = ["RECEIVE_SIZE", "BuiltinConnection"]
 logger = logging.getLogger("mcptrio.transports.http")
 
 RECEIVE_SIZE = 65536
+
 # What the connection was waiting for when its scope's deadline fired.
 _IDLE, _HEAD, _BODY, _WRITE = range(4)
 
@@ -325,27 +328,33 @@ class BuiltinConnection:
             else:  # pragma: no cover - a parser never yields body events before a head
                 raise AssertionError(f"unexpected {event!r} before a request head")
 
+    def body_event_now(self) -> bytes | NeedMore | None:
+        """The next piece of the request body if it has been read already (``None`` at its
+        end), else :data:`NEED_MORE`. A body that came with its head (most do) is taken this
+        way without an ``await`` per piece."""
+        try:
+            event = self.parser.next_event()
+        except HttpParseError as error:
+            raise BadRequestBody(400, str(error)) from None
+        if event is None:
+            return NEED_MORE
+        if event is END_OF_MESSAGE:
+            self.message_complete = True
+            return None
+        if isinstance(event, bytes):
+            return event
+        raise BadRequestBody(400, "malformed request body")
+
     async def next_body_event(self) -> bytes | None:
         """The next piece of the request body, or ``None`` at its end."""
-        while True:
-            try:
-                event = self.parser.next_event()
-            except HttpParseError as error:
-                raise BadRequestBody(400, str(error)) from None
-            if event is None:
-                if not self.readable:
-                    raise trio.BrokenResourceError("the client closed during the request body")
-                data = await self.receive(trio.current_time() + self.limits.body_timeout, _BODY)
-                if not data:
-                    raise trio.BrokenResourceError("the client closed during the request body")
-                self.parser.feed(data)
-            elif event is END_OF_MESSAGE:
-                self.message_complete = True
-                return None
-            elif isinstance(event, bytes):
-                return event
-            else:
-                raise BadRequestBody(400, "malformed request body")
+        while isinstance(event := self.body_event_now(), NeedMore):
+            if not self.readable:
+                raise trio.BrokenResourceError("the client closed during the request body")
+            data = await self.receive(trio.current_time() + self.limits.body_timeout, _BODY)
+            if not data:
+                raise trio.BrokenResourceError("the client closed during the request body")
+            self.parser.feed(data)
+        return event
 
     # -- writing ----------------------------------------------------------------------------
 

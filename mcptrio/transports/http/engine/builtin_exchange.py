@@ -19,7 +19,7 @@ from urllib.parse import unquote_to_bytes
 import trio
 
 from .exchange import BodyTooLarge, Headers
-from .parser import RequestHead, chunk, response_head
+from .parser import NeedMore, RequestHead, chunk, response_head
 
 if TYPE_CHECKING:
     from .builtin_connection import BuiltinConnection
@@ -115,7 +115,12 @@ class BuiltinRequest:
             await connection.send(_CONTINUE)
         parts: list[bytes] = []
         size = 0
-        while (data := await connection.next_body_event()) is not None:
+        while True:
+            data = connection.body_event_now()
+            if isinstance(data, NeedMore):
+                data = await connection.next_body_event()
+            if data is None:
+                break
             size += len(data)
             if size > limit:
                 raise self._too_large(limit)

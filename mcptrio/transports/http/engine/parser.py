@@ -31,9 +31,11 @@ from typing import Final, Protocol
 
 __all__ = [
     "END_OF_MESSAGE",
+    "NEED_MORE",
     "PEER_CLOSED",
     "EndOfMessage",
     "HttpParseError",
+    "NeedMore",
     "ParserEvent",
     "PeerClosed",
     "RequestHead",
@@ -62,8 +64,20 @@ class PeerClosed:
         return "PEER_CLOSED"
 
 
+class NeedMore:
+    """The type of :data:`NEED_MORE`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NEED_MORE"
+
+
 END_OF_MESSAGE: Final = EndOfMessage()
 PEER_CLOSED: Final = PeerClosed()
+#: Not a parser event: what the server's connection says when the next piece of a request body
+#: has not been read yet (``BuiltinConnection.body_event_now``).
+NEED_MORE: Final = NeedMore()
 
 
 class HttpParseError(Exception):
@@ -125,6 +139,19 @@ class RequestParser(Protocol):
         ...
 
 
+_HOST, _CONTENT_LENGTH, _CONNECTION, _UPGRADE, _EXPECT, _ORIGIN, _TRANSFER_ENCODING = range(7)
+# The headers that decide a request's framing and what the server does with the connection.
+_FRAMING_HEADERS: dict[bytes, int] = {
+    b"host": _HOST,
+    b"content-length": _CONTENT_LENGTH,
+    b"connection": _CONNECTION,
+    b"upgrade": _UPGRADE,
+    b"expect": _EXPECT,
+    b"origin": _ORIGIN,
+    b"transfer-encoding": _TRANSFER_ENCODING,
+}
+
+
 def build_request_head(
     method: bytes,
     target: bytes,
@@ -163,27 +190,33 @@ def build_request_head(
     content_length: int | None = None
     chunked = False
     transfer_encodings = hosts = origins = 0
+    kind_of = _FRAMING_HEADERS.get
     for name, value in headers:
         size += len(name) + len(value) + 2
-        if name == b"connection":
+        # Most headers (Accept, Content-Type, Mcp-Session-Id...) are none of the framing ones:
+        # one dict lookup passes them, not seven comparisons.
+        kind = kind_of(name)
+        if kind is None:
+            continue
+        if kind == _HOST:
+            hosts += 1
+        elif kind == _CONTENT_LENGTH:
+            if not value.isdigit() or (content_length is not None and int(value) != content_length):
+                raise HttpParseError("invalid Content-Length")
+            content_length = int(value)
+        elif kind == _CONNECTION:
             tokens = value.lower()
             if b"close" in tokens:
                 keep_alive = False
             if b"upgrade" in tokens:
                 connection_upgrade = True
-        elif name == b"upgrade":
+        elif kind == _UPGRADE:
             upgrade = value.lower()
-        elif name == b"expect":
+        elif kind == _EXPECT:
             expect_continue = value.lower() == b"100-continue"
-        elif name == b"host":
-            hosts += 1
-        elif name == b"origin":
+        elif kind == _ORIGIN:
             origins += 1
-        elif name == b"content-length":
-            if not value.isdigit() or (content_length is not None and int(value) != content_length):
-                raise HttpParseError("invalid Content-Length")
-            content_length = int(value)
-        elif name == b"transfer-encoding":
+        else:
             transfer_encodings += 1
             chunked = value.strip().lower() == b"chunked"
             if not chunked:

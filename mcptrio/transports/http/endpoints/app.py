@@ -179,7 +179,13 @@ class McpHttpApp:
         else:
             await send_error(responder, 404, f"No MCP endpoint at {path}")
             return
-        admitted = await self.security.admit(request)
+        security = self.security
+        admitted: Refusal | Principal | None
+        if security.authenticator is None:
+            # What admit would do, without a coroutine for it (0.13 us a request, 2026-11-29).
+            admitted = security.origin_host.refusal(request.headers)
+        else:
+            admitted = await security.admit(request)
         if isinstance(admitted, Refusal):
             await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)
             return

@@ -34,6 +34,7 @@ the request that carries them), but starting it does no harm.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 import trio
 
@@ -179,11 +180,15 @@ class McpHttpApp:
         else:
             await send_error(responder, 404, f"No MCP endpoint at {path}")
             return
+        # Each header's first value by name (as header() finds it), for the lookups every
+        # request makes: Host and Origin here, Accept, Content-Type, the session id and the
+        # revision of a POST. One dict, 0.3 us less than six scans of the list (2026-11-29).
+        fields = dict(reversed(request.headers))
         security = self.security
         admitted: Refusal | Principal | None
         if security.authenticator is None:
             # What admit would do, without a coroutine for it (0.13 us a request, 2026-11-29).
-            admitted = security.origin_host.refusal(request.headers)
+            admitted = security.origin_host.refusal_of(fields.get(b"host"), fields.get(b"origin"))
         else:
             admitted = await security.admit(request)
         if isinstance(admitted, Refusal):
@@ -196,12 +201,12 @@ class McpHttpApp:
                 await relay.forward(owner, request, responder, self.security.max_body_size)
                 return
         if admitted is None:
-            await endpoint(request, responder, admitted)
+            await endpoint(request, responder, admitted, fields)
             return
         # Reset after: a keep-alive connection serves other principals' requests in this task.
         token = current_principal.set(admitted)
         try:
-            await endpoint(request, responder, admitted)
+            await endpoint(request, responder, admitted, fields)
         finally:
             current_principal.reset(token)
 
@@ -235,7 +240,11 @@ class McpHttpApp:
         return True
 
     async def _serve_legacy(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
         """GET at ``sse_path`` opens a session's stream, POST at ``messages_path`` feeds it."""
         opens_stream = request.path == self.sse_path

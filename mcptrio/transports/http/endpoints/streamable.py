@@ -49,6 +49,7 @@ after a while even in JSON mode, and a quiet stream gets ``: keep-alive`` commen
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 import trio
 
@@ -67,7 +68,7 @@ from ....protocol.revisions import (
     stateless_versions,
 )
 from ....stores.event_store import UnknownEventId
-from ..engine.exchange import BodyTooLarge, Headers, HttpRequest, HttpResponder, header
+from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
 from .inline_answer import answer_inline
@@ -149,21 +150,27 @@ class StreamableHttpEndpoint:
         )
 
     async def handle(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
+        """Answer ``request`` for ``principal``; ``fields`` holds the first value of each of
+        its headers, by name."""
         if request.method != "POST":
-            await self._other_method(request, responder, principal)
+            await self._other_method(request, responder, principal, fields)
             return
         # A POST, from its checks to handing its body to the session, in this one coroutine,
         # and the checks as plain functions: five coroutines fewer on the way than in separate
         # steps, 1.7 us less a call (29.1 against 30.8 us in process, measured 2026-11-29).
         headers = request.headers
-        if not accepts_json_and_sse(header(headers, b"accept")):
+        if not accepts_json_and_sse(fields.get(b"accept")):
             await send_error(
                 responder, 406, "Accept must list both application/json and text/event-stream"
             )
             return
-        if not is_json(header(headers, b"content-type")):
+        if not is_json(fields.get(b"content-type")):
             await send_error(responder, 415, NOT_JSON)
             return
         security = self.security
@@ -190,7 +197,7 @@ class StreamableHttpEndpoint:
                     responder, refusal.status, refusal.message, headers=refusal.headers
                 )
                 return
-        session_id = header(headers, b"mcp-session-id")
+        session_id = fields.get(b"mcp-session-id")
         # A server of the handshake era only answers such a POST as it always did. A
         # stateless-era request ignores an Mcp-Session-Id (the spec's advice to servers); a
         # session's own POSTs skip the decoding unless the body could name a revision.
@@ -210,7 +217,7 @@ class StreamableHttpEndpoint:
                 responder, body, routing, principal, client[0] if client is not None else None
             )
             return
-        transport = self._find_session(headers, principal, session_id)
+        transport = self._find_session(fields, principal, session_id)
         if not isinstance(transport, HttpSession):
             await send_error(responder, *transport)
             return
@@ -258,16 +265,20 @@ class StreamableHttpEndpoint:
             transport.touch()
 
     async def _other_method(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
         method = request.method
         if stateless_era_header(request.headers, self._stateless_revisions):
             # The stateless era has no GET stream and no session to DELETE.
             await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
         elif method == "GET" and not self.stateless:
-            await self._get(request, responder, principal)
+            await self._get(request, responder, principal, fields)
         elif method == "DELETE" and not self.stateless:
-            await self._delete(request, responder, principal)
+            await self._delete(request, responder, principal, fields)
         else:
             allow = _ALLOW_STATELESS if self.stateless else _ALLOW
             await send_error(responder, 405, f"Method {method} not allowed", headers=allow)
@@ -275,7 +286,7 @@ class StreamableHttpEndpoint:
     # ------------------------------------------------------------------ POST
 
     def _find_session(
-        self, headers: Headers, principal: Principal | None, session_id: bytes | None
+        self, fields: Mapping[bytes, bytes], principal: Principal | None, session_id: bytes | None
     ) -> HttpSession | tuple[int, str]:
         """The session ``session_id`` names, or the status and message to refuse the request
         with: 400 without an id, 404 for an id that is not a live session of ``principal``, 400
@@ -285,7 +296,7 @@ class StreamableHttpEndpoint:
         transport = self.registry.lookup(session_id, principal)
         if transport is None:
             return 404, "Session not found"
-        version = header(headers, b"mcp-protocol-version")
+        version = fields.get(b"mcp-protocol-version")
         if version is None:
             # The spec's fallback (assume 2025-03-26) is for servers that cannot tell; this one
             # knows what the session negotiated.
@@ -299,12 +310,11 @@ class StreamableHttpEndpoint:
         return transport
 
     async def _session_of(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self, responder: HttpResponder, principal: Principal | None, fields: Mapping[bytes, bytes]
     ) -> HttpSession | None:
         """The session the request names (see :meth:`_find_session`), or ``None`` once the
         request was refused."""
-        headers = request.headers
-        found = self._find_session(headers, principal, header(headers, b"mcp-session-id"))
+        found = self._find_session(fields, principal, fields.get(b"mcp-session-id"))
         if isinstance(found, HttpSession):
             return found
         await send_error(responder, *found)
@@ -443,18 +453,21 @@ class StreamableHttpEndpoint:
     # ------------------------------------------------------------------ GET
 
     async def _get(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
-        headers = request.headers
-        if not accepts(header(headers, b"accept"), b"text/event-stream"):
+        if not accepts(fields.get(b"accept"), b"text/event-stream"):
             await send_error(responder, 406, "Accept must list text/event-stream")
             return
-        transport = await self._session_of(request, responder, principal)
+        transport = await self._session_of(responder, principal, fields)
         if transport is None:
             return
         transport.exchanges += 1
         try:
-            last_event_id = header(headers, b"last-event-id")
+            last_event_id = fields.get(b"last-event-id")
             if last_event_id is not None:
                 await self._resume(transport, responder, last_event_id)
                 return
@@ -511,9 +524,13 @@ class StreamableHttpEndpoint:
     # ------------------------------------------------------------------ DELETE
 
     async def _delete(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
-        transport = await self._session_of(request, responder, principal)
+        transport = await self._session_of(responder, principal, fields)
         if transport is None:
             return
         transport.close()

@@ -62,19 +62,8 @@ async def answer_inline(
     session (a nursery per POST would cost every POST), and this task waits for it: the response
     belongs to this exchange, so the writer never outlives it.
     """
-    # The writer is made only when a stream starts: most POSTs never need one.
-    writer: StreamWriter | None = None
-
-    def start() -> None:
-        nonlocal writer
-        if writer is None:
-            writer = StreamWriter(transport, stream, responder)
-        started = writer.started
-        writer.start()
-        if on_writer is not None and writer.started and not started:
-            on_writer(writer)
-
-    stream.on_activity = start
+    writer = StreamWriter(transport, stream, responder, on_start=on_writer)
+    stream.on_activity = writer.start
     busy = False
     head_delay = _SSE_HEAD_DELAY if not json_response else json_head_delay
     timer = None if head_delay is None else transport.head_timer(head_delay)
@@ -86,7 +75,7 @@ async def answer_inline(
         try:
             await session.handle_frame(body)
         except ConnectionClosed:
-            if writer is None or not writer.started:
+            if not writer.started:
                 await send_error(responder, 404, "Session ended")
                 return
         except SessionBusy:
@@ -107,7 +96,7 @@ async def answer_inline(
         if busy:
             retry = (b"retry-after", str(busy_retry_after).encode())
             await send_error(responder, 503, "The session is busy", headers=(retry,))
-        elif writer is not None and writer.started:
+        elif writer.started:
             await writer.done.wait()
         elif json_response and stream.finished and len(pending) == 1 and not stream.close_requested:
             # The common case, the answer there when the handler returns: sent from here, not
@@ -119,7 +108,7 @@ async def answer_inline(
         else:
             await _answer(transport, stream, responder, json_response, answer_status)
     finally:
-        if writer is not None and writer.started and not writer.done.is_set():
+        if writer.started and not writer.done.is_set():
             writer.scope.cancel()
             with trio.CancelScope(shield=True):
                 await writer.done.wait()

@@ -246,7 +246,10 @@ class McpHttpApp:
         principal: Principal | None,
         fields: Mapping[bytes, bytes],
     ) -> None:
-        """GET at ``sse_path`` opens a session's stream, POST at ``messages_path`` feeds it."""
+        """GET at ``sse_path`` opens a session's stream, POST at ``messages_path`` feeds it.
+
+        ``fields`` (the request's headers by name) is unused: the signature is the Streamable
+        HTTP endpoint's, so that :meth:`handle_http` calls either alike."""
         opens_stream = request.path == self.sse_path
         method = "GET" if opens_stream else "POST"
         if request.method != method:

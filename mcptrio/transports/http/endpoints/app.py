@@ -54,6 +54,7 @@ from .streamable import StreamableHttpEndpoint
 
 __all__ = ["McpHttpApp"]
 
+_PLAIN_ADMIT = HttpSecurity.admit
 log = logging.getLogger("mcptrio.http")
 
 _WELL_KNOWN = "/.well-known/"
@@ -186,8 +187,9 @@ class McpHttpApp:
         fields = dict(reversed(request.headers))
         security = self.security
         admitted: Refusal | Principal | None
-        if security.authenticator is None:
-            # What admit would do, without a coroutine for it (0.13 us a request, 2026-11-29).
+        if security.authenticator is None and type(security).admit is _PLAIN_ADMIT:
+            # What admit would do, without a coroutine for it (0.13 us a request, 2026-11-29);
+            # a subclass's own admit is always awaited.
             admitted = security.origin_host.refusal_of(fields.get(b"host"), fields.get(b"origin"))
         else:
             admitted = await security.admit(request)

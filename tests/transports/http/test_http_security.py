@@ -25,7 +25,7 @@ from test_streamable_http import (
 )
 
 from mcptrio.transports.http.endpoints.app import McpHttpApp
-from mcptrio.transports.http.endpoints.security import HttpSecurity
+from mcptrio.transports.http.endpoints.security import HttpSecurity, Principal, Refusal
 from mcptrio.transports.http.engine.exchange import HttpRequest, header
 
 
@@ -200,6 +200,24 @@ async def test_configured_hosts_and_origins_are_let_in(front_end: str) -> None:
                 body=initialize_body("2025-11-25"),
             )
             assert refused.status == 403
+
+
+class RefuseEverything(HttpSecurity):
+    async def admit(self, request: HttpRequest) -> Refusal | Principal | None:
+        return Refusal(403, "closed for maintenance")
+
+
+async def test_a_security_subclass_admit_is_asked_without_an_authenticator(
+    front_end: str,
+) -> None:
+    app = McpHttpApp(make_server(), security=RefuseEverything())
+    with trio.fail_after(10):
+        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+            response = await conn.request(
+                "POST", "/mcp", headers=POST_HEADERS, body=initialize_body("2025-11-25")
+            )
+    assert response.status == 403
+    assert b"closed for maintenance" in response.body
 
 
 async def test_past_the_session_cap_initialize_gets_503_with_retry_after(front_end: str) -> None:

@@ -123,6 +123,20 @@ def test_the_bound_address_is_allowed_unless_it_is_a_wildcard() -> None:
     assert refusal(check, b"192.0.2.7:8001", None) == Refusal(403, "Host not allowed")
 
 
+def test_a_value_seen_before_gets_the_same_verdict_however_many_came_between() -> None:
+    # The check remembers its verdicts on recent values; a flood of new ones must not change
+    # what it answers for an old one.
+    check = OriginHostCheck()
+    for round_ in range(3):
+        assert refusal(check, b"localhost:8000", b"http://localhost:3000") is None
+        assert refusal(check, b"evil.example", None) == Refusal(403, "Host not allowed")
+        origin = b"http://evil.example"
+        assert refusal(check, b"localhost", origin) == Refusal(403, "Origin not allowed")
+        for port in range(200):
+            assert refusal(check, b"localhost:%d" % (round_ * 1000 + port), None) is None
+            assert refusal(check, b"h%d.example" % port, None) is not None
+
+
 async def test_credentials_are_asked_for_only_after_host_and_origin_pass() -> None:
     asked: list[str] = []
 

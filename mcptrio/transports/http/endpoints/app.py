@@ -34,6 +34,7 @@ the request that carries them), but starting it does no harm.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 import trio
 
@@ -53,6 +54,7 @@ from .streamable import StreamableHttpEndpoint
 
 __all__ = ["McpHttpApp"]
 
+_PLAIN_ADMIT = HttpSecurity.admit
 log = logging.getLogger("mcptrio.http")
 
 _WELL_KNOWN = "/.well-known/"
@@ -179,7 +181,18 @@ class McpHttpApp:
         else:
             await send_error(responder, 404, f"No MCP endpoint at {path}")
             return
-        admitted = await self.security.admit(request)
+        # Each header's first value by name (as header() finds it), for the lookups every
+        # request makes: Host and Origin here, Accept, Content-Type, the session id and the
+        # revision of a POST. One dict, 0.3 us less than six scans of the list (2026-11-29).
+        fields = dict(reversed(request.headers))
+        security = self.security
+        admitted: Refusal | Principal | None
+        if security.authenticator is None and type(security).admit is _PLAIN_ADMIT:
+            # What admit would do, without a coroutine for it (0.13 us a request, 2026-11-29);
+            # a subclass's own admit is always awaited.
+            admitted = security.origin_host.refusal_of(fields.get(b"host"), fields.get(b"origin"))
+        else:
+            admitted = await security.admit(request)
         if isinstance(admitted, Refusal):
             await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)
             return
@@ -190,12 +203,12 @@ class McpHttpApp:
                 await relay.forward(owner, request, responder, self.security.max_body_size)
                 return
         if admitted is None:
-            await endpoint(request, responder, admitted)
+            await endpoint(request, responder, admitted, fields)
             return
         # Reset after: a keep-alive connection serves other principals' requests in this task.
         token = current_principal.set(admitted)
         try:
-            await endpoint(request, responder, admitted)
+            await endpoint(request, responder, admitted, fields)
         finally:
             current_principal.reset(token)
 
@@ -229,9 +242,16 @@ class McpHttpApp:
         return True
 
     async def _serve_legacy(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
-        """GET at ``sse_path`` opens a session's stream, POST at ``messages_path`` feeds it."""
+        """GET at ``sse_path`` opens a session's stream, POST at ``messages_path`` feeds it.
+
+        ``fields`` (the request's headers by name) is unused: the signature is the Streamable
+        HTTP endpoint's, so that :meth:`handle_http` calls either alike."""
         opens_stream = request.path == self.sse_path
         method = "GET" if opens_stream else "POST"
         if request.method != method:

@@ -299,16 +299,17 @@ class HttpSession:
 
     def owns_any(self, request_ids: Iterable[RequestId]) -> bool:
         """Whether any of ``request_ids`` is still being answered on a stream of this session."""
-        return any(rid in self._by_request for rid in request_ids)
+        # Not any() over a generator: 0.1 against 0.35 us for a POST's one id (2026-11-29).
+        return not self._by_request.keys().isdisjoint(request_ids)
 
     def open_request_stream(self, request_ids: Sequence[RequestId]) -> OutboundStream:
         """A new stream for the answers to ``request_ids`` (and messages related to them)."""
         stream_id = self._next_stream_id
         self._next_stream_id = stream_id + 1
-        stream = OutboundStream(str(stream_id), self.stream_buffer)
-        stream.owed.update(request_ids)
+        stream = OutboundStream(str(stream_id), self.stream_buffer, owed=request_ids)
+        by_request = self._by_request
         for rid in request_ids:
-            self._by_request[rid] = stream
+            by_request[rid] = stream
         self.streams[stream.stream_id] = stream
         return stream
 

@@ -62,19 +62,9 @@ async def answer_inline(
     session (a nursery per POST would cost every POST), and this task waits for it: the response
     belongs to this exchange, so the writer never outlives it.
     """
-    writer = StreamWriter(transport, stream, responder)
+    writer = StreamWriter(transport, stream, responder, on_start=on_writer)
+    stream.on_activity = writer.start
     busy = False
-    if on_writer is None:
-        stream.on_activity = writer.start
-    else:
-
-        def start() -> None:
-            started = writer.started
-            writer.start()
-            if writer.started and not started:
-                on_writer(writer)
-
-        stream.on_activity = start
     head_delay = _SSE_HEAD_DELAY if not json_response else json_head_delay
     timer = None if head_delay is None else transport.head_timer(head_delay)
     if timer is not None:
@@ -97,15 +87,24 @@ async def answer_inline(
                 timer.disarm(stream)
             elif departure_watch is not None:
                 departure_watch.disarm(responder)
-        # A request the client cancelled ends with no answer: its stream must still end.
-        for rid in tuple(stream.owed):
-            if not transport.answer_owed(rid):
-                transport.drop_unanswered(rid)
+        if stream.owed:
+            # A request the client cancelled ends with no answer: its stream must still end.
+            for rid in tuple(stream.owed):
+                if not transport.answer_owed(rid):
+                    transport.drop_unanswered(rid)
+        pending = stream.pending
         if busy:
             retry = (b"retry-after", str(busy_retry_after).encode())
             await send_error(responder, 503, "The session is busy", headers=(retry,))
         elif writer.started:
             await writer.done.wait()
+        elif json_response and stream.finished and len(pending) == 1 and not stream.close_requested:
+            # The common case, the answer there when the handler returns: sent from here, not
+            # through _answer (which comes to the same, a coroutine later).
+            answer = pending.pop()
+            stream.took()
+            status = 200 if answer_status is None else answer_status(answer)
+            await responder.send_response(status, JSON_HEADERS, answer)
         else:
             await _answer(transport, stream, responder, json_response, answer_status)
     finally:

@@ -9,6 +9,7 @@ must write what it sends before its answer.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import trio
 
@@ -26,18 +27,25 @@ log = logging.getLogger("mcptrio.http")
 class StreamWriter:
     """Streams a POST's SSE answer from the session's nursery, for a handler running inline."""
 
-    __slots__ = ("done", "responder", "scope", "started", "stream", "transport")
+    __slots__ = ("done", "on_start", "responder", "scope", "started", "stream", "transport")
 
     # Most POSTs never start their writer: its scope and event are made only when one does.
     scope: trio.CancelScope
     done: trio.Event
 
     def __init__(
-        self, transport: HttpSession, stream: OutboundStream, responder: HttpResponder
+        self,
+        transport: HttpSession,
+        stream: OutboundStream,
+        responder: HttpResponder,
+        *,
+        on_start: Callable[[StreamWriter], None] | None = None,
     ) -> None:
         self.transport = transport
         self.stream = stream
         self.responder = responder
+        #: Told when the writer starts.
+        self.on_start = on_start
         self.started = False
 
     def start(self) -> None:
@@ -51,6 +59,8 @@ class StreamWriter:
         except ConnectionClosed:
             return
         self.started = True
+        if self.on_start is not None:
+            self.on_start(self)
 
     async def _run(self) -> None:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .responses import send_error
 
-__all__ = ["accepts", "accepts_json_and_sse", "is_json", "read_json_body"]
+__all__ = ["NOT_JSON", "accepts", "accepts_json_and_sse", "is_json", "read_json_body", "too_large"]
 
 
 def accepts(value: bytes | None, media_type: bytes) -> bool:
@@ -58,10 +58,19 @@ async def read_json_body(
     """The body of a POST that must be JSON; ``None`` once it was refused (415 for another
     ``Content-Type``, 413 past ``limit`` bytes)."""
     if not is_json(header(request.headers, b"content-type")):
-        await send_error(responder, 415, "Content-Type must be application/json")
+        await send_error(responder, 415, NOT_JSON)
         return None
     try:
         return await request.read_body(limit)
     except BodyTooLarge:
-        await send_error(responder, 413, f"Body exceeds the limit of {limit} bytes")
+        await send_error(responder, 413, too_large(limit))
         return None
+
+
+#: The message of the 415 for a body that is not JSON.
+NOT_JSON = "Content-Type must be application/json"
+
+
+def too_large(limit: int) -> str:
+    """The message of the 413 for a body over ``limit`` bytes."""
+    return f"Body exceeds the limit of {limit} bytes"

@@ -208,9 +208,10 @@ class SessionRegistry:
         except UnicodeDecodeError:
             return None
         transport = self.sessions.get(key)
-        if transport is None or transport.is_ended or not may_use(principal, transport.principal):
+        if transport is None or transport.is_ended:
             return None
-        return transport
+        owner = transport.principal
+        return transport if owner is None or may_use(principal, owner) else None
 
     async def _run_session(
         self, transport: HttpSession, *, task_status: trio.TaskStatus[None]

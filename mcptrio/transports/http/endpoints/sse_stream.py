@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import trio
@@ -121,7 +121,14 @@ class OutboundStream:
         "writer",
     )
 
-    def __init__(self, stream_id: str, capacity: int, *, drop_oldest: bool = False) -> None:
+    def __init__(
+        self,
+        stream_id: str,
+        capacity: int,
+        *,
+        drop_oldest: bool = False,
+        owed: Iterable[RequestId] = (),
+    ) -> None:
         self.stream_id = stream_id
         self.capacity = capacity
         self.drop_oldest = drop_oldest
@@ -129,7 +136,7 @@ class OutboundStream:
         # deque costs 760 bytes (a GET stream keeps one for its whole life, a POST makes one).
         self.pending: list[bytes] = []
         #: The request ids (of a POST stream) still waiting for their answer.
-        self.owed: set[RequestId] = set()
+        self.owed: set[RequestId] = set(owed)
         #: No more messages will be routed here; the stream ends once ``pending`` is written.
         self.finished = False
         #: An event id of this stream has been written, so a client can resume it.

@@ -49,6 +49,7 @@ after a while even in JSON mode, and a quiet stream gets ``: keep-alive`` commen
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 import trio
 
@@ -66,13 +67,12 @@ from ....protocol.revisions import (
     revision_of,
     stateless_versions,
 )
-from ....runtime.session import Session
 from ....stores.event_store import UnknownEventId
-from ..engine.exchange import HttpRequest, HttpResponder, header
+from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
 from .inline_answer import answer_inline
-from .request_checks import accepts, accepts_json_and_sse, read_json_body
+from .request_checks import NOT_JSON, accepts, accepts_json_and_sse, is_json, too_large
 from .responses import (
     JSON_HEADERS,
     SSE_HEADERS,
@@ -84,7 +84,6 @@ from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import (
     KEEP_ALIVE_INTERVAL,
-    OutboundStream,
     sse_event,
     write_stream,
 )
@@ -151,35 +150,35 @@ class StreamableHttpEndpoint:
         )
 
     async def handle(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
-        method = request.method
-        if method == "POST":
-            await self._post(request, responder, principal)
-        elif stateless_era_header(request.headers, self._stateless_revisions):
-            # The stateless era has no GET stream and no session to DELETE.
-            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
-        elif method == "GET" and not self.stateless:
-            await self._get(request, responder, principal)
-        elif method == "DELETE" and not self.stateless:
-            await self._delete(request, responder, principal)
-        else:
-            allow = _ALLOW_STATELESS if self.stateless else _ALLOW
-            await send_error(responder, 405, f"Method {method} not allowed", headers=allow)
-
-    # ------------------------------------------------------------------ POST
-
-    async def _post(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
-    ) -> None:
+        """Answer ``request`` for ``principal``; ``fields`` holds the first value of each of
+        its headers, by name."""
+        if request.method != "POST":
+            await self._other_method(request, responder, principal, fields)
+            return
+        # A POST, from its checks to handing its body to the session, in this one coroutine,
+        # and the checks as plain functions: five coroutines fewer on the way than in separate
+        # steps, 1.7 us less a call (29.1 against 30.8 us in process, measured 2026-11-29).
         headers = request.headers
-        if not accepts_json_and_sse(header(headers, b"accept")):
+        if not accepts_json_and_sse(fields.get(b"accept")):
             await send_error(
                 responder, 406, "Accept must list both application/json and text/event-stream"
             )
             return
-        body = await read_json_body(request, responder, self.security.max_body_size)
-        if body is None:
+        if not is_json(fields.get(b"content-type")):
+            await send_error(responder, 415, NOT_JSON)
+            return
+        security = self.security
+        limit = security.max_body_size
+        try:
+            body = await request.read_body(limit)
+        except BodyTooLarge:
+            await send_error(responder, 413, too_large(limit))
             return
         try:
             routing = peek(body)
@@ -189,18 +188,22 @@ class StreamableHttpEndpoint:
         except InvalidRequest as exc:
             await send_error(responder, 400, exc.message)
             return
-        refusal = scope_refusal(
-            self.security, self.registry.factory, request, principal, routing.message
-        )
-        if refusal is not None:
-            await send_error(responder, refusal.status, refusal.message, headers=refusal.headers)
-            return
-        session_id = header(headers, b"mcp-session-id")
+        if security.authenticator is not None:
+            refusal = scope_refusal(
+                security, self.registry.factory, request, principal, routing.message
+            )
+            if refusal is not None:
+                await send_error(
+                    responder, refusal.status, refusal.message, headers=refusal.headers
+                )
+                return
+        session_id = fields.get(b"mcp-session-id")
         # A server of the handshake era only answers such a POST as it always did. A
         # stateless-era request ignores an Mcp-Session-Id (the spec's advice to servers); a
-        # session's own POSTs skip the decoding unless the body could name a revision.
+        # session's own POSTs skip the decoding unless the body could name a revision (found
+        # by find, not in: 0.12 against 0.23 us for a small body, measured 2026-11-29).
         if self._stateless_revisions and (
-            session_id is None or self.stateless or _STATELESS_META_KEY in body
+            session_id is None or self.stateless or body.find(_STATELESS_META_KEY) >= 0
         ):
             head = read_stateless_head(routing.message, headers, self._stateless_revisions)
             if head is not None:
@@ -215,39 +218,86 @@ class StreamableHttpEndpoint:
                 responder, body, routing, principal, client[0] if client is not None else None
             )
             return
-        transport = await self._session_of(request, responder, principal, session_id)
-        if transport is None:
+        transport = self._find_session(fields, principal, session_id)
+        if not isinstance(transport, HttpSession):
+            await send_error(responder, *transport)
             return
         if routing.batch and not _batches_allowed(transport.revision):
             await send_error(
                 responder, 400, f"Protocol revision {transport.revision} has no JSON-RPC batches"
             )
             return
+        request_ids = routing.request_ids
         transport.exchanges += 1
         try:
-            await self._exchange(transport, responder, body, routing)
+            if not request_ids:
+                await self._accept(transport, responder, body, routing)
+                return
+            if transport.owns_any(request_ids):
+                busy = next(rid for rid in request_ids if transport.owns_any((rid,)))
+                await send_error(
+                    responder, 400, f"Request id {busy!r} is already in use by a request in flight"
+                )
+                return
+            # The body is handed to the session in this task; a lone request in it is answered
+            # here too, the requests of a batch by request actors, concurrently.
+            stream = transport.open_request_stream(request_ids)
+            try:
+                session = transport.session
+                if session is None:
+                    await send_error(responder, 404, "Session ended")
+                    return
+                # The session reads the one message peek decoded, not the body again.
+                message = routing.message
+                await answer_inline(
+                    transport,
+                    session,
+                    stream,
+                    responder,
+                    body if message is None else message,
+                    json_response=self.json_response,
+                    departure_watch=self.registry.departure_watch,
+                    busy_retry_after=security.retry_after,
+                )
+            finally:
+                transport.release_stream(stream)
         finally:
             transport.exchanges -= 1
             transport.touch()
 
-    async def _session_of(
+    async def _other_method(
         self,
         request: HttpRequest,
         responder: HttpResponder,
         principal: Principal | None,
-        session_id: bytes | None,
-    ) -> HttpSession | None:
-        """The session ``session_id`` names, or ``None`` once the request was refused: 400
-        without an id, 404 for an id that is not a live session of ``principal``, 400 for an
-        unsupported ``MCP-Protocol-Version``."""
+        fields: Mapping[bytes, bytes],
+    ) -> None:
+        method = request.method
+        if stateless_era_header(request.headers, self._stateless_revisions):
+            # The stateless era has no GET stream and no session to DELETE.
+            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
+        elif method == "GET" and not self.stateless:
+            await self._get(request, responder, principal, fields)
+        elif method == "DELETE" and not self.stateless:
+            await self._delete(request, responder, principal, fields)
+        else:
+            allow = _ALLOW_STATELESS if self.stateless else _ALLOW
+            await send_error(responder, 405, f"Method {method} not allowed", headers=allow)
+
+    # ------------------------------------------------------------------ POST
+
+    def _find_session(
+        self, fields: Mapping[bytes, bytes], principal: Principal | None, session_id: bytes | None
+    ) -> HttpSession | tuple[int, str]:
+        """The session ``session_id`` names, or the status and message to refuse the request
+        with: 400 without an id, 404 for an id that is not a live session of ``principal``, 400
+        for an unsupported ``MCP-Protocol-Version``."""
         if session_id is None:
-            await send_error(responder, 400, "Missing Mcp-Session-Id header")
-            return None
+            return 400, "Missing Mcp-Session-Id header"
         transport = self.registry.lookup(session_id, principal)
         if transport is None:
-            await send_error(responder, 404, "Session not found")
-            return None
-        version = header(request.headers, b"mcp-protocol-version")
+            return 404, "Session not found"
+        version = fields.get(b"mcp-protocol-version")
         if version is None:
             # The spec's fallback (assume 2025-03-26) is for servers that cannot tell; this one
             # knows what the session negotiated.
@@ -257,9 +307,19 @@ class StreamableHttpEndpoint:
         # and the header is there for intermediaries. Only an unsupported value is refused.
         supported = self._supported
         if supported is not None and version not in supported:
-            await send_error(responder, 400, f"Unsupported MCP-Protocol-Version: {version!r}")
-            return None
+            return 400, f"Unsupported MCP-Protocol-Version: {version!r}"
         return transport
+
+    async def _session_of(
+        self, responder: HttpResponder, principal: Principal | None, fields: Mapping[bytes, bytes]
+    ) -> HttpSession | None:
+        """The session the request names (see :meth:`_find_session`), or ``None`` once the
+        request was refused."""
+        found = self._find_session(fields, principal, fields.get(b"mcp-session-id"))
+        if isinstance(found, HttpSession):
+            return found
+        await send_error(responder, *found)
+        return None
 
     async def _initialize(
         self,
@@ -306,62 +366,21 @@ class StreamableHttpEndpoint:
             transport.exchanges -= 1
             transport.touch()
 
-    async def _exchange(
+    async def _accept(
         self, transport: HttpSession, responder: HttpResponder, body: bytes, routing: Peek
     ) -> None:
-        request_ids = routing.request_ids
-        # The body is handed to the session in this task; a lone request in it is answered
-        # here too, the requests of a batch by request actors, concurrently.
+        """Hand a POST of notifications and responses to its session: 202."""
         session = transport.session
-        if not request_ids:
-            try:
-                if session is None:
-                    raise SessionEnded
-                await session.handle_frame(body)
-            except (SessionEnded, ConnectionClosed):
-                await send_error(responder, 404, "Session ended")
-                return
-            for rid in routing.cancelled:
-                self._watch_cancellation(transport, rid)
-            await responder.send_response(202, ())
-            return
-        if transport.owns_any(request_ids):
-            busy = next(rid for rid in request_ids if transport.owns_any((rid,)))
-            await send_error(
-                responder, 400, f"Request id {busy!r} is already in use by a request in flight"
-            )
-            return
-        stream = transport.open_request_stream(request_ids)
         try:
             if session is None:
-                await send_error(responder, 404, "Session ended")
-                return
-            await self._answer(transport, session, stream, responder, body, routing)
-        finally:
-            transport.release_stream(stream)
-
-    async def _answer(
-        self,
-        transport: HttpSession,
-        session: Session,
-        stream: OutboundStream,
-        responder: HttpResponder,
-        body: bytes,
-        routing: Peek,
-    ) -> None:
-        """Answer a handshake-era POST's requests in this task."""
-        # The session reads the one message peek decoded, not the body again.
-        message = routing.message
-        await answer_inline(
-            transport,
-            session,
-            stream,
-            responder,
-            body if message is None else message,
-            json_response=self.json_response,
-            departure_watch=self.registry.departure_watch,
-            busy_retry_after=self.security.retry_after,
-        )
+                raise SessionEnded
+            await session.handle_frame(body)
+        except (SessionEnded, ConnectionClosed):
+            await send_error(responder, 404, "Session ended")
+            return
+        for rid in routing.cancelled:
+            self._watch_cancellation(transport, rid)
+        await responder.send_response(202, ())
 
     def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:
         """End ``rid``'s stream if its handler stops without an answer (it was cancelled).
@@ -419,25 +438,37 @@ class StreamableHttpEndpoint:
         stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            await self._answer(transport, session, stream, responder, body, routing)
+            message = routing.message
+            await answer_inline(
+                transport,
+                session,
+                stream,
+                responder,
+                body if message is None else message,
+                json_response=self.json_response,
+                departure_watch=self.registry.departure_watch,
+                busy_retry_after=self.security.retry_after,
+            )
             nursery.cancel_scope.cancel()
 
     # ------------------------------------------------------------------ GET
 
     async def _get(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
-        headers = request.headers
-        if not accepts(header(headers, b"accept"), b"text/event-stream"):
+        if not accepts(fields.get(b"accept"), b"text/event-stream"):
             await send_error(responder, 406, "Accept must list text/event-stream")
             return
-        session_id = header(headers, b"mcp-session-id")
-        transport = await self._session_of(request, responder, principal, session_id)
+        transport = await self._session_of(responder, principal, fields)
         if transport is None:
             return
         transport.exchanges += 1
         try:
-            last_event_id = header(headers, b"last-event-id")
+            last_event_id = fields.get(b"last-event-id")
             if last_event_id is not None:
                 await self._resume(transport, responder, last_event_id)
                 return
@@ -494,10 +525,13 @@ class StreamableHttpEndpoint:
     # ------------------------------------------------------------------ DELETE
 
     async def _delete(
-        self, request: HttpRequest, responder: HttpResponder, principal: Principal | None
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
     ) -> None:
-        session_id = header(request.headers, b"mcp-session-id")
-        transport = await self._session_of(request, responder, principal, session_id)
+        transport = await self._session_of(responder, principal, fields)
         if transport is None:
             return
         transport.close()

@@ -126,13 +126,14 @@ class Handler:
     #: The return annotation (a generator's as ``list[T]``); ``inspect.Parameter.empty`` when
     #: there is none.
     returns: Any
-    _judged: JudgedCode | None = field(init=False)
+    #: The function's code found never to suspend (see :attr:`never_suspends`), else ``None``.
+    judged: JudgedCode | None = field(init=False)
     _async: bool = field(init=False)
     _plain: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self._async = self.mode is Mode.ASYNC
-        self._judged = JudgedCode.of(self.fn) if self._async and not self.context_names else None
+        self.judged = JudgedCode.of(self.fn) if self._async and not self.context_names else None
         # Nothing to inject and nothing positional: the values are the call's keywords as they
         # are (the common case, and a tool call's hot path).
         self._plain = not (self.context_names or self.positional)
@@ -145,7 +146,7 @@ class Handler:
         """Whether a call always ends without waiting (see :mod:`.eager`): an ``async def``
         that never suspends, with no context to reach anything that does, still running the
         code read at registration."""
-        judged = self._judged
+        judged = self.judged
         return judged is not None and judged.holds
 
     @property

@@ -84,6 +84,7 @@ __all__ = [
     "make_resource",
     "make_template",
     "read_resource",
+    "read_static",
     "to_resource_contents",
 ]
 
@@ -402,7 +403,7 @@ async def read_resource(
     """
     resource = resources.get(uri)
     if resource is not None:
-        return _cached(resource, ctx, ReadResourceResult(contents=await resource.read(ctx)))
+        return await read_static(resource, ctx)
     # A snapshot: templates added or removed while a read is in flight do not disturb it.
     for template in tuple(templates.values()):
         variables = template.match(uri)
@@ -410,6 +411,13 @@ async def read_resource(
             contents = await template.read(ctx, uri, variables)
             return _cached(template, ctx, ReadResourceResult(contents=contents))
     raise ResourceNotFound("Resource not found", {"uri": uri})
+
+
+async def read_static(
+    resource: RegisteredResource | ForwardedResource, ctx: Context
+) -> ReadResourceResult:
+    """Answer ``resources/read`` of ``resource`` (a static one, found by its URI)."""
+    return _cached(resource, ctx, ReadResourceResult(contents=await resource.read(ctx)))
 
 
 def _cached(

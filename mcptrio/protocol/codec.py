@@ -350,7 +350,11 @@ def decode_body(raw: msgspec.Raw | UnsetType, body_type: type[T]) -> T:
     try:
         if raw is UNSET:
             return msgspec.convert({}, body_type)
-        return _decoder_for(body_type).decode(raw)
+        # _decoder_for's first look, without its call.
+        decoder: msgspec.json.Decoder[T] | None = _body_decoders.get(body_type)
+        if decoder is None:
+            decoder = _decoder_for(body_type)
+        return decoder.decode(raw)
     except UNDECODABLE as exc:
         raise InvalidParams(f"Invalid params: {exc}") from None
 

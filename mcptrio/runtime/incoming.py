@@ -217,7 +217,10 @@ class IncomingRequests:
                 if answer is not None and not self.outbox.put_direct(answer):
                     await self.send_answer(answer)
             finally:
-                self.free_slot()
+                if self._waiting:
+                    self.free_slot()
+                else:
+                    self._free += 1  # free_slot's outcome when no one waits, with no call
             return
         if not self._free:
             limit = self.session.max_waiting

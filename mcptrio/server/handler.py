@@ -128,6 +128,10 @@ class Handler:
     returns: Any
     #: The function's code found never to suspend (see :attr:`never_suspends`), else ``None``.
     judged: JudgedCode | None = field(init=False)
+    #: The function itself when a call is only ``fn(**values)`` (an ``async def`` with no
+    #: context and nothing positional), else ``None``: a caller on the request path calls it
+    #: with no :meth:`call` of ours in between.
+    direct: Callable[..., Awaitable[Any]] | None = field(init=False)
     _async: bool = field(init=False)
     _plain: bool = field(init=False)
 
@@ -137,6 +141,7 @@ class Handler:
         # Nothing to inject and nothing positional: the values are the call's keywords as they
         # are (the common case, and a tool call's hot path).
         self._plain = not (self.context_names or self.positional)
+        self.direct = self.fn if self._async and self._plain else None
 
     def __repr__(self) -> str:
         return f"<Handler {self.fn!r} ({self.mode.value})>"

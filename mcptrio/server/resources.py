@@ -240,14 +240,20 @@ class RegisteredResource(_Description[Resource]):
     @property
     def answers_at_once(self) -> bool:
         """Whether a read is answered where it was decoded (see :mod:`.eager`)."""
-        return self.handler is None or self.handler.never_suspends
+        handler = self.handler
+        if handler is None:
+            return True
+        # Handler.never_suspends, with none of its calls.
+        judged = handler.judged
+        return judged is not None and judged.function.__code__ is judged.code
 
     async def read(self, ctx: Context) -> list[ResourceContents]:
         """The contents (calls the function, if there is one)."""
         if self.handler is None:
             contents = list(self._contents)
         else:
-            value = await self.handler.call(ctx, {})
+            direct = self.handler.direct
+            value = await (self.handler.call(ctx, {}) if direct is None else direct())
             contents = to_resource_contents(value, self.uri, self.mime_type)
         return contents
 

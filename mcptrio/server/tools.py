@@ -128,6 +128,7 @@ class RegisteredTool(Registered[Tool]):
     __slots__ = (
         "_arguments",
         "_arguments_type",
+        "_direct",
         "_eager",
         "_never_a_task",
         "_output",
@@ -171,6 +172,7 @@ class RegisteredTool(Registered[Tool]):
         self._arguments_type = arguments.arguments_type
         self._structure = arguments.structure
         self._structured = output.output_schema is not None
+        self._direct = handler.direct
         # A function without parameters called without arguments has nothing to validate: its
         # values are known without converting (1 us of an in-memory call's 60).
         self._takes_nothing = (
@@ -215,7 +217,8 @@ class RegisteredTool(Registered[Tool]):
     def answers_at_once(self) -> bool:
         """Whether a call without a task is answered where it was decoded (see :mod:`.eager`)."""
         eager = self._eager
-        return eager is not None and eager.holds
+        # JudgedCode.holds, with no call of its own.
+        return eager is not None and eager.function.__code__ is eager.code
 
     async def call(self, ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
         """Run the tool for one ``tools/call`` and return its result (see the module docstring),
@@ -237,7 +240,8 @@ class RegisteredTool(Registered[Tool]):
                 except StructureError as exc:
                     return error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
         try:
-            value = await self.handler.call(ctx, values)
+            direct = self._direct
+            value = await (self.handler.call(ctx, values) if direct is None else direct(**values))
             if not self._structured:
                 return to_call_tool_result(value)
             return structured_result(value, self._output)

@@ -568,11 +568,12 @@ class Connection(Handshake):
         """:meth:`respond`, but with ``carry`` the answer to a lone request is left unencoded
         when it can be (a :class:`~.codec.CarriedResult`, for an in-process transport)."""
         meta = self._stateless.pop(rid, None) if self._stateless else None
+        fit = self._fit_out
         try:
             if meta is not None:
                 result = answer_result(result, meta, self._server_info())
-            elif self._fit_out is not None:
-                result = self._fit_out(result)
+            elif fit is not None and result.__class__ not in fit.unchanged:
+                result = fit(result)
         except CapabilityNotNegotiated as exc:
             error = self._encode_error(rid, InternalError(exc.message))
             return answer_in_flight(self._in_flight, rid, error)

@@ -221,17 +221,6 @@ class Connection(Handshake):
         """What one message means, already decoded as an envelope (a transport that decoded it
         to route it hands it on, instead of the frame to decode again)."""
         events: list[ev.Event] = []
-        rid = message.id
-        method = message.method
-        if (
-            message.jsonrpc == "2.0"
-            and method is not UNSET
-            and rid is not UNSET
-            and rid is not None
-        ):
-            # A request, nearly always: what _receive_one finds, with one call less.
-            self._receive_request(rid, method, message.params, events, None)
-            return events
         self._receive_one(message, events, None)
         return events
 
@@ -577,18 +566,12 @@ class Connection(Handshake):
         except CapabilityNotNegotiated as exc:
             error = self._encode_error(rid, InternalError(exc.message))
             return answer_in_flight(self._in_flight, rid, error)
-        in_flight = self._in_flight
-        if rid in in_flight and in_flight[rid] is None:
-            # A lone request (nearly every one): answer_in_flight's first case, without its call.
-            if carry:
-                carried = codec.carry_result(rid, result)
-                if carried is not None:
-                    del in_flight[rid]
-                    return carried
-            data = codec.encode_result(rid, result)
-            del in_flight[rid]
-            return data
-        return answer_in_flight(in_flight, rid, codec.encode_result(rid, result))
+        if carry and rid in self._in_flight and self._in_flight[rid] is None:
+            carried = codec.carry_result(rid, result)
+            if carried is not None:
+                del self._in_flight[rid]
+                return carried
+        return answer_in_flight(self._in_flight, rid, codec.encode_result(rid, result))
 
     def respond_error(self, rid: RequestId, error: McpError) -> bytes | None:
         """Answer incoming request ``rid`` with an error; ``None`` while its batch is open."""

@@ -147,6 +147,13 @@ class MethodHandlers:
                 return as_task
         return await tool.call(ctx, arguments)
 
+    def answers_at_once(self, request: Request[Any]) -> bool:
+        """Whether ``request`` is answered where it was decoded (see :mod:`.eager`): never
+        through middleware, which may wait. Asked of the server's request chain, not of its
+        ``middleware`` (a tuple made per request)."""
+        check = self.at_once.get(type(request))
+        return check is not None and self.server._request_chain is None and check(request)
+
     def _calls_at_once(self, request: CallToolRequest) -> bool:
         # A tool that is never a task, called without one, takes call_tool's straight path.
         tool = self.server.tools.lookup(request.name)

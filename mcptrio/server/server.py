@@ -229,8 +229,7 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         self._bound_session_ended = self._session_ended
         handlers = MethodHandlers(self)
         self._routes = handlers.routes
-        self._at_once = handlers.at_once
-        self._bound_answers_at_once = self._answers_at_once
+        self._bound_answers_at_once = handlers.answers_at_once
         self._watchers: list[Callable[[Change], None]] = []
         self._mounts: dict[str, Mount] = {}
         #: Opened before serving, closed after (see :mod:`.lifespan`); ``ctx.lifespan`` is
@@ -550,14 +549,6 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
             if self.cache_ttl_ms is None
             else (self.cache_ttl_ms, self.cache_scope),
         )
-
-    def _answers_at_once(self, request: Request[Any]) -> bool:
-        """Whether ``request`` is answered where it was decoded (see :mod:`.eager`): middleware
-        may wait, so none may be installed."""
-        if self._request_chain is not None:
-            return False
-        check = self._at_once.get(type(request))
-        return check is not None and check(request)
 
     async def handle_request(self, rctx: RequestContext, request: Request[Any]) -> Result:
         """Answer one request (the session calls this in the request's own task)."""

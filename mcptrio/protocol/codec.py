@@ -23,7 +23,7 @@ from msgspec import UNSET, UnsetType
 
 from .base import RequestId
 from .errors import InvalidParams, InvalidRequest, McpError, ParseError
-from .long_strings import escape_long_strings
+from .long_strings import escape_long_strings, has_long_payload, written_whole
 
 __all__ = [
     "NESTED_TOO_DEEP",
@@ -144,7 +144,15 @@ def encode_notification(method: str, params: Any) -> bytes:
 
 
 def encode_result(request_id: RequestId, result: Any) -> bytes:
-    return _encoder.encode(_ResultOut("2.0", request_id, escape_long_strings(result)))
+    message = _ResultOut("2.0", request_id, result)
+    if has_long_payload(result):
+        # Written whole by orjson where that gives msgspec's bytes; else the long strings are
+        # written by orjson and spliced in (see long_strings).
+        whole = written_whole(message)
+        if whole is not None:
+            return whole
+        message = _ResultOut("2.0", request_id, escape_long_strings(result))
+    return _encoder.encode(message)
 
 
 class CarriedResult:
@@ -350,7 +358,11 @@ def decode_body(raw: msgspec.Raw | UnsetType, body_type: type[T]) -> T:
     try:
         if raw is UNSET:
             return msgspec.convert({}, body_type)
-        return _decoder_for(body_type).decode(raw)
+        # _decoder_for's first look, without its call.
+        decoder: msgspec.json.Decoder[T] | None = _body_decoders.get(body_type)
+        if decoder is None:
+            decoder = _decoder_for(body_type)
+        return decoder.decode(raw)
     except UNDECODABLE as exc:
         raise InvalidParams(f"Invalid params: {exc}") from None
 

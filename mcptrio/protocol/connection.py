@@ -335,7 +335,9 @@ class Connection(Handshake):
                     events.append(ev.RequestReceived(rid, stateless.request, meta))
                 return
         try:
-            spec = self._incoming_spec(method, "request")
+            spec = self._allowed_in.get(method)  # _incoming_spec's first look, without its call
+            if spec is None or spec.kind != "request":
+                spec = self._incoming_spec(method, "request")
             if spec.params is PingRequest:
                 codec.decode_body(raw, PingRequest)
                 events.append(ev.Reply(codec.encode_result(rid, EmptyResult())))
@@ -555,11 +557,12 @@ class Connection(Handshake):
         """:meth:`respond`, but with ``carry`` the answer to a lone request is left unencoded
         when it can be (a :class:`~.codec.CarriedResult`, for an in-process transport)."""
         meta = self._stateless.pop(rid, None) if self._stateless else None
+        fit = self._fit_out
         try:
             if meta is not None:
                 result = answer_result(result, meta, self._server_info())
-            elif self._fit_out is not None:
-                result = self._fit_out(result)
+            elif fit is not None and result.__class__ not in fit.unchanged:
+                result = fit(result)
         except CapabilityNotNegotiated as exc:
             error = self._encode_error(rid, InternalError(exc.message))
             return answer_in_flight(self._in_flight, rid, error)

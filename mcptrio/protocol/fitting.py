@@ -347,7 +347,16 @@ def _features_touching(cls: type, direction: Direction) -> frozenset[str]:
 class Step:
     """Fits messages to one revision, one direction (see the module docstring)."""
 
-    __slots__ = ("_drop_only", "_lacking", "_needs", "_plans", "_rules", "direction", "revision")
+    __slots__ = (
+        "_drop_only",
+        "_lacking",
+        "_needs",
+        "_plans",
+        "_rules",
+        "direction",
+        "revision",
+        "unchanged",
+    )
 
     def __init__(self, revision: Revision, direction: Direction) -> None:
         self.revision = revision
@@ -359,6 +368,10 @@ class Step:
         # The types whose plan only leaves fields out (a newer revision's members, say): most
         # messages of those have none of them set, which one getattr per field tells.
         self._drop_only: dict[type, tuple[str, ...]] = {}
+        #: The types whose messages this step leaves as they are, once each was seen: a caller
+        #: on the request path asks here instead of calling the step (a call measured at 0.7 us
+        #: with the caches cold, as between two HTTP requests; 2026-11-29).
+        self.unchanged: set[type] = set()
 
     def __repr__(self) -> str:
         return f"<Step {self.direction} {self.revision.version}>"
@@ -420,6 +433,8 @@ class Step:
                 plan = _UNCHANGED
             elif not lacked and rule is None and not walked:
                 self._drop_only[cls] = dropped
+        if plan is _UNCHANGED:
+            self.unchanged.add(cls)
         self._plans[cls] = plan
         return plan
 

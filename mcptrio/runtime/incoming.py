@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -76,6 +77,7 @@ class IncomingRequests:
     __slots__ = (
         "_actors",
         "_at_once",
+        "_carry",
         "_closed",
         "_free",
         "_handle",
@@ -98,8 +100,10 @@ class IncomingRequests:
     ) -> None:
         self.session = session
         self.outbox = outbox
-        self._handle = handle_request
+        self._handle = _unhandled if handle_request is None else handle_request
         self._at_once = answers_at_once
+        # Whether answers may go to the transport unencoded: the outbox's transport is fixed.
+        self._carry = outbox.carries_results
         # The in-flight slots: a count of free ones, and the tasks waiting for one, to which a
         # freed slot passes directly (first come, first served). Not a trio.Semaphore, whose
         # acquire_nowait and release each ask its parking lot whether anyone waits (a Python
@@ -209,10 +213,14 @@ class IncomingRequests:
                 self._ended_by_exception(rid)
                 raise
             try:
-                if answer is not None:
+                # Straight to the transport when it takes it (no coroutine of ours on the way).
+                if answer is not None and not self.outbox.put_direct(answer):
                     await self.send_answer(answer)
             finally:
-                self.free_slot()
+                if self._waiting:
+                    self.free_slot()
+                else:
+                    self._free += 1  # free_slot's outcome when no one waits, with no call
             return
         if not self._free:
             limit = self.session.max_waiting
@@ -287,22 +295,40 @@ class IncomingRequests:
     ) -> Outgoing | None:
         """Answer ``request`` here and now, its handler never waiting, in a copy of ``context``
         (else of the calling task's, as a new actor's would be); the frame still to send, if
-        any. Its slot is the caller's to free."""
-        answering = self.answer(RequestContext(self.session, rid, request))
+        any. Its slot is the caller's to free.
+
+        The handler's own coroutine is stepped, with none of ours around it (:meth:`answer`'s
+        would be one more coroutine per call), and its outcome answered as :meth:`answer`
+        answers it.
+        """
+        rctx = RequestContext(self.session, rid, request)
         run = (contextvars.copy_context() if context is None else context.copy()).run
+        connection = self.session.connection
         try:
-            run(answering.send, None)
+            handling = run(self._handle, rctx, request)
+            if not isinstance(handling, CoroutineType):
+                handling = _awaiting(handling)
+            run(handling.send, None)
         except StopIteration as done:
-            data: bytes | CarriedResult | None = done.value
+            try:
+                data = connection.respond_carried(rid, done.value, carry=self._carry)
+            except Exception as exc:
+                data = run(self._failed, rctx, exc)
+        except Exception as exc:
+            data = run(self._failed, rctx, exc)
         else:
             # The handler waited after all: a bug in the server's promise, answered as an
             # internal error rather than left waiting where no one would wake it.
-            run(answering.close)
+            run(handling.close)
             log.error("handler for %s (id %r) waited, though found never to", request.METHOD, rid)
-            data = self.session.connection.respond_error(
+            data = connection.respond_error(
                 rid, InternalError("The handler waited, though it was found never to")
             )
-        return None if data is None else self.frame_of(data, rid)
+        if data is None:
+            return None
+        if type(data) is bytes:
+            return Outgoing(data, rid)
+        return self.frame_of(data, rid)
 
     def _ended_by_exception(self, rid: RequestId) -> None:
         """A handler answering at once raised a BaseException (KeyboardInterrupt, SystemExit):
@@ -325,20 +351,25 @@ class IncomingRequests:
 
         A handler's error becomes an error answer; a cancellation passes through.
         """
+        try:
+            result = await self._handle(rctx, rctx.request)
+            return self.session.connection.respond_carried(
+                rctx.request_id, result, carry=self._carry
+            )
+        except Exception as exc:
+            return self._failed(rctx, exc)
+
+    def _failed(self, rctx: RequestContext, exc: Exception) -> bytes | None:
+        """The answer to a request whose handler (or its answer's encoding) raised ``exc``: an
+        ``McpError``'s own, -32603 for anything else (with a log line)."""
         connection = self.session.connection
         rid = rctx.request_id
-        try:
-            if self._handle is None:
-                raise InternalError("This session does not handle requests")
-            result = await self._handle(rctx, rctx.request)
-            return connection.respond_carried(rid, result, carry=self.outbox.carries_results)
-        except LocalError as exc:
+        if isinstance(exc, LocalError):
             return connection.respond_error(rid, exc.error_answer())
-        except McpError as exc:
+        if isinstance(exc, McpError):
             return connection.respond_error(rid, exc)
-        except Exception as exc:
-            log.exception("handler for %s (id %r) failed", rctx.request.METHOD, rid)
-            return connection.respond_error(rid, InternalError(f"{type(exc).__name__}: {exc}"))
+        log.error("handler for %s (id %r) failed", rctx.request.METHOD, rid, exc_info=exc)
+        return connection.respond_error(rid, InternalError(f"{type(exc).__name__}: {exc}"))
 
     def frame_of(self, answer: bytes | CarriedResult, rid: RequestId) -> Outgoing | None:
         """The frame to send for ``answer``; ``None`` when it was a result the transport took
@@ -382,3 +413,13 @@ class IncomingRequests:
             await self.outbox.put(outgoing)
         except ConnectionClosed:
             log.debug("session ended before the answer to %r could be sent", outgoing.related)
+
+
+async def _unhandled(rctx: RequestContext, request: Request[Any]) -> Result:
+    """The handler of a session given none."""
+    raise InternalError("This session does not handle requests")
+
+
+async def _awaiting(awaitable: Awaitable[Result]) -> Result:
+    """A coroutine awaiting ``awaitable``: a handler's answer that is not a coroutine itself."""
+    return await awaitable

@@ -167,6 +167,14 @@ class Outbox:
         """Whether :meth:`put_nowait` would take a frame now (the buffer has room for it)."""
         return not self._closed and self._bytes < self._byte_limit and self._queued < self._size
 
+    def put_direct(self, outgoing: Outgoing) -> bool:
+        """Hand ``outgoing`` straight to the transport when it takes it now and nothing is
+        queued ahead; ``False`` (nothing done) otherwise: the caller then sends it by :meth:`put`.
+        A request's answer goes this way first, with no coroutine (:meth:`put` costs two with
+        the caller's own)."""
+        direct = self._direct
+        return direct is not None and self._queued == 0 and not self._closed and direct(outgoing)
+
     def put_nowait(self, outgoing: Outgoing) -> bool:
         """Take ``outgoing`` without waiting or checkpointing; ``False`` if the buffer is full
         (or the session has ended)."""

@@ -301,6 +301,14 @@ class Session:
             events = self.connection.receive_message(frame)
         else:
             events = self.connection.receive(frame)
+        if len(events) == 1:
+            # Nearly every frame: one message.
+            event = events[0]
+            if type(event) is ev.RequestReceived:
+                await self._incoming.answer_here(event.id, event.request)
+            elif not self._take(event):
+                await self._take_waiting(event)
+            return
         lone = _lone_request(events)
         take = self._take
         for event in events:

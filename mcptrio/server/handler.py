@@ -126,16 +126,22 @@ class Handler:
     #: The return annotation (a generator's as ``list[T]``); ``inspect.Parameter.empty`` when
     #: there is none.
     returns: Any
-    _judged: JudgedCode | None = field(init=False)
+    #: The function's code found never to suspend (see :attr:`never_suspends`), else ``None``.
+    judged: JudgedCode | None = field(init=False)
+    #: The function itself when a call is only ``fn(**values)`` (an ``async def`` with no
+    #: context and nothing positional), else ``None``: a caller on the request path calls it
+    #: with no :meth:`call` of ours in between.
+    direct: Callable[..., Awaitable[Any]] | None = field(init=False)
     _async: bool = field(init=False)
     _plain: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self._async = self.mode is Mode.ASYNC
-        self._judged = JudgedCode.of(self.fn) if self._async and not self.context_names else None
+        self.judged = JudgedCode.of(self.fn) if self._async and not self.context_names else None
         # Nothing to inject and nothing positional: the values are the call's keywords as they
         # are (the common case, and a tool call's hot path).
         self._plain = not (self.context_names or self.positional)
+        self.direct = self.fn if self._async and self._plain else None
 
     def __repr__(self) -> str:
         return f"<Handler {self.fn!r} ({self.mode.value})>"
@@ -145,7 +151,7 @@ class Handler:
         """Whether a call always ends without waiting (see :mod:`.eager`): an ``async def``
         that never suspends, with no context to reach anything that does, still running the
         code read at registration."""
-        judged = self._judged
+        judged = self.judged
         return judged is not None and judged.holds
 
     @property

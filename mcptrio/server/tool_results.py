@@ -91,8 +91,9 @@ def to_call_tool_result(value: Any) -> CallToolResult:
 
     Raises ``TypeError`` when ``value`` (or an item of it) cannot be encoded as JSON.
     """
-    if type(value) is str:
-        return CallToolResult(content=[TextContent(text=value)])
+    convert = _CONVERTERS.get(type(value))
+    if convert is not None:  # the common types: to_content's first step, without its call
+        return CallToolResult(content=convert(value))
     if isinstance(value, CallToolResult):
         return value
     return CallToolResult(content=to_content(value))

@@ -245,3 +245,57 @@ def test_without_orjson_msgspec_writes_every_string(monkeypatch: pytest.MonkeyPa
     for result in every_result(long('"é')):
         assert escape_long_strings(result) is result
         assert codec.encode_result(7, result) == msgspec_alone(result)
+
+
+# ------------------------------------------------------------------ the whole message by orjson
+
+
+def test_a_long_payload_is_written_whole_by_orjson_with_msgspecs_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def spliced(result: Any) -> Any:
+        raise AssertionError("written by the splice")
+
+    monkeypatch.setattr(codec, "escape_long_strings", spliced)
+    for piece in KINDS:
+        for result in every_result(long(piece, 100_000)):
+            assert codec.encode_result(7, result) == msgspec_alone(result)
+
+
+@pytest.mark.parametrize(
+    "structured",
+    [
+        {"big": 1.0e16, "small": 0.5},
+        {"n": 2**70},
+        {"items": list(range(long_strings.WHOLE_LOOK_LIMIT))},
+    ],
+    ids=["floats", "int-past-64-bits", "many-values"],
+)
+def test_a_message_orjson_would_write_otherwise_is_spliced_as_msgspec_writes_it(
+    structured: dict[str, Any],
+) -> None:
+    result = CallToolResult(content=[TextContent(text=long("x"))], structured_content=structured)
+    assert long_strings.has_long_payload(result)
+    assert long_strings.written_whole(codec._ResultOut("2.0", 7, result)) is None
+    assert rendered(result) == ["text"]
+    assert codec.encode_result(7, result) == msgspec_alone(result)
+
+
+def test_the_look_for_a_long_payload_finds_what_the_splice_would_write() -> None:
+    odd: list[Any] = [
+        CallToolResult(content=[TextContent(text=Markup(long("x")))]),
+        CallToolResult(content=(TextContent(text=long("x")),)),  # type: ignore[arg-type]
+        CallToolResult(content=[TextContent(text=long("x") + "\ud800")]),
+        CallToolResult(content=[TextContent(text='{"a": "b"}, ' * LONG_STRING)]),
+        CallToolResult(content=[], structured_content={"text": long("x")}),
+        GetPromptResult(messages=None),  # type: ignore[arg-type]
+        ListToolsResult(tools=[Tool(name="t", description=long("x"), input_schema={})]),
+    ]
+    for result in [*every_result(long("x")), *every_result(long("x", LONG_STRING - 1)), *odd]:
+        assert long_strings.has_long_payload(result) == (escape_long_strings(result) is not result)
+
+
+def test_without_orjson_no_payload_is_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(long_strings, "orjson", None)
+    for result in every_result(long("x")):
+        assert not long_strings.has_long_payload(result)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
 import mcptrio
+import mcptrio.runtime
+from mcptrio.protocol.base import Request, Result
+from mcptrio.protocol.types import CallToolResult, TextContent
+from mcptrio.runtime.context import RequestContext
 from mcptrio.runtime.transport import Frame, Outgoing
 
 marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
@@ -113,3 +118,103 @@ async def test_handing_a_frame_to_a_session_that_is_not_running_raises_connectio
     session = server_with_tools([]).session(HandedInTransport())
     with pytest.raises(mcptrio.ConnectionClosed):
         await session.handle_frame(INITIALIZE)
+
+
+class RefusingTransport(HandedInTransport):
+    """A transport that never takes a frame without waiting: everything goes by ``send``."""
+
+    def send_nowait(self, frame: Outgoing) -> bool:
+        return False
+
+
+async def open_session(
+    nursery: trio.Nursery, session: mcptrio.runtime.Session
+) -> mcptrio.runtime.Session:
+    await nursery.start(session.run)
+    await session.handle_frame(INITIALIZE)
+    await session.handle_frame(message(method="notifications/initialized"))
+    return session
+
+
+def eager_tools() -> mcptrio.Server:
+    server = mcptrio.Server("eager", max_in_flight=1)
+
+    @server.tool()
+    async def now() -> str:
+        return "now"
+
+    @server.tool()
+    async def unwritable() -> CallToolResult:
+        # A result JSON cannot carry: its answer fails as it is encoded.
+        return CallToolResult(content=[], structured_content={"value": object()})
+
+    return server
+
+
+async def test_an_answer_at_once_the_transport_cannot_take_now_is_sent_by_the_writer() -> None:
+    transport = RefusingTransport()
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            session = await open_session(nursery, eager_tools().session(transport))
+            await session.handle_frame(call(1, "now"))
+            # The answer waits in the outbox's buffer for the writer, and the one slot is free
+            # again: the next call is answered too, after it.
+            await session.handle_frame(call(2, "now"))
+            await trio.testing.wait_all_tasks_blocked()
+            assert [m.get("id") for m in transport.sent][-2:] == [1, 2]
+            assert session.statistics().in_flight_incoming == 0
+            nursery.cancel_scope.cancel()
+
+
+async def test_an_answer_at_once_that_cannot_be_encoded_is_answered_32603() -> None:
+    transport = HandedInTransport()
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            session = await open_session(nursery, eager_tools().session(transport))
+            await session.handle_frame(call(1, "unwritable"))
+            error = transport.sent[-1]["error"]
+            assert isinstance(error, dict) and error["code"] == -32603
+            assert error["message"].startswith("TypeError")
+            await session.handle_frame(call(2, "now"))
+            assert transport.sent[-1]["id"] == 2
+            nursery.cancel_scope.cancel()
+
+
+class Ready:
+    """An awaitable that is no coroutine, ready at once with ``result``."""
+
+    def __init__(self, result: Result) -> None:
+        self.result = result
+
+    def __await__(self) -> Generator[Any, Any, Result]:
+        return self.result
+        yield  # a generator that never yields
+
+
+async def test_a_handler_answering_with_an_awaitable_that_is_no_coroutine_is_answered_at_once() -> (
+    None
+):
+    transport = HandedInTransport()
+    answered: list[trio.lowlevel.Task] = []
+
+    def handle(rctx: RequestContext, request: Request[Any]) -> Ready:
+        answered.append(trio.lowlevel.current_task())
+        return Ready(CallToolResult(content=[TextContent(text="ready")]))
+
+    session = mcptrio.runtime.Session(
+        eager_tools().connection(),
+        transport,
+        handle_request=handle,
+        answers_at_once=lambda request: True,
+    )
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            await open_session(nursery, session)
+            await session.handle_frame(call(1, "any"))
+            assert transport.sent[-1] == {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {"content": [{"type": "text", "text": "ready"}]},
+            }
+            assert answered == [trio.lowlevel.current_task()]
+            nursery.cancel_scope.cancel()

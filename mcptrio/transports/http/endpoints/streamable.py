@@ -157,10 +157,32 @@ class StreamableHttpEndpoint:
         fields: Mapping[bytes, bytes],
     ) -> None:
         """Answer ``request`` for ``principal``; ``fields`` holds the first value of each of
-        its headers, by name."""
-        if request.method != "POST":
-            await self._other_method(request, responder, principal, fields)
-            return
+        its headers, by name. The app awaits :meth:`post` for a POST itself."""
+        method = request.method
+        if method == "POST":
+            await self.post(request, responder, principal, fields)
+        elif stateless_era_header(request.headers, self._stateless_revisions):
+            # The stateless era has no GET stream and no session to DELETE.
+            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
+        elif method == "GET" and not self.stateless:
+            await self._get(request, responder, principal, fields)
+        elif method == "DELETE" and not self.stateless:
+            await self._delete(request, responder, principal, fields)
+        else:
+            allow = _ALLOW_STATELESS if self.stateless else _ALLOW
+            await send_error(responder, 405, f"Method {method} not allowed", headers=allow)
+
+    # ------------------------------------------------------------------ POST
+
+    async def post(
+        self,
+        request: HttpRequest,
+        responder: HttpResponder,
+        principal: Principal | None,
+        fields: Mapping[bytes, bytes],
+    ) -> None:
+        """Answer a POST (see :meth:`handle`). A GET stream's task never holds this coroutine,
+        whose frame is a large one: :meth:`handle` is small for them."""
         # A POST, from its checks to handing its body to the session, in this one coroutine,
         # and the checks as plain functions: five coroutines fewer on the way than in separate
         # steps, 1.7 us less a call (29.1 against 30.8 us in process, measured 2026-11-29).
@@ -264,27 +286,6 @@ class StreamableHttpEndpoint:
         finally:
             transport.exchanges -= 1
             transport.touch()
-
-    async def _other_method(
-        self,
-        request: HttpRequest,
-        responder: HttpResponder,
-        principal: Principal | None,
-        fields: Mapping[bytes, bytes],
-    ) -> None:
-        method = request.method
-        if stateless_era_header(request.headers, self._stateless_revisions):
-            # The stateless era has no GET stream and no session to DELETE.
-            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
-        elif method == "GET" and not self.stateless:
-            await self._get(request, responder, principal, fields)
-        elif method == "DELETE" and not self.stateless:
-            await self._delete(request, responder, principal, fields)
-        else:
-            allow = _ALLOW_STATELESS if self.stateless else _ALLOW
-            await send_error(responder, 405, f"Method {method} not allowed", headers=allow)
-
-    # ------------------------------------------------------------------ POST
 
     def _find_session(
         self, fields: Mapping[bytes, bytes], principal: Principal | None, session_id: bytes | None

@@ -27,11 +27,12 @@ Rules both front ends keep:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 __all__ = [
     "BodyTooLarge",
+    "HeaderScan",
     "Headers",
     "HttpApp",
     "HttpRequest",
@@ -58,6 +59,37 @@ def header(headers: Headers, name: bytes) -> bytes | None:
         if key == name:
             return value
     return None
+
+
+class HeaderScan(Mapping[bytes, bytes]):
+    """Headers by (lower-case) name, each the first value, found by :func:`header` when asked:
+    a view of the list, with no table of its own (what a long-lived request, such as a GET
+    stream, should hold instead of a dict of its headers)."""
+
+    __slots__ = ("_headers",)
+
+    def __init__(self, headers: Headers) -> None:
+        self._headers = headers
+
+    def __getitem__(self, name: bytes) -> bytes:
+        value = header(self._headers, name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def get(self, name: bytes, default: object = None) -> Any:
+        value = header(self._headers, name)
+        return default if value is None else value
+
+    def __iter__(self) -> Iterator[bytes]:
+        seen: set[bytes] = set()
+        for name, _ in self._headers:
+            if name not in seen:
+                seen.add(name)
+                yield name
+
+    def __len__(self) -> int:
+        return len({name for name, _ in self._headers})
 
 
 class HttpRequest(Protocol):

@@ -49,7 +49,8 @@ after a while even in JSON mode, and a quiet stream gets ``: keep-alive`` commen
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -84,6 +85,7 @@ from .security import Principal
 from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import (
     KEEP_ALIVE_INTERVAL,
+    OutboundStream,
     sse_event,
     write_stream,
 )
@@ -93,6 +95,9 @@ from .stateless_era import (
     stateless_era_header,
 )
 from .stateless_era_post import StatelessEraPosts
+
+if TYPE_CHECKING:
+    from ....runtime.session import Session
 
 __all__ = ["StreamableHttpEndpoint"]
 
@@ -269,23 +274,36 @@ class StreamableHttpEndpoint:
                 if session is None:
                     await send_error(responder, 404, "Session ended")
                     return
-                # The session reads the one message peek decoded, not the body again.
-                message = routing.message
-                await answer_inline(
-                    transport,
-                    session,
-                    stream,
-                    responder,
-                    body if message is None else message,
-                    json_response=self.json_response,
-                    departure_watch=self.registry.departure_watch,
-                    busy_retry_after=security.retry_after,
-                )
+                await self._answer_inline(transport, session, stream, responder, body, routing)
             finally:
                 transport.release_stream(stream)
         finally:
             transport.exchanges -= 1
             transport.touch()
+
+    def _answer_inline(
+        self,
+        transport: HttpSession,
+        session: Session,
+        stream: OutboundStream,
+        responder: HttpResponder,
+        body: bytes,
+        routing: Peek,
+    ) -> Coroutine[Any, Any, None]:
+        """:func:`answer_inline` of a POST's requests with this endpoint's settings; the session
+        reads the one message peek decoded, not the body again. A plain function returning the
+        coroutine, so that it adds no coroutine of its own to every POST."""
+        message = routing.message
+        return answer_inline(
+            transport,
+            session,
+            stream,
+            responder,
+            body if message is None else message,
+            json_response=self.json_response,
+            departure_watch=self.registry.departure_watch,
+            busy_retry_after=self.security.retry_after,
+        )
 
     def _find_session(
         self, fields: Mapping[bytes, bytes], principal: Principal | None, session_id: bytes | None
@@ -439,17 +457,7 @@ class StreamableHttpEndpoint:
         stream = transport.open_request_stream(routing.request_ids)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            message = routing.message
-            await answer_inline(
-                transport,
-                session,
-                stream,
-                responder,
-                body if message is None else message,
-                json_response=self.json_response,
-                departure_watch=self.registry.departure_watch,
-                busy_retry_after=self.security.retry_after,
-            )
+            await self._answer_inline(transport, session, stream, responder, body, routing)
             nursery.cancel_scope.cancel()
 
     # ------------------------------------------------------------------ GET

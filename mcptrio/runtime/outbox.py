@@ -197,8 +197,7 @@ class Outbox:
     async def put(self, outgoing: Outgoing) -> None:
         """Take ``outgoing``, waiting for room in the buffer; :class:`ConnectionClosed` once the
         session has ended. A checkpoint unless the transport took the frame at once."""
-        direct = self._direct
-        if direct is not None and self._queued == 0 and not self._closed and direct(outgoing):
+        if self.put_direct(outgoing):
             return
         self._queued += 1
         size = len(outgoing.data)

@@ -61,7 +61,6 @@ class Outbox:
         "_direct",
         "_drain",
         "_exchange",
-        "_hand_request",
         "_nursery",
         "_on_broken",
         "_queued",
@@ -97,9 +96,6 @@ class Outbox:
         in_process = getattr(transport, "carries_results", False)
         self._carry: Callable[[CarriedResult], bool] | None = (
             getattr(transport, "send_carried_nowait", None) if in_process else None
-        )
-        self._hand_request: Callable[[Outgoing], bool] | None = (
-            getattr(transport, "send_request_nowait", None) if in_process else None
         )
         # Frames handed to the writer and not yet written: the direct path may only be taken
         # when this is zero, or it would overtake them.
@@ -153,14 +149,6 @@ class Outbox:
         if exchange is None or self._queued or self._closed:
             return False
         return await exchange(request)
-
-    def put_request_nowait(self, request: Outgoing) -> bool:
-        """:meth:`put_nowait` for a request, which an in-process transport may hand to its
-        peer's session at once (``send_request_nowait``) when nothing is queued ahead."""
-        hand = self._hand_request
-        if hand is not None and self._queued == 0 and not self._closed and hand(request):
-            return True
-        return self.put_nowait(request)
 
     @property
     def has_room(self) -> bool:

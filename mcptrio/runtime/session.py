@@ -44,10 +44,8 @@ Behaviour that users can rely on:
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import inspect
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -111,9 +109,6 @@ class Session:
         # answers_at_once(request): whether its handler never waits, so it is answered where
         # it was decoded, with no actor (see incoming.py).
         self._incoming = IncomingRequests(self, self._outbox, handle_request, answers_at_once)
-        # The context of the task running the session, once it runs: what a request taken in
-        # another task (take_request_nowait) is answered in a copy of.
-        self._context: contextvars.Context | None = None
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[int | str, PendingRequest] = {}
         self._nursery: trio.Nursery | None = None
@@ -157,10 +152,6 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = self._incoming.nursery = nursery
-                self._context = trio.lowlevel.current_task().context
-                attach = getattr(self.transport, "attach_session", None)
-                if attach is not None:
-                    attach(self)
                 self._outbox.attach(nursery, self._transport_broke)
                 for actor in self._actors:
                     nursery.start_soon(actor, self)
@@ -228,45 +219,6 @@ class Session:
             for event in events:
                 if not self._take(event):
                     await self._take_waiting(event)
-
-    def take_carried_nowait(self, answer: CarriedResult) -> bool:
-        """Take an in-process peer's unencoded answer in the peer's task, as the reader would
-        take it, for a transport that knows the reader waits with nothing unread before it (so
-        nothing is overtaken); ``False``, taking nothing, for an answer no one here waits for
-        (the reader reports it) or once the session has ended."""
-        pending = self._pending.get(answer.id)
-        # The caller parked, or still sending (its request answered at once, in its own task):
-        # one whose deadline or cancellation has woken it already gives up as by way of the
-        # reader, which would have come a pass too late.
-        if self._closed or pending is None or pending.gave_up:
-            return False
-        # An answer to a pending request makes only events _take acts on without a wait.
-        for event in self.connection.receive_carried(answer):
-            self._take(event)
-        return True
-
-    def take_request_nowait(self, frame: bytes) -> bool:
-        """Take an in-process peer's request frame in the peer's task, as the reader would
-        take it, for a transport that knows the reader waits with nothing unread before it and
-        no other task is ready to run (so nothing is overtaken); ``False``, taking nothing,
-        unless a slot is free (with an actor parked, or the request may be one answered at
-        once) and the outbox has room for a reply: a request's events (its start, or the
-        protocol layer's reply) are then acted on without a wait. The request runs in a copy of
-        the session's context, not the peer's, whether answered here or in an actor."""
-        incoming = self._incoming
-        if self._closed or not incoming.can_start_now() or not self._outbox.has_room:
-            return False
-        if _deeper_than(_HAND_OFF_STACK_LIMIT):  # see _HAND_OFF_STACK_LIMIT
-            return False
-        for event in self.connection.receive(frame):
-            if type(event) is ev.RequestReceived:
-                taken = incoming.start_nowait(event.id, event.request, self._context)
-            else:
-                taken = self._take(event)
-            if not taken:  # not by construction: as the reader would, in a task
-                assert self._nursery is not None
-                self._nursery.start_soon(self._take_waiting, event)
-        return True
 
     def _fail_request(self, rid: RequestId, error: McpError) -> None:
         """The transport could not carry request ``rid``: its caller gets ``error``."""
@@ -511,23 +463,6 @@ class SessionStatistics(msgspec.Struct, frozen=True):
     parked_request_actors: int
     #: Bytes of the frames in the outgoing buffer or being written by the writer.
     queued_outgoing_bytes: int = 0
-
-
-#: How many frames deep a caller may be for its request to be taken in its own task. The
-#: caller wrote the frame at about that depth, so the frame has about the room to nest in that
-#: the reader gives it (msgspec stops at Python's recursion limit); a caller deeper than this,
-#: near that limit, leaves decoding and starting the request to the reader (the reader
-#: decodes 6 or 7 frames deep; a caller under pytest-trio takes it about 40 deep).
-_HAND_OFF_STACK_LIMIT = 100
-
-
-def _deeper_than(frames: int) -> bool:
-    """Whether the calling task's stack is more than ``frames`` deep (0.2 us: one C walk)."""
-    try:
-        sys._getframe(frames)
-    except ValueError:
-        return False
-    return True
 
 
 def _lone_request(events: list[ev.Event]) -> ev.RequestReceived | None:

@@ -14,25 +14,21 @@ JSON would not read back as themselves are always frames.
 
 Each direction is a :class:`_Pipe`: a deque with a :class:`~mcptrio.runtime.parking.ParkingSpot`
 for its receiver and one for its sender (a session receives from one task and sends from one
-other). It does what a Trio memory channel would here, at a third of the cost per frame, which
-counts twice in every in-memory call.
+other, so each side has at most one waiter). It does what a Trio memory channel would here, with
+less per frame: a channel keeps sets of waiters and statistics a pipe with one reader and one
+writer does not need.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 import trio
 
 from ..protocol.codec import CarriedResult
 from ..runtime.parking import ParkingSpot
-from ..runtime.scheduling import others_runnable
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, oversized_frame
-
-if TYPE_CHECKING:
-    from ..runtime.session import Session
 
 __all__ = ["MemoryTransport", "memory_transport_pair"]
 
@@ -40,16 +36,7 @@ __all__ = ["MemoryTransport", "memory_transport_pair"]
 class _Pipe:
     """One direction of a pair: bounded, with closing as Trio's memory channels close."""
 
-    __slots__ = (
-        "frames",
-        "limit",
-        "receive_closed",
-        "receiver",
-        "request_taker",
-        "send_closed",
-        "sender",
-        "taker",
-    )
+    __slots__ = ("frames", "limit", "receive_closed", "receiver", "send_closed", "sender")
 
     def __init__(self, limit: int) -> None:
         self.frames: deque[bytes | CarriedResult] = deque()
@@ -58,11 +45,6 @@ class _Pipe:
         self.sender = ParkingSpot()
         self.send_closed = False
         self.receive_closed = False
-        # The receiving session's way to take an answer in the sender's task (see
-        # MemoryTransport.send_carried_nowait), once that session runs.
-        self.taker: Callable[[CarriedResult], bool] | None = None
-        # Likewise for a request (see MemoryTransport.send_request_nowait).
-        self.request_taker: Callable[[bytes], bool] | None = None
 
 
 class MemoryTransport:
@@ -122,56 +104,8 @@ class MemoryTransport:
         return self._put_nowait(frame.data)
 
     def send_carried_nowait(self, answer: CarriedResult) -> bool:
-        """Hand a result over unencoded if the peer's buffer has room; never blocks.
-
-        When the peer's reader waits with nothing unread before it and no other task is ready
-        to run, the peer's session takes the answer here, in this task
-        (:meth:`Session.take_carried_nowait
-        <mcptrio.runtime.session.Session.take_carried_nowait>`): the caller it answers is woken
-        at once, not by way of the reader, one task switch less per in-process call. Only
-        then: a task the handler started or woke runs before the caller resumes, as it would
-        by way of the reader (see :mod:`mcptrio.runtime.scheduling`).
-        """
-        taker = self._out.taker
-        if taker is not None and self._peer_idle() and taker(answer):
-            return True
+        """Hand a result over unencoded if the peer's buffer has room; never blocks."""
         return self._put_nowait(answer)
-
-    def send_request_nowait(self, frame: Outgoing) -> bool:
-        """:meth:`send_nowait` for a request, which the peer's session takes here, in this
-        task, on the same terms as :meth:`send_carried_nowait` hands over an answer
-        (:meth:`Session.take_request_nowait
-        <mcptrio.runtime.session.Session.take_request_nowait>`): the request actor is woken
-        at once, not by way of the peer's reader, one task switch less per in-process call."""
-        taker = self._out.request_taker
-        if (
-            taker is not None
-            and len(frame.data) <= self.max_frame_size
-            and self._peer_idle()
-            and taker(frame.data)
-        ):
-            return True
-        return self._put_nowait(frame.data)
-
-    def _peer_idle(self) -> bool:
-        """Whether the peer may take what this end sends in this task: its reader waits with
-        nothing unread before it, the pipe is open, and no other task is ready to run."""
-        pipe = self._out
-        return (
-            not pipe.frames
-            and pipe.receiver.occupied
-            and not pipe.send_closed
-            and not pipe.receive_closed
-            and not others_runnable()
-        )
-
-    def attach_session(self, session: Session) -> None:
-        """``session`` runs on this end: with ``carry_results``, answers the other end sends
-        and requests may be taken by it in the sending task (see :meth:`send_carried_nowait`,
-        :meth:`send_request_nowait`)."""
-        if self.carries_results:
-            self._in.taker = session.take_carried_nowait
-            self._in.request_taker = session.take_request_nowait
 
     def _put_nowait(self, item: bytes | CarriedResult) -> bool:
         pipe = self._out

@@ -1,24 +1,12 @@
-"""ParkingSpot: the runtime's one hand-off primitive, with its own trap and with Trio's."""
+"""ParkingSpot: the runtime's one hand-off primitive, on Trio's public wait_task_rescheduled."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import pytest
 import trio
 import trio.testing
 
-from mcptrio.runtime import parking
 from mcptrio.runtime.parking import ParkingSpot
-
-
-@pytest.fixture(params=["own trap", "trio's functions"])
-def trap_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Each test runs with the spot's own trap and with Trio's ``wait_task_rescheduled``, the
-    fallback for a Trio that moved its trap type."""
-    if request.param == "trio's functions":
-        monkeypatch.setattr(parking, "_Trap", None)
-    yield request.param
 
 
 class _Recording(ParkingSpot):
@@ -32,7 +20,7 @@ class _Recording(ParkingSpot):
         self.withdrawn += 1
 
 
-async def test_wake_resumes_the_parked_task_once(trap_mode: str) -> None:
+async def test_wake_resumes_the_parked_task_once() -> None:
     spot = ParkingSpot()
     resumed: list[object] = []
 
@@ -50,7 +38,7 @@ async def test_wake_resumes_the_parked_task_once(trap_mode: str) -> None:
     assert resumed == [None]
 
 
-async def test_a_second_task_parking_on_a_taken_spot_is_refused(trap_mode: str) -> None:
+async def test_a_second_task_parking_on_a_taken_spot_is_refused() -> None:
     spot = ParkingSpot()
 
     async def waiter() -> None:
@@ -61,11 +49,11 @@ async def test_a_second_task_parking_on_a_taken_spot_is_refused(trap_mode: str) 
             nursery.start_soon(waiter)
             await trio.testing.wait_all_tasks_blocked()
             with pytest.raises(trio.BusyResourceError):
-                spot.park()
+                await spot.park()
             spot.wake()
 
 
-async def test_cancelling_a_parked_task_frees_the_spot_and_withdraws_it(trap_mode: str) -> None:
+async def test_cancelling_a_parked_task_frees_the_spot_and_withdraws_it() -> None:
     spot = _Recording()
     outcomes: list[str] = []
 
@@ -89,7 +77,7 @@ async def test_cancelling_a_parked_task_frees_the_spot_and_withdraws_it(trap_mod
     assert outcomes == ["cancelled"]
 
 
-async def test_a_woken_task_runs_although_cancelled_before_its_turn(trap_mode: str) -> None:
+async def test_a_woken_task_runs_although_cancelled_before_its_turn() -> None:
     spot = ParkingSpot()
     seen: list[str] = []
 
@@ -108,7 +96,7 @@ async def test_a_woken_task_runs_although_cancelled_before_its_turn(trap_mode: s
     assert seen == ["woken"]
 
 
-async def test_a_spot_is_parked_on_again_after_each_wake(trap_mode: str) -> None:
+async def test_a_spot_is_parked_on_again_after_each_wake() -> None:
     ping, pong = ParkingSpot(), ParkingSpot()
     rounds = 0
 

@@ -17,7 +17,7 @@ from mcptrio.client.eras import ERA_CACHE
 from mcptrio.protocol.codec import CarriedResult
 from mcptrio.protocol.fitting import check_incoming, fit_outgoing
 from mcptrio.protocol.revisions import revision_of
-from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport
+from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport, TransportAbilities
 from mcptrio.transports.memory import memory_transport_pair
 
 
@@ -70,6 +70,9 @@ class RecordingTransport:
         self.inner = inner
         self.sent: list[Any] = []
         self.received: list[Any] = []
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities()
 
     async def receive(self) -> Frame | FailedRequest | CarriedResult:
         frame = await self.inner.receive()

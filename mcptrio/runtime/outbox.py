@@ -3,18 +3,16 @@
 Everything a session sends (answers, requests, notifications, the protocol layer's own replies)
 goes through its :class:`Outbox`, in order:
 
-- **Straight to the transport** when the transport takes frames without waiting
-  (:class:`~mcptrio.runtime.transport.SupportsSendNowait`) and nothing is queued ahead: no hop
-  through the writer task, which is most of the cost of a small in-memory call's answer.
+- **Straight to the transport** when the transport takes frames without waiting (its
+  :class:`~mcptrio.runtime.transport.TransportAbilities` has ``send_nowait``) and nothing is
+  queued ahead: no hop through the writer task.
 - **Carried by the requesting task** (:meth:`Outbox.exchange`) for a request, when the
-  transport can send it and deliver its answer in the caller's task
-  (:class:`~mcptrio.runtime.transport.SupportsExchange`: an HTTP client's POST) and nothing is
-  queued ahead: the POST runs in the task that waits for its answer, not in a task of its own
-  started for it. Measured through a gateway to an HTTP upstream: 7% fewer instructions per
-  forwarded call (callgrind, 947k to 885k).
+  transport can send it and deliver its answer in the caller's task (``exchange``: an HTTP
+  client's POST) and nothing is queued ahead: the POST runs in the task that waits for its
+  answer, not in a task of its own started for it.
 - **Unencoded**, for an answer, when the transport is in process and carries results
-  (:class:`~mcptrio.runtime.transport.SupportsCarriedResults`) and nothing is queued ahead
-  (:meth:`Outbox.put_carried_nowait`); anything that cannot go that way is encoded first.
+  (``send_carried_nowait``) and nothing is queued ahead (:meth:`Outbox.put_carried_nowait`);
+  anything that cannot go that way is encoded first.
 - **Else into the buffer** (``send_buffer`` frames, 256 by default, and ``send_buffer_bytes``
   bytes, 8 MiB by default), which the writer task drains, writing whatever has gathered (up to
   64 frames) in one ``Transport.send``. The byte budget is checked before a frame goes in, so a
@@ -24,8 +22,7 @@ goes through its :class:`Outbox`, in order:
   sessions, and an HTTP session's frames nearly always take the direct path: the buffer (a
   memory channel) is opened by the first frame that must wait in it, and the writer task is
   started then, in the session's nursery (or when the session starts, if it had not yet). Both
-  then stay for the session's life. (Measured: the two cost an idle Streamable HTTP session
-  4.6 KiB of its 17 KiB.)
+  then stay for the session's life.
 - **When the buffer is full** (either way), :meth:`Outbox.put` waits for room. Nothing else
   queues frames: the reader waits there too (for a reply the protocol layer made, say), so a
   peer that sends and never reads stops being read, and its flood waits in its own pipe or
@@ -42,7 +39,7 @@ import trio
 
 from ..protocol.codec import CarriedResult
 from ..protocol.errors import ConnectionClosed
-from .transport import Outgoing, Transport
+from .transport import Outgoing, Transport, TransportAbilities
 
 __all__ = ["Outbox"]
 
@@ -70,7 +67,13 @@ class Outbox:
         "_transport",
     )
 
-    def __init__(self, transport: Transport, size: int, byte_limit: int = 8 << 20) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        abilities: TransportAbilities,
+        size: int,
+        byte_limit: int = 8 << 20,
+    ) -> None:
         self._transport = transport
         self._size = size
         # Opened by the first frame that must wait (see the module docstring).
@@ -85,18 +88,9 @@ class Outbox:
         self._byte_limit = byte_limit
         self._room: trio.lowlevel.ParkingLot | None = None
         self._room_waiters = 0
-        # The optional capabilities (SupportsSendNowait, SupportsExchange,
-        # SupportsCarriedResults) are looked up by name: isinstance of a runtime-checkable
-        # protocol checks every member, which cost 10, 21 and 42 us per session made
-        # (measured 2026-11-29), a tenth of opening a Streamable HTTP session.
-        self._direct: Callable[[Outgoing], bool] | None = getattr(transport, "send_nowait", None)
-        self._exchange: Callable[[Outgoing], Awaitable[bool]] | None = getattr(
-            transport, "exchange", None
-        )
-        in_process = getattr(transport, "carries_results", False)
-        self._carry: Callable[[CarriedResult], bool] | None = (
-            getattr(transport, "send_carried_nowait", None) if in_process else None
-        )
+        self._direct = abilities.send_nowait
+        self._exchange = abilities.exchange
+        self._carry = abilities.send_carried_nowait
         # Frames handed to the writer and not yet written: the direct path may only be taken
         # when this is zero, or it would overtake them.
         self._queued = 0
@@ -155,14 +149,6 @@ class Outbox:
         """Whether :meth:`put_nowait` would take a frame now (the buffer has room for it)."""
         return not self._closed and self._bytes < self._byte_limit and self._queued < self._size
 
-    def put_direct(self, outgoing: Outgoing) -> bool:
-        """Hand ``outgoing`` straight to the transport when it takes it now and nothing is
-        queued ahead; ``False`` (nothing done) otherwise: the caller then sends it by :meth:`put`.
-        A request's answer goes this way first, with no coroutine (:meth:`put` costs two with
-        the caller's own)."""
-        direct = self._direct
-        return direct is not None and self._queued == 0 and not self._closed and direct(outgoing)
-
     def put_nowait(self, outgoing: Outgoing) -> bool:
         """Take ``outgoing`` without waiting or checkpointing; ``False`` if the buffer is full
         (or the session has ended)."""
@@ -185,7 +171,8 @@ class Outbox:
     async def put(self, outgoing: Outgoing) -> None:
         """Take ``outgoing``, waiting for room in the buffer; :class:`ConnectionClosed` once the
         session has ended. A checkpoint unless the transport took the frame at once."""
-        if self.put_direct(outgoing):
+        direct = self._direct
+        if direct is not None and self._queued == 0 and not self._closed and direct(outgoing):
             return
         self._queued += 1
         size = len(outgoing.data)

@@ -5,15 +5,16 @@
     Session.run()                      the session's nursery
     ├── writer                         the outbox's buffer -> transport, coalescing bursts
     │                                  (started by the first frame that waits: outbox.py)
-    ├── reader (the run() task)        transport -> Connection.receive -> events
+    ├── reader (the run() task)        transport -> deliver -> Connection.receive -> events
     ├── actors                         tasks the owner asked for (``actors=``, ``start_actor``)
-    ├── request actor (one per incoming request in flight, in its own CancelScope; an actor
-    │                  parks after answering and takes the next request: request_actors.py)
+    ├── request actor (one per incoming request in flight that may wait, in its own
+    │                  CancelScope; it parks after answering and takes the next request)
     └── ...
 
-The parts behind it are internal: ``incoming.py`` (in-flight slots, cancel scopes, answers),
-``request_actors.py``, ``outbox.py`` (the buffer, the writer, the direct path to the transport)
-and ``outgoing.py`` (outgoing requests waiting for their answer).
+The parts behind it are internal: ``lifecycle.py`` (an incoming request from its delivery to its
+answer: slots, placement, cancel scopes, request actors), ``outbox.py`` (the buffer, the writer,
+the direct path to the transport) and ``outgoing.py`` (outgoing requests waiting for their
+answer).
 
 Behaviour that users can rely on:
 
@@ -31,11 +32,11 @@ Behaviour that users can rely on:
   pending outgoing request fails at once with
   :class:`~mcptrio.protocol.errors.ConnectionClosed`, and ``run()`` returns with no task left.
 - **Frames handed in.** A transport whose incoming frames each arrive in a task of their own
-  (an HTTP POST) has that task hand its frame to :meth:`Session.handle_frame` instead of
-  returning it from ``receive``: the frame is taken in that task, and a lone request in it is
-  answered there too, with no task spawned, and with the same rules as in a request actor.
-  Past ``max_waiting`` requests waiting for an in-flight slot there, a request is refused with
-  :class:`~mcptrio.runtime.incoming.SessionBusy` (the transport answers it as it can: 503).
+  (an HTTP POST) has that task hand its frame to :meth:`Session.deliver` instead of returning
+  it from ``receive``: the frame is taken in that task, as the reader takes the others, and each
+  request in it goes through the same lifecycle (:mod:`.lifecycle`). Past ``max_waiting``
+  requests waiting for an in-flight slot, a request is refused with
+  :class:`~mcptrio.runtime.lifecycle.SessionBusy` (the transport answers it as it can: 503).
 - **Errors.** A handler that raises becomes an error response (its ``McpError`` code, else
   -32603) and a log line; the session carries on. Bad input is answered by the protocol layer
   and never ends the session.
@@ -58,12 +59,19 @@ from ..protocol.codec import CarriedResult, Envelope
 from ..protocol.connection import Connection
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
 from ..protocol.types import CancelledNotification, PingRequest, ProgressNotification
-from .incoming import IncomingRequests, RequestHandler
+from .lifecycle import IncomingRequests, RequestHandler, SessionBusy
 from .outbox import Outbox
 from .outgoing import PendingRequest, ProgressCallback
-from .transport import Outgoing, OversizedFrame, Transport
+from .transport import Delivered, Outgoing, OversizedFrame, Transport
 
-__all__ = ["NotificationHandler", "RequestHandler", "Session", "SessionActor"]
+__all__ = [
+    "NotificationHandler",
+    "RequestHandler",
+    "Session",
+    "SessionActor",
+    "SessionBusy",
+    "SessionStatistics",
+]
 
 log = logging.getLogger("mcptrio.session")
 
@@ -105,10 +113,17 @@ class Session:
         self._on_start = on_start
         self._on_end = on_end
         self._handle_notification = handle_notification
-        self._outbox = Outbox(transport, send_buffer, send_buffer_bytes)
+        abilities = transport.abilities()
+        self._outbox = Outbox(transport, abilities, send_buffer, send_buffer_bytes)
         # answers_at_once(request): whether its handler never waits, so it is answered where
-        # it was decoded, with no actor (see incoming.py).
-        self._incoming = IncomingRequests(self, self._outbox, handle_request, answers_at_once)
+        # it was decoded, with no actor (see lifecycle.py).
+        self._incoming = IncomingRequests(
+            self,
+            self._outbox,
+            handle_request,
+            answers_at_once,
+            abilities.request_ended_unanswered,
+        )
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[int | str, PendingRequest] = {}
         self._nursery: trio.Nursery | None = None
@@ -151,7 +166,8 @@ class Session:
         """Run the session until the transport ends or the surrounding scope is cancelled."""
         try:
             async with trio.open_nursery() as nursery:
-                self._nursery = self._incoming.nursery = nursery
+                self._nursery = nursery
+                self._incoming.started(nursery)
                 self._outbox.attach(nursery, self._transport_broke)
                 for actor in self._actors:
                     nursery.start_soon(actor, self)
@@ -201,24 +217,49 @@ class Session:
         # No bound methods kept in locals across the wait: an idle session's reader waits for
         # its whole life (a Streamable HTTP session's reader only waits), and each is 64 bytes.
         transport = self.transport
-        connection = self.connection
         while True:
             try:
                 frame = await transport.receive()
             except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
                 return
-            if isinstance(frame, bytes):
-                events = connection.receive(frame)
-            elif isinstance(frame, CarriedResult):
-                events = connection.receive_carried(frame)
-            elif isinstance(frame, OversizedFrame):
-                events = connection.oversized(frame.limit, frame.head, frame.tail)
-            else:
-                self._fail_request(frame.request_id, frame.error)
-                continue
-            for event in events:
-                if not self._take(event):
-                    await self._take_waiting(event)
+            await self.deliver(frame)
+
+    async def deliver(self, frame: Delivered) -> None:
+        """Take one incoming ``frame`` in the calling task: the one way in for every transport.
+
+        A stream transport's frames are delivered by the session's reader, from what
+        :meth:`Transport.receive` returns; a transport whose frames each arrive in a task of
+        their own (an HTTP POST) delivers them from that task. The frame is decoded and acted
+        on here, in the order callers deliver frames; each request in it goes through its
+        lifecycle (:mod:`.lifecycle`): answered at once here, or started in a request actor.
+        Returns once every request in the frame is answered or started; waits meanwhile while
+        the session is at its in-flight limit, or while its outgoing buffer is full (the
+        backpressure the reader applies to its transport).
+
+        ``frame`` may also be a frame's one message that the transport already decoded as an
+        :class:`~mcptrio.protocol.codec.Envelope` (to route it): it is not decoded again.
+        Raises :class:`ConnectionClosed` if the session is not running, and
+        :class:`~.lifecycle.SessionBusy` for a request refused at its ``max_waiting``.
+        """
+        if self._nursery is None or self._closed:
+            raise ConnectionClosed("The session is not running")
+        connection = self.connection
+        if isinstance(frame, bytes):
+            events = connection.receive(frame)
+        elif isinstance(frame, Envelope):
+            events = connection.receive_message(frame)
+        elif isinstance(frame, CarriedResult):
+            events = connection.receive_carried(frame)
+        elif isinstance(frame, OversizedFrame):
+            events = connection.oversized(frame.limit, frame.head, frame.tail)
+        else:
+            self._fail_request(frame.request_id, frame.error)
+            return
+        for event in events:
+            if type(event) is ev.RequestReceived:
+                await self._incoming.take(event.id, event.request)
+            elif not self._take(event):
+                await self._take_waiting(event)
 
     def _fail_request(self, rid: RequestId, error: McpError) -> None:
         """The transport could not carry request ``rid``: its caller gets ``error``."""
@@ -229,59 +270,13 @@ class Session:
         self.connection.forget_request(rid)
         pending.fail(error)
 
-    async def handle_frame(self, frame: bytes | Envelope) -> None:
-        """Take one incoming ``frame`` in the calling task, as the reader takes those the
-        transport returns; answer a lone request in it here too.
-
-        For transports whose frames each arrive in a task of their own (an HTTP POST): the
-        frame is decoded and acted on in the caller's task, in the order callers deliver frames,
-        with no hand-off to the reader. When the frame holds exactly one request, its handler
-        runs in this task as well, under its own cancel scope, shielded from the caller's: as in
-        a request actor, it is stopped only by the peer's ``notifications/cancelled`` or by the
-        session ending, never by the caller going away. Several requests (a batch) each get a
-        request actor. Waits while the session is at its in-flight limit, or while its outgoing
-        buffer is full (the same backpressure the reader applies to its transport); returns once
-        a lone request's answer is handed to the transport, or it has ended unanswered. Raises
-        :class:`ConnectionClosed` if the session is not running.
-
-        ``frame`` may also be a frame's one message that the transport already decoded as an
-        :class:`~mcptrio.protocol.codec.Envelope` (to route it): it is not decoded again.
-        """
-        if self._nursery is None or self._closed:
-            raise ConnectionClosed("The session is not running")
-        if isinstance(frame, Envelope):
-            events = self.connection.receive_message(frame)
-        else:
-            events = self.connection.receive(frame)
-        if len(events) == 1:
-            # Nearly every frame: one message.
-            event = events[0]
-            if type(event) is ev.RequestReceived:
-                await self._incoming.answer_here(event.id, event.request)
-            elif not self._take(event):
-                await self._take_waiting(event)
-            return
-        lone = _lone_request(events)
-        take = self._take
-        for event in events:
-            if event is not lone and not take(event):
-                await self._take_waiting(event)
-        if lone is not None:
-            await self._incoming.answer_here(lone.id, lone.request)
-
     def _take(self, event: ev.Event) -> bool:
-        """Act on ``event`` if that needs no wait; ``False`` if it needs :meth:`_take_waiting`.
-
-        The two events of every call (a request with a free slot, a response) cost no coroutine.
-        """
-        # The frequent kinds first, by isinstance: a match statement's class patterns cost
-        # 4k instructions more per in-memory call.
+        """Act on ``event``, not a request, if that needs no wait; ``False`` if it needs
+        :meth:`_take_waiting`."""
         if isinstance(event, ev.ResponseReceived):
             pending = self._pending.pop(event.id, None)
             if pending is not None:
                 pending.succeed(event.result)
-        elif isinstance(event, ev.RequestReceived):
-            return self._incoming.start_nowait(event.id, event.request)
         elif isinstance(event, ev.Reply):
             return self._outbox.put_nowait(Outgoing(event.data))
         elif isinstance(event, ev.NotificationReceived):
@@ -306,8 +301,6 @@ class Session:
         """Act on an event :meth:`_take` could not: the caller (the reader, or the task that
         handed the frame in) waits here, and reads nothing more meanwhile."""
         match event:
-            case ev.RequestReceived(id=rid, request=request):
-                await self._incoming.start(rid, request)
             case ev.Reply(data=data):
                 with contextlib.suppress(ConnectionClosed):
                     await self._outbox.put(Outgoing(data))
@@ -463,14 +456,3 @@ class SessionStatistics(msgspec.Struct, frozen=True):
     parked_request_actors: int
     #: Bytes of the frames in the outgoing buffer or being written by the writer.
     queued_outgoing_bytes: int = 0
-
-
-def _lone_request(events: list[ev.Event]) -> ev.RequestReceived | None:
-    """The one request among ``events``, or ``None`` when there is none, or more than one."""
-    found: ev.RequestReceived | None = None
-    for event in events:
-        if type(event) is ev.RequestReceived:
-            if found is not None:
-                return None
-            found = event
-    return found

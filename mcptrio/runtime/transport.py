@@ -24,29 +24,35 @@ session that uses it; ``mcptrio.transports`` holds the implementations.
 The session calls ``receive`` from one task and ``send`` from one other task, never
 concurrently with themselves, so a transport needs no locking of its own.
 
-One capability is optional, and declared as its own protocol: a transport that can take a frame
-without waiting implements :class:`SupportsSendNowait`. The session checks for it once, when it
-is made, and then hands frames straight to it, skipping the hop through its writer task, as long
-as nothing is queued ahead of them (the in-memory and HTTP transports have it; stdio and
-WebSocket write to a stream, which may block, and do not).
+What a transport can do beyond that it declares in one record, :class:`TransportAbilities`,
+returned by :meth:`Transport.abilities` and read once, when the session is made:
 
-An in-process transport may also carry a result unencoded
-(:class:`SupportsCarriedResults`, :class:`~mcptrio.protocol.codec.CarriedResult`): its
-``receive`` then returns those as well, and the session converts them instead of decoding.
+- ``send_nowait``: it takes a frame without waiting; the session then hands frames straight to
+  it, skipping the hop through its writer task, as long as nothing is queued ahead of them (the
+  in-memory and HTTP transports have it; stdio and WebSocket write to a stream, which may
+  block, and do not).
+- ``exchange``: it carries a request and delivers its answer in the requesting task (an HTTP
+  client's POST).
+- ``send_carried_nowait``: in process, it carries a result unencoded
+  (:class:`~mcptrio.protocol.codec.CarriedResult`); its ``receive`` then returns those as well,
+  and the session converts them instead of decoding.
+- ``request_ended_unanswered``: it wants to know when one of the peer's requests ends with no
+  answer (the peer cancelled it), because it keeps something open until the answer (an HTTP
+  response stream).
 
 A transport whose frames each arrive in a task of their own (a Streamable HTTP POST) does not
-queue them for ``receive``: the task hands its frame to :meth:`Session.handle_frame
-<mcptrio.runtime.session.Session.handle_frame>` itself, and such a transport's ``receive`` only
-waits for its end.
+queue them for ``receive``: the task hands its frame to :meth:`Session.deliver
+<mcptrio.runtime.session.Session.deliver>` itself, the same way in the session's reader takes,
+and such a transport's ``receive`` only waits for its end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..protocol.base import RequestId
-from ..protocol.codec import CarriedResult
+from ..protocol.codec import CarriedResult, Envelope
 from ..protocol.errors import McpError
 from ..protocol.unreadable import LEADING_LOOK_BYTES
 
@@ -55,14 +61,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
+    "Delivered",
     "FailedRequest",
     "Frame",
     "Outgoing",
     "OversizedFrame",
     "SessionFactory",
-    "SupportsCarriedResults",
-    "SupportsSendNowait",
     "Transport",
+    "TransportAbilities",
     "oversized_frame",
 ]
 
@@ -118,6 +124,32 @@ class Outgoing(NamedTuple):
     related: RequestId | None = None
 
 
+#: What a transport hands the session (:meth:`Session.deliver
+#: <mcptrio.runtime.session.Session.deliver>`): a frame, or what stands in for one.
+Delivered = bytes | Envelope | CarriedResult | OversizedFrame | FailedRequest
+
+
+class TransportAbilities(NamedTuple):
+    """What a transport can do beyond :class:`Transport`'s three methods; each ``None`` when it
+    cannot. Declared once (:meth:`Transport.abilities`) and read once, by the session."""
+
+    #: Hand one frame over without blocking or checkpointing; ``False`` when it cannot (no
+    #: room, or closed), and the session then sends it through :meth:`Transport.send`.
+    send_nowait: Callable[[Outgoing], bool] | None = None
+    #: Send a request frame and deliver what answers it, in the calling task (an HTTP client's
+    #: POST and its response); ``False``, without sending or checkpointing, when it cannot at
+    #: the moment, and the session then sends it through its outbox. Cancelling the caller
+    #: stops the exchange as the transport's own way of calling off a request would; the
+    #: session still tells the peer, as for any cancelled request.
+    exchange: Callable[[Outgoing], Awaitable[bool]] | None = None
+    #: Hand a result to the peer's session unencoded without blocking or checkpointing;
+    #: ``False`` when it cannot, and the session then encodes it and sends the frame.
+    send_carried_nowait: Callable[[CarriedResult], bool] | None = None
+    #: Told the id of each of the peer's requests that ends with no answer (the peer
+    #: cancelled it), in the task where it ended.
+    request_ended_unanswered: Callable[[RequestId], None] | None = None
+
+
 class Transport(Protocol):
     """Moves frames between a session and its peer."""
 
@@ -133,42 +165,9 @@ class Transport(Protocol):
         """Close the transport; safe to call more than once."""
         ...
 
-
-@runtime_checkable
-class SupportsSendNowait(Transport, Protocol):
-    """A transport that can also take one frame without waiting."""
-
-    def send_nowait(self, frame: Outgoing) -> bool:
-        """Hand ``frame`` over without blocking or checkpointing; ``False`` when it cannot
-        (no room, or closed), in which case the session sends it through :meth:`send`."""
-        ...
-
-
-@runtime_checkable
-class SupportsExchange(Transport, Protocol):
-    """A transport that can carry one request and its answer in the requesting task."""
-
-    async def exchange(self, frame: Outgoing) -> bool:
-        """Send the request ``frame`` and deliver what answers it, in the calling task (an HTTP
-        client's POST and its response); ``False``, without sending or checkpointing, when it
-        cannot at the moment, and the session then sends it through its outbox.
-
-        Cancelling the caller stops the exchange as the transport's own way of calling off a
-        request would; the session still tells the peer as for any cancelled request.
-        """
-        ...
-
-
-@runtime_checkable
-class SupportsCarriedResults(SupportsSendNowait, Protocol):
-    """An in-process transport that can hand a result to its peer's session unencoded."""
-
-    #: Whether it does (an in-memory pair can be made to carry only frames).
-    carries_results: bool
-
-    def send_carried_nowait(self, answer: CarriedResult) -> bool:
-        """Hand ``answer`` over without blocking or checkpointing; ``False`` when it cannot
-        (no room, or closed), in which case the session encodes it and sends the frame."""
+    def abilities(self) -> TransportAbilities:
+        """What this transport can do beyond the three methods above (``TransportAbilities()``
+        for nothing more)."""
         ...
 
 

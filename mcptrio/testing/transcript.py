@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from ..protocol.codec import CarriedResult
 from ..protocol.request_meta import PROTOCOL_VERSION_KEY
-from ..runtime.transport import FailedRequest, Frame, Outgoing, Transport
+from ..runtime.transport import FailedRequest, Frame, Outgoing, Transport, TransportAbilities
 from .schema_check import (
     EXTENSION_PARTS,
     RESULT_TYPES,
@@ -256,6 +256,12 @@ class RecordingTransport:
         for frame in frames:
             self.transcript.record(self._local, frame.data)
         await self.inner.send(frames)
+
+    def abilities(self) -> TransportAbilities:
+        # Every frame goes through send, where it is recorded: no way around it is declared.
+        return TransportAbilities(
+            request_ended_unanswered=self.inner.abilities().request_ended_unanswered
+        )
 
     async def aclose(self) -> None:
         await self.inner.aclose()

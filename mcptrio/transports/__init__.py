@@ -4,7 +4,7 @@
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE as DEFAULT_MAX_FRAME_SIZE
 from ..runtime.transport import Outgoing as Outgoing
 from ..runtime.transport import OversizedFrame as OversizedFrame
-from ..runtime.transport import SupportsSendNowait as SupportsSendNowait
 from ..runtime.transport import Transport as Transport
+from ..runtime.transport import TransportAbilities as TransportAbilities
 from .memory import MemoryTransport as MemoryTransport
 from .memory import memory_transport_pair as memory_transport_pair

@@ -28,7 +28,13 @@ import trio
 
 from ..protocol.codec import CarriedResult
 from ..runtime.parking import ParkingSpot
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, oversized_frame
+from ..runtime.transport import (
+    DEFAULT_MAX_FRAME_SIZE,
+    Frame,
+    Outgoing,
+    TransportAbilities,
+    oversized_frame,
+)
 
 __all__ = ["MemoryTransport", "memory_transport_pair"]
 
@@ -98,6 +104,12 @@ class MemoryTransport:
             pipe.frames.append(frame.data)
             pipe.receiver.wake()
         await trio.lowlevel.checkpoint()
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities(
+            send_nowait=self.send_nowait,
+            send_carried_nowait=self.send_carried_nowait if self.carries_results else None,
+        )
 
     def send_nowait(self, frame: Outgoing) -> bool:
         """Hand one frame over if the peer's buffer has room; never blocks."""

@@ -25,7 +25,7 @@ from typing import NoReturn, TextIO
 
 import trio
 
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, TransportAbilities
 from .stdio_framing import LineFramer
 
 __all__ = [
@@ -132,6 +132,10 @@ class StdioTransport:
             await trio.lowlevel.checkpoint()
             return
         await self.send_stream.send_all(data)
+
+    def abilities(self) -> TransportAbilities:
+        # Writes go to a stream, which may block: nothing is taken without waiting.
+        return TransportAbilities()
 
     async def aclose(self) -> None:
         """Close both streams; safe to call more than once."""

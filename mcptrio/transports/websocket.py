@@ -40,7 +40,13 @@ import trio_websocket
 
 from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, SessionFactory
+from ..runtime.transport import (
+    DEFAULT_MAX_FRAME_SIZE,
+    Frame,
+    Outgoing,
+    SessionFactory,
+    TransportAbilities,
+)
 from .http.engine.exchange import Headers, HttpRequest, WebSocketClosed, WebSocketPeer
 
 __all__ = [
@@ -213,6 +219,10 @@ class WebSocketTransport:
             log.warning("closing a WebSocket: the peer took no data for %s s", timeout)
             await self._close(CLOSE_POLICY_VIOLATION, "The peer stopped reading")
             raise trio.BrokenResourceError(f"the WebSocket peer took no data for {timeout} s")
+
+    def abilities(self) -> TransportAbilities:
+        # Writes go to a socket, which may block: nothing is taken without waiting.
+        return TransportAbilities()
 
     async def aclose(self) -> None:
         """Close the connection normally (1000); safe to call more than once."""

@@ -26,7 +26,7 @@ from mcptrio.client import (
     websocket,
 )
 from mcptrio.client.targets import resolve_target
-from mcptrio.runtime.transport import Transport
+from mcptrio.runtime.transport import Transport, TransportAbilities
 from mcptrio.transports.http.serve import serve_http
 from mcptrio.transports.memory import memory_transport_pair
 
@@ -233,6 +233,9 @@ class Closes:
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self.closed = 0
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities()
 
     async def receive(self) -> Any:
         return await self.transport.receive()

@@ -20,6 +20,7 @@ import trio
 import mcptrio
 from mcptrio.client import HANDSHAKE_ERA, ClientIdentity, Revisions
 from mcptrio.protocol.types import Implementation
+from mcptrio.runtime.transport import TransportAbilities
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "middleware.py"
@@ -182,6 +183,9 @@ class _AuthenticatedTransport:
     def __init__(self, inner: Any, principal: _Token) -> None:
         self._inner = inner
         self.principal = principal
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities()
 
     async def receive(self) -> Any:
         return await self._inner.receive()

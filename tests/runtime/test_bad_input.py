@@ -38,7 +38,12 @@ from mcptrio.protocol.errors import (
     PARSE_ERROR,
 )
 from mcptrio.protocol.events import Reply, RequestReceived
-from mcptrio.runtime.transport import DEFAULT_MAX_FRAME_SIZE, Outgoing, Transport
+from mcptrio.runtime.transport import (
+    DEFAULT_MAX_FRAME_SIZE,
+    Outgoing,
+    Transport,
+    TransportAbilities,
+)
 from mcptrio.server.tools import to_call_tool_result
 from mcptrio.transports.memory import memory_transport_pair
 from mcptrio.transports.stdio import StdioTransport
@@ -69,6 +74,9 @@ class RawClient:
 
     async def send(self, message: Any) -> None:
         await self.send_bytes(json.dumps(message).encode())
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities()
 
     async def receive(self) -> Any:
         frame = await self.transport.receive()

@@ -19,7 +19,7 @@ import mcptrio
 from mcptrio.client import Handlers
 from mcptrio.protocol.codec import CarriedResult
 from mcptrio.protocol.types import CallToolResult, Root, TextContent
-from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport
+from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport, TransportAbilities
 from mcptrio.server.context import Context
 from mcptrio.transports.memory import memory_transport_pair
 
@@ -33,6 +33,9 @@ class Tap:
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
         self.seen: list[tuple[str, object]] = []
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities()
 
     async def receive(self) -> Frame | FailedRequest | CarriedResult:
         item = await self.inner.receive()

@@ -14,7 +14,7 @@ import mcptrio
 from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.types import ToolListChangedNotification
 from mcptrio.runtime.session import Session
-from mcptrio.runtime.transport import Frame, Outgoing
+from mcptrio.runtime.transport import Frame, Outgoing, TransportAbilities
 from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
 
 
@@ -149,6 +149,9 @@ class StreamLikeTransport:
         self.sent: list[bytes] = []
         self.writes = 0
         self._end = trio.Event()
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities()
 
     async def receive(self) -> Frame:
         await self._end.wait()

@@ -24,7 +24,7 @@ from mcptrio.client import Revisions
 from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.runtime.session import Session
-from mcptrio.runtime.transport import Frame, Outgoing, Transport
+from mcptrio.runtime.transport import Frame, Outgoing, Transport, TransportAbilities
 from mcptrio.server.context import Context
 from mcptrio.transports.http.engine.exchange import (
     Headers,
@@ -54,6 +54,9 @@ class Recorder:
         self.inner = inner
         self.sent: list[Any] = []
         self.received: list[Any] = []
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities()
 
     async def receive(self) -> Frame:
         frame = await self.inner.receive()

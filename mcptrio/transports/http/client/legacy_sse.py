@@ -33,7 +33,7 @@ import trio
 
 from ....protocol.errors import TransportError
 from ....protocol.sse import SseError, SseEvent, SseParser
-from ....runtime.transport import Outgoing, OversizedFrame
+from ....runtime.transport import Outgoing, OversizedFrame, TransportAbilities
 from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse, split_url
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .messages import OutgoingInfo
@@ -79,6 +79,10 @@ class LegacySseClientTransport(HttpClientTransportBase):
         """Start one POST per frame to the endpoint; waits only for a free POST slot."""
         for frame in frames:
             await self._schedule(frame)
+
+    def abilities(self) -> TransportAbilities:
+        # Each frame is a POST of its own, made by the session's writer.
+        return TransportAbilities()
 
     async def aclose(self) -> None:
         """Stop the stream and every POST; idempotent."""

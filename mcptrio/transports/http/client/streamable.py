@@ -64,7 +64,7 @@ from ....protocol.base import RequestId
 from ....protocol.codec import Envelope
 from ....protocol.errors import ConnectionClosed
 from ....protocol.sse import SseError, SseParser
-from ....runtime.transport import Outgoing, OversizedFrame
+from ....runtime.transport import Outgoing, OversizedFrame, TransportAbilities
 from ..engine.client_pool import HttpClientPool, HttpError, HttpProtocolError, HttpResponse
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .followed import (
@@ -168,6 +168,9 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         task that read them, rather than through :meth:`receive` and the session's reader;
         everything else still goes through :meth:`receive`."""
         self._session = session
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities(send_nowait=self.send_nowait, exchange=self.exchange)
 
     def send_nowait(self, frame: Outgoing) -> bool:
         """Start the POST of ``frame`` if a POST slot is free (the session's direct path,
@@ -450,7 +453,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             # session's reader (two task switches of a call's four). A response is taken
             # without waiting, so this does not hold the stream up.
             try:
-                await session.handle_frame(lone)
+                await session.deliver(lone)
             except ConnectionClosed:
                 log.debug("dropped a response that arrived after the session ended")
             return

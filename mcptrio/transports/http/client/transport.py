@@ -42,7 +42,7 @@ import trio
 
 from ....protocol.codec import CarriedResult
 from ....protocol.revisions import REVISIONS, SUPPORTED, revision_of
-from ....runtime.transport import FailedRequest, Frame, Outgoing, Transport
+from ....runtime.transport import FailedRequest, Frame, Outgoing, Transport, TransportAbilities
 from ..engine.client_pool import HttpClientPool, HttpError
 from .base import HttpClientOptions, HttpClientSettings
 from .legacy_sse import (
@@ -121,6 +121,9 @@ class HttpClientTransport:
         inner = self._current
         if isinstance(inner, StreamableHttpClientTransport):
             inner.deliver_to(session)
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities(send_nowait=self.send_nowait, exchange=self.exchange)
 
     def send_nowait(self, frame: Outgoing) -> bool:
         """Hand ``frame`` to the transport in use without waiting, when it can take it so

@@ -1,10 +1,11 @@
 """Watches for the client of a slow JSON answer leaving: :class:`DepartureWatch`.
 
-A handshake-era POST answered as JSON runs its handler in the POST's own task, and disconnection
-is not cancellation in that era: the handler runs on when its client leaves. While it runs, no
-one reads the connection, so the front end would not learn that the client has gone until the
-answer is written, and the connection's slot (see ``engine/connection_slots``) would stay taken
-for the handler's whole run. A client could then hold every slot with slow calls it abandoned.
+A handshake-era POST answered as JSON waits in its own task for its handler's answer, and
+disconnection is not cancellation in that era: the handler runs on when its client leaves. While
+the POST waits, no one reads the connection, so the front end would not learn that the client
+has gone until the answer is written, and the connection's slot (see
+``engine/connection_slots``) would stay taken for the handler's whole run. A client could then
+hold every slot with slow calls it abandoned.
 
 So a POST still unanswered one to two ``delay`` after it was handed to its session asks the front
 end to watch its connection (:meth:`HttpResponder.watch_for_departure
@@ -17,7 +18,7 @@ The same goes for a POST whose request waits for an in-flight slot (its session 
 cancelled either. What bounds how many such POSTs a client can leave behind is the session's
 cap on waiting requests (``max_waiting``, as many as ``max_in_flight``; past it a POST is
 answered 503 at once: see
-:class:`~mcptrio.runtime.incoming.SessionBusy`).
+:class:`~mcptrio.runtime.session.SessionBusy`).
 
 One watch serves every session of an endpoint, in the sessions' nursery, so an idle session
 costs nothing for it. Arming must cost a fast POST next to nothing (not even a clock read), so

@@ -40,7 +40,7 @@ from ....protocol.base import RequestId
 from ....protocol.errors import ConnectionClosed, McpError
 from ....runtime.parking import ParkingSpot
 from ....runtime.session import Session
-from ....runtime.transport import Frame, Outgoing
+from ....runtime.transport import Frame, Outgoing, TransportAbilities
 from ....stores.event_store import EventStore
 from .envelope_peek import peek
 from .security import Principal
@@ -217,6 +217,11 @@ class HttpSession:
         while not self._ended:
             await self._reader.park()
         raise trio.EndOfChannel
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities(
+            send_nowait=self.send_nowait, request_ended_unanswered=self.drop_unanswered
+        )
 
     def send_nowait(self, frame: Outgoing) -> bool:
         return self._route(frame) is None

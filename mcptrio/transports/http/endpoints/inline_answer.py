@@ -1,11 +1,13 @@
-"""Answering a POST's requests in the POST's own task: :func:`answer_inline`.
+"""Answering a POST's requests from the POST's own task: :func:`answer_inline`.
 
-A POST's body is handed to its session in the POST's task, and a lone request's handler runs
-there too (:meth:`Session.handle_frame <mcptrio.runtime.session.Session.handle_frame>`). The
-common case costs no task and no wait: the answer is on the request's stream when the handler
-returns, and goes out as JSON (or as one whole SSE body). Anything else turns the answer into a
-live SSE stream, written by a :class:`~.live_stream.StreamWriter` from the session's nursery
-while the handler runs on here. Both eras of Streamable HTTP answer this way.
+A POST's body is delivered to its session in the POST's task (:meth:`Session.deliver
+<mcptrio.runtime.session.Session.deliver>`), where each request goes through its lifecycle: a
+handler that never suspends is answered there and then, and any other runs in a request actor
+while the POST waits for its answer on the request's stream. The common case costs no task and
+no wait: the answer is on the stream when ``deliver`` returns, and goes out as JSON (or as one
+whole SSE body). Anything else turns the answer into a live SSE stream, written by a
+:class:`~.live_stream.StreamWriter` from the session's nursery while the handler runs on. Both
+eras of Streamable HTTP answer this way.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ import trio
 
 from ....protocol.codec import Envelope
 from ....protocol.errors import ConnectionClosed
-from ....runtime.incoming import SessionBusy
-from ....runtime.session import Session
+from ....runtime.session import Session, SessionBusy
 from ..engine.exchange import HttpResponder
 from .departure_watch import DepartureWatch
 from .http_session import HttpSession
@@ -46,11 +47,10 @@ async def answer_inline(
     departure_watch: DepartureWatch | None = None,
     busy_retry_after: int = 1,
 ) -> None:
-    """Answer a POST of requests, handed to the session in this task (``body``, or its one
-    message as the endpoint decoded it).
+    """Answer a POST of requests, delivered to the session in this task (``body``, or its one
+    message as the endpoint decoded it), waiting here until they are answered.
 
-    A lone request's handler runs in this task (a batch's run in request actors). If the
-    handler sends anything else before its answer (progress, a log message, a request to the
+    If the handler sends anything else before its answer (progress, a log message, a request to the
     client), asks to close the stream, or (in SSE mode) has not answered within
     ``_SSE_HEAD_DELAY``, a writer starts streaming SSE at once while the handler runs on here;
     in JSON mode, ``json_head_delay`` is how long a quiet request may stay unanswered before that
@@ -73,7 +73,12 @@ async def answer_inline(
         departure_watch.arm(responder)
     try:
         try:
-            await session.handle_frame(body)
+            await session.deliver(body)
+            # Answered at once, or running in a request actor: wait, with the head timer or the
+            # departure watch still armed, for the first thing on the stream (an answer, or
+            # anything else, which starts the writer), or for its end (the requests ended
+            # unanswered, or the session ended).
+            await stream.wait()
         except ConnectionClosed:
             if not writer.started:
                 await send_error(responder, 404, "Session ended")
@@ -87,11 +92,6 @@ async def answer_inline(
                 timer.disarm(stream)
             elif departure_watch is not None:
                 departure_watch.disarm(responder)
-        if stream.owed:
-            # A request the client cancelled ends with no answer: its stream must still end.
-            for rid in tuple(stream.owed):
-                if not transport.answer_owed(rid):
-                    transport.drop_unanswered(rid)
         pending = stream.pending
         if busy:
             retry = (b"retry-after", str(busy_retry_after).encode())

@@ -25,7 +25,7 @@ import trio
 
 from ....protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
 from ....protocol.sse import encode_event
-from ....runtime.transport import Frame, Outgoing, SessionFactory
+from ....runtime.transport import Frame, Outgoing, SessionFactory, TransportAbilities
 from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import peek
 from .request_checks import accepts, read_json_body
@@ -78,6 +78,9 @@ class LegacySseTransport:
     async def send(self, frames: Sequence[Outgoing]) -> None:
         for frame in frames:
             await self._out_send.send(frame.data)
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities(send_nowait=self.send_nowait)
 
     def send_nowait(self, frame: Outgoing) -> bool:
         try:

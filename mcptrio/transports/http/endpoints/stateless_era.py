@@ -25,14 +25,12 @@ Header values are compared after the base64 sentinel is decoded, integers by val
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ....protocol import codec
 from ....protocol import http_headers as hh
 from ....protocol.base import RequestId
 from ....protocol.codec import Envelope
@@ -42,7 +40,6 @@ from ....protocol.errors import (
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
-    ConnectionClosed,
     HeaderMismatch,
     McpError,
     MethodNotFound,
@@ -54,7 +51,6 @@ from ....protocol.request_meta import (
     read_request_meta,
 )
 from ....protocol.revisions import revision_of, stateless_versions
-from ....protocol.types import CancelledNotification
 from ....runtime.session import Session
 from ..engine.exchange import Headers, header
 from .http_session import HttpSession
@@ -346,11 +342,7 @@ async def cancel_when_gone(
     client went away) with request ``rid`` still running, cancel it in ``session``."""
     await writer.done.wait()
     if transport.answer_owed(rid):
-        cancel = CancelledNotification(
-            request_id=rid, reason="The client closed the response stream"
-        )
-        with contextlib.suppress(ConnectionClosed):
-            await session.handle_frame(codec.encode_notification(cancel.METHOD, cancel))
+        session.cancel_incoming(rid, "The client closed the response stream")
 
 
 def cancel_on_disconnect(transport: HttpSession, session: Session, rid: RequestId) -> None:

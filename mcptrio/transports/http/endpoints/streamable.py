@@ -49,12 +49,11 @@ after a while even in JSON mode, and a quiet stream gets ``: keep-alive`` commen
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import trio
 
-from ....protocol.base import RequestId
 from ....protocol.errors import (
     PARSE_ERROR,
     ConnectionClosed,
@@ -105,7 +104,6 @@ log = logging.getLogger("mcptrio.http")
 
 _ALLOW = ((b"allow", b"GET, POST, DELETE"),)
 _ALLOW_STATELESS = _ALLOW_POST = ((b"allow", b"POST"),)
-_CANCEL_POLL = 0.01
 _STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
 
 
@@ -266,8 +264,7 @@ class StreamableHttpEndpoint:
                     responder, 400, f"Request id {busy!r} is already in use by a request in flight"
                 )
                 return
-            # The body is handed to the session in this task; a lone request in it is answered
-            # here too, the requests of a batch by request actors, concurrently.
+            # The body is delivered to the session in this task, which waits for the answers.
             stream = transport.open_request_stream(request_ids)
             try:
                 session = transport.session
@@ -281,7 +278,7 @@ class StreamableHttpEndpoint:
             transport.exchanges -= 1
             transport.touch()
 
-    def _answer_inline(
+    async def _answer_inline(
         self,
         transport: HttpSession,
         session: Session,
@@ -289,12 +286,11 @@ class StreamableHttpEndpoint:
         responder: HttpResponder,
         body: bytes,
         routing: Peek,
-    ) -> Coroutine[Any, Any, None]:
+    ) -> None:
         """:func:`answer_inline` of a POST's requests with this endpoint's settings; the session
-        reads the one message peek decoded, not the body again. A plain function returning the
-        coroutine, so that it adds no coroutine of its own to every POST."""
+        reads the one message peek decoded, not the body again."""
         message = routing.message
-        return answer_inline(
+        await answer_inline(
             transport,
             session,
             stream,
@@ -364,7 +360,7 @@ class StreamableHttpEndpoint:
             if session is None:
                 raise SessionEnded
             # The protocol layer answers initialize at once, in this task.
-            await session.handle_frame(body)
+            await session.deliver(body)
             await stream.wait()
             if not stream.pending:
                 await send_error(responder, 404, "Session ended")
@@ -393,35 +389,11 @@ class StreamableHttpEndpoint:
         try:
             if session is None:
                 raise SessionEnded
-            await session.handle_frame(body)
+            await session.deliver(body)
         except (SessionEnded, ConnectionClosed):
             await send_error(responder, 404, "Session ended")
             return
-        for rid in routing.cancelled:
-            self._watch_cancellation(transport, rid)
         await responder.send_response(202, ())
-
-    def _watch_cancellation(self, transport: HttpSession, rid: RequestId) -> None:
-        """End ``rid``'s stream if its handler stops without an answer (it was cancelled).
-
-        The session sends nothing for a cancelled request, so its stream would never finish;
-        a small actor in the session watches the request until the session no longer owes it.
-        """
-        session = transport.session
-        if session is None or not transport.owns_any((rid,)):
-            return
-        try:
-            session.start_actor(self._await_unanswered, transport, rid)
-        except Exception:
-            log.debug("could not watch the cancellation of %r", rid)
-
-    @staticmethod
-    async def _await_unanswered(transport: HttpSession, rid: RequestId) -> None:
-        # The session has no "handler ended" signal to wait on, so this polls, briefly: only
-        # for a request the client cancelled, until its handler has unwound.
-        while transport.answer_owed(rid):  # noqa: ASYNC110
-            await trio.sleep(_CANCEL_POLL)
-        transport.drop_unanswered(rid)
 
     # ------------------------------------------------------------------ stateless
 

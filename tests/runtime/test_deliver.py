@@ -1,4 +1,4 @@
-"""Session.handle_frame: a frame handed in by the task it arrived in (as an HTTP POST does)."""
+"""Session.deliver: a frame handed in by the task it arrived in (as an HTTP POST does)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import mcptrio.runtime
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.types import CallToolResult, TextContent
 from mcptrio.runtime.context import RequestContext
-from mcptrio.runtime.transport import Frame, Outgoing
+from mcptrio.runtime.transport import Frame, Outgoing, TransportAbilities
 
 marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
 
@@ -27,6 +27,9 @@ class HandedInTransport:
     def __init__(self) -> None:
         self.sent: list[dict[str, object]] = []
         self.ended = trio.Event()
+
+    def abilities(self) -> TransportAbilities:
+        return TransportAbilities(send_nowait=self.send_nowait)
 
     async def receive(self) -> Frame:
         await self.ended.wait()
@@ -75,40 +78,55 @@ def server_with_tools(tasks: list[trio.lowlevel.Task], max_in_flight: int = 256)
     return server
 
 
-async def test_a_lone_request_is_answered_in_the_task_that_hands_it_in() -> None:
+async def test_a_request_that_may_wait_runs_in_an_actor_of_the_sessions_own(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     tasks: list[trio.lowlevel.Task] = []
     transport = HandedInTransport()
     session = server_with_tools(tasks).session(transport)
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            await session.handle_frame(INITIALIZE)
-            await session.handle_frame(message(method="notifications/initialized"))
-            await session.handle_frame(call(1, "where"))
-            # Answered by the time handle_frame returns, in this very task, and what the
-            # handler set in its context stayed there.
+            await session.deliver(INITIALIZE)
+            await session.deliver(message(method="notifications/initialized"))
+            await session.deliver(call(1, "where"))
+            # Started by the time deliver returns, not answered: it runs in a task of the
+            # session's nursery, not in the one that handed the frame in, and what the handler
+            # set in its context stays there.
+            assert transport.sent[-1]["id"] == 0
+            await trio.sleep(1)
             assert transport.sent[-1]["id"] == 1
-            assert tasks == [trio.lowlevel.current_task()]
+            assert len(tasks) == 1
+            assert tasks[0] is not trio.lowlevel.current_task()
+            assert tasks[0].parent_nursery is session_nursery(session)
             assert marker.get() == "unset"
             nursery.cancel_scope.cancel()
 
 
-async def test_a_session_at_its_in_flight_limit_makes_the_caller_wait() -> None:
+def session_nursery(session: mcptrio.runtime.Session) -> trio.Nursery | None:
+    """The nursery the session runs its tasks in (the run() task's child)."""
+    return session._nursery
+
+
+async def test_a_session_at_its_in_flight_limit_makes_the_caller_wait(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     tasks: list[trio.lowlevel.Task] = []
     transport = HandedInTransport()
     session = server_with_tools(tasks, max_in_flight=1).session(transport)
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            await session.handle_frame(INITIALIZE)
-            await session.handle_frame(message(method="notifications/initialized"))
+            await session.deliver(INITIALIZE)
+            await session.deliver(message(method="notifications/initialized"))
             async with trio.open_nursery() as posts:
-                posts.start_soon(session.handle_frame, call(1, "where"))
-                posts.start_soon(session.handle_frame, call(2, "where"))
+                posts.start_soon(session.deliver, call(1, "where"))
+                posts.start_soon(session.deliver, call(2, "where"))
                 await trio.testing.wait_all_tasks_blocked()
                 # One handler runs; the other caller waits for its slot.
                 assert len(tasks) == 1
                 assert session.statistics().in_flight_incoming == 1
+            await trio.sleep(1)
             assert len(tasks) == 2
             assert sorted(m["id"] for m in transport.sent if m.get("id") in (1, 2)) == [1, 2]
             nursery.cancel_scope.cancel()
@@ -117,7 +135,7 @@ async def test_a_session_at_its_in_flight_limit_makes_the_caller_wait() -> None:
 async def test_handing_a_frame_to_a_session_that_is_not_running_raises_connection_closed() -> None:
     session = server_with_tools([]).session(HandedInTransport())
     with pytest.raises(mcptrio.ConnectionClosed):
-        await session.handle_frame(INITIALIZE)
+        await session.deliver(INITIALIZE)
 
 
 class RefusingTransport(HandedInTransport):
@@ -131,8 +149,8 @@ async def open_session(
     nursery: trio.Nursery, session: mcptrio.runtime.Session
 ) -> mcptrio.runtime.Session:
     await nursery.start(session.run)
-    await session.handle_frame(INITIALIZE)
-    await session.handle_frame(message(method="notifications/initialized"))
+    await session.deliver(INITIALIZE)
+    await session.deliver(message(method="notifications/initialized"))
     return session
 
 
@@ -156,10 +174,10 @@ async def test_an_answer_at_once_the_transport_cannot_take_now_is_sent_by_the_wr
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
             session = await open_session(nursery, eager_tools().session(transport))
-            await session.handle_frame(call(1, "now"))
+            await session.deliver(call(1, "now"))
             # The answer waits in the outbox's buffer for the writer, and the one slot is free
             # again: the next call is answered too, after it.
-            await session.handle_frame(call(2, "now"))
+            await session.deliver(call(2, "now"))
             await trio.testing.wait_all_tasks_blocked()
             assert [m.get("id") for m in transport.sent][-2:] == [1, 2]
             assert session.statistics().in_flight_incoming == 0
@@ -171,11 +189,11 @@ async def test_an_answer_at_once_that_cannot_be_encoded_is_answered_32603() -> N
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
             session = await open_session(nursery, eager_tools().session(transport))
-            await session.handle_frame(call(1, "unwritable"))
+            await session.deliver(call(1, "unwritable"))
             error = transport.sent[-1]["error"]
             assert isinstance(error, dict) and error["code"] == -32603
             assert error["message"].startswith("TypeError")
-            await session.handle_frame(call(2, "now"))
+            await session.deliver(call(2, "now"))
             assert transport.sent[-1]["id"] == 2
             nursery.cancel_scope.cancel()
 
@@ -210,7 +228,7 @@ async def test_a_handler_answering_with_an_awaitable_that_is_no_coroutine_is_ans
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
             await open_session(nursery, session)
-            await session.handle_frame(call(1, "any"))
+            await session.deliver(call(1, "any"))
             assert transport.sent[-1] == {
                 "jsonrpc": "2.0",
                 "id": 1,

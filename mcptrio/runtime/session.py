@@ -58,6 +58,7 @@ from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.codec import CarriedResult, Envelope
 from ..protocol.connection import Connection
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
+from ..protocol.revisions import Revision
 from ..protocol.types import CancelledNotification, PingRequest, ProgressNotification
 from .lifecycle import IncomingRequests, RequestHandler, SessionBusy
 from .outbox import Outbox
@@ -154,6 +155,27 @@ class Session:
             if self._ended:
                 event.set()
         return event
+
+    @property
+    def revision(self) -> str | None:
+        """The revision negotiated by the handshake, once it completed (``None`` before, and in
+        the stateless era, where each request names its own)."""
+        return self.connection.revision
+
+    @property
+    def features(self) -> Revision | None:
+        """What the negotiated revision has (``None`` until it is negotiated)."""
+        return self.connection.features
+
+    def start_initialized(self, revision: str) -> None:
+        """Take the handshake as done at ``revision`` before the session runs (a server
+        answering one request of a client that already initialized elsewhere); ``ValueError``
+        for a revision this side does not speak."""
+        self.connection.start_initialized(revision)
+
+    def owes_answer(self, rid: RequestId) -> bool:
+        """Whether the peer's request ``rid`` is still waiting for its answer."""
+        return self.connection.owes_answer(rid)
 
     @property
     def is_ended(self) -> bool:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final, Literal, TextIO
 
 import trio
 
+from ..protocol.revisions import HANDSHAKE_SUPPORTED, STATELESS_SUPPORTED
 from ..runtime.nurseries import open_unwrapping_nursery
 from .scale_out import check_redis_url, open_scale_out
 from .worker import serve_worker, take_worker_setup
@@ -58,9 +59,9 @@ TRANSPORTS: Final[tuple[TransportName, ...]] = ("stdio", "http", "websocket")
 
 _NO_SHARED_SESSIONS = (
     "warning: {workers} workers and no Redis: a handshake-era session (revisions up to "
-    "2025-11-25) lives on the worker that initialized it, and its other requests may reach "
-    "another worker, which does not know it; give a Redis URL (--redis) to serve them. "
-    "Stateless (2026-07-28) requests are served by any worker."
+    f"{HANDSHAKE_SUPPORTED[0]}) lives on the worker that initialized it, and its other requests"
+    " may reach another worker, which does not know it; give a Redis URL (--redis) to serve"
+    f" them. Stateless ({STATELESS_SUPPORTED[0]}) requests are served by any worker."
 )
 
 

@@ -177,7 +177,10 @@ class HttpClientTransport:
             if probe.method == "initialize":
                 await legacy.send([Outgoing(frame)])
             elif probe.request_ids:
-                message = f"HTTP {status}: the server speaks the HTTP+SSE transport (2024-11-05)"
+                message = (
+                    f"HTTP {status}: the server speaks the HTTP+SSE transport"
+                    f" ({REVISIONS[-1].version})"
+                )
                 self._answers.append(error_response(probe.request_ids[0], -32601, message))
             return True
         finally:

@@ -188,12 +188,12 @@ class HttpSession:
     @property
     def revision(self) -> str | None:
         """The revision the session negotiated, once it has."""
-        return None if self.session is None else self.session.connection.revision
+        return None if self.session is None else self.session.revision
 
     @property
     def primes(self) -> bool:
         """Whether request streams open with a priming event (2025-11-25 SSE polling)."""
-        features = None if self.session is None else self.session.connection.features
+        features = None if self.session is None else self.session.features
         return self.event_store is not None and features is not None and features.sse_polling
 
     @property
@@ -379,7 +379,7 @@ class HttpSession:
     def answer_owed(self, rid: RequestId) -> bool:
         """Whether the session still owes an answer to incoming request ``rid``."""
         session = self.session
-        return session is not None and session.connection.owes_answer(rid)
+        return session is not None and session.owes_answer(rid)
 
     # ---------------------------------------------------------------- HttpStreamControl
 

@@ -422,7 +422,7 @@ class StreamableHttpEndpoint:
                 ASSUMED_WITHOUT_VERSION_HEADER if version is None else version.decode("latin-1")
             )
             try:
-                session.connection.start_initialized(revision)
+                session.start_initialized(revision)
             except ValueError:
                 await send_error(responder, 400, f"Unsupported MCP-Protocol-Version: {revision}")
                 return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import NoReturn
 
 from ..server.running import DEFAULT_GRACE, DEFAULT_HOST, DEFAULT_PORT, TRANSPORTS
@@ -77,16 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         "are served at /mcp and the legacy HTTP+SSE endpoints at /sse and /messages.",
     )
     run.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
-    run.add_argument("--transport", choices=TRANSPORTS, default="stdio", help="default: stdio")
-    run.add_argument(
-        "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
-    )
-    run.add_argument(
-        "--port",
-        type=int,
-        default=DEFAULT_PORT,
-        help=f"0 picks a free one (default: {DEFAULT_PORT})",
-    )
+    _serving_options(run, TRANSPORTS, "stdio")
     run.add_argument(
         "--parser",
         choices=("auto", "h11", "httptools"),
@@ -125,49 +117,44 @@ def build_parser() -> argparse.ArgumentParser:
         help="what mcptrio logs to stderr (default: warning)",
     )
 
-    listing = commands.add_parser(
+    _client_command(
+        commands,
         "list",
+        "",
         help="list a server's tools (or resources, templates, prompts) as JSON",
-        usage="mcptrio list [options] (TARGET | -- COMMAND...)",
         description="Print what the server offers as one JSON object: its tools by default, "
         'as {"tools": [...]}, every page of them.',
+        flags=(
+            ("--resources", "list the resources"),
+            ("--templates", "list the resource templates"),
+            ("--prompts", "list the prompts"),
+            ("--tools", "list the tools (the default)"),
+            ("--all", "everything the server declares it has"),
+        ),
     )
-    listing.add_argument("words", nargs="*", metavar="TARGET", help=argparse.SUPPRESS)
-    listing.add_argument("--resources", action="store_true", help="list the resources")
-    listing.add_argument("--templates", action="store_true", help="list the resource templates")
-    listing.add_argument("--prompts", action="store_true", help="list the prompts")
-    listing.add_argument("--tools", action="store_true", help="list the tools (the default)")
-    listing.add_argument("--all", action="store_true", help="everything the server declares it has")
-    _client_options(listing)
-
-    call = commands.add_parser(
+    _client_command(
+        commands,
         "call",
+        "TOOL [ARGS]",
         help="call a tool and print its result as JSON",
-        usage="mcptrio call [options] (TARGET TOOL [ARGS] | -- COMMAND... TOOL [ARGS])",
         description="Call TOOL with ARGS (a JSON object) and print the CallToolResult. A result "
         "with isError set is printed too, and the exit code is 1.",
     )
-    call.add_argument("words", nargs="*", metavar="TARGET TOOL [ARGS]", help=argparse.SUPPRESS)
-    _client_options(call)
-
-    read = commands.add_parser(
+    _client_command(
+        commands,
         "read",
+        "URI",
         help="read a resource and print it as JSON",
-        usage="mcptrio read [options] (TARGET URI | -- COMMAND... URI)",
         description="Read the resource at URI and print the ReadResourceResult.",
     )
-    read.add_argument("words", nargs="*", metavar="TARGET URI", help=argparse.SUPPRESS)
-    _client_options(read)
-
-    prompt = commands.add_parser(
+    _client_command(
+        commands,
         "prompt",
+        "NAME [ARGS]",
         help="get a prompt and print it as JSON",
-        usage="mcptrio prompt [options] (TARGET NAME [ARGS] | -- COMMAND... NAME [ARGS])",
         description="Get prompt NAME filled with ARGS (a JSON object of strings) and print the "
         "GetPromptResult.",
     )
-    prompt.add_argument("words", nargs="*", metavar="TARGET NAME [ARGS]", help=argparse.SUPPRESS)
-    _client_options(prompt)
 
     config = commands.add_parser(
         "config",
@@ -186,18 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         "each namespaced by its entry's name. Over HTTP the URL is printed on stderr.",
     )
     gateway.add_argument("config", metavar="CONFIG", help='a JSON file with an "mcpServers" object')
-    gateway.add_argument(
-        "--transport", choices=("stdio", "http"), default="http", help="default: http"
-    )
-    gateway.add_argument(
-        "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
-    )
-    gateway.add_argument(
-        "--port",
-        type=int,
-        default=DEFAULT_PORT,
-        help=f"0 picks a free one (default: {DEFAULT_PORT})",
-    )
+    _serving_options(gateway, ("stdio", "http"), "http")
     gateway.add_argument("--path", default="/mcp", help="the endpoint's path (default: /mcp)")
     gateway.add_argument(
         "--name", default="mcptrio-gateway", help="the gateway's server name (default: %(default)s)"
@@ -216,6 +192,51 @@ def build_parser() -> argparse.ArgumentParser:
         description="Every argument is passed to python -m benchmarks.",
     )
     return parser
+
+
+def _serving_options(
+    parser: argparse.ArgumentParser, transports: Sequence[str], default: str
+) -> None:
+    """How a server command serves: ``--transport`` (one of ``transports``), and where it
+    listens, ``--host`` and ``--port``."""
+    parser.add_argument(
+        "--transport", choices=transports, default=default, help=f"default: {default}"
+    )
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"0 picks a free one (default: {DEFAULT_PORT})",
+    )
+
+
+def _client_command(
+    commands: argparse._SubParsersAction[_Parser],
+    name: str,
+    words: str,
+    *,
+    help: str,
+    description: str,
+    flags: tuple[tuple[str, str], ...] = (),
+) -> None:
+    """A client command: the server (TARGET, or a command after ``--``) with the command's own
+    ``words`` (the tool, the URI...), its on/off ``flags`` (name, help), and the options every
+    client command has."""
+    target = f"TARGET {words}".rstrip()
+    command = f"-- COMMAND... {words}".rstrip()
+    parser = commands.add_parser(
+        name,
+        help=help,
+        usage=f"mcptrio {name} [options] ({target} | {command})",
+        description=description,
+    )
+    parser.add_argument("words", nargs="*", metavar=target, help=argparse.SUPPRESS)
+    for flag, flag_help in flags:
+        parser.add_argument(flag, action="store_true", help=flag_help)
+    _client_options(parser)
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:

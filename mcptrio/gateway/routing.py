@@ -113,7 +113,7 @@ class DownstreamRouter:
         if ctx.request_meta is not None and not own:
             raise MethodNotFound(
                 f"{what}: the gateway cannot pass a handshake-era server's request on to a"
-                " stateless-era (2026-07-28) client"
+                " stateless-era client"
             )
         _check_declared(ctx.client_capabilities, capability, what)
         return await ctx.send_request(request, timeout=ANSWER_TIMEOUT)

@@ -48,6 +48,7 @@ from ..protocol.errors import (
     RequestTimeout,
     TransportError,
 )
+from ..protocol.revisions import revision_of
 from ..protocol.types import (
     CallToolResult,
     ClientCapabilities,
@@ -514,10 +515,12 @@ def _progress_to_parked(parked: ParkedCall) -> Callable[..., Awaitable[None]]:
 
 
 def _completes(client: Client) -> bool:
-    """Whether to ask ``client``'s server for completions: 2024-11-05 has the request but no
-    capability to declare it, so a server of that revision is asked (and may refuse)."""
-    caps = client.server_capabilities
-    return caps.completions is not None or client.protocol_version == "2024-11-05"
+    """Whether to ask ``client``'s server for completions: a revision without the
+    ``completions`` capability (2024-11-05) has the request but no way to declare it, so a server
+    of such a revision is asked (and may refuse)."""
+    if client.server_capabilities.completions is not None:
+        return True
+    return not revision_of(client.protocol_version).completions_capability
 
 
 def _progress_to(ctx: Context) -> Callable[..., Awaitable[None]] | None:

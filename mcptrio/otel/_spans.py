@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 from opentelemetry.context import Context
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from ..protocol.base import Request, RequestId
 from ..protocol.errors import LocalError, McpError
@@ -52,21 +52,13 @@ async def send_in_span(
                 span.set_status(StatusCode.ERROR, exc.message)
                 raise
             except McpError as exc:
-                error_type = str(exc.code)
-                span.set_attributes({conv.ERROR_TYPE: error_type, conv.STATUS_CODE: error_type})
-                span.set_status(StatusCode.ERROR, exc.message)
+                error_type = _error_answer(span, exc)
                 raise
-            if conv.tool_failed(result):
-                error_type = "tool_error"
-                span.set_attribute(conv.ERROR_TYPE, error_type)
-                span.set_status(StatusCode.ERROR)
+            error_type = _tool_error(span, result)
             return result
     finally:
         instruments.active.add(-1, in_flight)
-        recorded: dict[str, Any] = conv.metric_attributes(attributes)
-        if error_type is not None:
-            recorded[conv.ERROR_TYPE] = error_type
-        instruments.duration.record(time.perf_counter() - started, recorded)
+        _record_duration(instruments, attributes, started, error_type)
 
 
 async def answer_in_span(
@@ -97,9 +89,7 @@ async def answer_in_span(
             try:
                 result = await answer()
             except McpError as exc:
-                error_type = str(exc.code)
-                span.set_attributes({conv.ERROR_TYPE: error_type, conv.STATUS_CODE: error_type})
-                span.set_status(StatusCode.ERROR, exc.message)
+                error_type = _error_answer(span, exc)
                 raise
             except Exception as exc:
                 error_type = type(exc).__qualname__
@@ -107,15 +97,38 @@ async def answer_in_span(
                 span.record_exception(exc)
                 span.set_status(StatusCode.ERROR, str(exc))
                 raise
-            if conv.tool_failed(result):
-                error_type = "tool_error"
-                span.set_attribute(conv.ERROR_TYPE, error_type)
-                span.set_status(StatusCode.ERROR)
+            error_type = _tool_error(span, result)
             return result
     finally:
         if is_request:
             instruments.active.add(-1, in_flight)
-        recorded: dict[str, Any] = conv.metric_attributes(attributes)
-        if error_type is not None:
-            recorded[conv.ERROR_TYPE] = error_type
-        instruments.duration.record(time.perf_counter() - started, recorded)
+        _record_duration(instruments, attributes, started, error_type)
+
+
+def _error_answer(span: Span, exc: McpError) -> str:
+    """Mark ``span`` failed by the error response ``exc``; its ``error.type`` (the code)."""
+    error_type = str(exc.code)
+    span.set_attributes({conv.ERROR_TYPE: error_type, conv.STATUS_CODE: error_type})
+    span.set_status(StatusCode.ERROR, exc.message)
+    return error_type
+
+
+def _tool_error(span: Span, result: Any) -> str | None:
+    """Mark ``span`` failed when ``result`` is a tool's error result; its ``error.type``."""
+    if not conv.tool_failed(result):
+        return None
+    span.set_attribute(conv.ERROR_TYPE, "tool_error")
+    span.set_status(StatusCode.ERROR)
+    return "tool_error"
+
+
+def _record_duration(
+    instruments: conv.Instruments,
+    attributes: dict[str, Any],
+    started: float,
+    error_type: str | None,
+) -> None:
+    recorded: dict[str, Any] = conv.metric_attributes(attributes)
+    if error_type is not None:
+        recorded[conv.ERROR_TYPE] = error_type
+    instruments.duration.record(time.perf_counter() - started, recorded)

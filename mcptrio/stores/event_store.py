@@ -62,8 +62,9 @@ def parse_event_id(event_id: str) -> tuple[str, int]:
 
 
 # Lists, not deques, and no (seq, message) pairs: a server holds a log for every session with
-# an SSE stream (a GET's priming event is enough), and an empty deque alone costs 760 bytes.
-# Evicting from the front of a list moves at most ``max_events_per_session`` pointers.
+# an SSE stream (a GET's priming event is enough), so the empty log must be small (an empty
+# deque is several times an empty list). Evicting from the front of a list moves at most
+# ``max_events_per_session`` pointers.
 
 
 @dataclass(slots=True)

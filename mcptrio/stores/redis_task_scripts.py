@@ -59,7 +59,27 @@ local function live(key, now)
   local deadline = redis.call('HGET', key, 'deadline')
   return deadline and (deadline == 'inf' or tonumber(deadline) > now)
 end
+-- Redis's time, once up to batch expired records are gone (every script begins so).
+local function purged_now(batch)
+  local now = now_ms()
+  purge(now, batch)
+  return now
+end
+-- After the purge: the key of record id, or nil when it has none (or it has expired).
+local function live_key(id, batch)
+  local now = purged_now(batch)
+  local key = P .. 'task:' .. id
+  if live(key, now) then
+    return key
+  end
+  return nil
+end
+-- Evicts finished records (never keep) until records more records and size more bytes fit;
+-- returns the status that refuses them ('too-large', 'full'), or nil once they fit.
 local function make_room(records, size, keep, max_tasks, max_bytes)
+  if size > max_bytes then
+    return 'too-large'
+  end
   local count = redis.call('ZCARD', P .. 'tasks:all')
   local bytes = tonumber(redis.call('GET', P .. 'tasks:bytes') or '0')
   while count + records > max_tasks or bytes + size > max_bytes do
@@ -69,14 +89,14 @@ local function make_room(records, size, keep, max_tasks, max_bytes)
       victim = victims[2]
     end
     if not victim then
-      return false
+      return 'full'
     end
     local freed = tonumber(redis.call('HGET', P .. 'task:' .. victim, 'size') or '0')
     drop(victim)
     count = count - 1
     bytes = bytes - freed
   end
-  return true
+  return nil
 end
 local function record(key)
   return redis.call('HMGET', key, 'static', 'mutable', 'version', 'seq')
@@ -90,8 +110,7 @@ CREATE: Final = (
     _COMMON
     + """
 local id, owner, size = ARGV[2], ARGV[3], tonumber(ARGV[7])
-local now = now_ms()
-purge(now, tonumber(ARGV[12]))
+local now = purged_now(tonumber(ARGV[12]))
 local key = P .. 'task:' .. id
 if redis.call('EXISTS', key) == 1 then
   return 'exists'
@@ -100,11 +119,9 @@ local unfinished = P .. 'tasks:unfinished:' .. owner
 if ARGV[9] ~= '' and redis.call('SCARD', unfinished) >= tonumber(ARGV[9]) then
   return 'limit'
 end
-if size > tonumber(ARGV[11]) then
-  return 'too-large'
-end
-if not make_room(1, size, nil, tonumber(ARGV[10]), tonumber(ARGV[11])) then
-  return 'full'
+local refused = make_room(1, size, nil, tonumber(ARGV[10]), tonumber(ARGV[11]))
+if refused then
+  return refused
 end
 local seq = redis.call('INCR', P .. 'tasks:seq')
 local deadline = 'inf'
@@ -130,10 +147,8 @@ return seq
 GET: Final = (
     _COMMON
     + """
-local now = now_ms()
-purge(now, tonumber(ARGV[3]))
-local key = P .. 'task:' .. ARGV[2]
-if not live(key, now) then
+local key = live_key(ARGV[2], tonumber(ARGV[3]))
+if not key then
   return false
 end
 return record(key)
@@ -146,10 +161,8 @@ TRANSITION: Final = (
     _COMMON
     + """
 local id, status, size = ARGV[2], ARGV[3], tonumber(ARGV[5])
-local now = now_ms()
-purge(now, tonumber(ARGV[8]))
-local key = P .. 'task:' .. id
-if not live(key, now) then
+local key = live_key(id, tonumber(ARGV[8]))
+if not key then
   return false
 end
 local current = redis.call('HMGET', key, 'status', 'size', 'owner', 'deadline')
@@ -158,11 +171,9 @@ if TERMINAL[current[1]] then
 end
 local grow = size - tonumber(current[2])
 if grow > 0 then
-  if grow > tonumber(ARGV[7]) then
-    return 'too-large'
-  end
-  if not make_room(0, grow, id, tonumber(ARGV[6]), tonumber(ARGV[7])) then
-    return 'full'
+  local refused = make_room(0, grow, id, tonumber(ARGV[6]), tonumber(ARGV[7]))
+  if refused then
+    return refused
   end
 end
 redis.call('HINCRBY', key, 'version', 1)
@@ -182,8 +193,7 @@ return record(key)
 LIST: Final = (
     _COMMON
     + """
-local now = now_ms()
-purge(now, tonumber(ARGV[5]))
+purged_now(tonumber(ARGV[5]))
 local limit = tonumber(ARGV[4])
 local ids = redis.call('ZRANGEBYSCORE', P .. 'tasks:owner:' .. ARGV[2], '(' .. ARGV[3], '+inf',
   'LIMIT', 0, limit + 1)

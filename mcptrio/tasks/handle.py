@@ -127,8 +127,8 @@ class CoreTaskBackend:
 
     async def update(self, task_id: str, input_responses: Mapping[str, Any]) -> None:
         raise InvalidRequest(
-            "2025-11-25 tasks take no updates: the receiver asks for input with its own"
-            " requests (elicitation, sampling), which this client's handlers answer"
+            "Core tasks (the handshake era's) take no updates: the receiver asks for input with"
+            " its own requests (elicitation, sampling), which this client's handlers answer"
         )
 
 

@@ -310,10 +310,9 @@ class TaskSupervisor:
         except TaskStoreFull as exc:
             raise InternalError(f"Cannot create a task now: {exc}") from None
         # Registered before the actor runs, so that a cancel arriving first finds its scope
-        # (a scope cancelled before it is entered cancels at once). start_soon rather than
-        # start: a started task always runs up to its first checkpoint, so the actor's finally
-        # writes the record even if the nursery is cancelled before it runs (measured: one task
-        # switch less per task, see benchmarks/task_cost.py).
+        # (a scope cancelled before it is entered cancels at once). start_soon is enough (no
+        # start and its hand-back): a spawned task always runs up to its first checkpoint, so
+        # the actor's finally writes the record even if the nursery is cancelled before it runs.
         scope = trio.CancelScope()
         if record.ttl_ms is not None:
             scope.deadline = trio.current_time() + record.ttl_ms / 1000

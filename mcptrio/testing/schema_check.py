@@ -55,6 +55,8 @@ from jsonschema import (  # type: ignore[import-untyped]
 )
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 
+from ..protocol.revisions import HANDSHAKE_SUPPORTED, SUPPORTED
+
 __all__ = [
     "EXTENSION_PARTS",
     "HANDSHAKE_REVISIONS",
@@ -76,12 +78,12 @@ __all__ = [
 
 #: Where the official schemas are: ``SCHEMA_DIR / "<rev>" / "schema.json"``.
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
-#: The revisions this helper knows, oldest first.
-REVISIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
-#: The revisions a session opens with ``initialize`` (the tests of handshake-era sessions).
-HANDSHAKE_REVISIONS: tuple[str, ...] = REVISIONS[:4]
-#: The first revision whose method types include the JSON-RPC envelope.
-_FULL_MESSAGE_TYPES_SINCE = "2025-11-25"
+#: The revisions this helper knows (every revision mcptrio speaks has its schema here), oldest
+#: first.
+REVISIONS: tuple[str, ...] = tuple(reversed(SUPPORTED))
+#: The revisions a session opens with ``initialize`` (the tests of handshake-era sessions),
+#: oldest first.
+HANDSHAKE_REVISIONS: tuple[str, ...] = tuple(reversed(HANDSHAKE_SUPPORTED))
 
 
 @functools.cache
@@ -188,8 +190,12 @@ def _extension_method(method: str, revision: str) -> str | None:
     return None
 
 
+@functools.cache
 def _full_types(revision: str) -> bool:
-    return revision >= _FULL_MESSAGE_TYPES_SINCE
+    """Whether the method types of ``revision``'s schema include the JSON-RPC envelope (they do
+    from 2025-11-25 on): a fact of the schema document, so read from it, not from the date."""
+    call_tool = _root(revision)[_defs_key(revision)]["CallToolRequest"]
+    return "jsonrpc" in call_tool.get("properties", {})
 
 
 def _side_union(hint: str | None, kind: str) -> str | None:

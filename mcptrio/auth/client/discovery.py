@@ -23,8 +23,9 @@ endpoints default to ``/authorize``, ``/token`` and ``/register`` there.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -130,38 +131,57 @@ async def discover_protected_resource(
 
     Raises :class:`DiscoveryError` for a document that exists but cannot be used.
     """
-    headers = [] if protocol_version is None else [("mcp-protocol-version", protocol_version)]
-    candidates = [header_url] if header_url else resource_metadata_urls(server_url)
     if header_url:
         check_endpoint(header_url, "resource metadata URL")
-    for url in candidates:
+    candidates = [header_url] if header_url else resource_metadata_urls(server_url)
+    found = await _first_document(
+        http, candidates, ProtectedResourceMetadata, "resource metadata", protocol_version
+    )
+    if found is None:
+        if header_url:
+            raise DiscoveryError(f"No resource metadata at {header_url}, which the server named")
+        return None
+    url, doc, _ = found
+    if not _covers(doc.resource, server_url):
+        raise DiscoveryError(
+            f"The resource metadata at {url} is for {doc.resource!r},"
+            f" not for the server at {server_url!r}"
+        )
+    servers = tuple(doc.authorization_servers or ())
+    if not servers:
+        raise DiscoveryError(f"The resource metadata at {url} names no authorization server")
+    return ProtectedResource(
+        resource=canonical_resource(doc.resource),
+        authorization_servers=servers,
+        scopes_supported=_tuple(doc.scopes_supported),
+        dpop=bool(doc.dpop_signing_alg_values_supported or doc.dpop_bound_access_tokens_required),
+    )
+
+
+_Metadata = TypeVar("_Metadata", ProtectedResourceMetadata, AuthorizationServerMetadata)
+
+
+async def _first_document(
+    http: HttpClientPool,
+    urls: Sequence[str],
+    kind: type[_Metadata],
+    what: str,
+    protocol_version: str | None,
+) -> tuple[str, _Metadata, dict[str, Any]] | None:
+    """The first of ``urls`` that answers 200, read as ``kind``: that URL, the document and its
+    JSON; ``None`` when none does. A 200 that is not a ``kind`` (``what`` names it in the
+    message) is a :class:`DiscoveryError`: the next URL is not tried."""
+    headers = [] if protocol_version is None else [("mcp-protocol-version", protocol_version)]
+    for url in urls:
         answer = await get_json(http, url, headers=headers)
         if answer.status != 200:
             continue
         if answer.document is None:
-            raise DiscoveryError(f"The resource metadata at {url} is not a JSON object")
+            raise DiscoveryError(f"The {what} at {url} is not a JSON object")
         try:
-            doc = msgspec.convert(answer.document, ProtectedResourceMetadata)
+            return url, msgspec.convert(answer.document, kind), answer.document
         except (msgspec.ValidationError, ValueError) as exc:
-            raise DiscoveryError(f"Invalid resource metadata at {url}: {exc}") from None
-        if not _covers(doc.resource, server_url):
-            raise DiscoveryError(
-                f"The resource metadata at {url} is for {doc.resource!r},"
-                f" not for the server at {server_url!r}"
-            )
-        servers = tuple(doc.authorization_servers or ())
-        if not servers:
-            raise DiscoveryError(f"The resource metadata at {url} names no authorization server")
-        return ProtectedResource(
-            resource=canonical_resource(doc.resource),
-            authorization_servers=servers,
-            scopes_supported=_tuple(doc.scopes_supported),
-            dpop=bool(
-                doc.dpop_signing_alg_values_supported or doc.dpop_bound_access_tokens_required
-            ),
-        )
-    if header_url:
-        raise DiscoveryError(f"No resource metadata at {header_url}, which the server named")
+            raise DiscoveryError(f"Invalid {what} at {url}: {exc}") from None
     return None
 
 
@@ -206,25 +226,22 @@ async def discover_authorization_server(
     is no other server to be mixed up with; some 2025-03-26 servers publish it so).
     """
     check_endpoint(issuer, "issuer")
-    headers = [] if protocol_version is None else [("mcp-protocol-version", protocol_version)]
-    for url in metadata_urls(issuer):
-        answer = await get_json(http, url, headers=headers)
-        if answer.status != 200:
-            continue
-        if answer.document is None:
-            raise DiscoveryError(f"The authorization server metadata at {url} is not JSON")
-        try:
-            doc = msgspec.convert(answer.document, AuthorizationServerMetadata)
-        except (msgspec.ValidationError, ValueError) as exc:
-            raise DiscoveryError(f"Invalid authorization server metadata at {url}: {exc}") from None
-        # Character for character (SEP-2468): no normalization at all.
-        if doc.issuer != issuer and not (own_origin and origin_of(doc.issuer) == issuer):
-            raise DiscoveryError(
-                f"The metadata at {url} names the issuer {doc.issuer!r}, not {issuer!r};"
-                " it is not used"
-            )
-        return _checked(doc, answer.document, url)
-    return None
+    found = await _first_document(
+        http,
+        metadata_urls(issuer),
+        AuthorizationServerMetadata,
+        "authorization server metadata",
+        protocol_version,
+    )
+    if found is None:
+        return None
+    url, doc, raw = found
+    # Character for character (SEP-2468): no normalization at all.
+    if doc.issuer != issuer and not (own_origin and origin_of(doc.issuer) == issuer):
+        raise DiscoveryError(
+            f"The metadata at {url} names the issuer {doc.issuer!r}, not {issuer!r}; it is not used"
+        )
+    return _checked(doc, raw, url)
 
 
 def fallback_authorization_server(server_url: str) -> AuthorizationServer:

@@ -41,13 +41,14 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 
 import trio
 
 from ...transports.http.engine.client_pool import HttpClientPool
+from ..http_pools import open_http_pool
 from .challenge import Challenge, parse_challenges, scope_of
 from .discovery import (
     AuthorizationServer,
@@ -268,19 +269,8 @@ class OAuthClient:
 
     # ------------------------------------------------------------ obtaining tokens
 
-    @asynccontextmanager
-    async def _http(self) -> AsyncIterator[HttpClientPool]:
-        http = HttpClientPool(
-            ssl_context=self.ssl_context,
-            connect_timeout=self.timeout,
-            read_timeout=self.timeout,
-            max_connections=4,
-        )
-        try:
-            yield http
-        finally:
-            with trio.CancelScope(shield=True):
-                await http.aclose()
+    def _http(self) -> AbstractAsyncContextManager[HttpClientPool]:
+        return open_http_pool(ssl_context=self.ssl_context, timeout=self.timeout, max_connections=4)
 
     async def _discover(
         self, http: HttpClientPool, state: _ServerState, challenge: Challenge | None

@@ -34,6 +34,7 @@ import h11
 import trio
 
 from ...transports.http.engine.client_pool import HttpClientPool
+from ..http_pools import open_http_pool
 from .errors import AuthorizationResponseError
 
 __all__ = ["HeadlessUserAgent", "LoopbackBrowser", "RedirectHandler", "RedirectSession"]
@@ -121,17 +122,10 @@ class HeadlessUserAgent:
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[RedirectSession]:
-        http = HttpClientPool(
-            ssl_context=self.ssl_context,
-            connect_timeout=self.timeout,
-            read_timeout=self.timeout,
-            max_connections=2,
-        )
-        try:
+        async with open_http_pool(
+            ssl_context=self.ssl_context, timeout=self.timeout, max_connections=2
+        ) as http:
             yield _HeadlessSession(http, self.redirect_uri)
-        finally:
-            with trio.CancelScope(shield=True):
-                await http.aclose()
 
 
 # ---------------------------------------------------------------- loopback + browser

@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 import msgspec
 import trio
 
-from ...transports.http.engine.client_pool import HttpClientPool, HttpError
+from ...transports.http.engine.client_pool import HttpError
+from ..http_pools import PoolOnFirstUse
 from ..metadata import (
     ClientIdMetadataDocument,
     ClientInformation,
@@ -85,13 +86,11 @@ class Clients:
         self.fetch_timeout = fetch_timeout
         self.max_document_size = max_document_size
         self.document_ttl = document_ttl
-        self._ssl_context = ssl_context
-        self._http: HttpClientPool | None = None
+        self._http = PoolOnFirstUse(None, ssl_context=ssl_context, timeout=fetch_timeout)
         self._documents: Remembered[str, tuple[float, Client]] = Remembered(1000)
 
     async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
+        await self._http.aclose()
 
     def add(self, client: Client) -> Client:
         """Register ``client`` directly (a pre-registered client)."""
@@ -167,18 +166,12 @@ class Clients:
         return client
 
     async def _fetch_document(self, url: str) -> Client:
-        if self._http is None:
-            self._http = HttpClientPool(
-                ssl_context=self._ssl_context,
-                connect_timeout=self.fetch_timeout,
-                read_timeout=self.fetch_timeout,
-            )
         body: bytes | None = None
         status = 0
         with trio.move_on_after(self.fetch_timeout):
             try:
                 headers = [("accept", "application/json")]
-                async with self._http.request("GET", url, headers=headers) as response:
+                async with self._http.get().request("GET", url, headers=headers) as response:
                     status = response.status
                     body = await response.read(self.max_document_size)
             except HttpError as exc:

@@ -23,19 +23,21 @@ import binascii
 import hashlib
 import hmac
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import unquote
 
 from ...transports.http.engine.exchange import HttpRequest, HttpResponder, header
 from .answers import FormError, oauth_error, read_form, send_json
 from .client_assertion import JWT_BEARER, asserted_client_id, check_assertion
 from .clients import OAuthProblem
-from .state import Client, RefreshGrant
+from .state import Client, CodeGrant, RefreshGrant
 
 if TYPE_CHECKING:
     from .server import DevAuthorizationServer
 
 __all__ = ["authenticate_client", "handle"]
+
+_Grant = TypeVar("_Grant", CodeGrant, RefreshGrant)
 
 
 async def authenticate_client(
@@ -159,9 +161,7 @@ def _tokens(
 def _code(
     server: DevAuthorizationServer, client: Client, form: dict[str, str]
 ) -> dict[str, object]:
-    grant = server.memory.take_code(form.get("code", ""))
-    if grant is None or grant.client_id != client.client_id:
-        raise OAuthProblem("invalid_grant", "the code is unknown, used or expired")
+    grant = _owned(server.memory.take_code(form.get("code", "")), client, "the code")
     if form.get("redirect_uri", grant.redirect_uri) != grant.redirect_uri:
         raise OAuthProblem("invalid_grant", "redirect_uri differs from the authorization request")
     verifier = form.get("code_verifier", "")
@@ -171,28 +171,40 @@ def _code(
     computed = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
     if not hmac.compare_digest(computed, grant.code_challenge):
         raise OAuthProblem("invalid_grant", "code_verifier does not match the code_challenge")
-    resource = form.get("resource", grant.resource)
-    if grant.resource is not None and resource != grant.resource:
-        raise OAuthProblem("invalid_target", "resource differs from the authorization request")
+    resource = _granted_resource(form, grant.resource, "the authorization request")
     return _tokens(server, client, grant.subject, grant.scopes, resource, refresh=True)
 
 
 def _refresh(
     server: DevAuthorizationServer, client: Client, form: dict[str, str]
 ) -> dict[str, object]:
-    grant = server.memory.take_refresh(form.get("refresh_token", ""))
-    if grant is None or grant.client_id != client.client_id:
-        raise OAuthProblem("invalid_grant", "the refresh token is unknown, used or expired")
+    grant = _owned(
+        server.memory.take_refresh(form.get("refresh_token", "")), client, "the refresh token"
+    )
     scopes = grant.scopes
     if "scope" in form:
         asked = tuple(form["scope"].split())
         if not set(asked) <= set(grant.scopes):
             raise OAuthProblem("invalid_scope", "a refresh cannot widen the scope")
         scopes = asked
-    resource = form.get("resource", grant.resource)
-    if grant.resource is not None and resource != grant.resource:
-        raise OAuthProblem("invalid_target", "resource differs from the original grant")
+    resource = _granted_resource(form, grant.resource, "the original grant")
     return _tokens(server, client, grant.subject, scopes, resource, refresh=True)
+
+
+def _owned(grant: _Grant | None, client: Client, what: str) -> _Grant:
+    """``grant``, taken from the server's memory (so used once), which must be ``client``'s."""
+    if grant is None or grant.client_id != client.client_id:
+        raise OAuthProblem("invalid_grant", f"{what} is unknown, used or expired")
+    return grant
+
+
+def _granted_resource(form: dict[str, str], granted: str | None, origin: str) -> str | None:
+    """The resource the token is for: the one asked for, which must be the one granted (when
+    the grant named one); ``origin`` says where the grant's came from."""
+    resource = form.get("resource", granted)
+    if granted is not None and resource != granted:
+        raise OAuthProblem("invalid_target", f"resource differs from {origin}")
+    return resource
 
 
 def _client_credentials(

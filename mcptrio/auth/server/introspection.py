@@ -26,15 +26,15 @@ from urllib.parse import quote, urlencode
 import trio
 
 from ...transports.http.engine.client_pool import HttpClientPool
+from ..http_pools import PoolOnFirstUse
 from ..metadata import check_url
 from .fetch import fetch_json
 from .verifier import (
     AccessToken,
     InvalidToken,
     VerifierUnavailable,
-    audience_of,
-    same_resource,
-    scopes_of,
+    access_token_of,
+    checked_audience,
 )
 
 __all__ = ["IntrospectionVerifier"]
@@ -75,15 +75,12 @@ class IntrospectionVerifier:
         self.max_answer_size = max_answer_size
         credentials = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
         self._authorization = b"Basic " + base64.b64encode(credentials.encode())
-        self._own_http = http is None
-        self._http = http
-        self._ssl_context = ssl_context
+        self._http = PoolOnFirstUse(http, ssl_context=ssl_context, timeout=timeout)
         self._cache: OrderedDict[bytes, tuple[float, dict[str, Any]]] = OrderedDict()
 
     async def aclose(self) -> None:
         """Close the HTTP client pool the verifier made (not one it was given)."""
-        if self._own_http and self._http is not None:
-            await self._http.aclose()
+        await self._http.aclose()
 
     async def verify(self, token: str, *, resource: str) -> AccessToken:
         """Introspect ``token`` (or take a cached answer) and check it for ``resource``."""
@@ -112,12 +109,6 @@ class IntrospectionVerifier:
                 self._cache.popitem(last=False)
 
     async def _introspect(self, token: str) -> dict[str, Any]:
-        if self._http is None:
-            self._http = HttpClientPool(
-                ssl_context=self._ssl_context,
-                connect_timeout=self.timeout,
-                read_timeout=self.timeout,
-            )
         body = urlencode({"token": token, "token_type_hint": "access_token"}).encode()
         headers: list[tuple[str | bytes, str | bytes]] = [
             ("content-type", "application/x-www-form-urlencoded"),
@@ -125,7 +116,7 @@ class IntrospectionVerifier:
             ("authorization", self._authorization),
         ]
         claims = await fetch_json(
-            self._http,
+            self._http.get(),
             "POST",
             self.endpoint,
             what="introspection",
@@ -144,11 +135,9 @@ class IntrospectionVerifier:
         issuer = claims.get("iss")
         if self.issuer is not None and issuer is not None and issuer != self.issuer:
             raise InvalidToken(f"token issuer {issuer!r} is not {self.issuer!r}")
-        expected = self.audience or resource
-        audience = audience_of(claims)
-        named = any(same_resource(aud, expected) for aud in audience)
-        if (audience or self.require_audience) and not named:
-            raise InvalidToken(f"token audience {list(audience)} does not name this resource")
+        audience = checked_audience(
+            claims, self.audience or resource, required=self.require_audience
+        )
         now = time.time()
         exp = claims.get("exp")
         if isinstance(exp, int | float) and now > exp + self.leeway:
@@ -156,16 +145,10 @@ class IntrospectionVerifier:
         nbf = claims.get("nbf")
         if isinstance(nbf, int | float) and now + self.leeway < nbf:
             raise InvalidToken("token is not valid yet (nbf)")
-        client_id = claims.get("client_id")
-        subject = claims.get("sub", client_id)
-        if not isinstance(subject, str) or not subject:
-            raise InvalidToken("token names no subject")
-        return AccessToken(
-            subject=subject,
-            client_id=client_id if isinstance(client_id, str) else None,
-            scopes=scopes_of(claims),
+        return access_token_of(
+            claims,
+            client_id=claims.get("client_id"),
             audience=audience,
             issuer=issuer if isinstance(issuer, str) else self.issuer,
             expires_at=int(exp) if isinstance(exp, int | float) else None,
-            claims=claims,
         )

@@ -36,15 +36,15 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from ...transports.http.engine.client_pool import HttpClientPool
+from ..http_pools import PoolOnFirstUse
 from ..metadata import check_url
 from .fetch import fetch_json
 from .verifier import (
     AccessToken,
     InvalidToken,
     VerifierUnavailable,
-    audience_of,
-    same_resource,
-    scopes_of,
+    access_token_of,
+    checked_audience,
 )
 
 __all__ = ["DEFAULT_ALGORITHMS", "JwtVerifier"]
@@ -96,9 +96,7 @@ class JwtVerifier:
         self.refresh_interval = refresh_interval
         self.fetch_timeout = fetch_timeout
         self.max_jwks_size = max_jwks_size
-        self._own_http = http is None
-        self._http = http
-        self._ssl_context = ssl_context
+        self._http = PoolOnFirstUse(http, ssl_context=ssl_context, timeout=fetch_timeout)
         self._keys: KeySet | None = None if keys is None else _key_set(keys)
         self._fetched_at = -float("inf")
         self._tried_at = -float("inf")
@@ -107,8 +105,7 @@ class JwtVerifier:
 
     async def aclose(self) -> None:
         """Close the HTTP client pool the verifier made (not one it was given)."""
-        if self._own_http and self._http is not None:
-            await self._http.aclose()
+        await self._http.aclose()
 
     # ------------------------------------------------------------------ verify
 
@@ -133,10 +130,7 @@ class JwtVerifier:
     def _check_claims(self, claims: dict[str, Any], resource: str) -> AccessToken:
         if claims.get("iss") != self.issuer:
             raise InvalidToken(f"token issuer {claims.get('iss')!r} is not {self.issuer!r}")
-        expected = self.audience or resource
-        audience = audience_of(claims)
-        if not any(same_resource(aud, expected) for aud in audience):
-            raise InvalidToken(f"token audience {list(audience)} does not name this resource")
+        audience = checked_audience(claims, self.audience or resource)
         now = time.time()
         exp = claims.get("exp")
         if not isinstance(exp, int | float) or isinstance(exp, bool):
@@ -146,18 +140,12 @@ class JwtVerifier:
         nbf = claims.get("nbf")
         if nbf is not None and (not isinstance(nbf, int | float) or now + self.leeway < nbf):
             raise InvalidToken("token is not valid yet (nbf)")
-        client_id = claims.get("client_id", claims.get("azp"))
-        subject = claims.get("sub", client_id)
-        if not isinstance(subject, str) or not subject:
-            raise InvalidToken("token names no subject (sub)")
-        return AccessToken(
-            subject=subject,
-            client_id=client_id if isinstance(client_id, str) else None,
-            scopes=scopes_of(claims),
+        return access_token_of(
+            claims,
+            client_id=claims.get("client_id", claims.get("azp")),
             audience=audience,
             issuer=self.issuer,
             expires_at=int(exp),
-            claims=claims,
         )
 
     # ------------------------------------------------------------------ keys
@@ -203,15 +191,9 @@ class JwtVerifier:
 
     async def _fetch(self) -> KeySet:
         assert self.jwks_url is not None
-        if self._http is None:
-            self._http = HttpClientPool(
-                ssl_context=self._ssl_context,
-                connect_timeout=self.fetch_timeout,
-                read_timeout=self.fetch_timeout,
-            )
         url = self.jwks_url
         document = await fetch_json(
-            self._http,
+            self._http.get(),
             "GET",
             url,
             what="JWKS",

@@ -25,7 +25,9 @@ __all__ = [
     "InvalidToken",
     "TokenVerifier",
     "VerifierUnavailable",
+    "access_token_of",
     "audience_of",
+    "checked_audience",
     "same_resource",
     "scopes_of",
 ]
@@ -95,6 +97,41 @@ def audience_of(claims: Mapping[str, Any]) -> tuple[str, ...]:
     if isinstance(value, list):
         return tuple(item for item in value if isinstance(item, str))
     return ()
+
+
+def checked_audience(
+    claims: Mapping[str, Any], expected: str, *, required: bool = True
+) -> tuple[str, ...]:
+    """The token's audience, which must name ``expected`` (RFC 8707); a token with no ``aud``
+    at all passes only when it is not ``required``."""
+    audience = audience_of(claims)
+    if (audience or required) and not any(same_resource(aud, expected) for aud in audience):
+        raise InvalidToken(f"token audience {list(audience)} does not name this resource")
+    return audience
+
+
+def access_token_of(
+    claims: Mapping[str, Any],
+    *,
+    client_id: object,
+    audience: tuple[str, ...],
+    issuer: str | None,
+    expires_at: int | None,
+) -> AccessToken:
+    """The verified token whose other claims were checked: its subject is ``sub``, else the
+    client itself (a client-credentials token); :class:`InvalidToken` when it names neither."""
+    subject = claims.get("sub", client_id)
+    if not isinstance(subject, str) or not subject:
+        raise InvalidToken("token names no subject (sub)")
+    return AccessToken(
+        subject=subject,
+        client_id=client_id if isinstance(client_id, str) else None,
+        scopes=scopes_of(claims),
+        audience=audience,
+        issuer=issuer,
+        expires_at=expires_at,
+        claims=claims,
+    )
 
 
 def same_resource(a: str, b: str) -> bool:

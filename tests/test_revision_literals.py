@@ -20,16 +20,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mcptrio"
 #: A revision date as the protocol writes it (``2025-06-18``).
 REVISION_DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
 
-#: Modules in other engineers' folders that still hold a revision literal; each is to be fixed
-#: by taking the revision from ``mcptrio/protocol/``, and then removed from this set (the test
-#: fails on an entry that no longer holds one, so the set only shrinks).
-NOT_YET_FIXED = frozenset(
-    {
-        "server/running.py",
-        "transports/http/client/transport.py",
-    }
-)
-
 
 def docstring_nodes(tree: ast.Module) -> set[int]:
     """The ids of the constants that are docstrings (of the module, classes and functions)."""
@@ -66,15 +56,9 @@ def test_no_revision_literal_outside_protocol() -> None:
     found = [
         f"mcptrio/{path.relative_to(PACKAGE).as_posix()}:{line}"
         for path in modules_outside_protocol()
-        if path.relative_to(PACKAGE).as_posix() not in NOT_YET_FIXED
         for line in revision_literals(path)
     ]
     assert found == [], "take these revisions from mcptrio/protocol/: " + ", ".join(found)
-
-
-def test_every_module_not_yet_fixed_still_holds_a_revision_literal() -> None:
-    fixed = sorted(name for name in NOT_YET_FIXED if not any(revision_literals(PACKAGE / name)))
-    assert fixed == [], f"remove from NOT_YET_FIXED (no revision literal left): {fixed}"
 
 
 def test_a_revision_in_a_string_is_found_and_one_in_a_docstring_is_not(tmp_path: Path) -> None:

@@ -28,7 +28,6 @@ from ..protocol.types import InitializedNotification, InitializeResult
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import Session
 from ..tasks import TaskSupervisor
-from ..transports.http.client.streamable import StreamableHttpClientTransport
 from ..transports.http.client.transport import HttpClientTransport
 from .cache import DISCOVER_KEY
 from .client import Client
@@ -106,9 +105,6 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                     handle_notification=notifications,
                     actors=(notifications.close_when_session_ends,),
                 )
-                if isinstance(transport, HttpClientTransport | StreamableHttpClientTransport):
-                    # Responses go straight to the session, skipping its reader task.
-                    transport.deliver_to(session)
                 session_scope = trio.CancelScope()
                 await nursery.start(_run_in_scope, session, session_scope)
                 try:

@@ -114,7 +114,7 @@ class Session:
         self._on_start = on_start
         self._on_end = on_end
         self._handle_notification = handle_notification
-        abilities = transport.abilities()
+        abilities = self._abilities = transport.abilities()
         self._outbox = Outbox(transport, abilities, send_buffer, send_buffer_bytes)
         # answers_at_once(request): whether its handler never waits, so it is answered where
         # it was decoded, with no actor (see lifecycle.py).
@@ -190,6 +190,8 @@ class Session:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 self._incoming.started(nursery)
+                if self._abilities.deliver_to is not None:
+                    self._abilities.deliver_to(self.deliver)
                 self._outbox.attach(nursery, self._transport_broke)
                 for actor in self._actors:
                     nursery.start_soon(actor, self)

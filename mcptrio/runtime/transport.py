@@ -39,6 +39,9 @@ returned by :meth:`Transport.abilities` and read once, when the session is made:
 - ``request_ended_unanswered``: it wants to know when one of the peer's requests ends with no
   answer (the peer cancelled it), because it keeps something open until the answer (an HTTP
   response stream).
+- ``deliver_to``: it delivers some frames itself, from the task that read them (an HTTP client
+  reading a POST's response), rather than returning them from ``receive``: the session gives it
+  its :meth:`~mcptrio.runtime.session.Session.deliver` when it starts.
 
 A transport whose frames each arrive in a task of their own (a Streamable HTTP POST) does not
 queue them for ``receive``: the task hands its frame to :meth:`Session.deliver
@@ -146,8 +149,12 @@ class TransportAbilities(NamedTuple):
     #: ``False`` when it cannot, and the session then encodes it and sends the frame.
     send_carried_nowait: Callable[[CarriedResult], bool] | None = None
     #: Told the id of each of the peer's requests that ends with no answer (the peer
-    #: cancelled it), in the task where it ended.
+    #: cancelled it, or the session ended), in the task where it ended.
     request_ended_unanswered: Callable[[RequestId], None] | None = None
+    #: Given the session's ``deliver`` when the session starts, for the frames this transport
+    #: delivers itself from the task that read them; each of the others still comes from
+    #: ``receive``. A frame so delivered must not overtake one still to be received.
+    deliver_to: Callable[[Callable[[Delivered], Awaitable[None]]], None] | None = None
 
 
 class Transport(Protocol):

@@ -64,7 +64,7 @@ from ....protocol.base import RequestId
 from ....protocol.codec import Envelope
 from ....protocol.errors import ConnectionClosed
 from ....protocol.sse import SseError, SseParser
-from ....runtime.transport import Outgoing, OversizedFrame, TransportAbilities
+from ....runtime.transport import Delivered, Outgoing, OversizedFrame, TransportAbilities
 from ..engine.client_pool import HttpClientPool, HttpError, HttpProtocolError, HttpResponse
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .followed import (
@@ -89,7 +89,7 @@ from .sse_resumption import SseResumption
 from .stateless_headers import HeaderParams, stateless_headers
 
 if TYPE_CHECKING:
-    from ....runtime.session import Session
+    pass
 
 __all__ = [
     "InitializeOutcome",
@@ -146,7 +146,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         self._renewal = SessionRenewal(self, self._pool, on_end=self._incoming_send.close)
         self._get_started = False
         #: The session responses are handed to directly (see :meth:`deliver_to`), if any.
-        self._session: Session | None = None
+        self._deliver_here: Callable[[Delivered], Awaitable[None]] | None = None
         self._streams: dict[RequestId, FollowedStream] = {}
         self._cut = CutRequests()
 
@@ -163,14 +163,18 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             if info.cancels is not None:
                 self._abandon(info.cancels)
 
-    def deliver_to(self, session: Session) -> None:
-        """Hand responses straight to ``session`` (the one this transport serves) from the
-        task that read them, rather than through :meth:`receive` and the session's reader;
-        everything else still goes through :meth:`receive`."""
-        self._session = session
+    def _deliver_responses_to(self, deliver: Callable[[Delivered], Awaitable[None]]) -> None:
+        """Hand lone responses straight to the session's ``deliver`` from the task that read
+        them, rather than through :meth:`receive` and the session's reader; everything else
+        still goes through :meth:`receive`."""
+        self._deliver_here = deliver
 
     def abilities(self) -> TransportAbilities:
-        return TransportAbilities(send_nowait=self.send_nowait, exchange=self.exchange)
+        return TransportAbilities(
+            send_nowait=self.send_nowait,
+            exchange=self.exchange,
+            deliver_to=self._deliver_responses_to,
+        )
 
     def send_nowait(self, frame: Outgoing) -> bool:
         """Start the POST of ``frame`` if a POST slot is free (the session's direct path,
@@ -447,13 +451,13 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         if stream.original_id is not None:
             data = answered_as(data, stream.original_id)
             lone = None
-        session = self._session
-        if session is not None and lone is not None and stream.direct:
+        deliver = self._deliver_here
+        if deliver is not None and lone is not None and stream.direct:
             # Straight to the session, in this task: no hop through the channel and the
             # session's reader (two task switches of a call's four). A response is taken
             # without waiting, so this does not hold the stream up.
             try:
-                await session.deliver(lone)
+                await deliver(lone)
             except ConnectionClosed:
                 log.debug("dropped a response that arrived after the session ended")
             return

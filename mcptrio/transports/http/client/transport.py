@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Unpack
@@ -42,7 +42,14 @@ import trio
 
 from ....protocol.codec import CarriedResult
 from ....protocol.revisions import REVISIONS, SUPPORTED, revision_of
-from ....runtime.transport import FailedRequest, Frame, Outgoing, Transport, TransportAbilities
+from ....runtime.transport import (
+    Delivered,
+    FailedRequest,
+    Frame,
+    Outgoing,
+    Transport,
+    TransportAbilities,
+)
 from ..engine.client_pool import HttpClientPool, HttpError
 from .base import HttpClientOptions, HttpClientSettings
 from .legacy_sse import (
@@ -56,7 +63,7 @@ from .stateless_headers import HeaderParams, is_stateless_refusal, is_stateless_
 from .streamable import StreamableHttpClientTransport, open_streamable
 
 if TYPE_CHECKING:
-    from ....runtime.session import Session
+    pass
 
 __all__ = ["HttpClientTransport", "fallback_statuses", "open_http_client_transport"]
 
@@ -114,16 +121,21 @@ class HttpClientTransport:
                 self._decided.set()
         await self.inner.send(frames)
 
-    def deliver_to(self, session: Session) -> None:
-        """Let the Streamable HTTP transport hand responses straight to ``session`` (see
-        :meth:`StreamableHttpClientTransport.deliver_to`); HTTP+SSE delivers through
-        :meth:`receive` as before."""
+    def _deliver_responses_to(self, deliver: Callable[[Delivered], Awaitable[None]]) -> None:
+        """Let the Streamable HTTP transport hand responses straight to the session's
+        ``deliver``; HTTP+SSE delivers through :meth:`receive`."""
         inner = self._current
         if isinstance(inner, StreamableHttpClientTransport):
-            inner.deliver_to(session)
+            hand = inner.abilities().deliver_to
+            if hand is not None:
+                hand(deliver)
 
     def abilities(self) -> TransportAbilities:
-        return TransportAbilities(send_nowait=self.send_nowait, exchange=self.exchange)
+        return TransportAbilities(
+            send_nowait=self.send_nowait,
+            exchange=self.exchange,
+            deliver_to=self._deliver_responses_to,
+        )
 
     def send_nowait(self, frame: Outgoing) -> bool:
         """Hand ``frame`` to the transport in use without waiting, when it can take it so

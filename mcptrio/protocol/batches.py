@@ -36,11 +36,15 @@ class Batch:
         """What the batch's messages meant (``events``) less the answers the protocol gave at
         once, which join the batch's; with the batch's answer when no handler owes one more."""
         immediate: list[ev.Event] = [e for e in events if not isinstance(e, ev.Reply)]
+        answers: RequestId | None = None
         for event in events:
             if isinstance(event, ev.Reply):
                 self.answers.append(event.data)
+                if answers is None:
+                    answers = event.answers
         if not self.owed and self.answers:
-            immediate.append(ev.Reply(encode_batch(self.answers)))
+            # Named by one member it answers: a transport routes the batch's answers by it.
+            immediate.append(ev.Reply(encode_batch(self.answers), answers))
         return immediate
 
 

@@ -207,7 +207,7 @@ class Connection(Handshake):
             decoded = codec.decode_frame(frame)
         except InvalidRequest as exc:
             salvaged, exc.data = exc.data, None
-            return [ev.Reply(self._encode_error(salvaged, exc))]
+            return [ev.Reply(self._encode_error(salvaged, exc), salvaged)]
         except ParseError as exc:
             owner = owner_of(frame, exc, self._pending, self._in_flight)  # see .unreadable
             return self._unread(owner, exc, ParseError(f"Unreadable response: {exc.message}"))
@@ -255,7 +255,8 @@ class Connection(Handshake):
     ) -> list[ev.Event]:
         """A frame not read: ``failure`` for the call it answered, else ``error`` answered."""
         if owner is None or not owner[1]:
-            return [ev.Reply(self._encode_error(None if owner is None else owner[0], error))]
+            rid = None if owner is None else owner[0]
+            return [ev.Reply(self._encode_error(rid, error), rid)]
         self._pop_pending(owner[0])
         return [ev.ErrorReceived(owner[0], failure)]
 
@@ -290,7 +291,8 @@ class Connection(Handshake):
         ``result`` (if any) is already decoded as that type."""
         if env.jsonrpc != "2.0":
             error = InvalidRequest('The "jsonrpc" member must be exactly "2.0"')
-            events.append(ev.Reply(self._encode_error(_readable_id(env.id), error)))
+            unread = _readable_id(env.id)
+            events.append(ev.Reply(self._encode_error(unread, error), unread))
         elif env.method is not UNSET:
             if env.id is UNSET:
                 self._receive_notification(env.method, env.params, events)
@@ -303,7 +305,8 @@ class Connection(Handshake):
             self._receive_response(env, events, decoded_as)
         else:
             error = InvalidRequest("Message is neither a request, a notification nor a response")
-            events.append(ev.Reply(self._encode_error(_readable_id(env.id), error)))
+            unread = _readable_id(env.id)
+            events.append(ev.Reply(self._encode_error(unread, error), unread))
 
     def _receive_request(
         self,
@@ -315,7 +318,7 @@ class Connection(Handshake):
     ) -> None:
         if rid in self._in_flight:
             error = InvalidRequest(f"Request id {rid!r} is already in use by a request in flight")
-            events.append(ev.Reply(self._encode_error(rid, error)))
+            events.append(ev.Reply(self._encode_error(rid, error), rid))
             return
         if self.revision is None and self.role == "server" and batch is None:
             # No handshake on this connection: the request may stand alone (stateless era).
@@ -323,14 +326,14 @@ class Connection(Handshake):
             try:
                 stateless = self._stateless_reader.read(method, raw, self.capabilities)
             except McpError as exc:
-                events.append(ev.Reply(self._encode_error(rid, exc)))
+                events.append(ev.Reply(self._encode_error(rid, exc), rid))
                 return
             if stateless is not None:
                 meta = stateless.meta
                 self._in_flight[rid] = None
                 self._stateless[rid] = meta
                 if stateless.spec.method == _DISCOVER:
-                    events.append(ev.Reply(self._answer_discover(rid)))
+                    events.append(ev.Reply(self._answer_discover(rid), rid))
                 else:
                     events.append(ev.RequestReceived(rid, stateless.request, meta))
                 return
@@ -340,7 +343,7 @@ class Connection(Handshake):
                 spec = self._incoming_spec(method, "request")
             if spec.params is PingRequest:
                 codec.decode_body(raw, PingRequest)
-                events.append(ev.Reply(codec.encode_result(rid, EmptyResult())))
+                events.append(ev.Reply(codec.encode_result(rid, EmptyResult()), rid))
                 return
             if method == "initialize":
                 events.extend(self._answer_initialize(rid, raw))
@@ -350,7 +353,7 @@ class Connection(Handshake):
             if check is not None:
                 request = check(request)
         except McpError as exc:
-            events.append(ev.Reply(self._encode_error(rid, exc)))
+            events.append(ev.Reply(self._encode_error(rid, exc), rid))
             return
         self._in_flight[rid] = batch
         if batch is not None:

@@ -68,7 +68,11 @@ class UnmatchedResponse(msgspec.Struct, frozen=True):
 
 
 class Reply(msgspec.Struct, frozen=True):
+    """An answer the protocol layer made itself; ``answers``: the request id it answers (one
+    member's, for a batch's answers), ``None`` when that id could not be read."""
+
     data: bytes
+    answers: RequestId | None = None
 
 
 class HandshakeComplete(msgspec.Struct, frozen=True):

@@ -127,7 +127,7 @@ class Handshake:
         self._negotiated(revision)
         self.peer_info = request.client_info
         self.peer_capabilities = request.capabilities
-        return [ev.Reply(codec.encode_result(rid, result)), ev.HandshakeComplete(revision)]
+        return [ev.Reply(codec.encode_result(rid, result), rid), ev.HandshakeComplete(revision)]
 
     def _answer_discover(self, rid: RequestId) -> bytes:
         """The answer to stateless-era ``server/discover`` request ``rid`` (taken in flight)."""

@@ -69,7 +69,7 @@ from .context import RequestContext
 from .contexts import ContextSnapshot
 from .outbox import Outbox
 from .parking import ParkingSpot
-from .transport import Outgoing
+from .transport import FrameKind, Outgoing
 
 if TYPE_CHECKING:
     from .session import Session
@@ -343,7 +343,7 @@ class IncomingRequests:
         if data is not None and not self._closed:
             # The last member of a batch whose other answers are in: they go out now.
             assert self.nursery is not None
-            self.nursery.start_soon(self.send_answer, Outgoing(data, rid))
+            self.nursery.start_soon(self.send_answer, Outgoing(data, rid, FrameKind.ANSWER))
 
     def ended_unanswered(self, rid: RequestId) -> None:
         """``rid`` ends with no answer (the peer cancelled it, or the session ended): tell the
@@ -368,8 +368,8 @@ class IncomingRequests:
         if isinstance(answer, CarriedResult):
             if self.outbox.put_carried_nowait(answer):
                 return None
-            return Outgoing(answer.encoded(), rid)
-        return Outgoing(answer, rid)
+            return Outgoing(answer.encoded(), rid, FrameKind.ANSWER)
+        return Outgoing(answer, rid, FrameKind.ANSWER)
 
     async def send_answer(self, outgoing: Outgoing) -> None:
         """Send an answer, waiting for room; dropped (with a debug line) if the session ended."""
@@ -448,7 +448,7 @@ class _RequestActors:
                     actor.rid = actor.request = None
                     data = incoming.answer_cut(rid)
                     incoming.forget(rid)
-                    actor.leftover = None if data is None else Outgoing(data, rid)
+                    actor.leftover = incoming.frame_of(data, rid)
                     after = _NEW_SCOPE if snapshot.unchanged() else _END
                 if after is _ENOUGH_PARKED:
                     return

@@ -63,7 +63,7 @@ from ..protocol.types import CancelledNotification, PingRequest, ProgressNotific
 from .lifecycle import IncomingRequests, RequestHandler, SessionBusy
 from .outbox import Outbox
 from .outgoing import PendingRequest, ProgressCallback
-from .transport import Delivered, Outgoing, OversizedFrame, Transport
+from .transport import Delivered, FrameKind, Outgoing, OversizedFrame, Transport
 
 __all__ = [
     "NotificationHandler",
@@ -302,7 +302,7 @@ class Session:
             if pending is not None:
                 pending.succeed(event.result)
         elif isinstance(event, ev.Reply):
-            return self._outbox.put_nowait(Outgoing(event.data))
+            return self._outbox.put_nowait(Outgoing(event.data, event.answers, FrameKind.ANSWER))
         elif isinstance(event, ev.NotificationReceived):
             return False
         elif isinstance(event, ev.ErrorReceived):
@@ -325,9 +325,9 @@ class Session:
         """Act on an event :meth:`_take` could not: the caller (the reader, or the task that
         handed the frame in) waits here, and reads nothing more meanwhile."""
         match event:
-            case ev.Reply(data=data):
+            case ev.Reply(data=data, answers=answers):
                 with contextlib.suppress(ConnectionClosed):
-                    await self._outbox.put(Outgoing(data))
+                    await self._outbox.put(Outgoing(data, answers, FrameKind.ANSWER))
             case ev.NotificationReceived(notification=notification):
                 await self._notification(notification)
 
@@ -364,7 +364,7 @@ class Session:
         ended.
         """
         data = self.connection.send_notification(notification, related=related)
-        await self._outbox.put(Outgoing(data, related))
+        await self._outbox.put(Outgoing(data, related, FrameKind.NOTIFICATION))
 
     async def request(
         self,
@@ -400,7 +400,9 @@ class Session:
         if on_id is not None:
             on_id(rid)
         try:
-            result: ResultT = await pending.send_and_wait(self._outbox, Outgoing(data, related))
+            result: ResultT = await pending.send_and_wait(
+                self._outbox, Outgoing(data, related, FrameKind.REQUEST)
+            )
         except trio.Cancelled:
             # The spec forbids cancelling initialize; every other request is called off.
             reason = None if request.METHOD == "initialize" else "The request was cancelled"
@@ -432,7 +434,7 @@ class Session:
                 data = self.connection.send_notification(cancel)
             except McpError:
                 return
-            if not self._outbox.put_nowait(Outgoing(data, related)):
+            if not self._outbox.put_nowait(Outgoing(data, related, FrameKind.NOTIFICATION)):
                 log.debug("outgoing buffer full: not telling the peer %r was cancelled", rid)
 
     def cancel_incoming(self, rid: RequestId, reason: str) -> None:

@@ -15,8 +15,10 @@ session that uses it; ``mcptrio.transports`` holds the implementations.
   refused) returns :class:`FailedRequest` for it: the session fails that request with the
   error it holds (a :class:`~mcptrio.protocol.errors.TransportError`, say), so the caller
   sees what went wrong on this side rather than an error answer the peer never sent.
-- :meth:`Transport.send` writes one or more frames, in order. Each is tagged with the id of the
-  request it relates to (or ``None``), which HTTP transports use to pick the stream it goes on.
+- :meth:`Transport.send` writes one or more frames, in order. Each says what it is
+  (:class:`FrameKind`: an answer, a request or a notification) and which of the peer's requests
+  it answers or relates to, which HTTP transports use to pick the stream it goes on: a
+  transport never reads a frame's bytes to route it.
   Writing to a closed or broken peer raises ``trio.BrokenResourceError`` or
   ``trio.ClosedResourceError``.
 - :meth:`Transport.aclose` releases the transport. It is idempotent.
@@ -51,6 +53,7 @@ and such a transport's ``receive`` only waits for its end.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
@@ -67,6 +70,7 @@ __all__ = [
     "Delivered",
     "FailedRequest",
     "Frame",
+    "FrameKind",
     "Outgoing",
     "OversizedFrame",
     "SessionFactory",
@@ -120,11 +124,28 @@ class FailedRequest(NamedTuple):
 Frame = bytes | OversizedFrame
 
 
+class FrameKind(enum.Enum):
+    """What an outgoing frame is, as the session that made it says."""
+
+    #: The answer (a result or an error) to the peer's request ``related``; for a 2025-03-26
+    #: batch, the answers to all its members, sent together once every one has ended.
+    ANSWER = "answer"
+    #: A request of this side's; ``related`` is the peer's request it is made for, if any.
+    REQUEST = "request"
+    #: A notification; ``related`` is the peer's request it is about, if any.
+    NOTIFICATION = "notification"
+
+
 class Outgoing(NamedTuple):
-    """One encoded frame to send, and the request it relates to, if any."""
+    """One encoded frame to send: what it is, and the peer's request it answers or relates to.
+
+    ``kind`` is ``None`` only for bytes no session made (a test writing a raw frame): a
+    transport that routes frames has nothing to route such a frame by.
+    """
 
     data: bytes
     related: RequestId | None = None
+    kind: FrameKind | None = None
 
 
 #: What a transport hands the session (:meth:`Session.deliver

@@ -7,11 +7,12 @@ Session`. :class:`HttpSession` is that session's :class:`~mcptrio.runtime.transp
   (:meth:`Session.handle_frame <mcptrio.runtime.session.Session.handle_frame>`): a session at its
   in-flight limit makes POSTs wait there, which is the design's backpressure. Nothing is queued
   for the session's reader, so :meth:`HttpSession.receive` only waits for the session's end.
-- **Out.** Every frame the session sends is routed to exactly one stream (never broadcast):
+- **Out.** Every frame the session sends is routed to exactly one stream (never broadcast), by
+  what the session says it is (:class:`~mcptrio.runtime.transport.FrameKind`) and the request
+  it relates to, never by its bytes:
 
-  1. a response goes to the stream of the POST that carried the request it answers (routed by
-     the response's own id, since the protocol layer answers some requests itself, untagged);
-  2. a request or notification tagged with a request that is still being answered goes on that
+  1. an answer goes to the stream of the POST that carried the request it answers;
+  2. a request or notification related to a request that is still being answered goes on that
      request's stream;
   3. anything else goes to the standalone stream, which a GET carries. With no GET connected,
      those messages wait there (at most ``unrelated_buffer``, oldest dropped first).
@@ -33,16 +34,14 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
-import msgspec
 import trio
 
 from ....protocol.base import RequestId
-from ....protocol.errors import ConnectionClosed, McpError
+from ....protocol.errors import ConnectionClosed
 from ....runtime.parking import ParkingSpot
 from ....runtime.session import Session
-from ....runtime.transport import Frame, Outgoing, TransportAbilities
+from ....runtime.transport import Frame, FrameKind, Outgoing, TransportAbilities
 from ....stores.event_store import EventStore
-from .envelope_peek import peek
 from .security import Principal
 from .sse_head_timer import SseHeadTimer
 from .sse_stream import KEEP_ALIVE_INTERVAL, OutboundStream
@@ -59,25 +58,6 @@ STANDALONE_STREAM_ID = "0"
 _STALL_TIMEOUT = 30.0
 # Request streams a session keeps for resumption while no connection writes them.
 _MAX_DETACHED_STREAMS = 64
-
-
-_ANSWER_HEAD = b'{"jsonrpc":"2.0","id":'
-
-
-def _is_answer_to(data: bytes, rid: RequestId) -> bool:
-    """Whether ``data`` is, as the codec writes them, the response to ``rid`` (not a batch).
-
-    The codec writes ``jsonrpc``, ``id``, then ``result`` or ``error``, so the prefix decides
-    it; anything else (a request or notification about ``rid``, a batch) says ``False`` and is
-    routed by :func:`peek`.
-    """
-    if not data.startswith(_ANSWER_HEAD):
-        return False
-    encoded = msgspec.json.encode(rid)
-    if not data.startswith(encoded, len(_ANSWER_HEAD)):
-        return False
-    after = len(_ANSWER_HEAD) + len(encoded)
-    return data.startswith(b',"result":', after) or data.startswith(b',"error":', after)
 
 
 class SessionEnded(Exception):
@@ -253,44 +233,34 @@ class HttpSession:
         self._by_request.clear()
 
     def _route(self, frame: Outgoing) -> OutboundStream | None:
-        """Queue ``frame`` on its stream; the stream that has no room for it, if any."""
-        data = frame.data
+        """Queue ``frame`` on its stream, by what the session says it is; the stream that has
+        no room for it, if any."""
+        kind = frame.kind
         related = frame.related
-        if related is not None and _is_answer_to(data, related):
-            # The common case, a handler's answer tagged with its own request: no decode.
-            stream = self._by_request.pop(related, None)
+        if kind is FrameKind.ANSWER:
+            stream = None if related is None else self._by_request.get(related)
             if stream is None:
                 log.debug("dropped an answer nobody waits for: %r", related)
                 return None
-            stream.push(data)
-            stream.owed.discard(related)
-            if not stream.owed:
-                stream.finish()
+            # An answer settles its stream: a POST carries one request, or one batch whose
+            # answers go out together once every member has ended. Answers never wait for
+            # room: there is at most one per POST.
+            stream.push(frame.data)
+            by_request = self._by_request
+            for rid in stream.owed:
+                if by_request.get(rid) is stream:
+                    del by_request[rid]
+            stream.owed.clear()
+            stream.finish()
             return None
-        try:
-            routing = peek(data)
-        except McpError:
-            log.error("dropped an undecodable outgoing frame: %r", data[:200])
-            return None
-        if routing.response_ids:
-            stream = self._by_request.get(routing.response_ids[0])
-            if stream is None:
-                log.debug("dropped an answer nobody waits for: %r", routing.response_ids)
-                return None
-            # Answers never wait for room: there is at most one per request in flight.
-            stream.push(data)
-            for rid in routing.response_ids:
-                if self._by_request.get(rid) is stream:
-                    del self._by_request[rid]
-                stream.owed.discard(rid)
-            if not stream.owed:
-                stream.finish()
+        if kind is None:
+            log.error("dropped a frame that says not what it is: %r", frame.data[:200])
             return None
         found = None if related is None else self._by_request.get(related)
         stream = self.standalone if found is None else found
         if not stream.drop_oldest and not stream.has_room():
             return stream
-        stream.push_related(data)
+        stream.push_related(frame.data)
         return None
 
     # ---------------------------------------------------------------- exchanges

@@ -107,13 +107,6 @@ _ALLOW_STATELESS = _ALLOW_POST = ((b"allow", b"POST"),)
 _STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
 
 
-def _is_error_answer(data: bytes) -> bool:
-    """Whether an encoded response is an error (our codec writes ``id`` then the body key)."""
-    error_at = data.find(b'"error":')
-    result_at = data.find(b'"result":')
-    return error_at >= 0 and (result_at < 0 or error_at < result_at)
-
-
 class StreamableHttpEndpoint:
     """The MCP endpoint of Streamable HTTP; see the module docstring.
 
@@ -367,7 +360,8 @@ class StreamableHttpEndpoint:
                 return
             answer = stream.pending.pop(0)
             stream.took()
-            if _is_error_answer(answer):
+            if session.revision is None:
+                # Refused: the handshake did not complete, and the session is of no use.
                 transport.close()
                 await responder.send_response(200, JSON_HEADERS, answer)
                 return

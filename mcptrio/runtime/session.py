@@ -239,7 +239,8 @@ class Session:
 
     async def _read(self) -> None:
         # No bound methods kept in locals across the wait: an idle session's reader waits for
-        # its whole life (a Streamable HTTP session's reader only waits), and each is 64 bytes.
+        # its whole life (a Streamable HTTP session's reader only waits), and each local a
+        # waiting frame holds is memory every idle session keeps.
         transport = self.transport
         while True:
             try:

@@ -4,7 +4,7 @@ A Streamable HTTP session is many HTTP exchanges feeding one :class:`~mcptrio.ru
 Session`. :class:`HttpSession` is that session's :class:`~mcptrio.runtime.transport.Transport`:
 
 - **In.** Each POST hands its body to the session itself, in the POST's own task
-  (:meth:`Session.handle_frame <mcptrio.runtime.session.Session.handle_frame>`): a session at its
+  (:meth:`Session.deliver <mcptrio.runtime.session.Session.deliver>`): a session at its
   in-flight limit makes POSTs wait there, which is the design's backpressure. Nothing is queued
   for the session's reader, so :meth:`HttpSession.receive` only waits for the session's end.
 - **Out.** Every frame the session sends is routed to exactly one stream (never broadcast), by

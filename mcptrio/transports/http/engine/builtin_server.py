@@ -240,7 +240,8 @@ async def _serve_connection(
         connection.client_host = host
         connection.slots = site.slots
         if site.hub is not None and connection.fd is not None:
-            # Its watcher is the hub's: no nursery (1.3 KiB a connection) for it.
+            # Its watcher is the hub's: no nursery for it, which every streaming connection would
+            # otherwise keep for its whole life.
             connection.hub = site.hub
             with connection.scope:
                 await connection.run()

@@ -9,10 +9,10 @@ one small interface (:class:`ResponseReader`):
   socket gave, with no Python work per byte or per header line;
 - **h11** otherwise (pure Python, always installed).
 
-Measured reason (callgrind, one ``tools/call`` over loopback, client side): h11 cost about a
-quarter of the client's instructions per call (its event objects, state machine and header
-validation on both the request and the response); with httptools and a request head written
-from a cached header block, that part almost disappears.
+Why two: h11 builds event objects, runs a state machine and validates every header line on both
+the request and the response, which made it a large part of what a client's call costs; with
+httptools and a request head written from a cached header block that part almost disappears
+(the figures are in ``docs/explanation/http-transport.md``, "The client side").
 
 Both enforce the same bounds: a response head over :data:`MAX_HEAD_SIZE` bytes, bad framing
 (``Content-Length`` with ``Transfer-Encoding``, a bad chunk) or anything after the end of the

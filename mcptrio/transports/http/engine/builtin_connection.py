@@ -67,8 +67,8 @@ from .parser import (
 )
 
 if TYPE_CHECKING:
-    from .builtin_server import ServerLimits
     from .connection_slots import ConnectionSlots
+    from .server_limits import ServerLimits
     from .wait_timer import WaitTimer
     from .watch_hub import WatchHub
 

@@ -24,7 +24,6 @@ import errno
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import trio
 
@@ -34,6 +33,7 @@ from .connection_slots import MAX_REFUSING, ConnectionSlots
 from .exchange import HttpApp
 from .h11_parser import H11RequestParser
 from .parser import RequestParser, response_head
+from .parser_choice import ParserName, httptools_chosen
 from .server_limits import ServerLimits
 from .wait_timer import WaitTimer
 from .watch_hub import WatchHub
@@ -42,22 +42,14 @@ __all__ = ["ServerLimits", "serve_builtin"]
 
 logger = logging.getLogger("mcptrio.transports.http")
 
-ParserName = Literal["auto", "h11", "httptools"]
-
 _ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 
 
 def _parser_factory(parser: ParserName) -> Callable[[int], RequestParser]:
-    if parser in ("auto", "httptools"):
-        try:
-            from .httptools_parser import HttptoolsRequestParser
-        except ImportError:
-            if parser == "httptools":
-                raise
-        else:
-            return HttptoolsRequestParser
-    if parser not in ("auto", "h11"):
-        raise ValueError(f"unknown parser {parser!r}: use 'auto', 'h11' or 'httptools'")
+    if httptools_chosen(parser):
+        from .httptools_parser import HttptoolsRequestParser
+
+        return HttptoolsRequestParser
     return H11RequestParser
 
 

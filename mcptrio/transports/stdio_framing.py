@@ -17,9 +17,8 @@ however many small chunks a long line arrives in, and there is no quadratic resc
 - A chunk with newlines completes the partial line with a single join of its parts and the
   chunk's head; everything after its last newline becomes the new partial line.
   ``bytes.split`` cuts the rest, one copy per frame. So every frame is copied once, however
-  many reads it arrives in. (Before, a partial line was a growing buffer, copied into it, out
-  of it and split again: 170-200 µs to frame 100 KiB that arrives in two 64 KiB reads, against
-  5 µs now, and 4.8 ms against 2.9 ms for 1 MiB; measured 2026-11-25.)
+  many reads it arrives in (a growing buffer would copy it in, out, and again to split it; see
+  ``docs/explanation/payload-cost.md``).
 - Each line loses one trailing ``\\r`` (CRLF peers). Empty and whitespace-only lines are skipped.
 - A line longer than the limit is never buffered whole. As soon as the partial line is certain to
   be over the limit, it is dropped but for its first and last kilobyte, and the framer discards
@@ -46,7 +45,7 @@ _CR = 0x0D
 
 
 # Chunks shorter than this are gathered into one part of a partial line (see the module
-# docstring); a part costs about 40 bytes besides its data.
+# docstring): each part has a fixed cost besides its data, which this makes small next to it.
 _MIN_PART = 4096
 
 

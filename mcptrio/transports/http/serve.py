@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 import trio
 
-from .engine.builtin_server import ParserName, ServerLimits, serve_builtin
+from .engine.builtin_server import ServerLimits, serve_builtin
 from .engine.exchange import HttpApp
+from .engine.parser_choice import ParserName
 from .engine.router import HttpRouter
 
 __all__ = ["as_http_app", "serve_http"]

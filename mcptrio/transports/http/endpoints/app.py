@@ -54,7 +54,6 @@ from .streamable import StreamableHttpEndpoint
 
 __all__ = ["McpHttpApp"]
 
-_PLAIN_ADMIT = HttpSecurity.admit
 log = logging.getLogger("mcptrio.http")
 
 _WELL_KNOWN = "/.well-known/"
@@ -185,23 +184,16 @@ class McpHttpApp:
         else:
             await send_error(responder, 404, f"No MCP endpoint at {path}")
             return
-        # Each header's first value by name (as header() finds it), for the lookups every
-        # request makes: Host and Origin here, Accept, Content-Type, the session id and the
-        # revision of a POST. For a POST one dict, 0.3 us less than six scans of the list
-        # (2026-11-29); any other request (a GET stream may live for hours) scans the list
-        # instead of keeping a dict of its headers alive (0.4 KiB a GET stream).
+        # Each header's first value by name (as header() finds it), for the endpoint's lookups:
+        # Accept, Content-Type, the session id and the revision of a POST. A POST makes several,
+        # so it reads its headers into a dict once, gone with the exchange; any other request
+        # scans the list when asked, since a GET stream may stay open for hours and would keep
+        # such a dict alive all that time.
         headers = request.headers
         fields: Mapping[bytes, bytes] = (
             dict(reversed(headers)) if method == "POST" else HeaderScan(headers)
         )
-        security = self.security
-        admitted: Refusal | Principal | None
-        if security.authenticator is None and type(security).admit is _PLAIN_ADMIT:
-            # What admit would do, without a coroutine for it (0.13 us a request, 2026-11-29);
-            # a subclass's own admit is always awaited.
-            admitted = security.origin_host.refusal_of(fields.get(b"host"), fields.get(b"origin"))
-        else:
-            admitted = await security.admit(request)
+        admitted = await self.security.admit(request)
         if isinstance(admitted, Refusal):
             await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)
             return

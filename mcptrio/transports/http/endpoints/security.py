@@ -142,10 +142,10 @@ class _Matcher:
         self.wildcard: set[str] = set()
         self.any = False
         self.origins = origins
-        #: Verdicts on values seen lately: a dict lookup instead of a decode, strip, lower and
-        #: port split, 0.1 against 0.6 us a value, paid for Host and for Origin by every request
-        #: (measured 2026-11-29). Each matcher keeps its own, so allow_bound_address (which
-        #: makes new matchers) never sees stale verdicts.
+        #: Verdicts on values seen lately: every request has its Host (and Origin) judged, and
+        #: a client sends the same ones each time, so a lookup stands in for decoding, lowering
+        #: and splitting off the port. Each matcher keeps its own, so allow_bound_address
+        #: (which makes new matchers) never sees stale verdicts.
         self.verdicts: dict[bytes, bool] = {}
         for entry in entries:
             entry = entry.strip().lower()
@@ -239,13 +239,9 @@ class OriginHostCheck:
     def refusal_of(self, host: bytes | None, origin: bytes | None) -> Refusal | None:
         """The 403 for a request with this ``Host`` and ``Origin`` (``None``: absent), or
         ``None`` when it may proceed."""
-        # A value seen lately is judged by its verdict alone, without calling the matcher
-        # (0.07 against 0.2 us, measured 2026-11-29).
-        host_ok = self._host_ok
-        if host is not None and not (host_ok.verdicts.get(host) or host_ok(host)):
+        if not self.host_allowed(host):
             return _HOST_REFUSED
-        origin_ok = self._origin_ok
-        if origin is not None and not (origin_ok.verdicts.get(origin) or origin_ok(origin)):
+        if not self.origin_allowed(origin):
             return _ORIGIN_REFUSED
         return None
 

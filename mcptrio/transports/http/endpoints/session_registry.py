@@ -51,8 +51,8 @@ class _StartedOnce:
     """Hands ``started()`` on to a task status, then lets go of it.
 
     ``nursery.start`` gives its task a status that refers to a temporary nursery; a session
-    keeps the status it was given for its whole life, and with it that nursery (about 1 KiB).
-    This stand-in is all the session keeps.
+    keeps the status it was given for its whole life, and with it that nursery. This stand-in is
+    all the session keeps.
     """
 
     __slots__ = ("_status",)

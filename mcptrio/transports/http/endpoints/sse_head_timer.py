@@ -11,8 +11,8 @@ stream is let go at once, not held until its delay has passed (in JSON mode that
 worth of streams, thousands, kept alive for the garbage collector to walk). The timer's task
 sleeps until the oldest armed stream is due (all delays are equal, so arrival order is deadline
 order, and the dict keeps it). When nothing is armed it stays awake one more delay before it
-waits to be woken: a busy session arms again within that time, and waking an idle timer costs
-the arming POST a task switch (2 µs of a stateless-era call's ~50 µs in-process, measured).
+waits to be woken: a busy session arms again within that time, so its POSTs do not pay a task
+switch each to wake an idle timer.
 """
 
 from __future__ import annotations

@@ -83,8 +83,8 @@ def sse_event(message: bytes, event_id: str | None) -> bytes:
     """One SSE ``message`` event; the fast path for JSON, which never holds a raw line break."""
     if b"\n" in message or b"\r" in message or not message:
         return encode_event(message, event_id=event_id)
-    # One join, not a chain of ``+``: each ``+`` makes a whole copy of the message, and the
-    # chain cost 20-106 µs for 100 KiB against 6 µs (measured 2026-11-25).
+    # One join, not a chain of ``+``: each ``+`` makes a whole copy of the message, which for a
+    # large answer is most of what writing it costs.
     if event_id is None:
         return b"".join((b"data: ", message, b"\n\n"))
     return b"".join((b"id: ", event_id.encode(), b"\ndata: ", message, b"\n\n"))
@@ -133,7 +133,8 @@ class OutboundStream:
         self.capacity = capacity
         self.drop_oldest = drop_oldest
         # A list, not a deque: a session's streams hold a few messages at a time, and an empty
-        # deque costs 760 bytes (a GET stream keeps one for its whole life, a POST makes one).
+        # deque is much larger than an empty list (a GET stream keeps one for its whole life,
+        # a POST makes one).
         self.pending: list[bytes] = []
         #: The request ids (of a POST stream) still waiting for their answer.
         self.owed: set[RequestId] = set(owed)
@@ -157,7 +158,7 @@ class OutboundStream:
         # JSON answer costs one park and one reschedule, no Event.
         # One waiter (the usual case: the stream's writer, or the POST waiting for its JSON
         # answer) parks in ``_waiter`` with a bound method to abort; more go in the list, each
-        # with a closure (200-odd bytes an open stream would keep for its whole life).
+        # with a closure (which an open stream would otherwise keep for its whole life).
         self._waiter: trio.lowlevel.Task | None = None
         self._waiters: list[trio.lowlevel.Task] | None = None
         self._space: trio.Event | None = None
@@ -366,8 +367,8 @@ async def write_stream(
                         # A quiet stream (a listen stream, a long call) gets a comment now and
                         # then: proxies keep it open, and a client that went away is noticed at
                         # the write. The writer's own scope carries the deadline (no scope per
-                        # wait: 800 bytes an idle stream would keep); left in place if the wait
-                        # is cancelled, so that a deadline is told from a takeover.
+                        # wait, which an idle stream would keep while it waits); left in place if
+                        # the wait is cancelled, so that a deadline is told from a takeover.
                         scope.deadline = trio.current_time() + interval
                         await stream.wait()
                         scope.deadline = math.inf

@@ -310,10 +310,10 @@ _answer_decoder = msgspec.json.Decoder(_ErrorAnswer)
 
 def answer_status(answer: bytes) -> int:
     """The HTTP status of a JSON answer in this era: 200, or the one its error code calls for."""
-    # Searching a large result whole for "error" cost 66-100 us per 100 KiB answer (read-100k
-    # over HTTP), more than anything else the server did for it. Inside a JSON string a quote
-    # is escaped, so ``"result":`` in the bytes is a key; with no ``"error"`` before it, it is
-    # the envelope's, and the rest of the answer is its result.
+    # The result is never searched: for a large answer a search of the whole body would cost
+    # more than anything else the server does for it. Inside a JSON string a quote is escaped,
+    # so ``"result":`` in the bytes is a key; with no ``"error"`` before it, it is the
+    # envelope's, and the rest of the answer is its result.
     result_at = answer.find(b'"result":')
     if result_at >= 0:
         if answer.find(b'"error"', 0, result_at) < 0:

@@ -31,6 +31,7 @@ import copy
 import logging
 import ssl
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from functools import partial
 from typing import Any
 
 import trio
@@ -486,9 +487,7 @@ async def serve_hypercorn(
     # Hypercorn types the app with its own TypedDict scopes; AsgiApp takes any mapping.
     asgi: Any = AsgiApp(app)
     async with trio.open_nursery() as nursery:
-        binds: list[str] = await nursery.start(
-            lambda task_status: serve(asgi, config, mode="asgi", task_status=task_status)
-        )
+        binds: list[str] = await nursery.start(partial(serve, asgi, config, mode="asgi"))
         task_status.started(binds[0])
 
 

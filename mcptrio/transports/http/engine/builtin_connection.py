@@ -40,7 +40,7 @@ import logging
 import math
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
@@ -67,8 +67,8 @@ from .parser import (
 )
 
 if TYPE_CHECKING:
-    from .builtin_server import ServerLimits
     from .connection_slots import ConnectionSlots
+    from .server_limits import ServerLimits
     from .wait_timer import WaitTimer
     from .watch_hub import WatchHub
 
@@ -77,6 +77,9 @@ __all__ = ["RECEIVE_SIZE", "BuiltinConnection"]
 logger = logging.getLogger("mcptrio.transports.http")
 
 RECEIVE_SIZE = 65536
+
+#: What a read from the client gave.
+_Read = TypeVar("_Read", bound=bytes | bytearray)
 
 # What the connection was waiting for when its scope's deadline fired.
 _IDLE, _HEAD, _BODY, _WRITE = range(4)
@@ -200,7 +203,12 @@ class BuiltinConnection:
         ``b""`` at EOF or breakage (the client is then gone)."""
         assert self._fd is not None
         data = _read_nowait(self._fd)
-        if data is not None and not data:
+        return data if data is None else self._got(data)
+
+    def _got(self, data: _Read) -> _Read:
+        """``data``, as read from the client: ``b""`` means it has gone, and nothing more is
+        read."""
+        if not data:
             self.peer_gone = True
             self.readable = False
         return data
@@ -222,10 +230,7 @@ class BuiltinConnection:
                 # Fairness: a client that keeps the socket full must not starve the others. The
                 # yield cannot raise Cancelled: that would lose the bytes just read.
                 await trio.lowlevel.cancel_shielded_checkpoint()
-        if not data:
-            self.peer_gone = True
-            self.readable = False
-        return data
+        return self._got(data)
 
     async def receive(self, deadline: float, phase: int) -> bytes | bytearray:
         """:meth:`receive_some`, ending the request loop if nothing comes by ``deadline``.
@@ -233,8 +238,8 @@ class BuiltinConnection:
         Bytes of a request head that are already there are returned without a yield: the loop
         owes one (``owes_yield``) and pays it once the response is out (:meth:`run`). A client
         that keeps the socket full still gives the others a turn per read, and its answer does
-        not wait a scheduler pass first (about 9 µs of every small call over HTTP at one caller,
-        where the next request is often in by the time the loop reads; measured 2026-11-29)."""
+        not wait a scheduler pass first: at one caller the next request is often in by the time
+        the loop reads, so a yield before it would put a whole scheduler pass on every call."""
         fd = self._fd
         if fd is not None and (data := _read_nowait(fd)) is not None:
             # Already there: no deadline to arm (a read that has to wait arms it below). As
@@ -244,20 +249,13 @@ class BuiltinConnection:
                 # read, at once, as the loop owes at most one.
                 await trio.lowlevel.cancel_shielded_checkpoint()
             self.owes_yield = phase != _BODY
-            if not data:
-                self.peer_gone = True
-                self.readable = False
-            return data
+            return self._got(data)
         self.phase = phase
         self.timer.waiting(self, deadline)
         try:
             if fd is None:
                 return await self.receive_some()
-            data = await _wait_and_read(fd)
-            if not data:
-                self.peer_gone = True
-                self.readable = False
-            return data
+            return self._got(await _wait_and_read(fd))
         finally:
             self.wait_deadline = math.inf
 
@@ -358,63 +356,46 @@ class BuiltinConnection:
 
     # -- writing ----------------------------------------------------------------------------
 
-    async def send(self, data: bytes) -> None:
+    async def send(self, data: bytes, body: bytes = b"") -> None:
+        """Write ``data`` to the client, then ``body`` if any.
+
+        On plain TCP the two go out in one ``writev``, not joined first: joining costs a copy
+        of the body in a fresh allocation, often of fresh pages for a large answer, and the
+        socket copies it anyway. A write the socket takes whole costs neither a deadline nor a
+        task switch.
+        """
         if not self.writable:
             raise trio.BrokenResourceError("the client connection is closed")
         fd = self._fd
-        if fd is not None:
-            # A write the socket takes whole costs neither a deadline nor a task switch.
-            await trio.lowlevel.checkpoint_if_cancelled()
+        if fd is None:
+            scope = self.scope
+            self.phase = _WRITE
+            scope.deadline = trio.current_time() + self.limits.write_timeout
             try:
-                sent = os.write(fd, data)
-            except BlockingIOError:
-                sent = 0
-            except OSError as error:
+                await self.stream.send_all(data + body)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
                 self.writable = False
                 raise trio.BrokenResourceError("the client connection is closed") from error
-            if sent == len(data):
-                return
-            await self._send_rest(fd, memoryview(data)[sent:])
+            finally:
+                scope.deadline = math.inf
             return
-        scope = self.scope
-        self.phase = _WRITE
-        scope.deadline = trio.current_time() + self.limits.write_timeout
-        try:
-            await self.stream.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
-            self.writable = False
-            raise trio.BrokenResourceError("the client connection is closed") from error
-        finally:
-            scope.deadline = math.inf
-
-    async def send_head_and_body(self, head: bytes, body: bytes) -> None:
-        """:meth:`send` of ``head + body``, without joining them: one ``writev`` of both.
-
-        Joining costs a copy of the body in a fresh allocation (5 µs for 100 KiB when the heap
-        has room, 25-100 µs when the allocator must map fresh pages, as it often must for
-        answers that size; measured 2026-11-25), and the socket copies it anyway.
-        """
-        fd = self._fd
-        if fd is None or not body:
-            await self.send(head + body)
-            return
-        if not self.writable:
-            raise trio.BrokenResourceError("the client connection is closed")
         await trio.lowlevel.checkpoint_if_cancelled()
         try:
-            sent = os.writev(fd, (head, body))
+            sent = os.writev(fd, (data, body)) if body else os.write(fd, data)
         except BlockingIOError:
             sent = 0
         except OSError as error:
             self.writable = False
             raise trio.BrokenResourceError("the client connection is closed") from error
-        if sent == len(head) + len(body):
+        if sent == len(data) + len(body):
             return
-        if sent < len(head):
+        if sent >= len(data):
+            rest = memoryview(body)[sent - len(data) :]
+        elif body:
             # The socket took less than the head (rare: it was nearly full): the rest whole.
-            rest = memoryview(head[sent:] + body)
+            rest = memoryview(data[sent:] + body)
         else:
-            rest = memoryview(body)[sent - len(head) :]
+            rest = memoryview(data)[sent:]
         await self._send_rest(fd, rest)
 
     async def _send_rest(self, fd: int, data: memoryview) -> None:

@@ -180,10 +180,7 @@ class BuiltinResponder:
         request = self._request
         keep_alive = request.keep_alive = request.can_keep_alive()
         head = response_head(status, headers, content_length=len(body), keep_alive=keep_alive)
-        if body and request.head.method != b"HEAD":
-            await self._connection.send_head_and_body(head, body)
-        else:
-            await self._connection.send(head)
+        await self._connection.send(head, body if request.head.method != b"HEAD" else b"")
 
     async def send_quietly(self, status: int, message: bytes) -> None:
         """Send an error response the front end generated; a gone client is not an error."""

@@ -24,7 +24,6 @@ import errno
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import trio
 
@@ -34,6 +33,8 @@ from .connection_slots import MAX_REFUSING, ConnectionSlots
 from .exchange import HttpApp
 from .h11_parser import H11RequestParser
 from .parser import RequestParser, response_head
+from .parser_choice import ParserName, httptools_chosen
+from .server_limits import ServerLimits
 from .wait_timer import WaitTimer
 from .watch_hub import WatchHub
 
@@ -41,52 +42,14 @@ __all__ = ["ServerLimits", "serve_builtin"]
 
 logger = logging.getLogger("mcptrio.transports.http")
 
-ParserName = Literal["auto", "h11", "httptools"]
-
 _ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 
 
-@dataclass(frozen=True, slots=True)
-class ServerLimits:
-    """Limits of the built-in server; every wait on a client has a deadline."""
-
-    #: Connections served at once. Past it a new client takes the slot of the connection that
-    #: has waited longest on its client, or gets 503 when every one is busy.
-    max_connections: int = 1000
-    #: Connections served at once per client address (``None``: no such limit). Leave it unset
-    #: behind a reverse proxy, where every connection has the proxy's address.
-    max_connections_per_client: int | None = None
-    #: Seconds a client refused for want of a slot is told to wait (``Retry-After``).
-    retry_after: int = 1
-    #: Largest request line plus headers, in bytes (over it: 431).
-    max_head_size: int = 65536
-    #: Seconds a client has to send a whole request head once it has started it (or connected).
-    header_timeout: float = 10.0
-    #: Seconds an idle keep-alive connection waits for its next request.
-    keep_alive_timeout: float = 5.0
-    #: Seconds to wait for each piece of a request body.
-    body_timeout: float = 30.0
-    #: Seconds one write to the client may take.
-    write_timeout: float = 30.0
-    #: Bytes of an unread request body discarded to keep the connection; past this, it closes.
-    discard_body_limit: int = 1 << 20
-    #: Bytes of pipelined requests buffered while a streamed response is open.
-    pipeline_buffer_limit: int = 1 << 16
-    #: Seconds spent draining the client after the server half-closes a connection.
-    linger_timeout: float = 1.0
-
-
 def _parser_factory(parser: ParserName) -> Callable[[int], RequestParser]:
-    if parser in ("auto", "httptools"):
-        try:
-            from .httptools_parser import HttptoolsRequestParser
-        except ImportError:
-            if parser == "httptools":
-                raise
-        else:
-            return HttptoolsRequestParser
-    if parser not in ("auto", "h11"):
-        raise ValueError(f"unknown parser {parser!r}: use 'auto', 'h11' or 'httptools'")
+    if httptools_chosen(parser):
+        from .httptools_parser import HttptoolsRequestParser
+
+        return HttptoolsRequestParser
     return H11RequestParser
 
 
@@ -240,7 +203,8 @@ async def _serve_connection(
         connection.client_host = host
         connection.slots = site.slots
         if site.hub is not None and connection.fd is not None:
-            # Its watcher is the hub's: no nursery (1.3 KiB a connection) for it.
+            # Its watcher is the hub's: no nursery for it, which every streaming connection would
+            # otherwise keep for its whole life.
             connection.hub = site.hub
             with connection.scope:
                 await connection.run()

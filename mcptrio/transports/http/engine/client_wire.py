@@ -9,10 +9,10 @@ one small interface (:class:`ResponseReader`):
   socket gave, with no Python work per byte or per header line;
 - **h11** otherwise (pure Python, always installed).
 
-Measured reason (callgrind, one ``tools/call`` over loopback, client side): h11 cost about a
-quarter of the client's instructions per call (its event objects, state machine and header
-validation on both the request and the response); with httptools and a request head written
-from a cached header block, that part almost disappears.
+Why two: h11 builds event objects, runs a state machine and validates every header line on both
+the request and the response, which made it a large part of what a client's call costs; with
+httptools and a request head written from a cached header block that part almost disappears
+(the figures are in ``docs/explanation/http-transport.md``, "The client side").
 
 Both enforce the same bounds: a response head over :data:`MAX_HEAD_SIZE` bytes, bad framing
 (``Content-Length`` with ``Transfer-Encoding``, a bad chunk) or anything after the end of the
@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
 import h11
 
 from ....protocol.errors import TransportError
+from .parser_choice import ParserName, httptools_chosen
 
 __all__ = [
     "MAX_HEAD_SIZE",
@@ -257,9 +258,6 @@ class _H11Reader:
         return self.complete and done and not self._eof and not h.trailing_data[0]
 
 
-ParserName = Literal["auto", "h11", "httptools"]
-
-
 class ConnectionParser:
     """What a connection keeps between its responses: which parser, and for h11 its state
     machine."""
@@ -269,17 +267,11 @@ class ConnectionParser:
     def __init__(self, parser: ParserName = "auto") -> None:
         self._h11: h11.Connection | None = None
         self._make: Callable[[], ResponseReader] | None = None
-        if parser in ("auto", "httptools"):
-            try:
-                from .client_httptools import HttptoolsResponseReader
-            except ImportError:
-                if parser == "httptools":
-                    raise
-            else:
-                self._make = HttptoolsResponseReader
-        elif parser != "h11":
-            raise ValueError(f"unknown parser {parser!r}: use 'auto', 'h11' or 'httptools'")
-        if self._make is None:
+        if httptools_chosen(parser):
+            from .client_httptools import HttptoolsResponseReader
+
+            self._make = HttptoolsResponseReader
+        else:
             self._h11 = h11.Connection(our_role=h11.CLIENT)
 
     @property

@@ -48,8 +48,8 @@ class HttptoolsRequestParser:
     def __init__(self, max_head_size: int) -> None:
         self._max_head_size = max_head_size
         self._parser = httptools.HttpRequestParser(self)
-        # A list: it holds a few events at a time, and an empty deque costs 760 bytes for every
-        # connection (an open SSE stream keeps its connection, and this, for its whole life).
+        # A list: it holds a few events at a time, and an empty deque is much larger than an
+        # empty list (an open SSE stream keeps its connection, and this, for its whole life).
         self._events: list[ParserEvent] = []
         self._error: HttpParseError | None = None
         self._url = b""

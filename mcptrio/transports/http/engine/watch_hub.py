@@ -5,8 +5,8 @@ the client went away, and take in what the client pipelines meanwhile: that is t
 :class:`~.builtin_exchange.DisconnectWatcher`'s job. Trio waits for one descriptor per task, so
 the watcher of a TLS connection is a task in the connection's nursery; a server holding
 thousands of open GET streams would then hold thousands of tasks, each with its nursery and
-cancel scope (measured: 4.9 KiB per open stream, of the 22 KiB a Streamable HTTP session with a
-GET stream cost).
+cancel scope, a large share of what a session with an open GET stream costs (the figures are in
+``docs/explanation/cancellation-and-backpressure.md``, "What an idle session keeps").
 
 On Linux, plain TCP connections are watched here instead: the hub keeps an epoll set of its
 own, registers a connection's descriptor while its response streams, and one task (in the

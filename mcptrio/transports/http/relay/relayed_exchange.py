@@ -25,42 +25,23 @@ MAX_UNREAD: Final = 4096
 
 
 class RelayedRequest:
-    """A forwarded :class:`~.messages.Request` as an ``HttpRequest``."""
+    """A forwarded :class:`~.messages.Request` as an ``HttpRequest``: its fields as they came."""
 
-    __slots__ = ("_message",)
+    __slots__ = ("_body", "client", "headers", "method", "path", "query_string", "scheme")
 
     def __init__(self, message: Request) -> None:
-        self._message = message
-
-    @property
-    def method(self) -> str:
-        return self._message.method
-
-    @property
-    def path(self) -> str:
-        return self._message.path
-
-    @property
-    def query_string(self) -> bytes:
-        return self._message.query_string
-
-    @property
-    def headers(self) -> Headers:
-        return self._message.headers
-
-    @property
-    def client(self) -> tuple[str, int] | None:
-        return self._message.client
-
-    @property
-    def scheme(self) -> str:
-        return self._message.scheme
+        self.method = message.method
+        self.path = message.path
+        self.query_string = message.query_string
+        self.headers: Headers = message.headers
+        self.client = message.client
+        self.scheme = message.scheme
+        self._body = message.body
 
     async def read_body(self, limit: int) -> bytes:
-        body = self._message.body
-        if len(body) > limit:
+        if len(self._body) > limit:
             raise BodyTooLarge
-        return body
+        return self._body
 
 
 class RelayedResponder:

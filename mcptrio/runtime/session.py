@@ -48,7 +48,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 import trio
@@ -71,6 +71,7 @@ __all__ = [
     "Session",
     "SessionActor",
     "SessionBusy",
+    "SessionFactory",
     "SessionStatistics",
 ]
 
@@ -483,3 +484,13 @@ class SessionStatistics(msgspec.Struct, frozen=True):
     parked_request_actors: int
     #: Bytes of the frames in the outgoing buffer or being written by the writer.
     queued_outgoing_bytes: int = 0
+
+
+class SessionFactory(Protocol):
+    """Makes the session of each connection a server accepts: a :class:`mcptrio.Server` is one.
+
+    The servers that open sessions themselves (the WebSocket servers, each HTTP endpoint) take
+    one, so that they know nothing of the server behind it.
+    """
+
+    def session(self, transport: Transport) -> Session: ...

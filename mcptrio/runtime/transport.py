@@ -55,15 +55,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from ..protocol.base import RequestId
 from ..protocol.codec import CarriedResult, Envelope
 from ..protocol.errors import McpError
 from ..protocol.unreadable import LEADING_LOOK_BYTES
-
-if TYPE_CHECKING:
-    from .session import Session
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
@@ -73,7 +70,6 @@ __all__ = [
     "FrameKind",
     "Outgoing",
     "OversizedFrame",
-    "SessionFactory",
     "Transport",
     "TransportAbilities",
     "oversized_frame",
@@ -197,13 +193,3 @@ class Transport(Protocol):
         """What this transport can do beyond the three methods above (``TransportAbilities()``
         for nothing more)."""
         ...
-
-
-class SessionFactory(Protocol):
-    """Makes the session of each connection a server accepts: a :class:`mcptrio.Server` is one.
-
-    The servers that open sessions themselves (the WebSocket servers, each HTTP endpoint) take
-    one, so that they know nothing of the server behind it.
-    """
-
-    def session(self, transport: Transport) -> Session: ...

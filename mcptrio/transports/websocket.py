@@ -40,13 +40,8 @@ import trio_websocket
 
 from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
-from ..runtime.transport import (
-    DEFAULT_MAX_FRAME_SIZE,
-    Frame,
-    Outgoing,
-    SessionFactory,
-    TransportAbilities,
-)
+from ..runtime.session import SessionFactory
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, TransportAbilities
 from .http.engine.exchange import Headers, HttpRequest, WebSocketClosed, WebSocketPeer
 
 __all__ = [

@@ -35,7 +35,8 @@ from urllib.parse import unquote
 import trio
 import trio_websocket
 
-from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, SessionFactory
+from ..runtime.session import SessionFactory
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE
 from .http.endpoints.security import OriginHostCheck, Refusal
 from .http.engine.exchange import Headers
 from .websocket import (

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 
 import trio
 
-from ....runtime.transport import SessionFactory
+from ....runtime.session import SessionFactory
 from ....stores.event_store import EventStore, InMemoryEventStore
 from ....stores.session_directory import SessionDirectory
 from ..engine.exchange import HeaderScan, HttpRequest, HttpResponder, WebSocketPeer, header

@@ -25,7 +25,8 @@ import trio
 
 from ....protocol.errors import PARSE_ERROR, InvalidRequest, ParseError
 from ....protocol.sse import encode_event
-from ....runtime.transport import Frame, Outgoing, SessionFactory, TransportAbilities
+from ....runtime.session import SessionFactory
+from ....runtime.transport import Frame, Outgoing, TransportAbilities
 from ..engine.exchange import HttpRequest, HttpResponder, header
 from .envelope_peek import peek
 from .request_checks import accepts, read_json_body

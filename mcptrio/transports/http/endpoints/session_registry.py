@@ -26,7 +26,7 @@ from dataclasses import KW_ONLY, dataclass, field
 
 import trio
 
-from ....runtime.transport import SessionFactory
+from ....runtime.session import SessionFactory
 from ....stores.errors import StoreUnavailable
 from ....stores.event_store import EventStore
 from .departure_watch import DepartureWatch

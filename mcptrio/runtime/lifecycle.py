@@ -402,7 +402,9 @@ class IncomingRequests:
         connection = self.session.connection
         if self._peer_cancelled is not None and rid in self._peer_cancelled:
             data = connection.drop_request(rid)
-            self.ended_unanswered(rid)
+            if data is None:
+                self.ended_unanswered(rid)
+            # Else the last member of a batch ended: the batch's answers, which settle it.
             return data
         return connection.respond_error(rid, InternalError("The server cancelled this request"))
 
@@ -410,8 +412,9 @@ class IncomingRequests:
         """``rid`` was cancelled while it waited for a slot, before it ran: by the peer (then the
         transport is told it ended unanswered) or by the session's end."""
         data = self.session.connection.drop_request(rid)
-        self.ended_unanswered(rid)
-        if data is not None and not self._closed:
+        if data is None or self._closed:
+            self.ended_unanswered(rid)
+        else:
             # The last member of a batch whose other answers are in: they go out now.
             assert self.nursery is not None
             self.nursery.start_soon(self.send_answer, Outgoing(data, rid, FrameKind.ANSWER))

@@ -9,7 +9,7 @@ the cases are made, so that nothing is left out silently.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +104,12 @@ class SuiteCase:
             raise AssertionError(
                 f"{self.id} did not finish within {deadline} s: it was stuck {doing}"
             ) from None
+        except BaseExceptionGroup as group:
+            # What failed, as itself: the nurseries of a check and of its clients are strict.
+            only = _only_error(group)
+            if only is None:
+                raise
+            raise only from None
 
 
 def suite_cases(*transports: TransportUnderTest) -> list[SuiteCase]:
@@ -169,6 +175,9 @@ def _check_keys(transport: TransportUnderTest) -> None:
             )
 
 
-def check_names() -> Iterable[str]:
-    """The names of the checks, in order."""
-    return (check.name for check in CHECKS)
+def _only_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one error ``group`` holds, however deeply nested, or ``None`` if it holds more."""
+    if len(group.exceptions) != 1:
+        return None
+    (only,) = group.exceptions
+    return _only_error(only) if isinstance(only, BaseExceptionGroup) else only

@@ -163,11 +163,8 @@ def tampered(
 @pytest.mark.parametrize(
     ("check", "why"),
     [
-        ("client_cancel_interrupts_the_handler", "stuck waiting for the handler to be cancelled"),
-        (
-            "client_timeout_raises_and_interrupts_the_handler",
-            "stuck waiting for the handler to be cancelled",
-        ),
+        ("client_cancel_interrupts_the_handler", "not done within 2.0 s: the handler being"),
+        ("client_timeout_raises_and_interrupts_the_handler", "the handler being cancelled"),
     ],
 )
 async def test_a_transport_losing_cancellations_fails(
@@ -189,7 +186,8 @@ async def test_a_transport_that_never_says_the_server_left_fails(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     case = case_of(tampered(keep_open=True), "server_going_away_fails_pending_calls")
-    with pytest.raises(AssertionError, match="pending calls to fail once the server went away"):
+    left = r"not done within 2\.0 s: the pending calls failing once the server left"
+    with pytest.raises(AssertionError, match=left):
         await case.run()
 
 

@@ -203,11 +203,8 @@ async def server_requests_reach_the_client_and_come_back(trial: Trial) -> None:
         expected.append("elicited Ada")
     expected.append("roots file:///suite")
     expect_equal(answer, "; ".join(expected), "what the handler got from the client")
-    asked = [
-        content.text if isinstance(content := request.messages[0].content, TextContent) else None
-        for request in sampling.requests
-    ]
-    expect_equal(asked, ["Say something"], "the sampling requests the client got")
+    asked = [request.messages[0].content for request in sampling.requests]
+    expect_equal(asked, [TextContent(text="Say something")], "the sampling the client was asked")
     expect_equal(
         [request.message for request in elicitation.requests],
         ["Your name?"] if has_elicitation else [],

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import trio
 
-from ...client import Handlers
+from ...client import Client, Handlers
 from ...protocol.errors import RequestTimeout
 from ...protocol.types import CreateMessageRequest, CreateMessageResult
 from ...runtime.context import RequestContext
-from .outcomes import failure_of, text_of
+from .outcomes import expect_equal, failure_of, text_of
 from .trial import Trial
 
 __all__ = [
@@ -25,8 +25,8 @@ __all__ = [
 
 async def client_cancel_interrupts_the_handler(trial: Trial) -> None:
     """Leaving the cancel scope of a call in flight cancels the server's handler at its next
-    checkpoint (it never returns), and the session carries on: the next call on the same
-    client gets its own answer."""
+    checkpoint, promptly (it never returns), and the session carries on: the next call on the
+    same client gets its own answer."""
     witness = trial.witness
     async with trial.client() as client:
         with trio.CancelScope() as scope:
@@ -36,17 +36,16 @@ async def client_cancel_interrupts_the_handler(trial: Trial) -> None:
                 await witness.entered("cancelled").wait()
                 trial.step("leaving the call's cancel scope")
                 scope.cancel()
-        assert scope.cancelled_caught
-        trial.step("waiting for the handler to be cancelled")
-        await witness.ended("cancelled").wait()
-        assert witness.outcomes["cancelled"] == "cancelled"
-        trial.step("calling again on the same client")
-        assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+        expect_equal(scope.cancelled_caught, True, "the call was left by its cancel scope")
+        with trial.within(trial.promptly, "the handler being cancelled"):
+            await witness.ended("cancelled").wait()
+        expect_equal(witness.outcomes["cancelled"], "cancelled", "how the handler ended")
+        await _call_again(trial, client)
 
 
 async def client_timeout_raises_and_interrupts_the_handler(trial: Trial) -> None:
     """A call's ``timeout=`` passing raises ``RequestTimeout`` in the caller and cancels the
-    server's handler; the session carries on."""
+    server's handler, promptly; the session carries on."""
     witness = trial.witness
     async with trial.client() as client:
         trial.step("calling with a timeout")
@@ -55,16 +54,15 @@ async def client_timeout_raises_and_interrupts_the_handler(trial: Trial) -> None
             (RequestTimeout,),
             "a call past its timeout",
         )
-        trial.step("waiting for the handler to be cancelled")
-        await witness.ended("timed out").wait()
-        assert witness.outcomes["timed out"] == "cancelled"
-        trial.step("calling again on the same client")
-        assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+        with trial.within(trial.promptly, "the handler being cancelled"):
+            await witness.ended("timed out").wait()
+        expect_equal(witness.outcomes["timed out"], "cancelled", "how the handler ended")
+        await _call_again(trial, client)
 
 
 async def server_timeout_interrupts_the_client_handler(trial: Trial) -> None:
     """A sampling request the server gives up on (its ``timeout`` passes) cancels the client's
-    sampling handler, and the server's handler carries on with ``RequestTimeout``."""
+    sampling handler, promptly, and the server's handler carries on with ``RequestTimeout``."""
     entered, cancelled = trio.Event(), trio.Event()
 
     async def sample_slowly(
@@ -75,12 +73,16 @@ async def server_timeout_interrupts_the_client_handler(trial: Trial) -> None:
             await trio.sleep_forever()
         finally:
             cancelled.set()
-        raise AssertionError("unreachable")
 
     async with trial.client(handlers=Handlers(sampling=sample_slowly)) as client:
         trial.step("calling the tool that gives up on sampling")
         answer = await client.call_tool("ask_and_give_up", {"after": trial.short})
-        assert text_of(answer) == "gave up"
-        assert entered.is_set()
-        trial.step("waiting for the sampling handler to be cancelled")
-        await cancelled.wait()
+        expect_equal(text_of(answer), "gave up", "what the tool did past its timeout")
+        with trial.within(trial.promptly, "the client's sampling handler being cancelled"):
+            await cancelled.wait()
+        expect_equal(entered.is_set(), True, "the sampling request reached the client")
+
+
+async def _call_again(trial: Trial, client: Client) -> None:
+    trial.step("calling again on the same client")
+    expect_equal(text_of(await client.call_tool("echo", {"text": "after"})), "after", "echo")

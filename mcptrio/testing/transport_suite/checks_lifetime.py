@@ -3,6 +3,8 @@ and a peer that stops reading while other sessions of the same server go on."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import trio
 
 from ...client import Client, NotificationCallbacks
@@ -21,28 +23,28 @@ __all__ = [
 
 async def closing_the_client_ends_its_session(trial: Trial) -> None:
     """Leaving the client's block while a call is in flight ends the session on the server:
-    the handler is cancelled, the pending call fails with ``ConnectionClosed``, and the server
-    is left with the sessions it had before the client came (another client came and went
-    first, so that what a server keeps for any client, such as the stateless era's shared
-    session over HTTP, is counted in)."""
+    the handler is cancelled and the pending call fails with ``ConnectionClosed``, both
+    promptly, and the server is left with the sessions it had before the client came (another
+    client came and went first, so that what a server keeps for any client, such as the
+    stateless era's shared session over HTTP, is counted in)."""
     witness = trial.witness
     trial.step("connecting a first client")
     async with trial.client() as first:
         expect_equal(text_of(await first.call_tool("echo", {"text": "hi"})), "hi", "echo")
     before = len(trial.server.session_states())
-    failures: list[BaseException] = []
+    pending = _PendingCalls((ConnectionClosed,))
     async with trio.open_nursery() as nursery:
         trial.step("connecting")
         async with trial.client() as client:
-            nursery.start_soon(_pending, client, "closed", failures)
+            pending.start(nursery, client, "closed")
             trial.step("waiting for the handler to start")
             await witness.entered("closed").wait()
             trial.step("closing the client")
-        trial.step("waiting for the handler to end after the client closed")
-        await witness.ended("closed").wait()
-        trial.step("waiting for the pending call to fail")
+        with trial.within(trial.promptly, "the handler ending once the client closed"):
+            await witness.ended("closed").wait()
+        with trial.within(trial.promptly, "the pending call failing once the client closed"):
+            await pending.all_failed.wait()
     expect_equal(witness.outcomes["closed"], "cancelled", "how the handler ended")
-    expect_equal([type(f) for f in failures], [ConnectionClosed], "what the pending call raised")
     trial.step(f"waiting for the server to be back to {before} session(s)")
     # No event marks a session's end on the server's side: its count is polled.
     while len(trial.server.session_states()) > before:  # noqa: ASYNC110
@@ -52,22 +54,23 @@ async def closing_the_client_ends_its_session(trial: Trial) -> None:
 async def half_close_ends_the_session(trial: Trial) -> None:
     """Ending the client's sending direction alone (it still reads) ends the session on the
     server: the handler in flight is cancelled and the server closes its side, so the
-    client's pending call fails with ``ConnectionClosed`` instead of waiting forever."""
+    client's pending call fails with ``ConnectionClosed``, both promptly, instead of waiting
+    forever."""
     half_close = trial.transport.half_close
     assert half_close is not None
     witness = trial.witness
-    failures: list[BaseException] = []
-    async with trial.client() as client:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_pending, client, "half-closed", failures)
-            trial.step("waiting for the handler to start")
-            await witness.entered("half-closed").wait()
-            trial.step("half-closing, then waiting for the pending call to fail")
-            await half_close(client)
-        trial.step("waiting for the handler to end")
-        await witness.ended("half-closed").wait()
+    pending = _PendingCalls((ConnectionClosed,))
+    async with trial.client() as client, trio.open_nursery() as nursery:
+        pending.start(nursery, client, "half-closed")
+        trial.step("waiting for the handler to start")
+        await witness.entered("half-closed").wait()
+        trial.step("half-closing")
+        await half_close(client)
+        with trial.within(trial.promptly, "the handler ending after the half-close"):
+            await witness.ended("half-closed").wait()
+        with trial.within(trial.promptly, "the pending call failing after the half-close"):
+            await pending.all_failed.wait()
     expect_equal(witness.outcomes["half-closed"], "cancelled", "how the handler ended")
-    expect_equal([type(f) for f in failures], [ConnectionClosed], "what the pending call raised")
 
 
 async def server_going_away_fails_pending_calls(trial: Trial) -> None:
@@ -76,22 +79,22 @@ async def server_going_away_fails_pending_calls(trial: Trial) -> None:
     call; no call waits forever."""
     errors = trial.transport.server_gone_errors
     witness = trial.witness
-    failures: list[BaseException] = []
+    pending = _PendingCalls(errors)
     async with trial.client() as client:
         async with trio.open_nursery() as nursery:
             for key in ("gone 1", "gone 2", "gone 3"):
-                nursery.start_soon(_pending, client, key, failures, errors)
+                pending.start(nursery, client, key)
                 trial.step(f"waiting for handler {key!r} to start")
                 await witness.entered(key).wait()
             trial.stop_server()
-            trial.step("waiting for the pending calls to fail once the server went away")
-        expect_equal(len(failures), 3, "pending calls failed")
-        trial.step("calling after the server went away")
-        await failure_of(
-            lambda: client.call_tool("echo", {"text": "anyone?"}),
-            errors,
-            "a call after the server went away",
-        )
+            with trial.within(trial.promptly, "the pending calls failing once the server left"):
+                await pending.all_failed.wait()
+        with trial.within(trial.promptly, "a call failing after the server went away"):
+            await failure_of(
+                lambda: client.call_tool("echo", {"text": "anyone?"}),
+                errors,
+                "a call after the server went away",
+            )
 
 
 async def stalled_peer_holds_up_no_other_session(trial: Trial) -> None:
@@ -148,18 +151,25 @@ async def stalled_peer_holds_up_no_other_session(trial: Trial) -> None:
     expect_equal(received, [0] + [size] * (count - 1), "the log messages, in order")
 
 
-async def _pending(
-    client: Client,
-    key: str,
-    failures: list[BaseException],
-    errors: tuple[type[McpError], ...] = (ConnectionClosed,),
-) -> None:
-    """Call ``hold(key)``, which never answers, and keep the error it fails with."""
-    failures.append(
-        await failure_of(
-            lambda: client.call_tool("hold", {"key": key}), errors, f"the pending call {key!r}"
-        )
-    )
+class _PendingCalls:
+    """Calls of ``hold``, which never answers: each must fail with one of ``errors``, and
+    ``all_failed`` is set once every one started has."""
+
+    def __init__(self, errors: tuple[type[McpError], ...]) -> None:
+        self.errors = errors
+        self.started = 0
+        self.failures: list[McpError] = []
+        self.all_failed = trio.Event()
+
+    def start(self, nursery: trio.Nursery, client: Client, key: str) -> None:
+        self.started += 1
+        nursery.start_soon(self._call, client, key)
+
+    async def _call(self, client: Client, key: str) -> None:
+        call = partial(client.call_tool, "hold", {"key": key})
+        self.failures.append(await failure_of(call, self.errors, f"the pending call {key!r}"))
+        if len(self.failures) == self.started:
+            self.all_failed.set()
 
 
 async def _until_held_back(trial: Trial, key: str) -> None:

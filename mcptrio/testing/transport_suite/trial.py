@@ -21,7 +21,12 @@ from ...server import Server
 from .subject import TransportUnderTest
 from .suite_server import SuiteServer, Witness
 
-__all__ = ["ERA_REVISIONS", "Trial", "open_trial"]
+__all__ = ["ERA_REVISIONS", "PROMPTLY", "SHORT", "Trial", "open_trial"]
+
+#: Seconds: see :attr:`Trial.short`.
+SHORT = 0.25
+#: Seconds: see :attr:`Trial.promptly`.
+PROMPTLY = 2.0
 
 #: What a client of each era offers: only the handshake revisions (no probe of the stateless
 #: era), or the newest stateless revision pinned (no fallback to a handshake it could hide).
@@ -49,6 +54,13 @@ class Trial:
         self._serving = serving
         #: What the check is doing now (:meth:`step`), named when it runs out of time.
         self.doing = "starting"
+        #: The timeouts the checks give their calls, and how long a flood must stay still to
+        #: count as held back: long next to a round trip, short enough to keep the suite quick.
+        self.short = SHORT
+        #: How long something that should follow at once may take (an answer after the last
+        #: notification before it, a call while another client stalls): past it, the check
+        #: fails at once, naming what did not come, rather than at its deadline.
+        self.promptly = PROMPTLY
 
     @property
     def server(self) -> Server:
@@ -58,12 +70,6 @@ class Trial:
     def witness(self) -> Witness:
         return self.suite.witness
 
-    @property
-    def short(self) -> float:
-        """A wait long enough to be sure something is not just slow, short enough to keep the
-        suite quick: the timeouts the checks give their calls."""
-        return 0.25
-
     def client(self, **options: Unpack[ClientOptions]) -> AbstractAsyncContextManager[Client]:
         """A client of the served server over the transport, speaking the trial's era."""
         options.setdefault("revisions", ERA_REVISIONS[self.era])
@@ -72,13 +78,6 @@ class Trial:
     def step(self, doing: str) -> None:
         """Say what the check does next: a check that runs out of time names it."""
         self.doing = doing
-
-    @property
-    def promptly(self) -> float:
-        """How long something that should follow at once may take (an answer after the last
-        notification before it, a call while another client stalls): past it, the check fails
-        at once, naming what did not come, rather than at the check's deadline."""
-        return 2.0
 
     @contextmanager
     def within(self, seconds: float, doing: str) -> Iterator[None]:

@@ -8,7 +8,8 @@
 - ``streamable-http-json`` and ``streamable-http-sse``: ``Server.serve_http`` answering with
   JSON bodies or always with SSE streams, and the Streamable HTTP client, in both eras;
 - ``legacy-sse``: the 2024-11-05 HTTP+SSE endpoints and client;
-- ``websocket``: ``Server.serve_websocket`` and the WebSocket client;
+- ``websocket``: ``Server.serve_websocket`` (trio-websocket) and the WebSocket client;
+  ``websocket-upgrade``: the same client, upgraded by ``Server.serve_http`` on its path;
 - ``gateway``: a :class:`mcptrio.gateway.Gateway` in front of the server (its upstream,
   connected in memory through the protocol, in the era the client speaks), clients in memory;
 - ``relay``: two scale-out workers sharing a redis-server; every session is made on one and
@@ -22,7 +23,7 @@ import secrets
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Unpack
 
@@ -240,6 +241,20 @@ WEBSOCKET = TransportUnderTest(
     },
 )
 
+
+def connect_websocket_upgrade(url: str, **options: Unpack[ClientOptions]) -> Any:
+    return open_client(websocket(url.replace("http://", "ws://", 1) + "/mcp"), **options)
+
+
+#: WebSocket through the upgrade that ``serve_http`` accepts on its Streamable HTTP path (the
+#: built-in HTTP server's own WebSocket, not trio-websocket's).
+WEBSOCKET_UPGRADE = replace(
+    WEBSOCKET,
+    name="websocket-upgrade",
+    serve=_serve_over_http(json_response=True),
+    connect=connect_websocket_upgrade,
+)
+
 # ---------------------------------------------------------------------------------- gateway
 
 
@@ -390,6 +405,6 @@ def relay_transport(redis: RedisUrl) -> TransportUnderTest:
 
 
 #: The transports that need nothing but this process.
-LOCAL = (STDIO, STREAMABLE_JSON, STREAMABLE_SSE, LEGACY_SSE, WEBSOCKET)
+LOCAL = (STDIO, STREAMABLE_JSON, STREAMABLE_SSE, LEGACY_SSE, WEBSOCKET, WEBSOCKET_UPGRADE)
 #: Those whose every wait is in memory (run under autojump_clock).
 IN_MEMORY_TOO = (GATEWAY,)

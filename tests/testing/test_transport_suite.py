@@ -1,6 +1,7 @@
 """The transport conformance suite (mcptrio.testing.transport_suite) against every transport:
-in memory, stdio, Streamable HTTP (JSON and SSE answers), HTTP+SSE, WebSocket, a gateway in
-front of the server, and a session forwarded by the scale-out relay."""
+in memory, stdio, Streamable HTTP (JSON and SSE answers), HTTP+SSE, WebSocket (standalone, and
+upgraded by the HTTP server), a gateway in front of the server, and a session forwarded by the
+scale-out relay (see suite_transports.py)."""
 
 from __future__ import annotations
 

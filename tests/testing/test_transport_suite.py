@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import trio
 from redis_servers import RedisServer
-from suite_transports import IN_MEMORY_TOO, LOCAL, RedisUrl, relay_transport
+from suite_transports import ALL_IN_MEMORY, LOCAL, RedisUrl, relay_transport
 
 from mcptrio.testing.transport_suite import IN_MEMORY, SuiteCase, transport_suite_params
 
@@ -16,17 +16,21 @@ REDIS = RedisUrl()
 RELAY = relay_transport(REDIS)
 
 
-@pytest.mark.parametrize("case", transport_suite_params(IN_MEMORY, *IN_MEMORY_TOO))
-async def test_in_memory(case: SuiteCase, autojump_clock: trio.abc.Clock) -> None:
+@pytest.mark.parametrize("case", transport_suite_params(IN_MEMORY, *ALL_IN_MEMORY))
+async def test_transports_in_memory_conform(
+    case: SuiteCase, autojump_clock: trio.abc.Clock
+) -> None:
     await case.run()
 
 
 @pytest.mark.parametrize("case", transport_suite_params(*LOCAL))
-async def test_over_io(case: SuiteCase) -> None:
+async def test_transports_over_io_conform(case: SuiteCase) -> None:
     await case.run()
 
 
 @pytest.mark.parametrize("case", transport_suite_params(RELAY))
-async def test_relay(case: SuiteCase, redis_server: RedisServer) -> None:
+async def test_a_session_forwarded_by_the_relay_conforms(
+    case: SuiteCase, redis_server: RedisServer
+) -> None:
     REDIS.url = redis_server.url
     await case.run()

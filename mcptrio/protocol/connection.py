@@ -52,6 +52,7 @@ from . import codec
 from . import events as ev
 from .base import Notification, Request, RequestId, Result
 from .batches import MAX_BATCH_ITEMS, Batch, answer_in_flight, refusal
+from .declared import capability_declared
 from .errors import (
     CapabilityNotNegotiated,
     InternalError,
@@ -64,7 +65,7 @@ from .errors import (
 from .fitting import Step, fit_outgoing, incoming_step, outgoing_step
 from .gating import check_outgoing, incoming_spec
 from .handshake import Handshake
-from .methods import MethodSpec, Side, capability_declared, spec_at
+from .methods import MethodSpec, Side, spec_at
 from .request_meta import RequestMeta
 from .revisions import (
     SUPPORTED,

@@ -54,7 +54,6 @@ from .types import (
     AudioContent,
     BaseMetadata,
     CacheablePaginatedResult,
-    CallToolRequest,
     CallToolResult,
     ClientCapabilities,
     CompleteRequest,
@@ -64,11 +63,10 @@ from .types import (
     ElicitationCapability,
     ElicitRequest,
     ElicitResult,
-    GetPromptRequest,
     Implementation,
     InputRequiredResult,
+    InputResponseRequest,
     ProgressNotification,
-    ReadResourceRequest,
     ReadResourceResult,
     ResourceContents,
     ResourceLink,
@@ -137,9 +135,7 @@ MEMBERS: Final[Mapping[type, Mapping[str, str]]] = {
     CacheablePaginatedResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
     ReadResourceResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
     GetSkillResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
-    CallToolRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
-    GetPromptRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
-    ReadResourceRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
+    InputResponseRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
 }
 
 #: Wire types that not every revision defines, with the feature that brought them.

@@ -131,11 +131,8 @@ def _block(block: Any) -> Any:
     return block
 
 
-def _each(items: Any, one: Callable[[Any], Any]) -> Any:
-    """``items`` with ``one`` applied to each: the same list when nothing changed, and
-    anything but a list as it is (msgspec takes or refuses it as before)."""
-    if items.__class__ is not list:
-        return items
+def _each(items: list[Any], one: Callable[[Any], Any]) -> list[Any]:
+    """``items`` with ``one`` applied to each: the same list when nothing changed."""
     copied: list[Any] | None = None
     for index, item in enumerate(items):
         new = one(item)
@@ -153,44 +150,6 @@ def _message(message: Any) -> Any:
     return message if content is message.content else replace(message, content=content)
 
 
-def _call_tool(result: CallToolResult) -> CallToolResult:
-    content = _each(result.content, _block)
-    return result if content is result.content else replace(result, content=content)
-
-
-def _read_resource(result: ReadResourceResult) -> ReadResourceResult:
-    contents = _each(result.contents, _block)
-    return result if contents is result.contents else replace(result, contents=contents)
-
-
-def _get_prompt(result: GetPromptResult) -> GetPromptResult:
-    messages = _each(result.messages, _message)
-    return result if messages is result.messages else replace(result, messages=messages)
-
-
-def _create_message(result: CreateMessageResult) -> CreateMessageResult:
-    content = result.content
-    new = _each(content, _block) if content.__class__ is list else _block(content)
-    return result if new is content else replace(result, content=new)
-
-
-_BY_TYPE: Final[dict[type[Any], Callable[[Any], Any]]] = {
-    CallToolResult: _call_tool,
-    ReadResourceResult: _read_resource,
-    GetPromptResult: _get_prompt,
-    CreateMessageResult: _create_message,
-}
-
-
-def escape_long_strings(result: Any) -> Any:
-    """``result`` to encode, its long payload strings already written as JSON (see above)."""
-    if orjson is None:
-        return result
-    escape = _BY_TYPE.get(result.__class__)
-    return result if escape is None else escape(result)
-
-
-# ------------------------------------------------------------------ the whole message by orjson
 # What escape_long_strings would change, told without changing it: the same members, the same
 # tests (_is_long), in the same order.
 
@@ -216,30 +175,53 @@ def _long_message(message: Any) -> bool:
     return message.__class__ is PromptMessage and _long_block(message.content)
 
 
-_LOOKS: Final[dict[type[Any], tuple[str, Callable[[Any], bool]]]] = {
-    CallToolResult: ("content", _long_block),
-    ReadResourceResult: ("contents", _long_block),
-    GetPromptResult: ("messages", _long_message),
-    CreateMessageResult: ("content", _long_block),
+#: Where a result carries its payload: the member, how one of its items is told to hold a long
+#: string, and how that item is written with it. The member is a list, except that the content
+#: of a sampling/createMessage result may be one block.
+_PAYLOADS: Final[dict[type[Any], tuple[str, Callable[[Any], bool], Callable[[Any], Any]]]] = {
+    CallToolResult: ("content", _long_block, _block),
+    ReadResourceResult: ("contents", _long_block, _block),
+    GetPromptResult: ("messages", _long_message, _message),
+    CreateMessageResult: ("content", _long_block, _block),
 }
+
+
+def escape_long_strings(result: Any) -> Any:
+    """``result`` to encode, its long payload strings already written as JSON (see above)."""
+    if orjson is None:
+        return result
+    payload = _PAYLOADS.get(result.__class__)
+    if payload is None:
+        return result
+    member, _, escape = payload
+    items = getattr(result, member)
+    if items.__class__ is list:
+        new = _each(items, escape)
+    elif result.__class__ is CreateMessageResult:
+        new = escape(items)
+    else:  # not a list where one must be: msgspec takes or refuses it as before
+        return result
+    return result if new is items else replace(result, **{member: new})
 
 
 def has_long_payload(result: Any) -> bool:
     """Whether :func:`escape_long_strings` would write a string of ``result`` by orjson."""
     if orjson is None:
         return False
-    look = _LOOKS.get(result.__class__)
-    if look is None:
+    payload = _PAYLOADS.get(result.__class__)
+    if payload is None:
         return False
-    member, is_long = look
+    member, is_long, _ = payload
     items = getattr(result, member)
     if items.__class__ is not list:
-        # sampling/createMessage's content may be one block (the others' must be a list)
         return result.__class__ is CreateMessageResult and is_long(items)
     for item in items:  # noqa: SIM110 - a plain loop: no generator object per answer
         if is_long(item):
             return True
     return False
+
+
+# ------------------------------------------------------------------ the whole message by orjson
 
 
 def written_whole(message: msgspec.Struct) -> bytes | None:

@@ -195,12 +195,9 @@ def escape_long_strings(result: Any) -> Any:
         return result
     member, _, escape = payload
     items = getattr(result, member)
-    if items.__class__ is list:
-        new = _each(items, escape)
-    elif result.__class__ is CreateMessageResult:
-        new = escape(items)
-    else:  # not a list where one must be: msgspec takes or refuses it as before
-        return result
+    # Not a list: sampling's one block, or what msgspec will take or refuse as before (an item
+    # of no payload type is left as it is).
+    new = _each(items, escape) if items.__class__ is list else escape(items)
     return result if new is items else replace(result, **{member: new})
 
 

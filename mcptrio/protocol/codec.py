@@ -160,11 +160,10 @@ class CarriedResult:
     transport carries these, :func:`carry_result`): ``value`` is the result as the built-in
     values encoding it would write, its strings the result's own.
 
-    Encoding a result and decoding it again costs two passes over every byte of its strings
-    (about 110 µs for a 100 KiB resource on the benchmark machine), which in process buys
-    nothing: the receiver converts ``value`` into the type it expects instead
-    (:func:`convert_result`), at a cost that does not grow with the strings' length (about
-    1 µs, large or small; measured 2026-11-29).
+    Encoding a result and decoding it again costs two passes over every byte of its strings,
+    which in process buys nothing: the receiver converts ``value`` into the type it expects
+    instead (:func:`convert_result`), at a cost that does not grow with the strings' length
+    (``docs/explanation/payload-cost.md`` has the figures).
     """
 
     __slots__ = ("id", "value")
@@ -215,7 +214,7 @@ def _reads_back(value: Any) -> bool:
     looking at no more than :data:`CARRY_LOOK_LIMIT` values. A string's bytes are read only if
     it is not ASCII (``str.isascii`` is a flag CPython keeps). The members of a container that
     are strings, integers, booleans or null are looked at where they stand, not pushed and
-    popped (a 100 KiB resource read's result: 1.9 -> 1.1 us)."""
+    popped: they cannot hold anything more to look at, and most of a result is made of them."""
     budget = CARRY_LOOK_LIMIT
     stack = [value]
     push = stack.append
@@ -291,8 +290,8 @@ def decode_frame_expecting(
     ``None`` when the frame does not decode that way (bad JSON, not a message, or a result that
     is not a ``result_type``): the caller then takes the two-phase path, which says what is
     wrong. Decoding ``result`` in phase one instead of leaving it raw saves a whole pass over it:
-    msgspec's scan to skip a value costs as much as decoding it (38 µs against 42 µs for a
-    100 KiB string; measured 2026-11-25), which made every large answer cost two decodes.
+    to leave a value raw msgspec still scans every byte of it, which costs about what decoding
+    it does, so the two phases read every large answer twice.
     """
     decoder = _typed_frame_decoders.get(result_type)
     if decoder is None:
@@ -342,13 +341,6 @@ def salvage_id(data: bytes | msgspec.Raw) -> RequestId | None:
     return None
 
 
-def _decoder_for(body_type: type[T]) -> msgspec.json.Decoder[T]:
-    decoder = _body_decoders.get(body_type)
-    if decoder is None:
-        decoder = _body_decoders[body_type] = msgspec.json.Decoder(body_type)
-    return decoder
-
-
 def decode_body(raw: msgspec.Raw | UnsetType, body_type: type[T]) -> T:
     """Phase two: decode ``params`` or ``result`` into ``body_type``.
 
@@ -358,10 +350,9 @@ def decode_body(raw: msgspec.Raw | UnsetType, body_type: type[T]) -> T:
     try:
         if raw is UNSET:
             return msgspec.convert({}, body_type)
-        # _decoder_for's first look, without its call.
         decoder: msgspec.json.Decoder[T] | None = _body_decoders.get(body_type)
         if decoder is None:
-            decoder = _decoder_for(body_type)
+            decoder = _body_decoders[body_type] = msgspec.json.Decoder(body_type)
         return decoder.decode(raw)
     except UNDECODABLE as exc:
         raise InvalidParams(f"Invalid params: {exc}") from None

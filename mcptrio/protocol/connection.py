@@ -52,6 +52,7 @@ from . import codec
 from . import events as ev
 from .base import Notification, Request, RequestId, Result
 from .batches import MAX_BATCH_ITEMS, Batch, answer_in_flight, refusal
+from .declared import capability_declared
 from .errors import (
     CapabilityNotNegotiated,
     InternalError,
@@ -64,7 +65,7 @@ from .errors import (
 from .fitting import Step, fit_outgoing, incoming_step, outgoing_step
 from .gating import check_outgoing, incoming_spec
 from .handshake import Handshake
-from .methods import MethodSpec, Side, capability_declared, spec_at
+from .methods import MethodSpec, Side, spec_at
 from .request_meta import RequestMeta
 from .revisions import (
     SUPPORTED,
@@ -146,13 +147,12 @@ class Connection(Handshake):
         # type, a response is decoded with its result in one pass (codec.decode_frame_expecting).
         self._pending_types: dict[type[Result], int] = {}
         self._in_flight: dict[RequestId, Batch | None] = {}
-        # Methods found allowed once the handshake is done: what decides it (the revision and
+        # Requests found allowed once the handshake is done: what decides it (the revision and
         # both sides' capabilities) is settled by then and never changes again.
         self._allowed_in: dict[str, MethodSpec] = {}
-        # Made when first needed: an empty set is 216 bytes of every idle server session.
-        self._allowed_out: set[tuple[str, str]] | None = None
-        # Server side: (notification, revision) found allowed for stateless-era requests.
-        self._allowed_stateless_out: set[tuple[str, str]] | None = None
+        # (method, kind, revision) found allowed to send, likewise; made when first needed, so
+        # that an idle server session holds no empty set.
+        self._allowed_out: set[tuple[str, str, str]] | None = None
         # Server side: the stateless-era requests in flight, with what their _meta said.
         self._stateless: dict[RequestId, RequestMeta] = {}
         self._stateless_reader = StatelessReader(supported)
@@ -338,9 +338,17 @@ class Connection(Handshake):
                     events.append(ev.RequestReceived(rid, stateless.request, meta))
                 return
         try:
-            spec = self._allowed_in.get(method)  # _incoming_spec's first look, without its call
-            if spec is None or spec.kind != "request":
-                spec = self._incoming_spec(method, "request")
+            spec = self._allowed_in.get(method)
+            if spec is None:
+                spec = incoming_spec(
+                    method,
+                    "request",
+                    role=self.role,
+                    revision=self.revision,
+                    capabilities=self.capabilities,
+                )
+                if self.revision is not None:
+                    self._allowed_in[method] = spec
             if spec.params is PingRequest:
                 codec.decode_body(raw, PingRequest)
                 events.append(ev.Reply(codec.encode_result(rid, EmptyResult()), rid))
@@ -359,17 +367,6 @@ class Connection(Handshake):
         if batch is not None:
             batch.owed.add(rid)
         events.append(ev.RequestReceived(rid, request))
-
-    def _incoming_spec(self, method: str, kind: str) -> MethodSpec:
-        spec = self._allowed_in.get(method)
-        if spec is not None and spec.kind == kind:
-            return spec
-        spec = incoming_spec(
-            method, kind, role=self.role, revision=self.revision, capabilities=self.capabilities
-        )
-        if self.revision is not None:
-            self._allowed_in[method] = spec
-        return spec
 
     def _receive_notification(
         self, method: str, raw: msgspec.Raw | UnsetType, events: list[ev.Event]
@@ -500,7 +497,7 @@ class Connection(Handshake):
         """
         meta = self._stateless.get(related) if self._stateless and related is not None else None
         if meta is not None and self.revision is None:
-            self._check_stateless_outgoing(notification.METHOD, meta.revision.version)
+            self._check_outgoing(notification.METHOD, "notification", meta.revision.version)
         else:
             self._check_outgoing(notification.METHOD, "notification")
         if meta is not None:
@@ -511,41 +508,27 @@ class Connection(Handshake):
             self.initialized_notified = True
         return codec.encode_notification(notification.METHOD, notification)
 
-    def _check_outgoing(self, method: str, kind: str) -> None:
+    def _check_outgoing(self, method: str, kind: str, stateless: str | None = None) -> None:
+        """Raise :class:`CapabilityNotNegotiated` unless ``method`` may be sent now. With
+        ``stateless``, a notification related to a stateless-era request of that revision (an
+        extension's, such as ``notifications/tasks``, exists only there), which only this
+        server's own capabilities gate. An answer is kept once its revision is known."""
+        revision = self.revision if stateless is None else stateless
         allowed = self._allowed_out
-        if allowed is not None and (method, kind) in allowed:
+        if allowed is not None and (method, kind, revision) in allowed:
             return
         check_outgoing(
             method,
             kind,
             role=self.role,
-            revision=self.revision,
+            revision=revision,
             capabilities=self.capabilities,
-            peer_capabilities=self.peer_capabilities,
+            peer_capabilities=self.peer_capabilities if stateless is None else None,
         )
-        if self.revision is not None:
+        if revision is not None:
             if allowed is None:
                 allowed = self._allowed_out = set()
-            allowed.add((method, kind))
-
-    def _check_stateless_outgoing(self, method: str, version: str) -> None:
-        """Check a notification related to a stateless-era request of revision ``version`` (an
-        extension's, such as ``notifications/tasks``, exists only there). Only the server's own
-        capabilities gate what a server sends in that era, so the answer is kept."""
-        allowed = self._allowed_stateless_out
-        if allowed is not None and (method, version) in allowed:
-            return
-        check_outgoing(
-            method,
-            "notification",
-            role=self.role,
-            revision=version,
-            capabilities=self.capabilities,
-            peer_capabilities=None,
-        )
-        if allowed is None:
-            allowed = self._allowed_stateless_out = set()
-        allowed.add((method, version))
+            allowed.add((method, kind, revision))
 
     def respond(self, rid: RequestId, result: Result) -> bytes | None:
         """Answer incoming request ``rid``; ``None`` while its batch is still open. ``result``

@@ -54,7 +54,6 @@ from .types import (
     AudioContent,
     BaseMetadata,
     CacheablePaginatedResult,
-    CallToolRequest,
     CallToolResult,
     ClientCapabilities,
     CompleteRequest,
@@ -64,11 +63,10 @@ from .types import (
     ElicitationCapability,
     ElicitRequest,
     ElicitResult,
-    GetPromptRequest,
     Implementation,
     InputRequiredResult,
+    InputResponseRequest,
     ProgressNotification,
-    ReadResourceRequest,
     ReadResourceResult,
     ResourceContents,
     ResourceLink,
@@ -137,9 +135,7 @@ MEMBERS: Final[Mapping[type, Mapping[str, str]]] = {
     CacheablePaginatedResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
     ReadResourceResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
     GetSkillResult: dict.fromkeys(("ttl_ms", "cache_scope"), "cache_hints"),
-    CallToolRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
-    GetPromptRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
-    ReadResourceRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
+    InputResponseRequest: dict.fromkeys(("input_responses", "request_state"), "input_required"),
 }
 
 #: Wire types that not every revision defines, with the feature that brought them.
@@ -368,9 +364,9 @@ class Step:
         # The types whose plan only leaves fields out (a newer revision's members, say): most
         # messages of those have none of them set, which one getattr per field tells.
         self._drop_only: dict[type, tuple[str, ...]] = {}
-        #: The types whose messages this step leaves as they are, once each was seen: a caller
-        #: on the request path asks here instead of calling the step (a call measured at 0.7 us
-        #: with the caches cold, as between two HTTP requests; 2026-11-29).
+        #: The types whose messages this step leaves as they are, once each was seen. A type's
+        #: plan depends only on the type and the revision, so it never leaves this set: a
+        #: caller may skip the step for a message whose type is here, as the step itself does.
         self.unchanged: set[type] = set()
 
     def __repr__(self) -> str:
@@ -381,7 +377,7 @@ class Step:
         # Most messages need nothing (one dict lookup, known once their type was seen), and
         # most of the rest only have fields to leave out, which they do not set.
         cls = type(message)
-        if self._plans.get(cls) is _UNCHANGED:
+        if cls in self.unchanged:
             return message
         dropped = self._drop_only.get(cls)
         if dropped is not None:
@@ -510,22 +506,25 @@ def _shaping_features(direction: Direction) -> frozenset[str]:
     )
 
 
-def _step(revision: Revision, direction: Direction) -> Step | None:
-    steps = _OUTGOING if direction == "out" else _INCOMING
-    if revision not in steps:
-        lacking = {name for name in _shaping_features(direction) if not getattr(revision, name)}
-        steps[revision] = Step(revision, direction) if lacking else None
-    return steps[revision]
+def _make_step(revision: Revision, direction: Direction) -> Step | None:
+    """Make and keep the step of ``revision`` going ``direction`` (``None``: the revision lacks
+    nothing that shapes a message going that way)."""
+    lacking = {name for name in _shaping_features(direction) if not getattr(revision, name)}
+    step = Step(revision, direction) if lacking else None
+    (_OUTGOING if direction == "out" else _INCOMING)[revision] = step
+    return step
+
+
+# Every revision's steps are made at import (below): asked per stateless-era request and
+# answer, these are lookups.
 
 
 def outgoing_step(revision: Revision) -> Step | None:
     """The step that fits what is sent in ``revision``; ``None`` when nothing needs fitting."""
-    # Every revision's steps are made at import: asked per stateless-era answer, this is a
-    # lookup.
     try:
         return _OUTGOING[revision]
     except KeyError:
-        return _step(revision, "out")
+        return _make_step(revision, "out")
 
 
 def incoming_step(revision: Revision) -> Step | None:
@@ -533,7 +532,7 @@ def incoming_step(revision: Revision) -> Step | None:
     try:
         return _INCOMING[revision]
     except KeyError:
-        return _step(revision, "in")
+        return _make_step(revision, "in")
 
 
 def fit_outgoing(message: M, revision: Revision) -> M:
@@ -541,7 +540,7 @@ def fit_outgoing(message: M, revision: Revision) -> M:
 
     Raises :class:`~mcptrio.protocol.errors.CapabilityNotNegotiated` for what it cannot carry.
     """
-    step = _step(revision, "out")
+    step = outgoing_step(revision)
     return message if step is None else step(message)
 
 
@@ -550,10 +549,10 @@ def check_incoming(message: M, revision: Revision) -> M:
 
     Raises :class:`~mcptrio.protocol.errors.InvalidParams` for what it cannot mean.
     """
-    step = _step(revision, "in")
+    step = incoming_step(revision)
     return message if step is None else step(message)
 
 
 for _revision in REVISIONS:
-    _step(_revision, "out")
-    _step(_revision, "in")
+    _make_step(_revision, "out")
+    _make_step(_revision, "in")

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .declared import capability_declared
 from .errors import CapabilityNotNegotiated, InvalidRequest, MethodNotFound
-from .methods import MethodSpec, Side, capability_declared, extension_open, spec_at
+from .methods import MethodSpec, Side, extension_open, spec_at
 
-__all__ = ["check_outgoing", "gate_open", "incoming_spec"]
+__all__ = ["check_offered", "check_outgoing", "gate_open", "incoming_spec"]
 
 # Before a session is initialized only these may be sent or handled.
 _PRE_INIT_METHODS = frozenset({"initialize", "ping"})
@@ -57,18 +58,30 @@ def incoming_spec(
         raise InvalidRequest(f"Received {method!r} before initialization")
     if revision is not None and method == "initialize":
         raise InvalidRequest("The session is already initialized")
-    if role == "server" and not extension_open(spec, capabilities):
+    check_offered(spec, role, revision, capabilities)
+    return spec
+
+
+def check_offered(
+    spec: MethodSpec, receiver: Side, revision: str | None, capabilities: Any
+) -> None:
+    """Raise :class:`MethodNotFound` unless ``receiver``'s own ``capabilities`` offer what a
+    request of ``spec`` needs in ``revision``: on a server, the extension that defines it (with
+    the setting it needs); on either side, the capability that gates it, if ``receiver`` owns
+    that gate."""
+    if receiver == "server" and not extension_open(spec, capabilities):
         raise MethodNotFound(
-            f"Method not supported: {method} (extension {spec.extension}"
+            f"Method not supported: {spec.method} (extension {spec.extension}"
             f"{'' if spec.extension_setting is None else '.' + spec.extension_setting}"
             " is not offered)"
         )
-    if spec.gate_owner(peer) == role and not gate_open(spec, revision, capabilities):
+    if spec.gate_owner(_other(receiver)) == receiver and not gate_open(
+        spec, revision, capabilities
+    ):
         raise MethodNotFound(
-            f"Method not supported: {method} (capability {'.'.join(spec.capability or ())}"
-            " was not declared)"
+            f"Method not supported: {spec.method} (capability"
+            f" {'.'.join(spec.capability or ())} was not declared)"
         )
-    return spec
 
 
 def check_outgoing(

@@ -62,7 +62,7 @@ class Handshake:
         peer_capabilities: ClientCapabilities | ServerCapabilities | None
         initialized_notified: bool
         request_meta: RequestMeta | None
-        _allowed_out: set[tuple[str, str]] | None
+        _allowed_out: set[tuple[str, str, str]] | None
         _server_info_wire: dict[str, Any] | None
 
         def respond(self, rid: RequestId, result: Result) -> bytes | None: ...

@@ -140,9 +140,10 @@ def header_params(input_schema: Mapping[str, Any]) -> dict[PropertyPath, str]:
     other than string, integer or boolean, or one anywhere else than at the end of such a chain
     (under ``items``, composition, conditionals, ``$ref`` or ``$defs``, or on the root).
     """
-    # Nearly every schema has no annotation at all: one encode in C and a byte search rule that
-    # out in about 0.6 µs, where the walk in Python takes about 5 µs for a five-property schema
-    # (measured; a client pays this for every tool of every tools/list page).
+    # Nearly every schema has no annotation at all, and a client asks for every tool of every
+    # tools/list page: one encode in C and a byte search rule that out at a fraction of what the
+    # walk in Python costs. The key is plain ASCII with nothing to escape, so wherever it
+    # stands in the schema its encoding holds these very bytes.
     try:
         if _ANNOTATION not in _schema_encoder.encode(input_schema):
             return {}

@@ -1,15 +1,13 @@
 """The long strings of a result, written by orjson and spliced into msgspec's encoding.
 
-msgspec writes a string by looking at each of its bytes for one JSON must escape: about
-0.38 ns a byte on the benchmark machine, so 39 µs of the 40 µs that encoding a 100 KiB
-``resources/read`` answer costs. orjson does the same job 32 bytes at a time (SIMD): 3.5 µs for
-the same string, with the same bytes out (both escape ``"``, ``\\`` and the control characters,
-and write the rest as UTF-8; tested over every code point). So a long string of a result is
-written by orjson and handed to msgspec as :class:`msgspec.Raw`, which msgspec copies as it is:
-7 to 9 µs in all for that answer (measured 2026-11-29, ``benchmarks``' fixture), and every
-other value of the message is msgspec's as before. The gain is largest for text with little to
-escape: 100 KB of prose 38 to 3.4 µs, of Python source 47 to 32 µs; text dense with quotes
-(JSON written as text) is left to msgspec, see :func:`_is_long`.
+msgspec writes a string by looking at each of its bytes for one JSON must escape, which is
+nearly all the cost of encoding a result with a large payload. orjson does the same job 32
+bytes at a time (SIMD), with the same bytes out (both escape ``"``, ``\\`` and the control
+characters, and write the rest as UTF-8; tested over every code point). So a long string of a
+result is written by orjson and handed to msgspec as :class:`msgspec.Raw`, which msgspec copies
+as it is, and every other value of the message is msgspec's as before. The gain is largest for
+text with little to escape; text dense with quotes (JSON written as text) is left to msgspec,
+see :func:`_is_long`. ``docs/explanation/payload-cost.md`` has the figures.
 
 Where to look. An MCP result carries its payload in a few members, so only those are looked at,
 never a walk of the whole result (a ``tools/list`` of 48 tools would pay more for the walk
@@ -24,11 +22,9 @@ string are copied (:func:`msgspec.structs.replace`), the rest is shared. A strin
 refuses (one holding a lone surrogate) stays a string, so msgspec refuses it as it always did.
 
 The whole message by orjson. Spliced in, the long string is still copied once more, by msgspec
-into its frame: 5.7 µs for 100 KiB when the caches are cold, as they are between two HTTP
-requests. So a response whose result has a long payload string (:func:`has_long_payload`) is
-first written whole by orjson, from :func:`msgspec.to_builtins` of it (which shares the strings,
-and names and leaves out members as msgspec's encoder does; :func:`written_whole`): encoding a
-100 KiB ``resources/read`` answer, caches cold, 16.4 -> 13.9 µs (measured 2026-11-29). Only
+into its frame. So a response whose result has a long payload string (:func:`has_long_payload`)
+is first written whole by orjson, from :func:`msgspec.to_builtins` of it (which shares the
+strings, and names and leaves out members as msgspec's encoder does; :func:`written_whole`),
 where the bytes are the same as msgspec's: a message holding a float is left to the splice
 (orjson writes ``1e+16`` where msgspec writes ``1e16``), and so is one of more than
 :data:`WHOLE_LOOK_LIMIT` values (the look for floats would cost more than it saves), or
@@ -70,12 +66,12 @@ __all__ = [
 ]
 
 #: The length from which orjson writes a string: below it, making the ``Raw`` and copying the
-#: structs on the way cost about what msgspec's scan does (the two met between 1,800 and 3,000
-#: characters of ASCII in runs on the benchmark machine); 4,096 keeps clear of that.
+#: structs on the way cost about what msgspec's scan does. The threshold sits well above where
+#: the two break even, so a string near it gains little either way and loses nothing.
 LONG_STRING: Final = 4096
 # A text with more quotes than this in its first ``_DENSITY_SPAN`` characters is escape-dense
-# (see ``_is_long``): one in 8, where the two cost the same (100 KB with a quote every 8
-# characters: 102 µs msgspec, 100 µs orjson; every 4: 186 against 203; every 16: 62 against 47).
+# (see ``_is_long``): one in 8, where orjson's faster scan no longer makes up for its slower
+# escaping of each quote.
 _DENSITY_SPAN: Final = 256
 _DENSE_QUOTES: Final = 32
 #: The most values (containers and their members) of a message looked through for floats
@@ -96,9 +92,9 @@ def _is_long(value: object) -> TypeGuard[str]:
     long enough for orjson, and not dense with what JSON escapes.
 
     JSON written as text (a tool's output, say) has a quote every few characters; orjson's
-    scan gains nothing there and its escaping is slower than msgspec's (169 against 161 µs for
-    100 KB; measured 2026-11-29), so such a text, told by its first 256 characters, stays
-    msgspec's. Prose and code, with fewer quotes, gain 1.5 to 10 times.
+    scan gains nothing there and its escaping is slower than msgspec's, so such a text, told
+    by its first 256 characters, stays msgspec's. Prose and code, with fewer quotes, are where
+    orjson gains.
     """
     return (
         value.__class__ is str
@@ -121,11 +117,8 @@ def _contents(contents: Any) -> Any:
 def _block(block: Any) -> Any:
     cls = block.__class__
     if cls is TextContent:
-        text = block.text
-        # The short text of most blocks told with no call of _is_long (a one-block result's
-        # look at its payload 0.385 -> 0.357 us warm, one call less; measured 2026-11-29).
-        if text.__class__ is str and len(text) >= LONG_STRING and _is_long(text):
-            return replace(block, text=_escaped(text))
+        if _is_long(block.text):
+            return replace(block, text=_escaped(block.text))
     elif cls is ImageContent or cls is AudioContent:
         if _is_long(block.data):
             return replace(block, data=_escaped(block.data))
@@ -138,11 +131,8 @@ def _block(block: Any) -> Any:
     return block
 
 
-def _each(items: Any, one: Callable[[Any], Any]) -> Any:
-    """``items`` with ``one`` applied to each: the same list when nothing changed, and
-    anything but a list as it is (msgspec takes or refuses it as before)."""
-    if items.__class__ is not list:
-        return items
+def _each(items: list[Any], one: Callable[[Any], Any]) -> list[Any]:
+    """``items`` with ``one`` applied to each: the same list when nothing changed."""
     copied: list[Any] | None = None
     for index, item in enumerate(items):
         new = one(item)
@@ -160,44 +150,6 @@ def _message(message: Any) -> Any:
     return message if content is message.content else replace(message, content=content)
 
 
-def _call_tool(result: CallToolResult) -> CallToolResult:
-    content = _each(result.content, _block)
-    return result if content is result.content else replace(result, content=content)
-
-
-def _read_resource(result: ReadResourceResult) -> ReadResourceResult:
-    contents = _each(result.contents, _block)
-    return result if contents is result.contents else replace(result, contents=contents)
-
-
-def _get_prompt(result: GetPromptResult) -> GetPromptResult:
-    messages = _each(result.messages, _message)
-    return result if messages is result.messages else replace(result, messages=messages)
-
-
-def _create_message(result: CreateMessageResult) -> CreateMessageResult:
-    content = result.content
-    new = _each(content, _block) if content.__class__ is list else _block(content)
-    return result if new is content else replace(result, content=new)
-
-
-_BY_TYPE: Final[dict[type[Any], Callable[[Any], Any]]] = {
-    CallToolResult: _call_tool,
-    ReadResourceResult: _read_resource,
-    GetPromptResult: _get_prompt,
-    CreateMessageResult: _create_message,
-}
-
-
-def escape_long_strings(result: Any) -> Any:
-    """``result`` to encode, its long payload strings already written as JSON (see above)."""
-    if orjson is None:
-        return result
-    escape = _BY_TYPE.get(result.__class__)
-    return result if escape is None else escape(result)
-
-
-# ------------------------------------------------------------------ the whole message by orjson
 # What escape_long_strings would change, told without changing it: the same members, the same
 # tests (_is_long), in the same order.
 
@@ -211,43 +163,62 @@ def _long_contents(contents: Any) -> bool:
 def _long_block(block: Any) -> bool:
     cls = block.__class__
     if cls is TextContent:
-        text = block.text
-        return text.__class__ is str and len(text) >= LONG_STRING and _is_long(text)
+        return _is_long(block.text)
     if cls is ImageContent or cls is AudioContent:
         return _is_long(block.data)
-    if cls is ResourceContents:  # a resources/read's contents: with no _long_contents call
-        return _is_long(block.text) or _is_long(block.blob)
-    return cls is EmbeddedResource and _long_contents(block.resource)
+    if cls is EmbeddedResource:
+        return _long_contents(block.resource)
+    return _long_contents(block)  # a resources/read's contents
 
 
 def _long_message(message: Any) -> bool:
     return message.__class__ is PromptMessage and _long_block(message.content)
 
 
-_LOOKS: Final[dict[type[Any], tuple[str, Callable[[Any], bool]]]] = {
-    CallToolResult: ("content", _long_block),
-    ReadResourceResult: ("contents", _long_block),
-    GetPromptResult: ("messages", _long_message),
-    CreateMessageResult: ("content", _long_block),
+#: Where a result carries its payload: the member, how one of its items is told to hold a long
+#: string, and how that item is written with it. The member is a list, except that the content
+#: of a sampling/createMessage result may be one block.
+_PAYLOADS: Final[dict[type[Any], tuple[str, Callable[[Any], bool], Callable[[Any], Any]]]] = {
+    CallToolResult: ("content", _long_block, _block),
+    ReadResourceResult: ("contents", _long_block, _block),
+    GetPromptResult: ("messages", _long_message, _message),
+    CreateMessageResult: ("content", _long_block, _block),
 }
+
+
+def escape_long_strings(result: Any) -> Any:
+    """``result`` to encode, its long payload strings already written as JSON (see above)."""
+    if orjson is None:
+        return result
+    payload = _PAYLOADS.get(result.__class__)
+    if payload is None:
+        return result
+    member, _, escape = payload
+    items = getattr(result, member)
+    # Not a list: sampling's one block, or what msgspec will take or refuse as before (an item
+    # of no payload type is left as it is).
+    new = _each(items, escape) if items.__class__ is list else escape(items)
+    return result if new is items else replace(result, **{member: new})
 
 
 def has_long_payload(result: Any) -> bool:
     """Whether :func:`escape_long_strings` would write a string of ``result`` by orjson."""
     if orjson is None:
         return False
-    look = _LOOKS.get(result.__class__)
-    if look is None:
+    payload = _PAYLOADS.get(result.__class__)
+    if payload is None:
         return False
-    member, is_long = look
+    member, is_long, _ = payload
     items = getattr(result, member)
     if items.__class__ is not list:
-        # sampling/createMessage's content may be one block (the others' must be a list)
         return result.__class__ is CreateMessageResult and is_long(items)
     for item in items:  # noqa: SIM110 - a plain loop: no generator object per answer
         if is_long(item):
             return True
     return False
+
+
+# ------------------------------------------------------------------ the whole message by orjson
 
 
 def written_whole(message: msgspec.Struct) -> bytes | None:

@@ -28,16 +28,16 @@ Capability paths use the wire (camelCase) member names, e.g. ``("resources", "li
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from msgspec import UNSET
-
 from . import skills_extension as skills
 from . import tasks_extension as ext
 from .base import Notification, Request
+from .declared import capability_declared as capability_declared
+from .declared import extension_declared as extension_declared
+from .declared import extension_settings
 from .revisions import REVISIONS, Revision
 from .types import (
     CallToolRequest,
@@ -314,51 +314,12 @@ def spec_at(method: str, revision: str | None) -> MethodSpec | None:
     return METHODS.get(method)
 
 
-@functools.cache
-def _snake(name: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in name)
-
-
-def capability_declared(capabilities: Any, path: tuple[str, ...]) -> bool:
-    """Whether ``path`` (e.g. ``("resources", "subscribe")``) is declared in ``capabilities``.
-
-    An object counts as declared when present (``{}`` included); a leaf flag when true.
-    """
-    node = capabilities
-    for name in path:
-        if node is None or node is UNSET:
-            return False
-        node = (
-            node.get(name, UNSET) if isinstance(node, dict) else getattr(node, _snake(name), UNSET)
-        )
-    return node is not None and node is not UNSET and node is not False
-
-
-def extension_declared(capabilities: Any, extension: str) -> bool:
-    """Whether ``capabilities`` (typed or a dict) declare ``extension`` under ``extensions``."""
-    if capabilities is None or capabilities is UNSET:
-        return False
-    extensions = (
-        capabilities.get("extensions")
-        if isinstance(capabilities, dict)
-        else getattr(capabilities, "extensions", None)
-    )
-    return isinstance(extensions, dict) and isinstance(extensions.get(extension), dict)
-
-
 def extension_open(spec: MethodSpec, server_capabilities: Any) -> bool:
     """Whether the server's capabilities offer ``spec``'s extension (and the setting it needs);
     true for a core method."""
     if spec.extension is None:
         return True
-    if not extension_declared(server_capabilities, spec.extension):
+    settings = extension_settings(server_capabilities, spec.extension)
+    if settings is None:
         return False
-    if spec.extension_setting is None:
-        return True
-    extensions = (
-        server_capabilities.get("extensions")
-        if isinstance(server_capabilities, dict)
-        else getattr(server_capabilities, "extensions", None)
-    )
-    assert isinstance(extensions, dict)
-    return extensions[spec.extension].get(spec.extension_setting) is True
+    return spec.extension_setting is None or settings.get(spec.extension_setting) is True

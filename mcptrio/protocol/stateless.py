@@ -28,6 +28,7 @@ from msgspec import UNSET
 from . import codec
 from . import tasks_extension as ext
 from .base import Request, Result
+from .declared import extension_declared
 from .errors import (
     InvalidParams,
     McpError,
@@ -37,8 +38,8 @@ from .errors import (
 )
 from .extensions import declared_per_request
 from .fitting import Step, incoming_step, outgoing_step
-from .gating import gate_open
-from .methods import EXTENSION_METHODS, METHODS, MethodSpec, extension_declared, extension_open
+from .gating import check_offered
+from .methods import EXTENSION_METHODS, METHODS, MethodSpec
 from .request_meta import (
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
@@ -166,19 +167,7 @@ class StatelessReader:
         method = spec.method
         if revision.version not in spec.revisions:
             raise _not_found(method, meta)
-        if spec.gate_owner("client") == "server" and not gate_open(
-            spec, revision.version, capabilities
-        ):
-            raise MethodNotFound(
-                f"Method not supported: {method} (capability"
-                f" {'.'.join(spec.capability or ())} is not offered)"
-            )
-        if not extension_open(spec, capabilities):
-            raise MethodNotFound(
-                f"Method not supported: {method} (extension {spec.extension}"
-                f"{'' if spec.extension_setting is None else '.' + spec.extension_setting}"
-                " is not offered)"
-            )
+        check_offered(spec, "server", revision.version, capabilities)
         ready = (capabilities, revision, incoming_step(revision))
         self._ready.setdefault(revision.version, {})[method] = ready
         return ready

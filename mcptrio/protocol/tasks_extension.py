@@ -29,10 +29,10 @@ extension's in a revision that has extensions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias
 
 from .base import Notification, Request, Result, WireStruct
+from .declared import extension_declared
 from .errors import MissingRequiredClientCapability
 from .types.input_required import InputRequest
 
@@ -93,11 +93,18 @@ _TASK_FIELDS: Final = Task.__struct_fields__
 _DETAILED_FIELDS: Final = DetailedTask.__struct_fields__
 
 
-class CreateTaskResult(Result, kw_only=True):
-    """The answer to a ``tools/call`` the server runs as a task (``resultType: "task"``).
+def _fields(source: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """The ``names`` fields of ``source``, to build a flat task type from a task or back."""
+    return {name: getattr(source, name) for name in names}
 
-    A flat ``Result & Task``: the fields repeat :class:`Task`'s because a msgspec struct takes
-    fields from one line of bases (``Result`` brings ``_meta`` and ``resultType``).
+
+class _TaskResult(Result, kw_only=True):
+    """A result that is a task, flat (``Result & Task``), as :class:`CreateTaskResult` and
+    :class:`GetTaskResult` are in the schema.
+
+    The fields repeat :class:`Task`'s because a msgspec struct takes fields from one line of
+    bases only (``Result`` brings ``_meta`` and ``resultType``); :class:`TaskStatusNotification`
+    repeats them once more for the same reason. A test checks that each has Task's fields.
     """
 
     task_id: str
@@ -108,37 +115,34 @@ class CreateTaskResult(Result, kw_only=True):
     status_message: str | None = None
     poll_interval_ms: int | None = None
 
+
+class CreateTaskResult(_TaskResult, kw_only=True):
+    """The answer to a ``tools/call`` the server runs as a task (``resultType: "task"``)."""
+
     @classmethod
     def of(cls, task: Task) -> CreateTaskResult:
         """The result announcing ``task`` (its plain fields only: no result, error or asks)."""
-        return cls(**{name: getattr(task, name) for name in _TASK_FIELDS})
+        return cls(**_fields(task, _TASK_FIELDS))
 
     @property
     def task(self) -> Task:
-        return Task(**{name: getattr(self, name) for name in _TASK_FIELDS})
+        return Task(**_fields(self, _TASK_FIELDS))
 
 
-class GetTaskResult(Result, kw_only=True):
+class GetTaskResult(_TaskResult, kw_only=True):
     """The answer to ``tasks/get``: the :class:`DetailedTask` (``resultType: "complete"``)."""
 
-    task_id: str
-    status: TaskStatus
-    created_at: str
-    last_updated_at: str
-    ttl_ms: int | None
-    status_message: str | None = None
-    poll_interval_ms: int | None = None
     input_requests: dict[str, InputRequest] | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, task: DetailedTask) -> GetTaskResult:
-        return cls(**{name: getattr(task, name) for name in _DETAILED_FIELDS})
+        return cls(**_fields(task, _DETAILED_FIELDS))
 
     @property
     def task(self) -> DetailedTask:
-        return DetailedTask(**{name: getattr(self, name) for name in _DETAILED_FIELDS})
+        return DetailedTask(**_fields(self, _DETAILED_FIELDS))
 
 
 class GetTaskRequest(Request[GetTaskResult], kw_only=True):
@@ -193,24 +197,17 @@ class TaskStatusNotification(Notification, kw_only=True):
 
     @classmethod
     def of(cls, task: DetailedTask, **extra: Any) -> TaskStatusNotification:
-        return cls(**{name: getattr(task, name) for name in _DETAILED_FIELDS}, **extra)
+        return cls(**_fields(task, _DETAILED_FIELDS), **extra)
 
     @property
     def task(self) -> DetailedTask:
-        return DetailedTask(**{name: getattr(self, name) for name in _DETAILED_FIELDS})
+        return DetailedTask(**_fields(self, _DETAILED_FIELDS))
 
 
 def declares(capabilities: Any) -> bool:
     """Whether ``capabilities`` (a client's or a server's, typed or as a dict) declare the
     extension."""
-    if capabilities is None:
-        return False
-    extensions = (
-        capabilities.get("extensions")
-        if isinstance(capabilities, Mapping)
-        else getattr(capabilities, "extensions", None)
-    )
-    return isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION_ID), Mapping)
+    return extension_declared(capabilities, EXTENSION_ID)
 
 
 def required_capabilities() -> dict[str, Any]:

@@ -94,6 +94,7 @@ from .input_required import INPUT_REQUIRED as INPUT_REQUIRED
 from .input_required import RESULT_COMPLETE as RESULT_COMPLETE
 from .input_required import InputRequest as InputRequest
 from .input_required import InputRequiredResult as InputRequiredResult
+from .input_required import InputResponseRequest as InputResponseRequest
 from .lifecycle import CancelledNotification as CancelledNotification
 from .lifecycle import ClientCapabilities as ClientCapabilities
 from .lifecycle import ClientTaskRequestsCapability as ClientTaskRequestsCapability

@@ -91,6 +91,15 @@ class _TasksCapability(WireStruct, Generic[_RequestsT], kw_only=True):
     list: dict[str, Any] | None = None
 
 
+class _Capabilities(WireStruct, kw_only=True):
+    """What either side's capabilities may hold besides its own features: ``experimental``
+    (non-standard ones, by name) and ``extensions`` (2026-07-28, SEP-2133: by identifier, with
+    their settings)."""
+
+    experimental: dict[str, dict[str, Any]] | None = None
+    extensions: dict[str, dict[str, Any]] | None = None
+
+
 # --- client capabilities -----------------------------------------------------------------
 
 
@@ -136,16 +145,13 @@ class ClientTasksCapability(_TasksCapability[ClientTaskRequestsCapability], kw_o
     """Client ``tasks`` (2025-11-25): ``list``, ``cancel`` and task-augmentable ``requests``."""
 
 
-class ClientCapabilities(WireStruct, kw_only=True):
+class ClientCapabilities(_Capabilities, kw_only=True):
     """What a client supports, sent in ``initialize``."""
 
-    experimental: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
     sampling: SamplingCapability | None = None
     elicitation: ElicitationCapability | None = None
     tasks: ClientTasksCapability | None = None
-    #: Extensions by identifier, with their settings (2026-07-28, SEP-2133).
-    extensions: dict[str, dict[str, Any]] | None = None
 
 
 # --- server capabilities -----------------------------------------------------------------
@@ -182,18 +188,15 @@ class ServerTasksCapability(_TasksCapability[ServerTaskRequestsCapability], kw_o
     """Server ``tasks`` (2025-11-25): ``list``, ``cancel`` and task-augmentable ``requests``."""
 
 
-class ServerCapabilities(WireStruct, kw_only=True):
+class ServerCapabilities(_Capabilities, kw_only=True):
     """What a server supports, returned from ``initialize``."""
 
-    experimental: dict[str, dict[str, Any]] | None = None
     logging: dict[str, Any] | None = None
     completions: dict[str, Any] | None = None
     prompts: PromptsCapability | None = None
     resources: ResourcesCapability | None = None
     tools: ToolsCapability | None = None
     tasks: ServerTasksCapability | None = None
-    #: Extensions by identifier, with their settings (2026-07-28, SEP-2133).
-    extensions: dict[str, dict[str, Any]] | None = None
 
 
 # --- initialize, ping, cancel, progress -----------------------------------------------------

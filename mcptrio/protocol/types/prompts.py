@@ -9,9 +9,7 @@ also added ``title`` to prompts and arguments and ``_meta`` to prompts. ``icons`
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..base import Notification, Request, Result, WireStruct
+from ..base import Notification, Result, WireStruct
 from .common import (
     BaseMetadata,
     CacheablePaginatedResult,
@@ -20,6 +18,7 @@ from .common import (
     Role,
 )
 from .content import ContentBlock
+from .input_required import InputResponseRequest
 
 __all__ = [
     "GetPromptRequest",
@@ -72,16 +71,13 @@ class GetPromptResult(Result, kw_only=True):
     description: str | None = None
 
 
-class GetPromptRequest(Request[GetPromptResult], kw_only=True):
+class GetPromptRequest(InputResponseRequest[GetPromptResult], kw_only=True):
     """``prompts/get``: render a prompt with string ``arguments``."""
 
     METHOD = "prompts/get"
 
     name: str
     arguments: dict[str, str] | None = None
-    #: Answers to an input-required result, and its state echoed (2026-07-28).
-    input_responses: dict[str, Any] | None = None
-    request_state: str | None = None
 
 
 class PromptListChangedNotification(Notification, kw_only=True):

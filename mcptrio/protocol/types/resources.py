@@ -20,7 +20,7 @@ and on decode). ``TextResourceContents`` and ``BlobResourceContents`` are aliase
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from ..base import EmptyResult, HasMeta, Notification, Request, Result
 from .common import (
@@ -30,6 +30,7 @@ from .common import (
     Described,
     PaginatedRequest,
 )
+from .input_required import InputResponseRequest
 
 __all__ = [
     "BlobResourceContents",
@@ -137,15 +138,12 @@ class ReadResourceResult(Result, kw_only=True):
     cache_scope: CacheScope | None = None
 
 
-class ReadResourceRequest(Request[ReadResourceResult], kw_only=True):
+class ReadResourceRequest(InputResponseRequest[ReadResourceResult], kw_only=True):
     """``resources/read``: read one resource."""
 
     METHOD = "resources/read"
 
     uri: str
-    #: Answers to an input-required result, and its state echoed (2026-07-28).
-    input_responses: dict[str, Any] | None = None
-    request_state: str | None = None
 
 
 class SubscribeRequest(Request[EmptyResult], kw_only=True):

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..base import Notification, Request, Result, WireStruct
+from ..base import Notification, Result, WireStruct
 from .common import CacheablePaginatedResult, Described, PaginatedRequest
 from .content import ContentBlock
+from .input_required import InputResponseRequest
 from .tasks import TaskMetadata
 
 __all__ = [
@@ -85,7 +86,7 @@ class CallToolResult(Result, kw_only=True):
     is_error: bool | None = None
 
 
-class CallToolRequest(Request[CallToolResult], kw_only=True):
+class CallToolRequest(InputResponseRequest[CallToolResult], kw_only=True):
     """``tools/call``: invoke a tool."""
 
     METHOD = "tools/call"
@@ -93,9 +94,6 @@ class CallToolRequest(Request[CallToolResult], kw_only=True):
     name: str
     arguments: dict[str, Any] | None = None
     task: TaskMetadata | None = None
-    #: Answers to an input-required result, and its state echoed (2026-07-28).
-    input_responses: dict[str, Any] | None = None
-    request_state: str | None = None
 
 
 class ToolListChangedNotification(Notification, kw_only=True):

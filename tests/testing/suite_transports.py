@@ -54,10 +54,16 @@ __all__ = ["RedisUrl", "relay_transport"]
 
 
 # Bugs the suite found (strict xfails: the fix is noticed). One line each, for the lead.
-HTTP_LOST_ANSWER = (
-    "Streamable HTTP: when a request's SSE stream fills (a client reading slower than the"
-    " handler notifies) the server drops its answer ('an answer nobody waits for'): a"
-    " handshake-era call hangs, a stateless-era call is re-issued, runs again, and fails"
+#: Not a bug: what the two backpressure checks cannot observe over a TCP socket in the
+#: handshake era. The lifecycle rewrite (issue 35) fixed the lost answer they found (a full
+#: SSE stream made the server drop the answer as owed to no one); what is left is whether a
+#: paused client holds the handler back before the whole 16 MiB flood is out, which depends on
+#: how much the kernel's socket buffers take (receive buffers autotune up to 32 MiB here), so
+#: the outcome changes from run to run.
+TCP_BUFFERS_HIDE_BACKPRESSURE = (
+    "over TCP in the handshake era the kernel's socket buffers (autotuned up to 32 MiB) may"
+    " take the whole flood while the client pauses, so whether the handler was held back is"
+    " not observable run to run (the answer itself is no longer lost: issue 35)"
 )
 HTTP_SHARED_WRITER = (
     "Streamable HTTP, stateless era: every request runs on one shared session with one"
@@ -71,10 +77,6 @@ GATEWAY_LOGS = (
     "gateway: an upstream's log messages during a call are not forwarded with the call: they"
     " reach the client after its answer, dropped oldest-first instead of holding the upstream"
     " back (handshake era), or not at all (stateless era)"
-)
-RELAY_NO_BACKPRESSURE = (
-    "relay: a forwarded call whose stream fills loses its answer, as over Streamable HTTP, and"
-    " a client that stops reading does not reliably hold back the owner's handler"
 )
 
 
@@ -174,12 +176,14 @@ def _streamable(json_response: bool) -> TransportUnderTest:
         # A body over max_body_size is answered 413, which the client raises as HttpStatusError.
         oversized_request=Oversized(TransportError),
         server_gone_errors=_HTTP_GONE,
-        lacks={"half_close_ends_the_session": _NO_HALF_CLOSE},
-        known_bugs={
-            "slow_reader_gets_every_notification_then_the_answer": HTTP_LOST_ANSWER,
-            "stalled_peer_holds_up_no_other_session/handshake": HTTP_LOST_ANSWER,
-            "stalled_peer_holds_up_no_other_session/stateless": HTTP_SHARED_WRITER,
+        lacks={
+            "half_close_ends_the_session": _NO_HALF_CLOSE,
+            "slow_reader_gets_every_notification_then_the_answer/handshake": (
+                TCP_BUFFERS_HIDE_BACKPRESSURE
+            ),
+            "stalled_peer_holds_up_no_other_session/handshake": TCP_BUFFERS_HIDE_BACKPRESSURE,
         },
+        known_bugs={"stalled_peer_holds_up_no_other_session/stateless": HTTP_SHARED_WRITER},
     )
 
 
@@ -397,10 +401,8 @@ def relay_transport(redis: RedisUrl) -> TransportUnderTest:
                 " session, and whichever worker it reaches answers it"
             ),
             "half_close_ends_the_session": _NO_HALF_CLOSE,
-        },
-        known_bugs={
-            "slow_reader_gets_every_notification_then_the_answer": RELAY_NO_BACKPRESSURE,
-            "stalled_peer_holds_up_no_other_session": RELAY_NO_BACKPRESSURE,
+            "slow_reader_gets_every_notification_then_the_answer": TCP_BUFFERS_HIDE_BACKPRESSURE,
+            "stalled_peer_holds_up_no_other_session": TCP_BUFFERS_HIDE_BACKPRESSURE,
         },
     )
 

@@ -15,7 +15,7 @@ import trio
 import mcptrio
 from mcptrio.protocol.codec import CarriedResult
 from mcptrio.protocol.revisions import Era
-from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport
+from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport, TransportAbilities
 from mcptrio.testing import IN_MEMORY, TransportUnderTest, transport_suite_params
 from mcptrio.testing.transport_suite import SuiteCase, suite_cases
 from mcptrio.transports.memory import memory_transport_pair
@@ -100,6 +100,10 @@ class Tampered:
         self.drop_incoming = drop_incoming
         self.drop_outgoing = drop_outgoing
         self.keep_open = keep_open
+
+    def abilities(self) -> TransportAbilities:
+        # Every frame goes through send, where the tampering is.
+        return TransportAbilities()
 
     async def receive(self) -> Frame | FailedRequest | CarriedResult:
         while True:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
 from mcptrio.client import RepeatedCursor, Revisions, Timeouts
@@ -89,9 +89,7 @@ def many_server(count: int, page_size: int) -> mcptrio.Server:
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(
-            feature_server(), revisions=Revisions(supported=(revision,))
-        ) as (
+        async with open_recorded_client(feature_server(), revisions=only(revision)) as (
             client,
             wire,
             _,
@@ -133,9 +131,7 @@ async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_complete_sends_context_only_from_2025_06_18(revision: str) -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(
-            feature_server(), revisions=Revisions(supported=(revision,))
-        ) as (
+        async with open_recorded_client(feature_server(), revisions=only(revision)) as (
             client,
             wire,
             _,
@@ -176,11 +172,7 @@ async def test_the_offered_revision_is_the_one_asked_for() -> None:
     with trio.fail_after(10):
         async with open_recorded_client(
             feature_server(), revisions=Revisions(protocol_version="2025-03-26")
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        ) as (client, wire, _):
             assert client.protocol_version == "2025-03-26"
     assert wire.client_to_server[0]["params"]["protocolVersion"] == "2025-03-26"
 
@@ -200,9 +192,11 @@ async def test_an_offered_revision_outside_the_supported_ones_is_refused() -> No
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_iterators_follow_every_page(revision: str) -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(
-            many_server(5, page_size=2), revisions=Revisions(supported=(revision,))
-        ) as (client, wire, _):
+        async with open_recorded_client(many_server(5, page_size=2), revisions=only(revision)) as (
+            client,
+            wire,
+            _,
+        ):
             tools = [t.name async for t in client.iter_tools()]
             resources = [r.name async for r in client.iter_resources()]
             templates = [t.name async for t in client.iter_resource_templates()]

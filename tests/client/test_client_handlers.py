@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
 from mcptrio.client import ClientIdentity, Handlers, NotificationCallbacks, Revisions
@@ -146,7 +146,7 @@ async def test_capabilities_are_declared_from_the_handlers_in_the_revisions_shap
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(sampling=sample, elicitation=elicit, roots=[Root(uri="file:///a")]),
         ) as (_client, wire, _):
             validate(wire, revision)
@@ -190,7 +190,7 @@ async def test_elicitation_modes_shape_the_capability(
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(elicitation=elicit, elicitation_modes=modes),  # type: ignore[arg-type]
         ) as (_c, wire, _):
             validate(wire, revision)
@@ -213,7 +213,7 @@ async def test_sampling_and_roots_handlers_answer_the_server(revision: str) -> N
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(
                 sampling=sample,
                 roots=[Root(uri="file:///a", name="a", meta={"k": 1}), Root(uri="file:///b")],
@@ -243,7 +243,7 @@ async def test_form_elicitation_is_answered(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(elicitation=elicit),
         ) as (client, wire, _):
             result = await client.call_tool("ask_user", {})
@@ -291,11 +291,7 @@ async def test_a_declared_capability_without_a_handler_gets_method_not_found(met
             asking_server(),
             identity=ClientIdentity(capabilities=capabilities),
             revisions=HANDSHAKE_ERA,
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        ) as (client, wire, _):
             result = await client.call_tool("raw", {"method": method})
             validate(wire, "2025-11-25")
     assert text_of(result).startswith("error -32601")
@@ -371,7 +367,7 @@ async def test_a_sampling_answer_is_reshaped_for_older_revisions(revision: str) 
 
     with trio.fail_after(5):
         async with open_recorded_client(
-            server, revisions=Revisions(supported=(revision,)), handlers=Handlers(sampling=listing)
+            server, revisions=only(revision), handlers=Handlers(sampling=listing)
         ) as (client, wire, _):
             one = text_of(await client.call_tool("ask", {"turns": 1}))
             two = text_of(await client.call_tool("ask", {"turns": 2}))
@@ -404,7 +400,7 @@ async def test_set_roots_changes_the_answer_and_notifies_the_server(revision: st
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(roots=[Root(uri="file:///a")]),
         ) as (client, wire, _):
             before = text_of(await client.call_tool("roots", {}))
@@ -421,11 +417,7 @@ async def test_set_roots_without_list_changed_declared_sends_nothing() -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(), identity=ClientIdentity(capabilities=capabilities)
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        ) as (client, wire, _):
             await client.set_roots([Root(uri="file:///z")])
             assert text_of(await client.call_tool("roots", {})) == "file:///z"
     assert "notifications/roots/list_changed" not in wire.methods_sent_by_client()
@@ -452,7 +444,7 @@ async def test_client_info_carries_only_what_the_offered_revision_defines(revisi
         async with open_recorded_client(
             asking_server(),
             identity=ClientIdentity(info=info),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
         ) as (_client, wire, _):
             validate(wire, revision)
     sent = wire.client_to_server[0]["params"]["clientInfo"]

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
-from mcptrio.client import MergedUpdates, NotificationCallbacks, Revisions
+from mcptrio.client import MergedUpdates, NotificationCallbacks
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import LoggingMessageNotification
 from mcptrio.server.context import Context
@@ -60,7 +60,7 @@ async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
             chatty_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             notifications=NotificationCallbacks(on_log=on_log),
         ) as (client, wire, _):
             async with client.log_messages() as messages:
@@ -116,7 +116,7 @@ async def test_list_changes_reach_callbacks_and_streams(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
             chatty_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             notifications=NotificationCallbacks(on_list_changed=called.append),
         ) as (client, wire, _):
             async with client.list_changes() as changes:
@@ -172,7 +172,7 @@ async def test_subscribe_yields_updates_and_unsubscribes_on_exit(revision: str) 
     with trio.fail_after(5):
         async with open_recorded_client(
             chatty_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             notifications=NotificationCallbacks(on_resource_updated=called.append),
         ) as (client, wire, _):
             async with client.subscribe("note://a") as updates:

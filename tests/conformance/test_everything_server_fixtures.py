@@ -161,7 +161,7 @@ async def test_json_schema_2020_12_fixture_is_listed_with_its_keywords() -> None
         async with open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA) as (
             client,
             wire,
-            _session,
+            _,
         ):
             await client.list_tools()
             [tool] = [
@@ -180,7 +180,7 @@ async def test_resource_and_prompt_fixtures_answer_what_the_suite_expects() -> N
         async with open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA) as (
             client,
             wire,
-            _session,
+            _,
         ):
             await client.list_resources()
             uris = {r["uri"] for r in answer(wire, "resources/list")["resources"]}

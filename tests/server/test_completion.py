@@ -12,9 +12,9 @@ import msgspec
 import pytest
 import trio
 import trio.lowlevel
+from eras import only
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
@@ -349,9 +349,11 @@ class CompletionServer(mcptrio.Server):
 @asynccontextmanager
 async def open_completion_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     setup = Setup(language=LANGUAGES, framework=frameworks)
-    async with open_recorded_client(
-        CompletionServer(setup.engine), revisions=Revisions(supported=(revision,))
-    ) as (client, wire, _):
+    async with open_recorded_client(CompletionServer(setup.engine), revisions=only(revision)) as (
+        client,
+        wire,
+        _,
+    ):
         assert client.protocol_version == revision
         yield client, wire
 

@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 import pytest
 import trio
+from eras import only
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
 from mcptrio.protocol.types import (
@@ -453,11 +453,7 @@ async def open_prompt_client(revision: str) -> AsyncIterator[tuple[mcptrio.Clien
     server = mcptrio.Server("prompt-test")
     server.add_prompt(code_review, title="Request Code Review")
     server.add_prompt(every_block, name="media")
-    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-        client,
-        wire,
-        _,
-    ):
+    async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
         assert client.protocol_version == revision
         yield client, wire
 

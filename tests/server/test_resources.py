@@ -15,10 +15,9 @@ from typing import Any, Literal
 import msgspec
 import pytest
 import trio
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError, ResourceNotFound
 from mcptrio.protocol.types import (
@@ -550,11 +549,7 @@ def wire_server() -> mcptrio.Server:
 @asynccontextmanager
 async def open_resource_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     server = wire_server()
-    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-        client,
-        wire,
-        _,
-    ):
+    async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
         yield client, wire
 
 

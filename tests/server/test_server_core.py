@@ -10,10 +10,10 @@ import msgspec
 import pytest
 import trio
 import trio.lowlevel
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
-from mcptrio.client import ClientIdentity, Handlers, Revisions
+from mcptrio.client import ClientIdentity, Handlers
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import (
     ClientCapabilities,
@@ -112,11 +112,7 @@ async def test_tools_list_pages_follow_opaque_cursors(revision: str) -> None:
     server = many_tools_server(5, page_size=2)
     names: list[str] = []
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             cursor: str | None = None
             pages = 0
             while True:
@@ -187,11 +183,7 @@ async def test_adding_and_removing_tools_notifies_every_session() -> None:
 async def test_a_burst_of_changes_is_merged_into_few_notifications() -> None:
     server = mcptrio.Server("burst", declare=("tools",))
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
             await client.ping()
             for i in range(200):
 
@@ -257,15 +249,15 @@ async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> N
     server = watched_server()
     with trio.fail_after(5):
         async with (
-            open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
+            open_recorded_client(server, revisions=only(revision)) as (
                 a,
                 wire_a,
-                _sa,
+                _,
             ),
-            open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
+            open_recorded_client(server, revisions=only(revision)) as (
                 b,
                 wire_b,
-                _sb,
+                _,
             ),
         ):
             await a.request(SubscribeRequest(uri="test://watched"))
@@ -288,11 +280,7 @@ async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> N
 async def test_subscribing_to_an_unknown_resource_gets_resource_not_found() -> None:
     server = watched_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
             with pytest.raises(mcptrio.McpError) as info:
                 await client.request(SubscribeRequest(uri="test://missing"))
     assert info.value.code == -32002
@@ -338,11 +326,7 @@ async def test_subscriptions_past_the_cap_are_refused_and_start_no_actor() -> No
 async def test_subscription_actors_end_with_their_session() -> None:
     server = watched_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-            client,
-            _wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, _wire, _):
             await client.request(SubscribeRequest(uri="test://watched"))
             assert len(server.session_states()) == 1
         await trio.lowlevel.checkpoint()
@@ -382,11 +366,7 @@ def log_levels(wire: Wire) -> list[str]:
 async def test_log_messages_respect_the_session_level(revision: str) -> None:
     server = logging_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             await client.call_tool("chatty", {})
             assert log_levels(wire) == ["debug", "info", "warning", "error"]
             await client.request(SetLevelRequest(level="warning"))
@@ -400,11 +380,7 @@ async def test_log_messages_respect_the_session_level(revision: str) -> None:
 async def test_an_unknown_log_level_gets_invalid_params() -> None:
     server = logging_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-            client,
-            _wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, _wire, _):
             with pytest.raises(mcptrio.InvalidParams):
                 await client.request(SetLevelRequest(level="loud"))  # type: ignore[arg-type]
 
@@ -414,11 +390,7 @@ async def test_stdlib_records_are_bridged_to_the_requesting_session() -> None:
     handler = server.bridge_logging("app", level=logging.INFO)
     try:
         with trio.fail_after(5):
-            async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-                client,
-                wire,
-                _session,
-            ):
+            async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
                 await client.call_tool("uses_stdlib", {})
                 await wait_for(lambda w: log_levels(w) == ["warning"], wire)
                 validate(wire, client.protocol_version)
@@ -488,7 +460,7 @@ async def test_sampling_and_roots_round_trip_through_the_client(revision: str) -
         async with open_recorded_client(
             server,
             identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(fallback=answer_everything),
         ) as (client, wire, _session):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi"})
@@ -511,7 +483,7 @@ async def test_elicitation_builds_the_schema_and_converts_the_answer(revision: s
         async with open_recorded_client(
             server,
             identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(fallback=answer_everything),
         ) as (client, wire, _session):
             result = await client.call_tool("ask_user", {})
@@ -544,11 +516,7 @@ async def test_server_info_has_only_the_fields_of_the_negotiated_revision(revisi
         "info", "2.0.0", title="Info", description="Describes", website_url="https://x.test"
     )
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            _client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (_client, wire, _):
             validate(wire, revision)
     info = next(m for m in wire.server_to_client if "result" in m)["result"]["serverInfo"]
     expected = {"name", "version"}

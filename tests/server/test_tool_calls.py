@@ -17,9 +17,9 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from eras import only
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.types import (
     GetPromptRequest,
     Icon,
@@ -137,11 +137,7 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
         return f"Hello, {name}{punctuation}"
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             await client.list_tools()
     response = next(m for m in wire.server_to_client if "result" in m and "tools" in m["result"])
     validate_message(response, revision, "ListToolsResult")
@@ -177,11 +173,7 @@ async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
         return a + b
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             await client.list_tools()
     response = next(m for m in wire.server_to_client if "tools" in m.get("result", {}))
     validate_message(response, revision, "ListToolsResult")
@@ -220,11 +212,7 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 
     progress: list[float] = []
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             await client.call_tool(
                 "where", {"label": "here"}, on_progress=lambda p, t, m: progress.append(p)
             )
@@ -238,14 +226,9 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 
 async def test_every_listed_tool_validates_in_every_revision() -> None:
     for revision in HANDSHAKE_REVISIONS:
+        server = tools_server()
         with trio.fail_after(5):
-            async with open_recorded_client(
-                tools_server(), revisions=Revisions(supported=(revision,))
-            ) as (
-                client,
-                wire,
-                _,
-            ):
+            async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
                 listed = await client.list_tools()
         assert [t.name for t in listed.tools] == [
             "greet",
@@ -269,14 +252,9 @@ async def test_every_listed_tool_validates_in_every_revision() -> None:
 @pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_calls_on_the_wire(revision: str) -> None:
     modern = revision >= STRUCTURED_SINCE
+    server = tools_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            tools_server(), revisions=Revisions(supported=(revision,))
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             assert client.protocol_version == revision
             assert await call(client, wire, "greet", {"name": "Ada"}) == {
                 "content": [text("Hello, Ada!")]
@@ -303,14 +281,9 @@ async def test_calls_on_the_wire(revision: str) -> None:
 
 @pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str) -> None:
+    server = tools_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            tools_server(), revisions=Revisions(supported=(revision,))
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             assert await call(client, wire, "add", {"a": "one", "b": 2}) == tool_error(
                 "Invalid arguments for tool 'add': Expected `int`, got `str` - at `$.a`"
             )
@@ -327,14 +300,9 @@ async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str
 
 @pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) -> None:
+    server = tools_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            tools_server(), revisions=Revisions(supported=(revision,))
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             assert await call(client, wire, "fail_politely", {"n": 12}) == tool_error(
                 "12 is too big: try a number under 10"
             )
@@ -375,14 +343,9 @@ async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) ->
 
 @pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
+    server = tools_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            tools_server(), revisions=Revisions(supported=(revision,))
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             spoken = await call(client, wire, "speak")
             linked = await call(client, wire, "link")
     if revision >= "2025-03-26":

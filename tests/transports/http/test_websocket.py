@@ -17,10 +17,10 @@ import pytest
 import trio
 import trio_websocket
 import trustme
+from eras import only
 from front_ends_for_tests import open_front_end
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.runtime.session import Session
@@ -161,7 +161,7 @@ async def test_initialize_list_and_call_over_websocket_in_every_revision(revisio
     with trio.fail_after(IO_LIMIT):
         async with (
             serving(make_server(Probe())) as url,
-            recorded_client(url, revisions=Revisions(supported=(revision,))) as (client, recorder),
+            recorded_client(url, revisions=only(revision)) as (client, recorder),
         ):
             assert url.startswith("ws://127.0.0.1:") and url.endswith("/mcp")
             assert client.protocol_version == revision

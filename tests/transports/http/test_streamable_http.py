@@ -69,15 +69,15 @@ def make_server() -> mcptrio.Server:
 
 
 @asynccontextmanager
-async def serve(front_end: str, app: McpHttpApp) -> AsyncIterator[str]:
-    """Run ``app`` (its ``run`` and a front end); yields the base URL.
+async def serve(front_end: str, app: McpHttpApp, **limits: Any) -> AsyncIterator[str]:
+    """Run ``app`` (its ``run`` and a front end with ``limits``); yields the base URL.
 
     Both stop together, as ``serve_http`` stops them: a handler answering a POST runs in that
     POST's task, so a front end stopped alone would wait for it.
     """
     async with trio.open_nursery() as nursery:
         await nursery.start(app.run)
-        async with open_front_end(front_end, app) as url:
+        async with open_front_end(front_end, app, **limits) as url:
             try:
                 yield url
             finally:

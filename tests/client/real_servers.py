@@ -35,20 +35,19 @@ LOCALHOST_ONLY = INTEROP / "localhost-only.cjs"
 def require_interop(*paths: Path) -> None:
     """Skip the calling test module unless every path exists (fail under CI instead)."""
     missing = [str(path) for path in paths if not path.exists()]
-    if not missing:
-        return
-    reason = f"{', '.join(missing)} missing: run `npm ci --prefix interop`"
-    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-        raise RuntimeError(reason)
-    print(f"skipping: {reason}", file=sys.stderr)
-    pytest.skip(reason, allow_module_level=True)
+    if missing:
+        _skip_module(f"{', '.join(missing)} missing: run `npm ci --prefix interop`")
 
 
 def require_module(name: str) -> None:
     """Skip the calling test module unless ``name`` imports (fail under CI instead)."""
-    if importlib.util.find_spec(name) is not None:
-        return
-    reason = f"the {name!r} package is missing: install the dev extra (pip install -e .[dev])"
+    if importlib.util.find_spec(name) is None:
+        _skip_module(
+            f"the {name!r} package is missing: install the dev extra (pip install -e .[dev])"
+        )
+
+
+def _skip_module(reason: str) -> None:
     if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
         raise RuntimeError(reason)
     print(f"skipping: {reason}", file=sys.stderr)

@@ -18,19 +18,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from client.real_servers import require_interop
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / "interop"
 BIN = INTEROP / "node_modules" / ".bin"
 SCENARIOS = ("server-sse-multiple-streams", "server-sse-polling", "dns-rebinding-protection")
 
-if not (BIN / "conformance").exists():
-    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-        raise RuntimeError(f"{BIN / 'conformance'} is missing: run `npm install --prefix interop`")
-    pytest.skip(
-        "the conformance suite is not installed (npm install --prefix interop)",
-        allow_module_level=True,
-    )
+require_interop(BIN / "conformance")
 
 
 def free_port() -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import trio
+from client.real_servers import require_interop
 from test_sdk_client_stateless import load_everything_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,12 +25,7 @@ PEER = ROOT / "interop" / "ts" / "stateless_client.mjs"
 EVERYTHING = ROOT / "examples" / "everything_server.py"
 CLIENT_PACKAGE = ROOT / "interop" / "node_modules" / "@modelcontextprotocol" / "client"
 
-if not CLIENT_PACKAGE.exists():
-    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-        raise RuntimeError(f"{CLIENT_PACKAGE} is missing: run `npm ci --prefix interop`")
-    pytest.skip(
-        "the TypeScript SDK v2 is not installed (npm ci --prefix interop)", allow_module_level=True
-    )
+require_interop(CLIENT_PACKAGE)
 
 
 async def run_peer(*args: str) -> dict[str, Any]:

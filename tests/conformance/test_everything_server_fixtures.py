@@ -8,14 +8,11 @@ look at the JSON the suite would see, validated against the 2025-11-25 schema.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import trio
 from eras import HANDSHAKE_ERA
+from programs import ROOT, import_program
 
 from mcptrio.client import Handlers
 from mcptrio.protocol.types import (
@@ -31,22 +28,10 @@ from mcptrio.runtime.context import RequestContext
 from conftest import Wire, open_recorded_client
 from schema_validation import validate_exchange
 
-ROOT = Path(__file__).resolve().parents[2]
 REVISION = "2025-11-25"
 
 
-def load_everything_server() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "everything_server", ROOT / "examples" / "everything_server.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("everything_server", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-everything = load_everything_server()
+everything = import_program("everything_server", ROOT / "examples" / "everything_server.py")
 
 
 async def sample(_ctx: RequestContext, request: CreateMessageRequest) -> CreateMessageResult:

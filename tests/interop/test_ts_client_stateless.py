@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import trio
 from client.real_servers import require_interop
-from test_sdk_client_stateless import load_everything_server
+from test_sdk_client_stateless import everything_over_http
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = ROOT / "interop" / "node_modules" / ".bin" / "node"
@@ -57,10 +57,7 @@ async def test_the_typescript_client_speaks_the_stateless_era_over_stdio(mode: s
 
 @pytest.mark.parametrize("mode", ["auto", "pin"])
 async def test_the_typescript_client_speaks_the_stateless_era_over_http(mode: str) -> None:
-    server = load_everything_server().build_server()
     with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            url = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            seen = await run_peer(mode, f"{url}/mcp")
-            nursery.cancel_scope.cancel()
+        async with everything_over_http() as url:
+            seen = await run_peer(mode, url)
     check(seen)

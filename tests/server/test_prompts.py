@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 import pytest
 import trio
+from contexts import LATEST, as_json, context_for
 from eras import only
 
 import mcptrio
-from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
 from mcptrio.protocol.types import (
     Annotations,
@@ -30,8 +30,6 @@ from mcptrio.protocol.types import (
     TextContent,
     TextResourceContents,
 )
-from mcptrio.runtime.context import RequestContext
-from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
 from mcptrio.server.prompts import (
     RegisteredPrompt,
@@ -40,27 +38,13 @@ from mcptrio.server.prompts import (
     to_prompt_messages,
     user,
 )
-from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import as_sent, open_recorded_client
 from schema_validation import HANDSHAKE_REVISIONS, validate_definition, validate_message
 
-LATEST = "2025-11-25"
-
-
-def as_json(value: Any) -> Any:
-    return msgspec.json.decode(encode(value))
-
 
 def make_context(revision: str = LATEST) -> Context:
-    """A real Context over a session whose handshake negotiated ``revision``."""
-    server = mcptrio.Server("unit")
-    connection = server.connection()
-    connection.start_initialized(revision)
-    _, server_end = memory_transport_pair()
-    session = Session(connection, server_end)
-    request_context = RequestContext(session, 1, GetPromptRequest(name="x"), trio.CancelScope())
-    return Context(request_context, server)
+    return context_for(GetPromptRequest(name="x"), revision)
 
 
 async def render(

@@ -17,6 +17,7 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from contexts import context_for
 from eras import only
 
 import mcptrio
@@ -27,12 +28,9 @@ from mcptrio.protocol.types import (
     TextContent,
     ToolAnnotations,
 )
-from mcptrio.runtime.context import RequestContext
-from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
 from mcptrio.server.media import Audio
 from mcptrio.server.tools import ToolError, make_tool
-from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import Wire, as_sent, open_recorded_client
 from schema_validation import HANDSHAKE_REVISIONS, validate_message
@@ -431,14 +429,7 @@ async def test_cancelling_an_async_tool_interrupts_it() -> None:
 
 
 def make_context(revision: str) -> Context:
-    """A real Context over a session whose handshake negotiated ``revision``."""
-    server = mcptrio.Server("unit")
-    connection = server.connection()
-    connection.start_initialized(revision)
-    _, server_end = memory_transport_pair()
-    session = Session(connection, server_end)
-    request = GetPromptRequest(name="x")
-    return Context(RequestContext(session, 7, request, trio.CancelScope()), server)
+    return context_for(GetPromptRequest(name="x"), revision, request_id=7)
 
 
 async def test_context_parameters_receive_the_context() -> None:

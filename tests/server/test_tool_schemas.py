@@ -12,9 +12,9 @@ import attrs
 import jsonschema
 import msgspec
 import pytest
+from contexts import as_json
 from jsonschema import Draft202012Validator
 
-from mcptrio.protocol.codec import encode
 from mcptrio.protocol.types import (
     CallToolResult,
     ContentBlock,
@@ -28,12 +28,6 @@ from mcptrio.server.tools import RegisteredTool, make_tool
 
 from conftest import as_sent
 from schema_validation import HANDSHAKE_REVISIONS, validate_definition
-
-LATEST = "2025-11-25"
-
-
-def as_json(value: Any) -> Any:
-    return msgspec.json.decode(encode(value))
 
 
 def check_schema(schema: dict[str, Any]) -> None:

@@ -43,15 +43,11 @@ from conftest import as_sent, open_recorded_client
 from schema_validation import HANDSHAKE_REVISIONS, validate_definition, validate_message
 
 
-def make_context(revision: str = LATEST) -> Context:
-    return context_for(GetPromptRequest(name="x"), revision)
-
-
 async def render(
     prompt: RegisteredPrompt, arguments: dict[str, str] | None = None
 ) -> GetPromptResult:
     """What the prompt renders, in the newest shape."""
-    return await prompt.render(make_context(), arguments)
+    return await prompt.render(context_for(GetPromptRequest(name="x")), arguments)
 
 
 # ------------------------------------------------------------------ description
@@ -247,7 +243,7 @@ async def test_the_context_parameter_receives_the_request_context() -> None:
         received.append(ctx)
         return f"{topic} in {ctx.revision}"
 
-    ctx = make_context("2025-06-18")
+    ctx = context_for(GetPromptRequest(name="x"), "2025-06-18")
     result = await make_prompt(about).render(ctx, {"topic": "trio"})
     assert received == [ctx]
     assert as_json(result)["messages"][0]["content"]["text"] == "trio in 2025-06-18"

@@ -10,14 +10,13 @@ priming event) after that moment, and its messages as they come.
 from __future__ import annotations
 
 import trio
-from http_client_for_tests import open_test_connection
 from test_streamable_http import (
     call_body,
     get_headers,
     initialize,
     make_server,
     messages_of,
-    serve,
+    served_connection,
     session_headers,
     sse_events,
     stream,
@@ -34,7 +33,7 @@ async def test_a_prompt_sse_answer_is_one_whole_response_and_can_be_resumed(
 ) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), json_response=False)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-11-25")
             response = await conn.request(
                 "POST",
@@ -70,7 +69,7 @@ async def test_progress_and_answer_ready_together_go_out_as_one_response(
 ) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), json_response=False)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
             response = await conn.request(
                 "POST",
@@ -89,7 +88,7 @@ async def test_a_slow_sse_answer_gets_its_head_and_priming_event_before_the_answ
 ) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), json_response=False)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-11-25")
             async with stream(
                 conn,

@@ -84,6 +84,19 @@ async def serve(front_end: str, app: McpHttpApp, **limits: Any) -> AsyncIterator
                 nursery.cancel_scope.cancel()
 
 
+@asynccontextmanager
+async def served_connection(
+    front_end: str, app: McpHttpApp | None = None
+) -> AsyncIterator[tuple[str, TestConnection]]:
+    """``app`` (by default one over :func:`make_server`) run as :func:`serve` runs it, and one
+    connection to it; yields the base URL and the connection."""
+    async with (
+        serve(front_end, app or McpHttpApp(make_server())) as url,
+        open_test_connection(url) as conn,
+    ):
+        yield url, conn
+
+
 def request_body(rid: int | str, method: str, params: dict[str, Any] | None = None) -> bytes:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
     if params is not None:
@@ -183,7 +196,7 @@ async def test_initialize_creates_a_session_with_a_random_visible_ascii_id(
 ) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server())
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             response = await conn.request(
                 "POST", "/mcp", headers=POST_HEADERS, body=initialize_body(revision)
             )
@@ -205,7 +218,7 @@ async def test_initialize_creates_a_session_with_a_random_visible_ascii_id(
 async def test_a_failed_initialize_gets_no_session(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server())
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             bad = request_body(1, "initialize", {"protocolVersion": 5})
             response = await conn.request("POST", "/mcp", headers=POST_HEADERS, body=bad)
             assert response.status == 200
@@ -216,10 +229,7 @@ async def test_a_failed_initialize_gets_no_session(front_end: str) -> None:
 
 async def test_notifications_get_202_and_no_body(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn)
             response = await conn.request(
                 "POST",
@@ -232,10 +242,7 @@ async def test_notifications_get_202_and_no_body(front_end: str) -> None:
 
 async def test_a_request_is_answered_as_json_when_nothing_else_comes_first(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
             response = await conn.request(
                 "POST",
@@ -256,10 +263,7 @@ async def test_related_messages_turn_the_answer_into_an_sse_stream(
     front_end: str, revision: str
 ) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, revision)
             async with stream(
                 conn,
@@ -292,7 +296,7 @@ async def test_related_messages_turn_the_answer_into_an_sse_stream(
 async def test_json_response_false_always_streams(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), json_response=False)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
             async with stream(
                 conn,
@@ -311,8 +315,7 @@ async def test_unrelated_messages_wait_for_the_get_stream_and_never_go_on_a_post
 ) -> None:
     with trio.fail_after(10):
         async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
+            served_connection(front_end) as (url, conn),
             open_test_connection(url) as listener,
         ):
             session_id = await initialize(conn)
@@ -355,11 +358,7 @@ async def test_unrelated_messages_wait_for_the_get_stream_and_never_go_on_a_post
 
 async def test_a_second_concurrent_get_stream_gets_409(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as a,
-            open_test_connection(url) as b,
-        ):
+        async with served_connection(front_end) as (url, a), open_test_connection(url) as b:
             session_id = await initialize(a)
             async with stream(
                 a, "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
@@ -375,11 +374,7 @@ async def test_a_server_request_travels_on_the_post_stream_and_its_answer_is_pos
     front_end: str,
 ) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-            open_test_connection(url) as other,
-        ):
+        async with served_connection(front_end) as (url, conn), open_test_connection(url) as other:
             session_id = await initialize(conn)
             headers = session_headers(session_id, "2025-11-25")
             async with stream(
@@ -406,10 +401,7 @@ async def test_concurrent_requests_in_one_session_each_get_their_own_answer(
     front_end: str,
 ) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (url, conn):
             session_id = await initialize(conn)
             answers: dict[int, Any] = {}
 
@@ -433,11 +425,7 @@ async def test_concurrent_requests_in_one_session_each_get_their_own_answer(
 
 async def test_a_cancelled_request_ends_its_stream_without_an_answer(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-            open_test_connection(url) as other,
-        ):
+        async with served_connection(front_end) as (url, conn), open_test_connection(url) as other:
             session_id = await initialize(conn, "2025-06-18")
             headers = session_headers(session_id, "2025-06-18")
             async with trio.open_nursery() as nursery:
@@ -472,7 +460,7 @@ async def test_a_cancelled_request_ends_its_stream_without_an_answer(front_end: 
 async def test_delete_ends_the_session_and_its_id_then_gets_404(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server())
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn)
             headers = session_headers(session_id, "2025-11-25")
             deleted = await conn.request("DELETE", "/mcp", headers=headers)
@@ -489,10 +477,7 @@ async def test_delete_ends_the_session_and_its_id_then_gets_404(front_end: str) 
 
 async def test_other_methods_get_405_with_allow(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             response = await conn.request("PUT", "/mcp", headers=POST_HEADERS, body=b"{}")
             assert response.status == 405
             assert response.header("allow") == b"GET, POST, DELETE"
@@ -500,10 +485,7 @@ async def test_other_methods_get_405_with_allow(front_end: str) -> None:
 
 async def test_a_2025_03_26_batch_is_answered_as_one_array(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, "2025-03-26")
             batch = b"[%s,%s,%s]" % (
                 call_body(1, "add", {"a": 1, "b": 2}),
@@ -529,10 +511,7 @@ async def test_a_2025_03_26_batch_is_answered_as_one_array(front_end: str) -> No
 
 async def test_a_batch_outside_2025_03_26_gets_400_invalid_request(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
             batch = b"[%s]" % request_body(1, "ping")
             response = await conn.request(
@@ -546,7 +525,7 @@ async def test_a_batch_outside_2025_03_26_gets_400_invalid_request(front_end: st
 async def test_stateless_mode_answers_every_post_with_a_fresh_session(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), stateless=True)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             response = await conn.request(
                 "POST", "/mcp", headers=POST_HEADERS, body=initialize_body("2025-06-18")
             )

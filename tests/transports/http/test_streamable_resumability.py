@@ -16,6 +16,7 @@ from test_streamable_http import (
     make_server,
     messages_of,
     serve,
+    served_connection,
     session_headers,
     stream,
 )
@@ -124,10 +125,7 @@ async def read_events(response: Any, parser: SseParser, until: Any) -> list[Any]
 
 async def test_the_server_closes_a_polled_stream_and_get_resumes_it(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(resumable_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end, McpHttpApp(resumable_server())) as (_, conn):
             session_id = await initialize(conn, "2025-11-25")
             headers = session_headers(session_id, "2025-11-25")
             async with stream(

@@ -31,11 +31,9 @@ from mcptrio.transports.http.engine.exchange import HttpRequest, header
 
 
 async def assert_healthy(conn: TestConnection, session_id: str, rid: int) -> None:
+    headers = session_headers(session_id, "2025-11-25")
     response = await conn.request(
-        "POST",
-        "/mcp",
-        headers=session_headers(session_id, "2025-11-25"),
-        body=call_body(rid, "add", {"a": rid, "b": 1}),
+        "POST", "/mcp", headers=headers, body=call_body(rid, "add", {"a": rid, "b": 1})
     )
     assert response.status == 200
     assert response.json()["result"]["structuredContent"] == {"result": rid + 1}
@@ -249,11 +247,9 @@ async def test_idle_sessions_expire_and_then_get_404(front_end: str) -> None:
             ):
                 assert events.status == 200
                 await wait_until(lambda: app.session_count == 1)
+            expired = session_headers(idle, "2025-11-25")
             response = await conn.request(
-                "POST",
-                "/mcp",
-                headers=session_headers(idle, "2025-11-25"),
-                body=call_body(1, "add", {"a": 1, "b": 1}),
+                "POST", "/mcp", headers=expired, body=call_body(1, "add", {"a": 1, "b": 1})
             )
             assert response.status == 404
             await assert_healthy(conn, busy, 2)

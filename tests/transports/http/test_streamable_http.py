@@ -231,10 +231,11 @@ async def test_notifications_get_202_and_no_body(front_end: str) -> None:
     with trio.fail_after(10):
         async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn)
+            headers = session_headers(session_id, "2025-11-25")
             response = await conn.request(
                 "POST",
                 "/mcp",
-                headers=session_headers(session_id, "2025-11-25"),
+                headers=headers,
                 body=notification_body("notifications/roots/list_changed"),
             )
             assert (response.status, response.body) == (202, b"")
@@ -244,11 +245,9 @@ async def test_a_request_is_answered_as_json_when_nothing_else_comes_first(front
     with trio.fail_after(10):
         async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
+            headers = session_headers(session_id, "2025-06-18")
             response = await conn.request(
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-06-18"),
-                body=call_body(7, "add", {"a": 2, "b": 3}),
+                "POST", "/mcp", headers=headers, body=call_body(7, "add", {"a": 2, "b": 3})
             )
             assert response.status == 200
             assert response.header("content-type") == b"application/json"
@@ -265,11 +264,12 @@ async def test_related_messages_turn_the_answer_into_an_sse_stream(
     with trio.fail_after(10):
         async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, revision)
+            headers = session_headers(session_id, revision)
             async with stream(
                 conn,
                 "POST",
                 "/mcp",
-                headers=session_headers(session_id, revision),
+                headers=headers,
                 body=call_body(3, "chatty", {"n": 3}, token="tok"),
             ) as response:
                 assert response.status == 200
@@ -298,12 +298,9 @@ async def test_json_response_false_always_streams(front_end: str) -> None:
         app = McpHttpApp(make_server(), json_response=False)
         async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
+            headers = session_headers(session_id, "2025-06-18")
             async with stream(
-                conn,
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-06-18"),
-                body=call_body(2, "add", {"a": 1, "b": 1}),
+                conn, "POST", "/mcp", headers=headers, body=call_body(2, "add", {"a": 1, "b": 1})
             ) as response:
                 assert response.header("content-type") == b"text/event-stream"
                 events = sse_events(await response.read_all())
@@ -402,17 +399,13 @@ async def test_concurrent_requests_in_one_session_each_get_their_own_answer(
 ) -> None:
     with trio.fail_after(10):
         async with served_connection(front_end) as (url, conn):
-            session_id = await initialize(conn)
+            headers = session_headers(await initialize(conn), "2025-11-25")
             answers: dict[int, Any] = {}
 
             async def call(rid: int) -> None:
                 async with open_test_connection(url) as c:
-                    response = await c.request(
-                        "POST",
-                        "/mcp",
-                        headers=session_headers(session_id, "2025-11-25"),
-                        body=call_body(rid, "add", {"a": rid, "b": 100}),
-                    )
+                    body = call_body(rid, "add", {"a": rid, "b": 100})
+                    response = await c.request("POST", "/mcp", headers=headers, body=body)
                     answers[rid] = response.json()
 
             async with trio.open_nursery() as nursery:
@@ -501,10 +494,7 @@ async def test_a_2025_03_26_batch_is_answered_as_one_array(front_end: str) -> No
             assert sorted(a["id"] for a in answers) == [1, 2]
             only_notes = b"[%s]" % notification_body("notifications/roots/list_changed")
             response = await conn.request(
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-03-26"),
-                body=only_notes,
+                "POST", "/mcp", headers=session_headers(session_id, "2025-03-26"), body=only_notes
             )
             assert response.status == 202
 

@@ -17,6 +17,7 @@ from test_streamable_http import (
     call_body,
     get_headers,
     initialize,
+    open_session,
     request_body,
     serve,
     session_headers,
@@ -42,13 +43,6 @@ async def open_echo_connection(
         open_test_connection(url) as conn,
     ):
         yield url, conn
-
-
-async def open_session(url: str, revision: str) -> list[tuple[str, str]]:
-    """Initialize a session on a connection of its own, closed after; returns its headers."""
-    async with open_test_connection(url) as setup:
-        session_id = await initialize(setup, revision)
-    return session_headers(session_id, revision)
 
 
 async def ping_status(url: str, headers: list[tuple[str, str]]) -> int:
@@ -247,7 +241,7 @@ async def test_a_post_whose_client_left_gives_back_its_slot_while_its_handler_wa
     # serve ends the sessions first: the handlers run in their POSTs' tasks.
     with trio.fail_after(10):
         async with serve(front_end, app, max_connections=2) as url:
-            headers = await open_session(url, revision)
+            _, headers = await open_session(url, revision)
             for rid in range(4):
                 async with open_test_connection(url) as leaving:
                     body = call_body(rid, "slow", {}, token=f"t{rid}")
@@ -280,7 +274,7 @@ async def test_a_json_post_whose_client_left_gives_back_its_slot_while_its_handl
     app.registry.departure_watch.delay = 0.1
     with trio.fail_after(10):
         async with serve(front_end, app, max_connections=2) as url:
-            headers = await open_session(url, revision)
+            _, headers = await open_session(url, revision)
             for rid in range(3):
                 async with open_test_connection(url) as leaving:
                     body = call_body(rid, "slow", {"n": rid})

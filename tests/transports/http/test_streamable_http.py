@@ -167,6 +167,14 @@ async def initialize(conn: TestConnection, revision: str = "2025-11-25") -> str:
     return session_id.decode()
 
 
+async def open_session(url: str, revision: str) -> tuple[str, list[tuple[str, str]]]:
+    """Initialize a session on a connection of its own, closed after; returns its id and the
+    headers of its requests."""
+    async with open_test_connection(url) as conn:
+        session_id = await initialize(conn, revision)
+    return session_id, session_headers(session_id, revision)
+
+
 def sse_events(data: bytes) -> list[SseEvent]:
     return SseParser().feed(data)
 

@@ -7,7 +7,6 @@ server put on the wire is validated against the schema of the negotiated revisio
 from __future__ import annotations
 
 import json
-import ssl
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -16,9 +15,9 @@ from typing import Any
 import pytest
 import trio
 import trio_websocket
-import trustme
 from eras import only
 from front_ends_for_tests import open_front_end
+from http_client_for_tests import tls_contexts
 
 import mcptrio
 from mcptrio.protocol.errors import ConnectionClosed
@@ -301,11 +300,7 @@ async def test_cancelling_the_server_ends_the_client_session() -> None:
 
 
 async def test_wss_with_tls() -> None:
-    ca = trustme.CA()
-    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(server_context)
-    client_context = ssl.create_default_context()
-    ca.configure_trust(client_context)
+    server_context, client_context = tls_contexts("127.0.0.1")
     with trio.fail_after(IO_LIMIT):
         async with serving(make_server(Probe()), ssl_context=server_context) as url:
             assert url.startswith("wss://127.0.0.1:")

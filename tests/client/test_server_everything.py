@@ -23,8 +23,8 @@ Its task tools (2025-11-25), both directions:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import AsyncIterable, Iterator
+from typing import Any, TypeVar
 
 import pytest
 import trio
@@ -60,6 +60,7 @@ from mcptrio.runtime.context import RequestContext
 require_interop(EVERYTHING_SERVER, LOCALHOST_ONLY)
 
 TEXT_TEMPLATE = "demo://resource/dynamic/text/{resourceId}"
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +82,20 @@ def everything(request: pytest.FixtureRequest) -> str | list[str]:
 
 def texts(result: CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def first_while_on(client: mcptrio.Client, toggle: str, arrivals: AsyncIterable[T]) -> T:
+    """Switch the server's ``toggle`` tool on, wait for the first of ``arrivals``, switch it off
+    again (it sends every 5 s until then)."""
+    started = await client.call_tool(toggle, {})
+    assert "Started" in texts(started)
+    try:
+        with trio.fail_after(10):
+            first = await anext(aiter(arrivals))
+    finally:
+        stopped = await client.call_tool(toggle, {})
+    assert "Stopped" in texts(stopped)
+    return first
 
 
 async def test_lists_and_calls_its_tools(everything: str | list[str]) -> None:
@@ -241,14 +256,7 @@ async def test_receives_its_progress_and_log_notifications(everything: str | lis
 
             await client.set_logging_level("debug")
             async with client.log_messages() as messages:
-                started = await client.call_tool("toggle-simulated-logging", {})
-                assert "Started" in texts(started)
-                try:
-                    with trio.fail_after(10):
-                        message = await anext(aiter(messages))
-                finally:
-                    stopped = await client.call_tool("toggle-simulated-logging", {})
-                assert "Stopped" in texts(stopped)
+                message = await first_while_on(client, "toggle-simulated-logging", messages)
             assert message.level in (
                 "debug",
                 "info",
@@ -275,14 +283,7 @@ async def test_subscribes_to_a_resource_and_receives_its_updates(
         ) as client:
             assert client.server_capabilities.resources.subscribe is True  # type: ignore[union-attr]
             async with client.subscribe(uri) as updates:
-                started = await client.call_tool("toggle-subscriber-updates", {})
-                assert "Started" in texts(started)
-                try:
-                    with trio.fail_after(10):
-                        first = await anext(aiter(updates))
-                finally:
-                    stopped = await client.call_tool("toggle-subscriber-updates", {})
-                assert "Stopped" in texts(stopped)
+                first = await first_while_on(client, "toggle-subscriber-updates", updates)
             assert first == uri
             assert uri in updated
             # Unsubscribed on leaving the block: the session still works.

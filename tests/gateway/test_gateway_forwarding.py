@@ -87,6 +87,17 @@ def notes() -> mcptrio.Server:
     return server
 
 
+def upstream_in(era: str, name: str, target: mcptrio.Server, **options: Any) -> Upstream:
+    """``target`` as the upstream ``name``, spoken to in ``era`` (a key of UPSTREAM_ERAS)."""
+    return Upstream(
+        name=name,
+        target=target,
+        revisions=UPSTREAM_ERAS[era],
+        in_process=era == "mounted",
+        **options,
+    )
+
+
 async def elicited(_ctx: RequestContext, request: ElicitRequest) -> ElicitResult:
     return ElicitResult(action="accept", content={"ok": True})
 
@@ -99,19 +110,9 @@ async def test_everything_is_forwarded_in_either_era_on_either_side(
     log: list[str] = []
     gateway = Gateway(
         upstreams=[
-            Upstream(
-                name="weather",
-                target=weather(log),
-                revisions=UPSTREAM_ERAS[upstream_era],
-                in_process=upstream_era == "mounted",
-            ),
-            Upstream(
-                name="notes",
-                target=notes(),
-                exclude=["delete_*"],
-                rename={"add": "add_note"},
-                revisions=UPSTREAM_ERAS[upstream_era],
-                in_process=upstream_era == "mounted",
+            upstream_in(upstream_era, "weather", weather(log)),
+            upstream_in(
+                upstream_era, "notes", notes(), exclude=["delete_*"], rename={"add": "add_note"}
             ),
         ]
     )
@@ -177,16 +178,7 @@ async def test_a_downstream_cancel_cancels_the_upstream_call(
     upstream_era: str, downstream_era: str
 ) -> None:
     log: list[str] = []
-    gateway = Gateway(
-        upstreams=[
-            Upstream(
-                name="w",
-                target=weather(log),
-                revisions=UPSTREAM_ERAS[upstream_era],
-                in_process=upstream_era == "mounted",
-            )
-        ]
-    )
+    gateway = Gateway(upstreams=[upstream_in(upstream_era, "w", weather(log))])
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(gateway.serve_upstreams)

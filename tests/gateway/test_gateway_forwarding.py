@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import trio
 from eras import HANDSHAKE_ERA
+from weather_catalogue import add_weather_catalogue, notes_server
 
 import mcptrio
 from mcptrio.client import Handlers, Revisions
@@ -58,27 +59,12 @@ def weather(log: list[str]) -> mcptrio.Server:
         )
         return f"{answer.action} {answer.data}"
 
-    @server.resource("weather://stations", mime_type="text/plain")
-    def stations() -> str:
-        return "oslo bergen"
-
-    @server.resource("weather://city/{city}", completions={"city": ["oslo", "bergen"]})
-    def city(city: str) -> str:
-        return f"station at {city}"
-
-    @server.prompt(completions={"city": ["oslo", "ottawa"]})
-    def ask(city: str) -> str:
-        return f"What is the weather in {city}?"
-
+    add_weather_catalogue(server)
     return server
 
 
 def notes() -> mcptrio.Server:
-    server = mcptrio.Server("notes")
-
-    @server.tool
-    def add(text: str) -> str:
-        return f"added {text}"
+    server = notes_server()
 
     @server.tool
     def delete_all() -> str:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from cancellation import Waiter
 from eras import HANDSHAKE_ERA, only
 
 import mcptrio
@@ -455,16 +456,10 @@ async def test_client_info_carries_only_what_the_offered_revision_defines(revisi
 async def test_the_server_cancelling_its_request_cancels_the_handler(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    entered = trio.Event()
-    cancelled = trio.Event()
+    waiter = Waiter()
 
     async def stuck(ctx: RequestContext, request: CreateMessageRequest) -> CreateMessageResult:
-        entered.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        raise AssertionError("unreachable")
+        await waiter.wait_until_cancelled()
 
     server = mcptrio.Server("impatient")
 
@@ -481,10 +476,10 @@ async def test_the_server_cancelling_its_request_cancels_the_handler(
             server, handlers=Handlers(sampling=stuck), revisions=HANDSHAKE_ERA
         ) as (client, wire, _):
             result = await client.call_tool("ask", {})
-            await cancelled.wait()
+            await waiter.cancelled.wait()
             await client.ping()
             validate(wire, "2025-11-25")
-    assert entered.is_set()
+    assert waiter.entered.is_set()
     assert text_of(result) == "gave up"
     sampling_id = next(
         m["id"] for m in wire.server_to_client if m.get("method") == "sampling/createMessage"

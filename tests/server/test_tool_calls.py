@@ -17,6 +17,7 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from cancellation import Waiter
 from contexts import context_for
 from eras import only
 
@@ -396,30 +397,24 @@ async def test_a_sync_tool_runs_in_a_thread_and_never_blocks_the_loop() -> None:
 
 async def test_cancelling_an_async_tool_interrupts_it() -> None:
     server = mcptrio.Server("cancel")
-    entered = trio.Event()
-    cancelled = trio.Event()
+    waiter = Waiter()
 
     @server.tool()
     async def forever() -> str:
-        entered.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
+        await waiter.wait_until_cancelled()
 
     with trio.fail_after(5):
         async with open_recorded_client(server) as (client, wire, _):
             with trio.CancelScope() as scope:
 
                 async def cancel_when_entered() -> None:
-                    await entered.wait()
+                    await waiter.entered.wait()
                     scope.cancel()
 
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(cancel_when_entered)
                     await client.call_tool("forever")
-            await cancelled.wait()
+            await waiter.cancelled.wait()
             await client.ping()
     call_id = next(m["id"] for m in wire.client_to_server if m.get("method") == "tools/call")
     assert not [m for m in wire.server_to_client if m.get("id") == call_id]

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import trio
+from cancellation import Waiter
 
 from mcptrio.protocol.base import Result
 from mcptrio.protocol.types import CallToolResult, TextContent
@@ -72,25 +73,19 @@ async def test_the_owner_limit_holds_across_workers(
 async def test_a_cancel_answered_on_another_worker_stops_the_actor_running_the_task(
     worker_a: RedisTaskStore, worker_b: RedisTaskStore
 ) -> None:
-    started = trio.Event()
-    stopped = trio.Event()
+    waiter = Waiter()
 
     async def forever(running: RunningTask) -> Result:
-        started.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            stopped.set()
-        raise AssertionError("unreachable")
+        await waiter.wait_until_cancelled()
 
     here, there = TaskSupervisor(worker_a), TaskSupervisor(worker_b)
     with trio.fail_after(5):
         async with here.running(), there.running():
             task = await here.create(OWNER, "tools/call", forever)
-            await started.wait()
+            await waiter.entered.wait()
             after = await there.cancel(OWNER, task.task_id)
             assert after.status == "cancelled"
-            await stopped.wait()
+            await waiter.cancelled.wait()
             # The actor leaves the live tasks as its work's cancellation unwinds (no await).
             assert here.live_count == 0
             final = await worker_a.get(task.task_id)

@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator
 import pytest
 import trio
 from cancellation import Waiter
+from task_records import working_record
 
 from mcptrio.protocol.base import Result
 from mcptrio.protocol.types import CallToolResult, TextContent
 from mcptrio.stores.redis_calls import RedisClient
 from mcptrio.stores.redis_task_store import RedisTaskStore, open_redis_task_store
-from mcptrio.stores.task_store import TaskLimitReached, TaskRecord, now_iso
+from mcptrio.stores.task_store import TaskLimitReached, TaskRecord
 from mcptrio.tasks import RunningTask, TaskSupervisor
 
 OWNER = "principal:alice"
@@ -33,16 +34,7 @@ async def worker_b(other_redis: RedisClient, prefix: str) -> AsyncIterator[Redis
 
 
 def record(task_id: str) -> TaskRecord:
-    now = now_iso()
-    return TaskRecord(
-        task_id=task_id,
-        owner=OWNER,
-        method="tools/call",
-        status="working",
-        created_at=now,
-        last_updated_at=now,
-        ttl_ms=60_000,
-    )
+    return working_record(task_id, OWNER)
 
 
 async def test_a_task_made_on_one_worker_is_read_listed_updated_and_cancelled_on_another(

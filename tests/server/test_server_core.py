@@ -4,6 +4,7 @@ the Context's client features (sampling, elicitation, roots), checked on the wir
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import msgspec
@@ -42,6 +43,24 @@ from schema_validation import validate_exchange
 
 def validate(wire: Wire, revision: str) -> None:
     assert validate_exchange(wire.client_to_server, wire.server_to_client, revision) > 0
+
+
+def updates(wire: Wire) -> list[str]:
+    """The URIs of the resource updates the server sent."""
+    return [
+        m["params"]["uri"]
+        for m in wire.server_to_client
+        if m.get("method") == "notifications/resources/updated"
+    ]
+
+
+def log_levels(wire: Wire) -> list[str]:
+    """The levels of the log messages the server sent."""
+    return [
+        m["params"]["level"]
+        for m in wire.server_to_client
+        if m.get("method") == "notifications/message"
+    ]
 
 
 def many_tools_server(count: int, page_size: int | None) -> mcptrio.Server:
@@ -236,29 +255,13 @@ def watched_server() -> mcptrio.Server:
     return server
 
 
-def updates(wire: Wire) -> list[str]:
-    return [
-        m["params"]["uri"]
-        for m in wire.server_to_client
-        if m.get("method") == "notifications/resources/updated"
-    ]
-
-
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> None:
     server = watched_server()
     with trio.fail_after(5):
         async with (
-            open_recorded_client(server, revisions=only(revision)) as (
-                a,
-                wire_a,
-                _,
-            ),
-            open_recorded_client(server, revisions=only(revision)) as (
-                b,
-                wire_b,
-                _,
-            ),
+            open_recorded_client(server, revisions=only(revision)) as (a, wire_a, _),
+            open_recorded_client(server, revisions=only(revision)) as (b, wire_b, _),
         ):
             await a.request(SubscribeRequest(uri="test://watched"))
             await b.request(SubscribeRequest(uri="test://other"))
@@ -354,14 +357,6 @@ def logging_server() -> mcptrio.Server:
     return server
 
 
-def log_levels(wire: Wire) -> list[str]:
-    return [
-        m["params"]["level"]
-        for m in wire.server_to_client
-        if m.get("method") == "notifications/message"
-    ]
-
-
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_log_messages_respect_the_session_level(revision: str) -> None:
     server = logging_server()
@@ -453,16 +448,24 @@ ALL_CLIENT_CAPS = ClientCapabilities(
 )
 
 
+def answering_client(
+    server: mcptrio.Server, revision: str
+) -> AbstractAsyncContextManager[tuple[mcptrio.Client, Wire, mcptrio.Session]]:
+    """A recorded client of ``server`` in ``revision`` that declares every client capability
+    and answers every request the server sends it."""
+    return open_recorded_client(
+        server,
+        identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
+        revisions=only(revision),
+        handlers=Handlers(fallback=answer_everything),
+    )
+
+
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_sampling_and_roots_round_trip_through_the_client(revision: str) -> None:
     server = asking_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            server,
-            identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
-            revisions=only(revision),
-            handlers=Handlers(fallback=answer_everything),
-        ) as (client, wire, _session):
+        async with answering_client(server, revision) as (client, wire, _):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi"})
             rooted = await client.call_tool("roots", {})
             validate(wire, revision)
@@ -480,12 +483,7 @@ async def test_sampling_and_roots_round_trip_through_the_client(revision: str) -
 async def test_elicitation_builds_the_schema_and_converts_the_answer(revision: str) -> None:
     server = asking_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            server,
-            identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
-            revisions=only(revision),
-            handlers=Handlers(fallback=answer_everything),
-        ) as (client, wire, _session):
+        async with answering_client(server, revision) as (client, wire, _):
             result = await client.call_tool("ask_user", {})
             validate(wire, revision)
     assert result.content == [TextContent(text="accept:Answer(name='Ada', age=30)")]

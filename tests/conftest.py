@@ -20,6 +20,8 @@ from mcptrio.protocol.revisions import revision_of
 from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport, TransportAbilities
 from mcptrio.transports.memory import memory_transport_pair
 
+from schema_validation import validate_exchange
+
 
 # A real redis-server on a free loopback port, without persistence: ``redis_server`` is one for
 # the test session; a test that restarts or stops Redis takes ``own_redis_server``, so that no
@@ -111,6 +113,10 @@ class Wire:
 
     def methods_sent_by_server(self) -> list[str]:
         return [m["method"] for m in self.tap.received if "method" in m]
+
+    def validate(self, revision: str) -> None:
+        """Every message either way is valid in ``revision``'s schema, and there was one."""
+        assert validate_exchange(self.client_to_server, self.server_to_client, revision) > 0
 
 
 @asynccontextmanager

@@ -34,11 +34,6 @@ from mcptrio.server.context import Context
 from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import Wire, open_recorded_client
-from schema_validation import validate_exchange
-
-
-def validate(wire: Wire, revision: str) -> None:
-    assert validate_exchange(wire.client_to_server, wire.server_to_client, revision) > 0
 
 
 def feature_server(page_size: int | None = 100) -> mcptrio.Server:
@@ -122,7 +117,7 @@ async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
             )
             assert done.completion.values == ["alice", "albert"]
             await client.set_logging_level("warning")
-            validate(wire, revision)
+            wire.validate(revision)
     sent = [m["method"] for m in wire.client_to_server if "method" in m]
     assert sent[:2] == ["initialize", "notifications/initialized"]
     assert "logging/setLevel" in sent
@@ -139,7 +134,7 @@ async def test_complete_sends_context_only_from_2025_06_18(revision: str) -> Non
             await client.complete(
                 PromptReference(name="review"), "code", "", context={"language": "python"}
             )
-            validate(wire, revision)
+            wire.validate(revision)
     request = next(m for m in wire.client_to_server if m.get("method") == "completion/complete")
     if revision >= "2025-06-18":
         assert request["params"]["context"] == {"arguments": {"language": "python"}}
@@ -201,7 +196,7 @@ async def test_iterators_follow_every_page(revision: str) -> None:
             resources = [r.name async for r in client.iter_resources()]
             templates = [t.name async for t in client.iter_resource_templates()]
             prompts = [p.name async for p in client.iter_prompts()]
-            validate(wire, revision)
+            wire.validate(revision)
     assert tools == [f"tool_{i}" for i in range(5)]
     assert resources == [f"note_{i}" for i in range(5)]
     assert templates == [f"tmpl_{i}" for i in range(5)]

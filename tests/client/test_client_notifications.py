@@ -15,12 +15,7 @@ from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import LoggingMessageNotification
 from mcptrio.server.context import Context
 
-from conftest import Wire, open_recorded_client
-from schema_validation import validate_exchange
-
-
-def validate(wire: Wire, revision: str) -> None:
-    assert validate_exchange(wire.client_to_server, wire.server_to_client, revision) > 0
+from conftest import open_recorded_client
 
 
 def chatty_server() -> mcptrio.Server:
@@ -69,7 +64,7 @@ async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
             await client.set_logging_level("error")
             # Callbacks run in the reader before the answer that follows the messages.
             await client.call_tool("talk", {"count": 2})
-            validate(wire, revision)
+            wire.validate(revision)
     assert [(m.level, m.data, m.logger) for m in got] == [
         ("info", "message 0", "talk"),
         ("info", "message 1", "talk"),
@@ -122,7 +117,7 @@ async def test_list_changes_reach_callbacks_and_streams(revision: str) -> None:
             async with client.list_changes() as changes:
                 await client.call_tool("grow", {"name": "one"})
                 assert await changes.__anext__() == "tools"
-            validate(wire, revision)
+            wire.validate(revision)
     assert called == ["tools"]
 
 
@@ -179,7 +174,7 @@ async def test_subscribe_yields_updates_and_unsubscribes_on_exit(revision: str) 
                 assert (await client.call_tool("touch", {"uri": "note://a"})).content
                 assert await updates.__anext__() == "note://a"
             await client.ping()
-            validate(wire, revision)
+            wire.validate(revision)
     assert called == ["note://a"]
     sent = wire.methods_sent_by_client()
     assert sent.count("resources/subscribe") == 1

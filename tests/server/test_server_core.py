@@ -38,11 +38,6 @@ from mcptrio.runtime.context import RequestContext
 from mcptrio.server.context import Context
 
 from conftest import Wire, open_recorded_client
-from schema_validation import validate_exchange
-
-
-def validate(wire: Wire, revision: str) -> None:
-    assert validate_exchange(wire.client_to_server, wire.server_to_client, revision) > 0
 
 
 def updates(wire: Wire) -> list[str]:
@@ -117,7 +112,7 @@ async def test_server_info_carries_title_description_and_website() -> None:
     with trio.fail_after(5):
         async with open_recorded_client(server) as (client, wire, _session):
             info = client.server_info
-            validate(wire, client.protocol_version)
+            wire.validate(client.protocol_version)
     assert (info.name, info.version, info.title) == ("info", "2.0.0", "Info")
     assert info.description == "Describes"
     assert info.website_url == "https://x.test"
@@ -141,7 +136,7 @@ async def test_tools_list_pages_follow_opaque_cursors(revision: str) -> None:
                 if page.next_cursor is None:
                     break
                 cursor = page.next_cursor
-            validate(wire, revision)
+            wire.validate(revision)
     assert pages == 3
     assert names == [f"tool_{i:02d}" for i in range(5)]
 
@@ -196,7 +191,7 @@ async def test_adding_and_removing_tools_notifies_every_session() -> None:
             assert not server.remove_tool("extra")
             await wait_for(lambda w: changed(w) >= 2, wire_a)
             assert (await client_b.list_tools()).tools == []
-            validate(wire_a, client_a.protocol_version)
+            wire_a.validate(client_a.protocol_version)
 
 
 async def test_a_burst_of_changes_is_merged_into_few_notifications() -> None:
@@ -274,8 +269,8 @@ async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> N
             assert server.notify_resource_updated("test://watched") == 0
             await a.ping()
             await b.ping()
-            validate(wire_a, revision)
-            validate(wire_b, revision)
+            wire_a.validate(revision)
+            wire_b.validate(revision)
     assert sorted(updates(wire_a)) == ["test://item/7", "test://watched"]
     assert updates(wire_b) == []
 
@@ -323,7 +318,7 @@ async def test_subscriptions_past_the_cap_are_refused_and_start_no_actor() -> No
             assert len(server.session_state(session).subscriptions) == 3
             await client.request(UnsubscribeRequest(uri="test://item/1"))
             await client.request(SubscribeRequest(uri="test://item/3"))
-            validate(wire, client.protocol_version)
+            wire.validate(client.protocol_version)
 
 
 async def test_subscription_actors_end_with_their_session() -> None:
@@ -366,7 +361,7 @@ async def test_log_messages_respect_the_session_level(revision: str) -> None:
             assert log_levels(wire) == ["debug", "info", "warning", "error"]
             await client.request(SetLevelRequest(level="warning"))
             await client.call_tool("chatty", {})
-            validate(wire, revision)
+            wire.validate(revision)
     assert log_levels(wire) == ["debug", "info", "warning", "error", "warning", "error"]
     message = next(m for m in wire.server_to_client if m.get("method") == "notifications/message")
     assert message["params"] == {"level": "debug", "data": {"level": "debug"}, "logger": "chatty"}
@@ -388,7 +383,7 @@ async def test_stdlib_records_are_bridged_to_the_requesting_session() -> None:
             async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
                 await client.call_tool("uses_stdlib", {})
                 await wait_for(lambda w: log_levels(w) == ["warning"], wire)
-                validate(wire, client.protocol_version)
+                wire.validate(client.protocol_version)
     finally:
         logging.getLogger("app").removeHandler(handler)
     message = next(m for m in wire.server_to_client if m.get("method") == "notifications/message")
@@ -468,7 +463,7 @@ async def test_sampling_and_roots_round_trip_through_the_client(revision: str) -
         async with answering_client(server, revision) as (client, wire, _):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi"})
             rooted = await client.call_tool("roots", {})
-            validate(wire, revision)
+            wire.validate(revision)
     assert sampled.content == [TextContent(text="echo hi")]
     assert rooted.content == [TextContent(text="file:///a,file:///b")]
     request = next(m for m in wire.server_to_client if m.get("method") == "sampling/createMessage")
@@ -485,7 +480,7 @@ async def test_elicitation_builds_the_schema_and_converts_the_answer(revision: s
     with trio.fail_after(5):
         async with answering_client(server, revision) as (client, wire, _):
             result = await client.call_tool("ask_user", {})
-            validate(wire, revision)
+            wire.validate(revision)
     assert result.content == [TextContent(text="accept:Answer(name='Ada', age=30)")]
     request = next(m for m in wire.server_to_client if m.get("method") == "elicitation/create")
     schema = request["params"]["requestedSchema"]
@@ -515,7 +510,7 @@ async def test_server_info_has_only_the_fields_of_the_negotiated_revision(revisi
     )
     with trio.fail_after(5):
         async with open_recorded_client(server, revisions=only(revision)) as (_client, wire, _):
-            validate(wire, revision)
+            wire.validate(revision)
     info = next(m for m in wire.server_to_client if "result" in m)["result"]["serverInfo"]
     expected = {"name", "version"}
     if revision >= "2025-06-18":

@@ -36,6 +36,12 @@ from mcptrio.transports.memory import memory_transport_pair
 from conftest import Wire, open_recorded_client
 
 
+@pytest.fixture(params=HANDSHAKE_SUPPORTED)
+def revision(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs once in every revision of the handshake era."""
+    return str(request.param)
+
+
 def feature_server(page_size: int | None = 100) -> mcptrio.Server:
     server = mcptrio.Server("features", page_size=page_size)
 
@@ -81,7 +87,6 @@ def many_server(count: int, page_size: int) -> mcptrio.Server:
 # ---------------------------------------------------------------------- the typed calls
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
     with trio.fail_after(10):
         async with open_recorded_client(feature_server(), revisions=only(revision)) as (
@@ -123,7 +128,6 @@ async def test_every_typed_call_gets_its_typed_result(revision: str) -> None:
     assert "logging/setLevel" in sent
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_complete_sends_context_only_from_2025_06_18(revision: str) -> None:
     with trio.fail_after(10):
         async with open_recorded_client(feature_server(), revisions=only(revision)) as (
@@ -184,7 +188,6 @@ async def test_an_offered_revision_outside_the_supported_ones_is_refused() -> No
 # ---------------------------------------------------------------------- pagination
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_iterators_follow_every_page(revision: str) -> None:
     with trio.fail_after(10):
         async with open_recorded_client(many_server(5, page_size=2), revisions=only(revision)) as (

@@ -18,6 +18,12 @@ from mcptrio.server.context import Context
 from conftest import open_recorded_client
 
 
+@pytest.fixture(params=HANDSHAKE_SUPPORTED)
+def revision(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs once in every revision of the handshake era."""
+    return str(request.param)
+
+
 def chatty_server() -> mcptrio.Server:
     server = mcptrio.Server("chatty")
 
@@ -45,7 +51,6 @@ def chatty_server() -> mcptrio.Server:
 # ---------------------------------------------------------------------- log messages
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
     called: list[Any] = []
 
@@ -105,7 +110,6 @@ async def test_a_failing_callback_does_not_stop_the_session_or_other_deliveries(
 # ---------------------------------------------------------------------- list changes
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_list_changes_reach_callbacks_and_streams(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):
@@ -161,7 +165,6 @@ async def test_streams_end_when_the_connection_ends() -> None:
 # ---------------------------------------------------------------------- subscriptions
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_subscribe_yields_updates_and_unsubscribes_on_exit(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):

@@ -41,6 +41,12 @@ B64_WAV = base64.b64encode(WAV).decode()
 STRUCTURED_SINCE = "2025-06-18"
 
 
+@pytest.fixture(params=HANDSHAKE_REVISIONS)
+def revision(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs once in every revision of the handshake era."""
+    return str(request.param)
+
+
 class Point(msgspec.Struct):
     x: int
     y: int
@@ -126,7 +132,6 @@ async def call(client: mcptrio.Client, wire: Wire, name: str, args: Any = None) 
 # ------------------------------------------------------------------ tools/list
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tools_list_on_the_wire(revision: str) -> None:
     server = mcptrio.Server("listing")
 
@@ -158,7 +163,6 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
     }
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
     server = mcptrio.Server("listing")
 
@@ -200,7 +204,6 @@ async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
     assert response["result"] == {"tools": [expected]}
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> None:
     server = mcptrio.Server("ctx")
 
@@ -248,7 +251,6 @@ async def test_every_listed_tool_validates_in_every_revision() -> None:
 # ------------------------------------------------------------------ tools/call
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_calls_on_the_wire(revision: str) -> None:
     modern = revision >= STRUCTURED_SINCE
     server = tools_server()
@@ -278,7 +280,6 @@ async def test_calls_on_the_wire(revision: str) -> None:
             assert who == {"content": [text(f"it: request {who_id}")]}
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str) -> None:
     server = tools_server()
     with trio.fail_after(5):
@@ -297,7 +298,6 @@ async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str
             assert added["content"] == [text("3")]
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) -> None:
     server = tools_server()
     with trio.fail_after(5):
@@ -340,7 +340,6 @@ async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) ->
             ]
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
     server = tools_server()
     with trio.fail_after(5):

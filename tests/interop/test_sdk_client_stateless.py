@@ -72,5 +72,4 @@ async def test_the_sdk_client_speaks_the_stateless_era_over_stdio(mode: str) -> 
 async def test_the_sdk_client_speaks_the_stateless_era_over_http(mode: str) -> None:
     with trio.fail_after(60):
         async with everything_over_http() as url:
-            seen = await run_peer(mode, url)
-    check(seen)
+            check(await run_peer(mode, url))

@@ -75,6 +75,16 @@ class Point(msgspec.Struct):
     y: int = 0
 
 
+# Point's definition, under ``$defs`` wherever a schema refers to it.
+POINT_SCHEMA = {
+    "title": "Point",
+    "description": "A point on the plane.",
+    "type": "object",
+    "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
+    "required": ["x"],
+}
+
+
 @dataclasses.dataclass
 class Box:
     label: str
@@ -221,13 +231,7 @@ def test_struct_dataclass_attrs_and_typeddict_parameters() -> None:
     }
     assert schema["required"] == ["point", "box", "pet", "to"]
     assert schema["$defs"] == {
-        "Point": {
-            "title": "Point",
-            "description": "A point on the plane.",
-            "type": "object",
-            "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
-            "required": ["x"],
-        },
+        "Point": POINT_SCHEMA,
         "Box": {
             "title": "Box",
             "type": "object",
@@ -430,15 +434,7 @@ def test_non_object_return_types_are_wrapped_in_result() -> None:
         "type": "object",
         "properties": {"result": {"type": "array", "items": {"$ref": "#/$defs/Point"}}},
         "required": ["result"],
-        "$defs": {
-            "Point": {
-                "title": "Point",
-                "description": "A point on the plane.",
-                "type": "object",
-                "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
-                "required": ["x"],
-            }
-        },
+        "$defs": {"Point": POINT_SCHEMA},
     }
     assert described(maybe).output_schema["properties"]["result"] == {  # type: ignore[index]
         "anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import LoggingMessageNotification
 from mcptrio.server.context import Context
 
-from conftest import open_recorded_client
+from conftest import Wire, open_recorded_client
 
 
 @pytest.fixture(params=HANDSHAKE_SUPPORTED)
@@ -48,6 +49,16 @@ def chatty_server() -> mcptrio.Server:
     return server
 
 
+def chatty_client(
+    revision: str, **callbacks: Any
+) -> AbstractAsyncContextManager[tuple[mcptrio.Client, Wire, mcptrio.Session]]:
+    """A recorded client of :func:`chatty_server` in ``revision``, calling ``callbacks``
+    (:class:`NotificationCallbacks` fields)."""
+    return open_recorded_client(
+        chatty_server(), revisions=only(revision), notifications=NotificationCallbacks(**callbacks)
+    )
+
+
 # ---------------------------------------------------------------------- log messages
 
 
@@ -58,11 +69,7 @@ async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
         called.append(message.data)
 
     with trio.fail_after(5):
-        async with open_recorded_client(
-            chatty_server(),
-            revisions=only(revision),
-            notifications=NotificationCallbacks(on_log=on_log),
-        ) as (client, wire, _):
+        async with chatty_client(revision, on_log=on_log) as (client, wire, _):
             async with client.log_messages() as messages:
                 await client.call_tool("talk", {"count": 2})
                 got = [await messages.__anext__() for _ in range(3)]
@@ -113,11 +120,7 @@ async def test_a_failing_callback_does_not_stop_the_session_or_other_deliveries(
 async def test_list_changes_reach_callbacks_and_streams(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):
-        async with open_recorded_client(
-            chatty_server(),
-            revisions=only(revision),
-            notifications=NotificationCallbacks(on_list_changed=called.append),
-        ) as (client, wire, _):
+        async with chatty_client(revision, on_list_changed=called.append) as (client, wire, _):
             async with client.list_changes() as changes:
                 await client.call_tool("grow", {"name": "one"})
                 assert await changes.__anext__() == "tools"
@@ -168,11 +171,7 @@ async def test_streams_end_when_the_connection_ends() -> None:
 async def test_subscribe_yields_updates_and_unsubscribes_on_exit(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):
-        async with open_recorded_client(
-            chatty_server(),
-            revisions=only(revision),
-            notifications=NotificationCallbacks(on_resource_updated=called.append),
-        ) as (client, wire, _):
+        async with chatty_client(revision, on_resource_updated=called.append) as (client, wire, _):
             async with client.subscribe("note://a") as updates:
                 assert (await client.call_tool("touch", {"uri": "note://a"})).content
                 assert await updates.__anext__() == "note://a"

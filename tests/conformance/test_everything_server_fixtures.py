@@ -8,12 +8,14 @@ look at the JSON the suite would see, validated against the 2025-11-25 schema.
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import trio
 from eras import HANDSHAKE_ERA
 from programs import ROOT, import_program
 
+import mcptrio
 from mcptrio.client import Handlers
 from mcptrio.protocol.types import (
     CreateMessageRequest,
@@ -32,6 +34,14 @@ REVISION = "2025-11-25"
 
 
 everything = import_program("everything_server", ROOT / "examples" / "everything_server.py")
+
+
+def open_everything_client(
+    **options: Any,
+) -> AbstractAsyncContextManager[tuple[mcptrio.Client, Wire, mcptrio.Session]]:
+    """A recorded client of a fresh everything server, in the handshake era (``options``: more
+    of ``open_client``'s keywords)."""
+    return open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA, **options)
 
 
 async def sample(_ctx: RequestContext, request: CreateMessageRequest) -> CreateMessageResult:
@@ -66,10 +76,8 @@ async def test_every_tool_fixture_answers_what_the_suite_expects() -> None:
         progress.append(done)
 
     with trio.fail_after(20):
-        async with open_recorded_client(
-            everything.build_server(),
+        async with open_everything_client(
             handlers=Handlers(sampling=sample, elicitation=elicit),
-            revisions=HANDSHAKE_ERA,
         ) as (client, wire, _session):
             listed = (await client.list_tools()).tools
             assert all(tool.description for tool in listed)
@@ -143,11 +151,7 @@ async def test_every_tool_fixture_answers_what_the_suite_expects() -> None:
 
 async def test_json_schema_2020_12_fixture_is_listed_with_its_keywords() -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_everything_client() as (client, wire, _):
             await client.list_tools()
             [tool] = [
                 t
@@ -162,11 +166,7 @@ async def test_json_schema_2020_12_fixture_is_listed_with_its_keywords() -> None
 
 async def test_resource_and_prompt_fixtures_answer_what_the_suite_expects() -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_everything_client() as (client, wire, _):
             await client.list_resources()
             uris = {r["uri"] for r in answer(wire, "resources/list")["resources"]}
             assert {"test://static-text", "test://static-binary", "test://watched-resource"} <= uris

@@ -24,7 +24,7 @@ import mcptrio
 from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.runtime.session import Session
-from mcptrio.runtime.transport import Frame, Outgoing, Transport, TransportAbilities
+from mcptrio.runtime.transport import Outgoing, Transport
 from mcptrio.server.context import Context
 from mcptrio.transports.http.engine.exchange import (
     Headers,
@@ -42,34 +42,14 @@ from mcptrio.transports.websocket import (
 )
 from mcptrio.transports.websocket_server import serve_websocket
 
+from conftest import RecordingTransport
 from schema_validation import validate_message
 
 IO_LIMIT = 10
 
 
-class Recorder:
+class Recorder(RecordingTransport):
     """A client transport that keeps every message it carries, decoded."""
-
-    def __init__(self, inner: Transport) -> None:
-        self.inner = inner
-        self.sent: list[Any] = []
-        self.received: list[Any] = []
-
-    def abilities(self) -> TransportAbilities:
-        return TransportAbilities()
-
-    async def receive(self) -> Frame:
-        frame = await self.inner.receive()
-        if isinstance(frame, bytes):
-            self.received.append(json.loads(frame))
-        return frame
-
-    async def send(self, frames: Sequence[Outgoing]) -> None:
-        self.sent.extend(json.loads(frame.data) for frame in frames)
-        await self.inner.send(frames)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
     def validate(self, revision: str) -> None:
         for message in self.sent:

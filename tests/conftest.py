@@ -65,16 +65,33 @@ def as_received(message: Any, revision: str) -> Any:
     return check_incoming(message, revision_of(revision))
 
 
-class RecordingTransport:
-    """Wraps a transport and keeps every frame it sends and receives, decoded as JSON."""
+class ForwardingTransport:
+    """Hands every call on to ``inner``: the base of a test's transport that changes one thing
+    (and declares no ability of its own)."""
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
-        self.sent: list[Any] = []
-        self.received: list[Any] = []
 
     def abilities(self) -> TransportAbilities:
         return TransportAbilities()
+
+    async def receive(self) -> Frame | FailedRequest | CarriedResult:
+        return await self.inner.receive()
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        await self.inner.send(frames)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class RecordingTransport(ForwardingTransport):
+    """Wraps a transport and keeps every frame it sends and receives, decoded as JSON."""
+
+    def __init__(self, inner: Transport) -> None:
+        super().__init__(inner)
+        self.sent: list[Any] = []
+        self.received: list[Any] = []
 
     async def receive(self) -> Frame | FailedRequest | CarriedResult:
         frame = await self.inner.receive()
@@ -89,9 +106,6 @@ class RecordingTransport:
         for frame in frames:
             self.sent.append(json.loads(frame.data))
         await self.inner.send(frames)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 class Wire:

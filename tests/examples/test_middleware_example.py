@@ -15,7 +15,8 @@ from programs import ROOT, import_program, run_python
 import mcptrio
 from mcptrio.client import HANDSHAKE_ERA, ClientIdentity, Revisions
 from mcptrio.protocol.types import Implementation
-from mcptrio.runtime.transport import TransportAbilities
+
+from conftest import ForwardingTransport
 
 EXAMPLE = ROOT / "examples" / "middleware.py"
 ERAS = {"handshake": HANDSHAKE_ERA, "stateless": Revisions(protocol_version="2026-07-28")}
@@ -159,25 +160,13 @@ class _Token:
         self.scopes = scopes
 
 
-class _AuthenticatedTransport:
+class _AuthenticatedTransport(ForwardingTransport):
     """The server's end of an in-memory pair, carrying the principal an authenticator would
     have bound to the session (as the HTTP session transports do)."""
 
     def __init__(self, inner: Any, principal: _Token) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.principal = principal
-
-    def abilities(self) -> TransportAbilities:
-        return TransportAbilities()
-
-    async def receive(self) -> Any:
-        return await self._inner.receive()
-
-    async def send(self, frames: Any) -> None:
-        await self._inner.send(frames)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 @asynccontextmanager

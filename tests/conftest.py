@@ -20,6 +20,8 @@ from mcptrio.protocol.revisions import revision_of
 from mcptrio.runtime.transport import FailedRequest, Frame, Outgoing, Transport, TransportAbilities
 from mcptrio.transports.memory import memory_transport_pair
 
+from schema_validation import validate_exchange
+
 
 # A real redis-server on a free loopback port, without persistence: ``redis_server`` is one for
 # the test session; a test that restarts or stops Redis takes ``own_redis_server``, so that no
@@ -63,16 +65,33 @@ def as_received(message: Any, revision: str) -> Any:
     return check_incoming(message, revision_of(revision))
 
 
-class RecordingTransport:
-    """Wraps a transport and keeps every frame it sends and receives, decoded as JSON."""
+class ForwardingTransport:
+    """Hands every call on to ``inner``: the base of a test's transport that changes one thing
+    (and declares no ability of its own)."""
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
-        self.sent: list[Any] = []
-        self.received: list[Any] = []
 
     def abilities(self) -> TransportAbilities:
         return TransportAbilities()
+
+    async def receive(self) -> Frame | FailedRequest | CarriedResult:
+        return await self.inner.receive()
+
+    async def send(self, frames: Sequence[Outgoing]) -> None:
+        await self.inner.send(frames)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class RecordingTransport(ForwardingTransport):
+    """Wraps a transport and keeps every frame it sends and receives, decoded as JSON."""
+
+    def __init__(self, inner: Transport) -> None:
+        super().__init__(inner)
+        self.sent: list[Any] = []
+        self.received: list[Any] = []
 
     async def receive(self) -> Frame | FailedRequest | CarriedResult:
         frame = await self.inner.receive()
@@ -87,9 +106,6 @@ class RecordingTransport:
         for frame in frames:
             self.sent.append(json.loads(frame.data))
         await self.inner.send(frames)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 class Wire:
@@ -111,6 +127,10 @@ class Wire:
 
     def methods_sent_by_server(self) -> list[str]:
         return [m["method"] for m in self.tap.received if "method" in m]
+
+    def validate(self, revision: str) -> None:
+        """Every message either way is valid in ``revision``'s schema, and there was one."""
+        assert validate_exchange(self.client_to_server, self.server_to_client, revision) > 0
 
 
 @asynccontextmanager

@@ -8,6 +8,12 @@ client's own :data:`~mcptrio.client.HANDSHAKE_ERA`.
 
 from __future__ import annotations
 
-from mcptrio.client import HANDSHAKE_ERA
+from mcptrio.client import HANDSHAKE_ERA, Revisions
 
-__all__ = ["HANDSHAKE_ERA"]
+__all__ = ["HANDSHAKE_ERA", "only"]
+
+
+def only(revision: str) -> Revisions:
+    """The client offers ``revision`` and accepts no other: a test parametrized over revisions
+    checks what each one sends."""
+    return Revisions(supported=(revision,))

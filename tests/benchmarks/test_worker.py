@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from benchmarks.matrix import RunRecord
 from benchmarks.worker_runner import WorkerRunner
+
+Cell = tuple[str, str]
+
+
+def in_memory_worker(
+    lib: str, measured: Cell, refused: Cell
+) -> tuple[RunRecord, RunRecord, dict[str, Any]]:
+    """What an in-memory worker of ``lib`` reports: a cell measured (workload, load), a cell it
+    refuses, and its ready line."""
+    with WorkerRunner(lib, "in-memory") as runner:
+        return (
+            runner.run(*measured, duration=0.05, warmup=0.01),
+            runner.run(*refused, duration=0.05, warmup=0.01),
+            runner.wait_ready(),
+        )
 
 
 def test_mcptrio_in_memory_worker_measures_a_call_x1_cell() -> None:
-    with WorkerRunner("mcptrio", "in-memory") as runner:
-        record = runner.run("call", "x1", duration=0.05, warmup=0.01)
-        refused = runner.run("call", "x16", duration=0.05, warmup=0.01)
-        ready = runner.wait_ready()
+    record, refused, ready = in_memory_worker("mcptrio", ("call", "x1"), ("call", "x16"))
     assert "error" not in record, record["error"]
     assert (record["lib"], record["transport"], record["workload"], record["load"]) == (
         "mcptrio",
@@ -27,10 +42,9 @@ def test_mcptrio_in_memory_worker_measures_a_call_x1_cell() -> None:
 
 
 def test_stateless_mcptrio_worker_speaks_2026_07_28_and_has_no_session_load() -> None:
-    with WorkerRunner("mcptrio-stateless", "in-memory") as runner:
-        record = runner.run("list-50", "x1", duration=0.05, warmup=0.01)
-        refused = runner.run("call", "s100x20", duration=0.05, warmup=0.01)
-        ready = runner.wait_ready()
+    record, refused, ready = in_memory_worker(
+        "mcptrio-stateless", ("list-50", "x1"), ("call", "s100x20")
+    )
     assert "error" not in record, record["error"]
     assert record["lib"] == "mcptrio-stateless" and record["calls"] > 0
     assert "s100x20 call is not a cell of in-memory" in refused["error"]

@@ -84,7 +84,7 @@ async def served(
             received = b""
             # Hypercorn announces itself too: the line to read is mcptrio's own.
             with trio.fail_after(30):
-                while not (announced := _announcement(received)):
+                while not (announced := announced_url(received)):
                     chunk = await process.stderr.receive_some()
                     assert chunk, f"mcptrio run ended before serving: {received.decode()}"
                     received += chunk
@@ -102,7 +102,7 @@ async def served(
             nursery.cancel_scope.cancel()
 
 
-def _announcement(received: bytes) -> str | None:
+def announced_url(received: bytes | bytearray) -> str | None:
     """The URL of a complete ``Serving NAME over TRANSPORT at URL`` line, if one came."""
     for line in received.decode(errors="replace").splitlines(keepends=True):
         if line.startswith("Serving ") and line.endswith("\n"):

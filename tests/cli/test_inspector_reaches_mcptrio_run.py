@@ -8,22 +8,16 @@ without it the tests skip, unless ``MCPTRIO_REQUIRE_INTEROP=1`` makes its absenc
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
-import pytest
 import trio
 from cli_runner import EVERYTHING, ROOT, mcptrio_env, served
+from client.real_servers import require_interop
 
 INSPECTOR = ROOT / "interop" / "node_modules" / ".bin" / "mcp-inspector"
 
-if not INSPECTOR.exists():
-    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-        raise RuntimeError(f"{INSPECTOR} is missing: run `npm ci --prefix interop`")
-    pytest.skip(
-        "the MCP Inspector is not installed (npm ci --prefix interop)", allow_module_level=True
-    )
+require_interop(INSPECTOR)
 
 
 async def inspect(*args: str) -> Any:

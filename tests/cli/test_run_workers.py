@@ -18,12 +18,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import trio
-from cli_runner import EVERYTHING, ROOT, mcptrio, mcptrio_env
+from cli_runner import EVERYTHING, ROOT, announced_url, mcptrio, mcptrio_env
 from redis_servers import RedisServer
 
 SERVER = ROOT / "tests" / "servers" / "worker_server.py"
 STATELESS = "2026-07-28"
 HTTP_PORT_0 = ["--transport", "http", "--port", "0"]
+TWO_WORKERS = [*HTTP_PORT_0, "--workers", "2"]
 RUN = [sys.executable, "-m", "mcptrio", "run"]
 
 
@@ -57,7 +58,7 @@ async def supervised(
             assert process.stderr is not None
             stderr = bytearray()
             with trio.fail_after(30):
-                while (url := _serving_url(stderr)) is None:
+                while (url := announced_url(stderr)) is None:
                     chunk = await process.stderr.receive_some()
                     assert chunk, f"mcptrio run ended before serving: {stderr.decode()}"
                     stderr += chunk
@@ -74,13 +75,6 @@ async def supervised(
                         process.kill()
                         await process.wait()
             nursery.cancel_scope.cancel()
-
-
-def _serving_url(received: bytes) -> str | None:
-    for line in received.decode(errors="replace").splitlines(keepends=True):
-        if line.startswith("Serving ") and line.endswith("\n"):
-            return line.split()[-1]
-    return None
 
 
 async def _keep_reading(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
@@ -231,16 +225,7 @@ async def test_a_request_longer_than_the_grace_is_cut_and_the_workers_stop() -> 
 async def test_crash_looping_workers_make_the_supervisor_give_up() -> None:
     with trio.fail_after(90):
         ran = await mcptrio(
-            "run",
-            SERVER,
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--workers",
-            "2",
-            timeout=80,
-            env={"WORKER_SERVER_CRASH": "1"},
+            "run", SERVER, *TWO_WORKERS, timeout=80, env={"WORKER_SERVER_CRASH": "1"}
         )
     assert ran.code == 3
     last = ran.stderr.strip().splitlines()[-1]
@@ -261,14 +246,7 @@ async def test_without_redis_several_workers_warn_about_the_handshake_era(
 async def test_a_redis_that_is_not_there_stops_the_workers_with_one_clear_line() -> None:
     with trio.fail_after(90):
         ran = await mcptrio(
-            "run",
-            SERVER,
-            *HTTP_PORT_0,
-            "--workers",
-            "2",
-            "--redis",
-            "redis://127.0.0.1:1",
-            timeout=80,
+            "run", SERVER, *TWO_WORKERS, "--redis", "redis://127.0.0.1:1", timeout=80
         )
     assert ran.code == 3
     assert "mcptrio: error: --redis: Redis failed (connect to redis://127.0.0.1:1)" in ran.stderr
@@ -298,7 +276,7 @@ async def test_everything_server_takes_the_same_flags() -> None:
             )
             assert process.stderr is not None
             stderr = bytearray()
-            while (url := _serving_url(stderr)) is None:
+            while (url := announced_url(stderr)) is None:
                 chunk = await process.stderr.receive_some()
                 assert chunk, stderr.decode()
                 stderr += chunk

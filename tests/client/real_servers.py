@@ -8,6 +8,7 @@ reason printed, unless ``MCPTRIO_REQUIRE_INTEROP=1`` (set by CI) makes the absen
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -35,20 +36,19 @@ LOCALHOST_ONLY = INTEROP / "localhost-only.cjs"
 def require_interop(*paths: Path) -> None:
     """Skip the calling test module unless every path exists (fail under CI instead)."""
     missing = [str(path) for path in paths if not path.exists()]
-    if not missing:
-        return
-    reason = f"{', '.join(missing)} missing: run `npm ci --prefix interop`"
-    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-        raise RuntimeError(reason)
-    print(f"skipping: {reason}", file=sys.stderr)
-    pytest.skip(reason, allow_module_level=True)
+    if missing:
+        _skip_module(f"{', '.join(missing)} missing: run `npm ci --prefix interop`")
 
 
 def require_module(name: str) -> None:
     """Skip the calling test module unless ``name`` imports (fail under CI instead)."""
-    if importlib.util.find_spec(name) is not None:
-        return
-    reason = f"the {name!r} package is missing: install the dev extra (pip install -e .[dev])"
+    if importlib.util.find_spec(name) is None:
+        _skip_module(
+            f"the {name!r} package is missing: install the dev extra (pip install -e .[dev])"
+        )
+
+
+def _skip_module(reason: str) -> None:
     if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
         raise RuntimeError(reason)
     print(f"skipping: {reason}", file=sys.stderr)
@@ -68,6 +68,30 @@ def node_env(**extra: str) -> dict[str, str]:
         "NODE_OPTIONS": f"--require {LOCALHOST_ONLY}",
         **extra,
     }
+
+
+def check_conformance_passes(*args: str, output: Path) -> None:
+    """Run the official conformance suite (``conformance ARGS``, its results written under
+    ``output``) and check that it passed: at least one check succeeded and every other was
+    informational, with no failure and no warning. ``subprocess.run``'s timeout is the
+    caller's deadline."""
+    completed = subprocess.run(
+        [str(NODE_BIN / "conformance"), *args, "-o", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=node_env(),
+        cwd=INTEROP,
+    )
+    checks = [
+        check for path in output.glob("*/checks.json") for check in json.loads(path.read_text())
+    ]
+    # A client scenario keeps the client's stderr next to its checks.
+    client_stderr = "".join(path.read_text() for path in output.glob("*/stderr.txt"))
+    assert completed.returncode == 0, completed.stdout + completed.stderr + client_stderr
+    assert any(check["status"] == "SUCCESS" for check in checks), checks
+    bad = [check for check in checks if check["status"] not in ("SUCCESS", "INFO")]
+    assert bad == [], bad
 
 
 def free_port() -> int:

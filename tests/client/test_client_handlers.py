@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from eras import HANDSHAKE_ERA
+from cancellation import Waiter
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
 from mcptrio.client import ClientIdentity, Handlers, NotificationCallbacks, Revisions
@@ -37,13 +38,8 @@ from mcptrio.runtime.context import RequestContext
 from mcptrio.server.context import Context
 
 from conftest import Wire, open_recorded_client
-from schema_validation import validate_exchange
 
 ELICITING = ("2025-06-18", "2025-11-25")
-
-
-def validate(wire: Wire, revision: str) -> None:
-    assert validate_exchange(wire.client_to_server, wire.server_to_client, revision) > 0
 
 
 def text_of(result: mcptrio.protocol.types.CallToolResult) -> str:
@@ -146,10 +142,10 @@ async def test_capabilities_are_declared_from_the_handlers_in_the_revisions_shap
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(sampling=sample, elicitation=elicit, roots=[Root(uri="file:///a")]),
         ) as (_client, wire, _):
-            validate(wire, revision)
+            wire.validate(revision)
     assert initialize_capabilities(wire) == expected
 
 
@@ -190,10 +186,10 @@ async def test_elicitation_modes_shape_the_capability(
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(elicitation=elicit, elicitation_modes=modes),  # type: ignore[arg-type]
         ) as (_c, wire, _):
-            validate(wire, revision)
+            wire.validate(revision)
     assert initialize_capabilities(wire).get("elicitation") == expected
 
 
@@ -213,7 +209,7 @@ async def test_sampling_and_roots_handlers_answer_the_server(revision: str) -> N
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(
                 sampling=sample,
                 roots=[Root(uri="file:///a", name="a", meta={"k": 1}), Root(uri="file:///b")],
@@ -221,7 +217,7 @@ async def test_sampling_and_roots_handlers_answer_the_server(revision: str) -> N
         ) as (client, wire, _):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi"})
             rooted = await client.call_tool("roots", {})
-            validate(wire, revision)
+            wire.validate(revision)
     assert text_of(sampled) == "m1:hi[]"
     assert text_of(rooted) == "file:///a,file:///b"
     answer = next(m for m in wire.client_to_server if "result" in m and "roots" in m["result"])
@@ -234,7 +230,7 @@ async def test_sampling_with_tools_reaches_the_handler_in_2025_11_25() -> None:
             asking_server(), handlers=Handlers(sampling=sample), revisions=HANDSHAKE_ERA
         ) as (client, wire, _):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi", "with_tools": True})
-            validate(wire, "2025-11-25")
+            wire.validate("2025-11-25")
     assert text_of(sampled) == "m1:hi['search']"
 
 
@@ -243,11 +239,11 @@ async def test_form_elicitation_is_answered(revision: str) -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(elicitation=elicit),
         ) as (client, wire, _):
             result = await client.call_tool("ask_user", {})
-            validate(wire, revision)
+            wire.validate(revision)
     assert text_of(result) == "accept:{'name': 'Ada'}"
 
 
@@ -262,7 +258,7 @@ async def test_url_elicitation_is_answered_without_content_and_completion_is_rep
         ) as (client, wire, _):
             result = await client.call_tool("ask_url", {})
             await client.ping()
-            validate(wire, "2025-11-25")
+            wire.validate("2025-11-25")
     assert text_of(result) == "accept:None"
     assert completed == ["e-1"]
     answer = next(m for m in wire.client_to_server if m.get("result", {}).get("action"))
@@ -277,7 +273,7 @@ async def test_an_undeclared_elicitation_mode_gets_invalid_params() -> None:
             revisions=HANDSHAKE_ERA,
         ) as (client, wire, _):
             result = await client.call_tool("raw", {"method": "url"})
-            validate(wire, "2025-11-25")
+            wire.validate("2025-11-25")
     assert text_of(result).startswith("error -32602: This client did not declare url-mode")
 
 
@@ -291,13 +287,9 @@ async def test_a_declared_capability_without_a_handler_gets_method_not_found(met
             asking_server(),
             identity=ClientIdentity(capabilities=capabilities),
             revisions=HANDSHAKE_ERA,
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        ) as (client, wire, _):
             result = await client.call_tool("raw", {"method": method})
-            validate(wire, "2025-11-25")
+            wire.validate("2025-11-25")
     assert text_of(result).startswith("error -32601")
 
 
@@ -342,7 +334,7 @@ async def test_a_crashing_handler_answers_internal_error_and_the_session_survive
             answers.append(text_of(await client.call_tool("raw", {"method": "sampling"})))
             answers.append(text_of(await client.call_tool("raw", {"method": "sampling"})))
             answers.append(text_of(await client.call_tool("raw", {"method": "sampling"})))
-            validate(wire, "2025-11-25")
+            wire.validate("2025-11-25")
     assert answers[0] == (
         "error -32603: The client's sampling handler failed: RuntimeError: model unavailable"
     )
@@ -371,11 +363,11 @@ async def test_a_sampling_answer_is_reshaped_for_older_revisions(revision: str) 
 
     with trio.fail_after(5):
         async with open_recorded_client(
-            server, revisions=Revisions(supported=(revision,)), handlers=Handlers(sampling=listing)
+            server, revisions=only(revision), handlers=Handlers(sampling=listing)
         ) as (client, wire, _):
             one = text_of(await client.call_tool("ask", {"turns": 1}))
             two = text_of(await client.call_tool("ask", {"turns": 2}))
-            validate(wire, revision)
+            wire.validate(revision)
     assert one == "one"
     assert two.startswith("error -32603") and "allows exactly one" in two
 
@@ -393,7 +385,7 @@ async def test_a_string_array_answer_is_refused_before_2025_11_25() -> None:
             # The server's elicit() raises the client's error, which fails the tool call.
             with pytest.raises(mcptrio.InternalError, match="string arrays are new in 2025-11-25"):
                 await client.call_tool("ask_user", {})
-            validate(wire, "2025-06-18")
+            wire.validate("2025-06-18")
 
 
 # ---------------------------------------------------------------------- roots changing
@@ -404,14 +396,14 @@ async def test_set_roots_changes_the_answer_and_notifies_the_server(revision: st
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
             handlers=Handlers(roots=[Root(uri="file:///a")]),
         ) as (client, wire, _):
             before = text_of(await client.call_tool("roots", {}))
             await client.set_roots([Root(uri="file:///b"), Root(uri="file:///c")])
             after = text_of(await client.call_tool("roots", {}))
             assert [r.uri for r in client.roots or []] == ["file:///b", "file:///c"]
-            validate(wire, revision)
+            wire.validate(revision)
     assert (before, after) == ("file:///a", "file:///b,file:///c")
     assert wire.methods_sent_by_client().count("notifications/roots/list_changed") == 1
 
@@ -421,11 +413,7 @@ async def test_set_roots_without_list_changed_declared_sends_nothing() -> None:
     with trio.fail_after(5):
         async with open_recorded_client(
             asking_server(), identity=ClientIdentity(capabilities=capabilities)
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        ) as (client, wire, _):
             await client.set_roots([Root(uri="file:///z")])
             assert text_of(await client.call_tool("roots", {})) == "file:///z"
     assert "notifications/roots/list_changed" not in wire.methods_sent_by_client()
@@ -439,7 +427,7 @@ async def test_elicitation_capability_struct_is_not_declared_before_2025_06_18()
             identity=ClientIdentity(capabilities=capabilities),
             revisions=Revisions(supported=("2025-03-26",)),
         ) as (_client, wire, _):
-            validate(wire, "2025-03-26")
+            wire.validate("2025-03-26")
     assert initialize_capabilities(wire) == {}
 
 
@@ -452,9 +440,9 @@ async def test_client_info_carries_only_what_the_offered_revision_defines(revisi
         async with open_recorded_client(
             asking_server(),
             identity=ClientIdentity(info=info),
-            revisions=Revisions(supported=(revision,)),
+            revisions=only(revision),
         ) as (_client, wire, _):
-            validate(wire, revision)
+            wire.validate(revision)
     sent = wire.client_to_server[0]["params"]["clientInfo"]
     assert ("title" in sent) == (revision >= "2025-06-18")
     assert ("websiteUrl" in sent) == ("description" in sent) == (revision >= "2025-11-25")
@@ -463,16 +451,10 @@ async def test_client_info_carries_only_what_the_offered_revision_defines(revisi
 async def test_the_server_cancelling_its_request_cancels_the_handler(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    entered = trio.Event()
-    cancelled = trio.Event()
+    waiter = Waiter()
 
     async def stuck(ctx: RequestContext, request: CreateMessageRequest) -> CreateMessageResult:
-        entered.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        raise AssertionError("unreachable")
+        await waiter.wait_until_cancelled()
 
     server = mcptrio.Server("impatient")
 
@@ -489,10 +471,10 @@ async def test_the_server_cancelling_its_request_cancels_the_handler(
             server, handlers=Handlers(sampling=stuck), revisions=HANDSHAKE_ERA
         ) as (client, wire, _):
             result = await client.call_tool("ask", {})
-            await cancelled.wait()
+            await waiter.cancelled.wait()
             await client.ping()
-            validate(wire, "2025-11-25")
-    assert entered.is_set()
+            wire.validate("2025-11-25")
+    assert waiter.entered.is_set()
     assert text_of(result) == "gave up"
     sampling_id = next(
         m["id"] for m in wire.server_to_client if m.get("method") == "sampling/createMessage"

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
-from mcptrio.client import MergedUpdates, NotificationCallbacks, Revisions
+from mcptrio.client import MergedUpdates, NotificationCallbacks
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import LoggingMessageNotification
 from mcptrio.server.context import Context
 
 from conftest import Wire, open_recorded_client
-from schema_validation import validate_exchange
 
 
-def validate(wire: Wire, revision: str) -> None:
-    assert validate_exchange(wire.client_to_server, wire.server_to_client, revision) > 0
+@pytest.fixture(params=HANDSHAKE_SUPPORTED)
+def revision(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs once in every revision of the handshake era."""
+    return str(request.param)
 
 
 def chatty_server() -> mcptrio.Server:
@@ -47,10 +49,19 @@ def chatty_server() -> mcptrio.Server:
     return server
 
 
+def chatty_client(
+    revision: str, **callbacks: Any
+) -> AbstractAsyncContextManager[tuple[mcptrio.Client, Wire, mcptrio.Session]]:
+    """A recorded client of :func:`chatty_server` in ``revision``, calling ``callbacks``
+    (:class:`NotificationCallbacks` fields)."""
+    return open_recorded_client(
+        chatty_server(), revisions=only(revision), notifications=NotificationCallbacks(**callbacks)
+    )
+
+
 # ---------------------------------------------------------------------- log messages
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
     called: list[Any] = []
 
@@ -58,18 +69,14 @@ async def test_log_messages_reach_callbacks_and_streams(revision: str) -> None:
         called.append(message.data)
 
     with trio.fail_after(5):
-        async with open_recorded_client(
-            chatty_server(),
-            revisions=Revisions(supported=(revision,)),
-            notifications=NotificationCallbacks(on_log=on_log),
-        ) as (client, wire, _):
+        async with chatty_client(revision, on_log=on_log) as (client, wire, _):
             async with client.log_messages() as messages:
                 await client.call_tool("talk", {"count": 2})
                 got = [await messages.__anext__() for _ in range(3)]
             await client.set_logging_level("error")
             # Callbacks run in the reader before the answer that follows the messages.
             await client.call_tool("talk", {"count": 2})
-            validate(wire, revision)
+            wire.validate(revision)
     assert [(m.level, m.data, m.logger) for m in got] == [
         ("info", "message 0", "talk"),
         ("info", "message 1", "talk"),
@@ -110,19 +117,14 @@ async def test_a_failing_callback_does_not_stop_the_session_or_other_deliveries(
 # ---------------------------------------------------------------------- list changes
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_list_changes_reach_callbacks_and_streams(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):
-        async with open_recorded_client(
-            chatty_server(),
-            revisions=Revisions(supported=(revision,)),
-            notifications=NotificationCallbacks(on_list_changed=called.append),
-        ) as (client, wire, _):
+        async with chatty_client(revision, on_list_changed=called.append) as (client, wire, _):
             async with client.list_changes() as changes:
                 await client.call_tool("grow", {"name": "one"})
                 assert await changes.__anext__() == "tools"
-            validate(wire, revision)
+            wire.validate(revision)
     assert called == ["tools"]
 
 
@@ -166,20 +168,15 @@ async def test_streams_end_when_the_connection_ends() -> None:
 # ---------------------------------------------------------------------- subscriptions
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_subscribe_yields_updates_and_unsubscribes_on_exit(revision: str) -> None:
     called: list[str] = []
     with trio.fail_after(5):
-        async with open_recorded_client(
-            chatty_server(),
-            revisions=Revisions(supported=(revision,)),
-            notifications=NotificationCallbacks(on_resource_updated=called.append),
-        ) as (client, wire, _):
+        async with chatty_client(revision, on_resource_updated=called.append) as (client, wire, _):
             async with client.subscribe("note://a") as updates:
                 assert (await client.call_tool("touch", {"uri": "note://a"})).content
                 assert await updates.__anext__() == "note://a"
             await client.ping()
-            validate(wire, revision)
+            wire.validate(revision)
     assert called == ["note://a"]
     sent = wire.methods_sent_by_client()
     assert sent.count("resources/subscribe") == 1

@@ -7,10 +7,9 @@ from typing import Any
 import msgspec
 import pytest
 import trio
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.types import (
     CallToolResult,
@@ -94,9 +93,7 @@ async def test_missing_structured_content_is_a_mismatch_but_an_error_result_is_n
 @pytest.mark.parametrize("revision", ["2024-11-05", "2025-03-26"])
 async def test_revisions_without_output_schemas_check_nothing(revision: str) -> None:
     with trio.fail_after(5):
-        async with open_recorded_client(
-            weather_server(), revisions=Revisions(supported=(revision,))
-        ) as (
+        async with open_recorded_client(weather_server(), revisions=only(revision)) as (
             client,
             wire,
             _,

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 import trio
+from eras import only
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import TextContent
 
@@ -66,12 +66,10 @@ def schema_server() -> mcptrio.Server:
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_listed_input_schema_keeps_every_2020_12_keyword(revision: str) -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(
-            schema_server(), revisions=Revisions(supported=(revision,))
-        ) as (
+        async with open_recorded_client(schema_server(), revisions=only(revision)) as (
             client,
             wire,
-            _session,
+            _,
         ):
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert tools["contact"].input_schema == RICH_SCHEMA

@@ -26,9 +26,11 @@ from mcptrio.client import (
     websocket,
 )
 from mcptrio.client.targets import resolve_target
-from mcptrio.runtime.transport import Transport, TransportAbilities
+from mcptrio.runtime.transport import Transport
 from mcptrio.transports.http.serve import serve_http
 from mcptrio.transports.memory import memory_transport_pair
+
+from conftest import ForwardingTransport
 
 # A stdio server that reports where it runs and what it was given.
 REPORTER = """
@@ -227,25 +229,16 @@ async def test_in_memory_takes_a_frame_limit_and_refuses_what_cannot_serve() -> 
         in_memory(object())  # type: ignore[arg-type]
 
 
-class Closes:
+class Closes(ForwardingTransport):
     """A transport that counts how often it is closed."""
 
     def __init__(self, transport: Transport) -> None:
-        self.transport = transport
+        super().__init__(transport)
         self.closed = 0
-
-    def abilities(self) -> TransportAbilities:
-        return TransportAbilities()
-
-    async def receive(self) -> Any:
-        return await self.transport.receive()
-
-    async def send(self, frames: Any) -> None:
-        await self.transport.send(frames)
 
     async def aclose(self) -> None:
         self.closed += 1
-        await self.transport.aclose()
+        await super().aclose()
 
 
 async def test_an_open_transport_is_used_as_it_is_and_closed_with_the_block() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 import trio
@@ -57,12 +58,17 @@ def text(result: CallToolResult) -> str:
     return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
+def open_handshake_client(
+    sdk_server: str | list[str],
+) -> AbstractAsyncContextManager[mcptrio.Client]:
+    """A client of the SDK server in the handshake era, each request given 20 s."""
+    return mcptrio.open_client(sdk_server, timeouts=Timeouts(request=20), revisions=HANDSHAKE_ERA)
+
+
 async def test_calls_tools_with_plain_and_structured_output(sdk_server: str | list[str]) -> None:
     progress: list[tuple[float, float | None, str | None]] = []
     with trio.fail_after(30):
-        async with mcptrio.open_client(
-            sdk_server, timeouts=Timeouts(request=20), revisions=HANDSHAKE_ERA
-        ) as client:
+        async with open_handshake_client(sdk_server) as client:
             assert client.server_info.name == "sdk-everything"
             assert client.protocol_version == "2025-11-25"
             assert client.instructions == "An official-SDK server for interop tests."
@@ -222,9 +228,7 @@ async def test_requests_without_a_handler_get_method_not_found(
     sdk_server: str | list[str],
 ) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(
-            sdk_server, timeouts=Timeouts(request=20), revisions=HANDSHAKE_ERA
-        ) as client:
+        async with open_handshake_client(sdk_server) as client:
             # The SDK sends roots/list even to a client that declared no roots capability; the
             # client refuses it with -32601, and the SDK passes that error on as the answer to
             # the tool call.
@@ -237,9 +241,7 @@ async def test_subscribes_to_a_resource_and_receives_its_update(
     sdk_server: str | list[str],
 ) -> None:
     with trio.fail_after(30):
-        async with mcptrio.open_client(
-            sdk_server, timeouts=Timeouts(request=20), revisions=HANDSHAKE_ERA
-        ) as client:
+        async with open_handshake_client(sdk_server) as client:
             assert client.server_capabilities.resources.subscribe is True  # type: ignore[union-attr]
             async with client.subscribe("counter://main") as updates:
                 assert text(await client.call_tool("touch", {"uri": "counter://main"})) == (

@@ -10,12 +10,21 @@ matching capability, and send ``sampling/createMessage``, ``elicitation/create``
 ``roots/list``; ``trigger-long-running-operation`` reports progress to a caller that gave a
 progress token; ``toggle-simulated-logging`` and ``toggle-subscriber-updates`` send a log message
 and an update of every subscribed resource at once, then every 5 s until toggled off.
+
+Its task tools (2025-11-25), both directions:
+
+- ``simulate-research-query`` (``taskSupport: "required"``) runs on the server as a task through
+  four one-second stages: mcptrio's client creates it, polls it, cancels one, fetches the result.
+- ``trigger-sampling-request-async`` / ``trigger-elicitation-request-async`` exist only for a
+  client that declared ``tasks.requests.sampling.createMessage`` /
+  ``tasks.requests.elicitation.create``: the server sends the request task-augmented, mcptrio's
+  client runs it as a task, and the server polls ``tasks/get`` and fetches ``tasks/result``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import AsyncIterable, Iterator
+from typing import Any, TypeVar
 
 import pytest
 import trio
@@ -45,11 +54,13 @@ from mcptrio.protocol.types import (
     TextContent,
     TextResourceContents,
 )
+from mcptrio.protocol.types.tasks import RELATED_TASK_META_KEY
 from mcptrio.runtime.context import RequestContext
 
 require_interop(EVERYTHING_SERVER, LOCALHOST_ONLY)
 
 TEXT_TEMPLATE = "demo://resource/dynamic/text/{resourceId}"
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +82,20 @@ def everything(request: pytest.FixtureRequest) -> str | list[str]:
 
 def texts(result: CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def first_while_on(client: mcptrio.Client, toggle: str, arrivals: AsyncIterable[T]) -> T:
+    """Switch the server's ``toggle`` tool on, wait for the first of ``arrivals``, switch it off
+    again (it sends every 5 s until then)."""
+    started = await client.call_tool(toggle, {})
+    assert "Started" in texts(started)
+    try:
+        with trio.fail_after(10):
+            first = await anext(aiter(arrivals))
+    finally:
+        stopped = await client.call_tool(toggle, {})
+    assert "Stopped" in texts(stopped)
+    return first
 
 
 async def test_lists_and_calls_its_tools(everything: str | list[str]) -> None:
@@ -231,14 +256,7 @@ async def test_receives_its_progress_and_log_notifications(everything: str | lis
 
             await client.set_logging_level("debug")
             async with client.log_messages() as messages:
-                started = await client.call_tool("toggle-simulated-logging", {})
-                assert "Started" in texts(started)
-                try:
-                    with trio.fail_after(10):
-                        message = await anext(aiter(messages))
-                finally:
-                    stopped = await client.call_tool("toggle-simulated-logging", {})
-                assert "Stopped" in texts(stopped)
+                message = await first_while_on(client, "toggle-simulated-logging", messages)
             assert message.level in (
                 "debug",
                 "info",
@@ -265,15 +283,85 @@ async def test_subscribes_to_a_resource_and_receives_its_updates(
         ) as client:
             assert client.server_capabilities.resources.subscribe is True  # type: ignore[union-attr]
             async with client.subscribe(uri) as updates:
-                started = await client.call_tool("toggle-subscriber-updates", {})
-                assert "Started" in texts(started)
-                try:
-                    with trio.fail_after(10):
-                        first = await anext(aiter(updates))
-                finally:
-                    stopped = await client.call_tool("toggle-subscriber-updates", {})
-                assert "Stopped" in texts(stopped)
+                first = await first_while_on(client, "toggle-subscriber-updates", updates)
             assert first == uri
             assert uri in updated
             # Unsubscribed on leaving the block: the session still works.
             await client.ping()
+
+
+# ---------------------------------------------------------------------- tasks
+
+
+async def test_creates_polls_and_fetches_a_server_task(everything: str | list[str]) -> None:
+    with trio.fail_after(40):
+        async with mcptrio.open_client(everything, timeouts=Timeouts(request=30)) as client:
+            tools = {tool.name: tool async for tool in client.iter_tools()}
+            research = tools["simulate-research-query"]
+            assert research.execution is not None
+            assert research.execution.task_support == "required"
+            # taskSupport "required": a plain call is refused. The spec says with a -32601 error;
+            # this SDK wraps the -32601 in a tool error result instead.
+            plain = await client.call_tool("simulate-research-query", {"topic": "trio"})
+            assert plain.is_error is True and "-32601" in texts(plain)
+            handle = await client.call_tool(
+                "simulate-research-query", {"topic": "trio"}, as_task=True
+            )
+            assert handle.task.status == "working"
+            assert handle.task.poll_interval == 1000
+            seen = {(await handle.status()).status}
+            task = await handle.wait(poll_interval=0.25)
+            seen.add(task.status)
+            assert task.status == "completed"
+            assert seen <= {"working", "completed"}
+            result = await handle.result()
+            assert "# Research Report: trio" in texts(result)
+            assert result.meta == {RELATED_TASK_META_KEY: {"taskId": handle.task_id}}
+
+
+async def test_cancels_a_server_task(everything: str | list[str]) -> None:
+    with trio.fail_after(40):
+        async with mcptrio.open_client(everything, timeouts=Timeouts(request=30)) as client:
+            handle = await client.call_tool(
+                "simulate-research-query", {"topic": "cancel me"}, as_task=True
+            )
+            cancelled = await handle.cancel()
+            assert cancelled.status == "cancelled"
+            assert (await handle.status()).status == "cancelled"
+            with pytest.raises(mcptrio.InvalidParams):
+                await handle.cancel()
+
+
+async def sample(ctx: RequestContext, request: CreateMessageRequest) -> CreateMessageResult:
+    await trio.sleep(0.2)
+    return CreateMessageResult(
+        role="assistant", content=TextContent(text="sampled as a task"), model="trio-model"
+    )
+
+
+async def elicit(ctx: RequestContext, request: ElicitRequest) -> ElicitResult:
+    await trio.sleep(0.2)
+    return ElicitResult(action="accept", content={"name": "Ada", "color": "blue"})
+
+
+async def test_runs_the_servers_sampling_and_elicitation_as_client_tasks(
+    everything: str | list[str],
+) -> None:
+    handlers = Handlers(sampling=sample, elicitation=elicit, tasks=True)
+    with trio.fail_after(60):
+        async with mcptrio.open_client(
+            everything, handlers=handlers, timeouts=Timeouts(request=50)
+        ) as client:
+            names = {tool.name async for tool in client.iter_tools()}
+            assert {"trigger-sampling-request-async", "trigger-elicitation-request-async"} <= names
+            result = await client.call_tool(
+                "trigger-sampling-request-async", {"prompt": "hi"}, validate_output=False
+            )
+            text = texts(result)
+            assert "sampled as a task" in text, text
+            assert "completed" in text
+            result = await client.call_tool(
+                "trigger-elicitation-request-async", {}, validate_output=False
+            )
+            text = texts(result)
+            assert "Ada" in text, text

@@ -8,15 +8,14 @@ look at the JSON the suite would see, validated against the 2025-11-25 schema.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import trio
 from eras import HANDSHAKE_ERA
+from programs import ROOT, import_program
 
+import mcptrio
 from mcptrio.client import Handlers
 from mcptrio.protocol.types import (
     CreateMessageRequest,
@@ -31,22 +30,18 @@ from mcptrio.runtime.context import RequestContext
 from conftest import Wire, open_recorded_client
 from schema_validation import validate_exchange
 
-ROOT = Path(__file__).resolve().parents[2]
 REVISION = "2025-11-25"
 
 
-def load_everything_server() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "everything_server", ROOT / "examples" / "everything_server.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("everything_server", module)
-    spec.loader.exec_module(module)
-    return module
+everything = import_program("everything_server", ROOT / "examples" / "everything_server.py")
 
 
-everything = load_everything_server()
+def open_everything_client(
+    **options: Any,
+) -> AbstractAsyncContextManager[tuple[mcptrio.Client, Wire, mcptrio.Session]]:
+    """A recorded client of a fresh everything server, in the handshake era (``options``: more
+    of ``open_client``'s keywords)."""
+    return open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA, **options)
 
 
 async def sample(_ctx: RequestContext, request: CreateMessageRequest) -> CreateMessageResult:
@@ -81,10 +76,8 @@ async def test_every_tool_fixture_answers_what_the_suite_expects() -> None:
         progress.append(done)
 
     with trio.fail_after(20):
-        async with open_recorded_client(
-            everything.build_server(),
+        async with open_everything_client(
             handlers=Handlers(sampling=sample, elicitation=elicit),
-            revisions=HANDSHAKE_ERA,
         ) as (client, wire, _session):
             listed = (await client.list_tools()).tools
             assert all(tool.description for tool in listed)
@@ -158,11 +151,7 @@ async def test_every_tool_fixture_answers_what_the_suite_expects() -> None:
 
 async def test_json_schema_2020_12_fixture_is_listed_with_its_keywords() -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_everything_client() as (client, wire, _):
             await client.list_tools()
             [tool] = [
                 t
@@ -177,11 +166,7 @@ async def test_json_schema_2020_12_fixture_is_listed_with_its_keywords() -> None
 
 async def test_resource_and_prompt_fixtures_answer_what_the_suite_expects() -> None:
     with trio.fail_after(10):
-        async with open_recorded_client(everything.build_server(), revisions=HANDSHAKE_ERA) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_everything_client() as (client, wire, _):
             await client.list_resources()
             uris = {r["uri"] for r in answer(wire, "resources/list")["resources"]}
             assert {"test://static-text", "test://static-binary", "test://watched-resource"} <= uris

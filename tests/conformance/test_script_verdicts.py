@@ -5,29 +5,14 @@ The script itself runs in CI (.ci/run); these tests hold the parts that decide p
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from programs import ROOT, import_program
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "conformance_script", ROOT / "scripts" / "conformance.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("conformance_script", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-script = load_script()
+script = import_program("conformance_script", ROOT / "scripts" / "conformance.py")
 
 
 def test_expected_failures_list_no_scenario_and_no_auth_one_for_alpha_12() -> None:

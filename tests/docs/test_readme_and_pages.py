@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from programs import run_python
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -20,17 +20,9 @@ def test_tutorial_programs_run(tmp_path: Path) -> None:
     ]
     for name, body in blocks:
         (tmp_path / name).write_text(body)
-    in_memory = subprocess.run(
-        [sys.executable, "greet_in_memory.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    in_memory = run_python("greet_in_memory.py", cwd=tmp_path)
     assert in_memory.returncode == 0, in_memory.stderr
     assert in_memory.stdout.splitlines() == ["greeter 2026-07-28", "Hello, Ada!"]
-    stdio = subprocess.run(
-        [sys.executable, "greet_stdio.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60
-    )
+    stdio = run_python("greet_stdio.py", cwd=tmp_path)
     assert stdio.returncode == 0, stdio.stderr
     assert stdio.stdout.splitlines() == ["['greet']", "Hello, Grace."]

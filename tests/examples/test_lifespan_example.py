@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from programs import ROOT, run_python
 
 
 def test_the_lifespan_program_prints_what_the_howto_shows() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "lifespan.py")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    done = run_python(ROOT / "examples" / "lifespan.py")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "counter: store opened",

@@ -3,26 +3,21 @@ on every transport and in both eras, and the program prints what the how-to show
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import trio
+from programs import ROOT, import_program, run_python
 
 import mcptrio
 from mcptrio.client import HANDSHAKE_ERA, ClientIdentity, Revisions
 from mcptrio.protocol.types import Implementation
-from mcptrio.runtime.transport import TransportAbilities
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import ForwardingTransport
+
 EXAMPLE = ROOT / "examples" / "middleware.py"
 ERAS = {"handshake": HANDSHAKE_ERA, "stateless": Revisions(protocol_version="2026-07-28")}
 PLACES = [
@@ -34,15 +29,7 @@ PLACES = [
 ]
 
 
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("middleware_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = load_example()
+example = import_program("middleware_example", EXAMPLE)
 
 
 @asynccontextmanager
@@ -65,10 +52,7 @@ async def connected(
 
 
 def test_the_program_prints_what_the_howto_shows() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=60, env=env
-    )
+    done = run_python(EXAMPLE)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "viewer sees: ['read_note']",
@@ -176,25 +160,13 @@ class _Token:
         self.scopes = scopes
 
 
-class _AuthenticatedTransport:
+class _AuthenticatedTransport(ForwardingTransport):
     """The server's end of an in-memory pair, carrying the principal an authenticator would
     have bound to the session (as the HTTP session transports do)."""
 
     def __init__(self, inner: Any, principal: _Token) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.principal = principal
-
-    def abilities(self) -> TransportAbilities:
-        return TransportAbilities()
-
-    async def receive(self) -> Any:
-        return await self._inner.receive()
-
-    async def send(self, frames: Any) -> None:
-        await self._inner.send(frames)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 @asynccontextmanager

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import trio
 from eras import HANDSHAKE_ERA
+from weather_catalogue import add_weather_catalogue, notes_server
 
 import mcptrio
 from mcptrio.client import Handlers, Revisions
@@ -58,33 +59,29 @@ def weather(log: list[str]) -> mcptrio.Server:
         )
         return f"{answer.action} {answer.data}"
 
-    @server.resource("weather://stations", mime_type="text/plain")
-    def stations() -> str:
-        return "oslo bergen"
-
-    @server.resource("weather://city/{city}", completions={"city": ["oslo", "bergen"]})
-    def city(city: str) -> str:
-        return f"station at {city}"
-
-    @server.prompt(completions={"city": ["oslo", "ottawa"]})
-    def ask(city: str) -> str:
-        return f"What is the weather in {city}?"
-
+    add_weather_catalogue(server)
     return server
 
 
 def notes() -> mcptrio.Server:
-    server = mcptrio.Server("notes")
-
-    @server.tool
-    def add(text: str) -> str:
-        return f"added {text}"
+    server = notes_server()
 
     @server.tool
     def delete_all() -> str:
         return "gone"
 
     return server
+
+
+def upstream_in(era: str, name: str, target: mcptrio.Server, **options: Any) -> Upstream:
+    """``target`` as the upstream ``name``, spoken to in ``era`` (a key of UPSTREAM_ERAS)."""
+    return Upstream(
+        name=name,
+        target=target,
+        revisions=UPSTREAM_ERAS[era],
+        in_process=era == "mounted",
+        **options,
+    )
 
 
 async def elicited(_ctx: RequestContext, request: ElicitRequest) -> ElicitResult:
@@ -99,19 +96,9 @@ async def test_everything_is_forwarded_in_either_era_on_either_side(
     log: list[str] = []
     gateway = Gateway(
         upstreams=[
-            Upstream(
-                name="weather",
-                target=weather(log),
-                revisions=UPSTREAM_ERAS[upstream_era],
-                in_process=upstream_era == "mounted",
-            ),
-            Upstream(
-                name="notes",
-                target=notes(),
-                exclude=["delete_*"],
-                rename={"add": "add_note"},
-                revisions=UPSTREAM_ERAS[upstream_era],
-                in_process=upstream_era == "mounted",
+            upstream_in(upstream_era, "weather", weather(log)),
+            upstream_in(
+                upstream_era, "notes", notes(), exclude=["delete_*"], rename={"add": "add_note"}
             ),
         ]
     )
@@ -177,16 +164,7 @@ async def test_a_downstream_cancel_cancels_the_upstream_call(
     upstream_era: str, downstream_era: str
 ) -> None:
     log: list[str] = []
-    gateway = Gateway(
-        upstreams=[
-            Upstream(
-                name="w",
-                target=weather(log),
-                revisions=UPSTREAM_ERAS[upstream_era],
-                in_process=upstream_era == "mounted",
-            )
-        ]
-    )
+    gateway = Gateway(upstreams=[upstream_in(upstream_era, "w", weather(log))])
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(gateway.serve_upstreams)

@@ -8,24 +8,18 @@ absence a failure.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
+from client.real_servers import require_interop
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR = ROOT / "interop" / "node_modules" / ".bin" / "mcp-inspector"
 SERVER = [sys.executable, str(ROOT / "examples" / "everything_server.py")]
 
-if not INSPECTOR.exists():
-    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-        raise RuntimeError(f"{INSPECTOR} is missing: run `npm install --prefix interop`")
-    pytest.skip(
-        "the MCP Inspector is not installed (npm install --prefix interop)", allow_module_level=True
-    )
+require_interop(INSPECTOR)
 
 
 def inspect(*args: str) -> Any:

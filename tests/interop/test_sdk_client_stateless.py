@@ -9,32 +9,31 @@ asyncio); ``peers/sdk_stateless_client.py`` does the calls and reports what it s
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from programs import ROOT, import_program
 
-ROOT = Path(__file__).resolve().parents[2]
 PEER = str(Path(__file__).parent / "peers" / "sdk_stateless_client.py")
 EVERYTHING = ROOT / "examples" / "everything_server.py"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def load_everything_server() -> Any:
-    spec = importlib.util.spec_from_file_location("everything_server", EVERYTHING)
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get("everything_server")
-    if module is None:
-        module = importlib.util.module_from_spec(spec)
-        # Dataclasses look their module up while the file runs.
-        sys.modules["everything_server"] = module
-        spec.loader.exec_module(module)
-    return module
+@asynccontextmanager
+async def everything_over_http() -> AsyncIterator[str]:
+    """examples/everything_server.py served over Streamable HTTP; yields its MCP URL."""
+    server = import_program("everything_server", EVERYTHING).build_server()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(server.serve_http, "127.0.0.1", 0)
+        yield f"{url}/mcp"
+        nursery.cancel_scope.cancel()
 
 
 async def run_peer(*args: str) -> dict[str, Any]:
@@ -71,10 +70,6 @@ async def test_the_sdk_client_speaks_the_stateless_era_over_stdio(mode: str) -> 
 
 @pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
 async def test_the_sdk_client_speaks_the_stateless_era_over_http(mode: str) -> None:
-    server = load_everything_server().build_server()
     with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            url = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            seen = await run_peer(mode, f"{url}/mcp")
-            nursery.cancel_scope.cancel()
-    check(seen)
+        async with everything_over_http() as url:
+            check(await run_peer(mode, url))

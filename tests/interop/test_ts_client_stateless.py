@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 import trio
-from test_sdk_client_stateless import load_everything_server
+from client.real_servers import require_interop
+from test_sdk_client_stateless import everything_over_http
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = ROOT / "interop" / "node_modules" / ".bin" / "node"
@@ -24,12 +25,7 @@ PEER = ROOT / "interop" / "ts" / "stateless_client.mjs"
 EVERYTHING = ROOT / "examples" / "everything_server.py"
 CLIENT_PACKAGE = ROOT / "interop" / "node_modules" / "@modelcontextprotocol" / "client"
 
-if not CLIENT_PACKAGE.exists():
-    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-        raise RuntimeError(f"{CLIENT_PACKAGE} is missing: run `npm ci --prefix interop`")
-    pytest.skip(
-        "the TypeScript SDK v2 is not installed (npm ci --prefix interop)", allow_module_level=True
-    )
+require_interop(CLIENT_PACKAGE)
 
 
 async def run_peer(*args: str) -> dict[str, Any]:
@@ -61,10 +57,6 @@ async def test_the_typescript_client_speaks_the_stateless_era_over_stdio(mode: s
 
 @pytest.mark.parametrize("mode", ["auto", "pin"])
 async def test_the_typescript_client_speaks_the_stateless_era_over_http(mode: str) -> None:
-    server = load_everything_server().build_server()
     with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            url = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            seen = await run_peer(mode, f"{url}/mcp")
-            nursery.cancel_scope.cancel()
-    check(seen)
+        async with everything_over_http() as url:
+            check(await run_peer(mode, url))

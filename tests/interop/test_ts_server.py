@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 import trio
+from client.real_servers import require_interop
 from processes import stop_process
 
 import mcptrio
@@ -63,12 +64,7 @@ PEER = ROOT / "interop" / "ts" / "server.mjs"
 SERVER_PACKAGE = ROOT / "interop" / "node_modules" / "@modelcontextprotocol" / "server"
 LOCALHOST_ONLY = ROOT / "interop" / "localhost-only.cjs"
 
-if not SERVER_PACKAGE.exists():
-    if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
-        raise RuntimeError(f"{SERVER_PACKAGE} is missing: run `npm ci --prefix interop`")
-    pytest.skip(
-        "the TypeScript SDK v2 is not installed (npm ci --prefix interop)", allow_module_level=True
-    )
+require_interop(SERVER_PACKAGE)
 
 STATELESS = "2026-07-28"
 HANDSHAKE = "2025-11-25"

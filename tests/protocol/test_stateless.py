@@ -210,19 +210,22 @@ def test_a_stateless_client_s_meta_follows_its_log_level_and_is_its_own_per_requ
     assert "io.modelcontextprotocol/logLevel" not in json.loads(data)["params"]["_meta"]
 
 
-def test_a_stateless_client_reads_an_input_required_result() -> None:
+def received_as_a_tool_call_s_answer(result: dict[str, Any]) -> Any:
+    """What a stateless client's connection makes of ``result`` answering its ``tools/call``."""
     c = client()
     rid, _ = c.send_request(t.CallToolRequest(name="a"))
-    answer = {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "result": {
+    [event] = c.receive(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode())
+    return event
+
+
+def test_a_stateless_client_reads_an_input_required_result() -> None:
+    event = received_as_a_tool_call_s_answer(
+        {
             "resultType": "input_required",
             "inputRequests": {"k": {"method": "roots/list", "params": {}}},
             "requestState": "abc",
-        },
-    }
-    [event] = c.receive(json.dumps(answer).encode())
+        }
+    )
     assert isinstance(event, ResponseReceived)
     assert isinstance(event.result, t.InputRequiredResult)
     assert event.result.request_state == "abc"
@@ -231,15 +234,7 @@ def test_a_stateless_client_reads_an_input_required_result() -> None:
 
 
 def test_a_stateless_client_reads_a_complete_result() -> None:
-    c = client()
-    rid, _ = c.send_request(t.CallToolRequest(name="a"))
-    answer = {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "result": {
-            "resultType": "complete",
-            "content": [{"type": "text", "text": "input_required"}],
-        },
-    }
-    [event] = c.receive(json.dumps(answer).encode())
+    event = received_as_a_tool_call_s_answer(
+        {"resultType": "complete", "content": [{"type": "text", "text": "input_required"}]}
+    )
     assert isinstance(event, ResponseReceived) and isinstance(event.result, t.CallToolResult)

@@ -12,9 +12,10 @@ import msgspec
 import pytest
 import trio
 import trio.lowlevel
+from contexts import LATEST, context_for
+from eras import only
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.base import Request, Result
 from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
@@ -29,7 +30,6 @@ from mcptrio.protocol.types import (
     ServerCapabilities,
 )
 from mcptrio.runtime.context import RequestContext
-from mcptrio.runtime.session import Session
 from mcptrio.server.completion import (
     ArgumentCompleter,
     Completer,
@@ -39,12 +39,10 @@ from mcptrio.server.completion import (
 from mcptrio.server.context import Context
 from mcptrio.server.prompts import RegisteredPrompt, make_prompt
 from mcptrio.server.registry import Registry
-from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import as_received, open_recorded_client
 from schema_validation import HANDSHAKE_REVISIONS, validate_message
 
-LATEST = "2025-11-25"
 LANGUAGES = ["python", "pytorch", "pyside", "Python2", "rust", "ruby"]
 
 
@@ -83,16 +81,10 @@ class Setup:
 
 
 def make_context(revision: str = LATEST) -> Context:
-    """A real Context over a session whose handshake negotiated ``revision``."""
-    server = mcptrio.Server("unit")
-    connection = server.connection()
-    connection.start_initialized(revision)
-    _, server_end = memory_transport_pair()
-    session = Session(connection, server_end)
     request = CompleteRequest(
         ref=PromptReference(name="x"), argument=CompleteArgument(name="x", value="")
     )
-    return Context(RequestContext(session, 1, request, trio.CancelScope()), server)
+    return context_for(request, revision)
 
 
 def prompt_request(
@@ -349,9 +341,11 @@ class CompletionServer(mcptrio.Server):
 @asynccontextmanager
 async def open_completion_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     setup = Setup(language=LANGUAGES, framework=frameworks)
-    async with open_recorded_client(
-        CompletionServer(setup.engine), revisions=Revisions(supported=(revision,))
-    ) as (client, wire, _):
+    async with open_recorded_client(CompletionServer(setup.engine), revisions=only(revision)) as (
+        client,
+        wire,
+        _,
+    ):
         assert client.protocol_version == revision
         yield client, wire
 

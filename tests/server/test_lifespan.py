@@ -180,7 +180,9 @@ async def test_without_a_lifespan_the_context_has_none() -> None:
             assert await call(client, "value") == "None"
 
 
-async def test_a_session_run_outside_any_entry_point_is_told_the_lifespan_is_not_running() -> None:
+def lifespan_reading_server() -> mcptrio.Server:
+    """A counted server whose tool ``read`` answers the lifespan's repr, or what reading it
+    raised."""
     server = counted_server([])
 
     @server.tool
@@ -190,6 +192,11 @@ async def test_a_session_run_outside_any_entry_point_is_told_the_lifespan_is_not
         except RuntimeError as exc:
             return str(exc)
 
+    return server
+
+
+async def test_a_session_run_outside_any_entry_point_is_told_the_lifespan_is_not_running() -> None:
+    server = lifespan_reading_server()
     client_end, server_end = memory_transport_pair()
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
@@ -201,15 +208,7 @@ async def test_a_session_run_outside_any_entry_point_is_told_the_lifespan_is_not
 
 
 async def test_an_entry_point_that_outlives_the_lifespan_owner_is_told_it_ended() -> None:
-    server = counted_server([])
-
-    @server.tool
-    async def read(ctx: mcptrio.Context) -> str:
-        try:
-            return repr(ctx.lifespan)
-        except RuntimeError as exc:
-            return str(exc)
-
+    server = lifespan_reading_server()
     with trio.fail_after(5):
         async with trio.open_nursery() as outer:
             owner = trio.CancelScope()

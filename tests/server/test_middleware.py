@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 import trio
+from cancellation import Waiter
 
 import mcptrio
 from mcptrio.client import HANDSHAKE_ERA, Revisions
@@ -219,26 +220,20 @@ async def test_replace_keeps_the_type_of_the_params() -> None:
 
 
 async def test_a_peer_cancellation_interrupts_a_middleware() -> None:
-    entered = trio.Event()
-    cancelled = trio.Event()
+    waiter = Waiter()
 
     async def slow(call: Call, call_next: CallNext) -> Result | None:
         if call.method == "tools/call":
-            entered.set()
-            try:
-                await trio.sleep_forever()
-            except trio.Cancelled:
-                cancelled.set()
-                raise
+            await waiter.wait_until_cancelled()
         return await call_next(call)
 
     with trio.fail_after(5):
         async with connected(echo_server(slow)) as client:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(client.call_tool, "echo", {"text": "hi"})
-                await entered.wait()
+                await waiter.entered.wait()
                 nursery.cancel_scope.cancel()
-            await cancelled.wait()
+            await waiter.cancelled.wait()
 
 
 async def test_middleware_added_and_removed_while_sessions_run() -> None:

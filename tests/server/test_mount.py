@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import trio
 from eras import HANDSHAKE_ERA
+from weather_catalogue import add_weather_catalogue, notes_server
 
 import mcptrio
 from mcptrio.client import Revisions
@@ -35,28 +36,7 @@ def weather() -> mcptrio.Server:
         await ctx.report_progress(1, 2, "looking")
         return {"city": city, "sky": "clear", "server": ctx.server.info.name}
 
-    @server.resource("weather://stations", mime_type="text/plain")
-    def stations() -> str:
-        return "oslo bergen"
-
-    @server.resource("weather://city/{city}", completions={"city": ["oslo", "bergen"]})
-    def city(city: str) -> str:
-        return f"station at {city}"
-
-    @server.prompt(completions={"city": ["oslo", "ottawa"]})
-    def ask(city: str) -> str:
-        return f"What is the weather in {city}?"
-
-    return server
-
-
-def notes() -> mcptrio.Server:
-    server = mcptrio.Server("notes")
-
-    @server.tool
-    def add(text: str) -> str:
-        return f"added {text}"
-
+    add_weather_catalogue(server)
     return server
 
 
@@ -75,7 +55,7 @@ async def wait_for(predicate: Any) -> None:
 async def test_mounted_servers_are_served_under_their_namespaces(revisions: Revisions) -> None:
     app = mcptrio.Server("app")
     app.mount(weather(), namespace="weather")
-    app.mount(notes(), namespace="notes")
+    app.mount(notes_server(), namespace="notes")
     progress: list[float] = []
     with trio.fail_after(5):
         async with open_recorded_client(app, revisions=revisions) as (client, wire, _s):
@@ -159,7 +139,7 @@ async def test_changes_and_updates_of_a_mounted_server_reach_the_clients() -> No
 
 async def test_a_mount_of_a_mount_is_namespaced_twice() -> None:
     inner = mcptrio.Server("inner")
-    inner.mount(notes(), namespace="notes")
+    inner.mount(notes_server(), namespace="notes")
     outer = mcptrio.Server("outer")
     outer.mount(inner, namespace="inner")
     with trio.fail_after(5):
@@ -173,10 +153,10 @@ def test_a_namespace_the_tool_name_rules_forbid_is_refused() -> None:
     app = mcptrio.Server("app")
     for bad in ("", "has space", "a/b", "x" * 65, "dotted.name"):
         with pytest.raises(ValueError, match="Invalid namespace"):
-            app.mount(notes(), namespace=bad)
-    app.mount(notes(), namespace="n")
+            app.mount(notes_server(), namespace=bad)
+    app.mount(notes_server(), namespace="n")
     with pytest.raises(ValueError, match="already mounted"):
-        app.mount(notes(), namespace="n")
+        app.mount(notes_server(), namespace="n")
     with pytest.raises(ValueError, match="itself"):
         app.mount(app, namespace="self")
 

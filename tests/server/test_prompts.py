@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 import pytest
 import trio
+from contexts import LATEST, as_json, context_for
+from eras import only
 
 import mcptrio
-from mcptrio.client import Revisions
-from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError
 from mcptrio.protocol.types import (
     Annotations,
@@ -30,8 +30,6 @@ from mcptrio.protocol.types import (
     TextContent,
     TextResourceContents,
 )
-from mcptrio.runtime.context import RequestContext
-from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
 from mcptrio.server.prompts import (
     RegisteredPrompt,
@@ -40,34 +38,16 @@ from mcptrio.server.prompts import (
     to_prompt_messages,
     user,
 )
-from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import as_sent, open_recorded_client
 from schema_validation import HANDSHAKE_REVISIONS, validate_definition, validate_message
-
-LATEST = "2025-11-25"
-
-
-def as_json(value: Any) -> Any:
-    return msgspec.json.decode(encode(value))
-
-
-def make_context(revision: str = LATEST) -> Context:
-    """A real Context over a session whose handshake negotiated ``revision``."""
-    server = mcptrio.Server("unit")
-    connection = server.connection()
-    connection.start_initialized(revision)
-    _, server_end = memory_transport_pair()
-    session = Session(connection, server_end)
-    request_context = RequestContext(session, 1, GetPromptRequest(name="x"), trio.CancelScope())
-    return Context(request_context, server)
 
 
 async def render(
     prompt: RegisteredPrompt, arguments: dict[str, str] | None = None
 ) -> GetPromptResult:
     """What the prompt renders, in the newest shape."""
-    return await prompt.render(make_context(), arguments)
+    return await prompt.render(context_for(GetPromptRequest(name="x")), arguments)
 
 
 # ------------------------------------------------------------------ description
@@ -263,7 +243,7 @@ async def test_the_context_parameter_receives_the_request_context() -> None:
         received.append(ctx)
         return f"{topic} in {ctx.revision}"
 
-    ctx = make_context("2025-06-18")
+    ctx = context_for(GetPromptRequest(name="x"), "2025-06-18")
     result = await make_prompt(about).render(ctx, {"topic": "trio"})
     assert received == [ctx]
     assert as_json(result)["messages"][0]["content"]["text"] == "trio in 2025-06-18"
@@ -453,11 +433,7 @@ async def open_prompt_client(revision: str) -> AsyncIterator[tuple[mcptrio.Clien
     server = mcptrio.Server("prompt-test")
     server.add_prompt(code_review, title="Request Code Review")
     server.add_prompt(every_block, name="media")
-    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-        client,
-        wire,
-        _,
-    ):
+    async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
         assert client.protocol_version == revision
         yield client, wire
 

@@ -15,11 +15,10 @@ from typing import Any, Literal
 import msgspec
 import pytest
 import trio
-from eras import HANDSHAKE_ERA
+from contexts import LATEST, as_json, context_for
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
-from mcptrio.client import Revisions
-from mcptrio.protocol.codec import encode
 from mcptrio.protocol.errors import InvalidParams, McpError, ResourceNotFound
 from mcptrio.protocol.types import (
     Annotations,
@@ -31,8 +30,6 @@ from mcptrio.protocol.types import (
     ReadResourceResult,
     TextResourceContents,
 )
-from mcptrio.runtime.context import RequestContext
-from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
 from mcptrio.server.resources import (
     RegisteredResource,
@@ -41,27 +38,13 @@ from mcptrio.server.resources import (
     make_template,
     read_resource,
 )
-from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import as_sent, open_recorded_client
 from schema_validation import HANDSHAKE_REVISIONS, SCHEMA_DIR, validate_definition, validate_message
 
-LATEST = "2025-11-25"
-
-
-def as_json(value: Any) -> Any:
-    return msgspec.json.decode(encode(value))
-
 
 def make_context(revision: str = LATEST) -> Context:
-    """A real Context over a session whose handshake negotiated ``revision``."""
-    server = mcptrio.Server("unit")
-    connection = server.connection()
-    connection.start_initialized(revision)
-    _, server_end = memory_transport_pair()
-    session = Session(connection, server_end)
-    request = ReadResourceRequest(uri="test://x")
-    return Context(RequestContext(session, 1, request, trio.CancelScope()), server)
+    return context_for(ReadResourceRequest(uri="test://x"), revision)
 
 
 @functools.cache
@@ -550,11 +533,7 @@ def wire_server() -> mcptrio.Server:
 @asynccontextmanager
 async def open_resource_client(revision: str) -> AsyncIterator[tuple[mcptrio.Client, Any]]:
     server = wire_server()
-    async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-        client,
-        wire,
-        _,
-    ):
+    async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
         yield client, wire
 
 

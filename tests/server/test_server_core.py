@@ -4,16 +4,17 @@ the Context's client features (sampling, elicitation, roots), checked on the wir
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import msgspec
 import pytest
 import trio
 import trio.lowlevel
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 
 import mcptrio
-from mcptrio.client import ClientIdentity, Handlers, Revisions
+from mcptrio.client import ClientIdentity, Handlers
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.protocol.types import (
     ClientCapabilities,
@@ -37,11 +38,24 @@ from mcptrio.runtime.context import RequestContext
 from mcptrio.server.context import Context
 
 from conftest import Wire, open_recorded_client
-from schema_validation import validate_exchange
 
 
-def validate(wire: Wire, revision: str) -> None:
-    assert validate_exchange(wire.client_to_server, wire.server_to_client, revision) > 0
+def updates(wire: Wire) -> list[str]:
+    """The URIs of the resource updates the server sent."""
+    return [
+        m["params"]["uri"]
+        for m in wire.server_to_client
+        if m.get("method") == "notifications/resources/updated"
+    ]
+
+
+def log_levels(wire: Wire) -> list[str]:
+    """The levels of the log messages the server sent."""
+    return [
+        m["params"]["level"]
+        for m in wire.server_to_client
+        if m.get("method") == "notifications/message"
+    ]
 
 
 def many_tools_server(count: int, page_size: int | None) -> mcptrio.Server:
@@ -98,7 +112,7 @@ async def test_server_info_carries_title_description_and_website() -> None:
     with trio.fail_after(5):
         async with open_recorded_client(server) as (client, wire, _session):
             info = client.server_info
-            validate(wire, client.protocol_version)
+            wire.validate(client.protocol_version)
     assert (info.name, info.version, info.title) == ("info", "2.0.0", "Info")
     assert info.description == "Describes"
     assert info.website_url == "https://x.test"
@@ -112,11 +126,7 @@ async def test_tools_list_pages_follow_opaque_cursors(revision: str) -> None:
     server = many_tools_server(5, page_size=2)
     names: list[str] = []
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             cursor: str | None = None
             pages = 0
             while True:
@@ -126,7 +136,7 @@ async def test_tools_list_pages_follow_opaque_cursors(revision: str) -> None:
                 if page.next_cursor is None:
                     break
                 cursor = page.next_cursor
-            validate(wire, revision)
+            wire.validate(revision)
     assert pages == 3
     assert names == [f"tool_{i:02d}" for i in range(5)]
 
@@ -181,17 +191,13 @@ async def test_adding_and_removing_tools_notifies_every_session() -> None:
             assert not server.remove_tool("extra")
             await wait_for(lambda w: changed(w) >= 2, wire_a)
             assert (await client_b.list_tools()).tools == []
-            validate(wire_a, client_a.protocol_version)
+            wire_a.validate(client_a.protocol_version)
 
 
 async def test_a_burst_of_changes_is_merged_into_few_notifications() -> None:
     server = mcptrio.Server("burst", declare=("tools",))
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
             await client.ping()
             for i in range(200):
 
@@ -244,29 +250,13 @@ def watched_server() -> mcptrio.Server:
     return server
 
 
-def updates(wire: Wire) -> list[str]:
-    return [
-        m["params"]["uri"]
-        for m in wire.server_to_client
-        if m.get("method") == "notifications/resources/updated"
-    ]
-
-
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> None:
     server = watched_server()
     with trio.fail_after(5):
         async with (
-            open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-                a,
-                wire_a,
-                _sa,
-            ),
-            open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-                b,
-                wire_b,
-                _sb,
-            ),
+            open_recorded_client(server, revisions=only(revision)) as (a, wire_a, _),
+            open_recorded_client(server, revisions=only(revision)) as (b, wire_b, _),
         ):
             await a.request(SubscribeRequest(uri="test://watched"))
             await b.request(SubscribeRequest(uri="test://other"))
@@ -279,8 +269,8 @@ async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> N
             assert server.notify_resource_updated("test://watched") == 0
             await a.ping()
             await b.ping()
-            validate(wire_a, revision)
-            validate(wire_b, revision)
+            wire_a.validate(revision)
+            wire_b.validate(revision)
     assert sorted(updates(wire_a)) == ["test://item/7", "test://watched"]
     assert updates(wire_b) == []
 
@@ -288,11 +278,7 @@ async def test_updates_reach_exactly_the_subscribed_sessions(revision: str) -> N
 async def test_subscribing_to_an_unknown_resource_gets_resource_not_found() -> None:
     server = watched_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
             with pytest.raises(mcptrio.McpError) as info:
                 await client.request(SubscribeRequest(uri="test://missing"))
     assert info.value.code == -32002
@@ -332,17 +318,13 @@ async def test_subscriptions_past_the_cap_are_refused_and_start_no_actor() -> No
             assert len(server.session_state(session).subscriptions) == 3
             await client.request(UnsubscribeRequest(uri="test://item/1"))
             await client.request(SubscribeRequest(uri="test://item/3"))
-            validate(wire, client.protocol_version)
+            wire.validate(client.protocol_version)
 
 
 async def test_subscription_actors_end_with_their_session() -> None:
     server = watched_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-            client,
-            _wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, _wire, _):
             await client.request(SubscribeRequest(uri="test://watched"))
             assert len(server.session_states()) == 1
         await trio.lowlevel.checkpoint()
@@ -370,28 +352,16 @@ def logging_server() -> mcptrio.Server:
     return server
 
 
-def log_levels(wire: Wire) -> list[str]:
-    return [
-        m["params"]["level"]
-        for m in wire.server_to_client
-        if m.get("method") == "notifications/message"
-    ]
-
-
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_log_messages_respect_the_session_level(revision: str) -> None:
     server = logging_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             await client.call_tool("chatty", {})
             assert log_levels(wire) == ["debug", "info", "warning", "error"]
             await client.request(SetLevelRequest(level="warning"))
             await client.call_tool("chatty", {})
-            validate(wire, revision)
+            wire.validate(revision)
     assert log_levels(wire) == ["debug", "info", "warning", "error", "warning", "error"]
     message = next(m for m in wire.server_to_client if m.get("method") == "notifications/message")
     assert message["params"] == {"level": "debug", "data": {"level": "debug"}, "logger": "chatty"}
@@ -400,11 +370,7 @@ async def test_log_messages_respect_the_session_level(revision: str) -> None:
 async def test_an_unknown_log_level_gets_invalid_params() -> None:
     server = logging_server()
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-            client,
-            _wire,
-            _session,
-        ):
+        async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, _wire, _):
             with pytest.raises(mcptrio.InvalidParams):
                 await client.request(SetLevelRequest(level="loud"))  # type: ignore[arg-type]
 
@@ -414,14 +380,10 @@ async def test_stdlib_records_are_bridged_to_the_requesting_session() -> None:
     handler = server.bridge_logging("app", level=logging.INFO)
     try:
         with trio.fail_after(5):
-            async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (
-                client,
-                wire,
-                _session,
-            ):
+            async with open_recorded_client(server, revisions=HANDSHAKE_ERA) as (client, wire, _):
                 await client.call_tool("uses_stdlib", {})
                 await wait_for(lambda w: log_levels(w) == ["warning"], wire)
-                validate(wire, client.protocol_version)
+                wire.validate(client.protocol_version)
     finally:
         logging.getLogger("app").removeHandler(handler)
     message = next(m for m in wire.server_to_client if m.get("method") == "notifications/message")
@@ -481,19 +443,27 @@ ALL_CLIENT_CAPS = ClientCapabilities(
 )
 
 
+def answering_client(
+    server: mcptrio.Server, revision: str
+) -> AbstractAsyncContextManager[tuple[mcptrio.Client, Wire, mcptrio.Session]]:
+    """A recorded client of ``server`` in ``revision`` that declares every client capability
+    and answers every request the server sends it."""
+    return open_recorded_client(
+        server,
+        identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
+        revisions=only(revision),
+        handlers=Handlers(fallback=answer_everything),
+    )
+
+
 @pytest.mark.parametrize("revision", HANDSHAKE_SUPPORTED)
 async def test_sampling_and_roots_round_trip_through_the_client(revision: str) -> None:
     server = asking_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            server,
-            identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
-            revisions=Revisions(supported=(revision,)),
-            handlers=Handlers(fallback=answer_everything),
-        ) as (client, wire, _session):
+        async with answering_client(server, revision) as (client, wire, _):
             sampled = await client.call_tool("ask_llm", {"prompt": "hi"})
             rooted = await client.call_tool("roots", {})
-            validate(wire, revision)
+            wire.validate(revision)
     assert sampled.content == [TextContent(text="echo hi")]
     assert rooted.content == [TextContent(text="file:///a,file:///b")]
     request = next(m for m in wire.server_to_client if m.get("method") == "sampling/createMessage")
@@ -508,14 +478,9 @@ async def test_sampling_and_roots_round_trip_through_the_client(revision: str) -
 async def test_elicitation_builds_the_schema_and_converts_the_answer(revision: str) -> None:
     server = asking_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            server,
-            identity=ClientIdentity(capabilities=ALL_CLIENT_CAPS),
-            revisions=Revisions(supported=(revision,)),
-            handlers=Handlers(fallback=answer_everything),
-        ) as (client, wire, _session):
+        async with answering_client(server, revision) as (client, wire, _):
             result = await client.call_tool("ask_user", {})
-            validate(wire, revision)
+            wire.validate(revision)
     assert result.content == [TextContent(text="accept:Answer(name='Ada', age=30)")]
     request = next(m for m in wire.server_to_client if m.get("method") == "elicitation/create")
     schema = request["params"]["requestedSchema"]
@@ -544,12 +509,8 @@ async def test_server_info_has_only_the_fields_of_the_negotiated_revision(revisi
         "info", "2.0.0", title="Info", description="Describes", website_url="https://x.test"
     )
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            _client,
-            wire,
-            _session,
-        ):
-            validate(wire, revision)
+        async with open_recorded_client(server, revisions=only(revision)) as (_client, wire, _):
+            wire.validate(revision)
     info = next(m for m in wire.server_to_client if "result" in m)["result"]["serverInfo"]
     expected = {"name", "version"}
     if revision >= "2025-06-18":

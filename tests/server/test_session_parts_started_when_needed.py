@@ -5,7 +5,8 @@ first frame that must wait for the peer, the server's notifier with the first th
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
 import trio
 import trio.testing
@@ -62,6 +63,19 @@ async def receive_json(peer: MemoryTransport) -> dict[str, object]:
     return message
 
 
+@asynccontextmanager
+async def serving_in_memory(
+    server: mcptrio.Server,
+) -> AsyncIterator[tuple[MemoryTransport, Session]]:
+    """``server`` serves one session over memory for the block; yields the client's end and the
+    session."""
+    peer, server_end = memory_transport_pair()
+    async with trio.open_nursery() as nursery:
+        session = await nursery.start(server.serve_session, server_end)
+        yield peer, session
+        nursery.cancel_scope.cancel()
+
+
 def server_with_a_tool() -> mcptrio.Server:
     server = mcptrio.Server("lazy")
 
@@ -74,23 +88,18 @@ def server_with_a_tool() -> mcptrio.Server:
 
 async def test_an_idle_session_keeps_no_writer_and_no_notifier() -> None:
     server = server_with_a_tool()
-    peer, server_end = memory_transport_pair()
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(server.serve_session, server_end)
+        async with serving_in_memory(server) as (peer, _):
             await handshake(peer)
             await trio.testing.wait_all_tasks_blocked()
             assert count("run_writer") == 0
             assert count("run_notifier") == 0
-            nursery.cancel_scope.cancel()
 
 
 async def test_a_list_change_starts_the_notifier_which_ends_once_it_has_sent() -> None:
     server = server_with_a_tool()
-    peer, server_end = memory_transport_pair()
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(server.serve_session, server_end)
+        async with serving_in_memory(server) as (peer, _):
             await handshake(peer)
             # A burst of changes: one notification per kind, then the notifier ends.
             for index in range(3):
@@ -106,7 +115,6 @@ async def test_a_list_change_starts_the_notifier_which_ends_once_it_has_sent() -
             with trio.move_on_after(0.2):
                 extra = await peer.receive()
                 raise AssertionError(f"one notification per burst, got {extra!r} too")
-            nursery.cancel_scope.cancel()
 
 
 async def test_a_change_made_before_the_session_runs_is_sent_after_the_handshake() -> None:
@@ -124,10 +132,8 @@ async def test_a_change_made_before_the_session_runs_is_sent_after_the_handshake
 
 async def test_a_change_before_the_handshake_is_sent_only_after_it() -> None:
     server = server_with_a_tool()
-    peer, server_end = memory_transport_pair()
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            session = await nursery.start(server.serve_session, server_end)
+        async with serving_in_memory(server) as (peer, session):
             server.tool("early")(lambda: "x")
             await trio.testing.wait_all_tasks_blocked()
             # The notifier waits for the handshake: nothing is sent before initialize.
@@ -138,7 +144,6 @@ async def test_a_change_before_the_handshake_is_sent_only_after_it() -> None:
             await handshake(peer)
             assert session.handshake_complete.is_set()
             assert (await receive_json(peer))["method"] == "notifications/tools/list_changed"
-            nursery.cancel_scope.cancel()
 
 
 class StreamLikeTransport:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import trio
+from servers.task_server import make_server
 
 import mcptrio
 from mcptrio.client import Handlers, Revisions
@@ -18,20 +19,6 @@ from mcptrio.protocol.types import ElicitResult
 from mcptrio.runtime.context import RequestContext
 
 REV = Revisions(supported=("2025-11-25",))
-
-
-def make_server() -> mcptrio.Server:
-    server = mcptrio.Server("tasks-over-transports")
-
-    @server.tool(task="required")
-    async def greet(ctx: mcptrio.Context) -> str:
-        await ctx.report_progress(1, 3)
-        schema = {"type": "object", "properties": {"n": {"type": "string"}}}
-        answer: mcptrio.Elicited[Any] = await ctx.elicit("Name?", schema)
-        assert answer.content is not None
-        return f"hello {answer.content['n']}"
-
-    return server
 
 
 async def elicit(ctx: RequestContext, request: Any) -> ElicitResult:
@@ -46,7 +33,7 @@ STDIO_SERVER = [sys.executable, str(Path(__file__).parents[1] / "servers" / "tas
 
 @pytest.mark.parametrize("way", ["stdio", "http-json", "http-sse", "websocket"])
 async def test_a_task_that_asks_for_input_completes_over_each_transport(way: str) -> None:
-    server = make_server()
+    server = make_server("tasks-over-transports")
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             target: str | list[str]

@@ -17,9 +17,11 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from cancellation import Waiter
+from contexts import context_for
+from eras import only
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.types import (
     GetPromptRequest,
     Icon,
@@ -27,12 +29,9 @@ from mcptrio.protocol.types import (
     TextContent,
     ToolAnnotations,
 )
-from mcptrio.runtime.context import RequestContext
-from mcptrio.runtime.session import Session
 from mcptrio.server.context import Context
 from mcptrio.server.media import Audio
 from mcptrio.server.tools import ToolError, make_tool
-from mcptrio.transports.memory import memory_transport_pair
 
 from conftest import Wire, as_sent, open_recorded_client
 from schema_validation import HANDSHAKE_REVISIONS, validate_message
@@ -40,6 +39,12 @@ from schema_validation import HANDSHAKE_REVISIONS, validate_message
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
 B64_WAV = base64.b64encode(WAV).decode()
 STRUCTURED_SINCE = "2025-06-18"
+
+
+@pytest.fixture(params=HANDSHAKE_REVISIONS)
+def revision(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs once in every revision of the handshake era."""
+    return str(request.param)
 
 
 class Point(msgspec.Struct):
@@ -127,7 +132,6 @@ async def call(client: mcptrio.Client, wire: Wire, name: str, args: Any = None) 
 # ------------------------------------------------------------------ tools/list
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tools_list_on_the_wire(revision: str) -> None:
     server = mcptrio.Server("listing")
 
@@ -137,11 +141,7 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
         return f"Hello, {name}{punctuation}"
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             await client.list_tools()
     response = next(m for m in wire.server_to_client if "result" in m and "tools" in m["result"])
     validate_message(response, revision, "ListToolsResult")
@@ -163,7 +163,6 @@ async def test_tools_list_on_the_wire(revision: str) -> None:
     }
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
     server = mcptrio.Server("listing")
 
@@ -177,11 +176,7 @@ async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
         return a + b
 
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             await client.list_tools()
     response = next(m for m in wire.server_to_client if "tools" in m.get("result", {}))
     validate_message(response, revision, "ListToolsResult")
@@ -209,7 +204,6 @@ async def test_tools_list_shows_each_revision_its_fields(revision: str) -> None:
     assert response["result"] == {"tools": [expected]}
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> None:
     server = mcptrio.Server("ctx")
 
@@ -220,11 +214,7 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 
     progress: list[float] = []
     with trio.fail_after(5):
-        async with open_recorded_client(server, revisions=Revisions(supported=(revision,))) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             await client.call_tool(
                 "where", {"label": "here"}, on_progress=lambda p, t, m: progress.append(p)
             )
@@ -238,14 +228,9 @@ async def test_a_context_parameter_gets_the_call_s_context(revision: str) -> Non
 
 async def test_every_listed_tool_validates_in_every_revision() -> None:
     for revision in HANDSHAKE_REVISIONS:
+        server = tools_server()
         with trio.fail_after(5):
-            async with open_recorded_client(
-                tools_server(), revisions=Revisions(supported=(revision,))
-            ) as (
-                client,
-                wire,
-                _,
-            ):
+            async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
                 listed = await client.list_tools()
         assert [t.name for t in listed.tools] == [
             "greet",
@@ -266,17 +251,11 @@ async def test_every_listed_tool_validates_in_every_revision() -> None:
 # ------------------------------------------------------------------ tools/call
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_calls_on_the_wire(revision: str) -> None:
     modern = revision >= STRUCTURED_SINCE
+    server = tools_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            tools_server(), revisions=Revisions(supported=(revision,))
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             assert client.protocol_version == revision
             assert await call(client, wire, "greet", {"name": "Ada"}) == {
                 "content": [text("Hello, Ada!")]
@@ -301,16 +280,10 @@ async def test_calls_on_the_wire(revision: str) -> None:
             assert who == {"content": [text(f"it: request {who_id}")]}
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str) -> None:
+    server = tools_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            tools_server(), revisions=Revisions(supported=(revision,))
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             assert await call(client, wire, "add", {"a": "one", "b": 2}) == tool_error(
                 "Invalid arguments for tool 'add': Expected `int`, got `str` - at `$.a`"
             )
@@ -325,16 +298,10 @@ async def test_bad_arguments_are_a_tool_error_the_model_can_act_on(revision: str
             assert added["content"] == [text("3")]
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) -> None:
+    server = tools_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            tools_server(), revisions=Revisions(supported=(revision,))
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             assert await call(client, wire, "fail_politely", {"n": 12}) == tool_error(
                 "12 is too big: try a number under 10"
             )
@@ -373,16 +340,10 @@ async def test_tool_failures(revision: str, caplog: pytest.LogCaptureFixture) ->
             ]
 
 
-@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
 async def test_content_the_revision_lacks_is_converted(revision: str) -> None:
+    server = tools_server()
     with trio.fail_after(5):
-        async with open_recorded_client(
-            tools_server(), revisions=Revisions(supported=(revision,))
-        ) as (
-            client,
-            wire,
-            _,
-        ):
+        async with open_recorded_client(server, revisions=only(revision)) as (client, wire, _):
             spoken = await call(client, wire, "speak")
             linked = await call(client, wire, "link")
     if revision >= "2025-03-26":
@@ -435,30 +396,24 @@ async def test_a_sync_tool_runs_in_a_thread_and_never_blocks_the_loop() -> None:
 
 async def test_cancelling_an_async_tool_interrupts_it() -> None:
     server = mcptrio.Server("cancel")
-    entered = trio.Event()
-    cancelled = trio.Event()
+    waiter = Waiter()
 
     @server.tool()
     async def forever() -> str:
-        entered.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
+        await waiter.wait_until_cancelled()
 
     with trio.fail_after(5):
         async with open_recorded_client(server) as (client, wire, _):
             with trio.CancelScope() as scope:
 
                 async def cancel_when_entered() -> None:
-                    await entered.wait()
+                    await waiter.entered.wait()
                     scope.cancel()
 
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(cancel_when_entered)
                     await client.call_tool("forever")
-            await cancelled.wait()
+            await waiter.cancelled.wait()
             await client.ping()
     call_id = next(m["id"] for m in wire.client_to_server if m.get("method") == "tools/call")
     assert not [m for m in wire.server_to_client if m.get("id") == call_id]
@@ -468,14 +423,7 @@ async def test_cancelling_an_async_tool_interrupts_it() -> None:
 
 
 def make_context(revision: str) -> Context:
-    """A real Context over a session whose handshake negotiated ``revision``."""
-    server = mcptrio.Server("unit")
-    connection = server.connection()
-    connection.start_initialized(revision)
-    _, server_end = memory_transport_pair()
-    session = Session(connection, server_end)
-    request = GetPromptRequest(name="x")
-    return Context(RequestContext(session, 7, request, trio.CancelScope()), server)
+    return context_for(GetPromptRequest(name="x"), revision, request_id=7)
 
 
 async def test_context_parameters_receive_the_context() -> None:

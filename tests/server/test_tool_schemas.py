@@ -12,9 +12,9 @@ import attrs
 import jsonschema
 import msgspec
 import pytest
+from contexts import as_json
 from jsonschema import Draft202012Validator
 
-from mcptrio.protocol.codec import encode
 from mcptrio.protocol.types import (
     CallToolResult,
     ContentBlock,
@@ -28,12 +28,6 @@ from mcptrio.server.tools import RegisteredTool, make_tool
 
 from conftest import as_sent
 from schema_validation import HANDSHAKE_REVISIONS, validate_definition
-
-LATEST = "2025-11-25"
-
-
-def as_json(value: Any) -> Any:
-    return msgspec.json.decode(encode(value))
 
 
 def check_schema(schema: dict[str, Any]) -> None:
@@ -79,6 +73,16 @@ class Point(msgspec.Struct):
 
     x: int
     y: int = 0
+
+
+# Point's definition, under ``$defs`` wherever a schema refers to it.
+POINT_SCHEMA = {
+    "title": "Point",
+    "description": "A point on the plane.",
+    "type": "object",
+    "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
+    "required": ["x"],
+}
 
 
 @dataclasses.dataclass
@@ -227,13 +231,7 @@ def test_struct_dataclass_attrs_and_typeddict_parameters() -> None:
     }
     assert schema["required"] == ["point", "box", "pet", "to"]
     assert schema["$defs"] == {
-        "Point": {
-            "title": "Point",
-            "description": "A point on the plane.",
-            "type": "object",
-            "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
-            "required": ["x"],
-        },
+        "Point": POINT_SCHEMA,
         "Box": {
             "title": "Box",
             "type": "object",
@@ -436,15 +434,7 @@ def test_non_object_return_types_are_wrapped_in_result() -> None:
         "type": "object",
         "properties": {"result": {"type": "array", "items": {"$ref": "#/$defs/Point"}}},
         "required": ["result"],
-        "$defs": {
-            "Point": {
-                "title": "Point",
-                "description": "A point on the plane.",
-                "type": "object",
-                "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
-                "required": ["x"],
-            }
-        },
+        "$defs": {"Point": POINT_SCHEMA},
     }
     assert described(maybe).output_schema["properties"]["result"] == {  # type: ignore[index]
         "anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}]

@@ -10,6 +10,7 @@ from functools import partial
 import pytest
 import trio
 from redis_servers import RedisServer
+from task_records import working_record
 
 import mcptrio
 from mcptrio.client import HANDSHAKE_ERA
@@ -23,20 +24,11 @@ from mcptrio.stores.redis_request_state_key import (
 )
 from mcptrio.stores.redis_subscription_bus import open_redis_subscription_bus
 from mcptrio.stores.redis_task_store import RedisTaskStore
-from mcptrio.stores.task_store import TaskRecord, now_iso
+from mcptrio.stores.task_store import TaskRecord
 
 
 def record(task_id: str) -> TaskRecord:
-    now = now_iso()
-    return TaskRecord(
-        task_id=task_id,
-        owner="session:a",
-        method="tools/call",
-        status="working",
-        created_at=now,
-        last_updated_at=now,
-        ttl_ms=60_000,
-    )
+    return working_record(task_id)
 
 
 async def test_redis_down_fails_every_call_quickly_and_a_restart_brings_it_back(

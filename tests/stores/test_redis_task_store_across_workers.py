@@ -7,12 +7,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 import trio
+from cancellation import Waiter
+from task_records import working_record
 
 from mcptrio.protocol.base import Result
 from mcptrio.protocol.types import CallToolResult, TextContent
 from mcptrio.stores.redis_calls import RedisClient
 from mcptrio.stores.redis_task_store import RedisTaskStore, open_redis_task_store
-from mcptrio.stores.task_store import TaskLimitReached, TaskRecord, now_iso
+from mcptrio.stores.task_store import TaskLimitReached, TaskRecord
 from mcptrio.tasks import RunningTask, TaskSupervisor
 
 OWNER = "principal:alice"
@@ -32,16 +34,7 @@ async def worker_b(other_redis: RedisClient, prefix: str) -> AsyncIterator[Redis
 
 
 def record(task_id: str) -> TaskRecord:
-    now = now_iso()
-    return TaskRecord(
-        task_id=task_id,
-        owner=OWNER,
-        method="tools/call",
-        status="working",
-        created_at=now,
-        last_updated_at=now,
-        ttl_ms=60_000,
-    )
+    return working_record(task_id, OWNER)
 
 
 async def test_a_task_made_on_one_worker_is_read_listed_updated_and_cancelled_on_another(
@@ -72,25 +65,19 @@ async def test_the_owner_limit_holds_across_workers(
 async def test_a_cancel_answered_on_another_worker_stops_the_actor_running_the_task(
     worker_a: RedisTaskStore, worker_b: RedisTaskStore
 ) -> None:
-    started = trio.Event()
-    stopped = trio.Event()
+    waiter = Waiter()
 
     async def forever(running: RunningTask) -> Result:
-        started.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            stopped.set()
-        raise AssertionError("unreachable")
+        await waiter.wait_until_cancelled()
 
     here, there = TaskSupervisor(worker_a), TaskSupervisor(worker_b)
     with trio.fail_after(5):
         async with here.running(), there.running():
             task = await here.create(OWNER, "tools/call", forever)
-            await started.wait()
+            await waiter.entered.wait()
             after = await there.cancel(OWNER, task.task_id)
             assert after.status == "cancelled"
-            await stopped.wait()
+            await waiter.cancelled.wait()
             # The actor leaves the live tasks as its work's cancellation unwinds (no await).
             assert here.live_count == 0
             final = await worker_a.get(task.task_id)

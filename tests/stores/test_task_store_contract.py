@@ -11,6 +11,7 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from task_records import working_record
 
 from mcptrio.stores.redis_calls import open_redis
 from mcptrio.stores.redis_task_store import RedisTaskStore
@@ -21,7 +22,6 @@ from mcptrio.stores.task_store import (
     TaskRecord,
     TaskStore,
     TaskStoreFull,
-    now_iso,
 )
 
 MakeStore = Callable[..., TaskStore]
@@ -46,17 +46,7 @@ async def make_store(backend: str | None, prefix: str) -> AsyncIterator[MakeStor
 
 
 def record(task_id: str, owner: str = "session:a", ttl_ms: int | None = 10_000) -> TaskRecord:
-    now = now_iso()
-    return TaskRecord(
-        task_id=task_id,
-        owner=owner,
-        method="tools/call",
-        status="working",
-        created_at=now,
-        last_updated_at=now,
-        ttl_ms=ttl_ms,
-        poll_interval_ms=500,
-    )
+    return working_record(task_id, owner, ttl_ms, poll_interval_ms=500)
 
 
 async def test_a_record_reads_back_as_written_and_counts_its_writes(make_store: MakeStore) -> None:

@@ -54,14 +54,20 @@ def login_with(agent: RecordingUserAgent) -> OAuthClient:
     return OAuthClient(AuthorizationCode(agent))
 
 
+async def call_logged_in(url: str, tool: str) -> tuple[str, RecordingUserAgent]:
+    """Call ``tool`` at ``url`` with a client that logs in as needed; the text it answers, and
+    the user agent that was sent to every authorization URL."""
+    agent = RecordingUserAgent()
+    async with mcptrio.open_client(mcptrio.client.http(url, auth=login_with(agent))) as client:
+        result = await client.call_tool(tool, {})
+    return result.content[0].text, agent  # type: ignore[union-attr]
+
+
 async def test_the_mcptrio_client_logs_in_through_the_dev_server_and_calls_a_tool() -> None:
     with trio.fail_after(IO_LIMIT):
         async with open_protected() as protected:
-            agent = RecordingUserAgent()
-            target = mcptrio.client.http(protected.url, auth=login_with(agent))
-            async with mcptrio.open_client(target) as client:
-                result = await client.call_tool("whoami", {})
-                assert result.content[0].text == "dev-user"  # type: ignore[union-attr]
+            answer, agent = await call_logged_in(protected.url, "whoami")
+            assert answer == "dev-user"
             assert len(agent.urls) == 1
             asked = agent.asked(0)
             assert asked["code_challenge_method"] == ["S256"]
@@ -72,11 +78,8 @@ async def test_the_mcptrio_client_logs_in_through_the_dev_server_and_calls_a_too
 async def test_the_mcptrio_client_steps_up_when_a_tool_needs_another_scope() -> None:
     with trio.fail_after(IO_LIMIT):
         async with open_protected() as protected:
-            agent = RecordingUserAgent()
-            target = mcptrio.client.http(protected.url, auth=login_with(agent))
-            async with mcptrio.open_client(target) as client:
-                result = await client.call_tool("reset", {})
-                assert result.content[0].text == "reset"  # type: ignore[union-attr]
+            answer, agent = await call_logged_in(protected.url, "reset")
+            assert answer == "reset"
             assert len(agent.urls) == 2
             assert set(agent.asked(1)["scope"][0].split()) >= {"mcp", "admin"}
             assert [call[:2] for call in protected.calls] == [("reset", "dev-user")]

@@ -86,6 +86,17 @@ async def code_for(client: httpx2.AsyncClient, client_id: str, **extra: str) -> 
     return query["code"], verifier
 
 
+async def tokens_for_a_code(
+    client: httpx2.AsyncClient, client_id: str, basic: tuple[str, str], **extra: str
+) -> dict[str, Any]:
+    """A code for ``client_id`` (``extra``: more of the authorization request), exchanged for
+    tokens by the client authenticating with HTTP Basic."""
+    code, verifier = await code_for(client, client_id, **extra)
+    data = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier}
+    tokens: dict[str, Any] = (await client.post("/token", data=data, auth=basic)).json()
+    return tokens
+
+
 async def test_metadata_at_both_well_known_paths() -> None:
     with trio.fail_after(IO_LIMIT):
         async with dev_server() as (auth, client):
@@ -205,19 +216,8 @@ async def test_refresh_tokens_rotate_and_never_widen_the_scope() -> None:
         async with dev_server() as (_, client):
             registered = await register(client)
             client_id, secret = registered["client_id"], registered["client_secret"]
-            code, verifier = await code_for(client, client_id, scope="mcp")
             basic = (client_id, secret)
-            tokens = (
-                await client.post(
-                    "/token",
-                    data={
-                        "grant_type": "authorization_code",
-                        "code": code,
-                        "code_verifier": verifier,
-                    },
-                    auth=basic,
-                )
-            ).json()
+            tokens = await tokens_for_a_code(client, client_id, basic, scope="mcp")
             first = tokens["refresh_token"]
             wider = await client.post(
                 "/token",
@@ -229,18 +229,7 @@ async def test_refresh_tokens_rotate_and_never_widen_the_scope() -> None:
                 auth=basic,
             )
             assert wider.json()["error"] == "invalid_scope"
-            code, verifier = await code_for(client, client_id, scope="mcp")
-            tokens = (
-                await client.post(
-                    "/token",
-                    data={
-                        "grant_type": "authorization_code",
-                        "code": code,
-                        "code_verifier": verifier,
-                    },
-                    auth=basic,
-                )
-            ).json()
+            tokens = await tokens_for_a_code(client, client_id, basic, scope="mcp")
             refresh = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}
             renewed = await client.post("/token", data=refresh, auth=basic)
             assert renewed.status_code == 200

@@ -24,6 +24,12 @@ from oauth_servers import FRONT_ENDS, IO_LIMIT, open_protected
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
+@pytest.fixture(params=FRONT_ENDS)
+def front_end(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs on each front end the protected server is served by."""
+    return str(request.param)
+
+
 def initialize_body(rid: int = 1, version: str = "2025-11-25") -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
@@ -59,7 +65,6 @@ async def initialize(client: httpx2.AsyncClient, url: str, token: str) -> str:
     return answer.headers["mcp-session-id"]
 
 
-@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_metadata_is_served_at_both_well_known_paths_without_credentials(
     front_end: str,
 ) -> None:
@@ -93,7 +98,6 @@ async def test_metadata_is_served_at_both_well_known_paths_without_credentials(
             assert preflight.headers["access-control-allow-origin"] == "*"
 
 
-@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_a_request_without_a_token_gets_401_with_the_metadata_and_scope(
     front_end: str,
 ) -> None:
@@ -181,7 +185,6 @@ async def open_batch_session(client: httpx2.AsyncClient, url: str, token: str) -
     return headers
 
 
-@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_a_call_without_the_tools_scope_gets_403_insufficient_scope(front_end: str) -> None:
     with trio.fail_after(IO_LIMIT):
         async with open_protected(front_end) as protected, httpx2.AsyncClient() as client:
@@ -232,7 +235,6 @@ async def test_a_token_without_the_servers_own_scope_gets_403() -> None:
             assert challenge_params(answer.headers["www-authenticate"])["scope"] == "mcp"
 
 
-@pytest.mark.parametrize("front_end", FRONT_ENDS)
 async def test_a_session_id_used_with_another_principals_token_gets_404(front_end: str) -> None:
     with trio.fail_after(IO_LIMIT):
         async with open_protected(front_end) as protected, httpx2.AsyncClient() as client:

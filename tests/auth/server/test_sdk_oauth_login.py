@@ -29,6 +29,19 @@ pytest.importorskip("mcp")
 
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+
+async def sdk_call(url: str, auth: httpx2.Auth, tool: str) -> CallToolResult:
+    """Call ``tool`` at ``url`` with the SDK's client, its HTTP requests authenticated by
+    ``auth``."""
+    async with (
+        httpx2.AsyncClient(auth=auth) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return await session.call_tool(tool, {})
 
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
@@ -40,15 +53,9 @@ async def test_the_sdk_client_logs_in_through_the_dev_server_and_calls_a_tool(
             browser = HeadlessBrowser()
             storage = MemoryStorage()
             auth = oauth_provider(protected.url, browser, storage)
-            async with (
-                httpx2.AsyncClient(auth=auth) as http,
-                streamable_http_client(protected.url, http_client=http) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                result = await session.call_tool("whoami", {})
-                assert not result.is_error
-                assert result.content[0].text == "dev-user"  # type: ignore[union-attr]
+            result = await sdk_call(protected.url, auth, "whoami")
+            assert not result.is_error
+            assert result.content[0].text == "dev-user"  # type: ignore[union-attr]
             # One login, with PKCE S256 and the resource parameter, by a registered client.
             assert len(browser.authorization_urls) == 1
             asked = parse_qs(urlsplit(browser.authorization_urls[0]).query)
@@ -65,14 +72,8 @@ async def test_the_sdk_client_steps_up_when_a_tool_needs_another_scope() -> None
         async with open_protected() as protected:
             browser = HeadlessBrowser()
             auth = oauth_provider(protected.url, browser, MemoryStorage())
-            async with (
-                httpx2.AsyncClient(auth=auth) as http,
-                streamable_http_client(protected.url, http_client=http) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                result = await session.call_tool("reset", {})
-                assert result.content[0].text == "reset"  # type: ignore[union-attr]
+            result = await sdk_call(protected.url, auth, "reset")
+            assert result.content[0].text == "reset"  # type: ignore[union-attr]
             # The 403's challenge named the scopes: the second login asked for them.
             assert len(browser.authorization_urls) == 2
             second = parse_qs(urlsplit(browser.authorization_urls[1]).query)

@@ -30,8 +30,15 @@ from urllib.parse import urlsplit
 
 import h11
 import trio
+import trustme
 
-__all__ = ["StreamingResponse", "TestConnection", "TestResponse", "open_test_connection"]
+__all__ = [
+    "StreamingResponse",
+    "TestConnection",
+    "TestResponse",
+    "open_test_connection",
+    "tls_contexts",
+]
 
 HeaderInput = Iterable[tuple[str | bytes, str | bytes]]
 
@@ -286,3 +293,14 @@ async def open_test_connection(
     finally:
         with trio.CancelScope(shield=True):
             await stream.aclose()
+
+
+def tls_contexts(host: str) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context holding a certificate for ``host`` from a new test CA, and a client
+    context that trusts that CA."""
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(host).configure_cert(server_context)
+    client_context = ssl.create_default_context()
+    ca.configure_trust(client_context)
+    return server_context, client_context

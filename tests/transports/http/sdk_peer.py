@@ -46,8 +46,7 @@ def _build_and_run(mode: str, port: int) -> None:
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        return int(sock.getsockname()[1])
 
 
 @asynccontextmanager

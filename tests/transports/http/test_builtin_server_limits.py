@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
 import h11
 import pytest
 import trio
 from front_ends_for_tests import open_front_end
-from http_client_for_tests import open_test_connection
+from http_client_for_tests import TestConnection, open_test_connection
 from test_answers_in_post_task import open_small_window_connection
 from test_front_ends import EchoApp
 from test_streamable_http import (
     call_body,
     get_headers,
     initialize,
+    open_session,
     request_body,
+    serve,
     session_headers,
     stream,
 )
@@ -23,15 +29,32 @@ from mcptrio.server.context import Context
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 
 BUILTIN = ["builtin-h11", "builtin-httptools"]
+pytestmark = pytest.mark.parametrize("front_end", BUILTIN)
+PING = request_body(9, "ping", {})
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
+@asynccontextmanager
+async def open_echo_connection(
+    front_end: str, **limits: Any
+) -> AsyncIterator[tuple[str, TestConnection]]:
+    """``EchoApp`` served on ``front_end`` with ``limits``; yields its URL and one connection."""
+    async with (
+        open_front_end(front_end, EchoApp(), **limits) as url,
+        open_test_connection(url) as conn,
+    ):
+        yield url, conn
+
+
+async def ping_status(url: str, headers: list[tuple[str, str]]) -> int:
+    """The status of a ping POSTed on a new connection (200 once a slot is free for it)."""
+    async with open_test_connection(url) as caller:
+        answer = await caller.request("POST", "/mcp", headers=headers, body=PING)
+    return answer.status
+
+
 async def test_slow_request_head_is_cut_off_after_the_header_timeout(front_end: str) -> None:
     with trio.fail_after(5):
-        async with (
-            open_front_end(front_end, EchoApp(), header_timeout=0.3) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with open_echo_connection(front_end, header_timeout=0.3) as (_, conn):
             started = trio.current_time()
             await conn.send_raw(b"GET / HTTP/1.1\r\nhost: x\r\n")
             for _ in range(3):
@@ -43,47 +66,31 @@ async def test_slow_request_head_is_cut_off_after_the_header_timeout(front_end: 
     assert 0.3 <= elapsed < 2
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_silent_new_connection_is_closed_after_the_header_timeout(front_end: str) -> None:
     with trio.fail_after(5):
-        async with (
-            open_front_end(front_end, EchoApp(), header_timeout=0.3) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with open_echo_connection(front_end, header_timeout=0.3) as (_, conn):
             assert await conn.receive_raw() == b""
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_idle_keep_alive_connection_is_closed(front_end: str) -> None:
     with trio.fail_after(5):
-        async with (
-            open_front_end(front_end, EchoApp(), keep_alive_timeout=0.3) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with open_echo_connection(front_end, keep_alive_timeout=0.3) as (_, conn):
             assert (await conn.request("GET", "/one")).status == 200
             started = trio.current_time()
             assert await conn.receive_raw() == b""
             assert trio.current_time() - started < 2
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_oversized_request_head_gets_431(front_end: str) -> None:
     with trio.fail_after(5):
-        async with (
-            open_front_end(front_end, EchoApp(), max_head_size=1024) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with open_echo_connection(front_end, max_head_size=1024) as (_, conn):
             await conn.send_raw(b"GET / HTTP/1.1\r\nhost: x\r\nx-big: " + b"a" * 4000 + b"\r\n\r\n")
             assert await conn.raw_status() == 431
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_unread_large_body_closes_after_the_response(front_end: str) -> None:
     with trio.fail_after(5):
-        async with (
-            open_front_end(front_end, EchoApp(), discard_body_limit=100) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with open_echo_connection(front_end, discard_body_limit=100) as (url, conn):
             response = await conn.request("POST", "/limit", body=b"x" * 5000)
             assert response.status == 413
             assert response.header("connection") == b"close"
@@ -93,15 +100,11 @@ async def test_unread_large_body_closes_after_the_response(front_end: str) -> No
                 assert (await conn.request("GET", "/again")).status == 200
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_an_idle_connection_gives_its_slot_to_a_client_with_a_request(
     front_end: str,
 ) -> None:
     with trio.fail_after(5):
-        async with (
-            open_front_end(front_end, EchoApp(), max_connections=1) as url,
-            open_test_connection(url) as first,
-        ):
+        async with open_echo_connection(front_end, max_connections=1) as (url, first):
             assert (await first.request("GET", "/first")).status == 200
             # first now idles on its keep-alive connection, holding the only slot.
             async with open_test_connection(url) as second:
@@ -109,13 +112,9 @@ async def test_an_idle_connection_gives_its_slot_to_a_client_with_a_request(
             assert await first.receive_raw() == b""
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_a_slow_head_gives_its_slot_to_a_client_with_a_request(front_end: str) -> None:
     with trio.fail_after(5):
-        async with (
-            open_front_end(front_end, EchoApp(), max_connections=1) as url,
-            open_test_connection(url) as slow,
-        ):
+        async with open_echo_connection(front_end, max_connections=1) as (url, slow):
             await slow.send_raw(b"GET / HTTP/1.1\r\nhost: x\r\n")
             await trio.sleep(0.1)
             async with open_test_connection(url) as second:
@@ -123,7 +122,6 @@ async def test_a_slow_head_gives_its_slot_to_a_client_with_a_request(front_end: 
             assert await slow.receive_raw() == b""
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_a_client_finding_every_slot_busy_gets_503_with_retry_after(front_end: str) -> None:
     app = EchoApp()
     with trio.fail_after(5):
@@ -141,7 +139,6 @@ async def test_a_client_finding_every_slot_busy_gets_503_with_retry_after(front_
             assert app.requests == 1
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_a_client_at_its_own_limit_is_refused_while_others_are_served(
     front_end: str,
 ) -> None:
@@ -162,36 +159,25 @@ async def test_a_client_at_its_own_limit_is_refused_while_others_are_served(
                 assert (await other.receive_some(1000)).startswith(b"HTTP/1.1 200")
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_a_get_stream_gives_its_slot_to_a_client_with_a_request(front_end: str) -> None:
     app = McpHttpApp(mcptrio.Server("slots"))
     revision = "2025-06-18"
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(app.run)
-            async with open_front_end(front_end, app, max_connections=1) as url:
-                async with open_test_connection(url) as setup:
-                    session_id = await initialize(setup, revision)
-                async with (
-                    open_test_connection(url) as listener,
-                    listener.stream(
-                        "GET", "/mcp", headers=get_headers(session_id, revision)
-                    ) as events,
-                ):
-                    assert events.status == 200
-                    async with open_test_connection(url) as caller:
-                        ping = request_body(1, "ping", {})
-                        headers = session_headers(session_id, revision)
-                        answer = await caller.request("POST", "/mcp", headers=headers, body=ping)
-                        assert answer.status == 200
-                    # The stream was cut for it: the client may reopen it.
-                    with pytest.raises(h11.RemoteProtocolError):
-                        while await events.next_chunk() is not None:
-                            pass
-            nursery.cancel_scope.cancel()
+        async with serve(front_end, app, max_connections=1) as url:
+            async with open_test_connection(url) as setup:
+                session_id = await initialize(setup, revision)
+            async with (
+                open_test_connection(url) as listener,
+                listener.stream("GET", "/mcp", headers=get_headers(session_id, revision)) as events,
+            ):
+                assert events.status == 200
+                assert await ping_status(url, session_headers(session_id, revision)) == 200
+                # The stream was cut for it: the client may reopen it.
+                with pytest.raises(h11.RemoteProtocolError):
+                    while await events.next_chunk() is not None:
+                        pass
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_an_sse_writer_stops_after_the_write_timeout_while_its_handler_runs(
     front_end: str,
 ) -> None:
@@ -235,7 +221,6 @@ async def test_an_sse_writer_stops_after_the_write_timeout_while_its_handler_run
                     nursery.cancel_scope.cancel()
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_a_post_whose_client_left_gives_back_its_slot_while_its_handler_waits(
     front_end: str,
 ) -> None:
@@ -253,30 +238,19 @@ async def test_a_post_whose_client_left_gives_back_its_slot_while_its_handler_wa
     # into a stream, and the handler runs on, shielded, in the POST's task.
     app = McpHttpApp(server, json_response=True)
     revision = "2025-06-18"
+    # serve ends the sessions first: the handlers run in their POSTs' tasks.
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(app.run)
-            async with open_front_end(front_end, app, max_connections=2) as url:
-                async with open_test_connection(url) as setup:
-                    session_id = await initialize(setup, revision)
-                headers = session_headers(session_id, revision)
-                for rid in range(4):
-                    async with open_test_connection(url) as leaving:
-                        body = call_body(rid, "slow", {}, token=f"t{rid}")
-                        async with stream(leaving, "POST", "/mcp", headers=headers, body=body):
-                            await waiting.acquire()
-                try:
-                    # Four handlers still run, none of them on a slot.
-                    async with open_test_connection(url) as caller:
-                        ping = request_body(9, "ping", {})
-                        answer = await caller.request("POST", "/mcp", headers=headers, body=ping)
-                        assert answer.status == 200
-                finally:
-                    # The sessions end first: the handlers run in their POSTs' tasks.
-                    nursery.cancel_scope.cancel()
+        async with serve(front_end, app, max_connections=2) as url:
+            _, headers = await open_session(url, revision)
+            for rid in range(4):
+                async with open_test_connection(url) as leaving:
+                    body = call_body(rid, "slow", {}, token=f"t{rid}")
+                    async with stream(leaving, "POST", "/mcp", headers=headers, body=body):
+                        await waiting.acquire()
+            # Four handlers still run, none of them on a slot.
+            assert await ping_status(url, headers) == 200
 
 
-@pytest.mark.parametrize("front_end", BUILTIN)
 async def test_a_json_post_whose_client_left_gives_back_its_slot_while_its_handler_runs(
     front_end: str,
 ) -> None:
@@ -297,30 +271,20 @@ async def test_a_json_post_whose_client_left_gives_back_its_slot_while_its_handl
 
     app = McpHttpApp(server, json_response=True)
     revision = "2025-11-25"
+    app.registry.departure_watch.delay = 0.1
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            app.registry.departure_watch.delay = 0.1
-            await nursery.start(app.run)
-            async with open_front_end(front_end, app, max_connections=2) as url:
-                async with open_test_connection(url) as setup:
-                    session_id = await initialize(setup, revision)
-                headers = session_headers(session_id, revision)
-                for rid in range(3):
-                    async with open_test_connection(url) as leaving:
-                        body = call_body(rid, "slow", {"n": rid})
-                        # The request only: its answer is never read.
-                        await leaving._send_request("POST", "/mcp", headers, body)
-                        await running.acquire()
-                    # Gone before its answer: the watch hands the slot back within its delay.
-                    await trio.sleep(0.3)
-                try:
-                    async with open_test_connection(url) as caller:
-                        ping = request_body(9, "ping", {})
-                        answer = await caller.request("POST", "/mcp", headers=headers, body=ping)
-                        assert answer.status == 200
-                    assert finished == []
-                    # Disconnection is not cancellation in this era: the calls run to their end.
-                    await all_finished.wait()
-                finally:
-                    nursery.cancel_scope.cancel()
+        async with serve(front_end, app, max_connections=2) as url:
+            _, headers = await open_session(url, revision)
+            for rid in range(3):
+                async with open_test_connection(url) as leaving:
+                    body = call_body(rid, "slow", {"n": rid})
+                    # The request only: its answer is never read.
+                    await leaving._send_request("POST", "/mcp", headers, body)
+                    await running.acquire()
+                # Gone before its answer: the watch hands the slot back within its delay.
+                await trio.sleep(0.3)
+            assert await ping_status(url, headers) == 200
+            assert finished == []
+            # Disconnection is not cancellation in this era: the calls run to their end.
+            await all_finished.wait()
     assert sorted(finished) == [0, 1, 2]

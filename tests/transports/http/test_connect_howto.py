@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import trio
+from programs import run_python
 
 import mcptrio
 from mcptrio.protocol.types import TextContent
@@ -21,13 +20,7 @@ def test_connect_over_http_sample_runs(tmp_path: Path) -> None:
     text = HOWTO.read_text()
     (body,) = re.findall(r"```python\n# connect_http\.py\n(.*?)```", text, re.S)
     (tmp_path / "connect_http.py").write_text(body)
-    done = subprocess.run(
-        [sys.executable, "connect_http.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_python("connect_http.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["2026-07-28 5", "add"]
 

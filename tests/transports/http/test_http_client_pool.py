@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import socket
-import ssl
 
 import pytest
 import trio
 import trio.testing
-import trustme
 from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_fake_http
+from http_client_for_tests import tls_contexts
 
 from mcptrio.transports.http.engine.client_pool import (
     HttpClientPool,
@@ -232,11 +231,7 @@ async def test_refused_connection_is_a_connect_error() -> None:
 
 
 async def test_https_with_a_trusted_self_signed_certificate() -> None:
-    ca = trustme.CA()
-    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("localhost").configure_cert(server_context)
-    client_context = ssl.create_default_context()
-    ca.configure_trust(client_context)
+    server_context, client_context = tls_contexts("localhost")
     stats = FakeServerStats()
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:

@@ -20,6 +20,7 @@ from test_streamable_http import (
     initialize_body,
     make_server,
     serve,
+    served_connection,
     session_headers,
     wait_until,
 )
@@ -30,11 +31,9 @@ from mcptrio.transports.http.engine.exchange import HttpRequest, header
 
 
 async def assert_healthy(conn: TestConnection, session_id: str, rid: int) -> None:
+    headers = session_headers(session_id, "2025-11-25")
     response = await conn.request(
-        "POST",
-        "/mcp",
-        headers=session_headers(session_id, "2025-11-25"),
-        body=call_body(rid, "add", {"a": rid, "b": 1}),
+        "POST", "/mcp", headers=headers, body=call_body(rid, "add", {"a": rid, "b": 1})
     )
     assert response.status == 200
     assert response.json()["result"]["structuredContent"] == {"result": rid + 1}
@@ -120,10 +119,10 @@ async def test_bad_input_gets_its_status_and_a_neighbour_session_keeps_working(
 ) -> None:
     bad, status, code = BAD_INPUTS[case]
     security = HttpSecurity(max_body_size=4096)
+    app = McpHttpApp(make_server(), security=security)
     with trio.fail_after(10):
         async with (
-            serve(front_end, McpHttpApp(make_server(), security=security)) as url,
-            open_test_connection(url) as healthy,
+            served_connection(front_end, app) as (url, healthy),
             open_test_connection(url) as attacker,
         ):
             good_session = await initialize(healthy)
@@ -151,10 +150,7 @@ async def test_loopback_origins_and_no_origin_are_allowed(
     if origin is not None:
         headers.append(("origin", origin))
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             response = await conn.request(
                 "POST", "/mcp", headers=headers, body=initialize_body("2025-11-25")
             )
@@ -164,10 +160,7 @@ async def test_loopback_origins_and_no_origin_are_allowed(
 async def test_dns_rebinding_is_refused_on_every_endpoint(front_end: str) -> None:
     evil = [("host", "evil.example.com"), ("origin", "http://evil.example.com")]
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             for method, path in (("POST", "/mcp"), ("GET", "/sse"), ("POST", "/messages")):
                 for bad in evil:
                     response = await conn.request(
@@ -180,26 +173,15 @@ async def test_configured_hosts_and_origins_are_let_in(front_end: str) -> None:
     security = HttpSecurity(
         allowed_hosts=["mcp.example.com"], allowed_origins=["https://app.example.com"]
     )
+    app = McpHttpApp(make_server(), security=security)
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server(), security=security)) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end, app) as (_, conn):
             headers = [*POST_HEADERS, ("host", "mcp.example.com")]
-            ok = await conn.request(
-                "POST",
-                "/mcp",
-                headers=[*headers, ("origin", "https://app.example.com")],
-                body=initialize_body("2025-11-25"),
-            )
-            assert ok.status == 200
-            refused = await conn.request(
-                "POST",
-                "/mcp",
-                headers=[*headers, ("origin", "http://localhost")],
-                body=initialize_body("2025-11-25"),
-            )
-            assert refused.status == 403
+            for origin, status in (("https://app.example.com", 200), ("http://localhost", 403)):
+                with_origin = [*headers, ("origin", origin)]
+                body = initialize_body("2025-11-25")
+                response = await conn.request("POST", "/mcp", headers=with_origin, body=body)
+                assert response.status == status, origin
 
 
 class RefuseEverything(HttpSecurity):
@@ -212,7 +194,7 @@ async def test_a_security_subclass_admit_is_asked_without_an_authenticator(
 ) -> None:
     app = McpHttpApp(make_server(), security=RefuseEverything())
     with trio.fail_after(10):
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             response = await conn.request(
                 "POST", "/mcp", headers=POST_HEADERS, body=initialize_body("2025-11-25")
             )
@@ -222,11 +204,9 @@ async def test_a_security_subclass_admit_is_asked_without_an_authenticator(
 
 async def test_past_the_session_cap_initialize_gets_503_with_retry_after(front_end: str) -> None:
     security = HttpSecurity(max_sessions=2, retry_after=7)
+    app = McpHttpApp(make_server(), security=security)
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server(), security=security)) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end, app) as (_, conn):
             first = await initialize(conn)
             await initialize(conn)
             refused = await conn.request(
@@ -246,7 +226,7 @@ async def test_idle_sessions_expire_and_then_get_404(front_end: str) -> None:
     security = HttpSecurity(session_idle_timeout=0.3)
     app = McpHttpApp(make_server(), security=security)
     with trio.fail_after(10):
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (url, conn):
             idle = await initialize(conn)
             busy = await initialize(conn)
             # An open GET stream keeps a session alive however long it stays quiet.
@@ -258,11 +238,9 @@ async def test_idle_sessions_expire_and_then_get_404(front_end: str) -> None:
             ):
                 assert events.status == 200
                 await wait_until(lambda: app.session_count == 1)
+            expired = session_headers(idle, "2025-11-25")
             response = await conn.request(
-                "POST",
-                "/mcp",
-                headers=session_headers(idle, "2025-11-25"),
-                body=call_body(1, "add", {"a": 1, "b": 1}),
+                "POST", "/mcp", headers=expired, body=call_body(1, "add", {"a": 1, "b": 1})
             )
             assert response.status == 404
             await assert_healthy(conn, busy, 2)
@@ -292,11 +270,9 @@ async def test_requests_without_credentials_get_401_and_sessions_belong_to_their
     security = HttpSecurity(authenticator=TokenAuthenticator())
     alice = ("authorization", "Bearer token-alice")
     mallory = ("authorization", "Bearer token-mallory")
+    app = McpHttpApp(make_server(), security=security)
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server(), security=security)) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end, app) as (_, conn):
             anonymous = await conn.request(
                 "POST", "/mcp", headers=POST_HEADERS, body=initialize_body("2025-11-25")
             )

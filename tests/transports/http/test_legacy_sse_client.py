@@ -25,6 +25,7 @@ from mcptrio.transports.http.client.legacy_sse import (
     resolve_endpoint,
 )
 from mcptrio.transports.http.client.transport import (
+    HttpClientTransport,
     fallback_statuses,
     open_http_client_transport,
 )
@@ -52,13 +53,20 @@ async def test_legacy_sse_handshake_list_call_and_progress_against_the_sdk_serve
     assert progress == [1, 2]
 
 
+@asynccontextmanager
+async def open_http_client(url: str) -> AsyncIterator[tuple[HttpClientTransport, mcptrio.Client]]:
+    """A client of ``url`` over the HTTP client transport, which falls back to HTTP+SSE."""
+    async with (
+        open_http_client_transport(url, timeout=10) as transport,
+        mcptrio.open_client(transport) as client,
+    ):
+        yield transport, client
+
+
 async def test_streamable_post_to_a_legacy_only_server_falls_back_to_http_sse() -> None:
     with trio.fail_after(30):
         async with open_sdk_server("sse") as base:
-            async with (
-                open_http_client_transport(base + "/sse", timeout=10) as transport,
-                mcptrio.open_client(transport) as client,
-            ):
+            async with open_http_client(base + "/sse") as (transport, client):
                 assert transport.kind == "legacy"
                 result = await client.call_tool("add", {"a": 20, "b": 22})
                 assert result.content == [TextContent(text="42")]
@@ -70,10 +78,7 @@ async def test_streamable_post_to_a_legacy_only_server_falls_back_to_http_sse() 
 async def test_open_client_with_an_http_url_speaks_streamable_http_to_a_streamable_server() -> None:
     with trio.fail_after(30):
         async with open_sdk_server("streamable-sse") as base:
-            async with (
-                open_http_client_transport(base + "/mcp", timeout=10) as transport,
-                mcptrio.open_client(transport) as client,
-            ):
+            async with open_http_client(base + "/mcp") as (transport, client):
                 assert transport.kind == "streamable"
                 await client.ping()
             async with mcptrio.open_client(http(base + "/mcp", timeout=10)) as client:

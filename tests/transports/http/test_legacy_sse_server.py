@@ -13,7 +13,7 @@ from test_streamable_http import (
     initialize_body,
     make_server,
     notification_body,
-    serve,
+    served_connection,
     stream,
     wait_until,
 )
@@ -39,8 +39,7 @@ async def test_the_sse_stream_announces_its_endpoint_and_carries_every_answer(
     with trio.fail_after(10):
         app = McpHttpApp(make_server())
         async with (
-            serve(front_end, app) as url,
-            open_test_connection(url) as listener,
+            served_connection(front_end, app) as (url, listener),
             open_test_connection(url) as poster,
             stream(listener, "GET", "/sse", headers=SSE_ACCEPT) as events,
         ):
@@ -80,7 +79,7 @@ async def test_the_sse_stream_announces_its_endpoint_and_carries_every_answer(
 async def test_posting_to_an_unknown_or_gone_session_gets_404(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server())
-        async with serve(front_end, app) as url, open_test_connection(url) as poster:
+        async with served_connection(front_end, app) as (url, poster):
             unknown = await poster.request(
                 "POST",
                 "/messages?session_id=" + "0" * 32,
@@ -108,8 +107,7 @@ async def test_posting_to_an_unknown_or_gone_session_gets_404(front_end: str) ->
 async def test_bad_posts_get_their_status_and_the_session_carries_on(front_end: str) -> None:
     with trio.fail_after(10):
         async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as listener,
+            served_connection(front_end) as (url, listener),
             open_test_connection(url) as poster,
             stream(listener, "GET", "/sse", headers=SSE_ACCEPT) as events,
         ):
@@ -136,13 +134,12 @@ async def test_legacy_endpoints_can_be_renamed_or_turned_off(front_end: str) -> 
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), sse_path="/events", messages_path="/inbox")
         async with (
-            serve(front_end, app) as url,
-            open_test_connection(url) as listener,
+            served_connection(front_end, app) as (_, listener),
             stream(listener, "GET", "/events", headers=SSE_ACCEPT) as events,
         ):
             (endpoint,) = await next_events(events, SseParser(), 1)
             assert endpoint.data.startswith("/inbox?session_id=")
         off = McpHttpApp(make_server(), legacy_sse=False)
-        async with serve(front_end, off) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, off) as (_, conn):
             response = await conn.request("GET", "/sse", headers=SSE_ACCEPT)
             assert response.status == 404

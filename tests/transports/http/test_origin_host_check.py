@@ -8,7 +8,6 @@ foreign name. Loopback only, port 0, every test that does I/O under ``trio.fail_
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -16,6 +15,7 @@ from typing import Literal
 
 import pytest
 import trio
+from test_streamable_http import initialize_body
 
 import mcptrio
 from mcptrio.transports.http.endpoints.security import HttpSecurity, OriginHostCheck, Refusal
@@ -176,18 +176,7 @@ async def test_credentials_are_asked_for_only_after_host_and_origin_pass() -> No
 Endpoint = Literal["streamable-http", "websocket"]
 FrontEnd = Literal["builtin-h11", "builtin-httptools", "hypercorn", "standalone-websocket"]
 
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "origin-host-test", "version": "1"},
-        },
-    }
-).encode()
+INITIALIZE = initialize_body("2025-11-25")
 
 
 def make_server() -> mcptrio.Server:

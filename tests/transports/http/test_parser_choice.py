@@ -26,18 +26,20 @@ def test_h11_is_chosen_when_asked_for() -> None:
     assert ConnectionParser("h11").kind == "h11"
 
 
-def test_auto_falls_back_to_h11_where_httptools_cannot_be_imported(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def httptools_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``import httptools`` fails in the test, as where it is not installed."""
     monkeypatch.setitem(sys.modules, "httptools", None)
+
+
+@pytest.mark.usefixtures("httptools_missing")
+def test_auto_falls_back_to_h11_where_httptools_cannot_be_imported() -> None:
     assert not httptools_chosen("auto")
     assert ConnectionParser("auto").kind == "h11"
 
 
-def test_httptools_insisted_on_where_it_cannot_be_imported_raises_import_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(sys.modules, "httptools", None)
+@pytest.mark.usefixtures("httptools_missing")
+def test_httptools_insisted_on_where_it_cannot_be_imported_raises_import_error() -> None:
     with pytest.raises(ImportError):
         httptools_chosen("httptools")
 

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import trio
+from cancellation import Waiter
 from http_client_for_tests import TestResponse, open_test_connection
 from relay_workers import open_workers
 
@@ -48,7 +49,7 @@ async def _post(port: int, method: str, params: dict[str, Any], name: str) -> Te
 async def test_a_task_made_through_one_worker_is_polled_and_cancelled_through_the_other(
     redis_url: str,
 ) -> None:
-    started, stopped = trio.Event(), trio.Event()
+    waiter = Waiter()
     ran_on: list[str] = []
 
     def make_server() -> Server:
@@ -58,12 +59,7 @@ async def test_a_task_made_through_one_worker_is_polled_and_cancelled_through_th
         async def hold(ctx: Context) -> str:
             """Runs until cancelled."""
             ran_on.append("ran")
-            started.set()
-            try:
-                await trio.sleep_forever()
-            finally:
-                stopped.set()
-            return "never"
+            await waiter.wait_until_cancelled()
 
         return server
 
@@ -74,11 +70,11 @@ async def test_a_task_made_through_one_worker_is_polled_and_cancelled_through_th
                 first.port, "tools/call", {"name": "hold", "arguments": {}}, "hold"
             )
             task_id = created.json()["result"]["taskId"]
-            await started.wait()
+            await waiter.entered.wait()
             polled = await _post(second.port, "tasks/get", {"taskId": task_id}, task_id)
             cancelled = await _post(second.port, "tasks/cancel", {"taskId": task_id}, task_id)
             # The cancel, answered by the second worker, stops the actor on the first.
-            await stopped.wait()
+            await waiter.cancelled.wait()
             after = await _post(first.port, "tasks/get", {"taskId": task_id}, task_id)
             again = await _post(second.port, "tasks/get", {"taskId": task_id}, task_id)
     validate_message(created.json(), REV, "CallToolResult")

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 import trio
+from cancellation import Waiter
 from http_client_for_tests import open_test_connection
 from redis_servers import RedisServer
 from relay_workers import open_workers
@@ -283,19 +284,14 @@ async def test_a_get_stream_cut_at_random_resumes_on_the_other_worker_losing_not
 async def test_a_client_leaving_a_forwarded_call_frees_its_worker_and_a_cancel_elsewhere_stops_it(
     redis_url: str,
 ) -> None:
-    started, stopped = trio.Event(), trio.Event()
+    waiter = Waiter()
 
     def make_server() -> mcptrio.Server:
         server = mcptrio.Server("relay-cancel")
 
         @server.tool()
         async def wait_forever(ctx: Context) -> str:
-            started.set()
-            try:
-                await trio.sleep_forever()
-            finally:
-                stopped.set()
-            return "never"
+            await waiter.wait_until_cancelled()
 
         return server
 
@@ -316,7 +312,7 @@ async def test_a_client_leaving_a_forwarded_call_frees_its_worker_and_a_cancel_e
                         body=_call("wait_forever", {}),
                     )
                 )
-                await started.wait()
+                await waiter.entered.wait()
                 assert first.app.relay is not None and first.app.relay.serving == 1
                 nursery.cancel_scope.cancel()
             # The client's connection is closed: the forwarder lets the exchange go and tells
@@ -325,14 +321,14 @@ async def test_a_client_leaving_a_forwarded_call_frees_its_worker_and_a_cancel_e
             while second.app.relay.forwarding:  # noqa: ASYNC110 (a counter; no event to wait on)
                 await trio.sleep(0.01)
             await trio.sleep(0.2)
-            assert not stopped.is_set()
+            assert not waiter.cancelled.is_set()
             # An explicit cancel, sent through the other worker, stops it.
             async with open_test_connection(f"http://127.0.0.1:{second.port}") as conn:
                 response = await conn.request(
                     "POST", "/mcp", headers=_session_headers(session_id), body=_cancelled(7)
                 )
             assert response.status == 202
-            await stopped.wait()
+            await waiter.cancelled.wait()
             while first.app.relay.serving:  # noqa: ASYNC110 (a counter; no event to wait on)
                 await trio.sleep(0.01)
             assert second.app.relay.forwarded == 2

@@ -10,14 +10,13 @@ priming event) after that moment, and its messages as they come.
 from __future__ import annotations
 
 import trio
-from http_client_for_tests import open_test_connection
 from test_streamable_http import (
     call_body,
     get_headers,
     initialize,
     make_server,
     messages_of,
-    serve,
+    served_connection,
     session_headers,
     sse_events,
     stream,
@@ -34,13 +33,11 @@ async def test_a_prompt_sse_answer_is_one_whole_response_and_can_be_resumed(
 ) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), json_response=False)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-11-25")
+            headers = session_headers(session_id, "2025-11-25")
             response = await conn.request(
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-11-25"),
-                body=call_body(2, "add", {"a": 1, "b": 2}),
+                "POST", "/mcp", headers=headers, body=call_body(2, "add", {"a": 1, "b": 2})
             )
             assert response.status == 200
             assert response.header("content-type") == b"text/event-stream"
@@ -55,10 +52,7 @@ async def test_a_prompt_sse_answer_is_one_whole_response_and_can_be_resumed(
             validate_message(answer, "2025-11-25", "server")
             # Stored as a streamed answer is: a client that lost it gets it again.
             async with stream(
-                conn,
-                "GET",
-                "/mcp",
-                headers=get_headers(session_id, "2025-11-25", events[0].id),
+                conn, "GET", "/mcp", headers=get_headers(session_id, "2025-11-25", events[0].id)
             ) as resumed:
                 assert resumed.status == 200
                 replayed = messages_of(sse_events(await resumed.read_all()))
@@ -70,13 +64,11 @@ async def test_progress_and_answer_ready_together_go_out_as_one_response(
 ) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), json_response=False)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
+            headers = session_headers(session_id, "2025-06-18")
             response = await conn.request(
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-06-18"),
-                body=call_body(3, "chatty", {"n": 2}, token="tok"),
+                "POST", "/mcp", headers=headers, body=call_body(3, "chatty", {"n": 2}, token="tok")
             )
             assert response.header("content-type") == b"text/event-stream"
             messages = messages_of(sse_events(response.body))
@@ -89,14 +81,11 @@ async def test_a_slow_sse_answer_gets_its_head_and_priming_event_before_the_answ
 ) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), json_response=False)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-11-25")
+            headers = session_headers(session_id, "2025-11-25")
             async with stream(
-                conn,
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-11-25"),
-                body=call_body(4, "sleepy", {"seconds": 1.0}),
+                conn, "POST", "/mcp", headers=headers, body=call_body(4, "sleepy", {"seconds": 1.0})
             ) as response:
                 assert response.status == 200
                 assert response.header("content-type") == b"text/event-stream"

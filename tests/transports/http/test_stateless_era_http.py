@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import pytest
 import trio
-from http_client_for_tests import TestResponse, open_test_connection
+from http_client_for_tests import (
+    StreamingResponse,
+    TestConnection,
+    TestResponse,
+    open_test_connection,
+)
 
 from mcptrio import Context, Server
 from mcptrio.protocol.request_meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
@@ -94,6 +99,14 @@ def headers(method: str, name: str | None = None, **extra: str) -> list[tuple[st
 async def post(url: str, body: bytes, head: list[tuple[str, str]]) -> TestResponse:
     async with open_test_connection(url) as conn:
         return await conn.request("POST", "/mcp", headers=head, body=body)
+
+
+def listen(
+    conn: TestConnection, params: dict[str, Any], rid: int
+) -> AbstractAsyncContextManager[StreamingResponse]:
+    """A ``subscriptions/listen`` request ``rid`` with ``params``, its answer read as a stream."""
+    body = message("subscriptions/listen", params, rid)
+    return conn.stream("POST", "/mcp", headers=headers("subscriptions/listen"), body=body)
 
 
 async def test_a_stateless_call_needs_no_session_and_gets_none() -> None:
@@ -293,15 +306,7 @@ async def test_a_listen_stream_stays_open_and_carries_tagged_list_changes() -> N
     with trio.fail_after(10):
         async with serving() as (server, url):
             params = {"_meta": meta(), "notifications": {"toolsListChanged": True}}
-            async with (
-                open_test_connection(url) as conn,
-                conn.stream(
-                    "POST",
-                    "/mcp",
-                    headers=headers("subscriptions/listen"),
-                    body=message("subscriptions/listen", params, 7),
-                ) as events,
-            ):
+            async with open_test_connection(url) as conn, listen(conn, params, 7) as events:
                 assert events.status == 200
                 assert events.header("x-accel-buffering") == b"no"
                 received = b""
@@ -328,15 +333,7 @@ async def test_closing_a_listen_stream_ends_its_subscription_actor() -> None:
     with trio.fail_after(10):
         async with serving() as (server, url):
             params = {"_meta": meta(), "notifications": {"toolsListChanged": True}}
-            async with (
-                open_test_connection(url) as conn,
-                conn.stream(
-                    "POST",
-                    "/mcp",
-                    headers=headers("subscriptions/listen"),
-                    body=message("subscriptions/listen", params, 7),
-                ) as events,
-            ):
+            async with open_test_connection(url) as conn, listen(conn, params, 7) as events:
                 await events.next_chunk()
                 assert len(server.subscriptions) == 1  # type: ignore[arg-type]
             # The client is gone: the next write finds out, and the actor ends.
@@ -357,18 +354,8 @@ async def test_listen_streams_do_not_take_the_slots_of_calls() -> None:
             async with (
                 open_test_connection(url) as one,
                 open_test_connection(url) as two,
-                one.stream(
-                    "POST",
-                    "/mcp",
-                    headers=headers("subscriptions/listen"),
-                    body=message("subscriptions/listen", params, 1),
-                ) as first,
-                two.stream(
-                    "POST",
-                    "/mcp",
-                    headers=headers("subscriptions/listen"),
-                    body=message("subscriptions/listen", params, 2),
-                ) as second,
+                listen(one, params, 1) as first,
+                listen(two, params, 2) as second,
             ):
                 await first.next_chunk()
                 await second.next_chunk()

@@ -16,12 +16,16 @@ from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_f
 from sdk_peer import open_sdk_server
 
 import mcptrio
+from mcptrio.client import Revisions
 from mcptrio.protocol.errors import InvalidParams, McpError, ProtocolError, TransportError
 from mcptrio.protocol.sse import encode_event
 from mcptrio.protocol.types import TextContent
 from mcptrio.runtime.transport import FailedRequest, Outgoing, OversizedFrame
 from mcptrio.transports.http.client.messages import http_error
-from mcptrio.transports.http.client.streamable import open_streamable_http_client_transport
+from mcptrio.transports.http.client.streamable import (
+    StreamableHttpClientTransport,
+    open_streamable_http_client_transport,
+)
 from mcptrio.transports.http.engine.client_pool import HttpProtocolError, HttpStatusError
 
 # --------------------------------------------------------------------------- the SDK's server
@@ -147,6 +151,20 @@ async def serve(fake: FakeMcp) -> AsyncIterator[str]:
         nursery.cancel_scope.cancel()
 
 
+@asynccontextmanager
+async def open_fake_client(
+    fake: FakeMcp, *, revisions: Revisions | None = None, **transport_options: Any
+) -> AsyncIterator[tuple[StreamableHttpClientTransport, mcptrio.Client]]:
+    """``fake`` served, and a client of it over the Streamable HTTP client transport opened with
+    ``transport_options``."""
+    async with (
+        serve(fake) as url,
+        open_streamable_http_client_transport(url, **transport_options) as transport,
+        mcptrio.open_client(transport, revisions=revisions or Revisions()) as client,
+    ):
+        yield transport, client
+
+
 def _sse_head() -> list[tuple[str, str]]:
     return [("content-type", "text/event-stream")]
 
@@ -154,13 +172,9 @@ def _sse_head() -> list[tuple[str, str]]:
 async def test_headers_session_id_protocol_version_and_delete_on_close() -> None:
     fake = FakeMcp()
     with trio.fail_after(10):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(
-                url, headers={"Authorization": "Bearer t0k"}
-            ) as transport,
-            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
-        ):
+        async with open_fake_client(
+            fake, revisions=HANDSHAKE_ERA, headers={"Authorization": "Bearer t0k"}
+        ) as (transport, client):
             await client.list_tools()
             assert transport.session_id == "session-1"
     requests = fake.stats.requests
@@ -195,11 +209,7 @@ async def test_error_status_answers_the_request_promptly_with_the_http_status() 
 
     fake = FakeMcp(fail_calls)
     with trio.fail_after(10):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport) as client,
-        ):
+        async with open_fake_client(fake) as (_, client):
             with pytest.raises(McpError, match="HTTP 400 Bad Request: bad thing") as info:
                 await client.call_tool("echo", {})
             assert info.value.code == -32600
@@ -288,11 +298,7 @@ async def test_sse_stream_cut_after_retry_is_resumed_after_that_delay(
     fake = FakeMcp(cut_then_resume)
     seen: list[float] = []
     with trio.fail_after(60):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport) as client,
-        ):
+        async with open_fake_client(fake) as (_, client):
             result = await client.call_tool("echo", {}, on_progress=lambda p, t, m: seen.append(p))
     assert result.content == [TextContent(text="resumed")]
     assert seen == [1]
@@ -320,12 +326,9 @@ async def test_resumption_without_retry_uses_the_default_delay_and_gives_up_with
 
     fake = FakeMcp(never_resumable)
     with trio.fail_after(120):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(
-                url, reconnect_delay=1.0, max_reconnect_attempts=3
-            ) as transport,
-            mcptrio.open_client(transport) as client,
+        async with open_fake_client(fake, reconnect_delay=1.0, max_reconnect_attempts=3) as (
+            _,
+            client,
         ):
             with pytest.raises(McpError, match="could not be resumed"):
                 await client.call_tool("echo", {})
@@ -343,11 +346,7 @@ async def test_stream_without_event_ids_that_breaks_fails_the_request_at_once() 
         return False
 
     with trio.fail_after(10):
-        async with (
-            serve(FakeMcp(cut)) as url,
-            open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport) as client,
-        ):
+        async with open_fake_client(FakeMcp(cut)) as (_, client):
             with pytest.raises(McpError, match="cannot be resumed"):
                 await client.call_tool("echo", {})
             await client.ping()
@@ -389,11 +388,7 @@ async def test_standalone_get_stream_delivers_server_messages_and_is_resumed(
 
     fake = FakeMcp(get_stream)
     with trio.fail_after(30):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport) as client,
-        ):
+        async with open_fake_client(fake) as (_, client):
             client.session._handle_notification = on_note
             await three.wait()
     assert logged == ["note 1", "note 2", "note 3"]
@@ -403,11 +398,7 @@ async def test_standalone_get_stream_delivers_server_messages_and_is_resumed(
 async def test_server_restart_404_starts_a_new_session_transparently() -> None:
     fake = FakeMcp()
     with trio.fail_after(10):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
-        ):
+        async with open_fake_client(fake, revisions=HANDSHAKE_ERA) as (transport, client):
             await client.list_tools()
             fake.forget_sessions()
             assert (await client.list_tools()).tools[0].name == "echo"
@@ -484,10 +475,9 @@ async def test_an_oversized_sse_answer_fails_its_call_at_once_and_is_not_asked_a
 
     fake = FakeMcp(huge_event)
     with trio.fail_after(10):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url, max_frame_size=2000) as transport,
-            mcptrio.open_client(transport, revisions=HANDSHAKE_ERA) as client,
+        async with open_fake_client(fake, revisions=HANDSHAKE_ERA, max_frame_size=2000) as (
+            _,
+            client,
         ):
             with pytest.raises(TransportError, match="exceeds the size limit of 2000 bytes"):
                 await client.call_tool("big")
@@ -527,11 +517,7 @@ async def test_cancelled_request_stops_following_its_stream(
 
     fake = FakeMcp(slow)
     with trio.fail_after(60):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport) as client,
-        ):
+        async with open_fake_client(fake) as (_, client):
             with pytest.raises(mcptrio.protocol.errors.RequestTimeout):
                 await client.call_tool("echo", {}, timeout=5)
             await trio.sleep(1)
@@ -561,11 +547,7 @@ async def test_first_request_after_initialized_waits_for_the_standalone_stream(
 
     fake = FakeMcp(slow_get)
     with trio.fail_after(30):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport) as client,
-        ):
+        async with open_fake_client(fake) as (_, client):
             await client.list_tools()
     assert order == ["GET answered", "tools/list"]
 
@@ -582,11 +564,7 @@ async def test_a_standalone_get_never_answered_delays_the_first_request_only_bri
 
     fake = FakeMcp(silent_get)
     with trio.fail_after(30):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url) as transport,
-            mcptrio.open_client(transport) as client,
-        ):
+        async with open_fake_client(fake) as (_, client):
             start = trio.current_time()
             await client.list_tools()
             assert trio.current_time() - start <= 2.5
@@ -628,11 +606,7 @@ async def test_an_answer_arriving_on_another_stream_ends_the_wait_on_the_request
     call_ids: list[Any] = []
     fake = FakeMcp(answer_elsewhere)
     with trio.fail_after(30):
-        async with (
-            serve(fake) as url,
-            open_streamable_http_client_transport(url, max_frame_size=2000) as transport,
-            mcptrio.open_client(transport) as client,
-        ):
+        async with open_fake_client(fake, max_frame_size=2000) as (_, client):
             if too_large:
                 with pytest.raises(TransportError, match="exceeds the size limit"):
                     await client.call_tool("echo", {})

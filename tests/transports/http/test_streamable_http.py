@@ -69,19 +69,32 @@ def make_server() -> mcptrio.Server:
 
 
 @asynccontextmanager
-async def serve(front_end: str, app: McpHttpApp) -> AsyncIterator[str]:
-    """Run ``app`` (its ``run`` and a front end); yields the base URL.
+async def serve(front_end: str, app: McpHttpApp, **limits: Any) -> AsyncIterator[str]:
+    """Run ``app`` (its ``run`` and a front end with ``limits``); yields the base URL.
 
     Both stop together, as ``serve_http`` stops them: a handler answering a POST runs in that
     POST's task, so a front end stopped alone would wait for it.
     """
     async with trio.open_nursery() as nursery:
         await nursery.start(app.run)
-        async with open_front_end(front_end, app) as url:
+        async with open_front_end(front_end, app, **limits) as url:
             try:
                 yield url
             finally:
                 nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def served_connection(
+    front_end: str, app: McpHttpApp | None = None
+) -> AsyncIterator[tuple[str, TestConnection]]:
+    """``app`` (by default one over :func:`make_server`) run as :func:`serve` runs it, and one
+    connection to it; yields the base URL and the connection."""
+    async with (
+        serve(front_end, app or McpHttpApp(make_server())) as url,
+        open_test_connection(url) as conn,
+    ):
+        yield url, conn
 
 
 def request_body(rid: int | str, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -154,6 +167,14 @@ async def initialize(conn: TestConnection, revision: str = "2025-11-25") -> str:
     return session_id.decode()
 
 
+async def open_session(url: str, revision: str) -> tuple[str, list[tuple[str, str]]]:
+    """Initialize a session on a connection of its own, closed after; returns its id and the
+    headers of its requests."""
+    async with open_test_connection(url) as conn:
+        session_id = await initialize(conn, revision)
+    return session_id, session_headers(session_id, revision)
+
+
 def sse_events(data: bytes) -> list[SseEvent]:
     return SseParser().feed(data)
 
@@ -183,7 +204,7 @@ async def test_initialize_creates_a_session_with_a_random_visible_ascii_id(
 ) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server())
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             response = await conn.request(
                 "POST", "/mcp", headers=POST_HEADERS, body=initialize_body(revision)
             )
@@ -205,7 +226,7 @@ async def test_initialize_creates_a_session_with_a_random_visible_ascii_id(
 async def test_a_failed_initialize_gets_no_session(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server())
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             bad = request_body(1, "initialize", {"protocolVersion": 5})
             response = await conn.request("POST", "/mcp", headers=POST_HEADERS, body=bad)
             assert response.status == 200
@@ -216,15 +237,13 @@ async def test_a_failed_initialize_gets_no_session(front_end: str) -> None:
 
 async def test_notifications_get_202_and_no_body(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn)
+            headers = session_headers(session_id, "2025-11-25")
             response = await conn.request(
                 "POST",
                 "/mcp",
-                headers=session_headers(session_id, "2025-11-25"),
+                headers=headers,
                 body=notification_body("notifications/roots/list_changed"),
             )
             assert (response.status, response.body) == (202, b"")
@@ -232,16 +251,11 @@ async def test_notifications_get_202_and_no_body(front_end: str) -> None:
 
 async def test_a_request_is_answered_as_json_when_nothing_else_comes_first(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
+            headers = session_headers(session_id, "2025-06-18")
             response = await conn.request(
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-06-18"),
-                body=call_body(7, "add", {"a": 2, "b": 3}),
+                "POST", "/mcp", headers=headers, body=call_body(7, "add", {"a": 2, "b": 3})
             )
             assert response.status == 200
             assert response.header("content-type") == b"application/json"
@@ -256,16 +270,14 @@ async def test_related_messages_turn_the_answer_into_an_sse_stream(
     front_end: str, revision: str
 ) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, revision)
+            headers = session_headers(session_id, revision)
             async with stream(
                 conn,
                 "POST",
                 "/mcp",
-                headers=session_headers(session_id, revision),
+                headers=headers,
                 body=call_body(3, "chatty", {"n": 3}, token="tok"),
             ) as response:
                 assert response.status == 200
@@ -292,14 +304,11 @@ async def test_related_messages_turn_the_answer_into_an_sse_stream(
 async def test_json_response_false_always_streams(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), json_response=False)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
+            headers = session_headers(session_id, "2025-06-18")
             async with stream(
-                conn,
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-06-18"),
-                body=call_body(2, "add", {"a": 1, "b": 1}),
+                conn, "POST", "/mcp", headers=headers, body=call_body(2, "add", {"a": 1, "b": 1})
             ) as response:
                 assert response.header("content-type") == b"text/event-stream"
                 events = sse_events(await response.read_all())
@@ -311,8 +320,7 @@ async def test_unrelated_messages_wait_for_the_get_stream_and_never_go_on_a_post
 ) -> None:
     with trio.fail_after(10):
         async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
+            served_connection(front_end) as (url, conn),
             open_test_connection(url) as listener,
         ):
             session_id = await initialize(conn)
@@ -355,11 +363,7 @@ async def test_unrelated_messages_wait_for_the_get_stream_and_never_go_on_a_post
 
 async def test_a_second_concurrent_get_stream_gets_409(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as a,
-            open_test_connection(url) as b,
-        ):
+        async with served_connection(front_end) as (url, a), open_test_connection(url) as b:
             session_id = await initialize(a)
             async with stream(
                 a, "GET", "/mcp", headers=get_headers(session_id, "2025-11-25")
@@ -375,11 +379,7 @@ async def test_a_server_request_travels_on_the_post_stream_and_its_answer_is_pos
     front_end: str,
 ) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-            open_test_connection(url) as other,
-        ):
+        async with served_connection(front_end) as (url, conn), open_test_connection(url) as other:
             session_id = await initialize(conn)
             headers = session_headers(session_id, "2025-11-25")
             async with stream(
@@ -406,21 +406,14 @@ async def test_concurrent_requests_in_one_session_each_get_their_own_answer(
     front_end: str,
 ) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
-            session_id = await initialize(conn)
+        async with served_connection(front_end) as (url, conn):
+            headers = session_headers(await initialize(conn), "2025-11-25")
             answers: dict[int, Any] = {}
 
             async def call(rid: int) -> None:
                 async with open_test_connection(url) as c:
-                    response = await c.request(
-                        "POST",
-                        "/mcp",
-                        headers=session_headers(session_id, "2025-11-25"),
-                        body=call_body(rid, "add", {"a": rid, "b": 100}),
-                    )
+                    body = call_body(rid, "add", {"a": rid, "b": 100})
+                    response = await c.request("POST", "/mcp", headers=headers, body=body)
                     answers[rid] = response.json()
 
             async with trio.open_nursery() as nursery:
@@ -433,11 +426,7 @@ async def test_concurrent_requests_in_one_session_each_get_their_own_answer(
 
 async def test_a_cancelled_request_ends_its_stream_without_an_answer(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-            open_test_connection(url) as other,
-        ):
+        async with served_connection(front_end) as (url, conn), open_test_connection(url) as other:
             session_id = await initialize(conn, "2025-06-18")
             headers = session_headers(session_id, "2025-06-18")
             async with trio.open_nursery() as nursery:
@@ -472,7 +461,7 @@ async def test_a_cancelled_request_ends_its_stream_without_an_answer(front_end: 
 async def test_delete_ends_the_session_and_its_id_then_gets_404(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server())
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             session_id = await initialize(conn)
             headers = session_headers(session_id, "2025-11-25")
             deleted = await conn.request("DELETE", "/mcp", headers=headers)
@@ -489,10 +478,7 @@ async def test_delete_ends_the_session_and_its_id_then_gets_404(front_end: str) 
 
 async def test_other_methods_get_405_with_allow(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             response = await conn.request("PUT", "/mcp", headers=POST_HEADERS, body=b"{}")
             assert response.status == 405
             assert response.header("allow") == b"GET, POST, DELETE"
@@ -500,10 +486,7 @@ async def test_other_methods_get_405_with_allow(front_end: str) -> None:
 
 async def test_a_2025_03_26_batch_is_answered_as_one_array(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, "2025-03-26")
             batch = b"[%s,%s,%s]" % (
                 call_body(1, "add", {"a": 1, "b": 2}),
@@ -519,20 +502,14 @@ async def test_a_2025_03_26_batch_is_answered_as_one_array(front_end: str) -> No
             assert sorted(a["id"] for a in answers) == [1, 2]
             only_notes = b"[%s]" % notification_body("notifications/roots/list_changed")
             response = await conn.request(
-                "POST",
-                "/mcp",
-                headers=session_headers(session_id, "2025-03-26"),
-                body=only_notes,
+                "POST", "/mcp", headers=session_headers(session_id, "2025-03-26"), body=only_notes
             )
             assert response.status == 202
 
 
 async def test_a_batch_outside_2025_03_26_gets_400_invalid_request(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(make_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end) as (_, conn):
             session_id = await initialize(conn, "2025-06-18")
             batch = b"[%s]" % request_body(1, "ping")
             response = await conn.request(
@@ -546,7 +523,7 @@ async def test_a_batch_outside_2025_03_26_gets_400_invalid_request(front_end: st
 async def test_stateless_mode_answers_every_post_with_a_fresh_session(front_end: str) -> None:
     with trio.fail_after(10):
         app = McpHttpApp(make_server(), stateless=True)
-        async with serve(front_end, app) as url, open_test_connection(url) as conn:
+        async with served_connection(front_end, app) as (_, conn):
             response = await conn.request(
                 "POST", "/mcp", headers=POST_HEADERS, body=initialize_body("2025-06-18")
             )

@@ -15,7 +15,9 @@ from test_streamable_http import (
     initialize,
     make_server,
     messages_of,
+    open_session,
     serve,
+    served_connection,
     session_headers,
     stream,
 )
@@ -122,12 +124,19 @@ async def read_events(response: Any, parser: SseParser, until: Any) -> list[Any]
     return events
 
 
+async def resume(url: str, session_id: str, revision: str, last_event_id: str) -> list[Any]:
+    """What a GET with ``Last-Event-ID``, on a new connection, reads to the end of the stream."""
+    headers = get_headers(session_id, revision, last_event_id)
+    async with (
+        open_test_connection(url) as conn,
+        stream(conn, "GET", "/mcp", headers=headers) as resumed,
+    ):
+        return await read_events(resumed, SseParser(), lambda _: False)
+
+
 async def test_the_server_closes_a_polled_stream_and_get_resumes_it(front_end: str) -> None:
     with trio.fail_after(10):
-        async with (
-            serve(front_end, McpHttpApp(resumable_server())) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with served_connection(front_end, McpHttpApp(resumable_server())) as (_, conn):
             session_id = await initialize(conn, "2025-11-25")
             headers = session_headers(session_id, "2025-11-25")
             async with stream(
@@ -141,12 +150,8 @@ async def test_the_server_closes_a_polled_stream_and_get_resumes_it(front_end: s
             progress = [m["params"]["progress"] for m in messages_of(first)]
             assert progress == [1, 2], first
             assert parser.retry == 10
-            async with stream(
-                conn,
-                "GET",
-                "/mcp",
-                headers=get_headers(session_id, "2025-11-25", parser.last_event_id),
-            ) as resumed:
+            after = get_headers(session_id, "2025-11-25", parser.last_event_id)
+            async with stream(conn, "GET", "/mcp", headers=after) as resumed:
                 assert resumed.status == 200
                 rest = messages_of(await read_events(resumed, SseParser(), lambda _: False))
             assert rest[0]["params"]["progress"] == 3
@@ -157,9 +162,7 @@ async def test_the_server_closes_a_polled_stream_and_get_resumes_it(front_end: s
 async def test_a_dropped_post_stream_runs_on_and_is_resumed_with_get(front_end: str) -> None:
     with trio.fail_after(10):
         async with serve(front_end, McpHttpApp(resumable_server())) as url:
-            async with open_test_connection(url) as conn:
-                session_id = await initialize(conn, "2025-06-18")
-                headers = session_headers(session_id, "2025-06-18")
+            session_id, headers = await open_session(url, "2025-06-18")
             async with (
                 open_test_connection(url) as conn,
                 stream(
@@ -177,24 +180,12 @@ async def test_a_dropped_post_stream_runs_on_and_is_resumed_with_get(front_end: 
             seen = seen[:3]
             last = seen[-1].id
             assert last is not None
-            async with (
-                open_test_connection(url) as conn,
-                stream(
-                    conn, "GET", "/mcp", headers=get_headers(session_id, "2025-06-18", last)
-                ) as resumed,
-            ):
-                rest = await read_events(resumed, SseParser(), lambda _: False)
+            rest = await resume(url, session_id, "2025-06-18", last)
             progress = [m["params"]["progress"] for m in messages_of([*seen, *rest])[:-1]]
             assert progress == list(range(50))
             assert messages_of(rest)[-1]["result"]["content"][0]["text"] == "flooded"
             # Resuming after the stream ended replays what followed the id, then ends.
-            async with (
-                open_test_connection(url) as conn,
-                stream(
-                    conn, "GET", "/mcp", headers=get_headers(session_id, "2025-06-18", last)
-                ) as again,
-            ):
-                replayed = await read_events(again, SseParser(), lambda _: False)
+            replayed = await resume(url, session_id, "2025-06-18", last)
             assert [e.id for e in replayed] == [e.id for e in rest]
 
 
@@ -222,9 +213,8 @@ async def test_a_resume_never_replays_another_streams_messages(front_end: str) -
 async def test_the_get_stream_is_resumed_too(front_end: str) -> None:
     with trio.fail_after(10):
         async with serve(front_end, McpHttpApp(resumable_server())) as url:
+            session_id, headers = await open_session(url, "2025-11-25")
             async with open_test_connection(url) as conn:
-                session_id = await initialize(conn, "2025-11-25")
-                headers = session_headers(session_id, "2025-11-25")
                 await conn.request(
                     "POST", "/mcp", headers=headers, body=call_body(1, "announce", {})
                 )
@@ -241,12 +231,8 @@ async def test_the_get_stream_is_resumed_too(front_end: str) -> None:
                     await conn.request(
                         "POST", "/mcp", headers=headers, body=call_body(rid, "announce", {})
                     )
-                async with stream(
-                    conn,
-                    "GET",
-                    "/mcp",
-                    headers=get_headers(session_id, "2025-11-25", parser.last_event_id),
-                ) as resumed:
+                after = get_headers(session_id, "2025-11-25", parser.last_event_id)
+                async with stream(conn, "GET", "/mcp", headers=after) as resumed:
                     later = await read_events(resumed, SseParser(), lambda e: len(e) >= 2)
             assert [m["params"]["progressToken"] for m in messages_of(later)] == ["unrelated"] * 2
 
@@ -259,9 +245,7 @@ async def test_every_one_of_10000_messages_arrives_exactly_once_across_random_cu
     rng = random.Random(20251125)
     with trio.fail_after(60):
         async with serve(front_end, McpHttpApp(resumable_server())) as url:
-            async with open_test_connection(url) as conn:
-                session_id = await initialize(conn, "2025-11-25")
-            headers = session_headers(session_id, "2025-11-25")
+            session_id, headers = await open_session(url, "2025-11-25")
             received: list[Any] = []
             last_id: str | None = None
             cuts = 0

@@ -10,11 +10,10 @@ import trio
 import trio.testing
 from front_ends_for_tests import open_front_end
 from http_client_for_tests import open_test_connection
+from test_builtin_server_limits import BUILTIN, open_echo_connection
 from test_front_ends import EchoApp
 
 from mcptrio.transports.http.engine.wait_timer import WaitTimer
-
-BUILTIN = ["builtin-h11", "builtin-httptools"]
 
 
 class Waiter:
@@ -113,10 +112,7 @@ async def test_a_connection_busy_for_longer_than_its_keep_alive_timeout_stays_op
     # Each gap is shorter than the timeout, their sum far longer: the deadline of the first
     # wait must move with every later one, not fire.
     with trio.fail_after(10):
-        async with (
-            open_front_end(front_end, EchoApp(), keep_alive_timeout=0.4) as url,
-            open_test_connection(url) as conn,
-        ):
+        async with open_echo_connection(front_end, keep_alive_timeout=0.4) as (_, conn):
             for _ in range(8):
                 response = await conn.request("POST", "/", body=b"x")
                 assert response.status == 200

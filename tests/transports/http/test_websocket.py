@@ -7,7 +7,6 @@ server put on the wire is validated against the schema of the negotiated revisio
 from __future__ import annotations
 
 import json
-import ssl
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -16,15 +15,16 @@ from typing import Any
 import pytest
 import trio
 import trio_websocket
-import trustme
+from cancellation import Waiter
+from eras import only
 from front_ends_for_tests import open_front_end
+from http_client_for_tests import tls_contexts
 
 import mcptrio
-from mcptrio.client import Revisions
 from mcptrio.protocol.errors import ConnectionClosed
 from mcptrio.protocol.revisions import HANDSHAKE_SUPPORTED
 from mcptrio.runtime.session import Session
-from mcptrio.runtime.transport import Frame, Outgoing, Transport, TransportAbilities
+from mcptrio.runtime.transport import Outgoing, Transport
 from mcptrio.server.context import Context
 from mcptrio.transports.http.engine.exchange import (
     Headers,
@@ -42,34 +42,14 @@ from mcptrio.transports.websocket import (
 )
 from mcptrio.transports.websocket_server import serve_websocket
 
+from conftest import RecordingTransport
 from schema_validation import validate_message
 
 IO_LIMIT = 10
 
 
-class Recorder:
+class Recorder(RecordingTransport):
     """A client transport that keeps every message it carries, decoded."""
-
-    def __init__(self, inner: Transport) -> None:
-        self.inner = inner
-        self.sent: list[Any] = []
-        self.received: list[Any] = []
-
-    def abilities(self) -> TransportAbilities:
-        return TransportAbilities()
-
-    async def receive(self) -> Frame:
-        frame = await self.inner.receive()
-        if isinstance(frame, bytes):
-            self.received.append(json.loads(frame))
-        return frame
-
-    async def send(self, frames: Sequence[Outgoing]) -> None:
-        self.sent.extend(json.loads(frame.data) for frame in frames)
-        await self.inner.send(frames)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
     def validate(self, revision: str) -> None:
         for message in self.sent:
@@ -93,15 +73,7 @@ class RecordingFactory:
         return session
 
 
-class Probe:
-    """Events the tools of :func:`make_server` set, for the tests to wait on."""
-
-    def __init__(self) -> None:
-        self.entered = trio.Event()
-        self.cancelled = trio.Event()
-
-
-def make_server(probe: Probe) -> mcptrio.Server:
+def make_server(probe: Waiter) -> mcptrio.Server:
     server = mcptrio.Server("ws-test")
 
     @server.tool()
@@ -121,12 +93,7 @@ def make_server(probe: Probe) -> mcptrio.Server:
 
     @server.tool()
     async def wait_forever() -> str:
-        probe.entered.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            probe.cancelled.set()
-        raise AssertionError("unreachable")
+        await probe.wait_until_cancelled()
 
     return server
 
@@ -160,8 +127,8 @@ def port_of(url: str) -> int:
 async def test_initialize_list_and_call_over_websocket_in_every_revision(revision: str) -> None:
     with trio.fail_after(IO_LIMIT):
         async with (
-            serving(make_server(Probe())) as url,
-            recorded_client(url, revisions=Revisions(supported=(revision,))) as (client, recorder),
+            serving(make_server(Waiter())) as url,
+            recorded_client(url, revisions=only(revision)) as (client, recorder),
         ):
             assert url.startswith("ws://127.0.0.1:") and url.endswith("/mcp")
             assert client.protocol_version == revision
@@ -176,7 +143,7 @@ async def test_initialize_list_and_call_over_websocket_in_every_revision(revisio
 
 async def test_open_client_connects_to_a_ws_url_and_leaves_promptly() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe())) as url:
+        async with serving(make_server(Waiter())) as url:
             async with mcptrio.open_client(url) as client:
                 result = await client.call_tool("add", {"a": 20, "b": 22})
                 assert result.content[0].text == "42"  # type: ignore[union-attr]
@@ -192,7 +159,7 @@ async def test_progress_notifications_reach_the_caller() -> None:
 
     with trio.fail_after(IO_LIMIT):
         async with (
-            serving(make_server(Probe())) as url,
+            serving(make_server(Waiter())) as url,
             recorded_client(url) as (client, recorder),
         ):
             result = await client.call_tool("count", {"steps": 3}, on_progress=on_progress)
@@ -206,7 +173,7 @@ async def test_concurrent_calls_share_one_websocket() -> None:
     results: dict[int, str] = {}
     with trio.fail_after(IO_LIMIT):
         async with (
-            serving(make_server(Probe())) as url,
+            serving(make_server(Waiter())) as url,
             recorded_client(url) as (client, recorder),
         ):
 
@@ -225,7 +192,7 @@ async def test_concurrent_calls_share_one_websocket() -> None:
 
 
 async def test_server_closing_the_socket_fails_the_pending_call_promptly() -> None:
-    probe = Probe()
+    probe = Waiter()
     factory = RecordingFactory(make_server(probe))
     failures: list[BaseException] = []
     with trio.fail_after(IO_LIMIT):
@@ -250,7 +217,7 @@ async def test_server_closing_the_socket_fails_the_pending_call_promptly() -> No
 
 
 async def test_cancelled_call_reaches_the_server_as_notifications_cancelled() -> None:
-    probe = Probe()
+    probe = Waiter()
     factory = RecordingFactory(make_server(probe))
     with trio.fail_after(IO_LIMIT):
         async with serving(factory) as url, recorded_client(url) as (client, recorder):
@@ -273,7 +240,7 @@ async def test_cancelled_call_reaches_the_server_as_notifications_cancelled() ->
 
 
 async def test_cancelling_the_server_ends_the_client_session() -> None:
-    probe = Probe()
+    probe = Waiter()
     # The server's own scope: the client block, outside it, lives on to see the session end.
     server_scope = trio.CancelScope()
 
@@ -301,13 +268,9 @@ async def test_cancelling_the_server_ends_the_client_session() -> None:
 
 
 async def test_wss_with_tls() -> None:
-    ca = trustme.CA()
-    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(server_context)
-    client_context = ssl.create_default_context()
-    ca.configure_trust(client_context)
+    server_context, client_context = tls_contexts("127.0.0.1")
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe()), ssl_context=server_context) as url:
+        async with serving(make_server(Waiter()), ssl_context=server_context) as url:
             assert url.startswith("wss://127.0.0.1:")
             async with (
                 open_websocket_client_transport(url, ssl_context=client_context) as transport,
@@ -323,7 +286,7 @@ async def test_wss_with_tls() -> None:
 @pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://localhost.evil.example"])
 async def test_foreign_origin_is_refused_with_403(origin: str) -> None:
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe())) as url:
+        async with serving(make_server(Waiter())) as url:
             with pytest.raises(WebSocketRejected) as info:
                 async with open_websocket_client_transport(url, headers={"Origin": origin}):
                     pass
@@ -336,7 +299,7 @@ async def test_foreign_origin_is_refused_with_403(origin: str) -> None:
 async def test_local_origin_is_allowed_by_default(origin: str) -> None:
     with trio.fail_after(IO_LIMIT):
         async with (
-            serving(make_server(Probe())) as url,
+            serving(make_server(Waiter())) as url,
             open_websocket_client_transport(url, headers={"Origin": origin}) as transport,
             mcptrio.open_client(transport) as client,
         ):
@@ -346,7 +309,7 @@ async def test_local_origin_is_allowed_by_default(origin: str) -> None:
 async def test_allowed_origins_replace_the_default() -> None:
     allowed = ["https://app.example"]
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe()), allowed_origins=allowed) as url:
+        async with serving(make_server(Waiter()), allowed_origins=allowed) as url:
             async with (
                 open_websocket_client_transport(
                     url, headers={"Origin": "https://APP.example/"}
@@ -364,7 +327,7 @@ async def test_allowed_origins_replace_the_default() -> None:
 
 async def test_wrong_path_is_refused_with_404() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe()), path="/mcp") as url:
+        async with serving(make_server(Waiter()), path="/mcp") as url:
             with pytest.raises(WebSocketRejected) as info:
                 async with open_websocket_client_transport(url.replace("/mcp", "/other")):
                     pass
@@ -373,7 +336,7 @@ async def test_wrong_path_is_refused_with_404() -> None:
 
 async def test_client_not_offering_mcp_is_refused_with_400() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe())) as url:
+        async with serving(make_server(Waiter())) as url:
             with pytest.raises(trio_websocket.ConnectionRejected) as info:
                 async with trio_websocket.open_websocket_url(url, subprotocols=["graphql-ws"]):
                     pass
@@ -383,7 +346,7 @@ async def test_client_not_offering_mcp_is_refused_with_400() -> None:
 
 async def test_sessions_past_max_connections_are_refused_with_503() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe()), max_connections=1) as url:
+        async with serving(make_server(Waiter()), max_connections=1) as url:
             async with mcptrio.open_client(url) as client:
                 await client.ping()
                 with pytest.raises(WebSocketRejected) as info:
@@ -404,7 +367,7 @@ async def test_silent_connection_is_dropped_after_the_handshake_timeout(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     with trio.fail_after(60):
-        async with serving(make_server(Probe()), handshake_timeout=5) as url:
+        async with serving(make_server(Waiter()), handshake_timeout=5) as url:
             stream = await trio.open_tcp_stream("127.0.0.1", port_of(url))
             started = trio.current_time()
             assert await stream.receive_some() == b""
@@ -433,7 +396,7 @@ async def raw_client(url: str) -> AsyncIterator[trio_websocket.WebSocketConnecti
 
 async def test_binary_message_closes_with_1003() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe())) as url, raw_client(url) as ws:
+        async with serving(make_server(Waiter())) as url, raw_client(url) as ws:
             await ws.send_message(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
             with pytest.raises(trio_websocket.ConnectionClosed) as info:
                 await ws.get_message()
@@ -443,7 +406,10 @@ async def test_binary_message_closes_with_1003() -> None:
 @pytest.mark.parametrize("text", ["x" * 1001, "é" * 600], ids=["characters", "bytes"])
 async def test_message_over_max_frame_size_closes_with_1009(text: str) -> None:
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe()), max_frame_size=1000) as url, raw_client(url) as ws:
+        async with (
+            serving(make_server(Waiter()), max_frame_size=1000) as url,
+            raw_client(url) as ws,
+        ):
             await ws.send_message(text)
             with pytest.raises(trio_websocket.ConnectionClosed) as info:
                 await ws.get_message()
@@ -452,7 +418,7 @@ async def test_message_over_max_frame_size_closes_with_1009(text: str) -> None:
 
 async def test_text_that_is_not_json_gets_a_parse_error_and_the_socket_stays_open() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with serving(make_server(Probe())) as url, raw_client(url) as ws:
+        async with serving(make_server(Waiter())) as url, raw_client(url) as ws:
             await ws.send_message("not json")
             answer = json.loads(await ws.get_message())
             # JSON-RPC answers a parse error with "id": null, which the MCP schemas do not
@@ -552,7 +518,7 @@ async def front_end_url(front_end: str, app: WebSocketOnlyApp) -> AsyncIterator[
 
 
 async def test_sessions_through_every_front_end(front_end: str) -> None:
-    probe = Probe()
+    probe = Waiter()
     with trio.fail_after(IO_LIMIT):
         async with (
             front_end_url(front_end, WebSocketOnlyApp(make_server(probe))) as url,
@@ -578,7 +544,7 @@ async def test_sessions_through_every_front_end(front_end: str) -> None:
 
 
 async def test_front_end_closing_mid_call_fails_the_pending_call(front_end: str) -> None:
-    probe = Probe()
+    probe = Waiter()
     factory = RecordingFactory(make_server(probe))
     with trio.fail_after(IO_LIMIT):
         async with (
@@ -598,7 +564,7 @@ async def test_front_end_closing_mid_call_fails_the_pending_call(front_end: str)
 
 async def test_front_end_refuses_a_client_without_mcp(front_end: str) -> None:
     with trio.fail_after(IO_LIMIT):
-        async with front_end_url(front_end, WebSocketOnlyApp(make_server(Probe()))) as url:
+        async with front_end_url(front_end, WebSocketOnlyApp(make_server(Waiter()))) as url:
             with pytest.raises(trio_websocket.ConnectionRejected) as info:
                 async with trio_websocket.open_websocket_url(url, subprotocols=["other"]):
                     pass
@@ -613,7 +579,7 @@ async def test_front_end_refuses_a_client_without_mcp(front_end: str) -> None:
 async def test_front_end_closes_on_bad_messages(
     front_end: str, message: str | bytes, code: int
 ) -> None:
-    app = WebSocketOnlyApp(make_server(Probe()), max_frame_size=1000)
+    app = WebSocketOnlyApp(make_server(Waiter()), max_frame_size=1000)
     with trio.fail_after(IO_LIMIT):
         async with front_end_url(front_end, app) as url, raw_client(url) as ws:
             await ws.send_message(message)
@@ -740,7 +706,7 @@ async def test_close_is_shielded_and_bounded(autojump_clock: trio.testing.MockCl
 async def test_session_refused_without_mcp_and_dropped_when_accept_hangs(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    server = make_server(Probe())
+    server = make_server(Waiter())
     with trio.fail_after(60):
         refused = ScriptedPeer(subprotocols=("other",))
         await serve_websocket_session(server, NoRequest(), refused)

@@ -17,8 +17,9 @@ import pytest
 import trio
 import wsproto
 import wsproto.events as ws_events
+from cancellation import Waiter
 from front_ends_for_tests import open_front_end
-from test_websocket import IO_LIMIT, Probe, WebSocketOnlyApp, make_server
+from test_websocket import IO_LIMIT, WebSocketOnlyApp, make_server
 
 BUILTIN = ["builtin-h11", "builtin-httptools"]
 
@@ -37,7 +38,7 @@ def masked_frame(opcode: int, payload: bytes, *, fin: bool = True, rsv: int = 0)
 
 async def close_code_after(front_end: str, raw_frame: bytes) -> int | None:
     """Open a WebSocket to ``front_end``, send ``raw_frame``; the close code the server sends."""
-    app = WebSocketOnlyApp(make_server(Probe()))
+    app = WebSocketOnlyApp(make_server(Waiter()))
     async with open_front_end(front_end, app) as base_url:
         parts = urlsplit(base_url)
         stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)

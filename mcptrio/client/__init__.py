@@ -8,9 +8,11 @@ The modules, one concept each:
 - :mod:`.options`: what a client is configured with, per call (:class:`CallOptions`) and per
   connection (:class:`ClientOptions`: :class:`ClientIdentity`, :class:`Revisions`,
   :class:`Timeouts`, :class:`Handlers`, :class:`NotificationCallbacks`);
-- :mod:`.client`: :class:`Client`, a typed call per server feature, pagination;
+- :mod:`.client`: :class:`Client`, a typed call per server feature;
+- :mod:`.sending`: how a client's requests reach the server (cache, send hook, input rounds);
 - :mod:`.client_streams`: the client's notification streams: ``subscribe``, ``listen``,
   ``list_changes``, ``log_messages``;
+- :mod:`.pages`: every item of a paginated list (the ``iter_*`` methods);
 - :mod:`.listen`, :mod:`.listen_actor`: ``subscriptions/listen`` streams (2026-07-28), the
   block's own (:class:`ListenStream`) and the client's own;
 - :mod:`.cache`: the stateless era's cache of results (:class:`CachePolicy`, ``cache=``);

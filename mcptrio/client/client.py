@@ -18,18 +18,25 @@ server's notifications come on listen streams (:meth:`Client.listen`; ``subscrib
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, TypeVar, Unpack, overload
 
 import trio
 
-from ..protocol.base import Request, RequestId, Result
-from ..protocol.errors import HeaderMismatch, InvalidParams, RequestTimeout, ResourceNotFound
+from ..protocol.base import Request, Result
+from ..protocol.errors import HeaderMismatch, InvalidParams, ResourceNotFound
 from ..protocol.http_headers import PropertyPath
 from ..protocol.revisions import revision_of
-from ..protocol.types.common import PaginatedResult
+from ..protocol.skills_extension import (
+    GetSkillRequest,
+    ListSkillsRequest,
+    ListSkillsResult,
+    ReadResourceDirectoryRequest,
+    ReadResourceDirectoryResult,
+    Skill,
+)
 from ..protocol.types.completion import (
     CompleteArgument,
     CompleteContext,
@@ -39,7 +46,6 @@ from ..protocol.types.completion import (
     ResourceTemplateReference,
 )
 from ..protocol.types.discovery import DiscoverRequest, DiscoverResult
-from ..protocol.types.input_required import InputRequiredResult
 from ..protocol.types.lifecycle import (
     Implementation,
     InitializeResult,
@@ -73,16 +79,18 @@ from ..protocol.types.tools import (
     Tool,
 )
 from ..runtime.session import Session
-from .cache import CachePolicy, ResultCache, cache_key, cache_mode
+from .cache import CachePolicy, ResultCache
 from .client_streams import UNSUBSCRIBE_TIMEOUT, ClientStreams
-from .errors import RepeatedCursor
 from .header_params import HeaderParamsOfTools
-from .input_required import answer_input_required
-from .notifications import NotificationRouter
+from .listen import ListenStream
+from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
 from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
+from .pages import every_item
+from .sending import RequestSender, SendHook
 from .server_requests import ReceiveHook, ServerRequestRouter
-from .skill_calls import SkillCalls
+from .skills import SkillFile, skill_file_uri, verified_file
+from .task_extension import start_extension_task
 from .tasks import TaskHandle, start_tool_task
 
 __all__ = ["UNSUBSCRIBE_TIMEOUT", "Client", "SendHook"]
@@ -90,23 +98,14 @@ __all__ = ["UNSUBSCRIBE_TIMEOUT", "Client", "SendHook"]
 log = logging.getLogger("mcptrio.client")
 
 ResultT = TypeVar("ResultT", bound=Result)
-#: Wraps each request a client sends: ``hook(request, send)`` returns ``send``'s awaitable
-#: (or one around it); ``send(request, on_id=None)`` sends ``request`` (perhaps changed, of the
-#: same type) and waits for its result, calling ``on_id`` with the id it goes under. For
-#: tracing (:mod:`mcptrio.otel`).
-SendHook = Callable[
-    [Request[Any], Callable[..., Awaitable[Any]]],
-    Awaitable[Any],
-]
-PageT = TypeVar("PageT", bound=PaginatedResult)
-ItemT = TypeVar("ItemT")
 
 
-class Client(SkillCalls, ClientStreams):
+class Client:
     """A connected, initialized MCP client session (made by :func:`~mcptrio.open_client`).
 
-    Its notification streams (``subscribe``, ``listen``, ``list_changes``, ``log_messages``)
-    are documented in :class:`~mcptrio.client.client_streams.ClientStreams`.
+    Its requests go through a :class:`~.sending.RequestSender` (cache, send hook, input
+    rounds) and its notification streams (``subscribe``, ``listen``, ``list_changes``,
+    ``log_messages``) are held by a :class:`~.client_streams.ClientStreams`.
     """
 
     def __init__(
@@ -134,10 +133,22 @@ class Client(SkillCalls, ClientStreams):
         #: The results kept for their ``ttlMs`` (stateless era; handshake-era results have none,
         #: so nothing is kept there). See :mod:`~mcptrio.client.cache`.
         self.cache = ResultCache((cache or CachePolicy()).size if stateless else 0)
-        #: Wraps every request this client sends from now on (:data:`SendHook`); ``None``, the
-        #: default, costs one attribute test a request.
+        #: Wraps every request this client sends from now on (:data:`~.sending.SendHook`);
+        #: ``None``, the default, sends each as it is.
         self.send_hook: SendHook | None = None
-        self._start_streams(session, notifications, listen_timeout)
+        self._sender = RequestSender(session, handlers, self)
+        self._streams = ClientStreams(
+            self._sender,
+            initialize_result.capabilities,
+            notifications,
+            self._output_schemas,
+            listen_timeout,
+        )
+
+    async def _listen_for_callbacks(self) -> None:
+        """Stateless era, with an ``on_list_changed`` callback: open the client's listen stream
+        (:func:`~mcptrio.open_client` calls it once)."""
+        await self._streams.listen_for_callbacks()
 
     # ---------------------------------------------------------------- the connection
 
@@ -145,7 +156,7 @@ class Client(SkillCalls, ClientStreams):
     def receive_hook(self) -> ReceiveHook | None:
         """Wraps the answering of every request the server sends from now on (sampling,
         elicitation, roots; in the stateless era those an input-required result carries);
-        ``None``, the default, costs one attribute test a request."""
+        ``None``, the default, answers each as it is."""
         return self._handlers.hook
 
     @receive_hook.setter
@@ -190,103 +201,7 @@ class Client(SkillCalls, ClientStreams):
         """Send any request and return its typed result (see :meth:`Session.request`); a
         cacheable one may be answered from the cache (``cache=``, see
         :mod:`~mcptrio.client.cache`)."""
-        return await self._cached(request, options)
-
-    async def _cached(
-        self,
-        request: Request[ResultT],
-        options: CallOptions,
-        learn: Callable[[ResultT], ResultT] | None = None,
-    ) -> ResultT:
-        """:meth:`request`; ``learn`` sees each answer from the server (not those from the
-        cache, which it saw when they came) and returns what is stored and returned."""
-        if options:
-            check_options("A Client call", options, CallOptions)
-        mode = cache_mode(options)
-        key = cache_key(request)
-
-        async def ask() -> ResultT:
-            result = await self._send(request, options)
-            return result if learn is None else learn(result)
-
-        if key is None:
-            return await ask()
-        return await self.cache.fetch(key, mode, ask)
-
-    def _session_request(
-        self, request: Request[ResultT], options: CallOptions
-    ) -> Awaitable[ResultT]:
-        """The session's request for ``request`` with ``options``, through the send hook when
-        there is one (a plain function: no coroutine of its own)."""
-        hook = self.send_hook
-        if hook is None:
-            return self._plain_request(request, options)
-        return hook(request, functools.partial(self._exchange, options=options))
-
-    def _plain_request(
-        self,
-        request: Request[ResultT],
-        options: CallOptions,
-        on_id: Callable[[RequestId], object] | None = None,
-    ) -> Awaitable[ResultT]:
-        timeout = options.get("timeout")
-        return self.session.request(
-            request,
-            timeout=self.request_timeout if timeout is None else timeout,
-            max_total_timeout=options.get("max_total_timeout"),
-            on_progress=options.get("on_progress"),
-            on_id=on_id,
-        )
-
-    async def _exchange(
-        self,
-        request: Request[ResultT],
-        on_id: Callable[[RequestId], object] | None = None,
-        *,
-        options: CallOptions,
-    ) -> ResultT:
-        """What a send hook wraps: the request and the input rounds it takes (stateless era),
-        so that the hook sees one call, as in the handshake era, and every retry carries what
-        the hook put in the request (its trace context)."""
-        result = await self._plain_request(request, options, on_id)
-        if isinstance(result, InputRequiredResult):
-            return await self._answer_inputs(request, result, options)
-        return result
-
-    async def _send(self, request: Request[ResultT], options: CallOptions) -> ResultT:
-        result = await self._session_request(request, options)
-        if isinstance(result, InputRequiredResult):
-            return await self._answer_inputs(request, result, options)
-        return result
-
-    async def _answer_inputs(
-        self, request: Request[ResultT], result: InputRequiredResult, options: CallOptions
-    ) -> ResultT:
-        """The stateless era asks the client for input in an answer, not in a request."""
-        timeout = options.get("timeout")
-
-        async def send(retry: Request[Any]) -> Result:
-            return await self._plain_request(retry, options)
-
-        # The call's timeout bounds the whole exchange, the client's own handlers included (a
-        # user who takes too long), as it does in the handshake era, where the server's request
-        # to the client runs while the call waits.
-        limits = [
-            x
-            for x in (
-                self.request_timeout if timeout is None else timeout,
-                options.get("max_total_timeout"),
-            )
-            if x is not None
-        ]
-        if not limits:
-            return await answer_input_required(self.session, request, result, send, self._handlers)
-        with trio.move_on_after(min(limits)):
-            return await answer_input_required(self.session, request, result, send, self._handlers)
-        raise RequestTimeout(
-            f"{request.METHOD} did not complete within {min(limits)} s"
-            " (answering the server's requests for input included)"
-        )
+        return await self._sender.fetch(request, options)
 
     async def ping(self, **options: Unpack[CallOptions]) -> None:
         """Check that the server answers.
@@ -299,9 +214,9 @@ class Client(SkillCalls, ClientStreams):
             check_options("A Client call", options, CallOptions)
         if self.session.connection.request_meta is not None:
             # Never from the cache: the point is to hear from the server now.
-            await self._send(DiscoverRequest(), options)
+            await self._sender.send(DiscoverRequest(), options)
             return
-        await self._send(PingRequest(), options)
+        await self._sender.send(PingRequest(), options)
 
     async def discover(self, **options: Unpack[CallOptions]) -> DiscoverResult:
         """``server/discover`` (stateless era): the revisions, capabilities and instructions the
@@ -320,7 +235,8 @@ class Client(SkillCalls, ClientStreams):
         travel in HTTP headers), and a tool whose annotations break the rules is left out of
         the page, with a warning, as the spec has clients do.
         """
-        return await self._cached(ListToolsRequest(cursor=_cursor(cursor)), options, self._learn)
+        request = ListToolsRequest(cursor=_cursor(cursor))
+        return await self._sender.fetch(request, options, self._learn)
 
     def _learn(self, page: ListToolsResult) -> ListToolsResult:
         if self.session.connection.request_meta is not None:
@@ -331,7 +247,7 @@ class Client(SkillCalls, ClientStreams):
     async def iter_tools(self, **options: Unpack[CallOptions]) -> AsyncIterator[Tool]:
         """Every tool, following ``nextCursor`` from page to page."""
         generation = self._output_schemas.generation
-        async for tool in self._items(self.list_tools, lambda page: page.tools, options):
+        async for tool in every_item(self.list_tools, lambda page: page.tools, options):
             yield tool
         # A list change during the listing means the listing may already be stale.
         self._output_schemas.complete = generation == self._output_schemas.generation
@@ -378,8 +294,15 @@ class Client(SkillCalls, ClientStreams):
         how long, in seconds, the server should keep it; it may grant less). See
         :func:`~mcptrio.client.tasks.start_tool_task`.
         """
+        stateless = self.session.connection.request_meta is not None
+        if as_task and stateless:
+            return await start_extension_task(
+                self._sender, self.server_capabilities, name, arguments, options
+            )
         if as_task:
-            return await start_tool_task(self, name, arguments, task_ttl, options)
+            return await start_tool_task(
+                self._sender, self.server_capabilities, name, arguments, task_ttl, options
+            )
         validate_output = validate_output and self._has_output_schemas
         if validate_output and not self._output_schemas.knows(name):
             listing = options.copy()
@@ -388,34 +311,20 @@ class Client(SkillCalls, ClientStreams):
             listing.setdefault("cache", "refresh")
             async for _tool in self.iter_tools(**listing):
                 pass
-        # Straight to the session (what request() does, one coroutine less per call).
         if options:
             check_options("A Client call", options, CallOptions)
         request = CallToolRequest(
             name=name, arguments=None if arguments is None else dict(arguments)
         )
         try:
-            if self.send_hook is None and not options:
-                result = await self.session.request(request, timeout=self.request_timeout)
-            elif self.send_hook is None:
-                timeout = options.get("timeout")
-                result = await self.session.request(
-                    request,
-                    timeout=self.request_timeout if timeout is None else timeout,
-                    max_total_timeout=options.get("max_total_timeout"),
-                    on_progress=options.get("on_progress"),
-                )
-            else:
-                result = await self._session_request(request, options)
+            result = await self._sender.send(request, options)
         except HeaderMismatch:
             # The tool's x-mcp-header arguments may have changed: list again, then once more.
-            if self.session.connection.request_meta is None:
+            if not stateless:
                 raise
             async for _tool in self.iter_tools(cache="refresh"):
                 pass
-            result = await self.request(request, **options)
-        if isinstance(result, InputRequiredResult):
-            result = await self._answer_inputs(request, result, options)
+            result = await self._sender.send(request, options)
         if not isinstance(result, CallToolResult):
             # A task (2026-07-28 extension) this call did not declare it could take.
             raise InvalidParams(
@@ -436,7 +345,7 @@ class Client(SkillCalls, ClientStreams):
 
     def iter_resources(self, **options: Unpack[CallOptions]) -> AsyncIterator[Resource]:
         """Every resource, page after page."""
-        return self._items(self.list_resources, lambda page: page.resources, options)
+        return every_item(self.list_resources, lambda page: page.resources, options)
 
     async def list_resource_templates(
         self, cursor: str | None = None, **options: Unpack[CallOptions]
@@ -448,7 +357,7 @@ class Client(SkillCalls, ClientStreams):
         self, **options: Unpack[CallOptions]
     ) -> AsyncIterator[ResourceTemplate]:
         """Every resource template, page after page."""
-        return self._items(
+        return every_item(
             self.list_resource_templates, lambda page: page.resource_templates, options
         )
 
@@ -483,7 +392,7 @@ class Client(SkillCalls, ClientStreams):
 
     def iter_prompts(self, **options: Unpack[CallOptions]) -> AsyncIterator[Prompt]:
         """Every prompt, page after page."""
-        return self._items(self.list_prompts, lambda page: page.prompts, options)
+        return every_item(self.list_prompts, lambda page: page.prompts, options)
 
     async def get_prompt(
         self,
@@ -544,31 +453,144 @@ class Client(SkillCalls, ClientStreams):
         ``notifications/roots/list_changed`` when ``roots.listChanged`` was declared."""
         await self._handlers.set_roots(self.session, roots)
 
-    # ---------------------------------------------------------------- pagination
+    # ---------------------------------------------------------------- notification streams
 
-    async def _items(
+    async def subscribe_resource(self, uri: str, **options: Unpack[CallOptions]) -> None:
+        """The raw ``resources/subscribe`` (prefer :meth:`subscribe`, which counts users);
+        handshake era only."""
+        await self._streams.subscribe_resource(uri, **options)
+
+    async def unsubscribe_resource(self, uri: str, **options: Unpack[CallOptions]) -> None:
+        """The raw ``resources/unsubscribe``; handshake era only."""
+        await self._streams.unsubscribe_resource(uri, **options)
+
+    def subscribe(
+        self, uri: str, **options: Unpack[CallOptions]
+    ) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        """Subscribe to ``uri`` for the block; iterate to get each update (the URI).
+
+        ::
+
+            async with client.subscribe("file:///notes/a") as updates:
+                async for uri in updates:
+                    text = await client.read_resource(uri)
+
+        Blocks on the same URI share one server subscription: the first subscribes, the last
+        to leave unsubscribes (waiting at most :data:`UNSUBSCRIBE_TIMEOUT` seconds, even when
+        the block is being cancelled). Updates that arrive while one is still unread are merged
+        into it, so a slow reader never holds up the session. The iteration ends when the
+        connection ends. Leaving the block with an error, or after the connection ended, never
+        raises an unsubscription failure over it.
+
+        In the stateless era the URI is added to the client's own listen stream (the block
+        starts once the server acknowledged it, within ``Timeouts.listen``; the call options
+        have no request to apply to), and leaving takes it out without waiting. A server that
+        does not declare ``resources.subscribe`` raises
+        :class:`~mcptrio.protocol.errors.CapabilityNotNegotiated` in both eras; one whose
+        acknowledgement leaves the URI out, :class:`~mcptrio.client.errors.SubscriptionRefused`.
+        """
+        return self._streams.subscribe(uri, **options)
+
+    def listen(
         self,
-        list_page: Callable[..., Awaitable[PageT]],
-        items_of: Callable[[PageT], list[ItemT]],
-        options: CallOptions,
-    ) -> AsyncIterator[ItemT]:
-        """Every item of every page, following ``nextCursor``; a cursor seen before raises."""
-        seen: set[str] = set()
-        cursor: str | None = None
-        while True:
-            page = await list_page(cursor, **options)
-            for item in items_of(page):
-                yield item
-            next_cursor = page.next_cursor
-            if not isinstance(next_cursor, str):
-                return
-            if next_cursor in seen:
-                raise RepeatedCursor(
-                    f"The server answered nextCursor {next_cursor!r} a second time; stopping"
-                    " instead of listing for ever"
-                )
-            seen.add(next_cursor)
-            cursor = next_cursor
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        uris: Iterable[str] = (),
+    ) -> AbstractAsyncContextManager[ListenStream]:
+        """A stream of the server's notifications for the block: list changes of ``tools``,
+        ``prompts``, ``resources``, and updates of the resources at ``uris``.
+
+        ::
+
+            async with client.listen(tools=True, uris=["file:///a"]) as stream:
+                async for notification in stream:
+                    ...  # a ToolListChangedNotification or a ResourceUpdatedNotification
+
+        The block starts once the server has acknowledged what it will send
+        (``stream.acknowledged``; it leaves out what it does not support); no acknowledgement
+        within ``Timeouts.listen`` raises :class:`~mcptrio.protocol.errors.RequestTimeout`, and
+        an error answer raises that error. The iteration ends when the block is left, the server
+        ends the stream, or the connection closes (``stream.ended`` says which). A slow reader
+        holds up nothing: equal notifications still unread are merged (see
+        :class:`~mcptrio.client.listen.ListenStream`).
+
+        **Stateless era**: one ``subscriptions/listen`` request of the block's own, run in a
+        nursery of the block's; leaving the block ends it (the POST's stream closes over HTTP,
+        ``notifications/cancelled`` elsewhere). Its notifications go to this stream only (and
+        to the ``on_notification`` hook), not to the other callbacks or streams.
+
+        **Handshake era**: there is no such request, so the block reads the session's own
+        notifications. List changes are acknowledged for the kinds the server declares
+        ``listChanged`` for (it sends those unasked); each URI is subscribed with
+        ``resources/subscribe`` (shared with :meth:`subscribe` blocks on it, and left like
+        them) when the server declares ``resources.subscribe``. The session's notifications
+        reach the callbacks and the other streams as well.
+        """
+        return self._streams.listen(tools=tools, prompts=prompts, resources=resources, uris=uris)
+
+    def log_messages(self) -> AbstractAsyncContextManager[LogMessages]:
+        """The server's log messages from now on, for the block.
+
+        The stream holds the last :data:`~mcptrio.client.notifications.LOG_BUFFER` unread
+        messages; older ones are dropped and counted in ``messages.dropped``.
+        """
+        return self._streams.log_messages()
+
+    def list_changes(self) -> AbstractAsyncContextManager[MergedUpdates[ListKind]]:
+        """Which lists (``"tools"``, ``"resources"``, ``"prompts"``) changed, for the block;
+        a kind that changes again before it is read is reported once.
+
+        In the stateless era the kinds the server declares ``listChanged`` for are added to the
+        client's own listen stream, and the block starts once the server acknowledged them.
+        """
+        return self._streams.list_changes()
+
+    # ---------------------------------------------------------------- skills (SEP-2640)
+
+    async def list_skills(
+        self, cursor: str | None = None, **options: Unpack[CallOptions]
+    ) -> ListSkillsResult:
+        """One page of ``skills/list`` (reads no file: see :mod:`~mcptrio.client.skills`)."""
+        return await self.request(ListSkillsRequest(cursor=cursor), **options)
+
+    def iter_skills(self, **options: Unpack[CallOptions]) -> AsyncIterator[Skill]:
+        """Every skill entry, page after page."""
+        return every_item(self.list_skills, lambda page: page.skills, options)
+
+    async def get_skill(self, uri: str, **options: Unpack[CallOptions]) -> Skill:
+        """The entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
+        return (await self.request(GetSkillRequest(uri=uri), **options)).skill
+
+    async def read_skill_file(
+        self,
+        skill: Skill,
+        path: str,
+        *,
+        allow_dynamic: bool = False,
+        **options: Unpack[CallOptions],
+    ) -> SkillFile:
+        """Read a file of ``skill`` (a URI, or a path relative to the skill's root) and return
+        it only if it matches the entry; :class:`~.skills.SkillVerificationError` otherwise.
+        Nothing is read before it is asked for: listing reads no file."""
+        uri = skill_file_uri(skill, path)
+        result = await self.read_resource(uri, **options)
+        return verified_file(skill, uri, result, allow_dynamic=allow_dynamic)
+
+    async def load_skill(
+        self, skill: Skill, *, allow_dynamic: bool = False, **options: Unpack[CallOptions]
+    ) -> SkillFile:
+        """Read the skill's ``SKILL.md``, verified (size, digest, frontmatter)."""
+        return await self.read_skill_file(skill, skill.uri, allow_dynamic=allow_dynamic, **options)
+
+    async def read_directory(
+        self, uri: str, cursor: str | None = None, **options: Unpack[CallOptions]
+    ) -> ReadResourceDirectoryResult:
+        """One page of ``resources/directory/read``: the direct children of ``uri`` (the server
+        must declare ``directoryRead``)."""
+        request = ReadResourceDirectoryRequest(uri=uri, cursor=cursor)
+        return await self.request(request, **options)
 
 
 def _cursor(cursor: str | None) -> str | Any:

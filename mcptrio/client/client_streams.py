@@ -1,13 +1,13 @@
 """What a :class:`~mcptrio.Client` reads of the server's notifications: log messages, list
 changes, resource subscriptions and listen streams, in both eras.
 
-:class:`ClientStreams` is the part of :class:`~mcptrio.Client` that holds them (a base class,
-so that the client's calls and its streams each fit one module). In the handshake era the
-server sends list changes unasked and resource updates after ``resources/subscribe``; in the
-stateless era (2026-07-28) it sends them only on ``subscriptions/listen`` streams, so there
-``subscribe()``, ``list_changes()`` and the ``on_list_changed`` callback are fed by the client's
-own listen stream (:mod:`.listen_actor`), and ``listen()`` opens a stream of the block's own.
-The methods behave the same in both eras; the differences are in :meth:`ClientStreams.listen`.
+:class:`ClientStreams` holds them for one client, which answers its ``subscribe``, ``listen``,
+``list_changes`` and ``log_messages`` with it. In the handshake era the server sends list
+changes unasked and resource updates after ``resources/subscribe``; in the stateless era
+(2026-07-28) it sends them only on ``subscriptions/listen`` streams, so there ``subscribe()``,
+``list_changes()`` and the ``on_list_changed`` callback are fed by the client's own listen
+stream (:mod:`.listen_actor`), and ``listen()`` opens a stream of the block's own. The methods
+behave the same in both eras; the differences are in :meth:`ClientStreams.listen`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
+from typing import Any, Final, Unpack
 
 import trio
 
-from ..protocol.base import Notification, Request, Result
+from ..protocol.base import Notification
 from ..protocol.errors import CapabilityNotNegotiated, ConnectionClosed, McpError, RequestTimeout
 from ..protocol.types import (
     ResourceUpdatedNotification,
@@ -28,8 +28,6 @@ from ..protocol.types import (
     SubscriptionFilter,
     UnsubscribeRequest,
 )
-from ..runtime.session import Session
-from .cache import ResultCache
 from .errors import SubscriptionRefused
 from .listen import (
     LIST_KIND_OF,
@@ -45,67 +43,60 @@ from .listen_actor import ListenActor
 from .notifications import ListKind, LogMessages, MergedUpdates, NotificationRouter
 from .options import CallOptions, check_options
 from .output_validation import OutputSchemas
+from .sending import RequestSender
 
 __all__ = ["UNSUBSCRIBE_TIMEOUT", "ClientStreams"]
 
 log = logging.getLogger("mcptrio.client")
-
-ResultT = TypeVar("ResultT", bound=Result)
 
 #: How long leaving a ``subscribe`` block waits for the server to confirm the unsubscription.
 UNSUBSCRIBE_TIMEOUT: Final = 10.0
 
 
 class ClientStreams:
-    """The notification streams of a :class:`~mcptrio.Client` (see the module docs)."""
+    """The notification streams of one client (see the module docstring); the client's
+    methods of the same names document them."""
 
-    session: Session
-    cache: ResultCache
-    _notifications: NotificationRouter
-    _output_schemas: OutputSchemas
-    _listener: ListenActor | None
-    _listen_timeout: float
-
-    if TYPE_CHECKING:
-
-        @property
-        def server_capabilities(self) -> ServerCapabilities: ...
-
-        async def request(
-            self, request: Request[ResultT], /, **options: Unpack[CallOptions]
-        ) -> ResultT: ...
-
-    def _start_streams(
-        self, session: Session, notifications: NotificationRouter, listen_timeout: float
+    def __init__(
+        self,
+        sender: RequestSender,
+        capabilities: ServerCapabilities,
+        notifications: NotificationRouter,
+        output_schemas: OutputSchemas,
+        listen_timeout: float,
     ) -> None:
+        self._sender = sender
+        self.session = sender.session
+        self._capabilities = capabilities
+        self._output_schemas = output_schemas
         notifications.on_change = self._changed
         self._notifications = notifications
         self._listen_timeout = listen_timeout
         # The stateless era's notifications come only on listen streams: the client's own
         # stream, kept by this actor in the session's nursery, feeds subscribe(), list_changes()
         # and the callbacks.
-        self._listener = None
-        if session.connection.request_meta is not None:
-            self._listener = ListenActor(session, notifications, timeout=listen_timeout)
-            session.start_actor(self._listener.run)
+        self._listener: ListenActor | None = None
+        if self.session.connection.request_meta is not None:
+            self._listener = ListenActor(self.session, notifications, timeout=listen_timeout)
+            self.session.start_actor(self._listener.run)
 
     def _changed(self, notification: Notification) -> None:
         """A list changed or a resource was updated: forget what that makes stale."""
         if isinstance(notification, ResourceUpdatedNotification):
-            self.cache.resource_updated(notification.uri)
+            self._sender.settings.cache.resource_updated(notification.uri)
             return
         kind = LIST_KIND_OF[type(notification)]
-        self.cache.list_changed(kind)
+        self._sender.settings.cache.list_changed(kind)
         if kind == "tools":
             # A changed tool list may have changed any tool's output schema.
             self._output_schemas.forget()
 
-    async def _listen_for_callbacks(self) -> None:
+    async def listen_for_callbacks(self) -> None:
         """Stateless era, with an ``on_list_changed`` callback: open the client's listen stream
         for the kinds the server announces (:func:`~mcptrio.open_client` calls it once)."""
         if self._listener is None or self._notifications.callbacks.on_list_changed is None:
             return
-        kinds = declared_kinds(self.server_capabilities)
+        kinds = declared_kinds(self._capabilities)
         if kinds:
             try:
                 await self._listener.want(kinds=kinds)
@@ -118,38 +109,17 @@ class ClientStreams:
     async def subscribe_resource(self, uri: str, **options: Unpack[CallOptions]) -> None:
         """The raw ``resources/subscribe`` (prefer :meth:`subscribe`, which counts users);
         handshake era only."""
-        await self.request(SubscribeRequest(uri=uri), **options)
+        await self._sender.request(SubscribeRequest(uri=uri), **options)
 
     async def unsubscribe_resource(self, uri: str, **options: Unpack[CallOptions]) -> None:
         """The raw ``resources/unsubscribe``; handshake era only."""
-        await self.request(UnsubscribeRequest(uri=uri), **options)
+        await self._sender.request(UnsubscribeRequest(uri=uri), **options)
 
     @asynccontextmanager
     async def subscribe(
         self, uri: str, **options: Unpack[CallOptions]
     ) -> AsyncIterator[AsyncIterator[str]]:
-        """Subscribe to ``uri`` for the block; iterate to get each update (the URI).
-
-        ::
-
-            async with client.subscribe("file:///notes/a") as updates:
-                async for uri in updates:
-                    text = await client.read_resource(uri)
-
-        Blocks on the same URI share one server subscription: the first subscribes, the last
-        to leave unsubscribes (waiting at most :data:`UNSUBSCRIBE_TIMEOUT` seconds, even when
-        the block is being cancelled). Updates that arrive while one is still unread are merged
-        into it, so a slow reader never holds up the session. The iteration ends when the
-        connection ends. Leaving the block with an error, or after the connection ended, never
-        raises an unsubscription failure over it.
-
-        In the stateless era the URI is added to the client's own listen stream (the block
-        starts once the server acknowledged it, within ``Timeouts.listen``; the call options
-        have no request to apply to), and leaving takes it out without waiting. A server that
-        does not declare ``resources.subscribe`` raises
-        :class:`~mcptrio.protocol.errors.CapabilityNotNegotiated` in both eras; one whose
-        acknowledgement leaves the URI out, :class:`~mcptrio.client.errors.SubscriptionRefused`.
-        """
+        """Subscribe to ``uri`` for the block (see :meth:`mcptrio.Client.subscribe`)."""
         if options:
             check_options("subscribe()", options, CallOptions)
         updates: MergedUpdates[str] = MergedUpdates()
@@ -172,7 +142,7 @@ class ClientStreams:
     async def _listened_uri(self, uri: str, updates: MergedUpdates[str]) -> AsyncIterator[None]:
         """The stateless era's ``subscribe()``: ``uri`` on the client's own listen stream."""
         assert self._listener is not None
-        if not offers_subscriptions(self.server_capabilities):
+        if not offers_subscriptions(self._capabilities):
             raise CapabilityNotNegotiated(
                 f"Cannot subscribe to {uri}: the server did not declare capability"
                 " resources.subscribe"
@@ -235,35 +205,8 @@ class ClientStreams:
         resources: bool = False,
         uris: Iterable[str] = (),
     ) -> AsyncIterator[ListenStream]:
-        """A stream of the server's notifications for the block: list changes of ``tools``,
-        ``prompts``, ``resources``, and updates of the resources at ``uris``.
-
-        ::
-
-            async with client.listen(tools=True, uris=["file:///a"]) as stream:
-                async for notification in stream:
-                    ...  # a ToolListChangedNotification or a ResourceUpdatedNotification
-
-        The block starts once the server has acknowledged what it will send
-        (``stream.acknowledged``; it leaves out what it does not support); no acknowledgement
-        within ``Timeouts.listen`` raises :class:`~mcptrio.protocol.errors.RequestTimeout`, and
-        an error answer raises that error. The iteration ends when the block is left, the server
-        ends the stream, or the connection closes (``stream.ended`` says which). A slow reader
-        holds up nothing: equal notifications still unread are merged (see
-        :class:`~mcptrio.client.listen.ListenStream`).
-
-        **Stateless era**: one ``subscriptions/listen`` request of the block's own, run in a
-        nursery of the block's; leaving the block ends it (the POST's stream closes over HTTP,
-        ``notifications/cancelled`` elsewhere). Its notifications go to this stream only (and
-        to the ``on_notification`` hook), not to the other callbacks or streams.
-
-        **Handshake era**: there is no such request, so the block reads the session's own
-        notifications. List changes are acknowledged for the kinds the server declares
-        ``listChanged`` for (it sends those unasked); each URI is subscribed with
-        ``resources/subscribe`` (shared with :meth:`subscribe` blocks on it, and left like
-        them) when the server declares ``resources.subscribe``. The session's notifications
-        reach the callbacks and the other streams as well.
-        """
+        """A stream of the server's notifications for the block (see
+        :meth:`mcptrio.Client.listen`)."""
         if isinstance(uris, str):
             raise TypeError("listen(uris=...) takes a sequence of URIs, not one string")
         wanted: tuple[tuple[ListKind, bool], ...] = (
@@ -292,7 +235,7 @@ class ClientStreams:
             await self._leave_subscription(uri, None, failed)
 
         async with open_session_listen(
-            self._notifications, self.server_capabilities, asked, join, leave
+            self._notifications, self._capabilities, asked, join, leave
         ) as stream:
             if self._notifications.closed:
                 stream.end("connection")
@@ -302,11 +245,7 @@ class ClientStreams:
 
     @asynccontextmanager
     async def log_messages(self) -> AsyncIterator[LogMessages]:
-        """The server's log messages from now on, for the block.
-
-        The stream holds the last :data:`~mcptrio.client.notifications.LOG_BUFFER` unread
-        messages; older ones are dropped and counted in ``messages.dropped``.
-        """
+        """The server's log messages from now on, for the block."""
         stream = LogMessages()
         meta = self.session.connection.request_meta
         if meta is not None and meta.log_level is None:
@@ -318,16 +257,11 @@ class ClientStreams:
 
     @asynccontextmanager
     async def list_changes(self) -> AsyncIterator[MergedUpdates[ListKind]]:
-        """Which lists (``"tools"``, ``"resources"``, ``"prompts"``) changed, for the block;
-        a kind that changes again before it is read is reported once.
-
-        In the stateless era the kinds the server declares ``listChanged`` for are added to the
-        client's own listen stream, and the block starts once the server acknowledged them.
-        """
+        """Which lists changed, for the block (see :meth:`mcptrio.Client.list_changes`)."""
         stream: MergedUpdates[ListKind] = MergedUpdates()
         async with self._registered(self._notifications.list_change_streams, stream):
             kinds = (
-                declared_kinds(self.server_capabilities)
+                declared_kinds(self._capabilities)
                 if self._listener is not None and not self._notifications.closed
                 else frozenset[ListKind]()
             )

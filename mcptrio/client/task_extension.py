@@ -37,14 +37,14 @@ import trio
 from ..protocol import tasks_extension as ext
 from ..protocol.errors import CapabilityNotNegotiated, InvalidRequest, McpError
 from ..protocol.request_meta import CLIENT_CAPABILITIES_KEY
-from ..protocol.types import CallToolRequest, CallToolResult, Task
+from ..protocol.types import CallToolRequest, CallToolResult, ServerCapabilities, Task
 from ..stores.task_store import now_iso
 from .input_required import answer_requests
 from .tasks import TaskHandle
 
 if TYPE_CHECKING:
-    from .client import Client
     from .options import CallOptions
+    from .sending import RequestSender
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
@@ -82,12 +82,16 @@ def core_task(task: ext.Task) -> Task:
 
 
 async def start_extension_task(
-    client: Client, name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    sender: RequestSender,
+    capabilities: ServerCapabilities,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    options: CallOptions,
 ) -> TaskHandle[CallToolResult]:
     """``client.call_tool(name, arguments, as_task=True)`` in the stateless era (the module
     docstring). :class:`CapabilityNotNegotiated` when the server does not declare the
     extension, before anything is sent."""
-    if not ext.declares(client.server_capabilities):
+    if not ext.declares(capabilities):
         raise CapabilityNotNegotiated(
             f"The server does not declare the {ext.EXTENSION_ID} extension: it runs no tool as"
             " a task"
@@ -95,9 +99,9 @@ async def start_extension_task(
     request = CallToolRequest(
         name=name, arguments=None if arguments is None else dict(arguments), meta=dict(DECLARE)
     )
-    result: Any = await client.request(request, **options)
+    result: Any = await sender.request(request, **options)
     if isinstance(result, ext.CreateTaskResult):
-        backend = ExtensionTaskBackend(client, options)
+        backend = ExtensionTaskBackend(sender, options)
         return TaskHandle(backend, core_task(result.task), CallToolResult)
     assert isinstance(result, CallToolResult)
     now = now_iso()
@@ -109,24 +113,29 @@ async def start_extension_task(
         ttl=None,
         status_message="The server answered at once, without a task",
     )
-    return TaskHandle(ExtensionTaskBackend(client, options, immediate=result), done, CallToolResult)
+    backend = ExtensionTaskBackend(sender, options, immediate=result)
+    return TaskHandle(backend, done, CallToolResult)
 
 
 class ExtensionTaskBackend:
     """A :class:`~.tasks.TaskBackend` speaking the tasks extension (the module docstring)."""
 
-    __slots__ = ("_answered", "_client", "_immediate", "_options")
+    __slots__ = ("_answered", "_immediate", "_options", "_sender")
 
     def __init__(
-        self, client: Client, options: CallOptions, *, immediate: CallToolResult | None = None
+        self,
+        sender: RequestSender,
+        options: CallOptions,
+        *,
+        immediate: CallToolResult | None = None,
     ) -> None:
-        self._client = client
+        self._sender = sender
         self._options = options
         self._immediate = immediate
         self._answered: set[str] = set()
 
     async def _request(self, request: Any) -> Any:
-        return await self._client.request(request, **self._options)
+        return await self._sender.request(request, **self._options)
 
     async def detailed(self, task_id: str) -> ext.DetailedTask:
         """``tasks/get``: the whole detailed task (its input requests, result or error)."""
@@ -167,8 +176,8 @@ class ExtensionTaskBackend:
                     k: v for k, v in (task.input_requests or {}).items() if k not in self._answered
                 }
                 if asked:
-                    client = self._client
-                    responses = await answer_requests(client.session, asked, client._handlers)
+                    sender = self._sender
+                    responses = await answer_requests(sender.session, asked, sender.handlers)
                     await self.update(task_id, responses)
                     continue
             if task.poll_interval_ms is not None:

@@ -18,12 +18,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol.errors import CapabilityNotNegotiated
-from ..protocol.types import CallToolRequest, CallToolResult, CreateTaskResult, TaskMetadata
+from ..protocol.types import (
+    CallToolRequest,
+    CallToolResult,
+    CreateTaskResult,
+    ServerCapabilities,
+    TaskMetadata,
+)
 from ..tasks.handle import CoreTaskBackend, TaskBackend, TaskHandle, payload_request
 
 if TYPE_CHECKING:
-    from .client import Client
     from .options import CallOptions
+    from .sending import RequestSender
 
 __all__ = [
     "CoreTaskBackend",
@@ -42,7 +48,8 @@ class TaskCallToolRequest(CallToolRequest, kw_only=True):
 
 
 async def start_tool_task(
-    client: Client,
+    sender: RequestSender,
+    capabilities: ServerCapabilities,
     name: str,
     arguments: Mapping[str, Any] | None,
     ttl: float | None,
@@ -52,16 +59,11 @@ async def start_tool_task(
 
     Needs a server that declared ``tasks.requests.tools.call`` (2025-11-25):
     :class:`CapabilityNotNegotiated` otherwise, before anything is sent, as the spec forbids
-    task augmentation then. ``ttl`` is in seconds (the wire's ``ttl`` is in ms). In the
-    stateless era the call declares the tasks extension instead, and the server picks the TTL
-    (:mod:`.task_extension`).
+    task augmentation then. ``ttl`` is in seconds (the wire's ``ttl`` is in ms). The stateless
+    era's calls declare the tasks extension instead, and the server picks the TTL
+    (:func:`~.task_extension.start_extension_task`).
     """
-    if client.session.connection.request_meta is not None:
-        # The stateless era: tasks come with the io.modelcontextprotocol/tasks extension.
-        from .task_extension import start_extension_task
-
-        return await start_extension_task(client, name, arguments, options)
-    tasks = client.server_capabilities.tasks
+    tasks = capabilities.tasks
     requests = None if tasks is None else tasks.requests
     tools = None if requests is None else requests.tools
     if tools is None or tools.call is None:
@@ -74,5 +76,5 @@ async def start_tool_task(
         task=TaskMetadata(ttl=None if ttl is None else round(ttl * 1000)),
     )
     # The request's type says CallToolResult (it is a tools/call); its RESULT decodes the task.
-    created = cast("CreateTaskResult", await client.request(request, **options))
-    return TaskHandle.created(CoreTaskBackend(client.request), created, CallToolResult)
+    created = cast("CreateTaskResult", await sender.request(request, **options))
+    return TaskHandle.created(CoreTaskBackend(sender.request), created, CallToolResult)

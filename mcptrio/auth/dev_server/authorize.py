@@ -18,16 +18,13 @@ from __future__ import annotations
 import hmac
 import html
 import time
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ...transports.http.engine.exchange import HttpRequest, HttpResponder
 from .answers import FormError, query_params, read_form, redirect, send_html
 from .clients import OAuthProblem
+from .endpoint_needs import AuthorizationServerState
 from .state import CodeGrant
-
-if TYPE_CHECKING:
-    from .server import DevAuthorizationServer
 
 __all__ = ["handle"]
 
@@ -52,7 +49,7 @@ async def _error_page(responder: HttpResponder, status: int, message: str) -> No
 
 
 async def handle(
-    server: DevAuthorizationServer, request: HttpRequest, responder: HttpResponder
+    server: AuthorizationServerState, request: HttpRequest, responder: HttpResponder
 ) -> None:
     """Answer a GET (the client's redirect) or a POST (the login form) at ``/authorize``."""
     try:
@@ -110,7 +107,7 @@ async def handle(
 
 
 def _check(
-    server: DevAuthorizationServer,
+    server: AuthorizationServerState,
     params: dict[str, str],
     client_scope: str | None,
     client_id: str,
@@ -150,7 +147,7 @@ def _check(
     return grant
 
 
-def _approve(server: DevAuthorizationServer, params: dict[str, str], method: str) -> str | None:
+def _approve(server: AuthorizationServerState, params: dict[str, str], method: str) -> str | None:
     """Who approved: the user of the login form, or at once when auto-approving."""
     if server.auto_approve:
         return params.get("login_hint") or server.default_subject
@@ -166,7 +163,7 @@ def _approve(server: DevAuthorizationServer, params: dict[str, str], method: str
 
 
 async def _login_form(
-    server: DevAuthorizationServer,
+    server: AuthorizationServerState,
     responder: HttpResponder,
     params: dict[str, str],
     *,

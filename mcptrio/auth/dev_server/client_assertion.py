@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from .clients import OAuthProblem
+from .endpoint_needs import AuthorizationServerState
 from .state import Client
-
-if TYPE_CHECKING:
-    from .server import DevAuthorizationServer
 
 __all__ = ["JWT_BEARER", "asserted_client_id", "check_assertion"]
 
@@ -47,7 +45,7 @@ def asserted_client_id(assertion: str) -> str:
     return subject
 
 
-def check_assertion(server: DevAuthorizationServer, client: Client, assertion: str) -> None:
+def check_assertion(server: AuthorizationServerState, client: Client, assertion: str) -> None:
     """Raise :class:`OAuthProblem` (``invalid_client``) unless ``assertion`` authenticates
     ``client`` (see the module docstring)."""
     if client.jwks is None:

@@ -23,17 +23,15 @@ import binascii
 import hashlib
 import hmac
 import time
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 from urllib.parse import unquote
 
 from ...transports.http.engine.exchange import HttpRequest, HttpResponder, header
 from .answers import FormError, oauth_error, read_form, send_json
 from .client_assertion import JWT_BEARER, asserted_client_id, check_assertion
 from .clients import OAuthProblem
+from .endpoint_needs import AuthorizationServerState
 from .state import Client, CodeGrant, RefreshGrant
-
-if TYPE_CHECKING:
-    from .server import DevAuthorizationServer
 
 __all__ = ["authenticate_client", "handle"]
 
@@ -41,7 +39,7 @@ _Grant = TypeVar("_Grant", CodeGrant, RefreshGrant)
 
 
 async def authenticate_client(
-    server: DevAuthorizationServer, request: HttpRequest, form: dict[str, str]
+    server: AuthorizationServerState, request: HttpRequest, form: dict[str, str]
 ) -> Client:
     """The client making ``request``, authenticated; :class:`OAuthProblem` otherwise."""
     if "client_assertion_type" in form or "client_assertion" in form:
@@ -78,7 +76,7 @@ async def authenticate_client(
     return client
 
 
-async def _asserted_client(server: DevAuthorizationServer, form: dict[str, str]) -> Client:
+async def _asserted_client(server: AuthorizationServerState, form: dict[str, str]) -> Client:
     if form.get("client_assertion_type") != JWT_BEARER:
         raise OAuthProblem("invalid_client", f"client_assertion_type must be {JWT_BEARER}")
     assertion = form.get("client_assertion", "")
@@ -91,7 +89,7 @@ async def _asserted_client(server: DevAuthorizationServer, form: dict[str, str])
 
 
 async def handle(
-    server: DevAuthorizationServer, request: HttpRequest, responder: HttpResponder
+    server: AuthorizationServerState, request: HttpRequest, responder: HttpResponder
 ) -> None:
     try:
         form = await read_form(request)
@@ -127,7 +125,7 @@ async def handle(
 
 
 def _tokens(
-    server: DevAuthorizationServer,
+    server: AuthorizationServerState,
     client: Client,
     subject: str,
     scopes: tuple[str, ...],
@@ -159,7 +157,7 @@ def _tokens(
 
 
 def _code(
-    server: DevAuthorizationServer, client: Client, form: dict[str, str]
+    server: AuthorizationServerState, client: Client, form: dict[str, str]
 ) -> dict[str, object]:
     grant = _owned(server.memory.take_code(form.get("code", "")), client, "the code")
     if form.get("redirect_uri", grant.redirect_uri) != grant.redirect_uri:
@@ -176,7 +174,7 @@ def _code(
 
 
 def _refresh(
-    server: DevAuthorizationServer, client: Client, form: dict[str, str]
+    server: AuthorizationServerState, client: Client, form: dict[str, str]
 ) -> dict[str, object]:
     grant = _owned(
         server.memory.take_refresh(form.get("refresh_token", "")), client, "the refresh token"
@@ -208,7 +206,7 @@ def _granted_resource(form: dict[str, str], granted: str | None, origin: str) ->
 
 
 def _client_credentials(
-    server: DevAuthorizationServer, client: Client, form: dict[str, str]
+    server: AuthorizationServerState, client: Client, form: dict[str, str]
 ) -> dict[str, object]:
     if client.public:
         raise OAuthProblem("unauthorized_client", "client_credentials needs a confidential client")

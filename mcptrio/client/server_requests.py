@@ -199,7 +199,7 @@ class ServerRequestRouter:
         self.elicitation = handlers.elicitation
         self.roots: list[Root] | None = None if handlers.roots is None else list(handlers.roots)
         self.fallback = handlers.fallback
-        #: Wraps each answer (``None``, the default, costs one attribute test a request).
+        #: Wraps each answer (``None``, the default: none is wrapped).
         self.hook: ReceiveHook | None = None
         #: Runs task-augmented requests as tasks and answers tasks/* (``Handlers.tasks``).
         self.tasks: TaskReceiver | None = None
@@ -207,11 +207,12 @@ class ServerRequestRouter:
             supervisor = TaskSupervisor() if handlers.tasks is True else handlers.tasks
             self.tasks = TaskReceiver(supervisor)
 
-    def __call__(self, ctx: RequestContext, request: Request[Any]) -> Awaitable[Result]:
+    async def __call__(self, ctx: RequestContext, request: Request[Any]) -> Result:
         hook = self.hook
         if hook is None:
-            return self._answer(ctx, request)
-        return hook(ctx, request, self._answer)
+            return await self._answer(ctx, request)
+        result: Result = await hook(ctx, request, self._answer)
+        return result
 
     async def _answer(self, ctx: RequestContext, request: Request[Any]) -> Result:
         receiver = self.tasks

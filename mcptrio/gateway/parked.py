@@ -32,7 +32,7 @@ import trio
 from ..protocol.base import Request, Result
 from ..protocol.errors import RequestTimeout
 from ..protocol.types import CallToolResult, ClientCapabilities
-from ..server.context import Context
+from ..server.handler_context import HandlerContext
 
 __all__ = ["ANSWER_TIMEOUT", "ParkedCall", "ParkedCalls"]
 
@@ -47,7 +47,7 @@ class ParkedCall:
     def __init__(self, call_id: str) -> None:
         self.id = call_id
         #: The round waiting on the call (``None`` between rounds).
-        self.ctx: Context | None = None
+        self.ctx: HandlerContext | None = None
         #: What the client declared in its latest round: only what it can answer is asked.
         self.client_capabilities: ClientCapabilities | None = None
         #: Questions not answered yet, by key.
@@ -113,7 +113,7 @@ class ParkedCalls:
     def __init__(self) -> None:
         self._calls: dict[str, ParkedCall] = {}
 
-    def find(self, ctx: Context) -> ParkedCall | None:
+    def find(self, ctx: HandlerContext) -> ParkedCall | None:
         """The parked call a retry resumes (named in the keys of its answers)."""
         for key in ctx.input_answers:
             if key.startswith(_PREFIX):
@@ -136,7 +136,7 @@ class ParkedCalls:
     def forget(self, parked: ParkedCall) -> None:
         self._calls.pop(parked.id, None)
 
-    async def wait(self, ctx: Context, parked: ParkedCall) -> CallToolResult:
+    async def wait(self, ctx: HandlerContext, parked: ParkedCall) -> CallToolResult:
         """One round's part: pass on the answers it carries, ask what is still open (ending the
         round), or return the upstream's result."""
         parked.ctx = ctx

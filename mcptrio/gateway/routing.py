@@ -44,13 +44,15 @@ from ..protocol.types import (
     ListRootsResult,
 )
 from ..runtime.context import RequestContext
-from ..server.context import Context
+from ..server.handler_context import HandlerContext
 from .parked import ParkedCall
 
 __all__ = ["DownstreamRouter"]
 
 #: The downstream request whose forwarded call this task is making (stateless-era upstreams).
-_forwarding: ContextVar[Context | None] = ContextVar("mcptrio_gateway_forwarding", default=None)
+_forwarding: ContextVar[HandlerContext | None] = ContextVar(
+    "mcptrio_gateway_forwarding", default=None
+)
 
 #: How long a downstream client may take to answer a forwarded question (a person filling in
 #: a form): the upstream's own request timeout usually ends it first.
@@ -62,23 +64,23 @@ class DownstreamRouter:
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
-        self._waiting: dict[int, Context | ParkedCall] = {}
+        self._waiting: dict[int, HandlerContext | ParkedCall] = {}
         self._ids = count()
 
     @contextmanager
-    def forwarding(self, waiter: Context | ParkedCall) -> Iterator[None]:
+    def forwarding(self, waiter: HandlerContext | ParkedCall) -> Iterator[None]:
         """Mark ``waiter`` (a downstream request, or a parked call) as waiting on this upstream
         for the block."""
         key = next(self._ids)
         self._waiting[key] = waiter
-        token = _forwarding.set(waiter if isinstance(waiter, Context) else None)
+        token = _forwarding.set(waiter if isinstance(waiter, HandlerContext) else None)
         try:
             yield
         finally:
             _forwarding.reset(token)
             del self._waiting[key]
 
-    def downstream(self) -> tuple[Context | ParkedCall | None, bool]:
+    def downstream(self) -> tuple[HandlerContext | ParkedCall | None, bool]:
         """The downstream request to ask, and whether it is the calling task's own."""
         own = _forwarding.get()
         if own is not None:
@@ -145,8 +147,8 @@ def _check_declared(caps: ClientCapabilities | None, capability: str, what: str)
         )
 
 
-def _origin(waiter: Context | ParkedCall) -> object:
+def _origin(waiter: HandlerContext | ParkedCall) -> object:
     """Who is waiting: a handshake-era session, or else the request (or parked call) itself."""
-    if isinstance(waiter, Context) and waiter.request_meta is None:
+    if isinstance(waiter, HandlerContext) and waiter.request_meta is None:
         return waiter.session
     return waiter

@@ -61,7 +61,6 @@ from ..protocol.types import (
     RootsCapability,
 )
 from ..server import Server
-from ..server.context import Context
 from ..server.forwarding import (
     CompleteForwarder,
     ForwardedItem,
@@ -70,6 +69,7 @@ from ..server.forwarding import (
     ForwardedTemplate,
     ForwardedTool,
 )
+from ..server.handler_context import HandlerContext
 from ..server.mount import check_namespace
 from ..server.session_state import ListKind
 from ..server.tool_results import error_result
@@ -415,7 +415,7 @@ class UpstreamConnection:
     async def _forward_call(
         self,
         client: Client,
-        waiter: Context | ParkedCall,
+        waiter: HandlerContext | ParkedCall,
         name: str,
         arguments: dict[str, Any] | None,
         progress: Callable[..., Awaitable[None]] | None,
@@ -441,8 +441,8 @@ class UpstreamConnection:
 
     def _caller(
         self, name: str
-    ) -> Callable[[Context, dict[str, Any] | None], Awaitable[CallToolResult]]:
-        async def call(ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
+    ) -> Callable[[HandlerContext, dict[str, Any] | None], Awaitable[CallToolResult]]:
+        async def call(ctx: HandlerContext, arguments: dict[str, Any] | None) -> CallToolResult:
             client = self._client
             if client is None:
                 return error_result(self.unavailable())
@@ -468,15 +468,15 @@ class UpstreamConnection:
 
     def _renderer(
         self, name: str
-    ) -> Callable[[Context, dict[str, str] | None], Awaitable[GetPromptResult]]:
-        async def render(ctx: Context, arguments: dict[str, str] | None) -> GetPromptResult:
+    ) -> Callable[[HandlerContext, dict[str, str] | None], Awaitable[GetPromptResult]]:
+        async def render(ctx: HandlerContext, arguments: dict[str, str] | None) -> GetPromptResult:
             client = self._require()
             with self.router.forwarding(ctx):
                 return await client.get_prompt(name, arguments)
 
         return render
 
-    async def _read(self, ctx: Context, uri: str) -> list[ResourceContents]:
+    async def _read(self, ctx: HandlerContext, uri: str) -> list[ResourceContents]:
         client = self._require()
         with self.router.forwarding(ctx):
             return (await client.read_resource(uri)).contents
@@ -488,7 +488,7 @@ class UpstreamConnection:
             return None
 
         async def complete(
-            ctx: Context, argument: str, value: str, arguments: dict[str, str]
+            ctx: HandlerContext, argument: str, value: str, arguments: dict[str, str]
         ) -> list[str]:
             client = self._require()
             answer = await client.complete(ref, argument, value, context=arguments or None)
@@ -523,7 +523,7 @@ def _completes(client: Client) -> bool:
     return not revision_of(client.protocol_version).completions_capability
 
 
-def _progress_to(ctx: Context) -> Callable[..., Awaitable[None]] | None:
+def _progress_to(ctx: HandlerContext) -> Callable[..., Awaitable[None]] | None:
     """The upstream call's progress callback: passed on to the downstream caller, if it asked."""
     if ctx.progress_token is None:
         return None

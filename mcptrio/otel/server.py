@@ -30,7 +30,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import SpanKind
 
 from ..protocol.base import Request, Result
-from ..server.context import Context
+from ..server.handler_context import HandlerContext
 from ..server.middleware import Call, CallNext
 from . import _conventions as conv
 from ._spans import answer_in_span, send_in_span
@@ -84,12 +84,14 @@ class _ClientRequests:
         self._instruments = instruments
 
     async def __call__(
-        self, ctx: Context, request: Request[Any], send: Callable[..., Awaitable[Any]]
+        self, ctx: HandlerContext, request: Request[Any], send: Callable[..., Awaitable[Any]]
     ) -> Any:
         attributes = _attributes(ctx, request)
         return await send_in_span(self._instruments, request, attributes, send)
 
-    def asking(self, ctx: Context, requests: dict[str, Request[Any]]) -> dict[str, Request[Any]]:
+    def asking(
+        self, ctx: HandlerContext, requests: dict[str, Request[Any]]
+    ) -> dict[str, Request[Any]]:
         carried: dict[str, Request[Any]] = {}
         for key, request in requests.items():
             attributes = _attributes(ctx, request)
@@ -102,7 +104,7 @@ class _ClientRequests:
         return carried
 
 
-def _attributes(ctx: Context, request: Request[Any]) -> dict[str, Any]:
+def _attributes(ctx: HandlerContext, request: Request[Any]) -> dict[str, Any]:
     attributes = conv.attributes_of(request, None)
     attributes[conv.PROTOCOL_VERSION] = ctx.revision
     session_id = conv.session_id_of(ctx.session.transport)

@@ -45,8 +45,8 @@ from ..protocol.types import (
     PromptReference,
     ResourceTemplateReference,
 )
-from .context import Context
 from .handler import Handler, read_handler
+from .handler_context import HandlerContext
 
 __all__ = [
     "MAX_COMPLETION_VALUES",
@@ -103,7 +103,7 @@ class ArgumentCompleter:
         return f"<ArgumentCompleter {self.source!r}>"
 
     async def complete(
-        self, ctx: Context, argument: CompleteArgument, resolved: dict[str, str]
+        self, ctx: HandlerContext, argument: CompleteArgument, resolved: dict[str, str]
     ) -> list[str]:
         """The suggestions for ``argument``'s partial value, given the ``resolved`` others."""
         if self._handler is None:
@@ -232,7 +232,7 @@ class CompletionEngine:
             for target in registry.values()
         )
 
-    async def complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:
+    async def complete(self, ctx: HandlerContext, request: CompleteRequest) -> CompleteResult:
         """Answer one ``completion/complete`` request (see the module docstring)."""
         ref = request.ref
         argument = request.argument
@@ -274,7 +274,7 @@ class CompletionEngine:
     async def _ask_handler(
         self,
         handler: Handler,
-        ctx: Context,
+        ctx: HandlerContext,
         ref: PromptReference | ResourceTemplateReference,
         argument: CompleteArgument,
         context: CompleteContext | None,

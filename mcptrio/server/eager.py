@@ -2,8 +2,9 @@
 
 A request normally runs in a request actor: a task of its own, under its own cancel scope, so
 that a handler that waits never holds up the session's reader. Handing a request to an actor
-and its answer back costs two task switches, an eighth of a small in-process call's
-instructions. A handler that cannot wait has nothing to gain from them: nothing can cancel it (a
+and its answer back costs two task switches (what they cost is in
+``docs/explanation/eager-answers.md``). A handler that cannot wait has nothing to gain from
+them: nothing can cancel it (a
 cancellation is only seen at a checkpoint, and it has none) and it holds up the reader no longer
 than the actor's turn would. So a request whose whole path provably never suspends is answered
 eagerly, where it was decoded (like asyncio's eager tasks, Python 3.12), and its answer sent

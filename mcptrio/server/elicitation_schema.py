@@ -1,4 +1,5 @@
-"""The ``requestedSchema`` of a form-mode elicitation, from a dict or from a Python class.
+"""The ``requestedSchema`` of a form-mode elicitation, from a dict or from a Python class, and
+what the user's answer becomes (:class:`Elicited`).
 
 Elicitation allows only a flat object of primitive properties (string, number, integer,
 boolean, and single- or multi-select enums, titled or not), so a class is turned into a schema
@@ -11,13 +12,18 @@ rather than sent to a client that must reject it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
+from ..protocol.errors import InvalidParams
+from ..protocol.types import ElicitResult
 from ..protocol.types.elicitation import parse_primitive_schema
 
-__all__ = ["schema_for_elicitation"]
+__all__ = ["Elicited", "elicited", "schema_for_elicitation"]
+
+T = TypeVar("T")
 
 _ALLOWED_KEYS = {"type", "properties", "required", "$schema", "title", "description"}
 
@@ -83,3 +89,32 @@ def _checked(schema: dict[str, Any]) -> dict[str, Any]:
                 f"Elicitation property {name!r} is not a primitive the spec allows: {exc}"
             ) from None
     return schema
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited(Generic[T]):
+    """The user's answer to :meth:`Context.elicit`.
+
+    ``action`` is ``"accept"``, ``"decline"`` or ``"cancel"``. On ``accept``, ``content`` is
+    what the client sent and ``data`` is it converted to the type you asked with (or the same
+    dict when you passed a schema dict).
+    """
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None
+    data: T | None
+
+
+def elicited(result: ElicitResult, target: type[Any] | None) -> Elicited[Any]:
+    """The user's answer ``result``, its content converted to ``target`` when accepted (an
+    answer that does not fit raises :class:`InvalidParams`)."""
+    content = result.content if isinstance(result.content, dict) else None
+    if result.action != "accept":
+        return Elicited(result.action, content, None)
+    if target is None:
+        return Elicited("accept", content, content)
+    try:
+        data = msgspec.convert(content or {}, target)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(f"The client's elicitation answer does not fit: {exc}") from None
+    return Elicited("accept", content, data)

@@ -4,10 +4,11 @@ from somewhere else (a mounted server, an upstream MCP server behind a gateway).
 A decorated function is described from its signature (:mod:`.tools`, :mod:`.prompts`); a
 forwarded item is described by a definition given whole (a ``Tool``, ``Resource``,
 ``ResourceTemplate`` or ``Prompt``, its input and output schemas, annotations and icons kept
-exactly as given) and answered by a coroutine function that receives the request's
-:class:`~.context.Context` and what the client sent, unconverted::
+exactly as given) and answered by a coroutine function that receives the request's context (a
+:class:`~.context.Context`, typed as its base :class:`~.handler_context.HandlerContext`) and
+what the client sent, unconverted::
 
-    async def call(ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
+    async def call(ctx: HandlerContext, arguments: dict[str, Any] | None) -> CallToolResult:
         return await upstream.call_tool("search", arguments)
 
     server.add_forwarded(ForwardedTool(Tool(name="docs_search", input_schema=...), call))
@@ -42,7 +43,7 @@ from ..protocol.types import (
     Tool,
 )
 from .completion import ArgumentCompleter
-from .context import Context
+from .handler_context import HandlerContext
 from .tool_results import error_result
 from .tools import validate_tool_name
 from .uri_template import UriTemplate
@@ -59,15 +60,19 @@ __all__ = [
 log = logging.getLogger("mcptrio.server")
 
 #: ``async (ctx, arguments) -> CallToolResult``: the arguments as the client sent them.
-ToolForwarder: TypeAlias = Callable[[Context, "dict[str, Any] | None"], Awaitable[CallToolResult]]
+ToolForwarder: TypeAlias = Callable[
+    [HandlerContext, "dict[str, Any] | None"], Awaitable[CallToolResult]
+]
 #: ``async (ctx, arguments) -> GetPromptResult``.
 PromptForwarder: TypeAlias = Callable[
-    [Context, "dict[str, str] | None"], Awaitable[GetPromptResult]
+    [HandlerContext, "dict[str, str] | None"], Awaitable[GetPromptResult]
 ]
 #: ``async (ctx, uri) -> contents``.
-ReadForwarder: TypeAlias = Callable[[Context, str], Awaitable[list[ResourceContents]]]
+ReadForwarder: TypeAlias = Callable[[HandlerContext, str], Awaitable[list[ResourceContents]]]
 #: ``async (ctx, argument, value, arguments) -> suggestions``.
-CompleteForwarder: TypeAlias = Callable[[Context, str, str, dict[str, str]], Awaitable[list[str]]]
+CompleteForwarder: TypeAlias = Callable[
+    [HandlerContext, str, str, dict[str, str]], Awaitable[list[str]]
+]
 #: ``async (uri) -> None``, awaited before a client's subscription is recorded.
 SubscribeForwarder: TypeAlias = Callable[[str], Awaitable[None]]
 
@@ -105,7 +110,7 @@ class ForwardedTool(_Forwarded):
         self.definition = definition
         self._call = call
 
-    async def call(self, ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
+    async def call(self, ctx: HandlerContext, arguments: dict[str, Any] | None) -> CallToolResult:
         """Forward one ``tools/call``."""
         try:
             return await self._call(ctx, arguments)
@@ -126,7 +131,9 @@ def _completers(
 
 
 def _ask(complete: CompleteForwarder, argument: str) -> Callable[..., Awaitable[list[str]]]:
-    async def complete_argument(ctx: Context, value: str, arguments: dict[str, str]) -> list[str]:
+    async def complete_argument(
+        ctx: HandlerContext, value: str, arguments: dict[str, str]
+    ) -> list[str]:
         return await complete(ctx, argument, value, arguments)
 
     return complete_argument
@@ -155,7 +162,9 @@ class ForwardedPrompt(_Forwarded):
     def arguments(self) -> list[Any]:
         return list(self.definition.arguments or ())
 
-    async def render(self, ctx: Context, arguments: Mapping[str, str] | None) -> GetPromptResult:
+    async def render(
+        self, ctx: HandlerContext, arguments: Mapping[str, str] | None
+    ) -> GetPromptResult:
         """Forward one ``prompts/get``."""
         return await self._render(ctx, None if arguments is None else dict(arguments))
 
@@ -178,7 +187,7 @@ class ForwardedResource(_Forwarded):
         self._read = read
         self.subscribe = subscribe
 
-    async def read(self, ctx: Context) -> list[ResourceContents]:
+    async def read(self, ctx: HandlerContext) -> list[ResourceContents]:
         """Forward one ``resources/read``."""
         return await self._read(ctx, self.uri)
 
@@ -224,7 +233,7 @@ class ForwardedTemplate(_Forwarded):
         return self._template.match(uri)
 
     async def read(
-        self, ctx: Context, uri: str, variables: Mapping[str, Any]
+        self, ctx: HandlerContext, uri: str, variables: Mapping[str, Any]
     ) -> list[ResourceContents]:
         """Forward one ``resources/read`` of a member (``variables`` are not needed)."""
         return await self._read(ctx, uri)

@@ -35,7 +35,7 @@ import enum
 import functools
 import inspect
 import types
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
@@ -44,8 +44,8 @@ import trio
 
 from ..protocol.errors import InvalidParams
 from ..runtime.context import RequestContext
-from .context import Context
 from .eager import JudgedCode
+from .handler_context import HandlerContext
 
 __all__ = [
     "Handler",
@@ -128,10 +128,6 @@ class Handler:
     returns: Any
     #: The function's code found never to suspend (see :attr:`never_suspends`), else ``None``.
     judged: JudgedCode | None = field(init=False)
-    #: The function itself when a call is only ``fn(**values)`` (an ``async def`` with no
-    #: context and nothing positional), else ``None``: a caller on the request path calls it
-    #: with no :meth:`call` of ours in between.
-    direct: Callable[..., Awaitable[Any]] | None = field(init=False)
     _async: bool = field(init=False)
     _plain: bool = field(init=False)
 
@@ -139,9 +135,8 @@ class Handler:
         self._async = self.mode is Mode.ASYNC
         self.judged = JudgedCode.of(self.fn) if self._async and not self.context_names else None
         # Nothing to inject and nothing positional: the values are the call's keywords as they
-        # are (the common case, and a tool call's hot path).
+        # are (the common case).
         self._plain = not (self.context_names or self.positional)
-        self.direct = self.fn if self._async and self._plain else None
 
     def __repr__(self) -> str:
         return f"<Handler {self.fn!r} ({self.mode.value})>"
@@ -159,26 +154,22 @@ class Handler:
         """The names of the parameters that receive values, in order."""
         return tuple(parameter.name for parameter in self.parameters)
 
-    def call(self, ctx: Context, values: dict[str, Any]) -> Awaitable[Any]:
-        """Call the function with ``values`` by name (the dict is consumed) and ``ctx`` injected.
-
-        Returns what to await for the function's value. An async function's own coroutine is
-        returned as it is, so a tool call costs no coroutine of ours.
-        """
+    async def call(self, ctx: HandlerContext, values: dict[str, Any]) -> Any:
+        """Call the function with ``values`` by name (the dict is consumed) and ``ctx`` injected;
+        its value."""
         args: tuple[Any, ...] = ()
         if not self._plain:
             for name in self.context_names:
                 values[name] = ctx
             args = tuple(values.pop(name) for name in self.positional)
         if self._async:
-            result: Awaitable[Any] = self.fn(*args, **values)
-            return result
+            return await self.fn(*args, **values)
         mode = self.mode
         if mode is Mode.SYNC:
-            return trio.to_thread.run_sync(functools.partial(self.fn, *args, **values))
+            return await trio.to_thread.run_sync(functools.partial(self.fn, *args, **values))
         if mode is Mode.GENERATOR:
-            return trio.to_thread.run_sync(functools.partial(_collect, self.fn, args, values))
-        return _collect_async(self.fn(*args, **values))
+            return await trio.to_thread.run_sync(functools.partial(_collect, self.fn, args, values))
+        return [item async for item in self.fn(*args, **values)]
 
     def values_from_text(
         self, given: Mapping[str, str | Sequence[str]], owner: str
@@ -227,10 +218,6 @@ def _collect(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     return list(fn(*args, **kwargs))
 
 
-async def _collect_async(items: collections.abc.AsyncIterator[Any]) -> list[Any]:
-    return [item async for item in items]
-
-
 def read_handler(fn: Callable[..., Any], owner: str) -> Handler:
     """Read ``fn`` (a function, method, ``functools.partial`` or callable object) once.
 
@@ -264,7 +251,7 @@ def read_handler(fn: Callable[..., Any], owner: str) -> Handler:
                 " mcptrio.Context, which receives the request's context (its id, session,"
                 " progress, logging, sampling, elicitation, roots, cancel scope and arguments)"
             )
-        if _asks_for(annotation, Context):
+        if _asks_for(annotation, HandlerContext):
             contexts.append(parameter.name)
         else:
             parameters.append(

@@ -1,4 +1,5 @@
-"""The :class:`Context`: the one type a server's handlers ask for by annotating a parameter.
+"""The context of the request a handler answers: :class:`HandlerContext`, the base of
+:class:`~mcptrio.server.context.Context`, the one type a server's handlers ask for.
 
 Any tool, resource, resource template, prompt, completer or completion handler may declare a
 parameter annotated ``Context`` (see :mod:`.handler`); the server passes the context of the
@@ -9,6 +10,10 @@ messages, sampling, elicitation, roots, and any other request or notification. E
 feature is refused with :class:`CapabilityNotNegotiated` before anything is sent when the client
 did not declare the capability.
 
+All is here but that ``server`` is a :class:`~mcptrio.Server`, which ``Context`` adds: the
+modules a ``Server`` is made of name this base, whose ``server`` is what a context reads of it
+(:class:`ContextServer`), and so do not depend on the ``Server`` class, which depends on them.
+
 The runtime's own per-request object (:class:`~mcptrio.runtime.context.RequestContext`, which a
 client's sampling and elicitation handlers receive) stays behind it: a server handler annotated
 with it is refused at registration. See ``docs/explanation/handlers.md``.
@@ -18,22 +23,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, Unpack
 
-import msgspec
 import trio
 
 from ..protocol.base import Notification, Request, RequestId, Result
 from ..protocol.errors import (
     CapabilityNotNegotiated,
-    InvalidParams,
     InvalidRequest,
     McpError,
 )
 from ..protocol.request_meta import RequestMeta
 from ..protocol.types import (
+    CacheScope,
     ClientCapabilities,
     CreateMessageRequest,
     CreateMessageResult,
@@ -57,17 +60,26 @@ from ..protocol.types.sampling import IncludeContext
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from ..tasks.context import TaskRequestContext
+from ..tasks.handle import TaskHandle
 from ..transports.http.endpoints.security import Principal, current_principal
-from .elicitation_schema import schema_for_elicitation
+from .elicitation_schema import Elicited, elicited, schema_for_elicitation
 from .input_rounds import InputRequired, InputRound
+from .lifespan import LifespanRunner
+from .request_state import RequestStateKey
+from .session_state import ServerSessionState
+from .task_inputs import BeginTask, TaskInputs
+from .task_requests import has_core_tasks, send_as_task
 
 if TYPE_CHECKING:
     from ..runtime.outgoing import RequestOptions
-    from ..tasks.handle import TaskHandle
-    from .server import Server
-    from .task_extension import TaskInputs
 
-__all__ = ["Context", "Elicited", "RequestHook"]
+__all__ = [
+    "DEFAULT_CLIENT_TIMEOUT",
+    "ContextServer",
+    "HandlerContext",
+    "RequestHook",
+    "Route",
+]
 
 T = TypeVar("T")
 ResultT = TypeVar("ResultT", bound=Result)
@@ -81,67 +93,78 @@ _SEVERITY = {level: rank for rank, level in enumerate(LOGGING_LEVELS)}
 DEFAULT_CLIENT_TIMEOUT = 600.0
 
 
-@dataclass(frozen=True, slots=True)
-class Elicited(Generic[T]):
-    """The user's answer to :meth:`Context.elicit`.
-
-    ``action`` is ``"accept"``, ``"decline"`` or ``"cancel"``. On ``accept``, ``content`` is
-    what the client sent and ``data`` is it converted to the type you asked with (or the same
-    dict when you passed a schema dict).
-    """
-
-    action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Any] | None
-    data: T | None
-
-
 class RequestHook(Protocol):
     """Wraps each request a server's handlers send to the client (``Server.request_hook``; for
     tracing, :mod:`mcptrio.otel`)."""
 
     def __call__(
-        self, ctx: Context, request: Request[Any], send: Callable[..., Awaitable[Any]]
+        self, ctx: HandlerContext, request: Request[Any], send: Callable[..., Awaitable[Any]]
     ) -> Awaitable[Any]:
         """Handshake era: ``send(request, on_id=None)`` sends ``request`` (perhaps changed, of
         the same type) and waits for its result, calling ``on_id`` with the id it goes under;
         return that awaitable or one around it."""
         ...
 
-    def asking(self, ctx: Context, requests: dict[str, Request[Any]]) -> dict[str, Request[Any]]:
+    def asking(
+        self, ctx: HandlerContext, requests: dict[str, Request[Any]]
+    ) -> dict[str, Request[Any]]:
         """Stateless era: the requests about to go out in an input-required result, by key;
         returns them (perhaps changed) to go out instead. The round ends right after."""
         ...
 
 
-class Context:
+class ContextServer(Protocol):
+    """What a context reads of the server answering its request (a :class:`~mcptrio.Server`
+    has all of it)."""
+
+    request_hook: RequestHook | None
+    request_state_key: RequestStateKey
+    cache_ttl_ms: int | None
+    cache_scope: CacheScope
+    _lifespan: LifespanRunner[Any]
+
+    def session_state(self, session: Session) -> ServerSessionState: ...
+
+
+#: What answers one request method: ``async (ctx, request) -> result``.
+Route = Callable[["HandlerContext", Any], Awaitable[Result]]
+
+
+class HandlerContext:
     """The request being answered, and what its handler can do for it.
 
-    Made by the server for each request; a handler receives it by annotating a parameter
-    ``Context``. It is valid while the request is being handled.
+    Made by the server for each request (as a :class:`~mcptrio.server.context.Context`); a
+    handler receives it by annotating a parameter ``Context``. It is valid while the request is
+    being handled.
     """
 
     __slots__ = ("_origin", "_round", "_runtime", "_task_inputs", "_task_prelude", "server")
 
-    def __init__(self, request_context: RequestContext, server: Server) -> None:
+    def __init__(self, request_context: RequestContext, server: ContextServer) -> None:
         self._runtime = request_context
         #: The :class:`~mcptrio.server.Server` answering the request.
         self.server = server
         self._round: InputRound | None = None
         # The context this one was made from by for_server: the request's rounds are its.
-        self._origin: Context | None = None
+        self._origin: HandlerContext | None = None
         # A 2026-07-28 task's context: where its asks go, and its request's _meta (the
         # request itself was answered with the task; see .task_extension).
         self._task_inputs: TaskInputs | None = None
         # The handler runs in its request until begin_task() (input_before_task tools).
         self._task_prelude = False
 
-    def for_server(self, server: Server) -> Context:
+    def for_server(self, server: ContextServer) -> Self:
         """This request's context as ``server`` sees it: for a mounted server answering it."""
-        other = Context(self._runtime, server)
+        other = type(self)(self._runtime, server)
         other._origin = self._origin or self
         other._task_inputs = self._task_inputs
         other._task_prelude = self._task_prelude
         return other
+
+    def _for_task(self, task_context: RequestContext) -> Self:
+        """The context of a task's work, started by this request (its ``task_context``
+        carries what the task reports), for the same server."""
+        return type(self)(task_context, self.server)
 
     @property
     def request_meta(self) -> RequestMeta | None:
@@ -159,8 +182,6 @@ class Context:
         answers its asks got; called anywhere else (in the task, in another era, in a call that
         is no task), it does nothing. See :mod:`.task_extension`."""
         if self._task_prelude:
-            from .task_extension import BeginTask
-
             raise BeginTask
 
     # ------------------------------------------------------------------ the request
@@ -319,27 +340,31 @@ class Context:
         options.setdefault("timeout", DEFAULT_CLIENT_TIMEOUT)
         return await self._send(request, options)
 
-    def _send(self, request: Request[ResultT], options: RequestOptions) -> Awaitable[ResultT]:
+    async def _send(self, request: Request[ResultT], options: RequestOptions) -> ResultT:
         # The hook of the server serving the session (a mounted server's handler asks through it).
         hook = (self._origin or self).server.request_hook
-        if hook is None:
-            return self._runtime.send_request(request, **options)
         runtime = self._runtime
+        if hook is None:
+            return await runtime.send_request(request, **options)
         if isinstance(runtime, TaskRequestContext):
             # A task's requests carry its id and make it input_required, hook or not.
-            return hook(self, request, functools.partial(runtime.send_request, **options))
-        send = functools.partial(runtime.session.request, related=runtime.request_id, **options)
-        return hook(self, request, send)
+            send = functools.partial(runtime.send_request, **options)
+        else:
+            send = functools.partial(runtime.session.request, related=runtime.request_id, **options)
+        result: ResultT = await hook(self, request, send)
+        return result
 
     async def request_as_task(
         self, request: Request[ResultT], *, ttl: float | None = None
     ) -> TaskHandle[ResultT]:
         """Send a sampling or elicitation request to the client as a task (2025-11-25, when the
         client declared it takes that request as a task); returns its
-        :class:`~mcptrio.TaskHandle` at once. ``ttl`` in seconds."""
-        from .task_calls import request_as_task
+        :class:`~mcptrio.TaskHandle` at once. ``ttl`` in seconds.
 
-        return await request_as_task(self, request, ttl)
+        The client must have declared ``tasks.requests.<that request>``:
+        :class:`CapabilityNotNegotiated` otherwise, before anything is sent."""
+        core = has_core_tasks(self.request_meta, self.session.connection)
+        return await send_as_task(self.send_request, self.client_capabilities, core, request, ttl)
 
     async def ask(
         self, requests: Mapping[str, Request[Any]], *, timeout: float | None = None
@@ -536,7 +561,7 @@ class Context:
         requested, target = schema_for_elicitation(schema)
         request = ElicitRequest(message=message, requested_schema=requested, mode="form")
         result = await self.send_request(request, key=key, timeout=timeout)
-        return _elicited(result, target)
+        return elicited(result, target)
 
     async def elicit_url(
         self,
@@ -572,16 +597,3 @@ class Context:
             raise self._missing("The client did not declare the roots capability", {"roots": {}})
         result = await self.send_request(ListRootsRequest(), key=key, timeout=timeout)
         return result.roots
-
-
-def _elicited(result: ElicitResult, target: type[Any] | None) -> Elicited[Any]:
-    content = result.content if isinstance(result.content, dict) else None
-    if result.action != "accept":
-        return Elicited(result.action, content, None)
-    if target is None:
-        return Elicited("accept", content, content)
-    try:
-        data = msgspec.convert(content or {}, target)
-    except msgspec.ValidationError as exc:
-        raise InvalidParams(f"The client's elicitation answer does not fit: {exc}") from None
-    return Elicited("accept", content, data)

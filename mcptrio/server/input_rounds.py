@@ -32,13 +32,29 @@ from ..protocol.revisions import Revision
 from ..protocol.types import InputRequest, InputRequiredResult
 from .request_state import RequestStateKey, params_digest
 
-__all__ = ["InputRequired", "InputRound"]
+__all__ = ["InputRequired", "InputRound", "ask_key", "typed_answer"]
 
 _SHORT = {
     "elicitation/create": "elicitation",
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
+
+
+def ask_key(method: str, number: int) -> str:
+    """The key of the ``number``-th ask without a key of its own: ``elicitation-1``..."""
+    return f"{_SHORT.get(method, method)}-{number}"
+
+
+def typed_answer(raw: Any, result_type: type[Result]) -> Result | None:
+    """An answer as it came (``raw``, ``None`` if none came) as ``result_type``; ``None`` for
+    one that does not fit, which is asked for again, as the spec prefers to an error."""
+    if raw is None:
+        return None
+    try:
+        return msgspec.convert(raw, result_type)
+    except msgspec.ValidationError:
+        return None
 
 
 class InputRequired(BaseException):
@@ -82,18 +98,11 @@ class InputRound:
     def next_key(self, method: str) -> str:
         """The key of the next ask without one of its own (the same in every run)."""
         self._asked += 1
-        return f"{_SHORT.get(method, method)}-{self._asked}"
+        return ask_key(method, self._asked)
 
     def answer(self, key: str, result_type: type[Result]) -> Result | None:
         """The answer under ``key`` as ``result_type``, or ``None`` if there is none yet."""
-        raw = self.answers.get(key)
-        if raw is None:
-            return None
-        try:
-            return msgspec.convert(raw, result_type)
-        except msgspec.ValidationError:
-            # An answer that does not fit is asked for again, as the spec prefers to an error.
-            return None
+        return typed_answer(self.answers.get(key), result_type)
 
     def result(self, asked: InputRequired, revision: Revision) -> InputRequiredResult:
         """The input-required result that ends this round."""

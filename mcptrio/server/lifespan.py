@@ -39,17 +39,15 @@ import contextlib
 import inspect
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 from ..protocol.errors import LocalError
 
-if TYPE_CHECKING:
-    from .server import Server
-
 __all__ = ["Lifespan", "LifespanError", "LifespanRunner"]
 
+S = TypeVar("S")
 #: ``lifespan(server)`` returns an async context manager whose value handlers reach.
-Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
+Lifespan = Callable[[S], AbstractAsyncContextManager[Any]]
 
 
 class LifespanError(LocalError, default_message="The server's lifespan failed to start"):
@@ -63,17 +61,18 @@ _IDLE = object()
 _ENDED = object()
 
 
-class LifespanRunner:
-    """The lifespan of one server: entered once, shared by every entry point meanwhile."""
+class LifespanRunner(Generic[S]):
+    """The lifespan of one server (of type ``S``): entered once, shared by every entry point
+    meanwhile."""
 
     __slots__ = ("_factory", "_generation", "_users", "_value", "owner")
 
-    def __init__(self, factory: Callable[[Server], Any] | None, owner: str) -> None:
+    def __init__(self, factory: Callable[[S], Any] | None, owner: str) -> None:
         if factory is not None and not callable(factory):
             raise TypeError(f"lifespan must be a function of the server, not {factory!r}")
         if factory is not None and inspect.isasyncgenfunction(factory):
             factory = asynccontextmanager(factory)
-        self._factory: Lifespan | None = factory
+        self._factory: Lifespan[S] | None = factory
         #: Who this is the lifespan of (for messages): ``"server 'notes'"``.
         self.owner = owner
         # Entry points inside the current opening (the one that entered it included), and
@@ -108,7 +107,7 @@ class LifespanRunner:
         return value
 
     @asynccontextmanager
-    async def running(self, server: Server) -> AsyncIterator[Any]:
+    async def running(self, server: S) -> AsyncIterator[Any]:
         """Enter the lifespan unless it is open already; yields its value (see the module
         docstring)."""
         if self._factory is None:

@@ -22,7 +22,7 @@ multiplexed on stdio.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
@@ -41,12 +41,10 @@ from ..protocol.types import (
     SubscriptionsListenResult,
     ToolListChangedNotification,
 )
-from .context import Context
+from .handler_context import HandlerContext
 from .session_state import ListKind
-from .subscription_bus import Change, TooManyListeners
-
-if TYPE_CHECKING:
-    from .server import Server
+from .subscription_bus import Change, SubscriptionBus, TooManyListeners
+from .task_extension import ExtensionTasks, watch_tasks
 
 __all__ = ["honoured_filter", "listen"]
 
@@ -81,11 +79,16 @@ def honoured_filter(
     )
 
 
-async def listen(server: Server, ctx: Context, request: SubscriptionsListenRequest) -> Any:
-    """Serve one listen stream (see the module docstring)."""
-    from .task_extension import watch_tasks
-
-    honoured = honoured_filter(request.notifications, server.capabilities())
+async def listen(
+    ctx: HandlerContext,
+    request: SubscriptionsListenRequest,
+    capabilities: ServerCapabilities,
+    bus: SubscriptionBus,
+    extension: ExtensionTasks,
+) -> Any:
+    """Serve one listen stream (see the module docstring) from ``bus``, honouring what
+    ``capabilities`` offer; the tasks it follows are those of ``extension``."""
+    honoured = honoured_filter(request.notifications, capabilities)
     task_ids: list[str] = []
     asked_tasks = request.notifications.task_ids
     if asked_tasks:
@@ -95,7 +98,7 @@ async def listen(server: Server, ctx: Context, request: SubscriptionsListenReque
                 f"Task notifications need the {ext.EXTENSION_ID} extension, which the"
                 " request's clientCapabilities do not declare"
             )
-        task_ids = await server.task_extension.accepted_ids(ctx, asked_tasks)
+        task_ids = await extension.accepted_ids(ctx, asked_tasks)
         honoured.task_ids = task_ids
     wanted: tuple[tuple[ListKind, Any], ...] = (
         ("tools", honoured.tools_list_changed),
@@ -105,7 +108,7 @@ async def listen(server: Server, ctx: Context, request: SubscriptionsListenReque
     kinds = [kind for kind, asked in wanted if asked is True]
     uris = honoured.resource_subscriptions
     try:
-        listener = server.subscriptions.subscribe(kinds, uris if isinstance(uris, list) else ())
+        listener = bus.subscribe(kinds, uris if isinstance(uris, list) else ())
     except TooManyListeners as exc:
         raise InternalError(str(exc)) from None
     except ValueError as exc:
@@ -115,13 +118,13 @@ async def listen(server: Server, ctx: Context, request: SubscriptionsListenReque
         await ctx.notify(SubscriptionsAcknowledgedNotification(notifications=honoured, meta=tag))
         async with trio.open_nursery() as nursery:
             if task_ids:
-                nursery.start_soon(watch_tasks, server.tasks, ctx, task_ids, tag)
+                nursery.start_soon(watch_tasks, extension.supervisor, ctx, task_ids, tag)
             async for change in listener.changes():
                 await ctx.notify(_notification(change, tag))
             # The bus closed: the stream ends, task watchers with it.
             nursery.cancel_scope.cancel()
     finally:
-        server.subscriptions.unsubscribe(listener)
+        bus.unsubscribe(listener)
     return SubscriptionsListenResult(meta=dict(tag))
 
 

@@ -11,20 +11,39 @@ never forwarded, so sending a message cannot log about sending it in a loop.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..protocol.types import LoggingMessageNotification
 from ..protocol.types.logging import LoggingLevel
+from .handler_context import ContextServer, HandlerContext
+from .session_state import ServerSessionState
 
-if TYPE_CHECKING:
-    from .context import Context
-    from .server import Server
-
-__all__ = ["ClientLogHandler", "current_context", "level_for"]
+__all__ = ["ClientLogHandler", "LoggingServer", "current_context", "handling", "level_for"]
 
 #: The context of the request the current task is handling (set by the server).
-current_context: ContextVar[Context | None] = ContextVar("mcptrio_current_context", default=None)
+current_context: ContextVar[HandlerContext | None] = ContextVar(
+    "mcptrio_current_context", default=None
+)
+
+
+@contextmanager
+def handling(ctx: HandlerContext) -> Iterator[None]:
+    """Make ``ctx`` the :data:`current_context` for the block (a task's run of its handler)."""
+    token = current_context.set(ctx)
+    try:
+        yield
+    finally:
+        current_context.reset(token)
+
+
+class LoggingServer(ContextServer, Protocol):
+    """What the handler reads of the server whose clients it logs to: the state of the
+    session a request came in on, and of every session."""
+
+    def session_states(self) -> list[ServerSessionState]: ...
 
 
 def level_for(levelno: int) -> LoggingLevel:
@@ -43,7 +62,7 @@ def level_for(levelno: int) -> LoggingLevel:
 class ClientLogHandler(logging.Handler):
     """A ``logging.Handler`` that sends records to the server's clients."""
 
-    def __init__(self, server: Server, level: int = logging.NOTSET) -> None:
+    def __init__(self, server: LoggingServer, level: int = logging.NOTSET) -> None:
         super().__init__(level)
         self.server = server
 

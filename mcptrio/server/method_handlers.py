@@ -4,17 +4,19 @@
 request's type up there and awaits the handler with the request's :class:`~.context.Context`.
 The four list methods are one handler made four times (:meth:`MethodHandlers._lister`): one
 cursor scheme, one page size, and definitions in the newest shape (the session's connection fits
-them to the negotiated revision).
+them to the negotiated revision). What the handlers read of the server, they read when a
+request comes (:class:`HandledServer`): its settings may change while it serves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from ..protocol.base import EmptyResult, Request, Result
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
+    CacheScope,
     CallToolRequest,
     CompleteRequest,
     CompleteResult,
@@ -30,27 +32,54 @@ from ..protocol.types import (
     ListToolsResult,
     ReadResourceRequest,
     ReadResourceResult,
+    ServerCapabilities,
     SetLevelRequest,
     SubscribeRequest,
     SubscriptionsListenRequest,
     UnsubscribeRequest,
 )
 from ..protocol.types.common import PaginatedRequest
-from .context import Context
-from .forwarding import ForwardedResource, ForwardedTemplate, ForwardedTool
+from ..runtime.session import Session
+from ..tasks import TaskSupervisor
+from .completion import CompletionEngine
+from .forwarding import ForwardedPrompt, ForwardedResource, ForwardedTemplate, ForwardedTool
+from .handler_context import HandlerContext, Route
 from .listen import listen
 from .pagination import paginate
-from .resources import read_resource, read_static
+from .prompts import RegisteredPrompt
+from .registry import Registry
+from .resources import RegisteredResource, RegisteredTemplate, read_resource, read_static
+from .session_state import ServerSessionState
+from .subscription_bus import SubscriptionBus
 from .task_calls import ServerTasks
+from .task_extension import ExtensionTasks
 from .tools import RegisteredTool
 
-if TYPE_CHECKING:
-    from .server import Server
+__all__ = ["HandledServer", "MethodHandlers"]
 
-__all__ = ["MethodHandlers", "Route"]
-
-Route = Callable[[Context, Any], Awaitable[Result]]
 D = TypeVar("D", covariant=True)
+
+
+class HandledServer(Protocol):
+    """What the method handlers read of their server (a :class:`~mcptrio.Server` has it)."""
+
+    tools: Registry[RegisteredTool | ForwardedTool]
+    resources: Registry[RegisteredResource | ForwardedResource]
+    templates: Registry[RegisteredTemplate | ForwardedTemplate]
+    prompts: Registry[RegisteredPrompt | ForwardedPrompt]
+    completions: CompletionEngine
+    page_size: int | None
+    cache_ttl_ms: int | None
+    cache_scope: CacheScope
+    subscriptions: SubscriptionBus
+    tasks: TaskSupervisor
+    task_extension: ExtensionTasks
+
+    def required_scopes(self, method: str, key: str) -> frozenset[str]: ...
+
+    def session_state(self, session: Session) -> ServerSessionState: ...
+
+    def capabilities(self) -> ServerCapabilities: ...
 
 
 class _Described(Protocol[D]):
@@ -61,7 +90,7 @@ class _Described(Protocol[D]):
 class MethodHandlers:
     """The request handlers of one server."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: HandledServer) -> None:
         self.server = server
         self.routes: dict[type[Request[Any]], Route] = {
             CallToolRequest: self.call_tool,
@@ -86,7 +115,7 @@ class MethodHandlers:
             ReadResourceRequest: self._reads_at_once,
         }
         #: Task-augmented tools/call and tasks/* (2025-11-25, :mod:`.task_calls`).
-        self.tasks = ServerTasks(server)
+        self.tasks = ServerTasks(server.tasks)
         self.routes.update(self.tasks.routes())
         #: tasks/get, tasks/update and tasks/cancel of the 2026-07-28 tasks extension.
         self.routes.update(server.task_extension.routes())
@@ -100,7 +129,7 @@ class MethodHandlers:
         """The handler of a ``*/list`` method: one page of ``registry``'s definitions in the
         result's ``field``, with the next cursor (``None`` on the last page)."""
 
-        async def list_page(ctx: Context, request: PaginatedRequest[Any]) -> Result:
+        async def list_page(ctx: HandlerContext, request: PaginatedRequest[Any]) -> Result:
             cursor = request.cursor if isinstance(request.cursor, str) else None
             items = list(registry.values())
             page, next_cursor = paginate(field, items, cursor, self.server.page_size)
@@ -114,23 +143,19 @@ class MethodHandlers:
 
         return list_page
 
-    def call_tool(self, ctx: Context, request: CallToolRequest) -> Awaitable[Result]:
-        # Not a coroutine: a call that is no task returns the tool's own (one coroutine less a
-        # call; with the checks below, 0.9 us of an in-memory call's 10, measured 2026-11-29).
-        tool = self.server.tools.lookup(request.name)
-        if tool is None:
-            tool = self.server.tools.require(request.name)  # raises
+    async def call_tool(self, ctx: HandlerContext, request: CallToolRequest) -> Result:
+        tool = self.server.tools.require(request.name)
         if tool.scopes:
             ctx.require_scopes(tool.scopes)
         arguments = request.arguments if isinstance(request.arguments, dict) else None
         # A tool that is never a task, called without one, is called in either era.
         if request.task is None and getattr(tool, "task_support", "forbidden") == "forbidden":
-            return tool.call(ctx, arguments)
-        return self._call_tool_maybe_task(ctx, tool, request, arguments)
+            return await tool.call(ctx, arguments)
+        return await self._call_tool_maybe_task(ctx, tool, request, arguments)
 
     async def _call_tool_maybe_task(
         self,
-        ctx: Context,
+        ctx: HandlerContext,
         tool: RegisteredTool | ForwardedTool,
         request: CallToolRequest,
         arguments: dict[str, Any] | None,
@@ -147,34 +172,26 @@ class MethodHandlers:
                 return as_task
         return await tool.call(ctx, arguments)
 
-    def answers_at_once(self, request: Request[Any]) -> bool:
-        """Whether ``request`` is answered where it was decoded (see :mod:`.eager`): never
-        through middleware, which may wait. Asked of the server's request chain, not of its
-        ``middleware`` (a tuple made per request)."""
-        check = self.at_once.get(type(request))
-        return check is not None and self.server._request_chain is None and check(request)
-
     def _calls_at_once(self, request: CallToolRequest) -> bool:
         # A tool that is never a task, called without one, takes call_tool's straight path.
-        tool = self.server.tools.lookup(request.name)
+        tool = self.server.tools.get(request.name)
         return request.task is None and getattr(tool, "answers_at_once", False)
 
     def _reads_at_once(self, request: ReadResourceRequest) -> bool:
         # A static resource (forwarded ones have no answers_at_once), not a template.
-        return getattr(self.server.resources.lookup(request.uri), "answers_at_once", False)
+        return getattr(self.server.resources.get(request.uri), "answers_at_once", False)
 
-    def read_resource(
-        self, ctx: Context, request: ReadResourceRequest
-    ) -> Awaitable[ReadResourceResult]:
-        # Not a coroutine, and a static resource looked up once (see call_tool).
+    async def read_resource(
+        self, ctx: HandlerContext, request: ReadResourceRequest
+    ) -> ReadResourceResult:
         uri = request.uri
-        resource = self.server.resources.lookup(uri)
+        resource = self.server.resources.get(uri)
         if resource is None:
             ctx.require_scopes(self.server.required_scopes("resources/read", uri))
-            return read_resource(self.server.resources, self.server.templates, ctx, uri)
+            return await read_resource(self.server.resources, self.server.templates, ctx, uri)
         if resource.scopes:
             ctx.require_scopes(resource.scopes)
-        return read_static(resource, ctx)
+        return await read_static(resource, ctx)
 
     def _served(self, uri: str) -> object | None:
         """The resource, or else the first template, that serves ``uri``."""
@@ -183,7 +200,7 @@ class MethodHandlers:
             return resource
         return next((t for t in self.server.templates.snapshot() if t.match(uri) is not None), None)
 
-    async def subscribe(self, ctx: Context, request: SubscribeRequest) -> EmptyResult:
+    async def subscribe(self, ctx: HandlerContext, request: SubscribeRequest) -> EmptyResult:
         served = self._served(request.uri)
         if served is None:
             raise ResourceNotFound(f"Resource not found: {request.uri}", data={"uri": request.uri})
@@ -193,23 +210,30 @@ class MethodHandlers:
         self.server.session_state(ctx.session).subscribe(request.uri)
         return EmptyResult()
 
-    async def unsubscribe(self, ctx: Context, request: UnsubscribeRequest) -> EmptyResult:
+    async def unsubscribe(self, ctx: HandlerContext, request: UnsubscribeRequest) -> EmptyResult:
         self.server.session_state(ctx.session).unsubscribe(request.uri)
         return EmptyResult()
 
-    async def get_prompt(self, ctx: Context, request: GetPromptRequest) -> GetPromptResult:
+    async def get_prompt(self, ctx: HandlerContext, request: GetPromptRequest) -> GetPromptResult:
         prompt = self.server.prompts.require(request.name)
         ctx.require_scopes(prompt.scopes)
         return await prompt.render(ctx, _given(request.arguments))
 
-    async def complete(self, ctx: Context, request: CompleteRequest) -> CompleteResult:
+    async def complete(self, ctx: HandlerContext, request: CompleteRequest) -> CompleteResult:
         return await self.server.completions.complete(ctx, request)
 
-    async def listen(self, ctx: Context, request: SubscriptionsListenRequest) -> Result:
-        result: Result = await listen(self.server, ctx, request)
+    async def listen(self, ctx: HandlerContext, request: SubscriptionsListenRequest) -> Result:
+        server = self.server
+        result: Result = await listen(
+            ctx,
+            request,
+            server.capabilities(),
+            server.subscriptions,
+            server.task_extension,
+        )
         return result
 
-    async def set_level(self, ctx: Context, request: SetLevelRequest) -> EmptyResult:
+    async def set_level(self, ctx: HandlerContext, request: SetLevelRequest) -> EmptyResult:
         self.server.session_state(ctx.session).log_level = request.level
         return EmptyResult()
 

@@ -18,7 +18,7 @@ another mount's) is left out, with a warning, rather than shadowed.
 
 Liveness. The mount does not copy handlers: each forwarded item looks the mounted server's item
 up when it is called, and a change in the mounted server (a tool added or removed, a resource
-updated) is heard through :meth:`~.composition.CompositionMethods.watch` and replayed here, so
+updated) is heard through :meth:`~.server.Server.watch` and replayed here, so
 this server's clients get ``notifications/<kind>/list_changed`` and
 ``notifications/resources/updated`` for it. Mounting and unmounting while sessions run send
 list-changed too.
@@ -34,7 +34,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
 import msgspec
 
@@ -44,11 +45,12 @@ from ..protocol.types import (
     CompleteContext,
     CompleteRequest,
     GetPromptResult,
+    Implementation,
     PromptReference,
     ResourceContents,
     ResourceTemplateReference,
 )
-from .context import Context
+from .completion import CompletionEngine
 from .forwarding import (
     CompleteForwarder,
     ForwardedItem,
@@ -57,14 +59,15 @@ from .forwarding import (
     ForwardedTemplate,
     ForwardedTool,
 )
-from .resources import read_resource
+from .handler_context import ContextServer, HandlerContext
+from .prompts import RegisteredPrompt
+from .registry import Registry
+from .resources import RegisteredResource, RegisteredTemplate, read_resource
 from .session_state import ListKind
+from .subscription_bus import Change
+from .tools import RegisteredTool
 
-if TYPE_CHECKING:
-    from .composition import Change
-    from .server import Server
-
-__all__ = ["NAMESPACE", "Mount"]
+__all__ = ["NAMESPACE", "Mount", "MountableServer", "Mounts"]
 
 log = logging.getLogger("mcptrio.server")
 
@@ -81,14 +84,34 @@ def check_namespace(namespace: str) -> str:
     return namespace
 
 
+class MountableServer(ContextServer, Protocol):
+    """What a mount reads and changes of the server mounting and of the server mounted (a
+    :class:`~mcptrio.Server` has it): their contents, and how they tell of changes."""
+
+    info: Implementation
+    tools: Registry[RegisteredTool | ForwardedTool]
+    resources: Registry[RegisteredResource | ForwardedResource]
+    templates: Registry[RegisteredTemplate | ForwardedTemplate]
+    prompts: Registry[RegisteredPrompt | ForwardedPrompt]
+    completions: CompletionEngine
+
+    def add_forwarded(self, item: ForwardedItem) -> ForwardedItem: ...
+
+    def notify_resource_updated(self, uri: str) -> int: ...
+
+    def watch(self, watcher: Callable[[Change], None]) -> Callable[[], None]: ...
+
+    def open_lifespan(self) -> AbstractAsyncContextManager[Any]: ...
+
+
 class Mount:
     """``child``'s contents served by ``parent`` under ``namespace`` (made by
     :meth:`~.server.Server.mount`; :meth:`~.server.Server.unmount` closes it)."""
 
     def __init__(
         self,
-        parent: Server,
-        child: Server,
+        parent: MountableServer,
+        child: MountableServer,
         namespace: str,
         *,
         rename: Callable[[str], str] | None = None,
@@ -183,7 +206,7 @@ class Mount:
         child = self.child
         definition = msgspec.structs.replace(child.tools[name].definition, name=self.name(name))
 
-        async def call(ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
+        async def call(ctx: HandlerContext, arguments: dict[str, Any] | None) -> CallToolResult:
             return await child.tools.require(name).call(ctx.for_server(child), arguments)
 
         try:
@@ -196,13 +219,13 @@ class Mount:
         prompt = child.prompts[name]
         definition = msgspec.structs.replace(prompt.definition, name=self.name(name))
 
-        async def render(ctx: Context, arguments: dict[str, str] | None) -> GetPromptResult:
+        async def render(ctx: HandlerContext, arguments: dict[str, str] | None) -> GetPromptResult:
             return await child.prompts.require(name).render(ctx.for_server(child), arguments)
 
         complete = self._completer(PromptReference(name=name), bool(prompt.completions))
         return ForwardedPrompt(definition, render, complete=complete)
 
-    async def _read(self, ctx: Context, uri: str) -> list[ResourceContents]:
+    async def _read(self, ctx: HandlerContext, uri: str) -> list[ResourceContents]:
         child = self.child
         result = await read_resource(child.resources, child.templates, ctx.for_server(child), uri)
         return result.contents
@@ -225,7 +248,7 @@ class Mount:
             return None
 
         async def complete(
-            ctx: Context, argument: str, value: str, arguments: dict[str, str]
+            ctx: HandlerContext, argument: str, value: str, arguments: dict[str, str]
         ) -> list[str]:
             request = CompleteRequest(
                 ref=ref,
@@ -236,6 +259,38 @@ class Mount:
             return list(answer.completion.values)
 
         return complete
+
+
+class Mounts:
+    """The servers mounted in ``parent``, by namespace."""
+
+    __slots__ = ("_by_namespace", "_parent")
+
+    def __init__(self, parent: MountableServer) -> None:
+        self._parent = parent
+        self._by_namespace: dict[str, Mount] = {}
+
+    def add(self, child: MountableServer, namespace: str) -> Mount:
+        """Mount ``child`` under ``namespace``; ``ValueError`` for a namespace in use, one the
+        tool-name rules forbid, or the parent itself."""
+        if namespace in self._by_namespace:
+            raise ValueError(f"The namespace {namespace!r} is already mounted")
+        if child is self._parent:
+            raise ValueError("A server cannot mount itself")
+        mount = self._by_namespace[namespace] = Mount(self._parent, child, namespace)
+        return mount
+
+    def remove(self, namespace: str) -> bool:
+        """Unmount what is mounted under ``namespace``; ``False`` if nothing is."""
+        mount = self._by_namespace.pop(namespace, None)
+        if mount is None:
+            return False
+        mount.close()
+        return True
+
+    def lifespans(self) -> list[AbstractAsyncContextManager[Any]]:
+        """The lifespans of the servers mounted now, to open while the parent serves."""
+        return [mount.child.open_lifespan() for mount in self._by_namespace.values()]
 
 
 def _key(item: ForwardedItem) -> str:

@@ -64,8 +64,8 @@ from ..protocol.types import (
     TextContent,
 )
 from .completion import ArgumentCompleter, Completer, read_completions
-from .context import Context
 from .handler import Handler, default_name, read_handler
+from .handler_context import HandlerContext
 from .registry import DescriptionOptions, Registered
 
 __all__ = [
@@ -178,7 +178,9 @@ class RegisteredPrompt(Registered[Prompt]):
             meta=self.meta,
         )
 
-    async def render(self, ctx: Context, arguments: Mapping[str, str] | None) -> GetPromptResult:
+    async def render(
+        self, ctx: HandlerContext, arguments: Mapping[str, str] | None
+    ) -> GetPromptResult:
         """Check and convert ``arguments``, call the function, return its messages.
 
         Raises ``InvalidParams`` for an unknown or missing argument or a value that does not

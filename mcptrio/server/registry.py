@@ -115,7 +115,7 @@ class Registry(Mapping[str, T], Generic[T]):
     :meth:`require` says of a key that names nothing (``"Unknown tool: {key}"``).
     """
 
-    __slots__ = ("_items", "_on_change", "_unknown", "_what", "lookup")
+    __slots__ = ("_items", "_on_change", "_unknown", "_what")
 
     def __init__(
         self,
@@ -124,9 +124,6 @@ class Registry(Mapping[str, T], Generic[T]):
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self._items: dict[str, T] = {}
-        #: What ``key`` names, or ``None``: :meth:`get` without a default, as the dict's own
-        #: (C) method, for the request path (a Python call less per lookup).
-        self.lookup: Callable[[str], T | None] = self._items.get
         self._what = what
         self._unknown = unknown
         self._on_change = on_change
@@ -139,7 +136,7 @@ class Registry(Mapping[str, T], Generic[T]):
     @overload
     def get(self, key: str, /, default: T | D) -> T | D: ...
     def get(self, key: str, /, default: Any = None) -> Any:
-        # The request path looks things up here: a dict's own get, not Mapping's try/except.
+        # The dict's own get, not Mapping's try/except: a miss raises nothing.
         return self._items.get(key, default)
 
     def require(self, key: str) -> T:

@@ -71,9 +71,9 @@ from ..protocol.types import (
     ResourceTemplate,
 )
 from .completion import ArgumentCompleter, Completer, read_completions
-from .context import Context
 from .forwarding import ForwardedResource, ForwardedTemplate
 from .handler import Handler, default_name, read_handler
+from .handler_context import HandlerContext
 from .registry import DescriptionOptions, Registered
 from .uri_template import UriTemplate
 
@@ -240,20 +240,14 @@ class RegisteredResource(_Description[Resource]):
     @property
     def answers_at_once(self) -> bool:
         """Whether a read is answered where it was decoded (see :mod:`.eager`)."""
-        handler = self.handler
-        if handler is None:
-            return True
-        # Handler.never_suspends, with none of its calls.
-        judged = handler.judged
-        return judged is not None and judged.function.__code__ is judged.code
+        return self.handler is None or self.handler.never_suspends
 
-    async def read(self, ctx: Context) -> list[ResourceContents]:
+    async def read(self, ctx: HandlerContext) -> list[ResourceContents]:
         """The contents (calls the function, if there is one)."""
         if self.handler is None:
             contents = list(self._contents)
         else:
-            direct = self.handler.direct
-            value = await (self.handler.call(ctx, {}) if direct is None else direct())
+            value = await self.handler.call(ctx, {})
             contents = to_resource_contents(value, self.uri, self.mime_type)
         return contents
 
@@ -345,7 +339,7 @@ class RegisteredTemplate(_Description[ResourceTemplate]):
         return self.template.match(uri)
 
     async def read(
-        self, ctx: Context, uri: str, variables: Mapping[str, Any]
+        self, ctx: HandlerContext, uri: str, variables: Mapping[str, Any]
     ) -> list[ResourceContents]:
         """Convert ``variables`` (from :meth:`match`), call the function, return the contents.
 
@@ -397,7 +391,7 @@ def make_template(
 async def read_resource(
     resources: Mapping[str, RegisteredResource | ForwardedResource],
     templates: Mapping[str, RegisteredTemplate | ForwardedTemplate],
-    ctx: Context,
+    ctx: HandlerContext,
     uri: str,
 ) -> ReadResourceResult:
     """Answer ``resources/read`` for ``uri`` from a server's resources and templates.
@@ -420,7 +414,7 @@ async def read_resource(
 
 
 async def read_static(
-    resource: RegisteredResource | ForwardedResource, ctx: Context
+    resource: RegisteredResource | ForwardedResource, ctx: HandlerContext
 ) -> ReadResourceResult:
     """Answer ``resources/read`` of ``resource`` (a static one, found by its URI)."""
     return _cached(resource, ctx, ReadResourceResult(contents=await resource.read(ctx)))
@@ -428,7 +422,7 @@ async def read_static(
 
 def _cached(
     item: _Description[Any] | ForwardedResource | ForwardedTemplate,
-    ctx: Context,
+    ctx: HandlerContext,
     result: ReadResourceResult,
 ) -> ReadResourceResult:
     """``result`` with the cache hints of ``item``, else of the server (revisions before

@@ -24,24 +24,23 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Final, Literal, TextIO
+from typing import Final, Literal, Protocol, TextIO
 
 import trio
 
 from ..protocol.revisions import HANDSHAKE_SUPPORTED, STATELESS_SUPPORTED
+from ..protocol.types import Implementation
 from ..runtime.nurseries import open_unwrapping_nursery
 from .scale_out import check_redis_url, open_scale_out
-from .worker import serve_worker, take_worker_setup
+from .worker import WorkerServer, serve_worker, take_worker_setup
 from .workers import serve_workers
-
-if TYPE_CHECKING:
-    from .server import Server
 
 __all__ = [
     "DEFAULT_GRACE",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "TRANSPORTS",
+    "RunnableServer",
     "TransportName",
     "run_server",
 ]
@@ -65,8 +64,37 @@ _NO_SHARED_SESSIONS = (
 )
 
 
+class RunnableServer(WorkerServer, Protocol):
+    """What :func:`run_server` runs: a server's ``serve_*`` entry points (a
+    :class:`~mcptrio.Server` has them), or its sessions when it is a worker."""
+
+    info: Implementation
+
+    async def serve_stdio(self) -> None: ...
+
+    async def serve_http(
+        self,
+        host: str = ...,
+        port: int = ...,
+        *,
+        path: str = ...,
+        front_end: Literal["builtin", "hypercorn"] = ...,
+        parser: Literal["auto", "h11", "httptools"] = ...,
+        task_status: trio.TaskStatus[str] = ...,
+    ) -> None: ...
+
+    async def serve_websocket(
+        self,
+        host: str = ...,
+        port: int = ...,
+        *,
+        path: str = ...,
+        task_status: trio.TaskStatus[str] = ...,
+    ) -> None: ...
+
+
 def run_server(
-    server: Server,
+    server: RunnableServer,
     transport: TransportName = "stdio",
     *,
     host: str = DEFAULT_HOST,
@@ -150,7 +178,7 @@ def _check_workers(transport: str, front_end: str, workers: int, grace: float) -
 
 
 async def _supervise(
-    server: Server,
+    server: RunnableServer,
     supervise: Callable[..., Awaitable[None]],
     workers: int,
     path: str,
@@ -172,7 +200,7 @@ async def _cancel_on_signal(signals: AsyncIterator[int], scope: trio.CancelScope
 
 
 async def _serve_http(
-    server: Server,
+    server: RunnableServer,
     host: str,
     port: int,
     path: str,
@@ -198,6 +226,6 @@ async def _serve_http(
 
 
 async def _serve_websocket(
-    server: Server, host: str, port: int, path: str, *, task_status: trio.TaskStatus[str]
+    server: RunnableServer, host: str, port: int, path: str, *, task_status: trio.TaskStatus[str]
 ) -> None:
     await server.serve_websocket(host, port, path=path, task_status=task_status)

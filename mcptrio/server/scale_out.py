@@ -20,13 +20,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from .server import Server
+    from ..stores.bundle import Stores
 
-__all__ = ["REDIS_SCHEMES", "check_redis_url", "open_scale_out"]
+__all__ = ["REDIS_SCHEMES", "ScaledServer", "check_redis_url", "open_scale_out"]
+
+
+class ScaledServer(Protocol):
+    """A server that keeps what its workers share in a bundle of stores (a
+    :class:`~mcptrio.Server` is one)."""
+
+    def use_stores(self, stores: Stores) -> None: ...
+
 
 #: The URL schemes of a Redis (or Valkey) server that coredis connects to.
 REDIS_SCHEMES = ("redis", "rediss", "unix")
@@ -44,7 +52,7 @@ def check_redis_url(url: str) -> str:
 
 @asynccontextmanager
 async def open_scale_out(
-    server: Server, redis_url: str, *, prefix: str = "mcptrio:", **stores_options: Any
+    server: ScaledServer, redis_url: str, *, prefix: str = "mcptrio:", **stores_options: Any
 ) -> AsyncIterator[dict[str, Any]]:
     """The ``McpHttpApp`` keyword options that make this process one of several serving
     ``server`` at the same endpoint through the Redis server at ``redis_url``, open for the

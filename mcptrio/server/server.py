@@ -1,119 +1,63 @@
-"""The decorator-level :class:`Server`.
-
-A ``Server`` is a description (its info, instructions, tools, resources, prompts and
-completions) plus the request handler every session of it shares. It owns no tasks: each
-``serve_*`` method runs inside the caller's nursery, one server object can serve any number of
-sessions over any mix of transports at once, and what it does per session (list-changed
-notifications, resource subscriptions, queued log messages) runs as actors in that session's own
-nursery (see :mod:`.session_state`).
-
-::
-
-    server = mcptrio.Server("demo")
-
-    @server.tool
-    async def add(a: int, b: int) -> int:
-        return a + b
-
-    @server.resource("notes://{name}")
-    def note(name: str) -> str:
-        return NOTES[name]
-
-    @server.prompt(title="Code review")
-    def review(code: str) -> str:
-        return f"Please review:\\n{code}"
-
-Every decorator works bare (``@server.tool``) and with options (``@server.tool(title=...)``);
-each kind's options are declared once, in :class:`~.tools.ToolOptions`,
-:class:`~.resources.ResourceOptions` and :class:`~.prompts.PromptOptions`. The functions are
-read once, at registration, by one reader (see :mod:`.handler`).
-
-    server.run()                                     # a stdio server process
-    server.run("http")                               # http://127.0.0.1:8000/mcp
-    await nursery.start(server.serve_http)           # in your nursery: reports the URL
-    await nursery.start(server.serve_session, t)     # one session over any transport
-
-Everything can also be added and removed while sessions run (``add_tool``, ``remove_tool``,
-``add_resource``, ...): every session that negotiated the feature then gets the matching
-``notifications/<kind>/list_changed``.
+"""The decorator-level :class:`Server` (see the package docstring), made of parts: its
+contents (:mod:`.contents`), how it answers requests (:mod:`.dispatch`, :mod:`.method_handlers`),
+how it tells of changes (:mod:`.changes`), its sessions' states (:mod:`.session_state`).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+import ssl
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 import trio
 
-from ..protocol.base import Notification, Request, Result
+from ..protocol.base import Request, Result
 from ..protocol.connection import Connection
-from ..protocol.errors import MethodNotFound
-from ..protocol.http_headers import PropertyPath, header_params
+from ..protocol.http_headers import PropertyPath
 from ..protocol.revisions import SUPPORTED
-from ..protocol.skills_extension import EXTENSION_ID as SKILLS_ID
-from ..protocol.types import (
-    CacheScope,
-    Icon,
-    Implementation,
-    PromptsCapability,
-    ResourcesCapability,
-    ServerCapabilities,
-    ToolsCapability,
-)
+from ..protocol.types import CacheScope, Icon, Implementation, ServerCapabilities
 from ..runtime.context import RequestContext
 from ..runtime.session import Session
-from ..runtime.transport import Transport
+from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..tasks import TaskSupervisor
-from .changes import ChangeMethods
-from .completion import CompletionEngine
-from .composition import Change, CompositionMethods
+from ..transports.stdio import open_stdio_server_transport
+from .changes import ChangeNotices
+from .contents import ServerContents
 from .context import Context, RequestHook
-from .forwarding import (
-    ForwardedPrompt,
-    ForwardedResource,
-    ForwardedTemplate,
-    ForwardedTool,
-)
-from .input_rounds import InputRequired
+from .dispatch import RequestDispatch
+from .forwarding import ForwardedItem
 from .lifespan import LifespanRunner
-from .logging_bridge import ClientLogHandler, current_context
+from .logging_bridge import ClientLogHandler
 from .method_handlers import MethodHandlers
-from .middleware import Call, CallNext, Middleware, MiddlewareChains, notify_through
-from .prompts import PromptOptions, RegisteredPrompt, make_prompt
-from .registry import Registry, decorator, with_first
+from .middleware import Middleware
+from .mount import Mount, Mounts
+from .prompts import PromptOptions, RegisteredPrompt
+from .registry import decorator, with_first
 from .request_state import RequestStateKey
-from .resources import (
-    RegisteredResource,
-    RegisteredTemplate,
-    ResourceOptions,
-    make_resource,
-    make_template,
-)
-from .serving import ServingMethods
-from .session_state import ListKind, ServerSessionState
+from .resources import RegisteredResource, RegisteredTemplate, ResourceOptions
+from .running import DEFAULT_GRACE, TransportName, run_server
+from .session_state import ListKind, ServerSessionState, SessionStates
 from .skills import Skills
-from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
-from .task_calls import any_task_tools, open_serving, tasks_capability
-from .task_extension import ExtensionTasks, tasks_extension_capability
-from .tools import RegisteredTool, ToolOptions, make_tool
+from .subscription_bus import Change, LocalSubscriptionBus, SubscriptionBus
+from .task_calls import open_serving
+from .task_extension import ExtensionTasks
+from .tools import RegisteredTool, ToolOptions
 
 if TYPE_CHECKING:
     from ..stores.bundle import Stores
-    from .mount import Mount
+    from ..transports.http.endpoints.security import HttpSecurity
+    from ..transports.http.engine.builtin_server import ServerLimits
 
 __all__ = ["Server"]
 
-log = logging.getLogger("mcptrio.server")
-
 F = TypeVar("F", bound=Callable[..., Any])
-_NO_SCOPES: frozenset[str] = frozenset()
 
 
-class Server(CompositionMethods, ServingMethods, ChangeMethods):
+class Server:
     """An MCP server: tools, resources, prompts and completions, served over any transport.
 
     ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
@@ -180,11 +124,6 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
                 tasks = TaskSupervisor(stores.task_store)
         #: Seals the ``requestState`` of input-required results (share it between workers).
         self.request_state_key = RequestStateKey(request_state_key)
-        #: Where list changes and resource updates reach the listen streams (2026-07-28).
-        self.subscriptions: SubscriptionBus = (
-            LocalSubscriptionBus() if subscriptions is None else subscriptions
-        )
-        self.follow_remote_changes()
         if cache_ttl_ms is not None and cache_ttl_ms < 0:
             raise ValueError(f"cache_ttl_ms must be >= 0, not {cache_ttl_ms}")
         #: The cache hints of 2026-07-28 (SEP-2549) on discover, list and read results: how long
@@ -192,60 +131,56 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         #: (``"private"``: this authorization context only). A resource may say otherwise.
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
-        # The trio run serving this server, for changes made from a sync handler's thread.
-        self._trio_token: trio.lowlevel.TrioToken | None = None
-        # tool_header_params, by tool name, until the tool list changes.
-        self._header_params: dict[str, dict[PropertyPath, str]] = {}
+        self._states = SessionStates()
+        bus = LocalSubscriptionBus() if subscriptions is None else subscriptions
+        self._changes = ChangeNotices(bus, self._states)
+        self._changes.follow_remote()
+        contents = self._contents = ServerContents(self._changes.list_changed)
         #: The registered tools by name (live and read-only: register through the server).
-        self.tools: Registry[RegisteredTool | ForwardedTool] = Registry(
-            "A tool named {key!r}", "Unknown tool: {key}", lambda: self._changed("tools")
-        )
+        self.tools = contents.tools
         #: The registered resources with a fixed URI, by URI.
-        self.resources: Registry[RegisteredResource | ForwardedResource] = Registry(
-            "A resource with URI {key!r}", on_change=lambda: self._changed("resources")
-        )
+        self.resources = contents.resources
         #: The registered resource templates, by URI template.
-        self.templates: Registry[RegisteredTemplate | ForwardedTemplate] = Registry(
-            "A resource template {key!r}", on_change=lambda: self._changed("resources")
-        )
+        self.templates = contents.templates
         #: The registered prompts by name.
-        self.prompts: Registry[RegisteredPrompt | ForwardedPrompt] = Registry(
-            "A prompt named {key!r}", "Unknown prompt: {key!r}", lambda: self._changed("prompts")
-        )
-        self.completions = CompletionEngine(self.prompts, self.templates)
-        self._states: weakref.WeakKeyDictionary[Session, ServerSessionState] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.prompts = contents.prompts
+        #: The completers of the prompts and templates, and the completion handler.
+        self.completions = contents.completions
         #: Runs the tools called as tasks, in a nursery open while the server is served (see
         #: :mod:`mcptrio.tasks`); pass your own for another store or other limits.
         self.tasks = TaskSupervisor() if tasks is None else tasks
         #: The 2026-07-28 tasks extension's side of this server (on the same supervisor).
         self.task_extension = ExtensionTasks(self)
-        # Bound once, and shared by every session: a bound method made per session is 64 bytes
-        # each session keeps.
-        self._bound_handle_request = self.handle_request
-        self._bound_handle_notification = self._handle_notification
-        self._bound_session_started = self._session_started
-        self._bound_session_ended = self._session_ended
         handlers = MethodHandlers(self)
-        self._routes = handlers.routes
-        self._bound_answers_at_once = handlers.answers_at_once
-        self._watchers: list[Callable[[Change], None]] = []
-        self._mounts: dict[str, Mount] = {}
+        self._dispatch = RequestDispatch(
+            handlers.routes, handlers.at_once, functools.partial(Context, server=self)
+        )
+        # Bound once, and shared by every session.
+        self._bound_handle_request = self.handle_request
+        self._bound_handle_notification = self._dispatch.handle_notification
+        self._bound_session_started = self._states.session_started
+        self._bound_session_ended = self._states.session_ended
+        self._bound_answers_at_once = self._dispatch.answers_at_once
+        self._mounts = Mounts(self)
         #: Opened before serving, closed after (see :mod:`.lifespan`); ``ctx.lifespan`` is
         #: what it yields.
-        self._lifespan = LifespanRunner(lifespan, f"server {name!r}")
-        self._middleware = MiddlewareChains(self._dispatch)
-        # The request chain (None while no middleware is installed: then one test is the whole
-        # cost of middleware to a request, see handle_request).
-        self._request_chain: CallNext | None = None
+        self._lifespan: LifespanRunner[Server] = LifespanRunner(lifespan, f"server {name!r}")
         #: Wraps every request the handlers send to the client (:class:`.context.RequestHook`;
-        #: ``None``, the default, costs one attribute test a request).
+        #: ``None``, the default: sent as they are).
         self.request_hook: RequestHook | None = None
         #: The published skills (SEP-2640), once :meth:`add_skills` has published a folder.
         self.skills: Skills | None = None
         for mw in middleware:
             self.add_middleware(mw)
+
+    @property
+    def subscriptions(self) -> SubscriptionBus:
+        """Where list changes and resource updates reach the listen streams (2026-07-28)."""
+        return self._changes.bus
+
+    @subscriptions.setter
+    def subscriptions(self, bus: SubscriptionBus) -> None:
+        self._changes.bus = bus
 
     # ---------------------------------------------------------------- tools
 
@@ -267,48 +202,18 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         """Register ``fn`` as a tool (see :func:`~.tools.make_tool`); a second tool of the same
         name is refused, and so is an input schema whose ``x-mcp-header`` annotations break the
         rules (:class:`~mcptrio.protocol.http_headers.InvalidHeaderAnnotation`)."""
-        tool = make_tool(fn, **options)
-        header_params(tool.definition.input_schema)
-        self.tools.add(tool.name, tool)
-        return tool
+        return self._contents.add_tool(fn, **options)
 
     def tool_header_params(self, name: str) -> dict[PropertyPath, str] | None:
         """The ``x-mcp-header`` arguments of tool ``name`` (property path -> header name), for the
         Streamable HTTP checks of the stateless era; ``None`` for an unknown tool."""
-        found = self._header_params.get(name)
-        if found is None:
-            tool = self.tools.get(name)
-            if tool is None:
-                return None
-            found = self._header_params[name] = header_params(tool.definition.input_schema)
-        return found
+        return self._contents.tool_header_params(name)
 
     def required_scopes(self, method: str, key: str) -> frozenset[str]:
         """The OAuth scopes a call needs: of the tool or prompt named ``key`` (``tools/call``,
         ``prompts/get``), or the resource (or first matching template) at URI ``key``
         (``resources/read``). Empty for anything else, and for what is not registered."""
-        found: (
-            RegisteredTool
-            | RegisteredPrompt
-            | RegisteredResource
-            | RegisteredTemplate
-            | ForwardedTool
-            | ForwardedPrompt
-            | ForwardedResource
-            | ForwardedTemplate
-            | None
-        )
-        if method == "tools/call":
-            found = self.tools.get(key)
-        elif method == "prompts/get":
-            found = self.prompts.get(key)
-        elif method == "resources/read":
-            found = self.resources.get(key)
-            if found is None:
-                found = next((t for t in self.templates.values() if t.match(key) is not None), None)
-        else:
-            found = None
-        return _NO_SCOPES if found is None else found.scopes
+        return self._contents.required_scopes(method, key)
 
     def remove_tool(self, name: str) -> bool:
         """Remove the tool called ``name``; ``False`` if there was none."""
@@ -341,15 +246,7 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
 
         A ``uri`` with ``{variables}`` makes a template, whose ``source`` must be a function.
         """
-        if "{" in uri:
-            if not callable(source):
-                raise TypeError("A resource template needs a function to read it")
-            template = make_template(source, uri_template=uri, **options)
-            self.templates.add(template.uri_template, template)
-            return template
-        resource = make_resource(source, uri=uri, **options)
-        self.resources.add(resource.uri, resource)
-        return resource
+        return self._contents.add_resource(source, uri, **options)
 
     def remove_resource(self, uri: str) -> bool:
         """Remove the resource (or template) registered under ``uri``."""
@@ -366,7 +263,7 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
             skills = Skills(self, check_disk=check_disk)
             skills.add_folder(path, prefix)
             self.skills = skills
-            self._routes.update(skills.routes())
+            self._dispatch.routes.update(skills.routes())
         else:
             self.skills.add_folder(path, prefix)
         return self.skills
@@ -394,9 +291,7 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
     ) -> RegisteredPrompt:
         """Register ``fn`` as a prompt (see :func:`~.prompts.make_prompt`); a second prompt of
         the same name is refused."""
-        prompt = make_prompt(fn, **options)
-        self.prompts.add(prompt.name, prompt)
-        return prompt
+        return self._contents.add_prompt(fn, **options)
 
     def remove_prompt(self, name: str) -> bool:
         """Remove the prompt called ``name``; ``False`` if there was none."""
@@ -412,7 +307,7 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         ``@server.completion`` or ``@server.completion()``."""
         return decorator(self.completions.set_handler, fn, {})
 
-    # ---------------------------------------------------------------- logging
+    # ---------------------------------------------------------------- logging and middleware
 
     def bridge_logging(
         self, logger: str | logging.Logger | None = None, level: int = logging.DEBUG
@@ -423,119 +318,36 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         target.addHandler(handler)
         return handler
 
-    # ---------------------------------------------------------------- middleware
-
     def add_middleware(self, middleware: Middleware, *, outermost: bool = False) -> Middleware:
         """Install ``middleware`` inside those installed before it (``outermost``: around
         them all; see :mod:`.middleware`); returns it, so this works as a decorator. Requests
         and notifications that arrive from now on go through it, on sessions running already
         too."""
-        self._middleware.add(middleware, outermost=outermost)
-        self._request_chain = self._middleware.request
+        self._dispatch.middleware.add(middleware, outermost=outermost)
         return middleware
 
     def remove_middleware(self, middleware: Middleware) -> bool:
         """Uninstall ``middleware``; ``False`` if it was not installed."""
-        removed = self._middleware.remove(middleware)
-        self._request_chain = self._middleware.request
-        return removed
+        return self._dispatch.middleware.remove(middleware)
 
     @property
     def middleware(self) -> tuple[Middleware, ...]:
         """The installed middleware, outermost first."""
-        return self._middleware.installed
-
-    async def _dispatch(self, call: Call) -> Result:
-        """The end of a request's chain: its handler, with the params the chain passed on."""
-        ctx = call.context
-        assert ctx is not None
-        request = call.params
-        assert isinstance(request, Request)
-        if request is not ctx.request:
-            ctx._runtime.request = request
-        route = self._routes.get(type(request))
-        if route is None:
-            raise MethodNotFound(f"Method not found: {request.METHOD}")
-        try:
-            return await route(ctx, request)
-        except InputRequired as asked:
-            return ctx.input_required(asked)
-
-    async def _through_chain(
-        self, chain: CallNext, rctx: RequestContext, request: Request[Any]
-    ) -> Result:
-        ctx = Context(rctx, self)
-        token = current_context.set(ctx)
-        try:
-            result = await chain(Call(request, rctx.session, ctx, rctx.request_id))
-        finally:
-            current_context.reset(token)
-        if not isinstance(result, Result):
-            raise TypeError(
-                f"The middleware of {request.METHOD} returned {result!r}, not a result: return"
-                " what call_next returns, or a result of your own"
-            )
-        return result
-
-    def _handle_notification(
-        self, session: Session, notification: Notification
-    ) -> Awaitable[None] | None:
-        """A session's incoming notification, through the middleware when there is some (the
-        server itself acts on none of those that reach it)."""
-        chain = self._middleware.notification
-        if chain is None:
-            return None
-        return notify_through(chain, Call(notification, session))
-
-    # ---------------------------------------------------------------- sessions
+        return self._dispatch.middleware.installed
 
     def session_state(self, session: Session) -> ServerSessionState:
         """The server's state for ``session`` (its log level, subscriptions...)."""
-        state = self._states.get(session)
-        if state is None:
-            state = self._states[session] = ServerSessionState(session, self.max_subscriptions)
-        return state
+        return self._states.of(session, self.max_subscriptions)
 
     def session_states(self) -> list[ServerSessionState]:
         """The state of every session of this server that is still running."""
-        return [s for s in list(self._states.values()) if not s.session.is_ended]
+        return self._states.running()
 
-    def _session_started(self, session: Session) -> None:
-        state = self._states.get(session)
-        if state is not None:
-            state.session_started()
-
-    def _session_ended(self, session: Session) -> None:
-        # The state refers to its session: left in the weak dictionary, it would keep both.
-        self._states.pop(session, None)
-
-    # ---------------------------------------------------------------- protocol
+    # ---------------------------------------------------------------- sessions
 
     def capabilities(self) -> ServerCapabilities:
         """What this server declares to a client whose session starts now."""
-        declared = self.declared
-        has_resources = bool(self.resources or self.templates)
-        task_tools = any_task_tools(self.tools.values())
-        return ServerCapabilities(
-            tools=(
-                ToolsCapability(list_changed=True) if self.tools or "tools" in declared else None
-            ),
-            resources=ResourcesCapability(subscribe=True, list_changed=True)
-            if has_resources or "resources" in declared
-            else None,
-            prompts=PromptsCapability(list_changed=True)
-            if self.prompts or "prompts" in declared
-            else None,
-            completions={} if self.completions.has_any() else None,
-            logging={},
-            experimental=self.experimental,
-            tasks=tasks_capability() if task_tools else None,
-            extensions={
-                **(tasks_extension_capability() if task_tools else {}),
-                **({} if self.skills is None else {SKILLS_ID: self.skills.capability()}),
-            }
-            or None,
-        )
+        return self._contents.capabilities(self.declared, self.experimental, self.skills)
 
     def connection(self) -> Connection:
         """A fresh sans-IO connection for one session of this server."""
@@ -551,28 +363,14 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         )
 
     async def handle_request(self, rctx: RequestContext, request: Request[Any]) -> Result:
-        """Answer one request (the session calls this in the request's own task)."""
-        chain = self._request_chain
-        if chain is not None:
-            return await self._through_chain(chain, rctx, request)
-        route = self._routes.get(type(request))
-        if route is None:
-            raise MethodNotFound(f"Method not found: {request.METHOD}")
-        ctx = Context(rctx, self)
-        token = current_context.set(ctx)
-        try:
-            return await route(ctx, request)
-        except InputRequired as asked:
-            return ctx.input_required(asked)
-        finally:
-            current_context.reset(token)
-
-    # ---------------------------------------------------------------- serving
+        """Answer one request (the session calls this in the request's own task; see
+        :mod:`.dispatch`)."""
+        return await self._dispatch.handle_request(rctx, request)
 
     def session(self, transport: Transport) -> Session:
         """A session of this server over ``transport``, ready to ``run``."""
-        if self._trio_token is None:
-            self._trio_token = trio.lowlevel.current_trio_token()
+        if self._changes.trio_token is None:
+            self._changes.trio_token = trio.lowlevel.current_trio_token()
         session = Session(
             self.connection(),
             transport,
@@ -591,5 +389,212 @@ class Server(CompositionMethods, ServingMethods, ChangeMethods):
         already), so that every entry point started inside shares it; yields its value. The
         task nursery (:attr:`tasks`) is open inside it, and so are the lifespans of the servers
         mounted at the time (:meth:`mount`)."""
-        mounted = [mount.child.open_lifespan() for mount in self._mounts.values()]
-        return open_serving(self._lifespan.running(self), self.tasks, mounted)
+        return open_serving(self._lifespan.running(self), self.tasks, self._mounts.lifespans())
+
+    # ---------------------------------------------------------------- changes and composition
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Tell every session subscribed to ``uri`` that it changed; returns how many. Never
+        blocks: an update that finds one already pending is merged into it (see
+        :mod:`.session_state`). Listen streams (2026-07-28), the other workers and the servers
+        mounting this one hear of it too (see :mod:`.changes`)."""
+        return self._changes.resource_updated(uri)
+
+    def follow_remote_changes(self) -> None:
+        """Follow the changes other workers publish on this server's bus, if it is shared
+        (called whenever the bus is set; following one bus twice is following it once)."""
+        self._changes.follow_remote()
+
+    def watch(self, watcher: Callable[[Change], None]) -> Callable[[], None]:
+        """Call ``watcher`` with every list change and resource update of this server
+        (``("list_changed", kind)`` or ``("updated", uri)``), synchronously; returns the
+        function that stops watching."""
+        return self._changes.watch(watcher)
+
+    def add_forwarded(self, item: ForwardedItem) -> ForwardedItem:
+        """Add a tool, resource, template or prompt whose definition and answers come from
+        elsewhere (see :mod:`.forwarding`); removed as any other is (``remove_tool``...)."""
+        return self._contents.add_forwarded(item)
+
+    def mount(self, other: Server, namespace: str) -> Mount:
+        """Serve ``other``'s tools, resources, templates, prompts and completions from this
+        server, its tool and prompt names prefixed ``<namespace>_`` (see :mod:`.mount`).
+
+        Allowed while sessions run: they get list-changed, as they do for ``other``'s own
+        changes and resource updates later. ``ValueError`` for a namespace in use or one the
+        tool-name rules forbid.
+        """
+        return self._mounts.add(other, namespace)
+
+    def unmount(self, namespace: str) -> bool:
+        """Remove what :meth:`mount` added under ``namespace``; ``False`` if nothing was."""
+        return self._mounts.remove(namespace)
+
+    # ---------------------------------------------------------------- entry points
+
+    def use_stores(self, stores: Stores) -> None:
+        """Keep what this server's workers share in ``stores`` (from
+        :func:`mcptrio.open_stores`): the ``requestState`` key (unless the bundle has none),
+        the subscription bus, the task store, and the SSE event store of the HTTP apps made
+        afterwards. Call it before serving; ``Server(stores=...)`` does the same at creation."""
+        if self.tasks.serving:
+            raise RuntimeError("use_stores() must be called before the server is served")
+        self.stores = stores
+        if stores.request_state_key is not None:
+            self.request_state_key = RequestStateKey(stores.request_state_key)
+        self._changes.bus = stores.subscription_bus
+        self._changes.follow_remote()
+        self.tasks.store = stores.task_store
+
+    async def serve_session(
+        self,
+        transport: Transport,
+        *,
+        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve one session over ``transport`` until it ends; reports the ``Session``. Enters
+        the server's lifespan first, unless it is open already (see :mod:`.lifespan`)."""
+        async with self.open_lifespan():
+            session = self.session(transport)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(session.run)
+                task_status.started(session)
+
+    async def serve_stdio(
+        self,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve one session on this process's stdin/stdout until stdin ends."""
+        async with open_stdio_server_transport(max_frame_size=max_frame_size) as transport:
+            await self.serve_session(transport, task_status=task_status)
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        path: str = "/mcp",
+        front_end: Literal["builtin", "hypercorn"] = "builtin",
+        parser: Literal["auto", "h11", "httptools"] = "auto",
+        json_response: bool = True,
+        stateless: bool = False,
+        security: HttpSecurity | None = None,
+        limits: ServerLimits | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        stores: Stores | None = None,
+        listeners: Sequence[trio.SocketListener] | None = None,
+        shutdown: trio.Event | None = None,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve this server over HTTP until cancelled; reports the base URL.
+
+        Streamable HTTP and WebSocket are served at ``path``, the legacy HTTP+SSE endpoints at
+        ``/sse`` and ``/messages``. ``stores`` (from :func:`mcptrio.open_stores`) is what this
+        worker shares with the others (see :meth:`use_stores`). See
+        :func:`mcptrio.transports.http.serve.serve_http` to serve several servers on one port
+        (and for ``listeners`` and a graceful ``shutdown``), and
+        :class:`~mcptrio.transports.http.endpoints.app.McpHttpApp` for every option.
+        """
+        # Imported here so that stdio servers do not pay for loading the HTTP stack.
+        from ..transports.http.endpoints.app import McpHttpApp
+        from ..transports.http.serve import serve_http
+
+        if stores is not None:
+            self.use_stores(stores)
+        app = McpHttpApp(
+            self, path=path, json_response=json_response, stateless=stateless, security=security
+        )
+        # The free serve_http enters the server's lifespan (see its docstring).
+        await serve_http(
+            app,
+            host=host,
+            port=port,
+            front_end=front_end,
+            parser=parser,
+            limits=limits,
+            ssl_context=ssl_context,
+            listeners=listeners,
+            shutdown=shutdown,
+            task_status=task_status,
+        )
+
+    async def serve_websocket(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        path: str = "/mcp",
+        allowed_origins: Collection[str] | None = None,
+        allowed_hosts: Collection[str] | None = None,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_connections: int = 1024,
+        handshake_timeout: float = 10.0,
+        send_timeout: float | None = 60.0,
+        close_timeout: float = 5.0,
+        ssl_context: ssl.SSLContext | None = None,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve this server over standalone WebSocket until cancelled; reports the URL
+        (``ws://host:port/mcp``). See :func:`mcptrio.transports.websocket_server.
+        serve_websocket` for what each option bounds; ``serve_http`` serves WebSocket upgrades
+        too, on its Streamable HTTP path."""
+        from ..transports.websocket_server import serve_websocket
+
+        await serve_websocket(
+            self,
+            host=host,
+            port=port,
+            path=path,
+            allowed_origins=allowed_origins,
+            allowed_hosts=allowed_hosts,
+            max_frame_size=max_frame_size,
+            max_connections=max_connections,
+            handshake_timeout=handshake_timeout,
+            send_timeout=send_timeout,
+            close_timeout=close_timeout,
+            ssl_context=ssl_context,
+            task_status=task_status,
+        )
+
+    def run(
+        self,
+        transport: TransportName = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        parser: Literal["auto", "h11", "httptools"] = "auto",
+        front_end: Literal["builtin", "hypercorn"] = "builtin",
+        workers: int = 1,
+        redis_url: str | None = None,
+        grace: float = DEFAULT_GRACE,
+    ) -> None:
+        """Run this server as the whole program: ``"stdio"`` (the default), ``"http"``
+        (Streamable HTTP, WebSocket and the legacy HTTP+SSE endpoints) or ``"websocket"``.
+
+        Over HTTP and WebSocket it binds ``host`` (loopback unless told otherwise) and ``port``
+        (8000 unless told otherwise; 0 picks a free one) and writes the URL to stderr. Returns
+        when stdin ends (stdio) or on Ctrl-C. Inside a Trio program, start the ``serve_*``
+        method in your own nursery instead. See :func:`~.running.run_server`. Over HTTP,
+        ``workers`` above 1 runs that many copies of this program on one port, supervised;
+        ``redis_url`` is the Redis server they share state through, and ``grace`` the seconds
+        stopping workers give their requests (see ``docs/how-to/scale-out.md``).
+        """
+        run_server(
+            self,
+            transport,
+            host=host,
+            port=port,
+            path=path,
+            parser=parser,
+            front_end=front_end,
+            workers=workers,
+            redis_url=redis_url,
+            grace=grace,
+        )
+
+    def run_stdio(self) -> None:
+        """Run a stdio server in this process: ``trio.run(self.serve_stdio)``."""
+        trio.run(self.serve_stdio)

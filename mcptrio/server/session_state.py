@@ -5,9 +5,9 @@ Every session of a :class:`~mcptrio.server.Server` gets a :class:`ServerSessionS
 transport runs the session (stdio, HTTP, WebSocket, in memory), its server-side tasks end with
 it. The notifier is started by the first mark or log message (or when the session starts, if
 one came before), waits for the handshake, sends until nothing is left, and ends: an idle
-session has no task waiting for work that may never come (measured: a waiting notifier, its
-wake-up event and its queue cost an idle Streamable HTTP session 3.4 KiB). The log queue and
-the set of marks are made when first used too.
+session has no task waiting for work that may never come, nor its wake-up event and queue (see
+``docs/explanation/payload-cost.md``). The log queue and the set of marks are made when first
+used, and let go of once empty.
 
 - **List changes.** Adding or removing a tool, resource or prompt marks the kind changed on
   every session and starts its notifier (unless it runs), which sends one
@@ -32,6 +32,7 @@ the set of marks are made when first used too.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import deque
 from typing import Literal
 
@@ -49,7 +50,7 @@ from ..protocol.types import (
 from ..protocol.types.logging import LOGGING_LEVELS, LoggingLevel
 from ..runtime.session import Session
 
-__all__ = ["LOG_QUEUE_SIZE", "ListKind", "ServerSessionState"]
+__all__ = ["LOG_QUEUE_SIZE", "ListKind", "ServerSessionState", "SessionStates"]
 
 log = logging.getLogger("mcptrio.server")
 
@@ -203,7 +204,7 @@ class ServerSessionState:
                         if kind in changed and not await self._send(_LIST_CHANGED[kind]()):
                             return
                 if logs is not None and not logs and logs is self._logs:
-                    # An empty queue is let go of: it is 600-odd bytes an idle session keeps.
+                    # An empty queue is let go of: an idle session keeps none.
                     self._logs = None
         finally:
             self._notifying = False
@@ -217,3 +218,37 @@ class ServerSessionState:
             # Not negotiated with this client (e.g. the capability was not declared for it).
             log.debug("not sending %s: %s", notification.METHOD, exc)
         return True
+
+
+class SessionStates:
+    """The :class:`ServerSessionState` of every session of one server, kept while its session
+    runs (a session that ends takes its state with it)."""
+
+    __slots__ = ("_states",)
+
+    def __init__(self) -> None:
+        self._states: weakref.WeakKeyDictionary[Session, ServerSessionState] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def of(self, session: Session, max_subscriptions: int) -> ServerSessionState:
+        """The state of ``session``, made (with ``max_subscriptions``) on first use."""
+        state = self._states.get(session)
+        if state is None:
+            state = self._states[session] = ServerSessionState(session, max_subscriptions)
+        return state
+
+    def running(self) -> list[ServerSessionState]:
+        """The state of every session that has not ended."""
+        return [s for s in list(self._states.values()) if not s.session.is_ended]
+
+    def session_started(self, session: Session) -> None:
+        """A session's ``on_start``: its notifier may start now."""
+        state = self._states.get(session)
+        if state is not None:
+            state.session_started()
+
+    def session_ended(self, session: Session) -> None:
+        """A session's ``on_end``: its state goes (left in the weak dictionary, the state would
+        keep its session, and so itself)."""
+        self._states.pop(session, None)

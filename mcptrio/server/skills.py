@@ -37,14 +37,13 @@ import base64
 import hashlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
 
-from ..protocol.base import Request, Result
+from ..protocol.base import Request
 from ..protocol.errors import InternalError, InvalidParams, ResourceNotFound
 from ..protocol.skills_extension import (
     DIRECTORY_MIME_TYPE,
@@ -59,10 +58,12 @@ from ..protocol.skills_extension import (
     Skill,
     SkillResource,
 )
-from ..protocol.types import Resource, ResourceContents
-from .context import Context
+from ..protocol.types import CacheScope, Resource, ResourceContents
+from .forwarding import ForwardedResource
+from .handler_context import HandlerContext, Route
 from .pagination import paginate
-from .resources import make_resource
+from .registry import Registry
+from .resources import RegisteredResource, make_resource
 from .skill_files import (
     ScannedFile,
     ScannedSkill,
@@ -73,10 +74,7 @@ from .skill_files import (
     stamps_changed,
 )
 
-if TYPE_CHECKING:
-    from .server import Server
-
-__all__ = ["Skills", "SkillsError"]
+__all__ = ["PublishingServer", "Skills", "SkillsError"]
 
 _log = logging.getLogger("mcptrio.server.skills")
 
@@ -122,11 +120,24 @@ class _ServedFile:
     description: str | None
 
 
+class PublishingServer(Protocol):
+    """What the skills read and change of the server publishing them (a
+    :class:`~mcptrio.Server` has it): its resources, where their files are served, and the
+    settings of its answers."""
+
+    resources: Registry[RegisteredResource | ForwardedResource]
+    page_size: int | None
+    cache_ttl_ms: int | None
+    cache_scope: CacheScope
+
+    def notify_resource_updated(self, uri: str) -> int: ...
+
+
 class Skills:
     """The skills a server publishes (``server.skills``; add folders with
     :meth:`Server.add_skills <mcptrio.Server.add_skills>`)."""
 
-    def __init__(self, server: Server, *, check_disk: bool = True) -> None:
+    def __init__(self, server: PublishingServer, *, check_disk: bool = True) -> None:
         self._server = server
         #: Whether requests check the manifest against the disk (module docstring).
         self.check_disk = check_disk
@@ -151,7 +162,7 @@ class Skills:
         """The extension's settings, as declared under ``capabilities.extensions``."""
         return {DIRECTORY_READ: True}
 
-    def routes(self) -> dict[type[Request[Any]], Callable[[Context, Any], Awaitable[Result]]]:
+    def routes(self) -> dict[type[Request[Any]], Route]:
         return {
             ListSkillsRequest: self.list_skills,
             GetSkillRequest: self.get_skill,
@@ -300,7 +311,9 @@ class Skills:
         ttl = self._server.cache_ttl_ms
         return {"ttl_ms": ttl, "cache_scope": None if ttl is None else self._server.cache_scope}
 
-    async def list_skills(self, ctx: Context, request: ListSkillsRequest) -> ListSkillsResult:
+    async def list_skills(
+        self, ctx: HandlerContext, request: ListSkillsRequest
+    ) -> ListSkillsResult:
         cursor = request.cursor if isinstance(request.cursor, str) else None
         page, next_cursor = paginate("skills", self.uris, cursor, self._server.page_size)
         current = await self._current(list(page))
@@ -308,14 +321,14 @@ class Skills:
             skills=[p.entry() for p in current], next_cursor=next_cursor, **self._cache_hints()
         )
 
-    async def get_skill(self, ctx: Context, request: GetSkillRequest) -> GetSkillResult:
+    async def get_skill(self, ctx: HandlerContext, request: GetSkillRequest) -> GetSkillResult:
         found = await self._current([request.uri])
         if not found:
             raise InvalidParams(f"No skill is served at {request.uri}", {"uri": request.uri})
         return GetSkillResult(skill=found[0].entry(), **self._cache_hints())
 
     async def read_directory(
-        self, ctx: Context, request: ReadResourceDirectoryRequest
+        self, ctx: HandlerContext, request: ReadResourceDirectoryRequest
     ) -> ReadResourceDirectoryResult:
         uri = request.uri
         if self.check_disk:

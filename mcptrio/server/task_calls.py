@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from ..protocol.base import Request, Result
-from ..protocol.errors import CapabilityNotNegotiated, MethodNotFound
+from ..protocol.base import Result
+from ..protocol.errors import MethodNotFound
 from ..protocol.types import (
     CallToolRequest,
     CancelTaskRequest,
@@ -39,65 +39,15 @@ from ..protocol.types import (
     TaskToolsCapability,
 )
 from ..tasks import TaskReceiver, TaskRequestContext, TaskSupervisor, owner_of
-from ..tasks.handle import CoreTaskBackend, TaskHandle, task_augmented
-from .context import Context
-from .logging_bridge import current_context
+from .handler_context import HandlerContext, Route
+from .logging_bridge import handling
+from .task_requests import has_core_tasks
 
 if TYPE_CHECKING:
     from .forwarding import ForwardedTool
-    from .method_handlers import Route
-    from .server import Server
     from .tools import RegisteredTool
 
-__all__ = [
-    "ServerTasks",
-    "any_task_tools",
-    "core_tasks",
-    "open_serving",
-    "request_as_task",
-    "tasks_capability",
-]
-
-ResultT = TypeVar("ResultT", bound=Result)
-
-#: Where a client declares that it takes a request as a task, by method.
-_CLIENT_TASK_REQUESTS = {
-    "sampling/createMessage": ("sampling", "createMessage"),
-    "elicitation/create": ("elicitation", "create"),
-}
-
-
-async def request_as_task(
-    ctx: Context, request: Request[ResultT], ttl: float | None = None
-) -> TaskHandle[ResultT]:
-    """Send ``request`` (sampling or elicitation) to the client as a task; its handle.
-
-    The client must have declared ``tasks.requests.<that request>`` (2025-11-25):
-    :class:`CapabilityNotNegotiated` otherwise, before anything is sent. ``ttl`` in seconds.
-    """
-    path = _CLIENT_TASK_REQUESTS.get(request.METHOD)
-    caps = ctx.client_capabilities
-    declared: Any = None if caps is None or caps.tasks is None else caps.tasks.requests
-    for step in path or ():
-        declared = None if declared is None else getattr(declared, _snake(step), None)
-    if path is None or declared is None or not core_tasks(ctx):
-        raise CapabilityNotNegotiated(
-            f"The client does not take {request.METHOD} as a task (tasks.requests undeclared)"
-        )
-    augmented = task_augmented(request, None if ttl is None else round(ttl * 1000))
-    created = await ctx.send_request(augmented)
-    return TaskHandle.created(CoreTaskBackend(ctx.send_request), created, request.RESULT)  # type: ignore[arg-type]
-
-
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
-
-
-def core_tasks(ctx: Context) -> bool:
-    """Whether the request's revision has 2025-11-25 core tasks."""
-    meta = ctx.request_meta
-    features = meta.revision if meta is not None else ctx.session.connection.features
-    return features is not None and features.tasks
+__all__ = ["ServerTasks", "any_task_tools", "open_serving", "tasks_capability"]
 
 
 @asynccontextmanager
@@ -134,9 +84,8 @@ def tasks_capability() -> ServerTasksCapability:
 class ServerTasks:
     """The task half of a server's request handlers."""
 
-    def __init__(self, server: Server) -> None:
-        self.server = server
-        self.receiver = TaskReceiver(server.tasks)
+    def __init__(self, supervisor: TaskSupervisor) -> None:
+        self.receiver = TaskReceiver(supervisor)
 
     def routes(self) -> dict[type[Any], Route]:
         return {
@@ -147,12 +96,12 @@ class ServerTasks:
         }
 
     @staticmethod
-    def owner(ctx: Context) -> str:
+    def owner(ctx: HandlerContext) -> str:
         return owner_of(ctx.principal, ctx.session)
 
     async def call_tool(
         self,
-        ctx: Context,
+        ctx: HandlerContext,
         tool: RegisteredTool | ForwardedTool,
         request: CallToolRequest,
         arguments: dict[str, Any] | None,
@@ -160,7 +109,7 @@ class ServerTasks:
         """Answer a ``tools/call`` as the tool's task support says; ``None`` when it is to be
         called as usual."""
         support = getattr(tool, "task_support", "forbidden")
-        if not core_tasks(ctx):
+        if not has_core_tasks(ctx.request_meta, ctx.session.connection):
             return None
         if request.task is None:
             if support == "required":
@@ -170,26 +119,22 @@ class ServerTasks:
             return None
         if support == "forbidden":
             raise MethodNotFound(f"Tool {tool.name!r} does not support task-augmented calls")
-        server = ctx.server
 
         async def work(tctx: TaskRequestContext) -> Result:
-            task_ctx = Context(tctx, server)
-            token = current_context.set(task_ctx)
-            try:
+            task_ctx = ctx._for_task(tctx)
+            with handling(task_ctx):
                 return await tool.call(task_ctx, arguments)
-            finally:
-                current_context.reset(token)
 
         return await self.receiver.start(ctx._runtime, request.task, self.owner(ctx), work)
 
-    async def get(self, ctx: Context, request: GetTaskRequest) -> GetTaskResult:
+    async def get(self, ctx: HandlerContext, request: GetTaskRequest) -> GetTaskResult:
         return await self.receiver.get(self.owner(ctx), request)
 
-    async def result(self, ctx: Context, request: GetTaskPayloadRequest) -> Result:
+    async def result(self, ctx: HandlerContext, request: GetTaskPayloadRequest) -> Result:
         return await self.receiver.result(ctx._runtime, self.owner(ctx), request)
 
-    async def list(self, ctx: Context, request: ListTasksRequest) -> ListTasksResult:
+    async def list(self, ctx: HandlerContext, request: ListTasksRequest) -> ListTasksResult:
         return await self.receiver.list(self.owner(ctx), request)
 
-    async def cancel(self, ctx: Context, request: CancelTaskRequest) -> CancelTaskResult:
+    async def cancel(self, ctx: HandlerContext, request: CancelTaskRequest) -> CancelTaskResult:
         return await self.receiver.cancel(self.owner(ctx), request)

@@ -51,40 +51,33 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import msgspec
 import trio
 
 from ..protocol import tasks_extension as ext
-from ..protocol.base import Notification, Request, Result
-from ..protocol.errors import InvalidParams, RequestTimeout
-from ..protocol.fitting import fit_outgoing
+from ..protocol.base import Request, Result
+from ..protocol.errors import InvalidParams
 from ..protocol.methods import METHODS
 from ..protocol.request_meta import RequestMeta
 from ..protocol.types import CallToolRequest, InputRequest
-from ..runtime.context import RequestContext
-from ..stores.task_store import TaskRecord, TaskStore
+from ..stores.task_store import TaskRecord
 from ..tasks import RunningTask, TaskSupervisor
-from .context import Context
+from .handler_context import HandlerContext, Route
 from .input_rounds import InputRequired
-from .logging_bridge import current_context
+from .logging_bridge import handling
+from .task_inputs import BeginTask, ExtensionTaskContext, TaskInputs
 
 if TYPE_CHECKING:
-    from ..runtime.outgoing import RequestOptions
     from .forwarding import ForwardedTool
-    from .method_handlers import Route
-    from .server import Server
     from .tools import RegisteredTool
 
 __all__ = [
     "MAX_WATCHED_TASKS",
-    "BeginTask",
-    "ExtensionTaskContext",
     "ExtensionTasks",
-    "TaskInputs",
+    "TaskOwner",
     "detailed_task",
     "task_owner",
     "tasks_extension_capability",
@@ -92,23 +85,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcptrio.server")
-ResultT = TypeVar("ResultT", bound=Result)
 
 #: The tasks one listen stream may follow.
 MAX_WATCHED_TASKS: Final = 100
-_SHORT = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
-
-
-class BeginTask(BaseException):
-    """Unwinds a handler that called ``ctx.begin_task()`` in its request: the task takes over.
-
-    A ``BaseException``, as :class:`~.input_rounds.InputRequired` is, so that a handler's
-    ``except Exception`` does not swallow it.
-    """
 
 
 def tasks_extension_capability() -> dict[str, dict[str, Any]]:
@@ -118,7 +97,7 @@ def tasks_extension_capability() -> dict[str, dict[str, Any]]:
     return {ext.EXTENSION_ID: {}}
 
 
-def task_owner(ctx: Context) -> str:
+def task_owner(ctx: HandlerContext) -> str:
     """Whose a stateless-era task is: the principal's when there is one, else the holder's of
     its id (see the module docstring)."""
     subject = getattr(ctx.principal, "subject", None)
@@ -148,201 +127,24 @@ def detailed_task(record: TaskRecord) -> ext.DetailedTask:
     )
 
 
-class TaskInputs:
-    """One running task's requests for input and the answers ``tasks/update`` brings (see the
-    module docstring); lives as long as the task runs in this process."""
+class TaskOwner(Protocol):
+    """A server whose tasks the extension serves (a :class:`~mcptrio.Server` is one)."""
 
-    __slots__ = (
-        "_answers",
-        "_asked",
-        "_changed",
-        "_outstanding",
-        "_store",
-        "_used",
-        "meta",
-        "running",
-    )
-
-    def __init__(
-        self,
-        running: RunningTask,
-        store: TaskStore,
-        meta: RequestMeta,
-        seeded: Mapping[str, Any],
-    ) -> None:
-        self.running = running
-        self._store = store
-        #: The ``_meta`` of the request that created the task (the client's capabilities).
-        self.meta = meta
-        # key -> the answer as it came; seeded with those the creating request carried.
-        self._answers: dict[str, Any] = dict(seeded)
-        # key -> (the ask in wire form, the result type its answer must fit).
-        self._outstanding: dict[str, tuple[InputRequest, type[Result]]] = {}
-        self._used: set[str] = set(seeded)
-        self._asked = 0
-        self._changed = trio.Event()
-
-    @property
-    def waiting(self) -> bool:
-        """Whether some ask waits for its answer."""
-        return bool(self._outstanding)
-
-    def next_key(self, method: str) -> str:
-        """A key not used in this task yet (keys are unique over a task's lifetime)."""
-        while True:
-            self._asked += 1
-            key = f"{_SHORT.get(method, method)}-{self._asked}"
-            if key not in self._used:
-                return key
-
-    async def ask(
-        self, requests: Mapping[str, Request[Any]], *, timeout: float | None = None
-    ) -> dict[str, Result]:
-        """Answers to ``requests`` by key: at once for those answered already, else once
-        ``tasks/update`` brings them (the task is ``input_required`` meanwhile).
-
-        Waits at most ``timeout`` seconds (``None``: until the task's TTL), then raises
-        :class:`~mcptrio.protocol.errors.RequestTimeout`, its asks withdrawn.
-        """
-        found: dict[str, Result] = {}
-        for key, request in requests.items():
-            answer = self._typed(key, request.RESULT)
-            if answer is not None:
-                found[key] = answer
-        missing = {key: r for key, r in requests.items() if key not in found}
-        if not missing:
-            return found
-        for key, request in missing.items():
-            wire = InputRequest(
-                method=request.METHOD,  # type: ignore[arg-type]
-                params=msgspec.to_builtins(fit_outgoing(request, self.meta.revision)),
-            )
-            self._outstanding[key] = (wire, request.RESULT)
-            self._used.add(key)
-            self._answers.pop(key, None)
-        with trio.move_on_after(math.inf if timeout is None else timeout) as waited:
-            try:
-                await self._publish()
-                async with trio.open_nursery() as nursery:
-                    # Answers that another worker took (tasks/update landing there) come
-                    # through the store; those taken here come straight through deliver().
-                    nursery.start_soon(self._answers_from_store)
-                    while any(key in self._outstanding for key in missing):
-                        await self._changed.wait()
-                    nursery.cancel_scope.cancel()
-            finally:
-                for key in missing:
-                    self._outstanding.pop(key, None)
-        if waited.cancelled_caught:
-            # Withdrawn: the record shows only the asks still waiting.
-            if self._outstanding:
-                await self._publish()
-            else:
-                await self.running.set_status("working")
-            raise RequestTimeout(
-                f"No answer to {', '.join(missing)} within {timeout} s (task"
-                f" {self.running.task_id})"
-            )
-        for key, request in missing.items():
-            answer = self._typed(key, request.RESULT)
-            assert answer is not None  # deliver() only takes answers that fit
-            found[key] = answer
-        if not self._outstanding:
-            await self.running.set_status("working")
-        return {key: found[key] for key in requests}
-
-    def _typed(self, key: str, result_type: type[Result]) -> Result | None:
-        raw = self._answers.get(key)
-        if raw is None:
-            return None
-        try:
-            return msgspec.convert(raw, result_type)
-        except msgspec.ValidationError:
-            return None
-
-    async def deliver(self, responses: Mapping[str, Any]) -> int:
-        """Take the answers to outstanding asks (others are ignored); how many were taken."""
-        taken = 0
-        for key, raw in responses.items():
-            asked = self._outstanding.get(key)
-            if asked is None:
-                continue
-            try:
-                msgspec.convert(raw, asked[1])
-            except msgspec.ValidationError:
-                log.info("task %s: answer to %r does not fit, ignored", self.running.task_id, key)
-                continue
-            self._answers[key] = raw
-            del self._outstanding[key]
-            taken += 1
-        if taken:
-            self._changed.set()
-            self._changed = trio.Event()
-            if self._outstanding:
-                await self._publish()
-        return taken
-
-    async def _answers_from_store(self) -> None:
-        """Deliver the answers other workers write into the task's record, until cancelled."""
-        task_id = self.running.task_id
-        version = -1
-        while True:
-            record = await self._store.wait_for_change(task_id, version)
-            if record is None or record.terminal:
-                return
-            version = record.version
-            if record.input_responses:
-                await self.deliver(msgspec.json.decode(record.input_responses))
-
-    async def _publish(self) -> None:
-        """Show every outstanding ask in the task's record (``input_required``)."""
-        asks = {key: wire for key, (wire, _type) in self._outstanding.items()}
-        await self.running.set_status(
-            "input_required", None, input_requests=msgspec.json.encode(asks)
-        )
-
-
-class ExtensionTaskContext(RequestContext):
-    """The request context of a 2026-07-28 task's work: the creating request's, with nothing
-    sent about it (see the module docstring) and its asks going to the task's inputs."""
-
-    __slots__ = ("inputs",)
-
-    def __init__(self, origin: RequestContext, inputs: TaskInputs) -> None:
-        super().__init__(
-            origin.session, origin.request_id, origin.request, inputs.running.cancel_scope
-        )
-        self.inputs = inputs
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        # Not while the task waits for input: its status says so, with what it asks.
-        if message is not None and not self.inputs.waiting:
-            await self.inputs.running.set_status("working", message)
-
-    async def notify(self, notification: Notification) -> None:
-        log.debug("task %s: %s not sent", self.inputs.running.task_id, notification.METHOD)
-
-    async def send_request(
-        self, request: Request[ResultT], **options: Unpack[RequestOptions]
-    ) -> ResultT:
-        key = self.inputs.next_key(request.METHOD)
-        answers = await self.inputs.ask({key: request}, timeout=options.get("timeout"))
-        return answers[key]  # type: ignore[return-value]
+    tasks: TaskSupervisor
 
 
 class ExtensionTasks:
     """The tasks extension's half of a server's request handlers."""
 
-    def __init__(self, server: Server) -> None:
-        self.server = server
+    def __init__(self, owner: TaskOwner) -> None:
+        self._owner = owner
         # The input exchanges of the tasks running in this process, by task id.
         self._inputs: dict[str, TaskInputs] = {}
 
     @property
     def supervisor(self) -> TaskSupervisor:
-        return self.server.tasks
+        """The supervisor running the owner's tasks (read each time: it may be replaced)."""
+        return self._owner.tasks
 
     def routes(self) -> dict[type[Any], Route]:
         return {
@@ -353,7 +155,7 @@ class ExtensionTasks:
 
     async def call_tool(
         self,
-        ctx: Context,
+        ctx: HandlerContext,
         tool: RegisteredTool | ForwardedTool,
         request: CallToolRequest,
         arguments: dict[str, Any] | None,
@@ -390,27 +192,25 @@ class ExtensionTasks:
 
     async def _start(
         self,
-        ctx: Context,
+        ctx: HandlerContext,
         tool: RegisteredTool | ForwardedTool,
         arguments: dict[str, Any] | None,
         meta: RequestMeta,
         seeded: Mapping[str, Any],
     ) -> ext.CreateTaskResult:
-        server = ctx.server
         origin = ctx._runtime
 
         async def work(running: RunningTask) -> Result:
             inputs = TaskInputs(running, self.supervisor.store, meta, seeded)
             self._inputs[running.task_id] = inputs
-            task_ctx = Context(ExtensionTaskContext(origin, inputs), server)
+            task_ctx = ctx._for_task(ExtensionTaskContext(origin, inputs))
             task_ctx._task_inputs = inputs
-            token = current_context.set(task_ctx)
             try:
-                return await tool.call(task_ctx, arguments)
+                with handling(task_ctx):
+                    return await tool.call(task_ctx, arguments)
             except InputRequired as asked:  # pragma: no cover - asks park in a task
                 raise AssertionError("a task's asks do not end rounds") from asked
             finally:
-                current_context.reset(token)
                 self._inputs.pop(running.task_id, None)
 
         record = await self.supervisor.create(
@@ -418,13 +218,15 @@ class ExtensionTasks:
         )
         return ext.CreateTaskResult.of(detailed_task(record))
 
-    async def _record(self, ctx: Context, task_id: str) -> TaskRecord:
+    async def _record(self, ctx: HandlerContext, task_id: str) -> TaskRecord:
         return await self.supervisor.get(task_owner(ctx), task_id)
 
-    async def get(self, ctx: Context, request: ext.GetTaskRequest) -> ext.GetTaskResult:
+    async def get(self, ctx: HandlerContext, request: ext.GetTaskRequest) -> ext.GetTaskResult:
         return ext.GetTaskResult.of(detailed_task(await self._record(ctx, request.task_id)))
 
-    async def update(self, ctx: Context, request: ext.UpdateTaskRequest) -> ext.UpdateTaskResult:
+    async def update(
+        self, ctx: HandlerContext, request: ext.UpdateTaskRequest
+    ) -> ext.UpdateTaskResult:
         record = await self._record(ctx, request.task_id)
         inputs = self._inputs.get(record.task_id)
         if inputs is not None:
@@ -456,7 +258,9 @@ class ExtensionTasks:
             input_responses=msgspec.json.encode({**received, **taken}),
         )
 
-    async def cancel(self, ctx: Context, request: ext.CancelTaskRequest) -> ext.CancelTaskResult:
+    async def cancel(
+        self, ctx: HandlerContext, request: ext.CancelTaskRequest
+    ) -> ext.CancelTaskResult:
         owner = task_owner(ctx)
         record = await self.supervisor.get(owner, request.task_id)
         if not record.terminal:
@@ -466,7 +270,7 @@ class ExtensionTasks:
                 await self.supervisor.cancel(owner, record.task_id)
         return ext.CancelTaskResult()
 
-    async def accepted_ids(self, ctx: Context, task_ids: list[str]) -> list[str]:
+    async def accepted_ids(self, ctx: HandlerContext, task_ids: list[str]) -> list[str]:
         """The ids of ``task_ids`` a listen stream of ``ctx`` may follow (known, the
         requestor's, at most :data:`MAX_WATCHED_TASKS`)."""
         owner = task_owner(ctx)
@@ -493,7 +297,7 @@ def _fits(asked: InputRequest, raw: Any) -> bool:
 
 
 async def watch_tasks(
-    supervisor: TaskSupervisor, ctx: Context, task_ids: list[str], tag: dict[str, Any]
+    supervisor: TaskSupervisor, ctx: HandlerContext, task_ids: list[str], tag: dict[str, Any]
 ) -> None:
     """Send ``notifications/tasks`` (tagged with ``tag``) on ``ctx``'s listen stream for every
     status change of ``task_ids``, until each ends or is gone."""
@@ -503,7 +307,7 @@ async def watch_tasks(
 
 
 async def _watch_one(
-    supervisor: TaskSupervisor, ctx: Context, task_id: str, tag: dict[str, Any]
+    supervisor: TaskSupervisor, ctx: HandlerContext, task_id: str, tag: dict[str, Any]
 ) -> None:
     # No version is -1: the stream opens with the task as it is now.
     version = -1

@@ -38,8 +38,8 @@ import msgspec
 from ..protocol.errors import McpError
 from ..protocol.types import CallToolResult, Tool, ToolAnnotations, ToolExecution
 from .attrs_values import StructureError, cattrs_available
-from .context import Context
 from .handler import Handler, default_name, read_handler
+from .handler_context import HandlerContext
 from .registry import DescriptionOptions, Registered
 from .schema import ArgumentsPlan, OutputPlan, describe_arguments, describe_output
 from .tool_results import error_result, structured_result, to_call_tool_result
@@ -128,9 +128,6 @@ class RegisteredTool(Registered[Tool]):
     __slots__ = (
         "_arguments",
         "_arguments_type",
-        "_direct",
-        "_eager",
-        "_never_a_task",
         "_output",
         "_structure",
         "_structured",
@@ -162,19 +159,14 @@ class RegisteredTool(Registered[Tool]):
         self.task_support: TaskSupport = _TASK_SUPPORT[task]
         #: Whether the function asks for input in the request before its task begins.
         self.input_before_task = bool(options.get("input_before_task"))
-        self._never_a_task = self.task_support == "forbidden"
-        # What answers_at_once asks on every call, read here once: the handler's judged code
-        # (whether it still holds is asked each time), if the tool is never a task.
-        self._eager = handler.judged if self._never_a_task else None
         self._arguments = arguments
         self._output = output
-        # What every call reads, one attribute away (each a lookup less on a call's path).
+        # What every call reads of the plans (fixed at registration).
         self._arguments_type = arguments.arguments_type
         self._structure = arguments.structure
         self._structured = output.output_schema is not None
-        self._direct = handler.direct
         # A function without parameters called without arguments has nothing to validate: its
-        # values are known without converting (1 us of an in-memory call's 60).
+        # values are known without converting.
         self._takes_nothing = (
             not msgspec.structs.fields(arguments.arguments_type) and arguments.structure is None
         )
@@ -215,12 +207,11 @@ class RegisteredTool(Registered[Tool]):
 
     @property
     def answers_at_once(self) -> bool:
-        """Whether a call without a task is answered where it was decoded (see :mod:`.eager`)."""
-        eager = self._eager
-        # JudgedCode.holds, with no call of its own.
-        return eager is not None and eager.function.__code__ is eager.code
+        """Whether a call without a task is answered where it was decoded (see :mod:`.eager`):
+        the tool is never a task and its function never suspends."""
+        return self.task_support == "forbidden" and self.handler.never_suspends
 
-    async def call(self, ctx: Context, arguments: dict[str, Any] | None) -> CallToolResult:
+    async def call(self, ctx: HandlerContext, arguments: dict[str, Any] | None) -> CallToolResult:
         """Run the tool for one ``tools/call`` and return its result (see the module docstring),
         in the newest shape."""
         if not arguments and self._takes_nothing:
@@ -240,8 +231,7 @@ class RegisteredTool(Registered[Tool]):
                 except StructureError as exc:
                     return error_result(f"Invalid arguments for tool {self.name!r}: {exc}")
         try:
-            direct = self._direct
-            value = await (self.handler.call(ctx, values) if direct is None else direct(**values))
+            value = await self.handler.call(ctx, values)
             if not self._structured:
                 return to_call_tool_result(value)
             return structured_result(value, self._output)

@@ -31,15 +31,13 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 import trio
 
-from .scale_out import open_scale_out
+from ..runtime.session import SessionFactory
+from .scale_out import ScaledServer, open_scale_out
 from .worker_sockets import listen_beside
-
-if TYPE_CHECKING:
-    from .server import Server
 
 __all__ = [
     "GRACE_ENV",
@@ -48,6 +46,7 @@ __all__ = [
     "REUSE_PORT_ENV",
     "SUPERVISOR_FD_ENV",
     "WORKER_ID_ENV",
+    "WorkerServer",
     "WorkerSetup",
     "serve_worker",
     "take_worker_setup",
@@ -62,6 +61,11 @@ REUSE_PORT_ENV: Final = "MCPTRIO_REUSE_PORT"
 
 #: What a worker writes to its supervisor once it serves.
 READY: Final = b"ready\n"
+
+
+class WorkerServer(SessionFactory, ScaledServer, Protocol):
+    """What a worker serves: the sessions of a server that shares its state through stores (a
+    :class:`~mcptrio.Server` is one)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,7 @@ def take_worker_setup() -> WorkerSetup | None:
 
 
 async def serve_worker(
-    server: Server,
+    server: WorkerServer,
     setup: WorkerSetup,
     *,
     path: str = "/mcp",
@@ -134,7 +138,7 @@ async def serve_worker(
 
 
 def _scale_out(
-    server: Server, redis_url: str | None
+    server: ScaledServer, redis_url: str | None
 ) -> AbstractAsyncContextManager[dict[str, Any]]:
     return open_scale_out(server, redis_url) if redis_url else nullcontext({})
 

@@ -404,7 +404,7 @@ async def test_a_listen_that_is_never_acknowledged_times_out(
 ) -> None:
     listens: list[Any] = []
 
-    async def never_acknowledges(server: Any, ctx: Any, request: Any) -> Any:
+    async def never_acknowledges(ctx: Any, request: Any, *served_from: Any) -> Any:
         listens.append(request)
         await trio.sleep_forever()
 

@@ -18,7 +18,7 @@ import mcptrio
 from mcptrio.client import HANDSHAKE_ERA, Revisions
 from mcptrio.protocol.base import Result
 from mcptrio.protocol.types import CallToolRequest, CallToolResult, TextContent
-from mcptrio.server import server as server_module
+from mcptrio.server import dispatch as dispatch_module
 from mcptrio.server.middleware import Call, CallNext
 
 STATELESS = Revisions(protocol_version="2026-07-28")
@@ -260,9 +260,10 @@ async def test_without_middleware_no_call_is_ever_made(monkeypatch: pytest.Monke
     def no_call(*args: object) -> None:
         raise AssertionError("a Call was made for a server with no middleware")
 
-    monkeypatch.setattr(server_module, "Call", no_call)
+    monkeypatch.setattr(dispatch_module, "Call", no_call)
     server = echo_server()
-    assert server._request_chain is None and server._middleware.notification is None
+    chains = server._dispatch.middleware
+    assert chains.request is None and chains.notification is None
     with trio.fail_after(5):
         async with connected(server) as client:
             assert text_of(await client.call_tool("echo", {"text": "hi"})).startswith("hi")

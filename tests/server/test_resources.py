@@ -456,7 +456,7 @@ def test_template_completions_are_kept_as_given_and_checked() -> None:
 def test_a_server_keeps_resources_in_order_refuses_duplicates_and_reports_changes() -> None:
     server = mcptrio.Server("resources")
     changes: list[str] = []
-    server._changed = lambda kind: changes.append(kind)  # type: ignore[method-assign]
+    server.watch(lambda change: changes.append(change[1]))
     b = server.add_resource("b", "test://b")
     a = server.add_resource("a", "test://a")
     t2 = server.add_resource(lambda id: id, "test://u/{id}")

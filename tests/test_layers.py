@@ -3,9 +3,11 @@
 protocol < runtime, stores < transports, tasks < server, client (which never import each other) <
 the rest.
 For the layers, imports under ``if TYPE_CHECKING:`` and inside functions count too: a type a
-module names belongs to a layer it may depend on. For circles, only the imports that run when a
-module is imported count (a type named for the checker alone, or an import deferred into a
-function, closes no circle at run time). Read from the source with ``ast``: nothing is imported.
+module names belongs to a layer it may depend on. For circles at run time, only the imports that
+run when a module is imported count (a type named for the checker alone, or an import deferred
+into a function, closes no circle at run time). Inside one folder, every import counts, and no
+circle joins more than two modules: a reader can follow a folder from the bottom up. Read from
+the source with ``ast``: nothing is imported.
 """
 
 from __future__ import annotations
@@ -103,36 +105,69 @@ def test_every_import_points_down_the_layers() -> None:
     assert wrong == []
 
 
-def test_no_module_imports_one_that_imports_it_back_at_import_time() -> None:
-    graph = import_graph(at_import=True)
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The circles of ``graph``: its strongly connected components of more than one module
+    (Tarjan's algorithm, without recursion)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
-    circles: list[list[str]] = []
+    circles: list[set[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            module, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                elif target in on_stack:
+                    low[module] = min(low[module], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == index[module]:
+                circle = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    circle.add(member)
+                    if member == module:
+                        break
+                if len(circle) > 1:
+                    circles.append(circle)
+    return circles
 
-    def visit(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        on_stack.add(module)
-        for target in graph[module]:
-            if target not in index:
-                visit(target)
-                low[module] = min(low[module], low[target])
-            elif target in on_stack:
-                low[module] = min(low[module], index[target])
-        if low[module] == index[module]:
-            circle = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                circle.append(member)
-                if member == module:
-                    break
-            if len(circle) > 1:
-                circles.append(sorted(circle))
 
-    for module in graph:
-        if module not in index:
-            visit(module)
-    assert circles == []
+def test_no_module_imports_one_that_imports_it_back_at_import_time() -> None:
+    circles = strongly_connected(import_graph(at_import=True))
+    assert [sorted(circle) for circle in circles] == []
+
+
+def folder_graph() -> dict[str, set[str]]:
+    """Every import (type-only and deferred ones too) from a module to another module of its
+    own folder (the package directory it is in; a package's ``__init__`` is in its own)."""
+    folders = {module_name(path): path.parent for path in PACKAGE.rglob("*.py")}
+    return {
+        module: {target for target in targets if folders[target] == folders[module]}
+        for module, targets in import_graph().items()
+    }
+
+
+def test_no_circle_inside_a_folder_joins_more_than_two_modules() -> None:
+    circles = [sorted(c) for c in strongly_connected(folder_graph()) if len(c) > 2]
+    assert sorted(circles) == []
+
+
+def test_the_circle_finder_finds_circles_and_leaves_chains() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
+    assert sorted(sorted(c) for c in strongly_connected(graph)) == [["a", "b", "c"], ["d", "e"]]

@@ -45,9 +45,8 @@ def build_server(max_in_flight: int = 4) -> tuple[mcptrio.Server, dict[str, Any]
     server = mcptrio.Server("lifecycle", max_in_flight=max_in_flight)
     record: dict[str, Any] = {"ran": [], "cancelled": [], "release": trio.Event(), "tasks": []}
 
-    # Answered at once: no await anywhere in its code (mcptrio.server.eager).
-    @server.tool(name="at_once")
-    async def at_once(mode: str = "ok") -> str:
+    def behave(mode: str) -> str:
+        """What both tools do once they run: a plain function, so calling it cannot suspend."""
         record["ran"].append(mode)
         record["tasks"].append(trio.lowlevel.current_task())
         if mode == "mcp":
@@ -60,28 +59,24 @@ def build_server(max_in_flight: int = 4) -> tuple[mcptrio.Server, dict[str, Any]
             SEEN.set("set by the handler")
         return f"{mode}: {SEEN.get()}"
 
-    # Run in a request actor: it waits.
+    # Answered at once: no await anywhere in its code (mcptrio.server.eager).
+    @server.tool(name="at_once")
+    async def at_once(mode: str = "ok") -> str:
+        return behave(mode)
+
+    # Run in a request actor: it waits first.
     @server.tool(name="actor")
     async def actor(mode: str = "ok") -> str:
-        record["ran"].append(mode)
-        record["tasks"].append(trio.lowlevel.current_task())
         try:
             if mode == "hold":
+                held = behave(mode)
                 await record["release"].wait()
-            else:
-                await trio.lowlevel.checkpoint()
+                return held
+            await trio.lowlevel.checkpoint()
         except trio.Cancelled:
             record["cancelled"].append(mode)
             raise
-        if mode == "mcp":
-            raise Custom
-        if mode == "crash":
-            raise ValueError("it broke")
-        if mode == "base":
-            raise Boom
-        if mode == "set":
-            SEEN.set("set by the handler")
-        return f"{mode}: {SEEN.get()}"
+        return behave(mode)
 
     @server.tool(name="asks_client")
     async def asks_client(ctx: Context) -> str:

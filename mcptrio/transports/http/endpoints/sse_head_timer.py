@@ -1,10 +1,10 @@
-"""Starts the SSE response of a POST whose answer is slow, when its handler runs in the POST.
+"""Starts the SSE response of a POST whose answer is slow.
 
 A POST answered in SSE mode goes out as one whole ``text/event-stream`` body when its messages
 are all there within a short delay, and as a live stream otherwise, so that a slow request gets
-its head (and its 2025-11-25 priming event) soon. When the POST's own task is busy running the
-handler (``Session.handle_frame``), something else must notice that the delay has passed:
-one :class:`SseHeadTimer` per session does, for all of that session's POSTs.
+its head (and its 2025-11-25 priming event) soon. The POST's own task waits on its stream
+(``Session.deliver`` handed the request to its lifecycle), so something else notices that the
+delay has passed: one :class:`SseHeadTimer` per session does, for all of that session's POSTs.
 
 Arming costs a dict insertion and disarming (the POST is done) a deletion: a finished POST's
 stream is let go at once, not held until its delay has passed (in JSON mode that is a second's

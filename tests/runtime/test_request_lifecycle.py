@@ -95,22 +95,29 @@ def build_server(max_in_flight: int = 4) -> tuple[mcptrio.Server, dict[str, Any]
 class Harness:
     """One server session, driven with raw frames through one way in."""
 
-    def __init__(self, entry: str, session: Session, peer: MemoryTransport | None) -> None:
-        self.entry = entry
+    def __init__(
+        self,
+        session: Session,
+        peer: MemoryTransport | None,
+        nursery: trio.Nursery,
+        received: list[dict[str, Any]],
+        unanswered: list[Any],
+    ) -> None:
         self.session = session
         self._peer = peer
-        self.unanswered: list[Any] = []
-        self.received: list[dict[str, Any]] = []
-        self.sent_by_server = trio.Event()
+        self._nursery = nursery
+        #: What the server sent, decoded; the ids of requests it said ended unanswered.
+        self.received = received
+        self.unanswered = unanswered
 
-    async def send(self, nursery: trio.Nursery, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, Any]) -> None:
         """Send ``message`` to the server; a handed-in frame is delivered in a task of its own
         (the test goes on while it waits for a slot, as a POST would)."""
         frame = json.dumps({"jsonrpc": "2.0", **message}).encode()
         if self._peer is not None:
             await self._peer.send([Outgoing(frame)])
         else:
-            nursery.start_soon(self.session.deliver, frame)
+            self._nursery.start_soon(self.session.deliver, frame)
         await trio.testing.wait_all_tasks_blocked()
 
     def answers_to(self, rid: int) -> list[dict[str, Any]]:
@@ -169,9 +176,8 @@ class ReaderTransport:
 
 
 @asynccontextmanager
-async def open_harness(
-    entry: str, server: mcptrio.Server, nursery: trio.Nursery
-) -> AsyncIterator[Harness]:
+async def open_harness(entry: str, server: mcptrio.Server) -> AsyncIterator[Harness]:
+    """A session of ``server`` through ``entry``, initialized; ended with the block."""
     received: list[dict[str, Any]] = []
     unanswered: list[Any] = []
     peer: MemoryTransport | None = None
@@ -181,28 +187,27 @@ async def open_harness(
         transport = ReaderTransport(server_end, unanswered)
     else:
         transport = HandedInTransport(received, unanswered)
-    SEEN.set("the session's")
-    session = await nursery.start(server.serve_session, transport)
-    SEEN.set("the test's")
-    harness = Harness(entry, session, peer)
-    harness.received = received
-    harness.unanswered = unanswered
-    if peer is not None:
-        nursery.start_soon(_collect, peer, received)
-    await harness.send(
-        nursery,
-        {
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": REVISION,
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
-    )
-    await harness.send(nursery, {"method": "notifications/initialized"})
-    yield harness
+    async with trio.open_nursery() as nursery:
+        SEEN.set("the session's")
+        session = await nursery.start(server.serve_session, transport)
+        SEEN.set("the test's")
+        harness = Harness(session, peer, nursery, received, unanswered)
+        if peer is not None:
+            nursery.start_soon(_collect, peer, received)
+        await harness.send(
+            {
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": REVISION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        )
+        await harness.send({"method": "notifications/initialized"})
+        yield harness
+        nursery.cancel_scope.cancel()
 
 
 async def _collect(peer: MemoryTransport, received: list[dict[str, Any]]) -> None:
@@ -241,31 +246,29 @@ pytestmark = [pytest.mark.parametrize("entry", ENTRIES)]
 async def test_c1_a_request_runs_where_the_one_rule_places_it(entry: str, placement: str) -> None:
     server, record = build_server()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, placement))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, placement))
             await trio.sleep(0.01)
             [task] = record["tasks"]
-            reader = h.session._nursery is not None and entry == "reader"
+            reader = entry == "reader"
             if placement == "at_once":
                 # In the task that delivered it: the reader, or the one that handed it in.
                 assert task.name.endswith("Session.run") if reader else "deliver" in task.name
             else:
                 assert task.name.endswith("_RequestActors._run")
                 assert task.parent_nursery is h.session._nursery
-            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
 async def test_c2_a_result_is_answered_once(entry: str, placement: str) -> None:
     server, _record = build_server()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, placement))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, placement))
             await trio.sleep(0.01)
             [answer] = h.answers_to(1)
             assert text_of(answer).startswith("ok: ")
             assert h.unanswered == []
-            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
@@ -275,8 +278,8 @@ async def test_c3_an_error_is_answered_with_its_code_and_anything_else_is_a_tool
 ) -> None:
     server, _record = build_server()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, placement, mode))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, placement, mode))
             await trio.sleep(0.01)
             [answer] = h.answers_to(1)
             if code is not None:
@@ -285,7 +288,6 @@ async def test_c3_an_error_is_answered_with_its_code_and_anything_else_is_a_tool
                 # A tool's own exception is a tool error the model can read.
                 assert answer["result"]["isError"] is True
                 assert "it broke" in text_of(answer)
-            nursery.cancel_scope.cancel()
 
 
 async def test_c4_the_peers_cancellation_interrupts_an_actor_and_sends_nothing(
@@ -293,16 +295,15 @@ async def test_c4_the_peers_cancellation_interrupts_an_actor_and_sends_nothing(
 ) -> None:
     server, record = build_server()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, "actor", "hold"))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, "actor", "hold"))
             assert record["ran"] == ["hold"]
-            await h.send(nursery, cancel(1))
+            await h.send(cancel(1))
             await trio.sleep(0.01)
             assert record["cancelled"] == ["hold"]
             assert h.answers_to(1) == []
             # The transport is told, so a stream waiting for the answer can end.
             assert h.unanswered == [1]
-            nursery.cancel_scope.cancel()
 
 
 async def test_c4_a_request_answered_at_once_has_no_checkpoint_to_cancel(entry: str) -> None:
@@ -310,14 +311,13 @@ async def test_c4_a_request_answered_at_once_has_no_checkpoint_to_cancel(entry: 
     # nothing to cancel, and nothing more is sent.
     server, record = build_server()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, "at_once"))
-            await h.send(nursery, cancel(1))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, "at_once"))
+            await h.send(cancel(1))
             await trio.sleep(0.01)
             assert len(h.answers_to(1)) == 1
             assert h.unanswered == []
             assert record["cancelled"] == []
-            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
@@ -326,16 +326,15 @@ async def test_c5_the_in_flight_limit_makes_the_next_request_wait_for_a_slot(
 ) -> None:
     server, record = build_server(max_in_flight=1)
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, "actor", "hold"))
-            await h.send(nursery, call(2, placement))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, "actor", "hold"))
+            await h.send(call(2, placement))
             assert record["ran"] == ["hold"]
             assert h.session.statistics().in_flight_incoming == 1
             record["release"].set()
             await trio.sleep(0.01)
             assert record["ran"] == ["hold", "ok"]
             assert len(h.answers_to(1)) == len(h.answers_to(2)) == 1
-            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
@@ -344,21 +343,20 @@ async def test_c6_a_request_cancelled_while_it_waits_for_a_slot_never_runs(
 ) -> None:
     server, record = build_server(max_in_flight=1)
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, "actor", "hold"))
-            await h.send(nursery, call(2, placement))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, "actor", "hold"))
+            await h.send(call(2, placement))
             if entry == "reader":
                 # The reader waits for the slot: the cancellation is read after it.
                 h.session.cancel_incoming(2, "test")
             else:
-                await h.send(nursery, cancel(2))
+                await h.send(cancel(2))
             await trio.testing.wait_all_tasks_blocked()
             assert h.unanswered == [2]
             record["release"].set()
             await trio.sleep(0.01)
             assert record["ran"] == ["hold"]
             assert h.answers_to(2) == []
-            nursery.cancel_scope.cancel()
 
 
 async def test_c7_past_max_waiting_a_request_handed_in_is_refused_busy(entry: str) -> None:
@@ -366,13 +364,12 @@ async def test_c7_past_max_waiting_a_request_handed_in_is_refused_busy(entry: st
         pytest.skip("a reader is the only waiter: max_waiting bounds tasks that hand frames in")
     server, _record = build_server(max_in_flight=1)
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
+        async with open_harness(entry, server) as h:
             h.session.max_waiting = 1
-            await h.send(nursery, call(1, "actor", "hold"))
-            await h.send(nursery, call(2, "at_once"))
+            await h.send(call(1, "actor", "hold"))
+            await h.send(call(2, "at_once"))
             with pytest.raises(SessionBusy):
                 await h.session.deliver(json.dumps({"jsonrpc": "2.0", **call(3, "actor")}).encode())
-            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
@@ -381,16 +378,15 @@ async def test_c8_the_session_ending_cancels_what_runs_and_waits_and_answers_not
 ) -> None:
     server, record = build_server(max_in_flight=1)
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, "actor", "hold"))
-            await h.send(nursery, call(2, placement))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, "actor", "hold"))
+            await h.send(call(2, placement))
             h.session.close()
             await h.session.closed.wait()
             assert record["cancelled"] == ["hold"]
             assert record["ran"] == ["hold"]
             assert h.answers_to(1) == h.answers_to(2) == []
             assert sorted(h.unanswered) == [1, 2]
-            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
@@ -399,9 +395,9 @@ async def test_c9_a_handler_runs_in_a_fresh_copy_of_the_sessions_context(
 ) -> None:
     server, _record = build_server()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, placement, "set"))
-            await h.send(nursery, call(2, placement))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, placement, "set"))
+            await h.send(call(2, placement))
             await trio.sleep(0.01)
             # It sees what the delivering task's context held (the session's, for the reader; the
             # handing task's, which started after the test set its value, otherwise), and what
@@ -410,7 +406,6 @@ async def test_c9_a_handler_runs_in_a_fresh_copy_of_the_sessions_context(
             assert text_of(h.answers_to(1)[0]) == "set: set by the handler"
             assert text_of(h.answers_to(2)[0]) == f"ok: {delivering}"
             assert SEEN.get() == "the test's"
-            nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
@@ -419,8 +414,8 @@ async def test_c10_a_base_exception_ends_the_session_and_reaches_whoever_runs_it
 ) -> None:
     server, _record = build_server()
     with trio.fail_after(5), pytest.raises(BaseException) as raised:
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, call(1, placement, "base"))
+        async with open_harness(entry, server) as h:
+            await h.send(call(1, placement, "base"))
             await trio.sleep(1)
     assert raised.group_contains(Boom)
     assert h.answers_to(1) == []
@@ -434,8 +429,8 @@ async def test_c11_a_handler_that_may_wait_on_the_peer_is_never_placed_at_once_a
     # the peer times out and is called off there.
     server, record = build_server()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
-            await h.send(nursery, {**call(1, "asks_client"), "params": {"name": "asks_client"}})
+        async with open_harness(entry, server) as h:
+            await h.send({**call(1, "asks_client"), "params": {"name": "asks_client"}})
             await trio.sleep(2)
             [task] = record["tasks"]
             assert task.name.endswith("_RequestActors._run")
@@ -446,7 +441,6 @@ async def test_c11_a_handler_that_may_wait_on_the_peer_is_never_placed_at_once_a
             pings = [m for m in h.received if m.get("method") == "ping"]
             cancels = [m for m in h.received if m.get("method") == "notifications/cancelled"]
             assert [c["params"]["requestId"] for c in cancels] == [p["id"] for p in pings]
-            nursery.cancel_scope.cancel()
 
 
 async def test_c12_a_task_augmented_call_hands_its_work_to_the_servers_task_nursery(
@@ -456,9 +450,8 @@ async def test_c12_a_task_augmented_call_hands_its_work_to_the_servers_task_nurs
     # answered with the task, and its work goes on in the server's task nursery.
     server, record = build_server()
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery, open_harness(entry, server, nursery) as h:
+        async with open_harness(entry, server) as h:
             await h.send(
-                nursery,
                 {
                     "id": 1,
                     "method": "tools/call",
@@ -472,4 +465,3 @@ async def test_c12_a_task_augmented_call_hands_its_work_to_the_servers_task_nurs
             # The work runs in the server's task nursery, not where the request was placed.
             assert task.parent_nursery is not h.session._nursery
             assert not task.name.endswith("_RequestActors._run")
-            nursery.cancel_scope.cancel()

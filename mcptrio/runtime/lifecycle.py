@@ -524,7 +524,7 @@ class _RequestActors:
                     incoming.forget(rid)
                     actor.leftover = incoming.frame_of(data, rid)
                     after = _NEW_SCOPE if snapshot.unchanged() else _END
-                if after is _ENOUGH_PARKED:
+                if after is _NOT_PARKED:
                     return
                 actor.scope = trio.CancelScope()
                 leftover = actor.leftover
@@ -545,8 +545,9 @@ class _RequestActors:
         """Answer requests under ``actor.scope``, parking between them, until the scope cannot
         be kept for the next one. Returns what then: the last request's answer is left in
         ``actor.leftover``, to send after leaving the scope, then the actor goes on under a new
-        scope (``_NEW_SCOPE``) or ends (``_END``); or the actor ends at once, having no request
-        and enough others parked (``_ENOUGH_PARKED``)."""
+        scope (``_NEW_SCOPE``) or ends (``_END``); or the actor ends at once, its last answer
+        sent and its slot freed, instead of parking: it is not one of the reader's, or enough
+        others are parked (``_NOT_PARKED``)."""
         incoming = self._incoming
         session = incoming.session
         idle = self.idle
@@ -554,7 +555,7 @@ class _RequestActors:
         while True:
             if actor.rid is None:
                 if not actor.shared or len(idle) >= self._limit:
-                    return _ENOUGH_PARKED
+                    return _NOT_PARKED
                 idle.append(actor)
                 await actor.park()
             rid = actor.rid
@@ -580,7 +581,7 @@ class _RequestActors:
 # What an actor does once it has left its scope (see _answer_under_scope).
 _NEW_SCOPE = object()
 _END = object()
-_ENOUGH_PARKED = object()
+_NOT_PARKED = object()
 
 
 async def _unhandled(rctx: RequestContext, request: Request[Any]) -> Result:

@@ -175,8 +175,8 @@ def _streamable(json_response: bool) -> TransportUnderTest:
         name="streamable-http-json" if json_response else "streamable-http-sse",
         serve=_serve_over_http(json_response),
         connect=connect_streamable,
-        # A body over max_body_size is answered 413, which the client raises as HttpStatusError.
-        oversized_request=Oversized(TransportError),
+        # A body over max_body_size is answered 413 with a -32600 error body, which the client
+        # reads while still writing and raises as InvalidRequest (the suite's default).
         server_gone_errors=_HTTP_GONE,
         lacks={
             "half_close_ends_the_session": _NO_HALF_CLOSE,
@@ -212,7 +212,6 @@ LEGACY_SSE = TransportUnderTest(
     name="legacy-sse",
     serve=_serve_over_http(json_response=True),
     connect=connect_legacy_sse,
-    oversized_request=Oversized(TransportError),
     server_gone_errors=_HTTP_GONE,
     lacks={
         "stateless": "HTTP+SSE is the 2024-11-05 transport: the handshake era only",
@@ -393,7 +392,6 @@ def relay_transport(redis: RedisUrl) -> TransportUnderTest:
         name="relay",
         serve=serve_through_the_relay,
         connect=connect_through_the_relay,
-        oversized_request=Oversized(TransportError),
         server_gone_errors=_HTTP_GONE,
         lacks={
             "stateless": (

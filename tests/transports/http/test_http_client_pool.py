@@ -220,6 +220,43 @@ async def test_server_closing_mid_body_is_a_protocol_error() -> None:
             nursery.cancel_scope.cancel()
 
 
+async def _refuse_every_body(
+    answer: bytes, drained: int, *, task_status: trio.TaskStatus[int]
+) -> None:
+    """A server that answers each request as soon as its head arrives, reads at most
+    ``drained`` bytes of the body, then closes: what a server refusing an oversized body does."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    task_status.started(listeners[0].socket.getsockname()[1])
+    while True:
+        stream = await listeners[0].accept()
+        async with stream:
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += await stream.receive_some(65536)
+            await stream.send_all(answer)
+            await stream.send_eof()
+            while drained > 0 and (data := await stream.receive_some(65536)):
+                drained -= len(data)
+
+
+@pytest.mark.parametrize("drained", [0, 1 << 16], ids=["closes-at-once", "drains-a-little"])
+async def test_an_answer_to_a_body_the_server_refuses_reaches_the_caller(drained: int) -> None:
+    body = b'{"error":{"code":-32600,"message":"Body exceeds the limit"}}'
+    answer = b"HTTP/1.1 413 Content Too Large\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(_refuse_every_body, answer, drained)
+            pool = HttpClientPool()
+            url = f"http://127.0.0.1:{port}/"
+            for _ in range(2):
+                async with pool.request("POST", url, body=b"x" * (8 << 20)) as response:
+                    assert response.status == 413
+                    assert await response.read(1000) == body
+                assert pool.idle_connections(split_url(url)[0]) == 0
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+
+
 async def test_refused_connection_is_a_connect_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

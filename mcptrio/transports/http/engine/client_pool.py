@@ -13,7 +13,9 @@ It is the one HTTP client the MCP client transports use. It does exactly what th
 - deadlines: ``connect_timeout`` covers waiting for a slot, TCP connect and the TLS handshake;
   ``read_timeout`` applies to writing the request and waiting for the response's first bytes
   together, then to every single read, so a long but lively response (an SSE stream) never
-  times out, a silent one does.
+  times out, a silent one does;
+- an early answer: a large body is written while the response is read, so a server that
+  refuses it (413) and closes is heard, not seen as a broken connection (RFC 9112 9.5).
 
 Theory of reuse: a server may close an idle keep-alive connection at any moment. Before reusing
 one, the pool checks whether its socket has become readable (a closed or misbehaving
@@ -40,6 +42,7 @@ Cancellation: cancelling a request closes its connection (it is never reused hal
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import ssl
@@ -82,6 +85,11 @@ log = logging.getLogger("mcptrio.transports.http.client")
 
 _READ_SIZE = 65536
 
+#: A request up to this size is written before the response is read: the socket buffers of
+#: both ends take it whole, so its write never waits on the server. A larger one is written
+#: while the response is read (:func:`_write_watching_for_an_answer`).
+_WRITTEN_UNWATCHED = 1 << 16
+
 
 @dataclass(frozen=True, slots=True)
 class Origin:
@@ -117,7 +125,7 @@ def split_url(url: str) -> tuple[Origin, bytes]:
 class _Connection:
     """One keep-alive connection: a trio stream and its parser's state."""
 
-    __slots__ = ("closed", "origin", "parser", "reader", "socket", "stream")
+    __slots__ = ("closed", "origin", "parser", "reader", "request_cut", "socket", "stream")
 
     def __init__(self, stream: trio.abc.Stream, origin: Origin, parser: ParserName) -> None:
         self.stream = stream
@@ -125,6 +133,9 @@ class _Connection:
         self.parser = ConnectionParser(parser)
         #: The reader of the response in progress (or the last one).
         self.reader: ResponseReader | None = None
+        #: Whether the last request's write was stopped by an early answer (then the
+        #: connection cannot carry another).
+        self.request_cut = False
         self.closed = False
         raw = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
         self.socket = raw.socket if isinstance(raw, trio.SocketStream) else None
@@ -137,7 +148,7 @@ class _Connection:
 
     def parser_done(self) -> bool:
         """Whether the last exchange ended so that the connection may carry another."""
-        return self.reader is not None and self.reader.reusable()
+        return not self.request_cut and self.reader is not None and self.reader.reusable()
 
     async def aclose(self) -> None:
         if not self.closed:
@@ -477,27 +488,82 @@ async def _send(
     response came (the server closed it as idle: the request is safe to send again)."""
     reader = conn.reader = conn.parser.reader()
     data = reader.request_bytes(method, target, head, body)
-    stream = conn.stream
-    got_bytes = False
     with trio.move_on_after(timeout) as scope:
-        try:
-            await stream.send_all(data)
-            while reader.head is None:
-                if got_bytes:
-                    # Per read: the first one's deadline is the scope's own.
-                    scope.deadline = trio.current_time() + timeout
-                chunk = await stream.receive_some(_READ_SIZE)
-                if not chunk:
-                    if reused and not got_bytes:
-                        return None
-                    reader.feed_eof()
-                else:
-                    got_bytes = True
-                    reader.feed(chunk)
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-            if reused and not got_bytes:
-                return None
-            raise HttpProtocolError(f"The connection broke: {exc}") from None
+        if len(data) <= _WRITTEN_UNWATCHED:
+            await _write_request(conn.stream, data)
+            answered = await _read_head(conn.stream, reader, scope, timeout)
+        else:
+            answered = await _write_watching_for_an_answer(conn, data, reader, scope, timeout)
     if scope.cancelled_caught:
         raise HttpTimeout(f"The server did not answer within {timeout} s")
+    if not answered:
+        if reused:
+            return None
+        raise HttpProtocolError("The server closed the connection before answering")
     return HttpResponse(conn, reader, timeout)
+
+
+async def _write_request(stream: trio.abc.Stream, data: bytes) -> None:
+    """Write the request. A write the server breaks off is not an error of its own: the server
+    may have answered before it closed (a 413 for a body it refused), and the read that
+    follows finds that answer, or finds the connection ended."""
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        await stream.send_all(data)
+
+
+async def _write_watching_for_an_answer(
+    conn: _Connection,
+    data: bytes,
+    reader: ResponseReader,
+    scope: trio.CancelScope,
+    timeout: float,
+) -> bool:
+    """Write a large request while reading the response's head, as RFC 9112 section 9.5 asks of
+    a client sending a body; returns as :func:`_read_head`.
+
+    A server refusing the body answers before reading it, then drains a little of it and
+    closes. Reading while writing takes that answer as it comes; the write is then stopped
+    and the connection is not reused (its request was cut short). Over TLS the write is left
+    to end by itself, because a ``trio.SSLStream`` whose write is cancelled cannot be read
+    either, and the answer's body would be lost.
+    """
+    stream = conn.stream
+    written = trio.Event()
+
+    async def write() -> None:
+        await _write_request(stream, data)
+        written.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(write)
+        answered = await _read_head(stream, reader, scope, timeout)
+        if not written.is_set():
+            conn.request_cut = True
+            if not isinstance(stream, trio.SSLStream):
+                nursery.cancel_scope.cancel()
+    return answered
+
+
+async def _read_head(
+    stream: trio.abc.Stream, reader: ResponseReader, scope: trio.CancelScope, timeout: float
+) -> bool:
+    """Read until the response's head is parsed, moving ``scope``'s deadline ``timeout``
+    seconds past each read that brought bytes. ``False`` when the connection ended or broke
+    before a single byte of the response came."""
+    got_bytes = False
+    while reader.head is None:
+        try:
+            chunk = await stream.receive_some(_READ_SIZE)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            if not got_bytes:
+                return False
+            raise HttpProtocolError(f"The connection broke: {exc}") from None
+        if not chunk:
+            if not got_bytes:
+                return False
+            reader.feed_eof()
+        else:
+            got_bytes = True
+            scope.deadline = trio.current_time() + timeout
+            reader.feed(chunk)
+    return True

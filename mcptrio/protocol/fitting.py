@@ -36,6 +36,7 @@ structs that change.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, TypeVar
@@ -340,34 +341,27 @@ def _features_touching(cls: type, direction: Direction) -> frozenset[str]:
     return frozenset(touched)
 
 
+@dataclasses.dataclass(slots=True, eq=False)
 class Step:
     """Fits messages to one revision, one direction (see the module docstring)."""
 
-    __slots__ = (
-        "_drop_only",
-        "_lacking",
-        "_needs",
-        "_plans",
-        "_rules",
-        "direction",
-        "revision",
-        "unchanged",
-    )
+    revision: Revision
+    direction: Direction
+    _lacking: frozenset[str] = dataclasses.field(init=False)
+    _rules: Mapping[type, tuple[_Rule, tuple[str, ...]]] = dataclasses.field(init=False)
+    _needs: dict[type, bool] = dataclasses.field(init=False, default_factory=dict)
+    _plans: dict[type, _Plan] = dataclasses.field(init=False, default_factory=dict)
+    # The types whose plan only leaves fields out (a newer revision's members, say): most
+    # messages of those have none of them set, which one getattr per field tells.
+    _drop_only: dict[type, tuple[str, ...]] = dataclasses.field(init=False, default_factory=dict)
+    #: The types whose messages this step leaves as they are, once each was seen. A type's
+    #: plan depends only on the type and the revision, so it never leaves this set: a
+    #: caller may skip the step for a message whose type is here, as the step itself does.
+    unchanged: set[type] = dataclasses.field(init=False, default_factory=set)
 
-    def __init__(self, revision: Revision, direction: Direction) -> None:
-        self.revision = revision
-        self.direction: Direction = direction
-        self._lacking = frozenset(name for name in FEATURES if not getattr(revision, name))
-        self._rules = _OUT_RULES if direction == "out" else _IN_RULES
-        self._needs: dict[type, bool] = {}
-        self._plans: dict[type, _Plan] = {}
-        # The types whose plan only leaves fields out (a newer revision's members, say): most
-        # messages of those have none of them set, which one getattr per field tells.
-        self._drop_only: dict[type, tuple[str, ...]] = {}
-        #: The types whose messages this step leaves as they are, once each was seen. A type's
-        #: plan depends only on the type and the revision, so it never leaves this set: a
-        #: caller may skip the step for a message whose type is here, as the step itself does.
-        self.unchanged: set[type] = set()
+    def __post_init__(self) -> None:
+        self._lacking = frozenset(name for name in FEATURES if not getattr(self.revision, name))
+        self._rules = _OUT_RULES if self.direction == "out" else _IN_RULES
 
     def __repr__(self) -> str:
         return f"<Step {self.direction} {self.revision.version}>"

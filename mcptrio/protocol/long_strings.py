@@ -186,15 +186,27 @@ _PAYLOADS: Final[dict[type[Any], tuple[str, Callable[[Any], bool], Callable[[Any
 }
 
 
-def escape_long_strings(result: Any) -> Any:
-    """``result`` to encode, its long payload strings already written as JSON (see above)."""
+def _payload_of(
+    result: Any,
+) -> tuple[str, Any, Callable[[Any], bool], Callable[[Any], Any]] | None:
+    """The payload member of ``result`` (:data:`_PAYLOADS`), its value, and how an item is told
+    to hold a long string and written with it; ``None`` when ``result`` has no payload member,
+    or when orjson is not installed (nothing is then written by orjson)."""
     if orjson is None:
-        return result
+        return None
     payload = _PAYLOADS.get(result.__class__)
     if payload is None:
+        return None
+    member, is_long, escape = payload
+    return member, getattr(result, member), is_long, escape
+
+
+def escape_long_strings(result: Any) -> Any:
+    """``result`` to encode, its long payload strings already written as JSON (see above)."""
+    payload = _payload_of(result)
+    if payload is None:
         return result
-    member, _, escape = payload
-    items = getattr(result, member)
+    member, items, _, escape = payload
     # Not a list: sampling's one block, or what msgspec will take or refuse as before (an item
     # of no payload type is left as it is).
     new = _each(items, escape) if items.__class__ is list else escape(items)
@@ -203,13 +215,10 @@ def escape_long_strings(result: Any) -> Any:
 
 def has_long_payload(result: Any) -> bool:
     """Whether :func:`escape_long_strings` would write a string of ``result`` by orjson."""
-    if orjson is None:
-        return False
-    payload = _PAYLOADS.get(result.__class__)
+    payload = _payload_of(result)
     if payload is None:
         return False
-    member, is_long, _ = payload
-    items = getattr(result, member)
+    _, items, is_long, _ = payload
     if items.__class__ is not list:
         return result.__class__ is CreateMessageResult and is_long(items)
     for item in items:  # noqa: SIM110 - a plain loop: no generator object per answer

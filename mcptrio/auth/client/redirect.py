@@ -26,7 +26,7 @@ import ssl
 import webbrowser
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
@@ -131,39 +131,36 @@ class HeadlessUserAgent:
 # ---------------------------------------------------------------- loopback + browser
 
 
+@dataclass(slots=True, eq=False)
 class _LoopbackSession:
-    def __init__(
-        self,
-        listener: trio.SocketListener,
-        path: str,
-        opener: Callable[[str], object],
-        timeout: float,
-    ) -> None:
-        self._listener = listener
-        self._path = path
-        self._open = opener
-        self._timeout = timeout
-        host, port = listener.socket.getsockname()[:2]
-        self.redirect_uri = f"http://{host}:{port}{path}"
+    listener: trio.SocketListener
+    path: str
+    opener: Callable[[str], object]
+    timeout: float
+    redirect_uri: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        host, port = self.listener.socket.getsockname()[:2]
+        self.redirect_uri = f"http://{host}:{port}{self.path}"
 
     async def run(self, authorization_url: str) -> dict[str, str]:
         found: dict[str, str] | None = None
-        with trio.move_on_after(self._timeout):
+        with trio.move_on_after(self.timeout):
             async with trio.open_nursery() as nursery:
                 # The browser call may block (or, for a test's browser, follow the redirect
                 # here): it runs beside the listener, and is abandoned once the redirect came.
                 nursery.start_soon(self._launch, authorization_url)
                 while found is None:
-                    stream = await self._listener.accept()
+                    stream = await self.listener.accept()
                     async with stream:
                         found = await self._serve_one(stream)
                 nursery.cancel_scope.cancel()
         if found is None:
-            raise AuthorizationResponseError(f"No login came back within {self._timeout} s")
+            raise AuthorizationResponseError(f"No login came back within {self.timeout} s")
         return found
 
     async def _launch(self, authorization_url: str) -> None:
-        await trio.to_thread.run_sync(self._open, authorization_url, abandon_on_cancel=True)
+        await trio.to_thread.run_sync(self.opener, authorization_url, abandon_on_cancel=True)
 
     async def _serve_one(self, stream: trio.SocketStream) -> dict[str, str] | None:
         connection = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_REQUEST)
@@ -183,7 +180,7 @@ class _LoopbackSession:
         if request is None:
             return None
         target = urlsplit(request.target.decode("latin-1"))
-        found = target.path == self._path and request.method == b"GET"
+        found = target.path == self.path and request.method == b"GET"
         body = _PAGE if found else b"Not found"
         headers = [
             ("content-type", "text/html; charset=utf-8" if found else "text/plain"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import ssl
 import time
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from urllib.parse import urlsplit
 
 import msgspec
@@ -70,24 +71,23 @@ def check_redirect_uri(uri: str) -> None:
         raise OAuthProblem("invalid_redirect_uri", f"redirect URI scheme of {uri!r} is refused")
 
 
+@dataclass(slots=True, eq=False)
 class Clients:
     """The clients the server knows; see the module docstring."""
 
-    def __init__(
-        self,
-        memory: Memory,
-        *,
-        fetch_timeout: float = 5.0,
-        max_document_size: int = 16 * 1024,
-        document_ttl: float = 300.0,
-        ssl_context: ssl.SSLContext | None = None,
-    ) -> None:
-        self.memory = memory
-        self.fetch_timeout = fetch_timeout
-        self.max_document_size = max_document_size
-        self.document_ttl = document_ttl
-        self._http = PoolOnFirstUse(None, ssl_context=ssl_context, timeout=fetch_timeout)
-        self._documents: Remembered[str, tuple[float, Client]] = Remembered(1000)
+    memory: Memory
+    _: KW_ONLY
+    fetch_timeout: float = 5.0
+    max_document_size: int = 16 * 1024
+    document_ttl: float = 300.0
+    ssl_context: InitVar[ssl.SSLContext | None] = None
+    _http: PoolOnFirstUse = field(init=False)
+    _documents: Remembered[str, tuple[float, Client]] = field(
+        init=False, default_factory=lambda: Remembered(1000)
+    )
+
+    def __post_init__(self, ssl_context: ssl.SSLContext | None) -> None:
+        self._http = PoolOnFirstUse(None, ssl_context=ssl_context, timeout=self.fetch_timeout)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -20,6 +20,7 @@ import hashlib
 import ssl
 import time
 from collections import OrderedDict
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -40,43 +41,45 @@ from .verifier import (
 __all__ = ["IntrospectionVerifier"]
 
 
+@dataclass(eq=False)
 class IntrospectionVerifier:
     """Verifies tokens at ``endpoint`` (RFC 7662) as client ``client_id``; see the module
-    docstring."""
+    docstring. The credentials, ``http`` and ``ssl_context`` only go into how it asks, so they
+    are not kept as settings."""
 
-    def __init__(
+    endpoint: str
+    _: KW_ONLY
+    client_id: InitVar[str]
+    client_secret: InitVar[str]
+    issuer: str | None = None
+    audience: str | None = None
+    require_audience: bool = True
+    leeway: float = 30.0
+    timeout: float = 5.0
+    cache_ttl: float = 60.0
+    cache_size: int = 10_000
+    max_answer_size: int = 64 * 1024
+    http: InitVar[HttpClientPool | None] = None
+    ssl_context: InitVar[ssl.SSLContext | None] = None
+    _authorization: bytes = field(init=False, repr=False)
+    _http: PoolOnFirstUse = field(init=False, repr=False)
+    _cache: OrderedDict[bytes, tuple[float, dict[str, Any]]] = field(
+        init=False, repr=False, default_factory=OrderedDict
+    )
+
+    def __post_init__(
         self,
-        endpoint: str,
-        *,
         client_id: str,
         client_secret: str,
-        issuer: str | None = None,
-        audience: str | None = None,
-        require_audience: bool = True,
-        leeway: float = 30.0,
-        timeout: float = 5.0,
-        cache_ttl: float = 60.0,
-        cache_size: int = 10_000,
-        max_answer_size: int = 64 * 1024,
-        http: HttpClientPool | None = None,
-        ssl_context: ssl.SSLContext | None = None,
+        http: HttpClientPool | None,
+        ssl_context: ssl.SSLContext | None,
     ) -> None:
-        check_url(endpoint, "introspection endpoint")
-        if issuer is not None:
-            check_url(issuer, "issuer", issuer=True)
-        self.endpoint = endpoint
-        self.issuer = issuer
-        self.audience = audience
-        self.require_audience = require_audience
-        self.leeway = leeway
-        self.timeout = timeout
-        self.cache_ttl = cache_ttl
-        self.cache_size = cache_size
-        self.max_answer_size = max_answer_size
+        check_url(self.endpoint, "introspection endpoint")
+        if self.issuer is not None:
+            check_url(self.issuer, "issuer", issuer=True)
         credentials = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
         self._authorization = b"Basic " + base64.b64encode(credentials.encode())
-        self._http = PoolOnFirstUse(http, ssl_context=ssl_context, timeout=timeout)
-        self._cache: OrderedDict[bytes, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._http = PoolOnFirstUse(http, ssl_context=ssl_context, timeout=self.timeout)
 
     async def aclose(self) -> None:
         """Close the HTTP client pool the verifier made (not one it was given)."""

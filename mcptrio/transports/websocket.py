@@ -33,6 +33,7 @@ import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, cast
 
 import trio
@@ -123,6 +124,7 @@ class WebSocketMessages(Protocol):
         ...
 
 
+@dataclass(eq=False)
 class WebSocketTransport:
     """A :class:`~mcptrio.runtime.transport.Transport` over one open WebSocket.
 
@@ -148,24 +150,19 @@ class WebSocketTransport:
     for longer than that.
     """
 
-    def __init__(
-        self,
-        peer: WebSocketMessages,
-        *,
-        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-        send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
-        close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
-    ) -> None:
-        if max_frame_size < 1:
+    peer: WebSocketMessages
+    _: KW_ONLY
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE
+    send_timeout: float | None = DEFAULT_SEND_TIMEOUT
+    close_timeout: float = DEFAULT_CLOSE_TIMEOUT
+    #: The close code this side sent, once it has closed the connection.
+    close_code: int | None = field(default=None, init=False)
+    _input_ended: bool = field(default=False, init=False)
+    _closed: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        if self.max_frame_size < 1:
             raise ValueError("max_frame_size must be at least 1")
-        self.peer = peer
-        self.max_frame_size = max_frame_size
-        self.send_timeout = send_timeout
-        self.close_timeout = close_timeout
-        #: The close code this side sent, once it has closed the connection.
-        self.close_code: int | None = None
-        self._input_ended = False
-        self._closed = False
 
     async def receive(self) -> Frame:
         """The next incoming frame; ``trio.EndOfChannel`` once the connection has closed."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..engine.client_pool import HttpClientPool, HttpResponse
@@ -62,12 +63,12 @@ def _wants_auth(response: HttpResponse) -> bool:
     return response.status in (401, 403) or response.header(b"dpop-nonce") is not None
 
 
+@dataclass(frozen=True, slots=True)
 class AuthorizedRequests:
     """An ``HttpClientPool`` whose requests carry ``auth``'s headers and react to challenges."""
 
-    def __init__(self, pool: HttpClientPool, auth: HttpAuth) -> None:
-        self.pool = pool
-        self.auth = auth
+    pool: HttpClientPool
+    auth: HttpAuth
 
     @asynccontextmanager
     async def request(

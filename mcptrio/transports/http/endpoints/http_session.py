@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, runtime_checkable
 
 import trio
@@ -82,70 +83,40 @@ class HttpStreamControl(Protocol):
         ...
 
 
+@dataclass(slots=True, weakref_slot=True, eq=False, repr=False)
 class HttpSession:
     """One Streamable HTTP session's transport. See the module docstring."""
 
-    __slots__ = (
-        "__weakref__",
-        "_by_request",
-        "_closing",
-        "_ended",
-        "_head_timer",
-        "_next_stream_id",
-        "_reader",
-        "_standalone",
-        "_unrelated_buffer",
-        "event_store",
-        "exchanges",
-        "keep_alive_interval",
-        "last_activity",
-        "principal",
-        "retry_ms",
-        "session",
-        "session_id",
-        "stream_buffer",
-        "streams",
-    )
-
-    def __init__(
-        self,
-        session_id: str,
-        *,
-        event_store: EventStore | None,
-        principal: Principal | None = None,
-        stream_buffer: int = 256,
-        unrelated_buffer: int = 256,
-        retry_ms: int | None = None,
-        keep_alive_interval: float = KEEP_ALIVE_INTERVAL,
-    ) -> None:
-        self.session_id = session_id
-        #: Seconds a streamed response may stay quiet before a ``: keep-alive`` comment.
-        self.keep_alive_interval = keep_alive_interval
-        self.event_store = event_store
-        self.principal = principal
-        self.stream_buffer = stream_buffer
-        self.retry_ms = retry_ms
-        #: The MCP session this transport feeds; set by whoever creates both.
-        self.session: Session | None = None
-        # A server holds thousands of these: what only some sessions ever need (the standalone
-        # stream, the head timer) is made when first needed.
-        # Where the session's reader waits for the end.
-        self._reader = ParkingSpot()
-        self._unrelated_buffer = unrelated_buffer
-        self._standalone: OutboundStream | None = None
-        #: Live request streams by id (not yet drained); the standalone one is apart.
-        self.streams: dict[str, OutboundStream] = {}
-        self._by_request: dict[RequestId, OutboundStream] = {}
-        self._next_stream_id = 1
-        # Set by close(): the session is ending (its transport is not closed yet). No cancel
-        # scope of its own around the session: Session.close cancels the session's nursery,
-        # and a scope more would be kept by every idle session.
-        self._closing = False
-        self._ended = False
-        self.last_activity = trio.current_time()
-        #: HTTP exchanges using the session right now (it is not idle while any is open).
-        self.exchanges = 0
-        self._head_timer: SseHeadTimer | None = None
+    session_id: str
+    _: KW_ONLY
+    event_store: EventStore | None
+    principal: Principal | None = None
+    stream_buffer: int = 256
+    #: Messages the standalone stream holds while no GET carries it (oldest dropped first).
+    unrelated_buffer: int = 256
+    retry_ms: int | None = None
+    #: Seconds a streamed response may stay quiet before a ``: keep-alive`` comment.
+    keep_alive_interval: float = KEEP_ALIVE_INTERVAL
+    #: The MCP session this transport feeds; set by whoever creates both.
+    session: Session | None = field(default=None, init=False)
+    # A server holds thousands of these: what only some sessions ever need (the standalone
+    # stream, the head timer) is made when first needed.
+    # Where the session's reader waits for the end.
+    _reader: ParkingSpot = field(default_factory=ParkingSpot, init=False)
+    _standalone: OutboundStream | None = field(default=None, init=False)
+    #: Live request streams by id (not yet drained); the standalone one is apart.
+    streams: dict[str, OutboundStream] = field(default_factory=dict, init=False)
+    _by_request: dict[RequestId, OutboundStream] = field(default_factory=dict, init=False)
+    _next_stream_id: int = field(default=1, init=False)
+    # Set by close(): the session is ending (its transport is not closed yet). No cancel
+    # scope of its own around the session: Session.close cancels the session's nursery,
+    # and a scope more would be kept by every idle session.
+    _closing: bool = field(default=False, init=False)
+    _ended: bool = field(default=False, init=False)
+    last_activity: float = field(default_factory=trio.current_time, init=False)
+    #: HTTP exchanges using the session right now (it is not idle while any is open).
+    exchanges: int = field(default=0, init=False)
+    _head_timer: SseHeadTimer | None = field(default=None, init=False)
 
     @property
     def standalone(self) -> OutboundStream:
@@ -153,7 +124,7 @@ class HttpSession:
         stream = self._standalone
         if stream is None:
             stream = self._standalone = OutboundStream(
-                STANDALONE_STREAM_ID, self._unrelated_buffer, drop_oldest=True
+                STANDALONE_STREAM_ID, self.unrelated_buffer, drop_oldest=True
             )
             if self._ended:
                 stream.finish()

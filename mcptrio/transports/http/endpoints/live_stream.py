@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 import trio
 
@@ -24,29 +25,20 @@ __all__ = ["StreamWriter"]
 log = logging.getLogger("mcptrio.http")
 
 
+@dataclass(slots=True, eq=False)
 class StreamWriter:
     """Streams a POST's SSE answer from the session's nursery, for a handler running inline."""
 
-    __slots__ = ("done", "on_start", "responder", "scope", "started", "stream", "transport")
-
+    transport: HttpSession
+    stream: OutboundStream
+    responder: HttpResponder
+    _: KW_ONLY
+    #: Told when the writer starts.
+    on_start: Callable[[StreamWriter], None] | None = None
+    started: bool = field(default=False, init=False)
     # Most POSTs never start their writer: its scope and event are made only when one does.
-    scope: trio.CancelScope
-    done: trio.Event
-
-    def __init__(
-        self,
-        transport: HttpSession,
-        stream: OutboundStream,
-        responder: HttpResponder,
-        *,
-        on_start: Callable[[StreamWriter], None] | None = None,
-    ) -> None:
-        self.transport = transport
-        self.stream = stream
-        self.responder = responder
-        #: Told when the writer starts.
-        self.on_start = on_start
-        self.started = False
+    scope: trio.CancelScope = field(init=False, repr=False)
+    done: trio.Event = field(init=False, repr=False)
 
     def start(self) -> None:
         session = self.transport.session

@@ -10,6 +10,7 @@ cancel scope is cancelled, after the ``on_client_gone`` callbacks ran.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Final
 
 import trio
@@ -44,6 +45,7 @@ class RelayedRequest:
         return self._body
 
 
+@dataclass(eq=False)
 class RelayedResponder:
     """Sends the response to a forwarded request back to the worker that forwarded it.
 
@@ -51,20 +53,14 @@ class RelayedResponder:
     are unread there; ``peer_alive()`` says whether that worker is still in the directory.
     """
 
-    def __init__(
-        self,
-        exchange: str,
-        post: Callable[[RelayMessage], Awaitable[int]],
-        peer_alive: Callable[[], Awaitable[bool]],
-    ) -> None:
-        self.exchange = exchange
-        self._post = post
-        self._peer_alive = peer_alive
-        self.scope = trio.CancelScope()
-        self.responded = False
-        self.streaming = False
-        self.gone = False
-        self._on_gone: list[Callable[[], None]] = []
+    exchange: str
+    post: Callable[[RelayMessage], Awaitable[int]]
+    peer_alive: Callable[[], Awaitable[bool]]
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope, init=False)
+    responded: bool = field(default=False, init=False)
+    streaming: bool = field(default=False, init=False)
+    gone: bool = field(default=False, init=False)
+    _on_gone: list[Callable[[], None]] = field(default_factory=list, init=False)
 
     async def send_response(self, status: int, headers: Headers, body: bytes = b"") -> None:
         self._check_once()
@@ -128,13 +124,13 @@ class RelayedResponder:
         try:
             # A stream to a worker that died would otherwise be written into its mailbox
             # until the mailbox expires (the liveness answer is cached: cheap per chunk).
-            if check_peer and not await self._peer_alive():
+            if check_peer and not await self.peer_alive():
                 self.client_gone()
                 raise trio.BrokenResourceError("the forwarding worker has gone")
             if self._evictable:
                 self._evictable = False
-                await self._post(Evictable(self.exchange))
-            unread = await self._post(message)
+                await self.post(Evictable(self.exchange))
+            unread = await self.post(message)
         except DirectoryUnavailable as exc:
             self.client_gone()
             raise trio.BrokenResourceError(f"cannot reach the forwarding worker: {exc}") from exc

@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Unpack
+from typing import Unpack
 
 import trio
 
@@ -61,9 +61,6 @@ from .messages import error_response, offered_revision, peek_outgoing
 from .resources import open_client_resources
 from .stateless_headers import HeaderParams, is_stateless_refusal, is_stateless_request
 from .streamable import StreamableHttpClientTransport, open_streamable
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["HttpClientTransport", "fallback_statuses", "open_http_client_transport"]
 

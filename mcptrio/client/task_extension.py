@@ -29,6 +29,7 @@ and there is nothing to poll, update or cancel.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
@@ -117,25 +118,20 @@ async def start_extension_task(
     return TaskHandle(backend, done, CallToolResult)
 
 
+@dataclass(slots=True, eq=False)
 class ExtensionTaskBackend:
     """A :class:`~.tasks.TaskBackend` speaking the tasks extension (the module docstring)."""
 
-    __slots__ = ("_answered", "_immediate", "_options", "_sender")
-
-    def __init__(
-        self,
-        sender: RequestSender,
-        options: CallOptions,
-        *,
-        immediate: CallToolResult | None = None,
-    ) -> None:
-        self._sender = sender
-        self._options = options
-        self._immediate = immediate
-        self._answered: set[str] = set()
+    sender: RequestSender
+    #: The options of the ``tools/call`` that made the task, given to every request about it.
+    options: CallOptions
+    _: KW_ONLY
+    #: The result of a call the server answered at once, without a task.
+    immediate: CallToolResult | None = None
+    _answered: set[str] = field(init=False, default_factory=set)
 
     async def _request(self, request: Any) -> Any:
-        return await self._sender.request(request, **self._options)
+        return await self.sender.request(request, **self.options)
 
     async def detailed(self, task_id: str) -> ext.DetailedTask:
         """``tasks/get``: the whole detailed task (its input requests, result or error)."""
@@ -145,7 +141,7 @@ class ExtensionTaskBackend:
         return result.task
 
     async def get(self, task_id: str) -> Task:
-        if self._immediate is not None:
+        if self.immediate is not None:
             return _immediate_task()
         return core_task(await self.detailed(task_id))
 
@@ -158,14 +154,14 @@ class ExtensionTaskBackend:
         self._remember(input_responses)
 
     async def cancel(self, task_id: str) -> Task:
-        if self._immediate is not None:
+        if self.immediate is not None:
             return _immediate_task()
         await self._request(ext.CancelTaskRequest(task_id=task_id, meta=dict(DECLARE)))
         return await self.get(task_id)
 
     async def result(self, task_id: str, result_type: type[ResultT]) -> ResultT:
-        if self._immediate is not None:
-            return self._immediate  # type: ignore[return-value]
+        if self.immediate is not None:
+            return self.immediate  # type: ignore[return-value]
         suggested: int | None = None
         while True:
             task = await self.detailed(task_id)
@@ -176,7 +172,7 @@ class ExtensionTaskBackend:
                     k: v for k, v in (task.input_requests or {}).items() if k not in self._answered
                 }
                 if asked:
-                    sender = self._sender
+                    sender = self.sender
                     responses = await answer_requests(sender.session, asked, sender.handlers)
                     await self.update(task_id, responses)
                     continue
@@ -191,7 +187,7 @@ class ExtensionTaskBackend:
         self._answered.update(keys)
 
     def _no_task_check(self, task_id: str) -> None:
-        if self._immediate is not None:
+        if self.immediate is not None:
             raise InvalidRequest("There is no task: the server answered the call at once")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import trio
 
 from ..server import Server
@@ -11,6 +13,7 @@ from .upstream import Upstream, UpstreamState
 __all__ = ["InProcessUpstream"]
 
 
+@dataclass(eq=False)
 class InProcessUpstream:
     """An upstream that is a :class:`~mcptrio.Server` in this process, mounted rather than
     connected (:meth:`~mcptrio.Server.mount`, with the upstream's names and filters): no
@@ -18,15 +21,17 @@ class InProcessUpstream:
     request's context, so progress, logging, sampling, elicitation and cancellation are the
     downstream client's directly. It cannot fail apart from the gateway, so it is always up."""
 
-    def __init__(self, spec: Upstream, gateway: Server) -> None:
-        assert isinstance(spec.target, Server)
-        self.spec = spec
-        self.gateway = gateway
-        self.state: UpstreamState = "connecting"
-        self.error: BaseException | None = None
-        self.connections = 0
-        self.tool_names: set[str] = set()
-        self._mount: Mount | None = None
+    spec: Upstream
+    gateway: Server
+    state: UpstreamState = field(init=False, default="connecting")
+    #: Always ``None``: it cannot fail apart from the gateway.
+    error: BaseException | None = field(init=False, default=None)
+    connections: int = field(init=False, default=0)
+    tool_names: set[str] = field(init=False, default_factory=set)
+    _mount: Mount | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        assert isinstance(self.spec.target, Server)
 
     def __repr__(self) -> str:
         return f"<InProcessUpstream {self.spec.name!r} {self.state}>"

@@ -39,6 +39,7 @@ authenticator (stdio, HTTP without one).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol.base import Notification, Request, RequestId, Result
@@ -51,28 +52,20 @@ if TYPE_CHECKING:
 __all__ = ["Call", "CallNext", "Middleware", "MiddlewareChains", "compose"]
 
 
+@dataclass(slots=True, eq=False)
 class Call:
     """One request or notification on its way through the middleware chain to its handler."""
 
-    __slots__ = ("context", "params", "request_id", "session")
-
-    def __init__(
-        self,
-        params: Request[Any] | Notification,
-        session: Session,
-        context: HandlerContext | None = None,
-        request_id: RequestId | None = None,
-    ) -> None:
-        #: The typed request or notification (``CallToolRequest``, ``InitializedNotification``
-        #: ...): its fields are the message's params (``params.name``, ``params.arguments``).
-        self.params = params
-        #: The session the message came in on. Stateless-era requests of one HTTP endpoint
-        #: share one session: key per-client state on it only in the handshake era.
-        self.session = session
-        #: The request's context (``None`` for a notification).
-        self.context = context
-        #: The request's JSON-RPC id (``None`` for a notification).
-        self.request_id = request_id
+    #: The typed request or notification (``CallToolRequest``, ``InitializedNotification``
+    #: ...): its fields are the message's params (``params.name``, ``params.arguments``).
+    params: Request[Any] | Notification
+    #: The session the message came in on. Stateless-era requests of one HTTP endpoint
+    #: share one session: key per-client state on it only in the handshake era.
+    session: Session
+    #: The request's context (``None`` for a notification).
+    context: HandlerContext | None = None
+    #: The request's JSON-RPC id (``None`` for a notification).
+    request_id: RequestId | None = None
 
     @property
     def method(self) -> str:

@@ -40,7 +40,7 @@ import signal
 import socket
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
 
@@ -139,28 +139,20 @@ async def serve_workers(
             raise _leaves(failed)[0] from None
 
 
+@dataclass(slots=True, eq=False)
 class _Supervisor:
     """What the slots of one :func:`serve_workers` call share."""
 
-    def __init__(
-        self,
-        command: list[str],
-        listening: socket.socket,
-        grace: float,
-        redis_url: str | None,
-        policy: WorkerPolicy,
-        env: dict[str, str],
-        workers: int,
-    ) -> None:
-        self.command = command
-        self.listening = listening
-        self.grace = grace
-        self.redis_url = redis_url
-        self.policy = policy
-        self.env = env
-        self.waiting_for = workers
-        #: Set once every slot's worker has reported ready once.
-        self.all_ready = trio.Event()
+    command: list[str]
+    listening: socket.socket
+    grace: float
+    redis_url: str | None
+    policy: WorkerPolicy
+    env: dict[str, str]
+    #: The slots whose worker has not yet reported ready once (all of them, at first).
+    waiting_for: int
+    #: Set once every slot's worker has reported ready once.
+    all_ready: trio.Event = field(init=False, default_factory=trio.Event)
 
     async def keep_running(self, worker_id: str) -> None:
         """Run slot ``worker_id``'s worker again and again (see the module docstring)."""

@@ -21,10 +21,14 @@ unique and a late replay can say what it missed; it is bounded by the TTL.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 from .event_store import Replay, UnknownEventId, parse_event_id
 from .redis_calls import DEFAULT_TIMEOUT, RedisClient, redis_call
+
+if TYPE_CHECKING:
+    from coredis.commands import Script
 
 __all__ = ["DEFAULT_EVENT_TTL", "RedisEventStore"]
 
@@ -79,6 +83,7 @@ return #streams
 """
 
 
+@dataclass(eq=False)
 class RedisEventStore:
     """An :class:`~.event_store.EventStore` shared by every worker through Redis (see the
     module docstring for the keys and bounds).
@@ -87,27 +92,24 @@ class RedisEventStore:
     :class:`~.redis_calls.StoreUnavailable` when Redis does not answer in time or fails.
     """
 
-    def __init__(
-        self,
-        redis: RedisClient,
-        *,
-        prefix: str = "mcptrio:",
-        max_events_per_session: int = 4096,
-        ttl: float = DEFAULT_EVENT_TTL,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        if max_events_per_session < 1:
+    redis: RedisClient
+    _: KW_ONLY
+    prefix: str = "mcptrio:"
+    max_events_per_session: int = 4096
+    ttl: float = DEFAULT_EVENT_TTL
+    timeout: float = DEFAULT_TIMEOUT
+    _store: Script[bytes] = field(init=False, repr=False)
+    _replay: Script[bytes] = field(init=False, repr=False)
+    _forget: Script[bytes] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_events_per_session < 1:
             raise ValueError("max_events_per_session must be at least 1")
-        if ttl <= 0:
+        if self.ttl <= 0:
             raise ValueError("ttl must be positive")
-        self.redis = redis
-        self.prefix = prefix
-        self.max_events_per_session = max_events_per_session
-        self.ttl = ttl
-        self.timeout = timeout
-        self._store = redis.register_script(_STORE)
-        self._replay = redis.register_script(_REPLAY)
-        self._forget = redis.register_script(_FORGET)
+        self._store = self.redis.register_script(_STORE)
+        self._replay = self.redis.register_script(_REPLAY)
+        self._forget = self.redis.register_script(_FORGET)
 
     def _base(self, session_id: str) -> str:
         return f"{self.prefix}ev:{{{session_id}}}:"

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 import trio
@@ -46,6 +47,9 @@ from .task_store import (
     _read_cursor,
     now_iso,
 )
+
+if TYPE_CHECKING:
+    from coredis.commands import Script
 
 __all__ = ["DEFAULT_POLL_INTERVAL", "RedisTaskStore", "open_redis_task_store"]
 
@@ -132,38 +136,40 @@ def _check(reply: Any) -> None:
         raise ValueError(f"Unexpected answer from the task store's script: {status!r}")
 
 
+@dataclass(eq=False)
 class RedisTaskStore:
     """A :class:`~.task_store.TaskStore` shared by every worker through Redis (see the module
     docstring). Use it through :func:`open_redis_task_store`, which runs the change
     subscriber; without it, :meth:`wait_for_change` still works, by polling alone."""
 
-    def __init__(
-        self,
-        redis: RedisClient,
-        *,
-        prefix: str = "mcptrio:",
-        max_tasks: int = 10_000,
-        max_bytes: int = 64 << 20,
-        timeout: float = DEFAULT_TIMEOUT,
-        poll_interval: float = DEFAULT_POLL_INTERVAL,
-    ) -> None:
-        if max_tasks < 1 or max_bytes < 1:
+    redis: RedisClient
+    _: KW_ONLY
+    prefix: str = "mcptrio:"
+    max_tasks: int = 10_000
+    max_bytes: int = 64 << 20
+    timeout: float = DEFAULT_TIMEOUT
+    poll_interval: float = DEFAULT_POLL_INTERVAL
+    #: The Redis channel a change to any task is announced on.
+    channel: str = field(init=False)
+    _create: Script[bytes] = field(init=False, repr=False)
+    _get: Script[bytes] = field(init=False, repr=False)
+    _transition: Script[bytes] = field(init=False, repr=False)
+    _list: Script[bytes] = field(init=False, repr=False)
+    _delete: Script[bytes] = field(init=False, repr=False)
+    _purge: Script[bytes] = field(init=False, repr=False)
+    # The local waiters of wait_for_change, by task id; a notification sets and drops them.
+    _waiters: dict[str, set[trio.Event]] = field(init=False, repr=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_tasks < 1 or self.max_bytes < 1:
             raise ValueError("max_tasks and max_bytes must be at least 1")
-        self.redis = redis
-        self.prefix = prefix
-        self.max_tasks = max_tasks
-        self.max_bytes = max_bytes
-        self.timeout = timeout
-        self.poll_interval = poll_interval
-        self.channel = f"{prefix}tasks:changed"
-        self._create = redis.register_script(scripts.CREATE)
-        self._get = redis.register_script(scripts.GET)
-        self._transition = redis.register_script(scripts.TRANSITION)
-        self._list = redis.register_script(scripts.LIST)
-        self._delete = redis.register_script(scripts.DELETE)
-        self._purge = redis.register_script(scripts.PURGE)
-        # The local waiters of wait_for_change, by task id; a notification sets and drops them.
-        self._waiters: dict[str, set[trio.Event]] = {}
+        self.channel = f"{self.prefix}tasks:changed"
+        self._create = self.redis.register_script(scripts.CREATE)
+        self._get = self.redis.register_script(scripts.GET)
+        self._transition = self.redis.register_script(scripts.TRANSITION)
+        self._list = self.redis.register_script(scripts.LIST)
+        self._delete = self.redis.register_script(scripts.DELETE)
+        self._purge = self.redis.register_script(scripts.PURGE)
 
     # ------------------------------------------------------------------ the interface
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import types
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import KW_ONLY, dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 import trio
@@ -133,7 +132,6 @@ class CoreTaskBackend:
         )
 
 
-@dataclass(slots=True, eq=False)
 class TaskHandle(Generic[ResultT_co]):
     """A task the peer runs for one of our requests: poll it, wait for it, cancel it.
 
@@ -142,13 +140,20 @@ class TaskHandle(Generic[ResultT_co]):
     offered to show the model meanwhile (``None`` if none).
     """
 
-    #: How the handle reaches the receiver (the core methods, or the tasks extension's).
-    backend: TaskBackend
-    task: Task
-    #: What the task's result is read as.
-    result_type: type[ResultT_co]
-    _: KW_ONLY
-    immediate_response: str | None = None
+    __slots__ = ("_backend", "_result_type", "immediate_response", "task")
+
+    def __init__(
+        self,
+        backend: TaskBackend,
+        task: Task,
+        result_type: type[ResultT_co],
+        *,
+        immediate_response: str | None = None,
+    ) -> None:
+        self._backend = backend
+        self._result_type = result_type
+        self.task = task
+        self.immediate_response = immediate_response
 
     @classmethod
     def created(
@@ -175,7 +180,7 @@ class TaskHandle(Generic[ResultT_co]):
 
     async def status(self) -> Task:
         """Ask for the task's state now (``tasks/get``)."""
-        self.task = await self.backend.get(self.task_id)
+        self.task = await self._backend.get(self.task_id)
         return self.task
 
     async def wait(self, *, poll_interval: float | None = None) -> Task:
@@ -199,16 +204,16 @@ class TaskHandle(Generic[ResultT_co]):
         """Wait for the task to end and return its result: exactly what the original request
         would have returned (a tool error comes back as a result with ``is_error``); the
         :class:`~mcptrio.protocol.errors.McpError` it would have raised is raised."""
-        return await self.backend.result(self.task_id, self.result_type)
+        return await self._backend.result(self.task_id, self._result_type)
 
     async def cancel(self) -> Task:
         """Cancel the task (``tasks/cancel``); -32602 (``InvalidParams``) if it has ended."""
-        self.task = await self.backend.cancel(self.task_id)
+        self.task = await self._backend.cancel(self.task_id)
         return self.task
 
     async def update(self, input_responses: Mapping[str, Any]) -> None:
         """Answer what the task asked for (2026-07-28 extension only)."""
-        await self.backend.update(self.task_id, input_responses)
+        await self._backend.update(self.task_id, input_responses)
 
     def __repr__(self) -> str:
         return f"<TaskHandle {self.task_id} {self.task.status}>"

@@ -28,6 +28,9 @@ IO_LIMIT = 20.0
 CALLBACK = "http://127.0.0.1:1/callback"
 RESOURCE = "http://127.0.0.1:2/mcp"
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+#: Machine clients register themselves only where the server opens that grant to registration.
+MACHINE_GRANTS = ("authorization_code", "refresh_token", "client_credentials")
+MACHINE_CLIENTS = {"dynamic_registration_grant_types": MACHINE_GRANTS}
 
 
 def pkce() -> tuple[str, str]:
@@ -240,7 +243,7 @@ async def test_refresh_tokens_rotate_and_never_widen_the_scope() -> None:
 
 async def test_client_credentials_with_basic_and_post_authentication() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server() as (auth, client):
+        async with dev_server(**MACHINE_CLIENTS) as (auth, client):
             registered = await register(
                 client, grant_types=["client_credentials"], redirect_uris=[], scope="mcp"
             )
@@ -383,7 +386,7 @@ def client_assertion(key: ECKey, client_id: str, audience: str, **claims: Any) -
 
 async def test_private_key_jwt_client_credentials() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server() as (auth, client):
+        async with dev_server(**MACHINE_CLIENTS) as (auth, client):
             key = ECKey.generate_key("P-256", auto_kid=True)
             registered = await register(
                 client,

@@ -4,33 +4,19 @@ and a client-credentials token carries only scopes of the client's registered ``
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
-
 import httpx2
 import pytest
 import trio
+from served_dev_server import dev_server
 
 from mcptrio.auth.dev_server import DevAuthorizationServer
 
 IO_LIMIT = 20.0
 RESOURCE = "http://127.0.0.1:2/mcp"
 MACHINE_GRANTS = ("authorization_code", "refresh_token", "client_credentials")
-
-
-@asynccontextmanager
-async def dev_server(
-    **options: Any,
-) -> AsyncIterator[tuple[DevAuthorizationServer, httpx2.AsyncClient]]:
-    auth = DevAuthorizationServer(scopes=("mcp", "admin", "offline_access"), **options)
-    async with trio.open_nursery() as nursery:
-        issuer = await nursery.start(auth.serve)
-        async with httpx2.AsyncClient(base_url=issuer, follow_redirects=False) as client:
-            try:
-                yield auth, client
-            finally:
-                nursery.cancel_scope.cancel()
+SCOPES = ("mcp", "admin", "offline_access")
+#: A server whose owner opened machine clients to anyone's registration.
+MACHINE_CLIENTS_OPEN = {"scopes": SCOPES, "dynamic_registration_grant_types": MACHINE_GRANTS}
 
 
 async def client_credentials(
@@ -44,7 +30,7 @@ async def client_credentials(
 
 async def test_an_anonymous_client_cannot_register_for_client_credentials() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server() as (_, client):
+        async with dev_server(scopes=SCOPES) as (_, client):
             answer = await client.post(
                 "/register",
                 json={"grant_types": ["client_credentials"], "scope": "mcp admin"},
@@ -56,7 +42,7 @@ async def test_an_anonymous_client_cannot_register_for_client_credentials() -> N
 
 async def test_a_registered_machine_client_gets_only_its_registered_scope() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server(dynamic_registration_grant_types=MACHINE_GRANTS) as (auth, client):
+        async with dev_server(**MACHINE_CLIENTS_OPEN) as (auth, client):
             registered = await client.post(
                 "/register",
                 json={"grant_types": ["client_credentials"], "redirect_uris": [], "scope": "mcp"},
@@ -75,7 +61,7 @@ async def test_a_registered_machine_client_gets_only_its_registered_scope() -> N
 
 async def test_a_machine_client_registered_without_scope_gets_none() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server(dynamic_registration_grant_types=MACHINE_GRANTS) as (auth, client):
+        async with dev_server(**MACHINE_CLIENTS_OPEN) as (auth, client):
             registered = await client.post(
                 "/register", json={"grant_types": ["client_credentials"], "redirect_uris": []}
             )
@@ -91,7 +77,7 @@ async def test_a_machine_client_registered_without_scope_gets_none() -> None:
 
 async def test_a_pre_registered_client_is_bounded_by_the_scope_it_was_given() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server() as (auth, client):
+        async with dev_server(scopes=SCOPES) as (auth, client):
             auth.register_client(
                 client_id="reporter",
                 secret="s3cret",

@@ -8,8 +8,6 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,8 +17,8 @@ import pytest
 import trio
 from joserfc import jwt
 from joserfc.jwk import ECKey
+from served_dev_server import dev_server
 
-from mcptrio.auth.dev_server import DevAuthorizationServer
 from mcptrio.transports.http.engine.builtin_server import serve_builtin
 from mcptrio.transports.http.engine.exchange import HttpRequest, HttpResponder, WebSocketPeer
 
@@ -37,20 +35,6 @@ def pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     digest = hashlib.sha256(verifier.encode()).digest()
     return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-
-
-@asynccontextmanager
-async def dev_server(
-    **options: Any,
-) -> AsyncIterator[tuple[DevAuthorizationServer, httpx2.AsyncClient]]:
-    auth = DevAuthorizationServer(**options)
-    async with trio.open_nursery() as nursery:
-        issuer = await nursery.start(auth.serve)
-        async with httpx2.AsyncClient(base_url=issuer, follow_redirects=False) as client:
-            try:
-                yield auth, client
-            finally:
-                nursery.cancel_scope.cancel()
 
 
 async def register(client: httpx2.AsyncClient, **metadata: Any) -> dict[str, Any]:

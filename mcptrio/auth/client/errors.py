@@ -5,7 +5,8 @@
         └── AuthorizationError      anything the OAuth client raises
             ├── DiscoveryError      no usable metadata: missing, oversized, malformed, a
             │                       resource or issuer that does not match, an endpoint that is
-            │                       neither https nor loopback, a redirect elsewhere
+            │                       neither https nor loopback, a redirect elsewhere, a URL a
+            │                       remote server named on this machine or a private network
             ├── RegistrationError   the client could not be registered (no way offered, refused)
             ├── AuthorizationResponseError
             │                       the authorization response was refused: an error, a state or

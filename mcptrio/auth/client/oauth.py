@@ -30,6 +30,11 @@ server without it is an error), ``False`` never uses it.
 **Concurrency**: one lock per MCP server (origin): requests refused together cause one login,
 and a request whose token was replaced while it was in flight is simply sent again.
 
+**Where discovery may lead** (:mod:`.url_policy`): for an MCP server that is not on loopback,
+every URL its metadata names (and its authorization server's) must be ``https`` on a public
+address, unless ``allow_private_network_urls=True``: a hostile server cannot make the client
+send requests to the user's own machine or network.
+
 **Failures** raise an :class:`~.errors.AuthorizationError`, which fails the request that needed
 it. The same failure is raised again, without asking any server, for ``failure_backoff``
 seconds (30 by default): a refused login is not repeated by every request that follows it.
@@ -64,6 +69,7 @@ from .grants import Grant, GrantContext, refresh
 from .registration import ClientMetadata, register_client
 from .store import ClientRegistration, InMemoryTokenStore, Tokens, TokenStore
 from .token_endpoint import ClientKey
+from .url_policy import DiscoveredUrls
 
 __all__ = ["OAuthClient"]
 
@@ -110,7 +116,9 @@ class OAuthClient:
     registrations (each for one issuer, or for any with ``issuer=""``); ``key`` signs
     ``private_key_jwt`` assertions. ``store`` keeps tokens and registrations (in memory unless
     given). ``timeout`` bounds each request to an authorization server; ``ssl_context`` is for
-    them.
+    them. ``allow_private_network_urls`` lets an MCP server that is not on loopback send the
+    client to loopback, private or link-local addresses, or plain http on loopback (an
+    authorization server on the user's own network); see :mod:`.url_policy`.
     """
 
     def __init__(
@@ -126,6 +134,7 @@ class OAuthClient:
         timeout: float = 30.0,
         ssl_context: ssl.SSLContext | None = None,
         failure_backoff: float = 30.0,
+        allow_private_network_urls: bool = False,
     ) -> None:
         self.grant = grant
         self.client = client or ClientMetadata()
@@ -137,6 +146,7 @@ class OAuthClient:
         self.timeout = timeout
         self.ssl_context = ssl_context
         self.failure_backoff = failure_backoff
+        self.allow_private_network_urls = allow_private_network_urls
         self._nonces = DpopNonces()
         self._servers: dict[str, _ServerState] = {}
 
@@ -275,8 +285,12 @@ class OAuthClient:
     async def _discover(
         self, http: HttpClientPool, state: _ServerState, challenge: Challenge | None
     ) -> tuple[AuthorizationServer, str, tuple[str, ...] | None]:
-        """The authorization server, the resource and the PRM's ``scopes_supported``."""
+        """The authorization server, the resource and the PRM's ``scopes_supported``; every URL
+        followed passes :class:`~.url_policy.DiscoveredUrls` first."""
+        urls = DiscoveredUrls(state.server_url, self.allow_private_network_urls, self.timeout)
         header_url = challenge.resource_metadata if challenge is not None else None
+        if header_url:
+            await urls.check(header_url, "resource metadata URL")
         prm = await discover_protected_resource(http, state.server_url, header_url)
         if prm is not None and prm.dpop:
             state.resource_offers_dpop = True
@@ -284,12 +298,23 @@ class OAuthClient:
             # A 2025-03-26 server: it is its own authorization server.
             issuer = origin_of(state.server_url)
             server = await discover_authorization_server(http, issuer, own_origin=True)
-            return server or fallback_authorization_server(state.server_url), state.server_url, None
-        issuer = prm.authorization_servers[0]
-        server = await discover_authorization_server(http, issuer)
-        if server is None:
-            raise DiscoveryError(f"No authorization server metadata for {issuer}")
-        return server, prm.resource, prm.scopes_supported
+            resource, supported = state.server_url, None
+            if server is None:
+                return fallback_authorization_server(state.server_url), resource, supported
+        else:
+            issuer = await urls.check(prm.authorization_servers[0], "authorization server")
+            server = await discover_authorization_server(http, issuer)
+            if server is None:
+                raise DiscoveryError(f"No authorization server metadata for {issuer}")
+            resource, supported = prm.resource, prm.scopes_supported
+        await urls.check(server.token_endpoint, "token endpoint")
+        for endpoint, what in (
+            (server.authorization_endpoint, "authorization endpoint"),
+            (server.registration_endpoint, "registration endpoint"),
+        ):
+            if endpoint is not None:
+                await urls.check(endpoint, what)
+        return server, resource, supported
 
     def _dpop_for(self, server: AuthorizationServer, state: _ServerState) -> DpopKey | None:
         advertised = ALGORITHM in (server.dpop_signing_alg_values_supported or ())

@@ -6,7 +6,11 @@ A client is known in one of two ways:
   metadata and returns its ``client_id`` (and a secret unless it asked for
   ``token_endpoint_auth_method`` ``none``, or ``private_key_jwt`` with its ``jwks``). Redirect
   URIs are required for the authorization code grant; each must be ``https``, ``http`` on
-  loopback, or a private-use scheme (native apps).
+  loopback, or a private-use scheme (native apps). Anyone may register, so only the grants in
+  ``dynamic_registration_grant_types`` are open to it: by default the ones a user approves
+  (``authorization_code``, ``refresh_token``), never ``client_credentials``, which would give an
+  anonymous caller a token without any user. A registered client's ``scope`` is what it may be
+  granted on its own (``client_credentials``); omitted, that is no scope at all.
 - **Client ID Metadata Documents**: a ``client_id`` that is an ``https`` URL (``http`` on
   loopback, for development) names a JSON document the server fetches (through mcptrio's trio
   HTTP client, ``fetch_timeout`` seconds at most, ``max_document_size`` bytes at most) and
@@ -37,10 +41,13 @@ from ..metadata import (
 )
 from .state import Client, Memory, Remembered
 
-__all__ = ["Clients", "OAuthProblem", "is_client_id_url"]
+__all__ = ["GRANTS", "USER_GRANTS", "Clients", "OAuthProblem", "is_client_id_url"]
 
 _AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
-_GRANTS = ("authorization_code", "refresh_token", "client_credentials")
+#: The grants the server implements.
+GRANTS = ("authorization_code", "refresh_token", "client_credentials")
+#: The grants a user approves: the only ones open to anonymous registration by default.
+USER_GRANTS = ("authorization_code", "refresh_token")
 
 
 class OAuthProblem(Exception):
@@ -80,6 +87,7 @@ class Clients:
     fetch_timeout: float = 5.0
     max_document_size: int = 16 * 1024
     document_ttl: float = 300.0
+    dynamic_registration_grant_types: tuple[str, ...] = USER_GRANTS
     ssl_context: InitVar[ssl.SSLContext | None] = None
     _http: PoolOnFirstUse = field(init=False)
     _documents: Remembered[str, tuple[float, Client]] = field(
@@ -109,9 +117,16 @@ class Clients:
                 "invalid_client_metadata", f"token_endpoint_auth_method {method!r} is not supported"
             )
         grants = tuple(metadata.grant_types or ("authorization_code", "refresh_token"))
-        unknown = [grant for grant in grants if grant not in _GRANTS]
+        unknown = [grant for grant in grants if grant not in GRANTS]
         if unknown:
             raise OAuthProblem("invalid_client_metadata", f"grant types {unknown} not supported")
+        closed = [grant for grant in grants if grant not in self.dynamic_registration_grant_types]
+        if closed:
+            raise OAuthProblem(
+                "invalid_client_metadata",
+                f"grant types {closed} are not open to dynamic registration on this server"
+                " (DevAuthorizationServer(dynamic_registration_grant_types=...))",
+            )
         redirect_uris = tuple(metadata.redirect_uris or ())
         if "authorization_code" in grants and not redirect_uris:
             raise OAuthProblem("invalid_redirect_uri", "redirect_uris are required")
@@ -131,7 +146,7 @@ class Clients:
                 redirect_uris=redirect_uris,
                 secret=secret,
                 grant_types=grants,
-                scope=metadata.scope,
+                scope=metadata.scope or "",
                 name=metadata.client_name,
                 jwks=jwks,
             )

@@ -17,8 +17,9 @@ would add (persistence, consent records, rate limits, key rotation schedules):
 - ``/token``: ``authorization_code``, ``refresh_token`` (rotated on each use) and
   ``client_credentials``; client authentication ``none``, ``client_secret_basic``,
   ``client_secret_post`` and ``private_key_jwt``;
-- ``/register``: Dynamic Client Registration (RFC 7591); ``client_id`` URLs are Client ID
-  Metadata Documents (see :mod:`.clients`);
+- ``/register``: Dynamic Client Registration (RFC 7591), open to anyone for the grants a user
+  approves (``client_credentials`` only with ``dynamic_registration_grant_types``);
+  ``client_id`` URLs are Client ID Metadata Documents (see :mod:`.clients`);
 - ``/jwks``: the public key its access tokens (ES256 JWTs, RFC 9068 shape) are signed with;
 - ``/introspect``: RFC 7662, for clients registered with a secret.
 
@@ -50,7 +51,7 @@ from ..metadata import AuthorizationServerMetadata, check_url, encode_document
 from ..server.jwt_verifier import JwtVerifier
 from . import authorize, token_endpoint
 from .answers import PREFLIGHT, FormError, oauth_error, read_form, read_json, send_json
-from .clients import Clients, OAuthProblem
+from .clients import GRANTS, USER_GRANTS, Clients, OAuthProblem
 from .state import Client, Memory
 
 __all__ = ["DevAuthorizationServer"]
@@ -64,6 +65,9 @@ class DevAuthorizationServer:
     - ``auto_approve``, ``users`` (name -> password), ``default_subject``: how ``/authorize``
       decides who the user is (module docstring).
     - ``access_token_lifetime``, ``refresh_token_lifetime``, ``code_lifetime``: seconds.
+    - ``dynamic_registration_grant_types``: the grants anyone may register a client for; by
+      default those a user approves. Adding ``client_credentials`` lets any caller make itself
+      a machine client with the scope it registers.
     """
 
     def __init__(
@@ -77,11 +81,16 @@ class DevAuthorizationServer:
         access_token_lifetime: int = 3600,
         refresh_token_lifetime: int = 30 * 24 * 3600,
         code_lifetime: int = 60,
+        dynamic_registration_grant_types: Iterable[str] = USER_GRANTS,
     ) -> None:
         if issuer is not None:
             check_url(issuer, "issuer", issuer=True)
         if not auto_approve and not users:
             raise ValueError("without auto_approve, give users (name -> password) to log in")
+        open_grants = tuple(dynamic_registration_grant_types)
+        unknown = [grant for grant in open_grants if grant not in GRANTS]
+        if unknown:
+            raise ValueError(f"dynamic_registration_grant_types: {unknown} are not grants it has")
         self._issuer = issuer.rstrip("/") if issuer is not None else None
         self.scopes = tuple(scopes)
         self.auto_approve = auto_approve
@@ -91,7 +100,7 @@ class DevAuthorizationServer:
         self.refresh_token_lifetime = refresh_token_lifetime
         self.code_lifetime = code_lifetime
         self.memory = Memory()
-        self.clients = Clients(self.memory)
+        self.clients = Clients(self.memory, dynamic_registration_grant_types=open_grants)
         self._key = ECKey.generate_key("P-256", auto_kid=True)
         #: A random value the login form carries, so a cross-site form post is refused.
         self.form_secret = secrets.token_urlsafe(16)
@@ -153,9 +162,11 @@ class DevAuthorizationServer:
         grant_types: Iterable[str] = ("authorization_code", "refresh_token"),
         client_id: str | None = None,
         jwks: dict[str, Any] | None = None,
+        scope: str | None = None,
     ) -> Client:
         """Pre-register a client: a public one, or one that authenticates with ``secret``, or
-        with a JWT signed by a key of ``jwks`` (``private_key_jwt``)."""
+        with a JWT signed by a key of ``jwks`` (``private_key_jwt``). ``scope`` bounds what it
+        gets with ``client_credentials``; ``None`` trusts it with any of the server's scopes."""
         return self.clients.add(
             Client(
                 client_id=client_id or secrets.token_urlsafe(16),
@@ -163,6 +174,7 @@ class DevAuthorizationServer:
                 secret=secret,
                 grant_types=tuple(grant_types),
                 jwks=jwks,
+                scope=scope,
             )
         )
 

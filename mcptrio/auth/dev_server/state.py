@@ -28,6 +28,9 @@ class Client:
     redirect_uris: tuple[str, ...] = ()
     secret: str | None = None
     grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
+    #: The scopes it may be granted without a user (``client_credentials``): a registered
+    #: client's ``scope`` (``""`` when it named none); ``None`` for a client registered in code
+    #: without one, which the server's owner trusts with any of its scopes.
     scope: str | None = None
     name: str | None = None
     issued_at: int = field(default_factory=lambda: int(time.time()))

@@ -6,7 +6,8 @@
 - ``refresh_token``: the token is rotated (the old one stops working); a narrower ``scope`` may
   be asked for, never a wider one.
 - ``client_credentials``: for confidential clients registered for that grant; the token's
-  subject is the client.
+  subject is the client, and its scopes are among the client's registered ``scope`` (there is
+  no user to approve more), the whole of it when the request names none.
 
 A refresh token comes with the code grant when the client may use the ``refresh_token`` grant.
 Client authentication (RFC 6749 section 2.3.1): ``client_secret_basic`` (the ``Authorization``
@@ -214,5 +215,13 @@ def _client_credentials(
     unknown = [s for s in scopes if s not in server.scopes]
     if unknown:
         raise OAuthProblem("invalid_scope", f"unknown scope {' '.join(unknown)}")
+    if client.scope is not None:
+        registered = client.scope.split()
+        beyond = [s for s in scopes if s not in registered]
+        if beyond:
+            raise OAuthProblem(
+                "invalid_scope",
+                f"scope {' '.join(beyond)} is not in this client's registered scope",
+            )
     resource = form.get("resource")
     return _tokens(server, client, client.client_id, scopes, resource, refresh=False)

@@ -8,8 +8,6 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,8 +17,8 @@ import pytest
 import trio
 from joserfc import jwt
 from joserfc.jwk import ECKey
+from served_dev_server import dev_server
 
-from mcptrio.auth.dev_server import DevAuthorizationServer
 from mcptrio.transports.http.engine.builtin_server import serve_builtin
 from mcptrio.transports.http.engine.exchange import HttpRequest, HttpResponder, WebSocketPeer
 
@@ -28,26 +26,15 @@ IO_LIMIT = 20.0
 CALLBACK = "http://127.0.0.1:1/callback"
 RESOURCE = "http://127.0.0.1:2/mcp"
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+#: Machine clients register themselves only where the server opens that grant to registration.
+MACHINE_GRANTS = ("authorization_code", "refresh_token", "client_credentials")
+MACHINE_CLIENTS = {"dynamic_registration_grant_types": MACHINE_GRANTS}
 
 
 def pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     digest = hashlib.sha256(verifier.encode()).digest()
     return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-
-
-@asynccontextmanager
-async def dev_server(
-    **options: Any,
-) -> AsyncIterator[tuple[DevAuthorizationServer, httpx2.AsyncClient]]:
-    auth = DevAuthorizationServer(**options)
-    async with trio.open_nursery() as nursery:
-        issuer = await nursery.start(auth.serve)
-        async with httpx2.AsyncClient(base_url=issuer, follow_redirects=False) as client:
-            try:
-                yield auth, client
-            finally:
-                nursery.cancel_scope.cancel()
 
 
 async def register(client: httpx2.AsyncClient, **metadata: Any) -> dict[str, Any]:
@@ -240,7 +227,7 @@ async def test_refresh_tokens_rotate_and_never_widen_the_scope() -> None:
 
 async def test_client_credentials_with_basic_and_post_authentication() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server() as (auth, client):
+        async with dev_server(**MACHINE_CLIENTS) as (auth, client):
             registered = await register(
                 client, grant_types=["client_credentials"], redirect_uris=[], scope="mcp"
             )
@@ -383,7 +370,7 @@ def client_assertion(key: ECKey, client_id: str, audience: str, **claims: Any) -
 
 async def test_private_key_jwt_client_credentials() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server() as (auth, client):
+        async with dev_server(**MACHINE_CLIENTS) as (auth, client):
             key = ECKey.generate_key("P-256", auto_kid=True)
             registered = await register(
                 client,

@@ -414,7 +414,7 @@ class HandlerContext:
             # One round per request, sealed with the key of the server that answers it.
             return self._origin._input_round()
         if self._round is None:
-            self._round = InputRound(self.request, self.server.request_state_key)
+            self._round = InputRound(self.request, self.server.request_state_key, self.principal)
         return self._round
 
     def input_required(self, asked: InputRequired) -> InputRequiredResult:

@@ -13,6 +13,13 @@ The stateless era has no requests from server to client. A ``tools/call``, ``pro
   so far sealed into ``requestState`` (:mod:`.request_state`). The client asks its user or
   model, and retries with a new id; the next run gets one ask further.
 
+What the client sends is taken only where it answers the server: the retry's ``inputResponses``
+count for the keys the previous round asked for (sealed with its state) and for nothing else, so
+an answer given ahead of its question, or under a key never asked, is ignored and never sealed;
+an answer sealed in an earlier round stays as it was (a retry cannot replace it); an answer that
+does not fit its request is dropped and asked for again. The state is bound to the principal it
+was issued to (:mod:`.request_state`).
+
 So a handler should do before its first ask only what it can do again (or what is idempotent):
 everything before an ask runs once per round. :meth:`Context.ask` asks several things in one
 round. A handler that is not one of those three methods cannot ask (-32603), and an ask the
@@ -30,6 +37,7 @@ from ..protocol.base import Request, Result
 from ..protocol.fitting import fit_outgoing
 from ..protocol.revisions import Revision
 from ..protocol.types import InputRequest, InputRequiredResult
+from ..transports.http.endpoints.security import Principal
 from .request_state import RequestStateKey, params_digest
 
 __all__ = ["InputRequired", "InputRound", "ask_key", "typed_answer"]
@@ -72,11 +80,14 @@ class InputRequired(BaseException):
 class InputRound:
     """One run of a stateless-era handler: the answers it has, the asks it made."""
 
-    __slots__ = ("_asked", "_digest", "_key", "_method", "answers")
+    __slots__ = ("_asked", "_digest", "_key", "_method", "_principal", "answers")
 
-    def __init__(self, request: Request[Any], key: RequestStateKey) -> None:
+    def __init__(
+        self, request: Request[Any], key: RequestStateKey, principal: Principal | None = None
+    ) -> None:
         self._key = key
         self._method = request.METHOD
+        self._principal = None if principal is None else principal.subject
         name = getattr(request, "name", None)
         if name is None:
             name = getattr(request, "uri", None)
@@ -85,12 +96,16 @@ class InputRound:
             self._method, name, arguments if isinstance(arguments, dict) else None
         )
         answers: dict[str, Any] = {}
+        asked: list[str] = []
         state = getattr(request, "request_state", None)
         if isinstance(state, str):
-            answers.update(key.open(state, self._method, self._digest))
+            sealed = key.open(state, self._method, self._digest, principal=self._principal)
+            answers, asked = sealed.answers, sealed.asked
         responses = getattr(request, "input_responses", None)
         if isinstance(responses, dict):
-            answers.update(responses)
+            for asked_key in asked:
+                if asked_key in responses:
+                    answers.setdefault(asked_key, responses[asked_key])
         #: Every answer this run can use, by key.
         self.answers = answers
         self._asked = 0
@@ -101,8 +116,12 @@ class InputRound:
         return ask_key(method, self._asked)
 
     def answer(self, key: str, result_type: type[Result]) -> Result | None:
-        """The answer under ``key`` as ``result_type``, or ``None`` if there is none yet."""
-        return typed_answer(self.answers.get(key), result_type)
+        """The answer under ``key`` as ``result_type``, or ``None`` if there is none yet (or
+        none that fits: it is dropped, so that it is not sealed, and asked for again)."""
+        answer = typed_answer(self.answers.get(key), result_type)
+        if answer is None:
+            self.answers.pop(key, None)
+        return answer
 
     def result(self, asked: InputRequired, revision: Revision) -> InputRequiredResult:
         """The input-required result that ends this round."""
@@ -113,5 +132,11 @@ class InputRound:
             )
             for key, request in asked.requests.items()
         }
-        state = self._key.seal(self._method, self._digest, self.answers)
+        state = self._key.seal(
+            self._method,
+            self._digest,
+            self.answers,
+            principal=self._principal,
+            asked=inputs.keys(),
+        )
         return InputRequiredResult(input_requests=inputs, request_state=state)

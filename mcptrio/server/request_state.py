@@ -11,8 +11,13 @@ be neither read nor changed. The sealed payload binds
 
 - the method, and a digest of the request's own params (tool or prompt name, or URI, and the
   arguments): state from one call is refused by any other;
+- the principal it was issued to (the authenticator's ``subject``; ``None`` without one): state
+  issued to one user is refused to any other, as SEP-2322 requires of user-specific state (the
+  answers are the user's), and state issued without a principal is refused to one with a
+  principal and the other way round;
 - an expiry (:data:`DEFAULT_STATE_TTL` seconds after it was sealed);
-- the answers so far.
+- the answers so far, and the keys the round that sealed it asked for: the retry may answer
+  those and nothing else (:mod:`.input_rounds`).
 
 The key is :class:`RequestStateKey`: given to the server (``Server(request_state_key=...)``, or
 the ``MCPTRIO_REQUEST_STATE_KEY`` environment variable, 32 bytes in base64), or else drawn at
@@ -28,7 +33,7 @@ import hashlib
 import os
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -41,6 +46,7 @@ __all__ = [
     "DEFAULT_STATE_TTL",
     "KEY_ENVIRONMENT_VARIABLE",
     "RequestStateKey",
+    "SealedState",
     "params_digest",
 ]
 
@@ -49,19 +55,25 @@ DEFAULT_STATE_TTL: Final = 900.0
 #: The environment variable a key is read from when none is given in code.
 KEY_ENVIRONMENT_VARIABLE: Final = "MCPTRIO_REQUEST_STATE_KEY"
 # Names the format, so that a later one is never mistaken for this one.
-_AAD: Final = b"mcptrio.requestState.v1"
+_AAD: Final = b"mcptrio.requestState.v2"
 _NONCE_SIZE: Final = 12
 
 
-class _Sealed(msgspec.Struct, array_like=True):
+class SealedState(msgspec.Struct, array_like=True):
+    """What a ``requestState`` carries (see the module docstring)."""
+
     method: str
     digest: bytes
+    principal: str | None
     expires: float
+    #: The answers of earlier rounds, by key: the retry cannot change them.
     answers: dict[str, Any]
+    #: The keys the round that sealed this state asked for: the retry's answers to these count.
+    asked: list[str]
 
 
 _encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(_Sealed)
+_decoder = msgspec.msgpack.Decoder(SealedState)
 
 
 def params_digest(method: str, name: str | None, arguments: Mapping[str, Any] | None) -> bytes:
@@ -92,16 +104,30 @@ class RequestStateKey:
         self._aead = AESGCM(raw)
         self.ttl = ttl
 
-    def seal(self, method: str, digest: bytes, answers: Mapping[str, Any]) -> str:
-        """The ``requestState`` that carries ``answers`` for a retry of this very request."""
-        payload = _encoder.encode(_Sealed(method, digest, time.time() + self.ttl, dict(answers)))
+    def seal(
+        self,
+        method: str,
+        digest: bytes,
+        answers: Mapping[str, Any],
+        *,
+        principal: str | None = None,
+        asked: Collection[str] = (),
+    ) -> str:
+        """The ``requestState`` that carries ``answers`` for a retry of this very request by
+        ``principal``, which may answer the keys ``asked``."""
+        content = SealedState(
+            method, digest, principal, time.time() + self.ttl, dict(answers), list(asked)
+        )
+        payload = _encoder.encode(content)
         nonce = secrets.token_bytes(_NONCE_SIZE)
         sealed = nonce + self._aead.encrypt(nonce, payload, _AAD)
         return base64.urlsafe_b64encode(sealed).decode("ascii").rstrip("=")
 
-    def open(self, state: str, method: str, digest: bytes) -> dict[str, Any]:
-        """The answers a ``requestState`` carries; :class:`InvalidParams` unless it is intact,
-        unexpired and sealed for this very request."""
+    def open(
+        self, state: str, method: str, digest: bytes, *, principal: str | None = None
+    ) -> SealedState:
+        """What a ``requestState`` carries; :class:`InvalidParams` unless it is intact,
+        unexpired, sealed for this very request and issued to ``principal``."""
         try:
             sealed = base64.urlsafe_b64decode(state + "=" * (-len(state) % 4))
             payload = self._aead.decrypt(sealed[:_NONCE_SIZE], sealed[_NONCE_SIZE:], _AAD)
@@ -110,6 +136,8 @@ class RequestStateKey:
             raise InvalidParams("requestState failed its integrity check") from None
         if content.method != method or content.digest != digest:
             raise InvalidParams("requestState was issued for another request")
+        if content.principal != principal:
+            raise InvalidParams("requestState was issued to another user: start the request again")
         if content.expires < time.time():
             raise InvalidParams("requestState has expired: start the request again")
-        return content.answers
+        return content

@@ -14,9 +14,23 @@ DIGEST = params_digest("tools/call", "greet", {"a": 1})
 
 def test_a_sealed_state_opens_to_its_answers() -> None:
     key = RequestStateKey()
-    state = key.seal("tools/call", DIGEST, {"name": {"action": "accept"}})
-    assert key.open(state, "tools/call", DIGEST) == {"name": {"action": "accept"}}
+    state = key.seal("tools/call", DIGEST, {"name": {"action": "accept"}}, asked=["surname"])
+    opened = key.open(state, "tools/call", DIGEST)
+    assert opened.answers == {"name": {"action": "accept"}}
+    assert opened.asked == ["surname"]
     assert "accept" not in state  # sealed, not merely signed
+
+
+def test_a_state_issued_to_one_principal_is_refused_to_another() -> None:
+    key = RequestStateKey()
+    state = key.seal("tools/call", DIGEST, {"k": 1}, principal="alice")
+    assert key.open(state, "tools/call", DIGEST, principal="alice").answers == {"k": 1}
+    for other in ("mallory", None):
+        with pytest.raises(InvalidParams, match="another user"):
+            key.open(state, "tools/call", DIGEST, principal=other)
+    anonymous = key.seal("tools/call", DIGEST, {"k": 1})
+    with pytest.raises(InvalidParams, match="another user"):
+        key.open(anonymous, "tools/call", DIGEST, principal="alice")
 
 
 def test_a_changed_state_is_refused() -> None:
@@ -47,7 +61,8 @@ def test_workers_sharing_a_key_open_each_others_state(monkeypatch: pytest.Monkey
     shared = base64.b64encode(b"k" * 32).decode()
     monkeypatch.setenv(KEY_ENVIRONMENT_VARIABLE, shared)
     one, other = RequestStateKey(), RequestStateKey()
-    assert other.open(one.seal("tools/call", DIGEST, {"k": 1}), "tools/call", DIGEST) == {"k": 1}
+    opened = other.open(one.seal("tools/call", DIGEST, {"k": 1}), "tools/call", DIGEST)
+    assert opened.answers == {"k": 1}
     with pytest.raises(InvalidParams):
         RequestStateKey(b"x" * 32).open(one.seal("tools/call", DIGEST, {}), "tools/call", DIGEST)
 

@@ -82,7 +82,8 @@ async def test_a_request_state_sealed_on_one_worker_opens_on_another(
             assert one.request_state_key == two.request_state_key
             worker_a, worker_b = make_server(stores=one), make_server(stores=two)
             state = worker_a.request_state_key.seal("tools/call", digest, {"ok": True})
-            assert worker_b.request_state_key.open(state, "tools/call", digest) == {"ok": True}
+            opened = worker_b.request_state_key.open(state, "tools/call", digest)
+            assert opened.answers == {"ok": True}
             # A key given in configuration wins over the shared one.
             given = base64.b64encode(b"k" * 32).decode()
             configured = make_server(stores=one, request_state_key=given)

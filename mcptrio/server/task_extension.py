@@ -32,8 +32,12 @@ with only the keys still unanswered. Once none is left the task is ``working`` a
 ``statusMessage``, and its log messages are dropped. Status changes reach a client on a
 ``subscriptions/listen`` stream that asked for the task's id (:func:`watch_tasks`).
 
-**Who sees a task.** The requestor's principal when the server authenticates, else anyone who
-holds the task id (the stateless era has no session to bind it to; ids are 192-bit random).
+**Who sees a task.** The requestor's principal when the server authenticates. Without an
+authenticator the stateless era has no session to bind a task to, and the client's address is
+all that tells requestors apart: over HTTP and WebSocket a task is its address's (whose
+``max_unfinished_per_owner`` is then per address, so one client cannot take every other
+client's share), elsewhere (stdio, in memory: one client) anyone's who holds the task id (ids
+are 192-bit random).
 
 **Several workers.** Everything about a task is in its record, so any worker answers
 ``tasks/get`` and ``tasks/cancel``. ``tasks/update`` hands answers straight to the task when it
@@ -65,6 +69,7 @@ from ..protocol.request_meta import RequestMeta
 from ..protocol.types import CallToolRequest, InputRequest
 from ..stores.task_store import TaskRecord
 from ..tasks import RunningTask, TaskSupervisor
+from ..transports.http.endpoints.security import current_client_host
 from .handler_context import HandlerContext, Route
 from .input_rounds import InputRequired
 from .logging_bridge import handling
@@ -98,10 +103,14 @@ def tasks_extension_capability() -> dict[str, dict[str, Any]]:
 
 
 def task_owner(ctx: HandlerContext) -> str:
-    """Whose a stateless-era task is: the principal's when there is one, else the holder's of
-    its id (see the module docstring)."""
+    """Whose a stateless-era task is: the principal's when there is one, else the client
+    address's when the transport knows it, else the holder's of its id (see the module
+    docstring)."""
     subject = getattr(ctx.principal, "subject", None)
-    return f"principal:{subject}" if isinstance(subject, str) else "bearer"
+    if isinstance(subject, str):
+        return f"principal:{subject}"
+    host = current_client_host.get()
+    return f"address:{host}" if host is not None else "bearer"
 
 
 def detailed_task(record: TaskRecord) -> ext.DetailedTask:

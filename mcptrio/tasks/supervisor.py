@@ -100,7 +100,8 @@ def _store_failure_logged(what: str) -> Iterator[None]:
 class TaskLimits:
     """The bounds of a :class:`TaskSupervisor` (the spec asks receivers to document them).
 
-    ``max_unfinished_per_owner``: tasks one requestor (principal, else session) may have
+    ``max_unfinished_per_owner``: tasks one requestor (principal, else session, else client
+    address) may have
     working or waiting for input at once. ``default_ttl_ms``: the TTL of a task whose request
     named none. ``max_ttl_ms``: the largest TTL granted (a larger request is lowered to it;
     ``None`` grants any, unlimited included). ``min_ttl_ms``: the smallest (a task that expired
@@ -308,7 +309,11 @@ class TaskSupervisor:
                 data={"maxUnfinishedTasks": self.limits.max_unfinished_per_owner},
             ) from None
         except TaskStoreFull as exc:
-            raise InternalError(f"Cannot create a task now: {exc}") from None
+            # The server's capacity, not a fault of its own: the client may try again later.
+            raise InvalidRequest(
+                f"The task store is full ({exc}): try again when some tasks have finished",
+                data={"taskStoreFull": True},
+            ) from None
         # Registered before the actor runs, so that a cancel arriving first finds its scope
         # (a scope cancelled before it is entered cancels at once). start_soon is enough (no
         # start and its hand-back): a spawned task always runs up to its first checkpoint, so

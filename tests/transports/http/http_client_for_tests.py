@@ -277,14 +277,21 @@ class TestConnection:
 
 @asynccontextmanager
 async def open_test_connection(
-    base_url: str, *, timeout: float = 10.0, ssl_context: ssl.SSLContext | None = None
+    base_url: str,
+    *,
+    timeout: float = 10.0,
+    ssl_context: ssl.SSLContext | None = None,
+    local_address: str | None = None,
 ) -> AsyncIterator[TestConnection]:
-    """Open one HTTP/1.1 connection to ``base_url`` (``http://`` or ``https://``)."""
+    """Open one HTTP/1.1 connection to ``base_url`` (``http://`` or ``https://``), from
+    ``local_address`` when given (``127.0.0.2``: another client on loopback)."""
     parts = urlsplit(base_url)
     host = parts.hostname or "127.0.0.1"
     port = parts.port or (443 if parts.scheme == "https" else 80)
     with trio.fail_after(timeout):
-        stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
+        stream: trio.abc.Stream = await trio.open_tcp_stream(
+            host, port, local_address=local_address
+        )
     if parts.scheme == "https":
         context = ssl_context or ssl.create_default_context()
         stream = trio.SSLStream(stream, context, server_hostname=host, https_compatible=True)

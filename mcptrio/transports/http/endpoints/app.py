@@ -46,7 +46,7 @@ from ..relay.session_relay import SessionRelay
 from .http_session import HttpSession
 from .legacy_sse import LegacySseEndpoint, session_id_parameter
 from .responses import SESSION_HEADER, send_error
-from .security import HttpSecurity, Principal, Refusal, current_principal
+from .security import HttpSecurity, Principal, Refusal, current_client_host, current_principal
 from .session_registry import SessionRegistry
 from .sse_stream import KEEP_ALIVE_INTERVAL
 from .stateless_era import is_stateless_revision
@@ -204,7 +204,12 @@ class McpHttpApp:
                 await relay.forward(owner, request, responder, self.security.max_body_size)
                 return
         if admitted is None:
-            await endpoint(request, responder, admitted, fields)
+            # No authenticator: the address is all that tells this client from another.
+            client_host = current_client_host.set(_host_of(request))
+            try:
+                await endpoint(request, responder, admitted, fields)
+            finally:
+                current_client_host.reset(client_host)
             return
         # Reset after: a keep-alive connection serves other principals' requests in this task.
         token = current_principal.set(admitted)
@@ -279,14 +284,23 @@ class McpHttpApp:
             return
         from ...websocket import serve_websocket_session
 
-        # The session's actors start in this task's context, so they see the principal.
+        # The session's actors start in this task's context, so they see the principal (or,
+        # with none, the client's address).
         token = current_principal.set(admitted)
+        client_host = current_client_host.set(_host_of(request) if admitted is None else None)
         try:
             await serve_websocket_session(
                 self.server, request, peer, max_frame_size=security.max_body_size
             )
         finally:
+            current_client_host.reset(client_host)
             current_principal.reset(token)
+
+
+def _host_of(request: HttpRequest) -> str | None:
+    """The client's address, when the front end knows it."""
+    client = request.client
+    return client[0] if client is not None else None
 
 
 def _names_stateless_revision(request: HttpRequest) -> bool:

@@ -54,6 +54,7 @@ __all__ = [
     "OriginHostCheck",
     "Principal",
     "Refusal",
+    "current_client_host",
     "current_principal",
     "may_use",
 ]
@@ -81,6 +82,13 @@ class Principal(Protocol):
 #: ``ctx.principal`` reads it.
 current_principal: ContextVar[Principal | None] = ContextVar(
     "mcptrio_current_principal", default=None
+)
+
+#: The client's address (host) of the request being answered when it has no principal (no
+#: authenticator): then it is all that tells requestors apart, e.g. whose a stateless-era task
+#: is. Set by the HTTP endpoints like :data:`current_principal`; ``None`` elsewhere.
+current_client_host: ContextVar[str | None] = ContextVar(
+    "mcptrio_current_client_host", default=None
 )
 
 

@@ -257,6 +257,20 @@ async def test_an_answer_to_a_body_the_server_refuses_reaches_the_caller(drained
             nursery.cancel_scope.cancel()
 
 
+async def test_a_broken_answer_to_a_large_body_is_a_protocol_error() -> None:
+    # The head breaks off while the body is still being written: the caller gets the error
+    # the pool documents, not an exception group from the write running beside the read.
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(_refuse_every_body, b"HTTP/1.1 200 OK\r\ncontent-le", 0)
+            pool = HttpClientPool()
+            with pytest.raises(HttpProtocolError):
+                async with pool.request("POST", f"http://127.0.0.1:{port}/", body=b"x" * (8 << 20)):
+                    pass
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+
+
 async def test_refused_connection_is_a_connect_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -524,13 +524,22 @@ async def _write_watching_for_an_answer(
         await _write_request(stream, data)
         written.set()
 
+    failure: HttpError | None = None
+    answered = False
     async with trio.open_nursery() as nursery:
         nursery.start_soon(write)
-        answered = await _read_head(stream, reader, scope, timeout)
+        try:
+            answered = await _read_head(stream, reader, scope, timeout)
+        except HttpError as exc:
+            # Raised below, outside the nursery, as itself rather than in an exception group.
+            failure = exc
+            nursery.cancel_scope.cancel()
         if not written.is_set():
             conn.request_cut = True
             if not isinstance(stream, trio.SSLStream):
                 nursery.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     return answered
 
 

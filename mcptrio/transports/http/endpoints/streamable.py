@@ -55,6 +55,8 @@ from typing import TYPE_CHECKING
 import trio
 
 from ....protocol.errors import (
+    HEADER_MISMATCH,
+    INVALID_REQUEST,
     PARSE_ERROR,
     ConnectionClosed,
     InvalidRequest,
@@ -72,7 +74,14 @@ from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
 from .inline_answer import answer_inline
-from .request_checks import NOT_JSON, accepts, accepts_json_and_sse, is_json, too_large
+from .request_checks import (
+    NOT_JSON,
+    accepts,
+    accepts_json_and_sse,
+    is_json,
+    repeated_routing_header,
+    too_large,
+)
 from .responses import (
     JSON_HEADERS,
     SSE_HEADERS,
@@ -157,6 +166,8 @@ class StreamableHttpEndpoint:
         method = request.method
         if method == "POST":
             await self.post(request, responder, principal, fields)
+        elif await self._refused_repeats(request, responder, fields):
+            return
         elif stateless_era_header(request.headers, self._stateless_revisions):
             # The stateless era has no GET stream and no session to DELETE.
             await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
@@ -182,6 +193,8 @@ class StreamableHttpEndpoint:
         # A POST, from its checks to handing its body to the session, in this one coroutine,
         # and the checks as plain functions: no coroutine per check on every POST.
         headers = request.headers
+        if len(fields) != len(headers) and await self._refused_repeats(request, responder, fields):
+            return
         if not accepts_json_and_sse(fields.get(b"accept")):
             await send_error(
                 responder, 406, "Accept must list both application/json and text/event-stream"
@@ -269,6 +282,20 @@ class StreamableHttpEndpoint:
         finally:
             transport.exchanges -= 1
             transport.touch()
+
+    async def _refused_repeats(
+        self, request: HttpRequest, responder: HttpResponder, fields: Mapping[bytes, bytes]
+    ) -> bool:
+        """Whether ``request`` was refused (400) for a routing header sent more than once: a
+        stateless-era one with -32020, the header mismatch of its era. A POST asks only when
+        ``fields`` is shorter than the header list, which only a repeated name makes it."""
+        repeated = repeated_routing_header(request.headers)
+        if repeated is None:
+            return False
+        stateless = stateless_era_header(request.headers, self._stateless_revisions)
+        code = HEADER_MISMATCH if stateless else INVALID_REQUEST
+        await send_error(responder, 400, f"Repeated {repeated} header", code=code)
+        return True
 
     async def _answer_inline(
         self,

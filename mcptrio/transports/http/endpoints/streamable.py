@@ -114,6 +114,7 @@ log = logging.getLogger("mcptrio.http")
 _ALLOW = ((b"allow", b"GET, POST, DELETE"),)
 _ALLOW_STATELESS = _ALLOW_POST = ((b"allow", b"POST"),)
 _STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
+_TASK_RESULT = "tasks/result"
 
 
 class StreamableHttpEndpoint:
@@ -309,6 +310,10 @@ class StreamableHttpEndpoint:
         """:func:`answer_inline` of a POST's requests with this endpoint's settings; the session
         reads the one message peek decoded, not the body again."""
         message = routing.message
+        # A tasks/result waits for its task, which runs on in the session without it: once its
+        # stream has opened with an event id (``primes``), the client can resume it after a
+        # cut, so it is a long poll that gives up its slot when another client needs one.
+        long_poll = message is not None and message.method == _TASK_RESULT and transport.primes
         await answer_inline(
             transport,
             session,
@@ -318,6 +323,7 @@ class StreamableHttpEndpoint:
             json_response=self.json_response,
             departure_watch=self.registry.departure_watch,
             busy_retry_after=self.security.retry_after,
+            long_poll=long_poll,
         )
 
     def _find_session(

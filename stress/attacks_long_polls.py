@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from .attacks_http import Attack, under_attack
+from .attacks_http import Attack, HeldStreams, hold_stream, run_holders, under_attack
 from .harness import (
     ServerChild,
     connect,
@@ -39,37 +39,17 @@ def held_posts(count: int, prepare: Callable[[ServerChild], Awaitable[NextReques
     async def attack(child: ServerChild, stop: trio.Event) -> dict[str, Any]:
         host, port = child.host_port
         next_request = await prepare(child)
-        held = refused = sent = 0
+        counts = HeldStreams()
+        sent = 0
 
         async def hold() -> None:
-            nonlocal held, refused, sent
+            nonlocal sent
             while not stop.is_set():
-                try:
-                    stream = await connect(host, port)
-                except OSError:
-                    await trio.sleep(0.1)
-                    continue
                 sent += 1
-                async with stream:
-                    try:
-                        await stream.send_all(next_request(sent))
-                        answer = await read_answer(stream, whole=False)
-                        if answer.status != 200:
-                            refused += 1
-                            await trio.sleep(0.5)
-                            continue
-                        held += 1
-                        while await stream.receive_some(4096):
-                            pass
-                    except trio.BrokenResourceError:
-                        pass
+                await hold_stream(host, port, next_request(sent), counts)
 
-        async with trio.open_nursery() as nursery:
-            for _ in range(count):
-                nursery.start_soon(hold)
-            await stop.wait()
-            nursery.cancel_scope.cancel()
-        return {"posts_held": held, "posts_refused": refused}
+        await run_holders(count, hold, stop)
+        return {"posts_held": counts.held, "posts_refused": counts.refused}
 
     return attack
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import trio
 
-from . import attacks_http, attacks_stdio, dead_peer, fuzz, soak
+from . import attacks_http, attacks_long_polls, attacks_stdio, dead_peer, fuzz, soak
 
 Attack = Callable[[bool], Awaitable[dict[str, Any]]]
 
@@ -24,6 +24,8 @@ ATTACKS: dict[str, Attack] = {
     "slow-json-close": attacks_http.slow_json_close_attack,
     "idle-sockets": attacks_http.idle_sockets_attack,
     "get-streams": attacks_http.get_streams_attack,
+    "listen-streams": attacks_long_polls.listen_streams_attack,
+    "task-result-polls": attacks_long_polls.task_result_polls_attack,
     "subscriptions": attacks_http.subscriptions_attack,
     "smuggling": attacks_http.smuggling_attack,
     "batch-garbage": attacks_http.batch_garbage_attack,

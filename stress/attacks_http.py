@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -181,6 +182,16 @@ def call_and_leave(count: int, tool: str, arguments: dict[str, Any]) -> Attack:
     return attack
 
 
+async def run_holders(count: int, hold: Callable[[], Awaitable[None]], stop: trio.Event) -> None:
+    """Run ``count`` copies of ``hold`` (each holding what it can of the server) until
+    ``stop``."""
+    async with trio.open_nursery() as nursery:
+        for _ in range(count):
+            nursery.start_soon(hold)
+        await stop.wait()
+        nursery.cancel_scope.cancel()
+
+
 # -- idle sockets, re-opened as soon as the server closes them ----------------------------------
 
 
@@ -207,63 +218,69 @@ def idle_sockets(count: int) -> Attack:
                     except trio.BrokenResourceError:
                         pass
 
-        async with trio.open_nursery() as nursery:
-            for _ in range(count):
-                nursery.start_soon(hold)
-            await stop.wait()
-            nursery.cancel_scope.cancel()
+        await run_holders(count, hold, stop)
         return {"sockets_opened": opened}
 
     return attack
 
 
-# -- GET streams held open ----------------------------------------------------------------------
+# -- streams held open --------------------------------------------------------------------------
+
+
+@dataclass
+class HeldStreams:
+    """How many streamed answers an attack's holders got (200) and were refused."""
+
+    held: int = 0
+    refused: int = 0
+
+
+async def hold_stream(host: str, port: int, request: bytes, counts: HeldStreams) -> None:
+    """Send ``request`` on a new connection and hold its streamed answer until the server ends
+    it; a refused one (not 200) is counted and followed by a pause."""
+    try:
+        stream = await connect(host, port)
+    except OSError:
+        await trio.sleep(0.1)
+        return
+    async with stream:
+        try:
+            await stream.send_all(request)
+            answer = await read_answer(stream, whole=False)
+            if answer.status != 200:
+                counts.refused += 1
+                await trio.sleep(0.5)
+                return
+            counts.held += 1
+            while await stream.receive_some(4096):
+                pass
+        except trio.BrokenResourceError:
+            pass
 
 
 def get_streams(count: int) -> Attack:
     async def attack(child: ServerChild, stop: trio.Event) -> dict[str, Any]:
         host, port = child.host_port
         netloc = f"{host}:{port}"
-        held = refused = 0
+        counts = HeldStreams()
 
         async def hold() -> None:
-            nonlocal held, refused
             # A session of its own: a session may have only so many GET streams.
             sid = None
             while sid is None and not stop.is_set():
                 try:
                     sid = await open_http_session(host, port)
                 except (OSError, RuntimeError, KeyError, trio.BrokenResourceError):
-                    refused += 1
+                    counts.refused += 1
                     await trio.sleep(0.5)
+            headers = mcp_headers(sid)
+            headers["accept"] = "text/event-stream"
+            request = http_request("GET", "/mcp", netloc, headers=headers)
             while not stop.is_set():
-                try:
-                    stream = await connect(host, port)
-                except OSError:
-                    await trio.sleep(0.1)
-                    continue
-                async with stream:
-                    headers = mcp_headers(sid)
-                    headers["accept"] = "text/event-stream"
-                    try:
-                        await stream.send_all(http_request("GET", "/mcp", netloc, headers=headers))
-                        answer = await read_answer(stream, whole=False)
-                        if answer.status != 200:
-                            refused += 1
-                            await trio.sleep(0.5)
-                            continue
-                        held += 1
-                        while await stream.receive_some(4096):
-                            pass
-                    except trio.BrokenResourceError:
-                        pass
+                await hold_stream(host, port, request, counts)
 
-        async with trio.open_nursery() as nursery:
-            for _ in range(count):
-                nursery.start_soon(hold)
-            await stop.wait()
-            nursery.cancel_scope.cancel()
-        return {"streams_opened": held, "streams_refused": refused}
+        await run_holders(count, hold, stop)
+        return {"streams_opened": counts.held, "streams_refused": counts.refused}
 
     return attack
 

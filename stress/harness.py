@@ -124,11 +124,11 @@ def http_request(
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-def mcp_headers(session_id: str | None = None) -> dict[str, str]:
+def mcp_headers(session_id: str | None = None, revision: str = REVISION) -> dict[str, str]:
     headers = {
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": REVISION,
+        "mcp-protocol-version": revision,
     }
     if session_id:
         headers["mcp-session-id"] = session_id
@@ -187,18 +187,21 @@ async def connect(host: str, port: int, local: str | None = None) -> trio.Socket
     return await trio.open_tcp_stream(host, port, local_address=local)
 
 
-async def open_http_session(host: str, port: int, local: str | None = None) -> str:
-    """Initialize a Streamable HTTP session; its id."""
+async def open_http_session(
+    host: str, port: int, local: str | None = None, revision: str = REVISION
+) -> str:
+    """Initialize a Streamable HTTP session (at ``revision``); its id."""
     netloc = f"{host}:{port}"
     stream = await connect(host, port, local)
     async with stream:
+        params = dict(INITIALIZE_PARAMS, protocolVersion=revision)
         await stream.send_all(
             http_request(
                 "POST",
                 "/mcp",
                 netloc,
-                body=rpc("initialize", INITIALIZE_PARAMS),
-                headers=mcp_headers(),
+                body=rpc("initialize", params),
+                headers=mcp_headers(revision=revision),
             )
         )
         answer = await read_answer(stream)
@@ -214,7 +217,7 @@ async def open_http_session(host: str, port: int, local: str | None = None) -> s
                 "/mcp",
                 netloc,
                 body=rpc("notifications/initialized", rid=None),
-                headers=mcp_headers(sid),
+                headers=mcp_headers(sid, revision),
             )
         )
         await read_answer(stream)

@@ -22,7 +22,8 @@ from mcptrio.transports.http.engine.builtin_server import ServerLimits
 
 
 def build_server() -> mcptrio.Server:
-    """A server with what the attacks need: a cheap tool, one that elicits, a template."""
+    """A server with what the attacks need: a cheap tool, one that elicits, one that sleeps (also
+    as a task), a template."""
     server = mcptrio.Server("stress")
 
     @server.tool(structured_output=False)
@@ -41,6 +42,12 @@ def build_server() -> mcptrio.Server:
         """Sleep, then answer."""
         await trio.sleep(seconds)
         return "slept"
+
+    @server.tool(structured_output=False, task="required")
+    async def hold(seconds: float) -> str:
+        """Run as a task for ``seconds``: what a ``tasks/result`` long poll waits for."""
+        await trio.sleep(seconds)
+        return "held"
 
     @server.resource("item://{n}")
     def item(n: str) -> str:

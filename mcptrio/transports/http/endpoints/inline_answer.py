@@ -46,6 +46,7 @@ async def answer_inline(
     answer_status: Callable[[bytes], int] | None = None,
     departure_watch: DepartureWatch | None = None,
     busy_retry_after: int = 1,
+    long_poll: bool = False,
 ) -> None:
     """Answer a POST of requests, delivered to the session in this task (``body``, or its one
     message as the endpoint decoded it), waiting here until they are answered.
@@ -61,11 +62,17 @@ async def answer_inline(
     ``max_waiting`` wait) gets 503 with ``Retry-After: busy_retry_after``. The writer runs in the
     session (a nursery per POST would cost every POST), and this task waits for it: the response
     belongs to this exchange, so the writer never outlives it.
+
+    A ``long_poll`` is a request that only waits on the server and whose client can take it up
+    again if its stream is cut (a ``tasks/result`` whose stream opens with an event id to resume
+    from, a stateless-era listen that is sent again): it turns SSE as in SSE mode, and its open
+    stream may be cut for a slot, as a GET stream may (one client's long polls must not hold
+    every connection slot).
     """
-    writer = StreamWriter(transport, stream, responder, on_start=on_writer)
+    writer = StreamWriter(transport, stream, responder, on_start=on_writer, evictable=long_poll)
     stream.on_activity = writer.start
     busy = False
-    head_delay = _SSE_HEAD_DELAY if not json_response else json_head_delay
+    head_delay = _SSE_HEAD_DELAY if long_poll or not json_response else json_head_delay
     timer = None if head_delay is None else transport.head_timer(head_delay)
     if timer is not None:
         timer.arm(stream)

@@ -35,6 +35,8 @@ class StreamWriter:
     _: KW_ONLY
     #: Told when the writer starts.
     on_start: Callable[[StreamWriter], None] | None = None
+    #: Whether the stream may be cut for a slot once open (see ``write_stream``).
+    evictable: bool = False
     started: bool = field(default=False, init=False)
     # Most POSTs never start their writer: its scope and event are made only when one does.
     scope: trio.CancelScope = field(init=False, repr=False)
@@ -61,7 +63,9 @@ class StreamWriter:
             # properly). Only the POST (``scope``) or a takeover stops it early.
             with trio.CancelScope(shield=True), self.scope:
                 await self.responder.start_stream(200, SSE_HEADERS)
-                await write_stream(self.stream, self.responder, self.transport)
+                await write_stream(
+                    self.stream, self.responder, self.transport, evictable=self.evictable
+                )
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         except Exception:

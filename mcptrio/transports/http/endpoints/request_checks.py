@@ -1,5 +1,5 @@
-"""What the MCP endpoints check of a request before they act on it: ``Accept``, ``Content-Type``
-and the body limit, with the answers (406, 415, 413) that refuse it.
+"""What the MCP endpoints check of a request before they act on it: ``Accept``, ``Content-Type``,
+the body limit and routing headers sent once, with the answers (406, 415, 413, 400) that refuse it.
 
 Both the Streamable HTTP endpoint and the legacy HTTP+SSE one read their POST bodies through
 :func:`read_json_body`, so the two refuse a wrong body alike.
@@ -7,10 +7,19 @@ Both the Streamable HTTP endpoint and the legacy HTTP+SSE one read their POST bo
 
 from __future__ import annotations
 
-from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
+from ....protocol import http_headers as hh
+from ..engine.exchange import BodyTooLarge, Headers, HttpRequest, HttpResponder, header
 from .responses import send_error
 
-__all__ = ["NOT_JSON", "accepts", "accepts_json_and_sse", "is_json", "read_json_body", "too_large"]
+__all__ = [
+    "NOT_JSON",
+    "accepts",
+    "accepts_json_and_sse",
+    "is_json",
+    "read_json_body",
+    "repeated_routing_header",
+    "too_large",
+]
 
 
 def accepts(value: bytes | None, media_type: bytes) -> bool:
@@ -65,6 +74,31 @@ async def read_json_body(
     except BodyTooLarge:
         await send_error(responder, 413, too_large(limit))
         return None
+
+
+_ROUTING_LABELS = {
+    hh.PROTOCOL_VERSION_HEADER: "MCP-Protocol-Version",
+    hh.METHOD_HEADER: "Mcp-Method",
+    hh.NAME_HEADER: "Mcp-Name",
+}
+
+
+def repeated_routing_header(headers: Headers) -> str | None:
+    """The name of a routing header (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``,
+    ``Mcp-Param-*``) that ``headers`` holds more than once, or ``None``.
+
+    The endpoints read a header's first value; an intermediary in front may route on its last.
+    With one value each, what is checked against the body is what was routed on.
+    """
+    seen: set[bytes] = set()
+    prefix = hh.PARAM_HEADER_PREFIX
+    for name, _ in headers:
+        if name in _ROUTING_LABELS or name.startswith(prefix):
+            if name in seen:
+                label = _ROUTING_LABELS.get(name)
+                return label or "Mcp-Param-" + name[len(prefix) :].decode("latin-1")
+            seen.add(name)
+    return None
 
 
 #: The message of the 415 for a body that is not JSON.

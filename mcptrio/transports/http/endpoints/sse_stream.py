@@ -309,6 +309,7 @@ async def write_stream(
     session: StreamSession,
     *,
     resume_after: str | None = None,
+    evictable: bool = False,
 ) -> None:
     """Write ``stream`` of ``session`` on ``responder`` (whose stream is started) until it ends
     or breaks.
@@ -320,6 +321,8 @@ async def write_stream(
     so the client can resume even before the first message. The response is ended when the stream
     is drained, or when the server asked to close the connection (after a ``retry:`` line). A
     client that goes away ends the write quietly: what was not written stays pending or stored.
+    With ``evictable``, the stream may be cut for a slot once it is open (its priming event
+    written, when there is one): its client can take it up again (see ``allow_eviction``).
     """
     session_id, event_store = session.session_id, session.event_store
     interval = session.keep_alive_interval
@@ -341,6 +344,8 @@ async def write_stream(
                     else:
                         opened = True
                         await _open(stream, responder, session, resume_after)
+                        if evictable:
+                            responder.allow_eviction()
                     while True:
                         if pending:
                             chunks: list[bytes] = []

@@ -117,7 +117,9 @@ class StatelessEraPosts:
         session = transport.session = self.registry.factory.session(transport)
         async with trio.open_nursery() as nursery:
             await nursery.start(session.run)
-            await self._answer(transport, session, responder, message, rid)
+            # A listen stream waits on the server for as long as it is open, and its client
+            # sends it again if it is cut: a long poll, which gives up its slot when needed.
+            await self._answer(transport, session, responder, message, rid, long_poll=listen)
             nursery.cancel_scope.cancel()
 
     def _make_transport(self) -> HttpSession:
@@ -132,8 +134,11 @@ class StatelessEraPosts:
         responder: HttpResponder,
         message: Envelope,
         rid: RequestId,
+        *,
+        long_poll: bool = False,
     ) -> None:
-        """Answer a stateless-era request on ``session``, in this POST's task."""
+        """Answer a stateless-era request on ``session``, in this POST's task (a ``long_poll``
+        as :func:`answer_inline` says)."""
 
         transport.exchanges += 1
         stream = transport.open_request_stream([rid])
@@ -156,6 +161,7 @@ class StatelessEraPosts:
                 json_head_delay=_JSON_HEAD_DELAY,
                 on_writer=watch,
                 answer_status=answer_status,
+                long_poll=long_poll,
             )
         finally:
             transport.release_stream(stream)

@@ -55,6 +55,8 @@ from typing import TYPE_CHECKING
 import trio
 
 from ....protocol.errors import (
+    HEADER_MISMATCH,
+    INVALID_REQUEST,
     PARSE_ERROR,
     ConnectionClosed,
     InvalidRequest,
@@ -72,7 +74,14 @@ from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
 from .inline_answer import answer_inline
-from .request_checks import NOT_JSON, accepts, accepts_json_and_sse, is_json, too_large
+from .request_checks import (
+    NOT_JSON,
+    accepts,
+    accepts_json_and_sse,
+    is_json,
+    repeated_routing_header,
+    too_large,
+)
 from .responses import (
     JSON_HEADERS,
     SSE_HEADERS,
@@ -105,6 +114,7 @@ log = logging.getLogger("mcptrio.http")
 _ALLOW = ((b"allow", b"GET, POST, DELETE"),)
 _ALLOW_STATELESS = _ALLOW_POST = ((b"allow", b"POST"),)
 _STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
+_TASK_RESULT = "tasks/result"
 
 
 class StreamableHttpEndpoint:
@@ -157,6 +167,8 @@ class StreamableHttpEndpoint:
         method = request.method
         if method == "POST":
             await self.post(request, responder, principal, fields)
+        elif await self._refused_repeats(request, responder, fields):
+            return
         elif stateless_era_header(request.headers, self._stateless_revisions):
             # The stateless era has no GET stream and no session to DELETE.
             await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
@@ -182,6 +194,8 @@ class StreamableHttpEndpoint:
         # A POST, from its checks to handing its body to the session, in this one coroutine,
         # and the checks as plain functions: no coroutine per check on every POST.
         headers = request.headers
+        if len(fields) != len(headers) and await self._refused_repeats(request, responder, fields):
+            return
         if not accepts_json_and_sse(fields.get(b"accept")):
             await send_error(
                 responder, 406, "Accept must list both application/json and text/event-stream"
@@ -270,6 +284,20 @@ class StreamableHttpEndpoint:
             transport.exchanges -= 1
             transport.touch()
 
+    async def _refused_repeats(
+        self, request: HttpRequest, responder: HttpResponder, fields: Mapping[bytes, bytes]
+    ) -> bool:
+        """Whether ``request`` was refused (400) for a routing header sent more than once: a
+        stateless-era one with -32020, the header mismatch of its era. A POST asks only when
+        ``fields`` is shorter than the header list, which only a repeated name makes it."""
+        repeated = repeated_routing_header(request.headers)
+        if repeated is None:
+            return False
+        stateless = stateless_era_header(request.headers, self._stateless_revisions)
+        code = HEADER_MISMATCH if stateless else INVALID_REQUEST
+        await send_error(responder, 400, f"Repeated {repeated} header", code=code)
+        return True
+
     async def _answer_inline(
         self,
         transport: HttpSession,
@@ -282,6 +310,10 @@ class StreamableHttpEndpoint:
         """:func:`answer_inline` of a POST's requests with this endpoint's settings; the session
         reads the one message peek decoded, not the body again."""
         message = routing.message
+        # A tasks/result waits for its task, which runs on in the session without it: once its
+        # stream has opened with an event id (``primes``), the client can resume it after a
+        # cut, so it is a long poll that gives up its slot when another client needs one.
+        long_poll = message is not None and message.method == _TASK_RESULT and transport.primes
         await answer_inline(
             transport,
             session,
@@ -291,6 +323,7 @@ class StreamableHttpEndpoint:
             json_response=self.json_response,
             departure_watch=self.registry.departure_watch,
             busy_retry_after=self.security.retry_after,
+            long_poll=long_poll,
         )
 
     def _find_session(

@@ -9,8 +9,10 @@ Theory of operation
 A connection is **waiting** while it waits on its client for a request: before and during a
 request head (a new or keep-alive connection), or while it carries a stream the handler
 declared it may cut (a Streamable HTTP GET stream, which the client reopens, with
-``Last-Event-ID`` if it wants what it missed). Every other moment it is **busy**: a request is
-being read, handled or answered.
+``Last-Event-ID`` if it wants what it missed; a POST stream that only waits on the server and
+that its client can take up again, such as a ``tasks/result`` long poll or a stateless-era
+listen stream). Every other moment it is **busy**: a request is being read, handled or
+answered.
 
 When a client connects and no slot is free, the connection that has been waiting longest is
 **evicted**: its scope is cancelled and it is closed at once, with no response and no lingering

@@ -160,8 +160,9 @@ class HttpResponder(Protocol):
 
     def allow_eviction(self) -> None:
         """The open stream may be cut, with its connection, when the front end needs the
-        connection's slot for another client (the client can reopen it: a Streamable HTTP GET
-        stream). Front ends without such a policy ignore this."""
+        connection's slot for another client (the client can take it up again: a Streamable
+        HTTP GET stream, a resumable ``tasks/result`` stream, a stateless-era listen stream).
+        Front ends without such a policy ignore this."""
         ...
 
     def watch_for_departure(self) -> None:

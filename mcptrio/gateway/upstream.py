@@ -207,6 +207,7 @@ class UpstreamConnection:
     async def _connected(self, ready: Callable[[], None]) -> None:
         # An upstream that failed stays "down" while it is retried: "connecting" is the first try.
         self._closing = False
+        self.router.connecting()
         spec = self.spec
         with trio.fail_after(spec.connect_timeout) as connecting:
             async with open_client(
@@ -420,24 +421,25 @@ class UpstreamConnection:
         arguments: dict[str, Any] | None,
         progress: Callable[..., Awaitable[None]] | None,
     ) -> CallToolResult:
-        with self.router.forwarding(waiter):
-            try:
+        # The router sees how the call ends: one the upstream did not answer may still be in
+        # progress there, and cause questions later.
+        try:
+            with self.router.forwarding(waiter):
                 return await client.call_tool(
                     name, arguments, validate_output=False, on_progress=progress
                 )
-            except ConnectionClosed as exc:
-                # The connection is gone: the follower reconnects (see _down).
-                self.error = exc
-                return error_result(self.unavailable())
-            except TransportError as exc:
-                # This call could not be carried (an HTTP upstream's refusal, timeout or error
-                # status): the connection itself may be fine, so nothing is reconnected.
-                return error_result(
-                    f"The upstream server {self.spec.name!r} could not carry this call:"
-                    f" {describe(exc)}"
-                )
-            except RequestTimeout as exc:
-                return error_result(f"The upstream server {self.spec.name!r}: {exc}")
+        except ConnectionClosed as exc:
+            # The connection is gone: the follower reconnects (see _down).
+            self.error = exc
+            return error_result(self.unavailable())
+        except TransportError as exc:
+            # This call could not be carried (an HTTP upstream's refusal, timeout or error
+            # status): the connection itself may be fine, so nothing is reconnected.
+            return error_result(
+                f"The upstream server {self.spec.name!r} could not carry this call: {describe(exc)}"
+            )
+        except RequestTimeout as exc:
+            return error_result(f"The upstream server {self.spec.name!r}: {exc}")
 
     def _caller(
         self, name: str

@@ -1,0 +1,158 @@
+"""A handshake-era upstream's question (sampling, elicitation, roots) names no call: the gateway
+puts it only to a client whose call may have caused it, never to the next client that happens to
+wait on the upstream after the call that caused it was cancelled or timed out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+from eras import HANDSHAKE_ERA
+
+import mcptrio
+from mcptrio.client import Handlers, Revisions
+from mcptrio.gateway import Gateway, Upstream
+from mcptrio.protocol.types import ElicitRequest, ElicitResult
+from mcptrio.runtime.context import RequestContext
+from mcptrio.server.context import Context
+
+ERAS = {"handshake": HANDSHAKE_ERA, "stateless": Revisions(protocol_version="2026-07-28")}
+SECRET = "Approve the transfer for alice-secret-4242?"
+APPROVAL = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+class Bank:
+    """An upstream that, as many do, finishes what it started: a cancelled transfer still asks
+    for its approval once ``go`` is set."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        self.go = trio.Event()
+        self.release = trio.Event()
+        self.server = mcptrio.Server("bank")
+
+        @self.server.tool
+        async def transfer(ctx: Context) -> str:
+            self.log.append("transfer started")
+            with trio.CancelScope(shield=True):
+                await self.go.wait()
+                try:
+                    answer = await ctx.elicit(SECRET, APPROVAL)
+                except mcptrio.McpError:
+                    self.log.append("transfer refused")
+                    return "refused"
+                self.log.append(f"transfer {answer.action}")
+                return "done"
+
+        @self.server.tool
+        async def balance() -> str:
+            self.log.append("balance started")
+            await self.release.wait()
+            return "100"
+
+        @self.server.tool
+        async def quick() -> str:
+            return "quick"
+
+    def upstream(self, **options: Any) -> Upstream:
+        return Upstream(
+            name="bank", target=self.server, in_process=False, revisions=HANDSHAKE_ERA, **options
+        )
+
+
+class Asked:
+    """A client's elicitation handler: records what it was asked, accepts everything."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    async def __call__(self, _ctx: RequestContext, request: ElicitRequest) -> ElicitResult:
+        self.messages.append(request.message)
+        return ElicitResult(action="accept", content={"ok": True})
+
+
+async def wait_for(predicate: Any) -> None:
+    while not predicate():  # noqa: ASYNC110
+        await trio.sleep(0.01)
+
+
+@pytest.mark.parametrize("ending", ["cancelled", "timed out"])
+@pytest.mark.parametrize("first_era", ["handshake", "stateless"])
+async def test_a_question_of_an_abandoned_call_never_reaches_the_next_client(
+    first_era: str, ending: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    bank = Bank()
+    gateway = Gateway(upstreams=[bank.upstream(timeout=5)])
+    asked_first, asked_next = Asked(), Asked()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gateway.serve_upstreams)
+            async with (
+                mcptrio.open_client(
+                    gateway, revisions=ERAS[first_era], handlers=Handlers(elicitation=asked_first)
+                ) as first,
+                mcptrio.open_client(
+                    gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked_next)
+                ) as following,
+            ):
+                if ending == "cancelled":
+                    with trio.move_on_after(1):
+                        await first.call_tool("bank_transfer")
+                else:
+                    result = await first.call_tool("bank_transfer")
+                    assert result.is_error
+                assert bank.log == ["transfer started"]
+                async with trio.open_nursery() as calls:
+                    calls.start_soon(following.call_tool, "bank_balance")
+                    await wait_for(lambda: "balance started" in bank.log)
+                    bank.go.set()
+                    await wait_for(lambda: len(bank.log) == 3)
+                    bank.release.set()
+                assert asked_next.messages == []
+                assert bank.log[-1] == "transfer refused"
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_question_reaches_the_only_client_waiting_after_others_calls_were_answered(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    bank = Bank()
+    bank.go.set()
+    gateway = Gateway(upstreams=[bank.upstream()])
+    asked = Asked()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gateway.serve_upstreams)
+            async with (
+                mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA) as other,
+                mcptrio.open_client(
+                    gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
+                ) as client,
+            ):
+                assert (await other.call_tool("bank_quick")).content[0].text == "quick"
+                assert (await client.call_tool("bank_transfer")).content[0].text == "done"
+                assert asked.messages == [SECRET]
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_client_whose_own_call_was_cancelled_is_still_asked_on_its_next_call(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The question may be its cancelled call's, or its new call's: either way this client caused
+    # it, and nobody else is asked.
+    bank = Bank()
+    bank.go.set()
+    gateway = Gateway(upstreams=[bank.upstream()])
+    asked = Asked()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gateway.serve_upstreams)
+            async with mcptrio.open_client(
+                gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
+            ) as client:
+                with trio.move_on_after(1):
+                    await client.call_tool("bank_balance")
+                assert (await client.call_tool("bank_transfer")).content[0].text == "done"
+                assert asked.messages == [SECRET]
+            nursery.cancel_scope.cancel()

@@ -136,6 +136,11 @@ class Upstream:
         if self.timeout <= 0 or self.connect_timeout <= 0:
             raise ValueError(f"Upstream {self.name!r}: timeouts must be positive")
 
+    @property
+    def prefix(self) -> str:
+        """The namespace its tool and prompt names begin with (before the ``_`` separator)."""
+        return self.namespace or self.name
+
     def wants(self, name: str) -> bool:
         """Whether an item called (or at URI) ``name`` passes the filters."""
         included = self.include is None or any(fnmatch.fnmatchcase(name, p) for p in self.include)
@@ -146,7 +151,7 @@ class Upstream:
         renamed = self.rename.get(name)
         if renamed is not None:
             return renamed
-        return f"{self.namespace or self.name}_{name}"
+        return f"{self.prefix}_{name}"
 
 
 class UpstreamConnection:

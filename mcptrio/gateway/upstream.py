@@ -498,7 +498,8 @@ class UpstreamConnection:
             ctx: HandlerContext, argument: str, value: str, arguments: dict[str, str]
         ) -> list[str]:
             client = self._require()
-            answer = await client.complete(ref, argument, value, context=arguments or None)
+            with self.router.forwarding(ctx):
+                answer = await client.complete(ref, argument, value, context=arguments or None)
             return list(answer.completion.values)
 
         return complete

@@ -13,7 +13,7 @@ from eras import HANDSHAKE_ERA
 import mcptrio
 from mcptrio.client import Handlers, Revisions
 from mcptrio.gateway import Gateway, Upstream
-from mcptrio.protocol.types import ElicitRequest, ElicitResult
+from mcptrio.protocol.types import ElicitRequest, ElicitResult, PromptReference
 from mcptrio.runtime.context import RequestContext
 from mcptrio.server.context import Context
 
@@ -54,6 +54,15 @@ class Bank:
         @self.server.tool
         async def quick() -> str:
             return "quick"
+
+        async def accounts(value: str, _arguments: dict[str, str]) -> list[str]:
+            self.log.append("completing")
+            await self.release.wait()
+            return [value + "-1"]
+
+        @self.server.prompt(completions={"account": accounts})
+        def statement(account: str) -> str:
+            return f"The statement of {account}"
 
     def upstream(self, **options: Any) -> Upstream:
         return Upstream(
@@ -155,4 +164,32 @@ async def test_a_client_whose_own_call_was_cancelled_is_still_asked_on_its_next_
                     await client.call_tool("bank_balance")
                 assert (await client.call_tool("bank_transfer")).content[0].text == "done"
                 assert asked.messages == [SECRET]
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_question_is_refused_while_another_clients_completion_may_have_caused_it(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # An upstream may ask while completing as while calling: with one client's completion and
+    # another's call in flight, either may be the question's cause.
+    bank = Bank()
+    bank.go.set()
+    gateway = Gateway(upstreams=[bank.upstream()])
+    asked = Asked()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gateway.serve_upstreams)
+            async with (
+                mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA) as completing,
+                mcptrio.open_client(
+                    gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
+                ) as client,
+            ):
+                async with trio.open_nursery() as calls:
+                    ref = PromptReference(name="bank_statement")
+                    calls.start_soon(completing.complete, ref, "account", "a")
+                    await wait_for(lambda: "completing" in bank.log)
+                    assert (await client.call_tool("bank_transfer")).content[0].text == "refused"
+                    bank.release.set()
+                assert asked.messages == []
             nursery.cancel_scope.cancel()

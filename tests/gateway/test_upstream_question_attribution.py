@@ -12,7 +12,7 @@ from eras import HANDSHAKE_ERA
 
 import mcptrio
 from mcptrio.client import Handlers, Revisions
-from mcptrio.gateway import Gateway, Upstream
+from mcptrio.gateway import Gateway, Upstream, UpstreamConnection
 from mcptrio.protocol.types import ElicitRequest, ElicitResult, PromptReference
 from mcptrio.runtime.context import RequestContext
 from mcptrio.server.context import Context
@@ -192,4 +192,34 @@ async def test_a_question_is_refused_while_another_clients_completion_may_have_c
                     assert (await client.call_tool("bank_transfer")).content[0].text == "refused"
                     bank.release.set()
                 assert asked.messages == []
+            nursery.cancel_scope.cancel()
+
+
+async def test_an_abandoned_call_stops_counting_once_the_upstream_reconnects(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A new connection carries nothing the gateway abandoned on the old one.
+    bank = Bank()
+    gateway = Gateway(upstreams=[bank.upstream()])
+    asked = Asked()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gateway.serve_upstreams)
+            connection = gateway.upstreams["bank"]
+            async with (
+                mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA) as first,
+                mcptrio.open_client(
+                    gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
+                ) as client,
+            ):
+                with trio.move_on_after(1):
+                    await first.call_tool("bank_transfer")
+                assert isinstance(connection, UpstreamConnection)
+                upstream_client = connection._client
+                assert upstream_client is not None
+                await upstream_client.session.transport.aclose()
+                bank.go.set()  # the abandoned transfer asks on the closed connection, and ends
+                await wait_for(lambda: connection.connections == 2 and connection.state == "up")
+                assert (await client.call_tool("bank_transfer")).content[0].text == "done"
+                assert asked.messages == [SECRET]
             nursery.cancel_scope.cancel()

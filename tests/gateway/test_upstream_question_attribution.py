@@ -4,6 +4,8 @@ wait on the upstream after the call that caused it was cancelled or timed out.""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -86,6 +88,27 @@ async def wait_for(predicate: Any) -> None:
         await trio.sleep(0.01)
 
 
+@asynccontextmanager
+async def two_clients(
+    gateway: Gateway, first_era: str = "handshake"
+) -> AsyncIterator[tuple[mcptrio.Client, mcptrio.Client, Asked]]:
+    """``gateway`` serving two clients, the second of the handshake era; and what the second is
+    asked (the first accepts every question too)."""
+    asked = Asked()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(gateway.serve_upstreams)
+        async with (
+            mcptrio.open_client(
+                gateway, revisions=ERAS[first_era], handlers=Handlers(elicitation=Asked())
+            ) as first,
+            mcptrio.open_client(
+                gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
+            ) as second,
+        ):
+            yield first, second, asked
+        nursery.cancel_scope.cancel()
+
+
 @pytest.mark.parametrize("ending", ["cancelled", "timed out"])
 @pytest.mark.parametrize("first_era", ["handshake", "stateless"])
 async def test_a_question_of_an_abandoned_call_never_reaches_the_next_client(
@@ -93,78 +116,41 @@ async def test_a_question_of_an_abandoned_call_never_reaches_the_next_client(
 ) -> None:
     bank = Bank()
     gateway = Gateway(upstreams=[bank.upstream(timeout=5)])
-    asked_first, asked_next = Asked(), Asked()
     with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(gateway.serve_upstreams)
-            async with (
-                mcptrio.open_client(
-                    gateway, revisions=ERAS[first_era], handlers=Handlers(elicitation=asked_first)
-                ) as first,
-                mcptrio.open_client(
-                    gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked_next)
-                ) as following,
-            ):
-                if ending == "cancelled":
-                    with trio.move_on_after(1):
-                        await first.call_tool("bank_transfer")
-                else:
-                    result = await first.call_tool("bank_transfer")
-                    assert result.is_error
-                assert bank.log == ["transfer started"]
-                async with trio.open_nursery() as calls:
-                    calls.start_soon(following.call_tool, "bank_balance")
-                    await wait_for(lambda: "balance started" in bank.log)
-                    bank.go.set()
-                    await wait_for(lambda: len(bank.log) == 3)
-                    bank.release.set()
-                assert asked_next.messages == []
-                assert bank.log[-1] == "transfer refused"
-            nursery.cancel_scope.cancel()
+        async with two_clients(gateway, first_era) as (first, following, asked):
+            if ending == "cancelled":
+                with trio.move_on_after(1):
+                    await first.call_tool("bank_transfer")
+            else:
+                result = await first.call_tool("bank_transfer")
+                assert result.is_error
+            assert bank.log == ["transfer started"]
+            async with trio.open_nursery() as calls:
+                calls.start_soon(following.call_tool, "bank_balance")
+                await wait_for(lambda: "balance started" in bank.log)
+                bank.go.set()
+                await wait_for(lambda: len(bank.log) == 3)
+                bank.release.set()
+            assert asked.messages == []
+            assert bank.log[-1] == "transfer refused"
 
 
-async def test_a_question_reaches_the_only_client_waiting_after_others_calls_were_answered(
-    autojump_clock: trio.testing.MockClock,
+@pytest.mark.parametrize("before", ["another client's call answered", "its own call cancelled"])
+async def test_a_client_is_asked_when_only_its_own_calls_may_have_caused_the_question(
+    before: str, autojump_clock: trio.testing.MockClock
 ) -> None:
     bank = Bank()
     bank.go.set()
-    gateway = Gateway(upstreams=[bank.upstream()])
-    asked = Asked()
     with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(gateway.serve_upstreams)
-            async with (
-                mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA) as other,
-                mcptrio.open_client(
-                    gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
-                ) as client,
-            ):
+        async with two_clients(Gateway(upstreams=[bank.upstream()])) as (other, client, asked):
+            if before == "another client's call answered":
                 assert (await other.call_tool("bank_quick")).content[0].text == "quick"
-                assert (await client.call_tool("bank_transfer")).content[0].text == "done"
-                assert asked.messages == [SECRET]
-            nursery.cancel_scope.cancel()
-
-
-async def test_a_client_whose_own_call_was_cancelled_is_still_asked_on_its_next_call(
-    autojump_clock: trio.testing.MockClock,
-) -> None:
-    # The question may be its cancelled call's, or its new call's: either way this client caused
-    # it, and nobody else is asked.
-    bank = Bank()
-    bank.go.set()
-    gateway = Gateway(upstreams=[bank.upstream()])
-    asked = Asked()
-    with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(gateway.serve_upstreams)
-            async with mcptrio.open_client(
-                gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
-            ) as client:
+            else:
+                # The question may be the cancelled call's or the new call's: either way, its own.
                 with trio.move_on_after(1):
                     await client.call_tool("bank_balance")
-                assert (await client.call_tool("bank_transfer")).content[0].text == "done"
-                assert asked.messages == [SECRET]
-            nursery.cancel_scope.cancel()
+            assert (await client.call_tool("bank_transfer")).content[0].text == "done"
+            assert asked.messages == [SECRET]
 
 
 async def test_a_question_is_refused_while_another_clients_completion_may_have_caused_it(
@@ -174,25 +160,15 @@ async def test_a_question_is_refused_while_another_clients_completion_may_have_c
     # another's call in flight, either may be the question's cause.
     bank = Bank()
     bank.go.set()
-    gateway = Gateway(upstreams=[bank.upstream()])
-    asked = Asked()
     with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(gateway.serve_upstreams)
-            async with (
-                mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA) as completing,
-                mcptrio.open_client(
-                    gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
-                ) as client,
-            ):
-                async with trio.open_nursery() as calls:
-                    ref = PromptReference(name="bank_statement")
-                    calls.start_soon(completing.complete, ref, "account", "a")
-                    await wait_for(lambda: "completing" in bank.log)
-                    assert (await client.call_tool("bank_transfer")).content[0].text == "refused"
-                    bank.release.set()
-                assert asked.messages == []
-            nursery.cancel_scope.cancel()
+        async with two_clients(Gateway(upstreams=[bank.upstream()])) as (other, client, asked):
+            async with trio.open_nursery() as calls:
+                ref = PromptReference(name="bank_statement")
+                calls.start_soon(other.complete, ref, "account", "a")
+                await wait_for(lambda: "completing" in bank.log)
+                assert (await client.call_tool("bank_transfer")).content[0].text == "refused"
+                bank.release.set()
+            assert asked.messages == []
 
 
 async def test_an_abandoned_call_stops_counting_once_the_upstream_reconnects(
@@ -201,25 +177,16 @@ async def test_an_abandoned_call_stops_counting_once_the_upstream_reconnects(
     # A new connection carries nothing the gateway abandoned on the old one.
     bank = Bank()
     gateway = Gateway(upstreams=[bank.upstream()])
-    asked = Asked()
+    connection = gateway.upstreams["bank"]
+    assert isinstance(connection, UpstreamConnection)
     with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(gateway.serve_upstreams)
-            connection = gateway.upstreams["bank"]
-            async with (
-                mcptrio.open_client(gateway, revisions=HANDSHAKE_ERA) as first,
-                mcptrio.open_client(
-                    gateway, revisions=HANDSHAKE_ERA, handlers=Handlers(elicitation=asked)
-                ) as client,
-            ):
-                with trio.move_on_after(1):
-                    await first.call_tool("bank_transfer")
-                assert isinstance(connection, UpstreamConnection)
-                upstream_client = connection._client
-                assert upstream_client is not None
-                await upstream_client.session.transport.aclose()
-                bank.go.set()  # the abandoned transfer asks on the closed connection, and ends
-                await wait_for(lambda: connection.connections == 2 and connection.state == "up")
-                assert (await client.call_tool("bank_transfer")).content[0].text == "done"
-                assert asked.messages == [SECRET]
-            nursery.cancel_scope.cancel()
+        async with two_clients(gateway) as (first, client, asked):
+            with trio.move_on_after(1):
+                await first.call_tool("bank_transfer")
+            upstream_client = connection._client
+            assert upstream_client is not None
+            await upstream_client.session.transport.aclose()
+            bank.go.set()  # the abandoned transfer asks on the closed connection, and ends
+            await wait_for(lambda: connection.connections == 2 and connection.state == "up")
+            assert (await client.call_tool("bank_transfer")).content[0].text == "done"
+            assert asked.messages == [SECRET]

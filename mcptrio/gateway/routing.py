@@ -118,7 +118,7 @@ class DownstreamRouter:
             )
         return waiters[-1], False
 
-    def asked(self, what: str) -> tuple[HandlerContext | ParkedCall | None, bool]:
+    def to_ask(self, what: str) -> tuple[HandlerContext | ParkedCall | None, bool]:
         """The downstream request to put the upstream's question ``what`` to (see the module
         docstring), and whether it is the calling task's own."""
         waiter, own = self.downstream()
@@ -136,7 +136,7 @@ class DownstreamRouter:
 
     async def _ask(self, request: Request[Any], capability: str) -> Any:
         what = request.METHOD
-        ctx, own = self.asked(what)
+        ctx, own = self.to_ask(what)
         if isinstance(ctx, ParkedCall):
             # A client is only asked what it declared it can answer (server-everything asks
             # every client for its roots, whatever tool is being called).

@@ -22,7 +22,11 @@ endpoint, so ``"type": "sse"`` needs nothing more; ``ws(s)://``: WebSocket). VS 
   Claude Desktop does;
 - a relative ``cwd`` is taken from the configuration file's directory, and a command without
   ``cwd`` runs there, so a file and the servers it names can move together;
-- ``"disabled": true`` leaves a server out.
+- ``"disabled": true`` leaves a server out;
+- servers whose tool names could meet are an error naming both (see
+  :func:`~.names.check_apart`): the same namespace, a namespace that another one begins with
+  before the ``_`` separator (``a`` and ``a_b``: ``a``'s tool ``b_c`` and ``a_b``'s ``c`` would
+  both be ``a_b_c``), a rename into another server's namespace.
 
 The gateway's own keys, per server: ``namespace``, ``include``, ``exclude`` and ``rename``,
 ``timeout`` and ``connectTimeout`` (seconds), ``protocolVersion`` (pin one revision; see
@@ -41,6 +45,7 @@ from typing import Any
 from ..client import Revisions, Target, http, stdio, websocket
 from ..protocol.errors import LocalError
 from ..protocol.revisions import SUPPORTED
+from .names import check_apart
 from .upstream import Upstream
 
 __all__ = ["ConfigError", "load_config", "parse_config"]
@@ -93,6 +98,12 @@ def parse_config(data: Any, *, base: Path | None = None) -> list[Upstream]:
             upstreams.append(_upstream(name, entry, base or Path.cwd()))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"Server {name!r}: {exc}") from None
+    for n, later in enumerate(upstreams):
+        for earlier in upstreams[:n]:
+            try:
+                check_apart(earlier, later)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
     return upstreams
 
 

@@ -42,6 +42,7 @@ from ..runtime.context import RequestContext
 from ..server import Server
 from ..server.tool_results import error_result
 from .in_process import InProcessUpstream
+from .names import check_apart
 from .upstream import Backoff, Upstream, UpstreamConnection
 
 __all__ = ["Gateway"]
@@ -82,14 +83,14 @@ class Gateway(Server):
     def add_upstream(self, upstream: Upstream) -> UpstreamConnection | InProcessUpstream:
         """Add an upstream; while :meth:`serve_upstreams` runs it is connected at once.
 
-        ``ValueError`` for a name or namespace another upstream has.
+        ``ValueError`` for a name another upstream has, or names that could be another
+        upstream's (:func:`~.names.check_apart`: the same namespace, one that another's begins
+        with before the separator, a rename into another's namespace).
         """
         if upstream.name in self._upstreams:
             raise ValueError(f"An upstream named {upstream.name!r} is already added")
-        namespace = upstream.namespace or upstream.name
         for other in self._upstreams.values():
-            if (other.spec.namespace or other.spec.name) == namespace:
-                raise ValueError(f"The namespace {namespace!r} is already an upstream's")
+            check_apart(other.spec, upstream)
         connection: UpstreamConnection | InProcessUpstream
         if upstream.in_process and isinstance(upstream.target, Server):
             connection = InProcessUpstream(upstream, self)

@@ -43,7 +43,7 @@ class InProcessUpstream:
         self._mount = Mount(
             self.gateway,
             spec.target,
-            spec.namespace or spec.name,
+            spec.prefix,
             rename=spec.exposed,
             wants=spec.wants,
         )

@@ -1,18 +1,25 @@
 """Which downstream session answers an upstream server's request (sampling, elicitation, roots).
 
 An upstream server asks its client (the gateway) for input while it answers one of the gateway's
-forwarded requests; the gateway passes the question on to the client whose request that is:
+forwarded requests; the gateway passes the question on to the client whose request that is, and
+never to a client whose request cannot have caused it:
 
 - an upstream of the stateless era (2026-07-28) asks inside the answer to the forwarded request,
   which the gateway's client answers in the forwarding task itself: the downstream request is
   known exactly (a context variable set around the forwarded call);
-- an upstream of the handshake era sends its request on the connection, unrelated to any of the
-  gateway's requests on the wire (stdio has no way to relate them): it goes to the downstream
-  client whose requests are waiting on that upstream (the one that started last); while
-  requests of several clients wait on it, the question is refused (-32601) rather than risk
-  asking the wrong person, whose answer (or data) would reach another client. A
-  stateless-era client's tool call to such an upstream is parked (:mod:`.parked`), and the
-  question goes to it, and on to the client in an input-required result.
+- an upstream of the handshake era sends its request on the connection, and nothing the
+  gateway's client reads relates it to one of the gateway's requests (stdio has no way to; the
+  client takes a request from its reader whatever HTTP stream it came on). Its possible
+  causes are every request the gateway forwarded that the upstream may still be working on: those
+  waiting for their answer, and those the gateway stopped waiting for without one (cancelled,
+  timed out: many servers finish what they started, and ask on its behalf after the caller has
+  gone). Only when all of them are one downstream client's is the question put to it (to its
+  request that started last); otherwise it is refused (-32601) rather than risk asking the wrong
+  person, whose answer (or data) would reach another client. A request abandoned so stays a
+  possible cause until the connection to the upstream ends: nothing on the wire says when the
+  upstream stopped working on it. A stateless-era client's tool call to such an upstream is
+  parked (:mod:`.parked`), and the question goes to it, and on to the client in an
+  input-required result.
 
 With no downstream request waiting, ``roots/list`` is answered with no roots and sampling or
 elicitation are refused (-32601): there is nobody to ask. A downstream client that did not declare
@@ -33,7 +40,7 @@ from typing import Any
 
 from ..client import Handlers
 from ..protocol.base import Request, Result
-from ..protocol.errors import MethodNotFound
+from ..protocol.errors import ConnectionClosed, LocalError, McpError, MethodNotFound
 from ..protocol.types import (
     ClientCapabilities,
     CreateMessageRequest,
@@ -66,22 +73,37 @@ class DownstreamRouter:
         self.upstream = upstream
         self._waiting: dict[int, HandlerContext | ParkedCall] = {}
         self._ids = count()
+        #: Who made the forwarded requests abandoned on the current connection (see
+        #: :func:`_origin`): at most two are kept, since two already refuse every question.
+        self._abandoned: set[object] = set()
+        self._connection = 0
+
+    def connecting(self) -> None:
+        """A new connection to the upstream: nothing the gateway abandoned is in progress on it."""
+        self._connection += 1
+        self._abandoned.clear()
 
     @contextmanager
     def forwarding(self, waiter: HandlerContext | ParkedCall) -> Iterator[None]:
         """Mark ``waiter`` (a downstream request, or a parked call) as waiting on this upstream
         for the block."""
         key = next(self._ids)
+        connection = self._connection
         self._waiting[key] = waiter
         token = _forwarding.set(waiter if isinstance(waiter, HandlerContext) else None)
         try:
             yield
+        except BaseException as exc:
+            if connection == self._connection and _unanswered(exc) and len(self._abandoned) < 2:
+                self._abandoned.add(_origin(waiter))
+            raise
         finally:
             _forwarding.reset(token)
             del self._waiting[key]
 
     def downstream(self) -> tuple[HandlerContext | ParkedCall | None, bool]:
-        """The downstream request to ask, and whether it is the calling task's own."""
+        """The downstream request waiting on the upstream (the one to pass its log messages to),
+        and whether it is the calling task's own."""
         own = _forwarding.get()
         if own is not None:
             return own, True
@@ -96,13 +118,25 @@ class DownstreamRouter:
             )
         return waiters[-1], False
 
+    def to_ask(self, what: str) -> tuple[HandlerContext | ParkedCall | None, bool]:
+        """The downstream request to put the upstream's question ``what`` to (see the module
+        docstring), and whether it is the calling task's own."""
+        waiter, own = self.downstream()
+        if waiter is not None and not own and self._abandoned - {_origin(waiter)}:
+            raise MethodNotFound(
+                f"{what}: upstream {self.upstream!r} may still be working on a call that another"
+                " client of the gateway cancelled or that timed out, and a handshake-era server's"
+                " request names no call: refused rather than asked of the wrong client"
+            )
+        return waiter, own
+
     def handlers(self) -> Handlers:
         """The upstream client's handlers: everything passed on downstream."""
         return Handlers(sampling=self._sample, elicitation=self._elicit, fallback=self._other)
 
     async def _ask(self, request: Request[Any], capability: str) -> Any:
-        ctx, own = self.downstream()
         what = request.METHOD
+        ctx, own = self.to_ask(what)
         if isinstance(ctx, ParkedCall):
             # A client is only asked what it declared it can answer (server-everything asks
             # every client for its roots, whatever tool is being called).
@@ -145,6 +179,15 @@ def _check_declared(caps: ClientCapabilities | None, capability: str, what: str)
         raise MethodNotFound(
             f"{what}: the gateway's client did not declare the {capability} capability"
         )
+
+
+def _unanswered(exc: BaseException) -> bool:
+    """Whether a forwarded request that ended with ``exc`` may still be in progress upstream:
+    anything but the upstream's error answer (an :class:`McpError` not raised on this side) or
+    the end of the connection."""
+    if isinstance(exc, ConnectionClosed):
+        return False
+    return not isinstance(exc, McpError) or isinstance(exc, LocalError)
 
 
 def _origin(waiter: HandlerContext | ParkedCall) -> object:

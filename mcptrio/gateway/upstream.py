@@ -136,6 +136,11 @@ class Upstream:
         if self.timeout <= 0 or self.connect_timeout <= 0:
             raise ValueError(f"Upstream {self.name!r}: timeouts must be positive")
 
+    @property
+    def prefix(self) -> str:
+        """The namespace its tool and prompt names begin with (before the ``_`` separator)."""
+        return self.namespace or self.name
+
     def wants(self, name: str) -> bool:
         """Whether an item called (or at URI) ``name`` passes the filters."""
         included = self.include is None or any(fnmatch.fnmatchcase(name, p) for p in self.include)
@@ -146,7 +151,7 @@ class Upstream:
         renamed = self.rename.get(name)
         if renamed is not None:
             return renamed
-        return f"{self.namespace or self.name}_{name}"
+        return f"{self.prefix}_{name}"
 
 
 class UpstreamConnection:
@@ -207,6 +212,7 @@ class UpstreamConnection:
     async def _connected(self, ready: Callable[[], None]) -> None:
         # An upstream that failed stays "down" while it is retried: "connecting" is the first try.
         self._closing = False
+        self.router.connecting()
         spec = self.spec
         with trio.fail_after(spec.connect_timeout) as connecting:
             async with open_client(
@@ -420,24 +426,25 @@ class UpstreamConnection:
         arguments: dict[str, Any] | None,
         progress: Callable[..., Awaitable[None]] | None,
     ) -> CallToolResult:
-        with self.router.forwarding(waiter):
-            try:
+        # The router sees how the call ends: one the upstream did not answer may still be in
+        # progress there, and cause questions later.
+        try:
+            with self.router.forwarding(waiter):
                 return await client.call_tool(
                     name, arguments, validate_output=False, on_progress=progress
                 )
-            except ConnectionClosed as exc:
-                # The connection is gone: the follower reconnects (see _down).
-                self.error = exc
-                return error_result(self.unavailable())
-            except TransportError as exc:
-                # This call could not be carried (an HTTP upstream's refusal, timeout or error
-                # status): the connection itself may be fine, so nothing is reconnected.
-                return error_result(
-                    f"The upstream server {self.spec.name!r} could not carry this call:"
-                    f" {describe(exc)}"
-                )
-            except RequestTimeout as exc:
-                return error_result(f"The upstream server {self.spec.name!r}: {exc}")
+        except ConnectionClosed as exc:
+            # The connection is gone: the follower reconnects (see _down).
+            self.error = exc
+            return error_result(self.unavailable())
+        except TransportError as exc:
+            # This call could not be carried (an HTTP upstream's refusal, timeout or error
+            # status): the connection itself may be fine, so nothing is reconnected.
+            return error_result(
+                f"The upstream server {self.spec.name!r} could not carry this call: {describe(exc)}"
+            )
+        except RequestTimeout as exc:
+            return error_result(f"The upstream server {self.spec.name!r}: {exc}")
 
     def _caller(
         self, name: str
@@ -491,7 +498,8 @@ class UpstreamConnection:
             ctx: HandlerContext, argument: str, value: str, arguments: dict[str, str]
         ) -> list[str]:
             client = self._require()
-            answer = await client.complete(ref, argument, value, context=arguments or None)
+            with self.router.forwarding(ctx):
+                answer = await client.complete(ref, argument, value, context=arguments or None)
             return list(answer.completion.values)
 
         return complete

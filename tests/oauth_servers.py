@@ -103,18 +103,18 @@ async def open_protected(
     calls: list[tuple[str, str | None, frozenset[str]]] = []
     async with trio.open_nursery() as nursery:
         issuer = await nursery.start(auth.serve)
-        bearer = BearerAuth(
+        security = HttpSecurity()
+        app = McpHttpApp(protected_server(calls), security=security, stateless=stateless)
+        base = await nursery.start(partial(serve_http, app, front_end=front_end))  # type: ignore[arg-type]
+        # The resource names the port, known once bound (port 0, on either front end); no
+        # request arrives before this returns.
+        security.authenticator = BearerAuth(
             verifier or auth.verifier(),
             authorization_servers=[issuer],
+            resource=base + "/mcp",
             scopes=scopes,
             scopes_supported=("mcp", "admin"),
         )
-        app = McpHttpApp(
-            protected_server(calls),
-            security=HttpSecurity(authenticator=bearer),
-            stateless=stateless,
-        )
-        base = await nursery.start(partial(serve_http, app, front_end=front_end))  # type: ignore[arg-type]
         try:
             yield Protected(base, base + "/mcp", auth, app, calls)
         finally:

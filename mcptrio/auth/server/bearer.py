@@ -15,10 +15,11 @@ every MCP endpoint of either front end, in both eras, then:
   query string, and one there is not looked at;
 - answers 503 when the verifier cannot decide (its JWKS or introspection endpoint is down).
 
-The resource URI (the token audience to insist on, RFC 8707) is ``resource`` when given, which
-a server reachable under a public name should always give. Otherwise it is made from the request
-(``scheme://Host`` + mount prefix + ``path``); the Host check of ``HttpSecurity`` limits which
-names that can be.
+The resource URI (this server's canonical URI, the token audience to insist on, RFC 8707) is
+``resource``, which the operator must give: it is never taken from the request, since a
+client chooses its ``Host`` header and could name another server on the same machine, or any
+name the allowed hosts admit, and so have a token minted for that server accepted here. The
+metadata document and the challenges name it too.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ _PREFLIGHT: Final = (
 )
 
 
+_NO_RESOURCE: Final = (
+    "BearerAuth needs resource=, this server's canonical URI as clients reach it "
+    "(e.g. 'https://mcp.example.com/mcp'): the token audience is never taken from the request"
+)
+
+
 def _quoted(value: str) -> str:
     """``value`` as an RFC 9110 quoted-string (no control characters survive)."""
     cleaned = "".join(ch for ch in value if ch.isprintable())
@@ -61,8 +68,10 @@ class BearerAuth:
     - ``verifier``: checks tokens (:class:`~.jwt_verifier.JwtVerifier`,
       :class:`~.introspection.IntrospectionVerifier`, or your own).
     - ``authorization_servers``: the issuers clients may get tokens from (at least one).
-    - ``resource``: this server's canonical URI (the MCP endpoint's URL); ``path`` is the
-      endpoint's path when ``resource`` is left to be made from the request.
+    - ``resource``: this server's canonical URI, the MCP endpoint's URL as clients reach it
+      (``"https://mcp.example.com/mcp"``); tokens must be issued for it.
+    - ``path``: the endpoint's path as this server serves it (default ``/mcp``), when a proxy
+      serves it under another path than ``resource``'s; the metadata is served under both.
     - ``scopes``: scopes every request needs; ``scopes_supported``: the scopes the metadata
       lists (default: ``scopes``; list those your tools, prompts and resources need as well, so
       that clients may ask for them up front instead of stepping up later).
@@ -74,7 +83,7 @@ class BearerAuth:
         verifier: TokenVerifier,
         *,
         authorization_servers: Sequence[str],
-        resource: str | None = None,
+        resource: str,
         path: str = "/mcp",
         scopes: Iterable[str] = (),
         scopes_supported: Iterable[str] | None = None,
@@ -85,8 +94,9 @@ class BearerAuth:
             raise ValueError("a protected resource names at least one authorization server")
         for issuer in authorization_servers:
             check_url(issuer, "authorization server", issuer=True)
-        if resource is not None:
-            check_url(resource, "resource")
+        if not isinstance(resource, str) or not resource:
+            raise ValueError(_NO_RESOURCE)
+        check_url(resource, "resource")
         self.verifier = verifier
         self.authorization_servers = list(authorization_servers)
         self.resource = resource
@@ -99,21 +109,14 @@ class BearerAuth:
 
     # ------------------------------------------------------------------ the resource
 
-    def _base(self, request: HttpRequest) -> str:
-        host = (header(request.headers, b"host") or b"localhost").decode("latin-1")
-        return f"{request.scheme}://{host}"
-
     def resource_for(self, request: HttpRequest) -> str:
-        """The resource URI a token for ``request`` must be issued for."""
-        if self.resource is not None:
-            return self.resource
-        root = getattr(request, "root_path", "")
-        return self._base(request) + root + self.path
+        """The resource URI a token for ``request`` must be issued for: ``resource``, whatever
+        the request says."""
+        return self.resource
 
     def metadata_url(self, request: HttpRequest) -> str:
         """The URL of the Protected Resource Metadata, as the challenge names it."""
-        resource = self.resource_for(request)
-        scheme, _, rest = resource.partition("://")
+        scheme, _, rest = self.resource.partition("://")
         authority, slash, path = rest.partition("/")
         path = (slash + path).rstrip("/")
         return f"{scheme}://{authority}{PRM_WELL_KNOWN}{path}"
@@ -149,8 +152,6 @@ class BearerAuth:
         return 200, _JSON_CORS, encode_document(self.metadata(request))
 
     def _names_configured(self, rest: str) -> bool:
-        if self.resource is None:
-            return False
         _, _, after = self.resource.partition("://")
         return "/" + after.partition("/")[2].rstrip("/") == rest
 

@@ -13,19 +13,7 @@ import trio
 
 from mcptrio.auth.server import BearerAuth, JwtVerifier
 
-from oauth_servers import IO_LIMIT, open_protected
-
-ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
+from oauth_servers import ACCEPT, INITIALIZE, IO_LIMIT, open_protected
 
 
 def test_bearer_auth_without_a_resource_fails_at_construction() -> None:

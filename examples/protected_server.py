@@ -13,7 +13,9 @@ the tools with the token it gets. ``whoami`` needs the ``mcp`` scope every reque
 ``rotate_keys`` also needs ``admin``, so calling it makes the client ask for more (step-up).
 
 ``--auto-approve`` skips the login page (for headless clients and tests); ``--port`` and
-``--auth-port`` choose the ports (0: any free one).
+``--auth-port`` choose the ports (0: any free one). Tokens are accepted only for the URL the
+example prints (its ``resource``): a client must use that URL, ``127.0.0.1`` and not
+``localhost``.
 """
 
 from __future__ import annotations
@@ -53,20 +55,23 @@ async def main(port: int, auth_port: int, auto_approve: bool) -> None:
         auto_approve=auto_approve,
         users=None if auto_approve else {"ann": "secret"},
     )
+    # Bound first, so that the resource (the token audience) names the port even with --port 0.
+    listeners = await trio.open_tcp_listeners(port, host="127.0.0.1")
+    resource = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/mcp"
     async with trio.open_nursery() as nursery:
         issuer = await nursery.start(partial(auth.serve, port=auth_port))
         bearer = BearerAuth(
             auth.verifier(),
             authorization_servers=[issuer],
+            resource=resource,
             scopes=["mcp"],
             scopes_supported=["mcp", "admin"],
             resource_name="mcptrio protected example",
         )
-        base = await nursery.start(
-            partial(server.serve_http, port=port, security=HttpSecurity(authenticator=bearer))
-        )
+        security = HttpSecurity(authenticator=bearer)
+        await nursery.start(partial(server.serve_http, listeners=listeners, security=security))
         print(f"authorization server at {issuer}", flush=True)
-        print(f"protected MCP server at {base}/mcp", flush=True)
+        print(f"protected MCP server at {resource}", flush=True)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,18 @@ from mcptrio.transports.http.serve import serve_http
 IO_LIMIT = 20.0
 #: The HTTP front ends a protected server is tested on (``@pytest.mark.parametrize``).
 FRONT_ENDS = ("builtin", "hypercorn")
+#: The headers of a raw Streamable HTTP POST, and the body of an ``initialize`` in one.
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
 
 
 @dataclass
@@ -97,24 +109,26 @@ async def open_protected(
     verifier: TokenVerifier | None = None,
     scopes: tuple[str, ...] = ("mcp",),
     stateless: bool = False,
+    **bearer_options: Any,
 ) -> AsyncIterator[Protected]:
     """A dev authorization server and a protected server (``/mcp``) using it."""
     auth = DevAuthorizationServer(scopes=("mcp", "admin", "offline_access"))
     calls: list[tuple[str, str | None, frozenset[str]]] = []
     async with trio.open_nursery() as nursery:
         issuer = await nursery.start(auth.serve)
-        bearer = BearerAuth(
+        security = HttpSecurity()
+        app = McpHttpApp(protected_server(calls), security=security, stateless=stateless)
+        base = await nursery.start(partial(serve_http, app, front_end=front_end))  # type: ignore[arg-type]
+        # The resource names the port, known once bound (port 0, on either front end); no
+        # request arrives before this returns.
+        security.authenticator = BearerAuth(
             verifier or auth.verifier(),
             authorization_servers=[issuer],
+            resource=base + "/mcp",
             scopes=scopes,
             scopes_supported=("mcp", "admin"),
+            **bearer_options,
         )
-        app = McpHttpApp(
-            protected_server(calls),
-            security=HttpSecurity(authenticator=bearer),
-            stateless=stateless,
-        )
-        base = await nursery.start(partial(serve_http, app, front_end=front_end))  # type: ignore[arg-type]
         try:
             yield Protected(base, base + "/mcp", auth, app, calls)
         finally:

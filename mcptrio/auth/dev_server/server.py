@@ -186,8 +186,10 @@ class DevAuthorizationServer:
         resource: str | Iterable[str] | None = None,
         client_id: str = "dev-client",
         lifetime: int | None = None,
+        dpop_jkt: str | None = None,
     ) -> str:
-        """A signed access token, as ``/token`` would issue it (for tests and tools)."""
+        """A signed access token, as ``/token`` would issue it (for tests and tools); with
+        ``dpop_jkt``, bound to the DPoP key of that thumbprint (``cnf.jkt``, RFC 9449)."""
         now = int(time.time())
         claims: dict[str, Any] = {
             "iss": self.issuer,
@@ -202,6 +204,8 @@ class DevAuthorizationServer:
             claims["scope"] = scope
         if resource is not None:
             claims["aud"] = resource if isinstance(resource, str) else list(resource)
+        if dpop_jkt is not None:
+            claims["cnf"] = {"jkt": dpop_jkt}
         header = {"alg": "ES256", "kid": self._key.kid, "typ": "at+jwt"}
         return jwt.encode(header, claims, self._key)
 

@@ -14,6 +14,8 @@ See ``docs/how-to/protect-your-server.md`` and ``docs/explanation/authorization.
 """
 
 from .bearer import BearerAuth as BearerAuth
+from .dpop import DpopPolicy as DpopPolicy
+from .dpop import InvalidDpopProof as InvalidDpopProof
 from .introspection import IntrospectionVerifier as IntrospectionVerifier
 from .jwt_verifier import JwtVerifier as JwtVerifier
 from .verifier import AccessToken as AccessToken
@@ -24,7 +26,9 @@ from .verifier import VerifierUnavailable as VerifierUnavailable
 __all__ = [
     "AccessToken",
     "BearerAuth",
+    "DpopPolicy",
     "IntrospectionVerifier",
+    "InvalidDpopProof",
     "InvalidToken",
     "JwtVerifier",
     "TokenVerifier",

@@ -83,6 +83,14 @@ async def test_metadata_is_served_at_both_well_known_paths_without_credentials(
                     "authorization_servers": [protected.auth.issuer],
                     "scopes_supported": ["admin", "mcp"],
                     "bearer_methods_supported": ["header"],
+                    # It checks DPoP proofs of DPoP-bound tokens (RFC 9449, RFC 9728).
+                    "dpop_signing_alg_values_supported": [
+                        "ES256",
+                        "ES384",
+                        "PS256",
+                        "RS256",
+                        "EdDSA",
+                    ],
                 }
             elsewhere = await client.get(protected.base + "/.well-known/oauth-protected-resource/x")
             assert elsewhere.status_code == 404

@@ -234,11 +234,19 @@ async def test_jwks_trouble_answers_503_and_reaches_no_handler() -> None:
         lambda: JwtVerifier("https://a.example", keys={"keys": []}, algorithms=["HS256"]),
         lambda: JwtVerifier("https://a.example"),
         lambda: BearerAuth(
-            JwtVerifier("https://a.example", keys={"keys": []}),
+            JwtVerifier("https://a.example", "https://a.example/jwks"),
             authorization_servers=["http://a.example"],
+            resource="https://mcp.example/mcp",
         ),
         lambda: BearerAuth(
-            JwtVerifier("https://a.example", keys={"keys": []}), authorization_servers=[]
+            JwtVerifier("https://a.example", "https://a.example/jwks"),
+            authorization_servers=[],
+            resource="https://mcp.example/mcp",
+        ),
+        lambda: BearerAuth(
+            JwtVerifier("https://a.example", "https://a.example/jwks"),
+            authorization_servers=["https://a.example"],
+            resource="http://mcp.example/mcp",
         ),
         lambda: IntrospectionVerifier(
             "http://a.example/introspect", client_id="x", client_secret="y"

@@ -36,7 +36,9 @@ _EXPORTS: dict[str, str] = {
     "Middleware": "mcptrio.server.middleware",
     "OutputValidationError": "mcptrio.client",
     "ParseError": "mcptrio.protocol.errors",
+    "PathSegment": "mcptrio.server.path_parameters",
     "ProtocolError": "mcptrio.protocol.errors",
+    "RelativePath": "mcptrio.server.path_parameters",
     "RequestContext": "mcptrio.runtime.context",
     "RequestTimeout": "mcptrio.protocol.errors",
     "ResourceNotFound": "mcptrio.protocol.errors",
@@ -103,6 +105,8 @@ if TYPE_CHECKING:
     from .server.middleware import Call as Call
     from .server.middleware import CallNext as CallNext
     from .server.middleware import Middleware as Middleware
+    from .server.path_parameters import PathSegment as PathSegment
+    from .server.path_parameters import RelativePath as RelativePath
     from .server.skill_files import SkillsError as SkillsError
     from .server.skills import Skills as Skills
     from .server.tools import ToolError as ToolError

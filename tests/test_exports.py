@@ -28,6 +28,8 @@ PUBLIC = {
     "McpError",
     "MethodNotFound",
     "ParseError",
+    "PathSegment",
+    "RelativePath",
     "ProtocolError",
     "RequestContext",
     "RequestTimeout",

@@ -34,6 +34,8 @@ import collections.abc
 import enum
 import functools
 import inspect
+import re
+import reprlib
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -191,8 +193,9 @@ class Handler:
             try:
                 values[parameter.name] = parameter.from_text(value)
             except msgspec.ValidationError as exc:
+                reason = _described_refusal(parameter.annotation, value) or str(exc)
                 raise InvalidParams(
-                    f"Invalid value for argument {parameter.name!r} of {owner}: {exc}"
+                    f"Invalid value for argument {parameter.name!r} of {owner}: {reason}"
                 ) from None
         return values
 
@@ -335,6 +338,20 @@ def _asks_for(annotation: Any, kind: type) -> bool:
         members = [arg for arg in get_args(annotation) if arg is not type(None)]
         return len(members) == 1 and _asks_for(members[0], kind)
     return isinstance(annotation, type) and issubclass(annotation, kind)
+
+
+def _described_refusal(annotation: Any, value: str | Sequence[str]) -> str | None:
+    """Why ``value`` was refused, in words, when ``annotation`` is a string whose pattern has a
+    description (``Annotated[str, msgspec.Meta(pattern=..., description=...)]``, as the path
+    types of :mod:`.path_parameters`); ``None`` (msgspec's own words, which quote the regular
+    expression) otherwise."""
+    if get_origin(annotation) is not Annotated or not isinstance(value, str):
+        return None
+    for meta in annotation.__metadata__:
+        described = isinstance(meta, msgspec.Meta) and meta.pattern and meta.description
+        if described and re.search(meta.pattern, value) is None:
+            return f"{reprlib.repr(value)} is not {meta.description}"
+    return None
 
 
 def _converts(annotation: Any) -> bool:

@@ -25,7 +25,9 @@ Three kinds of resource exist:
   value of a non-exploded variable is split for a ``list`` annotation (the same text conversion
   as a prompt's arguments, :meth:`.handler.Parameter.from_text`). A variable absent from the
   URI (an optional query parameter) leaves the parameter at its default, or gets
-  ``InvalidParams`` when it has none.
+  ``InvalidParams`` when it has none. Values are percent-decoded (``..%2Fx`` gives ``../x``):
+  annotate one that names a file :data:`~mcptrio.RelativePath` or :data:`~mcptrio.PathSegment`
+  (:mod:`.path_parameters`).
 
 What a function returns becomes the resource's contents:
 

@@ -23,7 +23,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..protocol.errors import LocalError
 from ..protocol.skill_frontmatter import FrontmatterError, parse_frontmatter
@@ -39,6 +39,7 @@ __all__ = [
     "ScannedSkill",
     "SkillsError",
     "discover",
+    "disk_stamps",
     "inside",
     "read_file",
     "scan_skill",
@@ -81,6 +82,11 @@ class ScannedSkill:
     directories: dict[Path, int] = field(default_factory=dict)
 
 
+#: What :func:`disk_stamps` says of one entry: type, inode, size and modification stamp, as
+#: ``lstat`` sees them and, for a symbolic link, as its target does (``None``: unreadable).
+EntryStamp: TypeAlias = tuple[tuple[int, int, int, int] | None, ...]
+
+
 def mime_type_of(name: str) -> str:
     suffix = os.path.splitext(name)[1].lower()
     if suffix in _TEXT_TYPES:
@@ -89,19 +95,45 @@ def mime_type_of(name: str) -> str:
     return guessed or "application/octet-stream"
 
 
-def inside(path: Path, root: Path) -> bool:
-    """Whether ``path`` (resolved, symbolic links followed) is ``root`` or below it."""
-    resolved = Path(os.path.realpath(path))
+# Opening never waits (a FIFO opens at once instead of waiting for a writer) and never follows a
+# link in the last component (the path opened is already resolved: a link put there since is
+# refused rather than followed out of the folder).
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _within(resolved: Path, root: Path) -> bool:
     return resolved == root or root in resolved.parents
 
 
+def inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (resolved, symbolic links followed) is ``root`` or below it."""
+    return _within(Path(os.path.realpath(path)), root)
+
+
 def read_file(path: Path, root: Path) -> bytes:
-    """The bytes of ``path``, refusing one that resolves outside ``root`` (a file swapped for a
-    link since it was published) with ``PermissionError``."""
-    if not inside(path, root):
+    """The bytes of ``path`` (at most one more than a skill may hold), refusing with ``OSError``
+    one that resolves outside ``root`` (a file swapped for a link since it was published) or
+    that is not a regular file once opened (a FIFO, a device, a directory).
+
+    Nothing here blocks on what the file is: a FIFO put in a file's place is opened without
+    waiting for a writer and refused, so it cannot hold the worker thread (and, many reads later,
+    every thread Trio lends to synchronous code)."""
+    resolved = Path(os.path.realpath(path))
+    if not _within(resolved, root):
         raise PermissionError(f"{path} leads outside the published folder")
-    with open(path, "rb") as file:
-        return file.read(MAX_SKILL_BYTES + 1)
+    fd = os.open(resolved, _OPEN_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with open(fd, "rb", closefd=False) as file:
+            return file.read(MAX_SKILL_BYTES + 1)
+    finally:
+        os.close(fd)
 
 
 def _check_segment(segment: str, where: str) -> None:
@@ -230,3 +262,30 @@ def stamps_changed(skill: ScannedSkill) -> bool:
     except OSError:
         return True
     return False
+
+
+def _stamp(path: str, follow: bool) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(path, follow_symlinks=follow)
+    except OSError:
+        return None
+    return (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def disk_stamps(directory: Path) -> dict[str, EntryStamp]:
+    """Everything :func:`scan_skill` would look at below ``directory``, stamped without reading
+    a file: every directory walked and every entry in it (hidden ones left out), each with its
+    :data:`EntryStamp`. Two calls that agree mean a scan would read what it read before, so a
+    skill that failed to scan needs no new scan until they differ."""
+    stamps: dict[str, EntryStamp] = {}
+    for current, dirnames, filenames in os.walk(directory):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        stamps[current] = (_stamp(current, False),)
+        for name in (*dirnames, *filenames):
+            if name.startswith("."):
+                continue
+            path = os.path.join(current, name)
+            here = _stamp(path, False)
+            linked = here is not None and stat.S_ISLNK(here[0])
+            stamps[path] = (here, _stamp(path, True)) if linked else (here,)
+    return stamps

@@ -29,6 +29,12 @@ whose bytes no longer match their digest rebuilds it too. So a changed file chan
 at the next request, and the resources' list-changed and updated notifications tell clients.
 With ``check_disk=False`` the manifest only changes on :meth:`Skills.reload`. The set of skills
 (which folders hold a ``SKILL.md``) is read at publish time and on :meth:`Skills.reload`.
+
+A skill that no longer scans (a file became a link out of the folder, the frontmatter broke, it
+grew over a limit) is withdrawn, not forgotten: the same checks scan it again once anything in
+its directory changed since it failed (stamps only, no file read while nothing changed), and it
+is served again as soon as it scans. Only a file that is a regular file when opened is read: a
+FIFO, device or directory in a file's place is refused without waiting on it.
 """
 
 from __future__ import annotations
@@ -65,10 +71,12 @@ from .pagination import paginate
 from .registry import Registry
 from .resources import RegisteredResource, make_resource
 from .skill_files import (
+    EntryStamp,
     ScannedFile,
     ScannedSkill,
     SkillsError,
     discover,
+    disk_stamps,
     read_file,
     scan_skill,
     stamps_changed,
@@ -120,6 +128,22 @@ class _ServedFile:
     description: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class _Withdrawn:
+    """A skill that no longer scans: as it was last served, and its directory as the disk had it
+    when the scan failed (it is scanned again once that differs)."""
+
+    published: _Published
+    stamps: dict[str, EntryStamp]
+
+
+def _changed(withdrawn: list[_Withdrawn]) -> list[_Published]:
+    """The withdrawn skills whose directories changed since they failed (blocking)."""
+    return [
+        w.published for w in withdrawn if disk_stamps(w.published.scanned.directory) != w.stamps
+    ]
+
+
 class PublishingServer(Protocol):
     """What the skills read and change of the server publishing them (a
     :class:`~mcptrio.Server` has it): its resources, where their files are served, and the
@@ -143,6 +167,7 @@ class Skills:
         self.check_disk = check_disk
         self._folders: list[tuple[Path, str | None]] = []
         self._skills: dict[str, _Published] = {}
+        self._withdrawn: dict[str, _Withdrawn] = {}
         self._files: dict[str, _ServedFile] = {}
         self._directories: dict[str, list[str]] = {}
         self._lock = trio.Lock()
@@ -178,7 +203,7 @@ class Skills:
         root = Path(path).resolve()
         scanned = _scan_folder(root, prefix)
         published = {p.uri: p for p in scanned}
-        taken = published.keys() & self._skills.keys()
+        taken = published.keys() & (self._skills.keys() | self._withdrawn.keys())
         if taken:
             raise SkillsError(f"{root}: skills already published at {sorted(taken)}")
         files = _served_files({**self._skills, **published})
@@ -200,6 +225,7 @@ class Skills:
         async with self._lock:
             scanned = await trio.to_thread.run_sync(self._scan_all)
             self._skills = {p.uri: p for p in scanned}
+            self._withdrawn = {}
             self._sync(_served_files(self._skills))
 
     def _scan_all(self) -> list[_Published]:
@@ -265,22 +291,25 @@ class Skills:
 
     async def _current(self, uris: list[str]) -> list[_Published]:
         """The skills at ``uris`` as they are on disk now (when ``check_disk``): a skill whose
-        files changed is scanned again, one that no longer scans is withdrawn."""
+        files changed is scanned again, one that no longer scans is withdrawn, a withdrawn one
+        whose directory changed is tried again."""
         if not self.check_disk:
             return [self._skills[uri] for uri in uris if uri in self._skills]
         async with self._lock:
             chosen = [self._skills[uri] for uri in uris if uri in self._skills]
+            withdrawn = [self._withdrawn[uri] for uri in uris if uri in self._withdrawn]
             stale = await trio.to_thread.run_sync(
-                lambda: [p for p in chosen if stamps_changed(p.scanned)]
+                lambda: [p for p in chosen if stamps_changed(p.scanned)] + _changed(withdrawn)
             )
-            if stale:
-                await self._rescan(stale)
-            return [self._skills[p.uri] for p in chosen if p.uri in self._skills]
+            await self._rescan(stale)
+            return [self._skills[uri] for uri in uris if uri in self._skills]
 
     async def _refresh_all(self) -> None:
         async with self._lock:
+            served = list(self._skills.values())
+            withdrawn = list(self._withdrawn.values())
             stale = await trio.to_thread.run_sync(
-                lambda: [p for p in self._skills.values() if stamps_changed(p.scanned)]
+                lambda: [p for p in served if stamps_changed(p.scanned)] + _changed(withdrawn)
             )
             await self._rescan(stale)
 
@@ -288,23 +317,28 @@ class Skills:
         if not stale:
             return
 
-        def scan() -> dict[str, _Published | None]:
-            fresh: dict[str, _Published | None] = {}
+        def scan() -> dict[str, _Published | _Withdrawn]:
+            fresh: dict[str, _Published | _Withdrawn] = {}
             for old in stale:
+                # Stamped before the scan: a change made while it reads is a change next time.
+                stamps = disk_stamps(old.scanned.directory)
                 try:
                     again = scan_skill(old.scanned.skill_path, old.scanned.directory, old.root)
                 except (SkillsError, OSError) as exc:
                     _log.warning("skill %s withdrawn: %s", old.uri, exc)
-                    fresh[old.uri] = None
+                    fresh[old.uri] = _Withdrawn(old, stamps)
                 else:
                     fresh[old.uri] = _Published(again, old.root, old.prefix)
             return fresh
 
-        for uri, published in (await trio.to_thread.run_sync(scan)).items():
-            if published is None:
+        for uri, outcome in (await trio.to_thread.run_sync(scan)).items():
+            if isinstance(outcome, _Withdrawn):
                 self._skills.pop(uri, None)
+                self._withdrawn[uri] = outcome
             else:
-                self._skills[uri] = published
+                if self._withdrawn.pop(uri, None) is not None:
+                    _log.info("skill %s is served again", uri)
+                self._skills[uri] = outcome
         self._sync(_served_files(self._skills))
 
     def _cache_hints(self) -> dict[str, Any]:
@@ -315,6 +349,8 @@ class Skills:
         self, ctx: HandlerContext, request: ListSkillsRequest
     ) -> ListSkillsResult:
         cursor = request.cursor if isinstance(request.cursor, str) else None
+        if self._withdrawn:
+            await self._current(list(self._withdrawn))  # the ones fine again are listed
         page, next_cursor = paginate("skills", self.uris, cursor, self._server.page_size)
         current = await self._current(list(page))
         return ListSkillsResult(

@@ -6,8 +6,10 @@ modifiers (``{var:3}``) and explode (``{list*}``). :meth:`UriTemplate.expand` fo
 algorithm of the RFC's appendix A exactly.
 
 Matching (:meth:`UriTemplate.match`) is the reverse: it takes a concrete URI and gives back the
-decoded variable values. Expansion is not always invertible (``{x}{y}`` gives ``"ab"`` for many
-pairs), so matching follows a small set of rules that keep it unambiguous and cheap:
+percent-decoded variable values (so ``{var}`` gives ``../x`` for ``..%2Fx``: a value meant as a
+file name is checked by its handler's annotation, see :mod:`.path_parameters`). Expansion is
+not always invertible (``{x}{y}`` gives ``"ab"`` for many pairs), so matching follows a small
+set of rules that keep it unambiguous and cheap:
 
 - Each variable stops at the first character that can end it: its operator's separator, a URI
   delimiter its operator encodes (``/``, ``?``, ``#``), and the first character of whatever the

@@ -11,8 +11,13 @@ HOWTO = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "resources.md"
 
 def test_the_howto_has_a_server_and_programs_with_their_output() -> None:
     programs, outputs = programs_and_outputs(HOWTO)
-    assert list(programs) == ["library_server.py", "read_library.py", "library_errors.py"]
-    assert list(outputs) == ["read_library.py", "library_errors.py"]
+    assert list(programs) == [
+        "library_server.py",
+        "read_library.py",
+        "library_errors.py",
+        "safe_files.py",
+    ]
+    assert list(outputs) == ["read_library.py", "library_errors.py", "safe_files.py"]
 
 
 def test_howto_programs_print_what_the_howto_shows(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ Not for production: it keeps everything in memory and its keys last as long as t
 See :mod:`.server` for what it serves, and ``docs/how-to/protect-your-server.md``.
 """
 
+from .login_throttle import LoginThrottle as LoginThrottle
 from .server import DevAuthorizationServer as DevAuthorizationServer
 
-__all__ = ["DevAuthorizationServer"]
+__all__ = ["DevAuthorizationServer", "LoginThrottle"]

@@ -52,7 +52,12 @@ async def oauth_error(
     await send_json(responder, status, {"error": error, "error_description": description}, headers)
 
 
-async def send_html(responder: HttpResponder, status: int, html: str) -> None:
+async def send_html(
+    responder: HttpResponder,
+    status: int,
+    html: str,
+    extra_headers: tuple[tuple[bytes, bytes], ...] = (),
+) -> None:
     headers = [
         (b"content-type", b"text/html; charset=utf-8"),
         (
@@ -61,6 +66,7 @@ async def send_html(responder: HttpResponder, status: int, html: str) -> None:
         ),
         (b"x-frame-options", b"DENY"),
         *_NO_STORE,
+        *extra_headers,
     ]
     await responder.send_response(status, headers, html.encode())
 

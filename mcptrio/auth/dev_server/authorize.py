@@ -10,20 +10,28 @@ becomes the token's audience.
 
 Approval: with ``auto_approve`` the user is ``login_hint`` or the server's ``default_subject``
 at once (a consent page that always agrees, for tests); otherwise a login form is shown, and
-its POST back here approves once the name and password match one of ``users``.
+its POST back here approves once the name and password match one of ``users``. The POST must
+carry the token of a form this browser was shown for this very request (else 403 and a fresh
+form: :mod:`.login_forms`), and the name and the client's address must not be over their
+failed-login limits (else 429 with ``Retry-After``: :mod:`.login_throttle`).
 """
 
 from __future__ import annotations
 
 import hmac
 import html
+import math
 import time
+from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+import trio
 
 from ...transports.http.engine.exchange import HttpRequest, HttpResponder
 from .answers import FormError, query_params, read_form, redirect, send_html
 from .clients import OAuthProblem
 from .endpoint_needs import AuthorizationServerState
+from .login_forms import session_cookie
 from .state import CodeGrant
 
 __all__ = ["handle"]
@@ -80,10 +88,10 @@ async def handle(
     try:
         grant = _check(server, params, client.scope, client_id, redirect_uri)
         if grant is None:
-            return await _login_form(server, responder, params)
-        subject = _approve(server, params, request.method)
-        if subject is None:
-            return await _login_form(server, responder, params, failed=True)
+            return await _login_form(server, request, responder, params)
+        subject = _approve(server, request, params)
+        if isinstance(subject, _Refusal):
+            return await _login_form(server, request, responder, params, subject)
     except OAuthProblem as exc:
         # The client and its redirect URI are known to match: errors go back there.
         await redirect(
@@ -147,42 +155,82 @@ def _check(
     return grant
 
 
-def _approve(server: AuthorizationServerState, params: dict[str, str], method: str) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """Why a login form's POST approved nothing: its answer's status and notice."""
+
+    status: int
+    notice: str
+    retry_after: int | None = None
+
+
+_WRONG = _Refusal(401, "Wrong name or password.")
+_STALE_FORM = _Refusal(
+    403, "This login form expired, was used already, or was opened elsewhere: log in again."
+)
+
+
+def _approve(
+    server: AuthorizationServerState, request: HttpRequest, params: dict[str, str]
+) -> str | _Refusal:
     """Who approved: the user of the login form, or at once when auto-approving."""
     if server.auto_approve:
         return params.get("login_hint") or server.default_subject
-    if method != "POST" or not hmac.compare_digest(
-        params.get("form_secret", ""), server.form_secret
+    if request.method != "POST":
+        return _WRONG
+    now = trio.current_time()
+    session = server.login_forms.session_of(request)
+    if not server.login_forms.spend(
+        params.get("form_token", ""), session, params, _CARRIED, now=now
     ):
-        return None
+        return _STALE_FORM
     name = params.get("username", "")
+    address = request.client[0] if request.client is not None else "unknown"
+    throttle = server.login_throttle
+    wait = throttle.wait(name, address, now=now)
+    if wait > 0:
+        seconds = math.ceil(wait)
+        notice = (
+            "Too many failed logins for this name or from this address:"
+            f" try again in {seconds} seconds."
+        )
+        return _Refusal(429, notice, seconds)
     password = server.users.get(name)
     if password is None or not hmac.compare_digest(password, params.get("password", "")):
-        return None
+        throttle.failed(name, address, now=now)
+        return _WRONG
+    throttle.succeeded(name)
     return name
 
 
 async def _login_form(
     server: AuthorizationServerState,
+    request: HttpRequest,
     responder: HttpResponder,
     params: dict[str, str],
-    *,
-    failed: bool = False,
+    refusal: _Refusal | None = None,
 ) -> None:
+    """The login form for ``params``, with a fresh token for this browser and request."""
+    session, token = server.login_forms.issue(
+        server.login_forms.session_of(request), params, _CARRIED, now=trio.current_time()
+    )
     hidden = "".join(
         f'<input type="hidden" name="{name}" value="{html.escape(params[name])}">'
         for name in _CARRIED
         if name in params
     )
-    notice = "<p><strong>Wrong name or password.</strong></p>" if failed else ""
+    notice = "" if refusal is None else f"<p><strong>{html.escape(refusal.notice)}</strong></p>"
     page = (
         "<!doctype html><title>Log in</title><h1>Log in to the development server</h1>"
         f"<p>{html.escape(params.get('client_id', ''))} asks for "
         f"<code>{html.escape(params.get('scope', '(default scopes)'))}</code>.</p>{notice}"
         '<form method="post" action="/authorize">'
-        f'{hidden}<input type="hidden" name="form_secret" value="{server.form_secret}">'
+        f'{hidden}<input type="hidden" name="form_token" value="{token}">'
         '<label>Name <input name="username" autocomplete="username"></label> '
         '<label>Password <input name="password" type="password"></label> '
         '<button type="submit">Log in and allow</button></form>'
     )
-    await send_html(responder, 401 if failed else 200, page)
+    headers = [session_cookie(session, secure=request.scheme == "https")]
+    if refusal is not None and refusal.retry_after is not None:
+        headers.append((b"retry-after", str(refusal.retry_after).encode()))
+    await send_html(responder, 200 if refusal is None else refusal.status, page, tuple(headers))

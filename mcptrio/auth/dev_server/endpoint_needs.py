@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from .clients import Clients
+from .login_forms import LoginForms
+from .login_throttle import LoginThrottle
 from .state import Memory
 
 __all__ = ["AuthorizationServerState"]
@@ -31,7 +33,8 @@ class AuthorizationServerState(Protocol):
     access_token_lifetime: int
     refresh_token_lifetime: int
     code_lifetime: int
-    form_secret: str
+    login_forms: LoginForms
+    login_throttle: LoginThrottle
     memory: Memory
     clients: Clients
 

@@ -7,13 +7,16 @@ built-in HTTP server in your nursery::
     issuer = await nursery.start(auth.serve)        # http://127.0.0.1:<port>
 
 It has what an MCP client and a protected MCP server need, and nothing a production server
-would add (persistence, consent records, rate limits, key rotation schedules):
+would add (persistence, consent records, rate limits beyond the login form's, key rotation
+schedules):
 
 - ``/.well-known/oauth-authorization-server`` and ``/.well-known/openid-configuration``:
   RFC 8414 metadata (PKCE ``S256`` only, Client ID Metadata Documents, RFC 9207 ``iss``);
 - ``/authorize``: the authorization code grant with PKCE. With ``auto_approve`` (the default)
   it approves at once, for tests and headless clients, as the user ``login_hint`` names or
-  ``default_subject``; with ``users`` it shows a login form;
+  ``default_subject``; with ``users`` it shows a login form (its posts bound to the browser
+  and request that opened it, wrong passwords throttled per name and address, see
+  :mod:`.login_forms` and :mod:`.login_throttle`);
 - ``/token``: ``authorization_code``, ``refresh_token`` (rotated on each use) and
   ``client_credentials``; client authentication ``none``, ``client_secret_basic``,
   ``client_secret_post`` and ``private_key_jwt``;
@@ -52,6 +55,8 @@ from ..server.jwt_verifier import JwtVerifier
 from . import authorize, token_endpoint
 from .answers import PREFLIGHT, FormError, oauth_error, read_form, read_json, send_json
 from .clients import GRANTS, USER_GRANTS, Clients, OAuthProblem
+from .login_forms import LoginForms
+from .login_throttle import LoginThrottle
 from .state import Client, Memory
 
 __all__ = ["DevAuthorizationServer"]
@@ -68,6 +73,8 @@ class DevAuthorizationServer:
     - ``dynamic_registration_grant_types``: the grants anyone may register a client for; by
       default those a user approves. Adding ``client_credentials`` lets any caller make itself
       a machine client with the scope it registers.
+    - ``login_throttle``: how many wrong passwords the login form takes per user name and per
+      client address (default: :class:`LoginThrottle`'s, 5 and 20 in 15 minutes).
     """
 
     def __init__(
@@ -82,6 +89,7 @@ class DevAuthorizationServer:
         refresh_token_lifetime: int = 30 * 24 * 3600,
         code_lifetime: int = 60,
         dynamic_registration_grant_types: Iterable[str] = USER_GRANTS,
+        login_throttle: LoginThrottle | None = None,
     ) -> None:
         if issuer is not None:
             check_url(issuer, "issuer", issuer=True)
@@ -102,8 +110,10 @@ class DevAuthorizationServer:
         self.memory = Memory()
         self.clients = Clients(self.memory, dynamic_registration_grant_types=open_grants)
         self._key = ECKey.generate_key("P-256", auto_kid=True)
-        #: A random value the login form carries, so a cross-site form post is refused.
-        self.form_secret = secrets.token_urlsafe(16)
+        #: The login forms shown, each with a token bound to its browser and request.
+        self.login_forms = LoginForms()
+        #: How many wrong passwords the login form takes (see :class:`LoginThrottle`).
+        self.login_throttle = LoginThrottle() if login_throttle is None else login_throttle
 
     # ------------------------------------------------------------------ identity
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
+import re
 import secrets
 import time
 from functools import partial
@@ -329,30 +331,37 @@ async def test_a_client_id_metadata_document_names_the_client() -> None:
 
 async def test_the_login_form_approves_only_with_the_right_password() -> None:
     with trio.fail_after(IO_LIMIT):
-        async with dev_server(auto_approve=False, users={"ann": "pw"}) as (auth, client):
+        async with dev_server(auto_approve=False, users={"ann": "pw"}) as (_, client):
             client_id = (await register(client, token_endpoint_auth_method="none"))["client_id"]
             _, challenge = pkce()
-            page = await authorize(client, client_id, challenge)
+            page = await authorize(client, client_id, challenge, state="s")
             assert page.status_code == 200 and "<form" in page.text
-            form = {
-                "response_type": "code",
-                "client_id": client_id,
-                "redirect_uri": CALLBACK,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "state": "s",
-                "form_secret": auth.form_secret,
-                "username": "ann",
-            }
+            form = {**hidden_fields(page.text), "username": "ann"}
+            assert form["code_challenge"] == challenge and form["state"] == "s"
             wrong = await client.post("/authorize", data={**form, "password": "no"})
             assert wrong.status_code == 401
             forged = await client.post(
-                "/authorize", data={**form, "password": "pw", "form_secret": "guess"}
+                "/authorize",
+                data={
+                    **hidden_fields(wrong.text),
+                    "username": "ann",
+                    "password": "pw",
+                    "form_token": "guess",
+                },
             )
-            assert forged.status_code == 401
+            assert forged.status_code == 403
+            form = {**hidden_fields(forged.text), "username": "ann"}
             right = await client.post("/authorize", data={**form, "password": "pw"})
             query = redirected(right)
             assert query["state"] == "s" and query["code"]
+
+
+def hidden_fields(page: str) -> dict[str, str]:
+    """The hidden fields of a login form page, as a browser posts them back."""
+    return {
+        name: html.unescape(value)
+        for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page)
+    }
 
 
 def client_assertion(key: ECKey, client_id: str, audience: str, **claims: Any) -> str:

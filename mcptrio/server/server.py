@@ -31,6 +31,7 @@ from .context import Context, RequestHook
 from .dispatch import RequestDispatch
 from .forwarding import ForwardedItem
 from .lifespan import LifespanRunner
+from .listen_quota import ListenQuota
 from .logging_bridge import ClientLogHandler
 from .method_handlers import MethodHandlers
 from .middleware import Middleware
@@ -63,7 +64,8 @@ class Server:
 
     ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
     subscription actor each); a ``resources/subscribe`` past it gets -32600. ``max_read_bytes``
-    bounds the bytes of resource contents prepared at once (:mod:`.read_budget`).
+    bounds the bytes of resource contents prepared at once (:mod:`.read_budget`), and
+    ``listen_quota`` the listen streams of each client (:mod:`.listen_quota`).
 
     ``page_size`` is the number of items per page of every ``*/list`` answer (``None``: one
     page). ``declare`` names features to declare even while nothing of that kind is registered
@@ -87,6 +89,7 @@ class Server:
         max_in_flight: int = 256,
         max_subscriptions: int = 1000,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        listen_quota: ListenQuota | None = None,
         supported_revisions: tuple[str, ...] = SUPPORTED,
         request_state_key: bytes | str | None = None,
         subscriptions: SubscriptionBus | None = None,
@@ -115,6 +118,7 @@ class Server:
         #: Distinct resources one session may be subscribed to at once.
         self.max_subscriptions = max_subscriptions
         self.read_budget = ReadBudget(max_read_bytes)
+        self.listen_quota = ListenQuota() if listen_quota is None else listen_quota
         self.supported_revisions = supported_revisions
         #: What the workers of this server share (:func:`mcptrio.open_stores`); the arguments
         #: above and below that are given win over it.

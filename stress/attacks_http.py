@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import trio
@@ -29,10 +29,12 @@ from .harness import (
 Attack = Callable[[ServerChild, trio.Event], Awaitable[dict[str, Any]]]
 
 
-async def under_attack(mode: str, attack: Attack, seconds: float, *limits: str) -> dict[str, Any]:
-    """Run ``attack`` against a fresh server for ``seconds`` with the probe alongside; the
-    attack's figures, the server's peak RSS and the probe's verdict."""
-    async with open_server(mode, *limits) as child:
+async def under_attack(
+    mode: str, attack: Attack, seconds: float, *limits: str, options: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Run ``attack`` against a fresh server (started with ``options``) for ``seconds`` with
+    the probe alongside; the attack's figures, the server's peak RSS and the probe's verdict."""
+    async with open_server(mode, *limits, options=options) as child:
         stop = trio.Event()
         figures: dict[str, Any] = {}
         probe: dict[str, Any] = {}

@@ -7,7 +7,7 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,9 +61,12 @@ class ServerChild:
 
 
 @asynccontextmanager
-async def open_server(mode: str, *limits: str) -> AsyncIterator[ServerChild]:
-    """Start ``python -m stress.server MODE``; yields once it serves (HTTP: its URL is known)."""
-    args = [sys.executable, "-m", "stress.server", mode]
+async def open_server(
+    mode: str, *limits: str, options: Sequence[str] = ()
+) -> AsyncIterator[ServerChild]:
+    """Start ``python -m stress.server MODE`` (with ``options``, such as ``--skill-mib``);
+    yields once it serves (HTTP: its URL is known)."""
+    args = [sys.executable, "-m", "stress.server", mode, *options]
     for limit in limits:
         args += ["--limit", limit]
     stdio = mode == "stdio"
@@ -175,11 +178,15 @@ async def read_answer(stream: trio.abc.Stream, *, whole: bool = True) -> HttpAns
         headers[name.strip().lower()] = value.strip()
     if whole:
         length = int(headers.get("content-length", "-1"))
-        while length < 0 or len(body) < length:
-            piece = await stream.receive_some(65536)
+        # Pieces joined once: adding each to the body would copy a large body once per piece.
+        pieces, received = [body], len(body)
+        while length < 0 or received < length:
+            piece = await stream.receive_some(1 << 20)
             if not piece:
                 break
-            body += piece
+            pieces.append(piece)
+            received += len(piece)
+        body = b"".join(pieces)
     return HttpAnswer(status, headers, body)
 
 

@@ -8,11 +8,19 @@ import json
 from typing import Any
 
 import trio
-import wsproto
 import wsproto.events as ws_events
 
 from .attacks_http import under_attack
-from .harness import PROBE_ADDRESS, ServerChild, connect, http_request, read_answer
+from .harness import (
+    PROBE_ADDRESS,
+    HttpAnswer,
+    ServerChild,
+    connect,
+    http_request,
+    open_websocket,
+    read_answer,
+    websocket_texts,
+)
 
 STATELESS = "2026-07-28"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -29,11 +37,10 @@ def stateless_body(method: str, params: dict[str, Any], rid: int, extension: str
     return json.dumps(message).encode()
 
 
-async def stateless_post(
+async def stateless_request(
     child: ServerChild, method: str, name: str, body: bytes, local: str | None = None
-) -> dict[str, Any]:
-    """One stateless-era POST on a connection of its own; its JSON-RPC answer (``{}`` when
-    the answer was not JSON, e.g. a 503)."""
+) -> HttpAnswer:
+    """One stateless-era POST on a connection of its own, from ``local`` if given."""
     host, port = child.host_port
     headers = {
         "content-type": "application/json",
@@ -42,12 +49,19 @@ async def stateless_post(
         "mcp-method": method,
         "mcp-name": name,
     }
+    request = http_request("POST", "/mcp", f"{host}:{port}", body=body, headers=headers)
     stream = await connect(host, port, local)
     async with stream:
-        await stream.send_all(
-            http_request("POST", "/mcp", f"{host}:{port}", body=body, headers=headers)
-        )
-        answer = await read_answer(stream)
+        await stream.send_all(request)
+        return await read_answer(stream)
+
+
+async def stateless_post(
+    child: ServerChild, method: str, name: str, body: bytes, local: str | None = None
+) -> dict[str, Any]:
+    """:func:`stateless_request`'s JSON-RPC answer (``{}`` when the answer was not JSON, e.g.
+    a 503)."""
+    answer = await stateless_request(child, method, name, body, local)
     if answer.status != 200:
         return {}
     text = answer.body
@@ -55,24 +69,6 @@ async def stateless_post(
         text = text.split(b"data: ", 1)[-1]
     found: dict[str, Any] = json.loads(text)
     return found
-
-
-async def read_raw(child: ServerChild, body: bytes) -> bytes:
-    """A stateless-era ``resources/read`` of the large skill file; the answer's bytes."""
-    host, port = child.host_port
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": STATELESS,
-        "mcp-method": "resources/read",
-        "mcp-name": LARGE_SKILL_URI,
-    }
-    stream = await connect(host, port)
-    async with stream:
-        await stream.send_all(
-            http_request("POST", "/mcp", f"{host}:{port}", body=body, headers=headers)
-        )
-        return (await read_answer(stream)).body
 
 
 # -- item 7: one anonymous client floods tasks; another address still gets one -------------------
@@ -120,7 +116,8 @@ def large_reads(readers: int) -> Any:
             nonlocal done, refused
             while not stop.is_set():
                 try:
-                    answer = await read_raw(child, body)
+                    read = await stateless_request(child, "resources/read", LARGE_SKILL_URI, body)
+                    answer = read.body
                 except (OSError, trio.BrokenResourceError):
                     answer = b""
                 # Not decoded: a reader that keeps up is the attack (decoding 15 MiB per answer
@@ -152,19 +149,6 @@ async def large_reads_attack(short: bool) -> dict[str, Any]:
 # -- item 9: one client's listen streams over 40 WebSocket connections ---------------------------
 
 
-async def _ws_stateless(child: ServerChild) -> tuple[trio.SocketStream, wsproto.WSConnection]:
-    host, port = child.host_port
-    stream = await connect(host, port)
-    ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
-    await stream.send_all(
-        ws.send(ws_events.Request(host=f"{host}:{port}", target="/mcp", subprotocols=["mcp"]))
-    )
-    while True:
-        ws.receive_data(await stream.receive_some(65536))
-        if any(isinstance(e, ws_events.AcceptConnection) for e in ws.events()):
-            return stream, ws
-
-
 def listen_flood(connections: int, per_connection: int) -> Any:
     """Each connection asks for listen streams subscribed to 1,000 long URIs each, and reads
     what comes back (acknowledgements and refusals)."""
@@ -174,20 +158,14 @@ def listen_flood(connections: int, per_connection: int) -> Any:
 
         async def flood(number: int) -> None:
             nonlocal acknowledged, refused
-            stream, ws = await _ws_stateless(child)
+            stream, ws = await open_websocket(*child.host_port)
             async with stream:
 
                 async def read() -> None:
                     nonlocal acknowledged, refused
-                    while True:
-                        data = await stream.receive_some(1 << 20)
-                        if not data:
-                            return
-                        ws.receive_data(data)
-                        for event in ws.events():
-                            if isinstance(event, ws_events.TextMessage):
-                                acknowledged += "acknowledged" in event.data
-                                refused += '"error"' in event.data
+                    async for message in websocket_texts(stream, ws):
+                        acknowledged += "acknowledged" in message
+                        refused += '"error"' in message
 
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(read)

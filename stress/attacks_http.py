@@ -22,6 +22,7 @@ from .harness import (
     mcp_headers,
     open_http_session,
     open_server,
+    open_websocket,
     read_answer,
     rpc,
 )
@@ -70,16 +71,7 @@ async def under_attack(
 
 
 async def _ws_open(child: ServerChild) -> tuple[trio.SocketStream, wsproto.WSConnection]:
-    host, port = child.host_port
-    stream = await connect(host, port)
-    ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
-    await stream.send_all(
-        ws.send(ws_events.Request(host=f"{host}:{port}", target="/mcp", subprotocols=["mcp"]))
-    )
-    while True:
-        ws.receive_data(await stream.receive_some(65536))
-        if any(isinstance(e, ws_events.AcceptConnection) for e in ws.events()):
-            break
+    stream, ws = await open_websocket(*child.host_port)
     await stream.send_all(
         ws.send(ws_events.TextMessage(rpc("initialize", INITIALIZE_PARAMS).decode()))
     )

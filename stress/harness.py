@@ -15,6 +15,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import trio
+import wsproto
+import wsproto.events as ws_events
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The well-behaved client connects from here, so per-address limits on 127.0.0.1 (the
@@ -192,6 +194,34 @@ async def read_answer(stream: trio.abc.Stream, *, whole: bool = True) -> HttpAns
 
 async def connect(host: str, port: int, local: str | None = None) -> trio.SocketStream:
     return await trio.open_tcp_stream(host, port, local_address=local)
+
+
+async def open_websocket(host: str, port: int) -> tuple[trio.SocketStream, wsproto.WSConnection]:
+    """A WebSocket connection to ``/mcp`` (subprotocol ``mcp``), once the server accepted it."""
+    stream = await connect(host, port)
+    ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
+    await stream.send_all(
+        ws.send(ws_events.Request(host=f"{host}:{port}", target="/mcp", subprotocols=["mcp"]))
+    )
+    accepted = False
+    while not accepted:
+        ws.receive_data(await stream.receive_some(65536))
+        accepted = any(isinstance(e, ws_events.AcceptConnection) for e in ws.events())
+    return stream, ws
+
+
+async def websocket_texts(
+    stream: trio.SocketStream, ws: wsproto.WSConnection
+) -> AsyncIterator[str]:
+    """The text messages the server sends on ``stream``, until it closes."""
+    while True:
+        data = await stream.receive_some(1 << 20)
+        if not data:
+            return
+        ws.receive_data(data)
+        for event in ws.events():
+            if isinstance(event, ws_events.TextMessage):
+                yield event.data
 
 
 async def open_http_session(host: str, port: int, local: str | None = None) -> str:

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 import trio
+from test_stateless_requests import connected as stream_session
 
 from mcptrio import Server
 from mcptrio.protocol.request_meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 from mcptrio.runtime.transport import Outgoing
 from mcptrio.server.listen_quota import DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT, ListenQuota
-from mcptrio.transports.memory import MemoryTransport, memory_transport_pair
+from mcptrio.transports.memory import MemoryTransport
 
 from schema_validation import validate_message
 
@@ -56,11 +57,8 @@ class Peer:
 
 @asynccontextmanager
 async def connected(server: Server) -> AsyncIterator[Peer]:
-    client_end, server_end = memory_transport_pair()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(server.serve_session, server_end)
-        yield Peer(client_end)
-        nursery.cancel_scope.cancel()
+    async with stream_session(server) as raw:
+        yield Peer(raw.end)
 
 
 def acknowledged(answer: dict[str, Any]) -> bool:

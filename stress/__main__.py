@@ -11,7 +11,15 @@ from typing import Any
 
 import trio
 
-from . import attacks_http, attacks_long_polls, attacks_stdio, dead_peer, fuzz, soak
+from . import (
+    attacks_clients,
+    attacks_http,
+    attacks_long_polls,
+    attacks_stdio,
+    dead_peer,
+    fuzz,
+    soak,
+)
 
 Attack = Callable[[bool], Awaitable[dict[str, Any]]]
 
@@ -29,6 +37,9 @@ ATTACKS: dict[str, Attack] = {
     "subscriptions": attacks_http.subscriptions_attack,
     "smuggling": attacks_http.smuggling_attack,
     "batch-garbage": attacks_http.batch_garbage_attack,
+    "anonymous-tasks": attacks_clients.anonymous_tasks_attack,
+    "large-reads": attacks_clients.large_reads_attack,
+    "listen-flood": attacks_clients.listen_flood_attack,
     "dead-peer": dead_peer.dead_peer_attack,
     "soak": soak.soak_attack,
     "fuzz": fuzz.fuzz_attack,

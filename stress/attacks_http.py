@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ from .harness import (
     mcp_headers,
     open_http_session,
     open_server,
+    open_websocket,
     read_answer,
     rpc,
 )
@@ -30,10 +31,12 @@ from .harness import (
 Attack = Callable[[ServerChild, trio.Event], Awaitable[dict[str, Any]]]
 
 
-async def under_attack(mode: str, attack: Attack, seconds: float, *limits: str) -> dict[str, Any]:
-    """Run ``attack`` against a fresh server for ``seconds`` with the probe alongside; the
-    attack's figures, the server's peak RSS and the probe's verdict."""
-    async with open_server(mode, *limits) as child:
+async def under_attack(
+    mode: str, attack: Attack, seconds: float, *limits: str, options: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Run ``attack`` against a fresh server (started with ``options``) for ``seconds`` with
+    the probe alongside; the attack's figures, the server's peak RSS and the probe's verdict."""
+    async with open_server(mode, *limits, options=options) as child:
         stop = trio.Event()
         figures: dict[str, Any] = {}
         probe: dict[str, Any] = {}
@@ -69,16 +72,7 @@ async def under_attack(mode: str, attack: Attack, seconds: float, *limits: str) 
 
 
 async def _ws_open(child: ServerChild) -> tuple[trio.SocketStream, wsproto.WSConnection]:
-    host, port = child.host_port
-    stream = await connect(host, port)
-    ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
-    await stream.send_all(
-        ws.send(ws_events.Request(host=f"{host}:{port}", target="/mcp", subprotocols=["mcp"]))
-    )
-    while True:
-        ws.receive_data(await stream.receive_some(65536))
-        if any(isinstance(e, ws_events.AcceptConnection) for e in ws.events()):
-            break
+    stream, ws = await open_websocket(*child.host_port)
     await stream.send_all(
         ws.send(ws_events.TextMessage(rpc("initialize", INITIALIZE_PARAMS).decode()))
     )

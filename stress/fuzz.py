@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 import trio
-import wsproto
 import wsproto.events as ws_events
 
 from .harness import (
@@ -33,8 +32,10 @@ from .harness import (
     http_request,
     mcp_headers,
     open_http_session,
+    open_websocket,
     read_answer,
     rpc,
+    websocket_texts,
 )
 
 CHECK_EVERY = 2000
@@ -300,15 +301,7 @@ async def _fuzz_websocket(
     process: trio.Process, url: str, frames: int, rng: random.Random, tally: Tally
 ) -> None:
     host, port = url.removeprefix("http://").rsplit(":", 1)
-    stream = await connect(host, int(port))
-    ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
-    await stream.send_all(
-        ws.send(ws_events.Request(host=f"{host}:{port}", target="/mcp", subprotocols=["mcp"]))
-    )
-    accepted = False
-    while not accepted:
-        ws.receive_data(await stream.receive_some(65536))
-        accepted = any(isinstance(e, ws_events.AcceptConnection) for e in ws.events())
+    stream, ws = await open_websocket(host, int(port))
     answered: dict[str, trio.Event] = {}
 
     def message(data: bytes) -> bytes:
@@ -316,18 +309,12 @@ async def _fuzz_websocket(
         return ws.send(ws_events.TextMessage(data.decode("utf-8", "replace")))
 
     async def read_answers() -> None:
-        while True:
-            data = await stream.receive_some(1 << 20)
-            if not data:
-                return
-            ws.receive_data(data)
-            for event in ws.events():
-                if isinstance(event, ws_events.TextMessage):
-                    text = event.data.encode()
-                    tally.count_answer(text)
-                    for key in list(answered):
-                        if f'"id":"{key}"'.encode() in text.replace(b" ", b""):
-                            answered.pop(key).set()
+        async for message in websocket_texts(stream, ws):
+            text = message.encode()
+            tally.count_answer(text)
+            for key in list(answered):
+                if f'"id":"{key}"'.encode() in text.replace(b" ", b""):
+                    answered.pop(key).set()
 
     async with stream, trio.open_nursery() as nursery:
         nursery.start_soon(read_answers)

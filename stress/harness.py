@@ -7,7 +7,7 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +15,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import trio
+import wsproto
+import wsproto.events as ws_events
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The well-behaved client connects from here, so per-address limits on 127.0.0.1 (the
@@ -61,9 +63,12 @@ class ServerChild:
 
 
 @asynccontextmanager
-async def open_server(mode: str, *limits: str) -> AsyncIterator[ServerChild]:
-    """Start ``python -m stress.server MODE``; yields once it serves (HTTP: its URL is known)."""
-    args = [sys.executable, "-m", "stress.server", mode]
+async def open_server(
+    mode: str, *limits: str, options: Sequence[str] = ()
+) -> AsyncIterator[ServerChild]:
+    """Start ``python -m stress.server MODE`` (with ``options``, such as ``--skill-mib``);
+    yields once it serves (HTTP: its URL is known)."""
+    args = [sys.executable, "-m", "stress.server", mode, *options]
     for limit in limits:
         args += ["--limit", limit]
     stdio = mode == "stdio"
@@ -175,16 +180,48 @@ async def read_answer(stream: trio.abc.Stream, *, whole: bool = True) -> HttpAns
         headers[name.strip().lower()] = value.strip()
     if whole:
         length = int(headers.get("content-length", "-1"))
-        while length < 0 or len(body) < length:
-            piece = await stream.receive_some(65536)
+        # Pieces joined once: adding each to the body would copy a large body once per piece.
+        pieces, received = [body], len(body)
+        while length < 0 or received < length:
+            piece = await stream.receive_some(1 << 20)
             if not piece:
                 break
-            body += piece
+            pieces.append(piece)
+            received += len(piece)
+        body = b"".join(pieces)
     return HttpAnswer(status, headers, body)
 
 
 async def connect(host: str, port: int, local: str | None = None) -> trio.SocketStream:
     return await trio.open_tcp_stream(host, port, local_address=local)
+
+
+async def open_websocket(host: str, port: int) -> tuple[trio.SocketStream, wsproto.WSConnection]:
+    """A WebSocket connection to ``/mcp`` (subprotocol ``mcp``), once the server accepted it."""
+    stream = await connect(host, port)
+    ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
+    await stream.send_all(
+        ws.send(ws_events.Request(host=f"{host}:{port}", target="/mcp", subprotocols=["mcp"]))
+    )
+    accepted = False
+    while not accepted:
+        ws.receive_data(await stream.receive_some(65536))
+        accepted = any(isinstance(e, ws_events.AcceptConnection) for e in ws.events())
+    return stream, ws
+
+
+async def websocket_texts(
+    stream: trio.SocketStream, ws: wsproto.WSConnection
+) -> AsyncIterator[str]:
+    """The text messages the server sends on ``stream``, until it closes."""
+    while True:
+        data = await stream.receive_some(1 << 20)
+        if not data:
+            return
+        ws.receive_data(data)
+        for event in ws.events():
+            if isinstance(event, ws_events.TextMessage):
+                yield event.data
 
 
 async def open_http_session(

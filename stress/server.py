@@ -4,6 +4,8 @@
 ``hypercorn`` (serve HTTP, Streamable HTTP, legacy SSE and WebSocket on one loopback port,
 printing the base URL as the first line of stdout). Limits can be narrowed with
 ``--limit name=value`` (``ServerLimits`` fields), so that short runs reach them quickly.
+``--skill-mib N`` publishes a skill with an N MiB file, ``skill://large/data.txt``, written to a
+temporary folder for the run.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import tempfile
 from functools import partial
+from pathlib import Path
 from typing import Any, Literal
 
 import trio
@@ -49,11 +53,29 @@ def build_server() -> mcptrio.Server:
         await trio.sleep(seconds)
         return "held"
 
+    @server.tool(structured_output=False, task="optional")
+    async def forever() -> str:
+        """Run until cancelled (as a task, it stays working for its TTL)."""
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
     @server.resource("item://{n}")
     def item(n: str) -> str:
         return f"item {n}"
 
     return server
+
+
+def publish_large_skill(server: mcptrio.Server, folder: Path, mib: int) -> None:
+    """``skill://large/data.txt``: ``mib`` MiB of text, in a skill of its own under ``folder``."""
+    skill = folder / "large"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: large\ndescription: One large file\n---\n")
+    line = b"All work and no play makes a large skill file.\n"
+    with (skill / "data.txt").open("wb") as out:
+        for _ in range(mib):
+            out.write((line * (1024 * 1024 // len(line) + 1))[: 1024 * 1024])
+    server.add_skills(folder)
 
 
 def parse_limits(pairs: list[str]) -> ServerLimits:
@@ -64,8 +86,17 @@ def parse_limits(pairs: list[str]) -> ServerLimits:
     return ServerLimits(**fields)
 
 
-async def serve_http_printing_url(mode: str, limits: ServerLimits) -> None:
+async def serve_http_printing_url(mode: str, limits: ServerLimits, skill_mib: int) -> None:
     server = build_server()
+    with tempfile.TemporaryDirectory(prefix="stress-skills-") as folder:
+        if skill_mib:
+            publish_large_skill(server, Path(folder), skill_mib)
+        await serve_http_until_cancelled(server, mode, limits)
+
+
+async def serve_http_until_cancelled(
+    server: mcptrio.Server, mode: str, limits: ServerLimits
+) -> None:
     front_end: Literal["builtin", "hypercorn"] = "hypercorn" if mode == "hypercorn" else "builtin"
     parser: Literal["auto", "h11", "httptools"] = "auto"
     if mode in ("http-h11", "http-httptools"):
@@ -87,6 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("mode", choices=["stdio", "http-h11", "http-httptools", "hypercorn"])
     parser.add_argument("--limit", action="append", default=[])
+    parser.add_argument("--skill-mib", type=int, default=0)
     parser.add_argument(
         "--log-errors", action="store_true", help="log errors with tracebacks to stderr"
     )
@@ -96,7 +128,7 @@ def main() -> None:
     if args.mode == "stdio":
         build_server().run_stdio()
     else:
-        trio.run(serve_http_printing_url, args.mode, parse_limits(args.limit))
+        trio.run(serve_http_printing_url, args.mode, parse_limits(args.limit), args.skill_mib)
 
 
 if __name__ == "__main__":

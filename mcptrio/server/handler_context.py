@@ -65,6 +65,7 @@ from ..transports.http.endpoints.security import Principal, current_principal
 from .elicitation_schema import Elicited, elicited, schema_for_elicitation
 from .input_rounds import InputRequired, InputRound
 from .lifespan import LifespanRunner
+from .read_budget import ReadBudget
 from .request_state import RequestStateKey
 from .session_state import ServerSessionState
 from .task_inputs import BeginTask, TaskInputs
@@ -119,6 +120,7 @@ class ContextServer(Protocol):
 
     request_hook: RequestHook | None
     request_state_key: RequestStateKey
+    read_budget: ReadBudget
     cache_ttl_ms: int | None
     cache_scope: CacheScope
     _lifespan: LifespanRunner[Any]

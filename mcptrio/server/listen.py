@@ -42,6 +42,8 @@ from ..protocol.types import (
     ToolListChangedNotification,
 )
 from .handler_context import HandlerContext
+from .listen_quota import ListenQuota
+from .requestor import requestor_key
 from .session_state import ListKind
 from .subscription_bus import Change, SubscriptionBus, TooManyListeners
 from .task_extension import ExtensionTasks, watch_tasks
@@ -85,9 +87,11 @@ async def listen(
     capabilities: ServerCapabilities,
     bus: SubscriptionBus,
     extension: ExtensionTasks,
+    quota: ListenQuota,
 ) -> Any:
     """Serve one listen stream (see the module docstring) from ``bus``, honouring what
-    ``capabilities`` offer; the tasks it follows are those of ``extension``."""
+    ``capabilities`` offer; the tasks it follows are those of ``extension``; the streams its
+    client holds are bounded by ``quota``."""
     honoured = honoured_filter(request.notifications, capabilities)
     task_ids: list[str] = []
     asked_tasks = request.notifications.task_ids
@@ -107,24 +111,29 @@ async def listen(
     )
     kinds = [kind for kind, asked in wanted if asked is True]
     uris = honoured.resource_subscriptions
-    try:
-        listener = bus.subscribe(kinds, uris if isinstance(uris, list) else ())
-    except TooManyListeners as exc:
-        raise InternalError(str(exc)) from None
-    except ValueError as exc:
-        raise InvalidParams(str(exc)) from None
-    tag = {SUBSCRIPTION_ID_KEY: ctx.request_id}
-    try:
-        await ctx.notify(SubscriptionsAcknowledgedNotification(notifications=honoured, meta=tag))
-        async with trio.open_nursery() as nursery:
-            if task_ids:
-                nursery.start_soon(watch_tasks, extension.supervisor, ctx, task_ids, tag)
-            async for change in listener.changes():
-                await ctx.notify(_notification(change, tag))
-            # The bus closed: the stream ends, task watchers with it.
-            nursery.cancel_scope.cancel()
-    finally:
-        bus.unsubscribe(listener)
+    uris = uris if isinstance(uris, list) else []
+    # Held from before the listener is made until after it is gone.
+    with quota.taken(requestor_key(ctx), uris):
+        try:
+            listener = bus.subscribe(kinds, uris)
+        except TooManyListeners as exc:
+            raise InternalError(str(exc)) from None
+        except ValueError as exc:
+            raise InvalidParams(str(exc)) from None
+        tag = {SUBSCRIPTION_ID_KEY: ctx.request_id}
+        try:
+            await ctx.notify(
+                SubscriptionsAcknowledgedNotification(notifications=honoured, meta=tag)
+            )
+            async with trio.open_nursery() as nursery:
+                if task_ids:
+                    nursery.start_soon(watch_tasks, extension.supervisor, ctx, task_ids, tag)
+                async for change in listener.changes():
+                    await ctx.notify(_notification(change, tag))
+                # The bus closed: the stream ends, task watchers with it.
+                nursery.cancel_scope.cancel()
+        finally:
+            bus.unsubscribe(listener)
     return SubscriptionsListenResult(meta=dict(tag))
 
 

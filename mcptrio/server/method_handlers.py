@@ -45,6 +45,7 @@ from .completion import CompletionEngine
 from .forwarding import ForwardedPrompt, ForwardedResource, ForwardedTemplate, ForwardedTool
 from .handler_context import HandlerContext, Route
 from .listen import listen
+from .listen_quota import ListenQuota
 from .pagination import paginate
 from .prompts import RegisteredPrompt
 from .registry import Registry
@@ -74,6 +75,7 @@ class HandledServer(Protocol):
     subscriptions: SubscriptionBus
     tasks: TaskSupervisor
     task_extension: ExtensionTasks
+    listen_quota: ListenQuota
 
     def required_scopes(self, method: str, key: str) -> frozenset[str]: ...
 
@@ -230,6 +232,7 @@ class MethodHandlers:
             server.capabilities(),
             server.subscriptions,
             server.task_extension,
+            server.listen_quota,
         )
         return result
 

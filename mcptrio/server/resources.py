@@ -62,6 +62,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
 
 import msgspec
+import trio
 
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
@@ -76,6 +77,7 @@ from .completion import ArgumentCompleter, Completer, read_completions
 from .forwarding import ForwardedResource, ForwardedTemplate
 from .handler import Handler, default_name, read_handler
 from .handler_context import HandlerContext
+from .read_budget import Reservation
 from .registry import DescriptionOptions, Registered
 from .uri_template import UriTemplate
 
@@ -96,6 +98,9 @@ _BINARY_DEFAULT = "application/octet-stream"
 _JSON = "application/json"
 # RFC 3986: a URI starts with a scheme and a colon.
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+#: Binary contents larger than this are base64-encoded in a worker thread: the event loop
+#: serves every other client meanwhile, and a thread's round trip costs more than encoding less.
+OFF_LOOP_BYTES = 64 * 1024
 
 
 class ResourceOptions(DescriptionOptions, total=False):
@@ -172,6 +177,32 @@ def to_resource_contents(value: Any, uri: str, mime_type: str | None) -> list[Re
     )
 
 
+async def prepared_contents(
+    value: Any, uri: str, mime_type: str | None, held: Reservation
+) -> list[ResourceContents]:
+    """:func:`to_resource_contents` of a handler's ``value``, with the bytes it needs on the
+    wire ``held`` first, and large binary data encoded in a worker thread, away from the event
+    loop that serves every other client."""
+    await held.grow_to(_wire_size(value))
+    if isinstance(value, bytes | bytearray | memoryview) and len(value) > OFF_LOOP_BYTES:
+        contents = await trio.to_thread.run_sync(to_resource_contents, value, uri, mime_type)
+    else:
+        contents = to_resource_contents(value, uri, mime_type)
+    await held.grow_to(sum(map(_wire_size, contents)))
+    return contents
+
+
+def _wire_size(value: Any) -> int:
+    """The bytes ``value`` takes in a read's answer, as far as is known before encoding it."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return (len(value) + 2) // 3 * 4
+    if isinstance(value, ResourceContents):
+        return len(value.text or "") + len(value.blob or "")
+    return 0
+
+
 class _Description(Registered[D]):
     """The descriptive fields resources and templates share."""
 
@@ -245,13 +276,18 @@ class RegisteredResource(_Description[Resource]):
         return self.handler is None or self.handler.never_suspends
 
     async def read(self, ctx: HandlerContext) -> list[ResourceContents]:
-        """The contents (calls the function, if there is one)."""
-        if self.handler is None:
-            contents = list(self._contents)
-        else:
-            value = await self.handler.call(ctx, {})
-            contents = to_resource_contents(value, self.uri, self.mime_type)
-        return contents
+        """The contents (calls the function, if there is one, within the server's read
+        budget: see :mod:`.read_budget`)."""
+        handler = self.handler
+        if handler is None:
+            return list(self._contents)
+        if handler.never_suspends:
+            # Answered in one step (see .eager): prepared whole, one at a time, so no two such
+            # reads hold their contents at once; nothing on this path may wait.
+            return to_resource_contents(await handler.call(ctx, {}), self.uri, self.mime_type)
+        async with ctx.server.read_budget.reserve(self.size or 0, self.uri) as held:
+            value = await handler.call(ctx, {})
+            return await prepared_contents(value, self.uri, self.mime_type, held)
 
 
 def make_resource(
@@ -349,8 +385,10 @@ class RegisteredTemplate(_Description[ResourceTemplate]):
         variable missing from the URI whose parameter has no default.
         """
         owner = f"resource template {self.uri_template!r} (reading {uri!r})"
-        value = await self.handler.call(ctx, self.handler.values_from_text(variables, owner))
-        return to_resource_contents(value, uri, self.mime_type)
+        values = self.handler.values_from_text(variables, owner)
+        async with ctx.server.read_budget.reserve(0, uri) as held:
+            value = await self.handler.call(ctx, values)
+            return await prepared_contents(value, uri, self.mime_type, held)
 
 
 def make_template(

@@ -31,11 +31,13 @@ from .context import Context, RequestHook
 from .dispatch import RequestDispatch
 from .forwarding import ForwardedItem
 from .lifespan import LifespanRunner
+from .listen_quota import ListenQuota
 from .logging_bridge import ClientLogHandler
 from .method_handlers import MethodHandlers
 from .middleware import Middleware
 from .mount import Mount, Mounts
 from .prompts import PromptOptions, RegisteredPrompt
+from .read_budget import DEFAULT_MAX_READ_BYTES, ReadBudget
 from .registry import decorator, with_first
 from .request_state import RequestStateKey
 from .resources import RegisteredResource, RegisteredTemplate, ResourceOptions
@@ -61,7 +63,9 @@ class Server:
     """An MCP server: tools, resources, prompts and completions, served over any transport.
 
     ``max_subscriptions`` bounds the distinct resources one session may subscribe to (one
-    subscription actor each); a ``resources/subscribe`` past it gets -32600.
+    subscription actor each); a ``resources/subscribe`` past it gets -32600. ``max_read_bytes``
+    bounds the bytes of resource contents prepared at once (:mod:`.read_budget`), and
+    ``listen_quota`` the listen streams of each client (:mod:`.listen_quota`).
 
     ``page_size`` is the number of items per page of every ``*/list`` answer (``None``: one
     page). ``declare`` names features to declare even while nothing of that kind is registered
@@ -84,6 +88,8 @@ class Server:
         page_size: int | None = 100,
         max_in_flight: int = 256,
         max_subscriptions: int = 1000,
+        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        listen_quota: ListenQuota | None = None,
         supported_revisions: tuple[str, ...] = SUPPORTED,
         request_state_key: bytes | str | None = None,
         subscriptions: SubscriptionBus | None = None,
@@ -111,6 +117,8 @@ class Server:
         self.max_in_flight = max_in_flight
         #: Distinct resources one session may be subscribed to at once.
         self.max_subscriptions = max_subscriptions
+        self.read_budget = ReadBudget(max_read_bytes)
+        self.listen_quota = ListenQuota() if listen_quota is None else listen_quota
         self.supported_revisions = supported_revisions
         #: What the workers of this server share (:func:`mcptrio.open_stores`); the arguments
         #: above and below that are given win over it.

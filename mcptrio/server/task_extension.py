@@ -69,10 +69,10 @@ from ..protocol.request_meta import RequestMeta
 from ..protocol.types import CallToolRequest, InputRequest
 from ..stores.task_store import TaskRecord
 from ..tasks import RunningTask, TaskSupervisor
-from ..transports.http.endpoints.security import current_client_host
 from .handler_context import HandlerContext, Route
 from .input_rounds import InputRequired
 from .logging_bridge import handling
+from .requestor import requestor_key
 from .task_inputs import BeginTask, ExtensionTaskContext, TaskInputs
 
 if TYPE_CHECKING:
@@ -106,11 +106,7 @@ def task_owner(ctx: HandlerContext) -> str:
     """Whose a stateless-era task is: the principal's when there is one, else the client
     address's when the transport knows it, else the holder's of its id (see the module
     docstring)."""
-    subject = getattr(ctx.principal, "subject", None)
-    if isinstance(subject, str):
-        return f"principal:{subject}"
-    host = current_client_host.get()
-    return f"address:{host}" if host is not None else "bearer"
+    return requestor_key(ctx)
 
 
 def detailed_task(record: TaskRecord) -> ext.DetailedTask:

@@ -149,8 +149,7 @@ class HandlerContext:
         self._round: InputRound | None = None
         # The context this one was made from by for_server: the request's rounds are its.
         self._origin: HandlerContext | None = None
-        # A 2026-07-28 task's context: where its asks go, and its request's _meta (the
-        # request itself was answered with the task; see .task_extension).
+        # A 2026-07-28 task's asks and request _meta (answered with the task: .task_extension).
         self._task_inputs: TaskInputs | None = None
         # The handler runs in its request until begin_task() (input_before_task tools).
         self._task_prelude = False

@@ -183,12 +183,9 @@ class Server:
 
     @property
     def subscriptions(self) -> SubscriptionBus:
-        """Where list changes and resource updates reach the listen streams (2026-07-28)."""
+        """Where list changes and resource updates reach the listen streams (2026-07-28); set
+        by ``Server(subscriptions=...)`` or :meth:`use_stores`, which also follow it."""
         return self._changes.bus
-
-    @subscriptions.setter
-    def subscriptions(self, bus: SubscriptionBus) -> None:
-        self._changes.bus = bus
 
     # ---------------------------------------------------------------- tools
 
@@ -407,11 +404,6 @@ class Server:
         :mod:`.session_state`). Listen streams (2026-07-28), the other workers and the servers
         mounting this one hear of it too (see :mod:`.changes`)."""
         return self._changes.resource_updated(uri)
-
-    def follow_remote_changes(self) -> None:
-        """Follow the changes other workers publish on this server's bus, if it is shared
-        (called whenever the bus is set; following one bus twice is following it once)."""
-        self._changes.follow_remote()
 
     def watch(self, watcher: Callable[[Change], None]) -> Callable[[], None]:
         """Call ``watcher`` with every list change and resource update of this server

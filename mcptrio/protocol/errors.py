@@ -67,6 +67,7 @@ between two of its parts, and is named for what it is (no name here means two th
     Exception
     ├── CliError                          [cli] a command failed: one line and its exit code
     ├── InvalidToken                      [auth.server] a bearer token failed verification (401)
+    │   └── InvalidDpopProof              [auth.server] its DPoP proof is missing or wrong (401)
     ├── VerifierUnavailable               [auth.server] keys or introspection unreachable (503)
     ├── OAuthProblem                      [auth.dev_server] an OAuth error to answer with
     ├── FormError                         [auth.dev_server] a body is not the form it should be

@@ -72,7 +72,10 @@ class HandledServer(Protocol):
     page_size: int | None
     cache_ttl_ms: int | None
     cache_scope: CacheScope
-    subscriptions: SubscriptionBus
+
+    @property
+    def subscriptions(self) -> SubscriptionBus: ...
+
     tasks: TaskSupervisor
     task_extension: ExtensionTasks
     listen_quota: ListenQuota

@@ -41,6 +41,7 @@ from ..protocol.types import CallToolResult, ContentBlock
 from .attrs_values import arguments_structurer, result_unstructurer
 from .handler import Handler
 from .media import Media
+from .type_refusals import SCHEMA_ERRORS, parameter_refusal, return_refusal
 
 if TYPE_CHECKING:
     import cattrs
@@ -128,8 +129,8 @@ def describe_arguments(
         schema = object_schema(arguments_type, keep_title=False)
         for name, default in schema_defaults.items():
             schema["properties"][name]["default"] = msgspec.to_builtins(default, str_keys=True)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"{owner}: cannot describe its parameters: {exc}") from None
+    except SCHEMA_ERRORS as exc:
+        raise ValueError(parameter_refusal(owner, handler, exc)) from None
     structure = arguments_structurer(
         [(p.name, p.annotation, p.default) for p in handler.parameters], converter
     )
@@ -141,8 +142,10 @@ def describe_output(
     structured_output: bool | None,
     owner: str,
     converter: cattrs.Converter | None = None,
+    fn: Callable[..., Any] | None = None,
 ) -> OutputPlan:
-    """The output plan for a return annotation (``inspect.Signature.empty`` when there is none).
+    """The output plan for a return annotation (``inspect.Signature.empty`` when there is none)
+    of ``fn`` (named in the error when the annotation cannot be described).
 
     ``structured_output``: ``None`` infers it from the annotation, ``True`` requires an
     ``outputSchema`` (``ValueError`` when the annotation cannot have one), ``False`` disables it.
@@ -156,14 +159,12 @@ def describe_output(
             f"{owner}: structured output needs a return annotation that describes"
             " data (not CallToolResult, content blocks or no annotation at all)"
         )
-    annotation = _descriptions_to_meta(annotation)
+    described = _descriptions_to_meta(annotation)
     try:
-        schema = object_schema(annotation, keep_title=True)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(
-            f"{owner}: cannot describe its return type {annotation!r} ({exc});"
-            " return a supported type, or pass structured_output=False"
-        ) from None
+        schema = object_schema(described, keep_title=True)
+    except SCHEMA_ERRORS:
+        raise ValueError(return_refusal(owner, fn, annotation)) from None
+    annotation = described
     unstructure = result_unstructurer(annotation, converter)
     if schema.get("type") == "object":
         return OutputPlan(schema, annotation, wrapped=False, unstructure=unstructure)

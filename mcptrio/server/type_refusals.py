@@ -18,6 +18,7 @@ from typing import Any, get_args, get_type_hints, is_typeddict
 import msgspec
 
 from .handler import Handler, underlying_callable
+from .pydantic_values import needs_pydantic, pydantic_schema
 
 __all__ = ["SCHEMA_ERRORS", "SUPPORTED_TYPES", "describes", "parameter_refusal", "return_refusal"]
 
@@ -29,7 +30,9 @@ _QUALIFIERS = re.compile(r"(?:[A-Za-z_][\w]*|<locals>)\.(?=[A-Za-z_<])")
 SUPPORTED_TYPES = (
     "str, int, float, bool, None, bytes, datetime, date, time, timedelta, UUID, Decimal, enums,"
     " Literal, msgspec Structs, dataclasses, attrs classes, TypedDicts, NamedTuples, and lists,"
-    " tuples, sets, dicts and unions of these, with Annotated[T, msgspec.Meta(...)] constraints"
+    " tuples, sets, dicts and unions of these, with Annotated[T, msgspec.Meta(...)] constraints;"
+    " and pydantic models, pydantic dataclasses and Field(...) constraints (pip install"
+    " mcptrio[pydantic])"
 )
 
 
@@ -71,7 +74,10 @@ def return_refusal(owner: str, fn: Callable[..., Any] | None, annotation: Any) -
 
 def _schema_error(annotation: Any) -> Exception | None:
     try:
-        msgspec.json.schema(annotation)
+        if needs_pydantic(annotation):
+            pydantic_schema(annotation)
+        else:
+            msgspec.json.schema(annotation)
     except SCHEMA_ERRORS as exc:
         return exc
     return None
@@ -102,9 +108,13 @@ def _culprit(annotation: Any, seen: set[int]) -> Any:
 
 
 def _field_types(annotation: Any) -> list[Any]:
-    """The field types of a class whose fields msgspec reads (a Struct, dataclass, TypedDict)."""
+    """The field types of a class with fields (a Struct, dataclass, TypedDict, pydantic model)."""
     if not isinstance(annotation, type):
         return []
+    model_fields = getattr(annotation, "model_fields", None)
+    if isinstance(model_fields, dict) and needs_pydantic(annotation):
+        # A pydantic model resolved its hints already (in scopes get_type_hints cannot see).
+        return [field.annotation for field in model_fields.values()]
     is_struct = issubclass(annotation, msgspec.Struct)
     if not (is_struct or dataclasses.is_dataclass(annotation) or is_typeddict(annotation)):
         return []

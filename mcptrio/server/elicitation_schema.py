@@ -3,7 +3,8 @@ what the user's answer becomes (:class:`Elicited`).
 
 Elicitation allows only a flat object of primitive properties (string, number, integer,
 boolean, and single- or multi-select enums, titled or not), so a class is turned into a schema
-through msgspec's JSON Schema generator and then checked property by property against the
+through msgspec's JSON Schema generator (pydantic's for a ``BaseModel``, whose answer is then
+validated by the model) and then checked property by property against the
 restricted forms in :mod:`mcptrio.protocol.types.elicitation`. Anything richer (nested objects,
 arrays of free values) is refused when the handler asks, with a message naming the property,
 rather than sent to a client that must reject it.
@@ -20,6 +21,7 @@ import msgspec
 from ..protocol.errors import InvalidParams
 from ..protocol.types import ElicitResult
 from ..protocol.types.elicitation import parse_primitive_schema
+from .pydantic_values import model_class, validated_model
 
 __all__ = ["Elicited", "elicited", "schema_for_elicitation"]
 
@@ -35,7 +37,8 @@ def schema_for_elicitation(schema: type[Any] | Mapping[str, Any]) -> tuple[dict[
     """
     if isinstance(schema, Mapping):
         return _checked(dict(schema)), None
-    generated = msgspec.json.schema(schema)
+    model = model_class(schema)
+    generated = msgspec.json.schema(schema) if model is None else model.model_json_schema()
     defs: dict[str, Any] = generated.get("$defs", {})
     root = _resolve(generated, defs)
     properties = {
@@ -113,8 +116,12 @@ def elicited(result: ElicitResult, target: type[Any] | None) -> Elicited[Any]:
         return Elicited(result.action, content, None)
     if target is None:
         return Elicited("accept", content, content)
+    model = model_class(target)
     try:
-        data = msgspec.convert(content or {}, target)
-    except msgspec.ValidationError as exc:
+        if model is None:
+            data = msgspec.convert(content or {}, target)
+        else:
+            data = validated_model(model, content or {})
+    except ValueError as exc:
         raise InvalidParams(f"The client's elicitation answer does not fit: {exc}") from None
     return Elicited("accept", content, data)

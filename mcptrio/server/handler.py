@@ -48,6 +48,7 @@ from ..protocol.errors import InvalidParams
 from ..runtime.context import RequestContext
 from .eager import JudgedCode
 from .handler_context import HandlerContext
+from .pydantic_values import field_is_required, is_field_info, text_converter
 
 __all__ = [
     "Handler",
@@ -94,17 +95,22 @@ class Parameter:
     converts: bool = False
     #: Whether comma-separated text splits into the annotation's list (``list[int]``...).
     splits: bool = False
+    #: How text converts when pydantic describes the annotation (see :mod:`.pydantic_values`).
+    text_converter: Callable[[str | Sequence[str]], Any] | None = None
 
     @property
     def required(self) -> bool:
-        return self.default is _EMPTY
+        return self.default is _EMPTY or field_is_required(self.default)
 
     def from_text(self, value: str | Sequence[str]) -> Any:
         """A value given as text (a prompt's argument, a URI template's variable), converted
         to the annotation with ``msgspec.convert(..., strict=False)`` (``"3"`` becomes ``3``).
 
-        Raises ``msgspec.ValidationError`` for a value that does not convert.
+        Raises ``ValueError`` (``msgspec.ValidationError``, or pydantic's reason when pydantic
+        describes the annotation) for a value that does not convert.
         """
+        if self.text_converter is not None:
+            return self.text_converter(value)
         if not self.converts:
             return value if isinstance(value, str) else ",".join(value)
         if self.splits and isinstance(value, str):
@@ -188,11 +194,15 @@ class Handler:
             if parameter.name not in given:
                 if parameter.required:
                     raise InvalidParams(f"Missing required argument {parameter.name!r} for {owner}")
+                if is_field_info(parameter.default):  # ``= Field(default=...)``: its value
+                    values[parameter.name] = parameter.default.get_default(
+                        call_default_factory=True
+                    )
                 continue
             value = given[parameter.name]
             try:
                 values[parameter.name] = parameter.from_text(value)
-            except msgspec.ValidationError as exc:
+            except ValueError as exc:
                 reason = _described_refusal(parameter.annotation, value) or str(exc)
                 raise InvalidParams(
                     f"Invalid value for argument {parameter.name!r} of {owner}: {reason}"
@@ -264,6 +274,7 @@ def read_handler(fn: Callable[..., Any], owner: str) -> Handler:
                     parameter.default,
                     converts=_converts(annotation),
                     splits=_splits(annotation),
+                    text_converter=text_converter(annotation),
                 )
             )
     mode = _mode_of(fn, target)

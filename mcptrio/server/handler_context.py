@@ -549,8 +549,8 @@ class HandlerContext:
 
         ``schema`` is either a ``requestedSchema`` dict (the restricted JSON Schema subset:
         string, number, integer, boolean and single- or multi-select enums, titled or not, with
-        defaults) or a class (msgspec Struct, dataclass, TypedDict, attrs) whose fields are such
-        primitives. An accepted answer that does not fit the class raises :class:`InvalidParams`.
+        defaults) or a class (msgspec Struct, dataclass, TypedDict, attrs, pydantic model) whose
+        fields are such primitives; an answer that does not fit it raises :class:`InvalidParams`.
         ``key`` names the ask in the stateless era (:mod:`.input_rounds`).
         """
         caps = self._capabilities()

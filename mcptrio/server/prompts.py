@@ -66,6 +66,7 @@ from ..protocol.types import (
 from .completion import ArgumentCompleter, Completer, read_completions
 from .handler import Handler, default_name, read_handler
 from .handler_context import HandlerContext
+from .pydantic_values import is_field_info
 from .registry import DescriptionOptions, Registered
 
 __all__ = [
@@ -211,17 +212,20 @@ class RegisteredPrompt(Registered[Prompt]):
         return self.handler.values_from_text(given, f"prompt {self.name!r}")
 
 
-def _argument_texts(annotation: Any) -> tuple[str | None, str | None]:
-    """The (description, title) an ``Annotated`` annotation gives an argument."""
+def _argument_texts(annotation: Any, default: Any) -> tuple[str | None, str | None]:
+    """The (description, title) an ``Annotated`` annotation (or a pydantic ``Field(...)``
+    default) gives an argument."""
     description: str | None = None
     title: str | None = None
-    if get_origin(annotation) is Annotated:
-        for extra in annotation.__metadata__:
-            if isinstance(extra, msgspec.Meta):
-                description = extra.description or description
-                title = extra.title or title
-            elif isinstance(extra, str):
-                description = extra
+    extras = list(annotation.__metadata__) if get_origin(annotation) is Annotated else []
+    if is_field_info(default):
+        extras.append(default)
+    for extra in extras:
+        if isinstance(extra, msgspec.Meta) or is_field_info(extra):
+            description = extra.description or description
+            title = extra.title or title
+        elif isinstance(extra, str):
+            description = extra
     return description, title
 
 
@@ -240,7 +244,7 @@ def make_prompt(fn: Callable[..., Any], **options: Unpack[PromptOptions]) -> Reg
     handler = read_handler(fn, f"Prompt {name!r}")
     arguments: list[PromptArgument] = []
     for parameter in handler.parameters:
-        description, title = _argument_texts(parameter.annotation)
+        description, title = _argument_texts(parameter.annotation, parameter.default)
         arguments.append(
             PromptArgument(
                 name=parameter.name,

@@ -38,9 +38,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 import msgspec
 
 from ..protocol.types import CallToolResult, ContentBlock
-from .attrs_values import arguments_structurer, result_unstructurer
+from .attrs_values import StructureError, arguments_structurer, result_unstructurer
 from .handler import Handler
 from .media import Media
+from .pydantic_values import PydanticArguments, pydantic_arguments, pydantic_output
+from .type_refusals import SCHEMA_ERRORS, parameter_refusal, return_refusal
 
 if TYPE_CHECKING:
     import cattrs
@@ -101,6 +103,9 @@ class OutputPlan:
     #: The value to JSON-ready builtins through cattrs, when the annotation holds attrs classes
     #: (see :mod:`.attrs_values`); ``None``: msgspec does it.
     unstructure: Callable[[Any], Any] | None = None
+    #: The value checked against the annotation and made JSON-ready builtins by pydantic, when
+    #: pydantic describes it (see :mod:`.pydantic_values`); ``ValueError`` when it does not fit.
+    dump: Callable[[Any], Any] | None = None
 
 
 def describe_arguments(
@@ -111,10 +116,19 @@ def describe_arguments(
     ``converter`` structures attrs-class arguments (see :mod:`.attrs_values`)."""
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
     schema_defaults: dict[str, Any] = {}
+    given = [(p.name, p.annotation, p.default) for p in handler.parameters]
+    try:
+        by_pydantic = pydantic_arguments(given)
+    except SCHEMA_ERRORS as exc:
+        raise ValueError(parameter_refusal(owner, handler, exc)) from None
+    taken = () if by_pydantic is None else by_pydantic.names
     for parameter in handler.parameters:
         annotation = _descriptions_to_meta(parameter.annotation)
         default = parameter.default
-        if parameter.required:
+        if parameter.name in taken:
+            # pydantic validates it (and fills its default): msgspec passes on what was sent.
+            fields.append((parameter.name, Any, None))
+        elif parameter.required:
             fields.append((parameter.name, annotation))
         elif isinstance(default, _MUTABLE_DEFAULTS) and default:
             # msgspec refuses a non-empty mutable default: give each call its own copy.
@@ -128,12 +142,54 @@ def describe_arguments(
         schema = object_schema(arguments_type, keep_title=False)
         for name, default in schema_defaults.items():
             schema["properties"][name]["default"] = msgspec.to_builtins(default, str_keys=True)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"{owner}: cannot describe its parameters: {exc}") from None
-    structure = arguments_structurer(
-        [(p.name, p.annotation, p.default) for p in handler.parameters], converter
-    )
+        if by_pydantic is not None:
+            _merge_pydantic(schema, by_pydantic)
+    except SCHEMA_ERRORS as exc:
+        raise ValueError(parameter_refusal(owner, handler, exc)) from None
+    structure = arguments_structurer([g for g in given if g[0] not in taken], converter)
+    if by_pydantic is not None:
+        structure = _with_pydantic(structure, by_pydantic)
     return ArgumentsPlan(arguments_type=arguments_type, input_schema=schema, structure=structure)
+
+
+def _merge_pydantic(schema: dict[str, Any], by_pydantic: PydanticArguments) -> None:
+    """Give the parameters pydantic describes the schemas it writes, its ``$defs`` at the root."""
+    properties = schema["properties"]
+    required = set(schema.get("required", ())) - set(by_pydantic.names)
+    required |= by_pydantic.required
+    for name in by_pydantic.names:
+        properties[name] = by_pydantic.properties[name]
+    ordered = [name for name in properties if name in required]
+    schema.pop("required", None)
+    if ordered:
+        schema["required"] = ordered
+    defs = schema.setdefault("$defs", {})
+    for name, definition in by_pydantic.defs.items():
+        if defs.setdefault(name, definition) != definition:
+            raise ValueError(
+                f"two different types named {name!r} (one described by msgspec, one by"
+                " pydantic) would share one name in the schema's $defs: rename one"
+            )
+    if not defs:
+        del schema["$defs"]
+
+
+def _with_pydantic(
+    structure: Callable[[dict[str, Any], Mapping[str, Any]], dict[str, Any]] | None,
+    by_pydantic: PydanticArguments,
+) -> Callable[[dict[str, Any], Mapping[str, Any]], dict[str, Any]]:
+    validate = by_pydantic.validate
+
+    def structure_all(values: dict[str, Any], sent: Mapping[str, Any]) -> dict[str, Any]:
+        if structure is not None:
+            values = structure(values, sent)
+        try:
+            values.update(validate(sent))
+        except ValueError as exc:
+            raise StructureError(str(exc)) from None
+        return values
+
+    return structure_all
 
 
 def describe_output(
@@ -141,8 +197,10 @@ def describe_output(
     structured_output: bool | None,
     owner: str,
     converter: cattrs.Converter | None = None,
+    fn: Callable[..., Any] | None = None,
 ) -> OutputPlan:
-    """The output plan for a return annotation (``inspect.Signature.empty`` when there is none).
+    """The output plan for a return annotation (``inspect.Signature.empty`` when there is none)
+    of ``fn`` (named in the error when the annotation cannot be described).
 
     ``structured_output``: ``None`` infers it from the annotation, ``True`` requires an
     ``outputSchema`` (``ValueError`` when the annotation cannot have one), ``False`` disables it.
@@ -156,14 +214,21 @@ def describe_output(
             f"{owner}: structured output needs a return annotation that describes"
             " data (not CallToolResult, content blocks or no annotation at all)"
         )
-    annotation = _descriptions_to_meta(annotation)
     try:
-        schema = object_schema(annotation, keep_title=True)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(
-            f"{owner}: cannot describe its return type {annotation!r} ({exc});"
-            " return a supported type, or pass structured_output=False"
-        ) from None
+        by_pydantic = pydantic_output(annotation)
+    except SCHEMA_ERRORS:
+        raise ValueError(return_refusal(owner, fn, annotation)) from None
+    if by_pydantic is not None:
+        schema, dump = by_pydantic.schema, by_pydantic.dump
+        if schema.get("type") == "object":
+            return OutputPlan(schema, annotation, wrapped=False, dump=dump)
+        return OutputPlan(_wrap(schema), annotation, wrapped=True, dump=dump)
+    described = _descriptions_to_meta(annotation)
+    try:
+        schema = object_schema(described, keep_title=True)
+    except SCHEMA_ERRORS:
+        raise ValueError(return_refusal(owner, fn, annotation)) from None
+    annotation = described
     unstructure = result_unstructurer(annotation, converter)
     if schema.get("type") == "object":
         return OutputPlan(schema, annotation, wrapped=False, unstructure=unstructure)

@@ -53,6 +53,7 @@ from ..protocol.types import (
     TextContent,
 )
 from .media import Media, attachment_uri
+from .pydantic_values import encode_model
 from .schema import OutputPlan
 
 __all__ = [
@@ -74,7 +75,9 @@ _BYTES_TYPES = (bytes, bytearray, memoryview)
 _JSON_SCALARS = frozenset({int, float, str, bool})
 _CONTENT_LIKE = (str, Media, *_BYTES_TYPES, *_BLOCK_TYPES)
 
-_encoder = msgspec.json.Encoder()
+# A pydantic model inside a result (a tool without an outputSchema) is written as its JSON-mode
+# dump; the hook runs only for types msgspec does not know.
+_encoder = msgspec.json.Encoder(enc_hook=encode_model)
 
 
 class ToolOutputError(ValueError):
@@ -115,6 +118,8 @@ def structured_result(value: Any, plan: OutputPlan) -> CallToolResult:
 def _checked_builtins(value: Any, plan: OutputPlan) -> Any:
     """``value`` as JSON-ready builtins, after checking it against the return annotation."""
     try:
+        if plan.dump is not None:
+            return plan.dump(value)
         if plan.unstructure is None:
             data = msgspec.to_builtins(value, str_keys=True)
         else:

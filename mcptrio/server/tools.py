@@ -281,7 +281,9 @@ def make_tool(fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> Registe
         if input_schema.get("type") != "object":
             raise ValueError(f"{owner}: an inputSchema must have type 'object'")
         arguments = ArgumentsPlan(arguments.arguments_type, dict(input_schema), arguments.structure)
-    output = describe_output(handler.returns, options.get("structured_output"), owner, converter)
+    output = describe_output(
+        handler.returns, options.get("structured_output"), owner, converter, handler.fn
+    )
     return RegisteredTool(name, handler, arguments, output, options)
 
 

@@ -60,6 +60,7 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "try_stdio.py",
         "try_http.py",
     ],
+    "how-to/use-pydantic-models.md": ["pydantic_tools.py"],
     "how-to/talk-back-to-the-client.md": [
         "progress_and_logs.py",
         "capability_fallback.py",

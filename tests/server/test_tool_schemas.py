@@ -321,8 +321,59 @@ def test_an_unsupported_parameter_type_is_refused_at_registration() -> None:
     def use(thing: Opaque) -> str:
         return ""
 
-    with pytest.raises(ValueError, match="Tool 'use': cannot describe its parameters"):
+    with pytest.raises(ValueError) as refused:
         make_tool(use)
+    message = str(refused.value)
+    line = use.__code__.co_firstlineno
+    assert message.startswith(
+        "Tool 'use': parameter 'thing' of"
+        f" test_an_unsupported_parameter_type_is_refused_at_registration.<locals>.use() in"
+        f" {__file__}:{line} has type Opaque, which has no JSON Schema; supported types are str,"
+    )
+    assert "msgspec Structs, dataclasses, attrs classes, TypedDicts" in message
+    assert "\n" not in message
+    assert "schema_hook" not in message
+
+
+class Unschemable:
+    pass
+
+
+@dataclasses.dataclass
+class Crate:
+    items: list[Unschemable]
+
+
+def test_a_refusal_names_the_unsupported_type_inside_a_parameter() -> None:
+    def store(count: int, crate: Crate | None = None) -> str:
+        return ""
+
+    with pytest.raises(
+        ValueError,
+        match=r"Tool 'store': parameter 'crate' of .*store\(\) in .*test_tool_schemas.py:\d+"
+        r" has type Crate \| None, and Unschemable in it has no JSON Schema; supported types",
+    ):
+        make_tool(store)
+
+
+def test_a_class_whose_field_hints_do_not_resolve_is_refused_in_words() -> None:
+    class Local:
+        pass
+
+    @dataclasses.dataclass
+    class Parcel:
+        item: Local  # a string hint (this module's annotations) naming a local class
+
+    def pack(box: Parcel) -> str:
+        return ""
+
+    with pytest.raises(
+        ValueError,
+        match=r"Tool 'pack': parameter 'box' of .*pack\(\) in .*:\d+ has type Parcel, whose field"
+        r" hints do not resolve \(name 'Local' is not defined\): define the types they name at"
+        r" the top level of the class's module; supported types are ",
+    ):
+        make_tool(pack)
 
 
 def test_an_unresolvable_hint_says_what_to_do() -> None:
@@ -527,8 +578,16 @@ def test_an_undescribable_return_type_is_refused() -> None:
     def make() -> Opaque:
         return Opaque()
 
-    with pytest.raises(ValueError, match="cannot describe its return type"):
+    with pytest.raises(ValueError) as refused:
         make_tool(make)
+    message = str(refused.value)
+    assert message.startswith(
+        "Tool 'make': the return type of test_an_undescribable_return_type_is_refused.<locals>"
+        f".make() in {__file__}:{make.__code__.co_firstlineno} is Opaque, which has no JSON"
+        " Schema; return one of str, int,"
+    )
+    assert message.endswith("or pass structured_output=False")
+    assert "\n" not in message
     assert make_tool(make, structured_output=False).output_schema is None
 
 

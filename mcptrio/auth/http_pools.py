@@ -16,12 +16,13 @@ Either way ``timeout`` bounds connecting and every read.
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import trio
 
-from ..transports.http.engine.client_pool import HttpClientPool
+from ..transports.http.engine.client_connect import Address
+from ..transports.http.engine.client_pool import HttpClientPool, Origin
 
 __all__ = ["PoolOnFirstUse", "open_http_pool"]
 
@@ -54,15 +55,20 @@ class PoolOnFirstUse:
 
 @asynccontextmanager
 async def open_http_pool(
-    *, ssl_context: ssl.SSLContext | None, timeout: float, max_connections: int
+    *,
+    ssl_context: ssl.SSLContext | None,
+    timeout: float,
+    max_connections: int,
+    address_filter: Callable[[Origin, list[Address]], list[Address]] | None = None,
 ) -> AsyncIterator[HttpClientPool]:
     """A pool for the block, closed on the way out, shielded so that a cancelled block still
-    releases its connections."""
+    releases its connections; ``address_filter`` as :class:`HttpClientPool`'s."""
     http = HttpClientPool(
         ssl_context=ssl_context,
         connect_timeout=timeout,
         read_timeout=timeout,
         max_connections=max_connections,
+        address_filter=address_filter,
     )
     try:
         yield http

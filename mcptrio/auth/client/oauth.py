@@ -73,6 +73,9 @@ from .url_policy import DiscoveredUrls
 
 __all__ = ["OAuthClient"]
 
+#: The pool of one discovery or refresh, for its ``async with`` block.
+HttpPoolBlock = AbstractAsyncContextManager[HttpClientPool]
+
 log = logging.getLogger("mcptrio.auth.client")
 
 
@@ -279,15 +282,27 @@ class OAuthClient:
 
     # ------------------------------------------------------------ obtaining tokens
 
-    def _http(self) -> AbstractAsyncContextManager[HttpClientPool]:
-        return open_http_pool(ssl_context=self.ssl_context, timeout=self.timeout, max_connections=4)
+    def _http(self, state: _ServerState) -> tuple[DiscoveredUrls, HttpPoolBlock]:
+        """Where discovery for ``state``'s server may lead, and a pool that connects only
+        there (:meth:`~.url_policy.DiscoveredUrls.connectable`)."""
+        urls = DiscoveredUrls(state.server_url, self.allow_private_network_urls, self.timeout)
+        pool = open_http_pool(
+            ssl_context=self.ssl_context,
+            timeout=self.timeout,
+            max_connections=4,
+            address_filter=urls.connectable,
+        )
+        return urls, pool
 
     async def _discover(
-        self, http: HttpClientPool, state: _ServerState, challenge: Challenge | None
+        self,
+        http: HttpClientPool,
+        urls: DiscoveredUrls,
+        state: _ServerState,
+        challenge: Challenge | None,
     ) -> tuple[AuthorizationServer, str, tuple[str, ...] | None]:
         """The authorization server, the resource and the PRM's ``scopes_supported``; every URL
-        followed passes :class:`~.url_policy.DiscoveredUrls` first."""
-        urls = DiscoveredUrls(state.server_url, self.allow_private_network_urls, self.timeout)
+        followed passes ``urls`` first."""
         header_url = challenge.resource_metadata if challenge is not None else None
         if header_url:
             await urls.check(header_url, "resource metadata URL")
@@ -360,7 +375,8 @@ class OAuthClient:
     async def _refresh(self, state: _ServerState, tokens: Tokens) -> None:
         server, resource = state.authorization_server, state.resource
         assert server is not None and resource is not None
-        async with self._http() as http:
+        _, pool = self._http(state)
+        async with pool as http:
             dpop = self._dpop_for(server, state)
             context = self._context(http, server, resource, state.requested, dpop)
             fresh = await refresh(context, tokens, await context.register([]))
@@ -370,8 +386,9 @@ class OAuthClient:
     async def _authorize(
         self, state: _ServerState, challenge: Challenge | None, *, scopes: tuple[str, ...] | None
     ) -> None:
-        async with self._http() as http:
-            server, resource, supported = await self._discover(http, state, challenge)
+        urls, pool = self._http(state)
+        async with pool as http:
+            server, resource, supported = await self._discover(http, urls, state, challenge)
             old = state.tokens
             if old is not None and old.issuer and old.issuer != server.issuer:
                 log.info("the authorization server changed to %s; logging in anew", server.issuer)

@@ -19,9 +19,11 @@ resolve is refused too. Exempt are:
 - everything, with ``OAuthClient(allow_private_network_urls=True)``: an MCP server whose
   authorization server is on the user's own network (a company's, say).
 
-The check resolves the name once; the HTTP client resolves it again to connect. A DNS server
-that answers a public address first and a private one a moment later (DNS rebinding) is not
-caught here: that needs the connection itself to be checked.
+The check resolves the name before the request; the HTTP client resolves it again to connect,
+and a DNS server may answer a public address first and a private one a moment later (DNS
+rebinding). So the OAuth client's HTTP pool also checks the addresses it connects to
+(:meth:`DiscoveredUrls.connectable`, the pool's ``address_filter``): the same rule, applied to
+the very addresses used.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from urllib.parse import urlsplit
 
 import trio
 
+from ...transports.http.engine.client_pool import Origin
 from .errors import DiscoveryError
 from .fetch import check_endpoint, is_loopback, origin_of
 
@@ -86,12 +89,28 @@ class DiscoveredUrls:
     allow_private_network_urls: bool = False
     timeout: float = 30.0
     _origin: str = field(init=False)
+    _server: tuple[str, str, int] = field(init=False)
     _open: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self._origin = origin_of(self.server_url)
-        server_host = urlsplit(self.server_url).hostname or ""
-        self._open = self.allow_private_network_urls or is_loopback(server_host)
+        parts = urlsplit(self.server_url)
+        scheme, host = parts.scheme.lower(), parts.hostname or ""
+        self._server = (scheme, host, parts.port or (443 if scheme == "https" else 80))
+        self._open = self.allow_private_network_urls or is_loopback(host)
+
+    def connectable(self, origin: Origin, addresses: list[Address]) -> list[Address]:
+        """The addresses a connection to ``origin`` may use: all of them on the MCP server's
+        own origin or when discovery is open, else all when every one is public; otherwise
+        :class:`DiscoveryError` (a name that passed :meth:`check` and resolves elsewhere when
+        connected to: DNS rebinding)."""
+        if self._open or (origin.scheme, origin.host, origin.port) == self._server:
+            return addresses
+        private = [str(address) for address in addresses if not is_public_address(address)]
+        if private:
+            url = f"{origin.scheme}://{origin.host}:{origin.port}"
+            raise self._refused(url, "connection", f"resolves to {', '.join(private)} to connect")
+        return addresses
 
     async def check(self, url: str, what: str) -> str:
         """``url`` when the client may follow it; :class:`DiscoveryError` naming ``what`` and

@@ -35,13 +35,16 @@ JSON = [(b"content-type", b"application/json")]
 MCP_HOST = "mcp.example.test"
 #: A name the test resolver maps to a private address (nothing listens there).
 INTRANET_HOST = "intranet.example.test"
+#: A name the test resolver maps to a public address once, then to loopback (DNS rebinding).
+REBINDING_HOST = "rebinding.example.test"
 
 
 class NamesResolver(trio.abc.HostnameResolver):
-    """Resolves the names of ``names`` to the addresses given, and nothing else."""
+    """Resolves the names of ``names`` to the addresses given, and nothing else; a name given
+    several addresses resolves to the next one at each lookup, then stays on the last."""
 
-    def __init__(self, names: Mapping[str, str]) -> None:
-        self.names = names
+    def __init__(self, names: Mapping[str, str | list[str]]) -> None:
+        self.names = dict(names)
         self.asked: list[str] = []
 
     async def getaddrinfo(
@@ -55,9 +58,10 @@ class NamesResolver(trio.abc.HostnameResolver):
     ) -> list[Any]:
         name = (host or b"").decode()
         self.asked.append(name)
-        address = self.names.get(name)
-        if address is None:
+        given = self.names.get(name)
+        if given is None:
             raise socket.gaierror(socket.EAI_NONAME, "unknown name")
+        address = given if isinstance(given, str) else given.pop(0) if len(given) > 1 else given[0]
         number = int(port or 0)
         if ipaddress.ip_address(address).version == 6:
             return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", (address, number, 0, 0))]
@@ -130,6 +134,8 @@ class RemoteMcpServer:
 class Scene:
     mcp: RemoteMcpServer
     local: LocalService
+    #: The same kind of local service over https, with a certificate for REBINDING_HOST.
+    local_tls: LocalService
     client_tls: ssl.SSLContext
     resolver: NamesResolver
 
@@ -147,18 +153,20 @@ class Scene:
 async def scene() -> AsyncIterator[Scene]:
     ca = trustme.CA()
     server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert(MCP_HOST).configure_cert(server_tls)
+    ca.issue_cert(MCP_HOST, REBINDING_HOST).configure_cert(server_tls)
     client_tls = ssl.create_default_context()
     ca.configure_trust(client_tls)
     resolver = NamesResolver({MCP_HOST: "127.0.0.1", INTRANET_HOST: "10.20.30.40"})
     trio.socket.set_custom_hostname_resolver(resolver)
-    mcp, local = RemoteMcpServer(), LocalService()
+    mcp, local, local_tls = RemoteMcpServer(), LocalService(), LocalService()
     try:
         async with trio.open_nursery() as nursery:
             served = await nursery.start(partial(serve_builtin, mcp, ssl_context=server_tls))
             mcp.url = served.replace("127.0.0.1", MCP_HOST)
             local.url = await nursery.start(partial(serve_builtin, local))
-            yield Scene(mcp, local, client_tls, resolver)
+            served = await nursery.start(partial(serve_builtin, local_tls, ssl_context=server_tls))
+            local_tls.url = served.replace("127.0.0.1", REBINDING_HOST)
+            yield Scene(mcp, local, local_tls, client_tls, resolver)
             nursery.cancel_scope.cancel()
     finally:
         trio.socket.set_custom_hostname_resolver(None)
@@ -208,6 +216,18 @@ async def test_an_authorization_server_at_a_private_address_is_refused(issuer: s
             s.mcp.authorization_servers = [issuer]
             with pytest.raises(DiscoveryError, match="allow_private_network_urls"):
                 await s.refused(s.oauth())
+
+
+async def test_a_name_resolving_to_loopback_by_the_time_it_is_connected_to_is_refused() -> None:
+    # The check before the request sees a public address; the connection would go to the
+    # user's own machine. The addresses checked must be the addresses connected to.
+    with trio.fail_after(TIMEOUT):
+        async with scene() as s:
+            s.resolver.names[REBINDING_HOST] = ["8.8.8.8", "127.0.0.1"]
+            s.mcp.authorization_servers = [s.local_tls.url]
+            with pytest.raises(DiscoveryError, match="allow_private_network_urls"):
+                await s.refused(s.oauth())
+            assert s.local_tls.seen == []
 
 
 async def test_a_name_that_cannot_be_resolved_is_refused() -> None:

@@ -10,11 +10,13 @@ import trio.testing
 from fake_server import Cut, FakeExchange, FakeRequest, FakeServerStats, serve_fake_http
 from http_client_for_tests import tls_contexts
 
+from mcptrio.transports.http.engine.client_connect import Address
 from mcptrio.transports.http.engine.client_pool import (
     HttpClientPool,
     HttpConnectError,
     HttpProtocolError,
     HttpTimeout,
+    Origin,
     split_url,
 )
 
@@ -269,6 +271,31 @@ async def test_a_broken_answer_to_a_large_body_is_a_protocol_error() -> None:
                     pass
             await pool.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def test_an_address_filter_chooses_the_addresses_connected_to() -> None:
+    stats = FakeServerStats()
+    seen: list[list[str]] = []
+
+    def nowhere(origin: Origin, addresses: list[Address]) -> list[Address]:
+        seen.append([str(address) for address in addresses])
+        return []
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, _echo, stats)
+            url = f"http://127.0.0.1:{port}/"
+            refused = HttpClientPool(address_filter=nowhere)
+            with pytest.raises(HttpConnectError, match="no chosen address"):
+                async with refused.request("GET", url):
+                    pass
+            allowed = HttpClientPool(address_filter=lambda origin, addresses: addresses)
+            async with allowed.request("GET", url) as response:
+                assert await response.read(100) == b"empty"
+            await allowed.aclose()
+            nursery.cancel_scope.cancel()
+    assert seen == [["127.0.0.1"]]
+    assert stats.connections == 1
 
 
 async def test_refused_connection_is_a_connect_error() -> None:

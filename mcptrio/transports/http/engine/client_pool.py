@@ -47,14 +47,16 @@ import logging
 import socket
 import ssl
 from collections import deque
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from types import TracebackType
 from urllib.parse import urlsplit
 
 import trio
 
+from .client_connect import Address, open_tcp_to_chosen
 from .client_wire import (
     ConnectionParser,
     HeaderBlocks,
@@ -263,6 +265,8 @@ class HttpClientPool:
     connections per origin, of which at most ``max_idle`` (all by default) are kept open between
     requests: concurrent callers each get a connection of their own, and keep it.
     ``parser`` picks the response parser (``"auto"``: httptools when installed, else h11).
+    ``address_filter(origin, addresses)`` chooses the addresses a connection to ``origin`` may
+    use, or raises to refuse them (see :mod:`.client_connect`); ``None``: any.
     """
 
     def __init__(
@@ -274,6 +278,7 @@ class HttpClientPool:
         connect_timeout: float = 30.0,
         read_timeout: float = 30.0,
         parser: ParserName = "auto",
+        address_filter: Callable[[Origin, list[Address]], list[Address]] | None = None,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
@@ -284,6 +289,7 @@ class HttpClientPool:
         self.read_timeout = read_timeout
         ConnectionParser(parser)  # fails now, not at the first request, on a bad name
         self.parser: ParserName = parser
+        self.address_filter = address_filter
         self._origins: dict[Origin, _OriginPool] = {}
         self._blocks = HeaderBlocks()
         self._closed = False
@@ -359,7 +365,10 @@ class HttpClientPool:
         stream: trio.abc.Stream | None = None
         with trio.move_on_after(self.connect_timeout) as scope:
             try:
-                stream = await trio.open_tcp_stream(origin.host, origin.port)
+                choose = self.address_filter
+                stream = await open_tcp_to_chosen(
+                    origin.host, origin.port, None if choose is None else partial(choose, origin)
+                )
                 if context is not None:
                     tls = trio.SSLStream(
                         stream, context, server_hostname=origin.host, https_compatible=True

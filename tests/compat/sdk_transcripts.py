@@ -218,3 +218,45 @@ def answering_elicitations() -> tuple[Any, list[Any]]:
         return answers[len(asked) - 1]
 
     return on_elicit, asked
+
+
+async def resolve_scenario(record: Recorder) -> None:
+    c = record.client
+    await record("call reserve", lambda: c.call_tool("reserve", {"venue": "Opera"}))
+    await record("call reserve declined", lambda: c.call_tool("reserve", {"venue": "Club"}))
+    await record("call reserve refused", lambda: c.call_tool("reserve", {"venue": "Bar"}))
+    await record("call describe", lambda: c.call_tool("describe", {"venue": "Opera"}))
+    await record("call where", lambda: c.call_tool("where", {}))
+
+
+def answering_clients() -> tuple[dict[str, Any], list[Any]]:
+    """Client callbacks for ``resolve_scenario`` (elicitation, sampling, roots), and the list
+    of what they were asked."""
+    asked: list[Any] = []
+
+    async def on_elicit(context: Any, params: Any) -> sdk.ElicitResult:
+        asked.append(dump(params))
+        message: str = params.message
+        if message.startswith("How many") and "Bar" in message:
+            return sdk.ElicitResult(action="decline")
+        if message.startswith("How many"):
+            return sdk.ElicitResult(action="accept", content={"count": 3})
+        if "Club" in "".join(str(q) for q in asked[-2:-1]):
+            return sdk.ElicitResult(action="cancel")
+        return sdk.ElicitResult(action="accept", content={"ok": True})
+
+    async def on_sample(context: Any, params: Any) -> sdk.CreateMessageResult:
+        asked.append(dump(params))
+        text = sdk.TextContent(type="text", text="a fine place")
+        return sdk.CreateMessageResult(role="assistant", content=text, model="m")
+
+    async def on_roots(context: Any) -> sdk.ListRootsResult:
+        asked.append("roots")
+        return sdk.ListRootsResult(roots=[sdk.Root(uri="file:///tmp/a", name="a")])
+
+    callbacks = {
+        "elicitation_callback": on_elicit,
+        "sampling_callback": on_sample,
+        "list_roots_callback": on_roots,
+    }
+    return callbacks, asked

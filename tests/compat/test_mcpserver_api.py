@@ -31,8 +31,8 @@ def test_an_unmirrored_name_of_the_sdk_raises_an_error_naming_it(name: str) -> N
 
 
 def test_importing_an_unmirrored_name_names_it() -> None:
-    with pytest.raises(Unmirrored, match="Resolve"):
-        from mcptrio.compat.mcpserver import Resolve  # noqa: F401
+    with pytest.raises(Unmirrored, match="Extension"):
+        from mcptrio.compat.mcpserver import Extension  # noqa: F401
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

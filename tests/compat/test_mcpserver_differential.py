@@ -24,8 +24,10 @@ from sdk_transcripts import (
     Client,
     Recorder,
     Transcript,
+    answering_clients,
     answering_elicitations,
     elicit_scenario,
+    resolve_scenario,
     server_parameters,
     transcript,
 )
@@ -103,3 +105,30 @@ async def test_elicitation_works_in_the_stateless_era_where_the_sdk_refuses_it()
     # The same questions (2026-07-28 input requests carry no elicitationId).
     assert asked[:2] == handshake_asked[:2]
     assert [question["mode"] for question in asked] == ["form", "form", "url"]
+
+
+@pytest.mark.parametrize("mode", list(ERAS))
+async def test_resolvers_ask_through_the_client_as_the_sdk_does(mode: str) -> None:
+    """``Resolve`` with ``Elicit``, ``Sample`` and ``ListRoots``: in the handshake era as
+    requests in the middle of the call, in the stateless era as input-required rounds; the same
+    questions reach the client's callbacks and the same results come back."""
+    answers = []
+    with trio.fail_after(60):
+        for under in ("sdk", "mcptrio"):
+            callbacks, asked = answering_clients()
+            parameters = server_parameters("resolve_server.py", under)
+            async with Client(parameters, mode=mode, **callbacks) as client:
+                record = Recorder(client)
+                await resolve_scenario(record)
+            answers.append((record.transcript, asked))
+    (sdk, sdk_asked), (ours, ours_asked) = answers
+    assert ours == sdk
+    assert ours_asked == sdk_asked
+    assert [value["content"][0]["text"] for _, value in ours] == [
+        "3 seats at Opera, ok=True",
+        "not confirmed (cancel)",
+        "Error executing tool reserve: Resolver for parameter 'seats' could not resolve:"
+        " elicitation was decline",
+        "Opera: a fine place",
+        "file:///tmp/a",
+    ]

@@ -52,6 +52,10 @@ from .media import Image as Image
 from .messages import AssistantMessage as AssistantMessage
 from .messages import Message as Message
 from .messages import UserMessage as UserMessage
+from .resolve import Elicit as Elicit
+from .resolve import ListRoots as ListRoots
+from .resolve import Resolve as Resolve
+from .resolve import Sample as Sample
 from .server import MCPServer as MCPServer
 from .unmirrored import UNMIRRORED_NAMES, unmirrored_name
 from .unmirrored import Unmirrored as Unmirrored
@@ -68,13 +72,17 @@ __all__ = [
     "Completion",
     "Context",
     "DeclinedElicitation",
+    "Elicit",
     "ElicitationResult",
     "Icon",
     "Image",
+    "ListRoots",
     "MCPServer",
     "Message",
     "PromptReference",
+    "Resolve",
     "ResourceTemplateReference",
+    "Sample",
     "ToolAnnotations",
     "Unmirrored",
     "UserMessage",

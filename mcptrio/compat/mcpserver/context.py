@@ -14,6 +14,7 @@ from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
+from typing_extensions import TypeAliasType
 
 from ...protocol.types import ClientCapabilities, LoggingLevel
 from ...server import Server
@@ -61,10 +62,19 @@ class AcceptedUrlElicitation(BaseModel):
     action: Literal["accept"] = "accept"
 
 
-ElicitationResult: TypeAlias = AcceptedElicitation[Any] | DeclinedElicitation | CancelledElicitation
+ElicitationResult = TypeAliasType(
+    "ElicitationResult",
+    AcceptedElicitation[SchemaT] | DeclinedElicitation | CancelledElicitation,
+    type_params=(SchemaT,),
+)
 UrlElicitationResult: TypeAlias = (
     AcceptedUrlElicitation | DeclinedElicitation | CancelledElicitation
 )
+
+
+def elicitation_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The ``requestedSchema`` the SDK renders for ``schema``."""
+    return schema.model_json_schema(schema_generator=_ElicitationSchema)
 
 
 class _ElicitationSchema(GenerateJsonSchema):
@@ -171,10 +181,23 @@ class Context:
         """The contents of a resource of this server, read as ``resources/read`` would."""
         return await self._server.read_resource(str(uri), self)
 
-    async def elicit(self, message: str, schema: type[SchemaT]) -> ElicitationResult:
-        """Ask the user for an answer shaped by ``schema`` (a pydantic model of primitives)."""
-        requested = schema.model_json_schema(schema_generator=_ElicitationSchema)
-        answer: Elicited[dict[str, Any]] = await self.engine.elicit(message, requested)
+    async def elicit(
+        self, message: str, schema: type[SchemaT], *, key: str | None = None
+    ) -> ElicitationResult[SchemaT]:
+        """Ask the user for an answer shaped by ``schema`` (a pydantic model of primitives);
+        ``key`` names the question in the stateless era (mcptrio's ``Context.elicit``)."""
+        return await self.ask(message, schema, elicitation_schema(schema), key=key)
+
+    async def ask(
+        self,
+        message: str,
+        schema: type[SchemaT],
+        requested: dict[str, Any],
+        *,
+        key: str | None = None,
+    ) -> ElicitationResult[SchemaT]:
+        """:meth:`elicit` with the ``requestedSchema`` already rendered."""
+        answer: Elicited[dict[str, Any]] = await self.engine.elicit(message, requested, key=key)
         if answer.action == "accept":
             if answer.content is None:
                 raise ValueError("Received an accepted elicitation with no content")

@@ -47,6 +47,7 @@ from .exceptions import (
 )
 from .functions import FunctionModel
 from .messages import to_messages
+from .resolve import resolve_all
 
 #: Makes the SDK's ``Context`` of a request from mcptrio's (the server's
 #: :meth:`~.server.MCPServer.context_of`).
@@ -101,7 +102,10 @@ def tool_handler(
             except ValidationError as exc:
                 raise ToolError(f"Error executing tool {name}: {exc}") from exc
             try:
-                value = await function.call(values, context_of(engine))
+                context = context_of(engine)
+                if function.resolved:
+                    values |= await resolve_all(list(function.resolved), values, context)
+                value = await function.call(values, context)
                 return function.tool_result(value)
             except McpError:
                 raise

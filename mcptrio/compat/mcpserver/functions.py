@@ -37,6 +37,7 @@ from ...protocol.types import (
     TextContent,
 )
 from .media import Audio, Image
+from .resolve import ResolvedParameter, resolved_parameters
 
 __all__ = ["FunctionModel", "context_parameter", "read_function", "to_content"]
 
@@ -69,6 +70,8 @@ class FunctionModel:
     output_adapter: TypeAdapter[Any] | None = None
     output_schema: dict[str, Any] | None = None
     wrap_output: bool = False
+    #: The parameters filled by resolvers (``Annotated[T, Resolve(fn)]``), not by arguments.
+    resolved: tuple[ResolvedParameter, ...] = ()
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -157,6 +160,8 @@ def read_function(
     except NameError as exc:
         raise ValueError(f"Unable to evaluate type annotations for callable {name!r}") from exc
     context_name = context_parameter(fn, context_type)
+    resolved = tuple(resolved_parameters(fn))
+    skip = (*skip, *(parameter.name for parameter in resolved))
     fields: dict[str, Any] = {}
     for parameter in signature.parameters.values():
         if parameter.name == context_name or parameter.name in skip:
@@ -176,7 +181,7 @@ def read_function(
         has_default = parameter.default is not inspect.Parameter.empty
         fields[field_name] = (typed, parameter.default) if has_default else typed
     arg_model = create_model(f"{name}Arguments", __base__=ArgModelBase, **fields)
-    base = FunctionModel(fn, arg_model, context_name)
+    base = FunctionModel(fn, arg_model, context_name, resolved=resolved)
     if structured_output is False:
         return base
     returns = signature.return_annotation

@@ -23,10 +23,6 @@ GUIDE = "docs/how-to/migrate-from-the-official-sdk.md"
 
 #: The names the SDK's package exports that the mirror does not, with what to use instead.
 UNMIRRORED_NAMES: dict[str, str] = {
-    "Resolve": "ask with ctx.engine.elicit(...) / ctx.engine.sample(...) in the tool's body",
-    "Elicit": "ask with ctx.elicit(...) in the tool's body",
-    "Sample": "ask with ctx.engine.sample(...) in the tool's body",
-    "ListRoots": "ask with ctx.engine.list_roots() in the tool's body",
     "Extension": "mcptrio.Server's experimental= capabilities and middleware",
     "ToolBinding": "mcptrio.Server's experimental= capabilities and middleware",
     "ResourceBinding": "mcptrio.Server's experimental= capabilities and middleware",

@@ -48,6 +48,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 Transport = Literal["stdio", "sse", "streamable-http"]
 
 
+def _refuse_uncalled(decorator: str, first: object, usage: str) -> None:
+    """The SDK's ``TypeError`` for ``@decorator`` applied without being called (its first
+    argument is then the function)."""
+    if callable(first):
+        raise TypeError(
+            f"The @{decorator} decorator was used incorrectly. Did you forget to call it? Use"
+            f" {usage} instead of @{decorator}"
+        )
+
+
 class MCPServer(Generic[LifespanT]):
     """The official SDK's ``MCPServer``: the same constructor, decorators and ``run``."""
 
@@ -216,11 +226,7 @@ class MCPServer(Generic[LifespanT]):
         structured_output: bool | None = None,
     ) -> Callable[[F], F]:
         """``@server.tool()``: register the function as a tool (see :meth:`add_tool`)."""
-        if callable(name):
-            raise TypeError(
-                "The @tool decorator was used incorrectly. Did you forget to call it? Use @tool()"
-                " instead of @tool"
-            )
+        _refuse_uncalled("tool", name, "@tool()")
 
         def decorator(fn: F) -> F:
             self.add_tool(fn, name, title, description, annotations, icons, meta, structured_output)
@@ -244,11 +250,7 @@ class MCPServer(Generic[LifespanT]):
         security: Any = None,
     ) -> Callable[[F], F]:
         """``@server.resource(uri)``: a resource, or a template when ``uri`` has variables."""
-        if callable(uri):
-            raise TypeError(
-                "The @resource decorator was used incorrectly. Did you forget to call it? Use"
-                " @resource('uri') instead of @resource"
-            )
+        _refuse_uncalled("resource", uri, "@resource('uri')")
         refuse_arguments("MCPServer.resource()", security=security)
         variables = set(UriTemplate(uri).variables)
 
@@ -323,11 +325,7 @@ class MCPServer(Generic[LifespanT]):
         icons: list[Icon] | None = None,
     ) -> Callable[[F], F]:
         """``@server.prompt()``: register the function as a prompt."""
-        if callable(name):
-            raise TypeError(
-                "The @prompt decorator was used incorrectly. Did you forget to call it? Use"
-                " @prompt() instead of @prompt"
-            )
+        _refuse_uncalled("prompt", name, "@prompt()")
 
         def decorator(fn: F) -> F:
             prompt_name = name or fn.__name__

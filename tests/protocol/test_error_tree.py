@@ -3,6 +3,10 @@
 Every exception class defined anywhere in mcptrio must be drawn, under its own base class, with
 its code and module when the drawing gives them; and no two classes of mcptrio share a name
 with an exception class, so an error's name means one thing.
+
+``mcptrio.compat`` is left out: it mirrors another library's API, names included (its
+``ToolError`` is the official SDK's), and its errors are that library's tree, drawn in
+``mcptrio/compat/mcpserver/exceptions.py``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from mcptrio.protocol.errors import (
 from mcptrio.server.tools import ToolError
 from mcptrio.transports.websocket import WebSocketHandshakeError, WebSocketRejected
 
+#: Packages that mirror another library's API, whose names are that library's.
+MIRRORS = "mcptrio.compat"
 _GLYPHS = "│├└─ "
 _LINE = re.compile(r"(?P<name>[A-Za-z_]\w*)(?P<rest>.*)")
 _CODE = re.compile(r"^\s+(-\d+)\s")
@@ -85,6 +91,8 @@ def _mcptrio_classes() -> list[type]:
     found: dict[int, type] = {}
     modules = pkgutil.walk_packages(mcptrio.__path__, "mcptrio.")
     for info in modules:
+        if info.name.startswith(MIRRORS):
+            continue
         module = importlib.import_module(info.name)
         for value in vars(module).values():
             if inspect.isclass(value) and value.__module__ == module.__name__:

@@ -1,5 +1,20 @@
 """The official SDK's ``mcp.server.mcpserver.exceptions``: what a handler raises for a failure
-it saw coming, and what the server raises around one it did not."""
+it saw coming, and what the server raises around one it did not.
+
+The mirror's errors, with the SDK's names (some, such as ``ToolError``, are also names of
+mcptrio's own errors, which live in mcptrio's tree in :mod:`mcptrio.protocol.errors`)::
+
+    Exception
+    ├── MCPServerError
+    │   ├── ResourceError
+    │   │   ├── ResourceNotFoundError
+    │   │   └── UnexpectedResourceError
+    │   └── ToolError
+    │       └── UnexpectedToolError
+    └── InvalidSignature
+    TypeError
+    └── Unmirrored            (unmirrored.py) a part of the SDK's API the mirror leaves out
+"""
 
 from __future__ import annotations
 

@@ -82,6 +82,8 @@ class ReadBudget:
             self._waiting.appendleft(waiter)
         else:
             self._waiting.append(waiter)
+        # Ahead of the queue, it may fit at once.
+        self._grant()
         try:
             await waiter.granted.wait()
         except BaseException:
@@ -132,8 +134,9 @@ class Reservation:
             self.nbytes = nbytes
             return
         # Give back what is held before waiting: a waiter that holds bytes could wait on one
-        # that waits on it. Ahead of the queue, since its contents are already in memory.
+        # that waits on it. A read that held some goes ahead of the queue, since its contents
+        # are already in memory; a new one takes its turn.
         held, self.nbytes = self.nbytes, 0
         budget._release(held)
-        await budget._acquire(nbytes, first=True)
+        await budget._acquire(nbytes, first=held > 0)
         self.nbytes = nbytes

@@ -125,6 +125,28 @@ async def test_a_read_cancelled_while_waiting_takes_nothing_and_others_go_on() -
     assert budget.held == 0
 
 
+async def test_new_reads_take_their_turn_behind_a_waiting_one() -> None:
+    # A large read waiting is not overtaken by reads that come after it, and a read that
+    # fits once its turn comes is granted at once.
+    budget = ReadBudget(100)
+    order: list[str] = []
+
+    async def read(uri: str, nbytes: int) -> None:
+        async with budget.reserve(nbytes, uri):
+            order.append(uri)
+            await trio.sleep(0.01)
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery, budget.reserve(60, "a://first"):
+            nursery.start_soon(read, "a://large", 90)
+            await trio.sleep(0.01)
+            nursery.start_soon(read, "a://small", 10)
+            await trio.sleep(0.01)
+            assert order == [] and budget.waiting == 2
+    assert order == ["a://large", "a://small"]
+    assert budget.held == 0
+
+
 async def test_large_binary_contents_are_encoded_off_the_event_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

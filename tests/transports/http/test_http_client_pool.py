@@ -259,6 +259,40 @@ async def test_an_answer_to_a_body_the_server_refuses_reaches_the_caller(drained
             nursery.cancel_scope.cancel()
 
 
+async def test_an_early_success_answer_lets_the_whole_body_go_out() -> None:
+    # Only an answer that refuses the body stops its write: a server that starts a 200 while
+    # it reads the body gets all of it.
+    size = 8 << 20
+    received: list[int] = []
+
+    async def answer_first_then_read(*, task_status: trio.TaskStatus[int]) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        task_status.started(listeners[0].socket.getsockname()[1])
+        async with await listeners[0].accept() as stream:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += await stream.receive_some(65536)
+            got = len(data.partition(b"\r\n\r\n")[2])
+            await stream.send_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+            while got < size:
+                got += len(await stream.receive_some(65536))
+            received.append(got)
+            await stream.send_all(b"ok")
+            await trio.sleep_forever()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(answer_first_then_read)
+            pool = HttpClientPool()
+            url = f"http://127.0.0.1:{port}/"
+            async with pool.request("POST", url, body=b"x" * size) as response:
+                assert response.status == 200
+                assert await response.read(100) == b"ok"
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert received == [size]
+
+
 async def test_a_broken_answer_to_a_large_body_is_a_protocol_error() -> None:
     # The head breaks off while the body is still being written: the caller gets the error
     # the pool documents, not an exception group from the write running beside the read.

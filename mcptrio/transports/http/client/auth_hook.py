@@ -63,7 +63,7 @@ def _wants_auth(response: HttpResponse) -> bool:
     return response.status in (401, 403) or response.header(b"dpop-nonce") is not None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class AuthorizedRequests:
     """An ``HttpClientPool`` whose requests carry ``auth``'s headers and react to challenges."""
 

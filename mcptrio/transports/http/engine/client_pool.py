@@ -522,7 +522,8 @@ async def _write_watching_for_an_answer(
 
     A server refusing the body answers before reading it, then drains a little of it and
     closes. Reading while writing takes that answer as it comes; the write is then stopped
-    and the connection is not reused (its request was cut short). Over TLS the write is left
+    (for an answer that refuses the body: :func:`_refuses_the_body`) and the connection is
+    not reused (its request was cut short). Over TLS the write is left
     to end by itself, because a ``trio.SSLStream`` whose write is cancelled cannot be read
     either, and the answer's body would be lost.
     """
@@ -543,13 +544,24 @@ async def _write_watching_for_an_answer(
             # Raised below, outside the nursery, as itself rather than in an exception group.
             failure = exc
             nursery.cancel_scope.cancel()
-        if not written.is_set():
+        if not written.is_set() and (not answered or _refuses_the_body(reader)):
             conn.request_cut = True
             if not isinstance(stream, trio.SSLStream):
                 nursery.cancel_scope.cancel()
     if failure is not None:
         raise failure
     return answered
+
+
+def _refuses_the_body(reader: ResponseReader) -> bool:
+    """Whether a response that came before the whole body was written refuses the rest (RFC
+    9112 9.5): an error status, or the server closing the connection. Any other early answer
+    (a stream the server starts while it reads) waits for the write to end."""
+    head = reader.head
+    assert head is not None
+    if head.status >= 400:
+        return True
+    return any(name == b"connection" and b"close" in value.lower() for name, value in head.headers)
 
 
 async def _read_head(

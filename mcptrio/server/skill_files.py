@@ -85,6 +85,9 @@ class ScannedSkill:
 #: What :func:`disk_stamps` says of one entry: type, inode, size and modification stamp, as
 #: ``lstat`` sees them and, for a symbolic link, as its target does (``None``: unreadable).
 EntryStamp: TypeAlias = tuple[tuple[int, int, int, int] | None, ...]
+#: The entries :func:`disk_stamps` stamps at most (files and folders; a skill holds at most
+#: ``MAX_RESOURCES_PER_SKILL`` files).
+MAX_STAMPED_ENTRIES = 4 * MAX_RESOURCES_PER_SKILL
 
 
 def mime_type_of(name: str) -> str:
@@ -98,6 +101,7 @@ def mime_type_of(name: str) -> str:
 # Opening never waits (a FIFO opens at once instead of waiting for a writer) and never follows a
 # link in the last component (the path opened is already resolved: a link put there since is
 # refused rather than followed out of the folder).
+_DIRECTORY_FLAGS = getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _OPEN_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)
@@ -108,6 +112,23 @@ _OPEN_FLAGS = (
 
 def _within(resolved: Path, root: Path) -> bool:
     return resolved == root or root in resolved.parents
+
+
+def _open_below(root: Path, relative: Path) -> int:
+    """Open ``root / relative`` one component at a time, following no link on the way: a
+    directory swapped for a link out of the folder after ``relative`` was resolved makes the
+    open fail, instead of leading outside (``O_NOFOLLOW`` alone covers only the last
+    component)."""
+    *folders, name = relative.parts
+    directory = os.open(root, os.O_RDONLY | _DIRECTORY_FLAGS)
+    try:
+        for folder in folders:
+            below = os.open(folder, os.O_RDONLY | _DIRECTORY_FLAGS, dir_fd=directory)
+            os.close(directory)
+            directory = below
+        return os.open(name, _OPEN_FLAGS, dir_fd=directory)
+    finally:
+        os.close(directory)
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -124,9 +145,9 @@ def read_file(path: Path, root: Path) -> bytes:
     waiting for a writer and refused, so it cannot hold the worker thread (and, many reads later,
     every thread Trio lends to synchronous code)."""
     resolved = Path(os.path.realpath(path))
-    if not _within(resolved, root):
+    if not _within(resolved, root) or resolved == root:
         raise PermissionError(f"{path} leads outside the published folder")
-    fd = os.open(resolved, _OPEN_FLAGS)
+    fd = _open_below(root, resolved.relative_to(root))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
@@ -276,12 +297,18 @@ def disk_stamps(directory: Path) -> dict[str, EntryStamp]:
     """Everything :func:`scan_skill` would look at below ``directory``, stamped without reading
     a file: every directory walked and every entry in it (hidden ones left out), each with its
     :data:`EntryStamp`. Two calls that agree mean a scan would read what it read before, so a
-    skill that failed to scan needs no new scan until they differ."""
+    skill that failed to scan needs no new scan until they differ.
+
+    The walk stops past :data:`MAX_STAMPED_ENTRIES`: a tree that large is over what a skill may
+    hold anyway, and a skill withdrawn for it is checked on every listing, so the check stays
+    bounded (the entries walked first show a change made among them, and ``reload()`` any)."""
     stamps: dict[str, EntryStamp] = {}
     for current, dirnames, filenames in os.walk(directory):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         stamps[current] = (_stamp(current, False),)
         for name in (*dirnames, *filenames):
+            if len(stamps) > MAX_STAMPED_ENTRIES:
+                return stamps
             if name.startswith("."):
                 continue
             path = os.path.join(current, name)

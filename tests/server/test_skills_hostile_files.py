@@ -17,7 +17,7 @@ import mcptrio
 from mcptrio.client import ClientIdentity
 from mcptrio.client.skills import declare_skills
 from mcptrio.protocol.errors import InvalidParams, ResourceNotFound
-from mcptrio.server.skill_files import read_file, scan_skill
+from mcptrio.server.skill_files import MAX_STAMPED_ENTRIES, disk_stamps, read_file, scan_skill
 from mcptrio.testing import open_test_client
 
 SKILL_MD = "---\nname: pdf\ndescription: PDF forms\n---\nSee references/FORMS.md.\n"
@@ -161,3 +161,42 @@ async def test_reload_forgets_a_withdrawn_skill_whose_folder_is_gone(folder: Pat
             listed = [s.uri async for s in client.iter_skills()]
     # Not published again until a reload finds it: reload decides the set of skills.
     assert listed == ["skill://other/SKILL.md"]
+
+
+def test_a_folder_swapped_for_a_link_after_the_check_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "skills"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "b.md").write_text("inside")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "b.md").write_text("secret")
+    resolve = os.path.realpath
+
+    def resolved_then_swapped(path: Any) -> str:
+        # The path is checked as it is now; a moment later its folder is a link out.
+        resolved = resolve(path)
+        (root / "a" / "b.md").unlink()
+        (root / "a").rmdir()
+        (root / "a").symlink_to(outside)
+        return resolved
+
+    monkeypatch.setattr(os.path, "realpath", resolved_then_swapped)
+    with pytest.raises(OSError):
+        read_file(root / "a" / "b.md", Path(resolve(root)))
+
+
+def test_the_check_of_a_withdrawn_skill_stamps_a_bounded_number_of_entries(
+    tmp_path: Path,
+) -> None:
+    # A skill withdrawn for holding too many files is checked on every listing: the check
+    # must not walk a tree of any size (a node_modules folder, say).
+    folder = tmp_path / "huge"
+    for part in range(4):
+        (folder / f"part{part}").mkdir(parents=True)
+        for n in range(MAX_STAMPED_ENTRIES // 2):
+            (folder / f"part{part}" / f"f{n}.md").touch()
+    stamps = disk_stamps(folder)
+    assert len(stamps) <= MAX_STAMPED_ENTRIES + 1
+    assert disk_stamps(folder) == stamps

@@ -126,8 +126,8 @@ async def test_a_read_cancelled_while_waiting_takes_nothing_and_others_go_on() -
 
 
 async def test_new_reads_take_their_turn_behind_a_waiting_one() -> None:
-    # A large read waiting is not overtaken by reads that come after it, and a read that
-    # fits once its turn comes is granted at once.
+    # A large read waiting is not overtaken by a read that comes after it (which cannot run
+    # beside it: 90 + 20 is over the budget), and each is granted once the bytes are free.
     budget = ReadBudget(100)
     order: list[str] = []
 
@@ -140,7 +140,7 @@ async def test_new_reads_take_their_turn_behind_a_waiting_one() -> None:
         async with trio.open_nursery() as nursery, budget.reserve(60, "a://first"):
             nursery.start_soon(read, "a://large", 90)
             await trio.sleep(0.01)
-            nursery.start_soon(read, "a://small", 10)
+            nursery.start_soon(read, "a://small", 20)
             await trio.sleep(0.01)
             assert order == [] and budget.waiting == 2
     assert order == ["a://large", "a://small"]

@@ -256,7 +256,7 @@ class HandlerContext:
         in the handshake era. A gateway finds the upstream call a retry resumes by them."""
         if self.request_meta is None or self._task_inputs is not None:
             return _NO_ARGUMENTS
-        return MappingProxyType(self._input_round().answers)
+        return MappingProxyType(self._input_round().given())
 
     @property
     def lifespan(self) -> Any:

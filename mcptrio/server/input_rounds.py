@@ -13,11 +13,12 @@ The stateless era has no requests from server to client. A ``tools/call``, ``pro
   so far sealed into ``requestState`` (:mod:`.request_state`). The client asks its user or
   model, and retries with a new id; the next run gets one ask further.
 
-What the client sends is taken only where it answers the server: the retry's ``inputResponses``
-count for the keys the previous round asked for (sealed with its state) and for nothing else, so
-an answer given ahead of its question, or under a key never asked, is ignored and never sealed;
-an answer sealed in an earlier round stays as it was (a retry cannot replace it); an answer that
-does not fit its request is dropped and asked for again. The state is bound to the principal it
+What the client sends is taken only where it answers the server: an answer in
+``inputResponses`` counts when this run of the handler asks its key (an answer given ahead of
+its question included, as SEP-2322's conformance scenarios expect), and an answer under a key
+the handler never asks is ignored and never sealed; an answer sealed in an earlier round stays
+as it was (a retry cannot replace it); an answer that does not fit its request is dropped and
+asked for again. The state is bound to the principal it
 was issued to (:mod:`.request_state`).
 
 So a handler should do before its first ask only what it can do again (or what is idempotent):
@@ -80,7 +81,7 @@ class InputRequired(BaseException):
 class InputRound:
     """One run of a stateless-era handler: the answers it has, the asks it made."""
 
-    __slots__ = ("_asked", "_digest", "_key", "_method", "_principal", "answers")
+    __slots__ = ("_asked", "_digest", "_key", "_method", "_offered", "_principal", "answers")
 
     def __init__(
         self, request: Request[Any], key: RequestStateKey, principal: Principal | None = None
@@ -96,19 +97,21 @@ class InputRound:
             self._method, name, arguments if isinstance(arguments, dict) else None
         )
         answers: dict[str, Any] = {}
-        asked: list[str] = []
         state = getattr(request, "request_state", None)
         if isinstance(state, str):
-            sealed = key.open(state, self._method, self._digest, principal=self._principal)
-            answers, asked = sealed.answers, sealed.asked
+            answers = key.open(state, self._method, self._digest, principal=self._principal).answers
         responses = getattr(request, "input_responses", None)
-        if isinstance(responses, dict):
-            for asked_key in asked:
-                if asked_key in responses:
-                    answers.setdefault(asked_key, responses[asked_key])
-        #: Every answer this run can use, by key.
+        #: The answers sealed in earlier rounds, and those this run has used, by key: what the
+        #: next state seals.
         self.answers = answers
+        #: What the client sent this round, taken into :attr:`answers` only when asked for.
+        self._offered: dict[str, Any] = responses if isinstance(responses, dict) else {}
         self._asked = 0
+
+    def given(self) -> dict[str, Any]:
+        """Every answer this request carries, by key: those sealed in earlier rounds, and what
+        the client sent for the others (asked for or not yet)."""
+        return {**self._offered, **self.answers}
 
     def next_key(self, method: str) -> str:
         """The key of the next ask without one of its own (the same in every run)."""
@@ -118,9 +121,14 @@ class InputRound:
     def answer(self, key: str, result_type: type[Result]) -> Result | None:
         """The answer under ``key`` as ``result_type``, or ``None`` if there is none yet (or
         none that fits: it is dropped, so that it is not sealed, and asked for again)."""
-        answer = typed_answer(self.answers.get(key), result_type)
+        raw = self.answers.get(key)
+        if raw is None:
+            raw = self._offered.get(key)
+        answer = typed_answer(raw, result_type)
         if answer is None:
             self.answers.pop(key, None)
+        else:
+            self.answers.setdefault(key, raw)
         return answer
 
     def result(self, asked: InputRequired, revision: Revision) -> InputRequiredResult:

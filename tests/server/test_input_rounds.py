@@ -139,24 +139,28 @@ async def test_a_retry_cannot_replace_an_answer_sealed_in_an_earlier_round() -> 
     assert last["result"]["content"][0]["text"] == "nobody: Alice Liddell"
 
 
-async def test_answers_to_keys_that_were_not_asked_are_not_taken() -> None:
+async def test_answers_given_ahead_are_taken_and_keys_never_asked_are_dropped() -> None:
+    # SEP-2322's conformance scenario: correct answers sent with the first request, beside keys
+    # the server never asks, complete the call; the unknown keys are ignored.
     with trio.fail_after(5):
         async with clients(None) as (client,):
-            unasked = (
-                await client.call(inputResponses={"name": accept("A"), "surname": accept("B")})
-            )["result"]
-            ahead = (
+            done = (
                 await client.call(
-                    inputResponses={"name": accept("Alice"), "surname": accept("Eve")},
-                    requestState=unasked["requestState"],
+                    inputResponses={
+                        "name": accept("Alice"),
+                        "surname": accept("Liddell"),
+                        "unknown": accept("Eve"),
+                    }
                 )
             )["result"]
-    # Nothing was asked before the first request: its answers are ignored, and "name" is asked.
-    assert unasked["resultType"] == "input_required"
-    assert list(unasked["inputRequests"]) == ["name"]
-    # Only "name" was asked: the answer given ahead for "surname" is ignored, and it is asked.
-    assert ahead["resultType"] == "input_required"
-    assert list(ahead["inputRequests"]) == ["surname"]
+            partial = (
+                await client.call(inputResponses={"name": accept("Alice"), "unknown": accept("E")})
+            )["result"]
+    assert done["resultType"] == "complete"
+    assert done["content"][0]["text"] == "nobody: Alice Liddell"
+    # Only "name" was given: "surname" is asked, and the state seals "name" alone.
+    assert partial["resultType"] == "input_required"
+    assert list(partial["inputRequests"]) == ["surname"]
 
 
 async def test_unknown_keys_are_not_sealed_into_the_state() -> None:

@@ -7,11 +7,13 @@ keep-alive comments on a quiet stream.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
 import trio
 from http_client_for_tests import open_test_connection
+from test_answers_in_post_task import open_small_window_connection
 from test_stateless_era_http import REV, headers, message, meta
 from test_streamable_http import serve, wait_until
 
@@ -239,3 +241,43 @@ async def test_a_quiet_stream_carries_keep_alive_comments(
     ]
     assert [frame["result"]["content"][0]["text"] for frame in frames] == ["done"]
     validate_message(frames[0], REV, "CallToolResult")
+
+
+async def test_a_client_leaving_during_its_answer_on_a_session_of_its_own_is_no_failure(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A request whose id another client has in flight gets a session of its own, run in a
+    # nursery of the POST's. Its client leaving while the answer is written is a broken
+    # connection, as anywhere else: not a handler failure logged with a traceback (an exception
+    # group from that nursery), whose reference cycle would keep the answer until collected.
+    server = Server("leaving")
+    holding, release = trio.Event(), trio.Event()
+
+    @server.tool
+    async def hold() -> str:
+        holding.set()
+        await release.wait()
+        return "held"
+
+    @server.tool
+    async def big() -> str:
+        return "b" * 4_000_000
+
+    def call(name: str) -> bytes:
+        return message("tools/call", {"_meta": meta(), "name": name, "arguments": {}}, rid=1)
+
+    caplog.set_level(logging.ERROR)
+    with trio.fail_after(10):
+        async with (
+            serve("builtin-httptools", McpHttpApp(server)) as url,
+            trio.open_nursery() as nursery,
+        ):
+            nursery.start_soon(post, url, call("hold"), headers("tools/call", "hold"))
+            await holding.wait()
+            async with open_small_window_connection(url) as small:
+                await small._send_request("POST", "/mcp", headers("tools/call", "big"), call("big"))
+                # The answer has begun: leave in the middle of it.
+                assert await small.socket_stream.receive_some(1024)
+            await trio.sleep(0.2)
+            release.set()
+    assert [record.getMessage() for record in caplog.records] == []

@@ -12,7 +12,7 @@ eras of Streamable HTTP answer this way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import trio
 
@@ -26,7 +26,7 @@ from .live_stream import StreamWriter
 from .responses import JSON_HEADERS, SSE_HEADERS, send_error
 from .sse_stream import OutboundStream, drain_events, write_stream
 
-__all__ = ["answer_inline"]
+__all__ = ["answer_inline", "answer_on_a_session_of_its_own"]
 
 # How long an SSE answer's head waits for the first message, so that a prompt answer is sent
 # as one whole response instead of a stream (see ``_answer``).
@@ -119,6 +119,29 @@ async def answer_inline(
             writer.scope.cancel()
             with trio.CancelScope(shield=True):
                 await writer.done.wait()
+
+
+async def answer_on_a_session_of_its_own(
+    session: Session, answer: Callable[[], Awaitable[None]]
+) -> None:
+    """Run ``session``, made for one POST, while ``answer()`` answers the POST in this task.
+
+    A client that leaves while its answer is written raises ``trio.BrokenResourceError`` here,
+    outside the session's nursery: the front end knows a client that left by that error alone,
+    not wrapped in an exception group (which it would log as the handler's failure, and whose
+    reference cycle with its nursery would keep the answer's bytes in memory until the garbage
+    collector found it).
+    """
+    client_gone = False
+    async with trio.open_nursery() as nursery:
+        await nursery.start(session.run)
+        try:
+            await answer()
+        except trio.BrokenResourceError:
+            client_gone = True
+        nursery.cancel_scope.cancel()
+    if client_gone:
+        raise trio.BrokenResourceError("the client went away")
 
 
 async def _answer(

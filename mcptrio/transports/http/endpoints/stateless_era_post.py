@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from functools import partial
 
-import trio
-
 from ....protocol import codec
 from ....protocol.base import RequestId
 from ....protocol.codec import Envelope
@@ -29,7 +27,7 @@ from ....runtime.session import Session
 from ..engine.exchange import Headers, HttpResponder
 from .envelope_peek import Peek
 from .http_session import HttpSession
-from .inline_answer import answer_inline
+from .inline_answer import answer_inline, answer_on_a_session_of_its_own
 from .live_stream import StreamWriter
 from .responses import JSON_HEADERS, send_error
 from .session_registry import EndpointNotRunning, SessionRegistry
@@ -115,12 +113,12 @@ class StatelessEraPosts:
             return
         transport = self._make_transport()
         session = transport.session = self.registry.factory.session(transport)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(session.run)
-            # A listen stream waits on the server for as long as it is open, and its client
-            # sends it again if it is cut: a long poll, which gives up its slot when needed.
-            await self._answer(transport, session, responder, message, rid, long_poll=listen)
-            nursery.cancel_scope.cancel()
+        # A listen stream waits on the server for as long as it is open, and its client sends it
+        # again if it is cut: a long poll, which gives up its slot when needed.
+        await answer_on_a_session_of_its_own(
+            session,
+            partial(self._answer, transport, session, responder, message, rid, long_poll=listen),
+        )
 
     def _make_transport(self) -> HttpSession:
         return self._transport_type(

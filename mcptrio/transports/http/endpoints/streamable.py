@@ -50,9 +50,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING
-
-import trio
 
 from ....protocol.errors import (
     HEADER_MISMATCH,
@@ -73,7 +72,7 @@ from ....stores.event_store import UnknownEventId
 from ..engine.exchange import BodyTooLarge, HttpRequest, HttpResponder, header
 from .envelope_peek import Peek, peek
 from .http_session import STANDALONE_STREAM_ID, HttpSession, SessionEnded
-from .inline_answer import answer_inline
+from .inline_answer import answer_inline, answer_on_a_session_of_its_own
 from .request_checks import (
     NOT_JSON,
     accepts,
@@ -453,10 +452,10 @@ class StreamableHttpEndpoint:
                 await send_error(responder, 400, f"Unsupported MCP-Protocol-Version: {revision}")
                 return
         stream = transport.open_request_stream(routing.request_ids)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(session.run)
-            await self._answer_inline(transport, session, stream, responder, body, routing)
-            nursery.cancel_scope.cancel()
+        await answer_on_a_session_of_its_own(
+            session,
+            partial(self._answer_inline, transport, session, stream, responder, body, routing),
+        )
 
     # ------------------------------------------------------------------ GET
 

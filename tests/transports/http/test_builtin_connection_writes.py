@@ -1,5 +1,6 @@
-"""Writes of the built-in server's connection (``BuiltinConnection.send``): a head and a body go
-out whole and in order however much of them the socket takes at once."""
+"""Writes of the built-in server's connection (``BuiltinConnection.send``): parts (a head and a
+body, a chunk's framing around an SSE event's parts) go out whole and in order however much of
+them the socket takes at once."""
 
 from __future__ import annotations
 
@@ -20,18 +21,23 @@ HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 4000\r\n\r\n"
 BODY = bytes(range(250)) * 16
 
 
-async def write_and_read(data: bytes, body: bytes) -> bytes:
-    """``send(data, body)`` on a connection over a plain TCP-like socket pair; what the peer
-    reads."""
-    ours, theirs = trio.socket.socketpair()
+def plain_connection(ours: trio.socket.SocketType) -> BuiltinConnection:
     no_app: Any = None
     connection = BuiltinConnection(
         trio.SocketStream(ours), no_app, H11RequestParser(1024), ServerLimits(), WaitTimer()
     )
     assert connection.fd is not None
+    return connection
+
+
+async def write_and_read(*parts: bytes) -> bytes:
+    """``send(*parts)`` on a connection over a plain TCP-like socket pair; what the peer
+    reads."""
+    ours, theirs = trio.socket.socketpair()
+    connection = plain_connection(ours)
     received = bytearray()
     with trio.fail_after(5), theirs:
-        await connection.send(data, body)
+        await connection.send(*parts)
         await connection.stream.aclose()
         while chunk := await theirs.recv(65536):
             received += chunk
@@ -82,3 +88,21 @@ async def test_data_without_a_body_arrives_whole_however_much_the_first_write_ta
 
 async def test_a_head_and_body_go_out_together_when_the_socket_takes_them() -> None:
     assert await write_and_read(HEAD, BODY) == HEAD + BODY
+
+
+@pytest.mark.parametrize(
+    "first_write",
+    [None, 3, 9, 9 + 100, 9 + len(BODY) + 1],
+    ids=["nothing", "part-of-the-first", "the-first", "into-the-body", "into-the-last"],
+)
+async def test_many_parts_arrive_whole_and_in_order_however_much_the_first_write_takes(
+    monkeypatch: pytest.MonkeyPatch, first_write: int | None
+) -> None:
+    take_at_most(monkeypatch, first_write)
+    parts = (b"fa0\r\ndata: ", BODY, b"\n\n", b"\r\n")
+    assert await write_and_read(*parts) == b"".join(parts)
+
+
+async def test_more_parts_than_one_writev_takes_arrive_whole() -> None:
+    parts = [b"%d," % n for n in range(3000)]
+    assert await write_and_read(*parts) == b"".join(parts)

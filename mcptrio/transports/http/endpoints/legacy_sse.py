@@ -34,7 +34,7 @@ from .responses import SSE_HEADERS, send_error
 from .scope_check import scope_refusal
 from .security import HttpSecurity, Principal, may_use
 from .session_registry import new_session_id
-from .sse_stream import sse_event
+from .sse_stream import sse_event_parts
 
 __all__ = ["LegacySseEndpoint", "LegacySseTransport"]
 
@@ -221,11 +221,11 @@ class LegacySseEndpoint:
 async def _pump(transport: LegacySseTransport, responder: HttpResponder) -> None:
     outgoing = transport.outgoing
     async for first in outgoing:
-        chunks = [sse_event(first, None)]
-        while len(chunks) < _COALESCE:
+        parts = list(sse_event_parts(first, None))
+        for _ in range(_COALESCE - 1):
             try:
-                chunks.append(sse_event(outgoing.receive_nowait(), None))
+                parts.extend(sse_event_parts(outgoing.receive_nowait(), None))
             except (trio.WouldBlock, trio.EndOfChannel):
                 break
-        await responder.send_chunk(b"".join(chunks))
+        await responder.send_chunk(*parts)
     await responder.end_stream()

@@ -181,11 +181,13 @@ class _AsgiResponder:
         await self._send({"type": "http.response.body", "body": b"", "more_body": True})
         self.start_watcher()
 
-    async def send_chunk(self, data: bytes) -> None:
+    async def send_chunk(self, *parts: bytes) -> None:
         if self.state != _STREAMING:
             raise RuntimeError("no streamed response is open")
         if self.client_gone:
             raise trio.BrokenResourceError("the client went away")
+        # An ASGI body message is one bytes object.
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
         if data:
             await self._send({"type": "http.response.body", "body": data, "more_body": True})
 

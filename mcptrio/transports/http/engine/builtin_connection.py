@@ -39,7 +39,7 @@ import contextlib
 import logging
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 import trio
@@ -83,6 +83,12 @@ _Read = TypeVar("_Read", bound=bytes | bytearray)
 
 # What the connection was waiting for when its scope's deadline fired.
 _IDLE, _HEAD, _BODY, _WRITE = range(4)
+
+# Parts of a write this small are joined for TLS (one record, one call); larger ones go one by
+# one, uncopied.
+_JOIN_LIMIT = 65536
+# The most buffers one ``writev`` takes (Linux's IOV_MAX): a write of more is joined first.
+_WRITEV_MAX = 1024
 
 
 def _read_nowait(fd: int) -> bytes | None:
@@ -356,23 +362,30 @@ class BuiltinConnection:
 
     # -- writing ----------------------------------------------------------------------------
 
-    async def send(self, data: bytes, body: bytes = b"") -> None:
-        """Write ``data`` to the client, then ``body`` if any.
+    async def send(self, *parts: bytes) -> None:
+        """Write ``parts`` to the client, one after the other (a head, then a body, say).
 
-        On plain TCP the two go out in one ``writev``, not joined first: joining costs a copy
-        of the body in a fresh allocation, often of fresh pages for a large answer, and the
-        socket copies it anyway. A write the socket takes whole costs neither a deadline nor a
-        task switch.
+        On plain TCP they go out in one ``writev``, not joined first: joining costs a copy of a
+        large body in a fresh allocation, often of fresh pages, and the socket copies it anyway.
+        A write the socket takes whole costs neither a deadline nor a task switch.
         """
         if not self.writable:
             raise trio.BrokenResourceError("the client connection is closed")
+        if len(parts) > _WRITEV_MAX:
+            parts = (b"".join(parts),)
         fd = self._fd
         if fd is None:
             scope = self.scope
             self.phase = _WRITE
             scope.deadline = trio.current_time() + self.limits.write_timeout
+            total = sum(map(len, parts))
             try:
-                await self.stream.send_all(data + body)
+                if total <= _JOIN_LIMIT:
+                    await self.stream.send_all(b"".join(parts))
+                else:
+                    # TLS encrypts from a buffer of its own: a large part is not copied first.
+                    for part in parts:
+                        await self.stream.send_all(part)
             except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
                 self.writable = False
                 raise trio.BrokenResourceError("the client connection is closed") from error
@@ -381,24 +394,17 @@ class BuiltinConnection:
             return
         await trio.lowlevel.checkpoint_if_cancelled()
         try:
-            sent = os.writev(fd, (data, body)) if body else os.write(fd, data)
+            sent = os.writev(fd, parts)
         except BlockingIOError:
             sent = 0
         except OSError as error:
             self.writable = False
             raise trio.BrokenResourceError("the client connection is closed") from error
-        if sent == len(data) + len(body):
-            return
-        if sent >= len(data):
-            rest = memoryview(body)[sent - len(data) :]
-        elif body:
-            # The socket took less than the head (rare: it was nearly full): the rest whole.
-            rest = memoryview(data[sent:] + body)
-        else:
-            rest = memoryview(data)[sent:]
-        await self._send_rest(fd, rest)
+        rest = _unsent(parts, sent)
+        if rest:
+            await self._send_rest(fd, rest)
 
-    async def _send_rest(self, fd: int, data: memoryview) -> None:
+    async def _send_rest(self, fd: int, rest: list[memoryview]) -> None:
         """Write what the socket did not take at once, waiting for room within the deadline.
 
         The deadline is this write's own: the writing task may not be the connection's (an SSE
@@ -409,10 +415,10 @@ class BuiltinConnection:
         completed = False
         try:
             with trio.move_on_after(self.limits.write_timeout):
-                while data:
+                while rest:
                     try:
                         await trio.lowlevel.wait_writable(fd)
-                        data = data[os.write(fd, data) :]
+                        rest = _unsent(rest, os.writev(fd, rest))
                     except BlockingIOError:
                         continue
                     except (OSError, trio.ClosedResourceError) as error:
@@ -421,7 +427,7 @@ class BuiltinConnection:
         finally:
             if not completed:
                 self.writable = False
-        if data:
+        if rest:
             raise trio.BrokenResourceError("a write to the client timed out")
 
     async def refuse(self, status: int, message: str) -> None:
@@ -547,3 +553,16 @@ class BuiltinConnection:
                     pass
         with trio.CancelScope(shield=True), trio.move_on_after(self.limits.linger_timeout):
             await stream.aclose()
+
+
+def _unsent(parts: Sequence[bytes | memoryview], sent: int) -> list[memoryview]:
+    """What is left of ``parts`` once the first ``sent`` bytes of them are written: views,
+    never copies (a large body's rest is most of it)."""
+    rest: list[memoryview] = []
+    for part in parts:
+        if sent >= len(part):
+            sent -= len(part)
+            continue
+        rest.append(memoryview(part)[sent:])
+        sent = 0
+    return rest

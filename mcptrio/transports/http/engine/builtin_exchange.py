@@ -19,7 +19,7 @@ from urllib.parse import unquote_to_bytes
 import trio
 
 from .exchange import BodyTooLarge, Headers
-from .parser import NeedMore, RequestHead, chunk, response_head
+from .parser import CHUNK_END, NeedMore, RequestHead, chunk_head, response_head
 
 if TYPE_CHECKING:
     from .builtin_connection import BuiltinConnection
@@ -206,17 +206,19 @@ class BuiltinResponder:
         await connection.send(head)
         connection.watcher.start()
 
-    async def send_chunk(self, data: bytes) -> None:
+    async def send_chunk(self, *parts: bytes) -> None:
         if self.state != STREAMING:
             raise RuntimeError("no streamed response is open")
         connection = self._connection
         if connection.peer_gone:
             raise trio.BrokenResourceError("the client went away")
-        if not data or self._request.head.method == b"HEAD":
+        size = sum(map(len, parts))
+        if not size or self._request.head.method == b"HEAD":
             return
         if self._request.head.http_version == b"1.1":
-            data = chunk(data)
-        await connection.send(data)
+            await connection.send(chunk_head(size), *parts, CHUNK_END)
+        else:
+            await connection.send(*parts)
 
     def on_client_gone(self, callback: Callable[[], None]) -> None:
         self._connection.on_client_gone = callback

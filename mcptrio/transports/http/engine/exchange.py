@@ -141,8 +141,10 @@ class HttpResponder(Protocol):
         """Start a streamed response (chunked on HTTP/1.1); flushes the head at once."""
         ...
 
-    async def send_chunk(self, data: bytes) -> None:
-        """Send part of a streamed body and flush it."""
+    async def send_chunk(self, *parts: bytes) -> None:
+        """Send part of a streamed body, ``parts`` one after the other, and flush it. Parts are
+        written as they are where the front end can (a large message is not copied to be
+        framed)."""
         ...
 
     async def end_stream(self) -> None:

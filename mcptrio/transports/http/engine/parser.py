@@ -30,6 +30,7 @@ from http import HTTPStatus
 from typing import Final, Protocol
 
 __all__ = [
+    "CHUNK_END",
     "END_OF_MESSAGE",
     "NEED_MORE",
     "PEER_CLOSED",
@@ -41,7 +42,7 @@ __all__ = [
     "RequestHead",
     "RequestParser",
     "build_request_head",
-    "chunk",
+    "chunk_head",
     "response_head",
 ]
 
@@ -320,6 +321,11 @@ def response_head(
     )
 
 
-def chunk(data: bytes) -> bytes:
-    """``data`` as one chunk of a chunked body (``data`` must not be empty)."""
-    return b"%x\r\n%b\r\n" % (len(data), data)
+def chunk_head(size: int) -> bytes:
+    """What goes before ``size`` bytes of data (``size`` > 0) to make them one chunk of a chunked
+    body; :data:`CHUNK_END` goes after them."""
+    return b"%x\r\n" % size
+
+
+#: What ends a chunk of a chunked body, after its data.
+CHUNK_END: Final = b"\r\n"

@@ -71,9 +71,11 @@ class RelayedResponder:
         self.streaming = True
         await self._send(Head(self.exchange, status, list(headers), b"", streamed=True))
 
-    async def send_chunk(self, data: bytes) -> None:
+    async def send_chunk(self, *parts: bytes) -> None:
         if not self.streaming:
             raise RuntimeError("send_chunk before start_stream")
+        # A relayed chunk is one message to the worker that owns the connection.
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
         await self._send(Chunk(self.exchange, data), check_peer=True)
 
     async def end_stream(self) -> None:

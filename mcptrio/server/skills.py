@@ -273,12 +273,12 @@ class Skills:
         try:
             # Read, hashed and made contents in a worker thread: large files never hold up the
             # event loop (the read is within the server's read budget, :mod:`.read_budget`).
-            data, digest, contents = await trio.to_thread.run_sync(_read_contents, uri, served)
+            size, digest, contents = await trio.to_thread.run_sync(_read_contents, uri, served)
         except OSError as exc:  # gone, unreadable, or now a link out of the folder
             _log.warning("skill file %s cannot be read: %s", uri, exc)
             await self._refresh_all()
             raise ResourceNotFound(f"Resource {uri} is no longer served", {"uri": uri}) from None
-        if len(data) != served.size or digest != served.digest:
+        if size != served.size or digest != served.digest:
             # Changed on disk since the manifest was made: serve what is there now, and make
             # the manifest say so (the client's check against its entry tells it to refresh),
             # unless the change withdrew the file (its skill broke, or went over a limit).
@@ -394,16 +394,18 @@ def _digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _read_contents(uri: str, served: _ServedFile) -> tuple[bytes, str, ResourceContents]:
-    """A served file's bytes as they are on disk now, their digest and the contents they make
-    (UTF-8 text, else a base64 blob); runs in a worker thread."""
+def _read_contents(uri: str, served: _ServedFile) -> tuple[int, str, ResourceContents]:
+    """A served file's size and digest as it is on disk now, and the contents it makes (UTF-8
+    text, else a base64 blob); runs in a worker thread. The bytes read are not returned: the
+    contents are all the read needs from them, and a large file would be held twice over."""
     data = read_file(served.path, served.root)
+    digest = _digest(data)
     try:
         contents = ResourceContents(uri=uri, mime_type=served.mime_type, text=data.decode())
     except UnicodeDecodeError:
         blob = base64.b64encode(data).decode("ascii")
         contents = ResourceContents(uri=uri, mime_type=served.mime_type, blob=blob)
-    return data, _digest(data), contents
+    return len(data), digest, contents
 
 
 def _scan_folder(root: Path, prefix: str | None) -> list[_Published]:

@@ -23,12 +23,14 @@ from typing import Unpack
 import trio
 
 from ..protocol.connection import Connection
-from ..protocol.errors import RequestTimeout
+from ..protocol.errors import ConnectionClosed, RequestTimeout
 from ..protocol.types import InitializedNotification, InitializeResult
 from ..runtime.nurseries import open_unwrapping_nursery
 from ..runtime.session import Session
+from ..runtime.transport import Transport
 from ..tasks import TaskSupervisor
 from ..transports.http.client.transport import HttpClientTransport
+from ..transports.stdio import StdioClientTransport
 from .cache import DISCOVER_KEY
 from .client import Client
 from .eras import LateProbe, Probed, era_key, probe_stateless
@@ -108,30 +110,33 @@ async def open_client(target: Target, **options: Unpack[ClientOptions]) -> Async
                 session_scope = trio.CancelScope()
                 await nursery.start(_run_in_scope, session, session_scope)
                 try:
-                    found: Probed | LateProbe | InitializeResult | None = None
-                    if revisions.stateless:
-                        found = await probe_stateless(
-                            session,
-                            revisions.stateless,
-                            capabilities=declared,
-                            info=identity.info,
-                            timeout=timeouts.probe,
-                            pinned=revisions.pinned_stateless,
-                            nursery=nursery,
-                            key=era_key(resolve_target(target)),
-                        )
-                        if isinstance(found, LateProbe):
-                            found = await found.fall_back(
-                                partial(_initialize, session, connection, timeouts)
+                    try:
+                        found: Probed | LateProbe | InitializeResult | None = None
+                        if revisions.stateless:
+                            found = await probe_stateless(
+                                session,
+                                revisions.stateless,
+                                capabilities=declared,
+                                info=identity.info,
+                                timeout=timeouts.probe,
+                                pinned=revisions.pinned_stateless,
+                                nursery=nursery,
+                                key=era_key(resolve_target(target)),
                             )
-                    probed = found if isinstance(found, Probed) else None
-                    if probed is not None:
-                        result = probed.initialize_result
-                        _ask_for_logs(connection, notifications.callbacks)
-                    elif isinstance(found, InitializeResult):
-                        result = found
-                    else:
-                        result = await _initialize(session, connection, timeouts)
+                            if isinstance(found, LateProbe):
+                                found = await found.fall_back(
+                                    partial(_initialize, session, connection, timeouts)
+                                )
+                        probed = found if isinstance(found, Probed) else None
+                        if probed is not None:
+                            result = probed.initialize_result
+                            _ask_for_logs(connection, notifications.callbacks)
+                        elif isinstance(found, InitializeResult):
+                            result = found
+                        else:
+                            result = await _initialize(session, connection, timeouts)
+                    except ConnectionClosed as exc:
+                        raise await _why_closed(transport, exc) from exc
                     client = Client(
                         session,
                         result,
@@ -165,6 +170,17 @@ def _ask_for_logs(connection: Connection, callbacks: NotificationCallbacks) -> N
     wants_logs = callbacks.on_log is not None or callbacks.on_notification is not None
     if meta is not None and meta.log_level is None and wants_logs:
         meta.log_level = "debug"
+
+
+async def _why_closed(transport: Transport, closed: ConnectionClosed) -> ConnectionClosed:
+    """What a connection that ended during the handshake raises: for a stdio server that has
+    exited, its exit code and the last words of its stderr (a server that fails at start
+    prints why there), rather than only that the session ended."""
+    if isinstance(transport, StdioClientTransport):
+        exited = await transport.exit_error()
+        if exited is not None:
+            return exited
+    return closed
 
 
 async def _initialize(

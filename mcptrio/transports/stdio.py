@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
 from collections import deque
@@ -25,6 +26,7 @@ from typing import NoReturn, TextIO
 
 import trio
 
+from ..protocol.errors import ConnectionClosed
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, TransportAbilities
 from .stdio_framing import LineFramer
 
@@ -33,6 +35,7 @@ __all__ = [
     "LineFramer",
     "StdioClientTransport",
     "StdioTransport",
+    "exit_message",
     "open_stdio_client_transport",
     "open_stdio_server_transport",
 ]
@@ -51,6 +54,14 @@ _KILL_WAIT = 5.0
 _STDERR_DRAIN_GRACE = 0.5
 # stderr lines longer than this are dropped (and the drop logged).
 _STDERR_MAX_LINE = 64 * 1024
+# How many of the server's last stderr lines are kept, to say why it exited.
+_STDERR_TAIL_LINES = 20
+# How long a server whose stdout ended may take to exit before it is taken as still running.
+_EXIT_WAIT = 1.0
+# The last words of a stderr quoted in an error are cut to this many characters.
+_LAST_WORDS_MAX = 300
+# Lines a runtime prints after the error itself (Node ends an uncaught error with its version).
+_TRAILERS = ("Node.js v",)
 
 
 class StdioTransport:
@@ -153,6 +164,8 @@ class StdioClientTransport(StdioTransport):
     """The client side of stdio: a :class:`StdioTransport` over a spawned server's pipes.
 
     ``process`` is the server's ``trio.Process``; its ``returncode`` is set once it has exited.
+    ``stderr_tail`` holds the last lines of the server's stderr (they are logged as well);
+    :meth:`exit_error` says why a server whose output ended is gone.
     """
 
     def __init__(
@@ -168,6 +181,53 @@ class StdioClientTransport(StdioTransport):
             process.stdout, process.stdin, max_frame_size=max_frame_size, read_size=read_size
         )
         self.process = process
+        self.stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
+        self.stderr_done = trio.Event()
+
+    async def exit_error(self) -> ConnectionClosed | None:
+        """Why the server is gone, once its output has ended: a :class:`ConnectionClosed`
+        naming its exit code (or the signal that killed it) and the last words of its stderr,
+        one line (``the server exited with code 1: RuntimeError: no database URL``).
+        ``None`` if it is still running a moment later (it closed its stdout and lives on)."""
+        process = self.process
+        with trio.move_on_after(_EXIT_WAIT):
+            await process.wait()
+        if process.returncode is None:
+            return None
+        # The last lines may still be in the pipe when the process has gone.
+        with trio.move_on_after(_STDERR_DRAIN_GRACE):
+            await self.stderr_done.wait()
+        return ConnectionClosed(exit_message(process.returncode, self.stderr_tail))
+
+
+def exit_message(returncode: int, stderr_tail: Sequence[str]) -> str:
+    """One line for a server that exited with ``returncode`` having written ``stderr_tail``.
+
+    The last words are the last line of stderr that is not indented (a traceback's frames and
+    a stack's ``at ...`` lines are) and not a runtime's trailer: the exception line of a Python
+    traceback or of a Node crash, or what ``sys.exit("...")`` printed.
+    """
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        how = f"the server was killed by {name}"
+    else:
+        how = f"the server exited with code {returncode}"
+    last = next(
+        (
+            line.strip()
+            for line in reversed(stderr_tail)
+            if line.strip() and not line[:1].isspace() and not line.startswith(_TRAILERS)
+        ),
+        None,
+    )
+    if last is None:
+        return f"{how} (nothing on stderr)"
+    if len(last) > _LAST_WORDS_MAX:
+        last = last[: _LAST_WORDS_MAX - 3] + "..."
+    return f"{how}: {last}"
 
 
 @asynccontextmanager
@@ -329,15 +389,14 @@ async def open_stdio_client_transport(
     # Shielded so that the server's last words are forwarded even during a cancellation; the
     # shutdown cancels it explicitly.
     stderr_scope = trio.CancelScope(shield=True)
-    stderr_done = trio.Event()
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_forward_stderr, process, stderr_logger, stderr_scope, stderr_done)
+            nursery.start_soon(_forward_stderr, transport, stderr_logger, stderr_scope)
             try:
                 yield transport
             finally:
                 try:
-                    await _shut_down(transport, stdin_close_grace, terminate_grace, stderr_done)
+                    await _shut_down(transport, stdin_close_grace, terminate_grace)
                 finally:
                     stderr_scope.cancel()
     except BaseExceptionGroup as group:
@@ -350,7 +409,6 @@ async def _shut_down(
     transport: StdioClientTransport,
     stdin_close_grace: float,
     terminate_grace: float,
-    stderr_done: trio.Event,
 ) -> None:
     process = transport.process
     budget = stdin_close_grace + terminate_grace + _KILL_WAIT + _STDERR_DRAIN_GRACE
@@ -379,7 +437,7 @@ async def _shut_down(
                 await process.wait()
             logger.debug("MCP server (pid %d) exited with %d", process.pid, process.returncode)
             with trio.move_on_after(_STDERR_DRAIN_GRACE):
-                await stderr_done.wait()
+                await transport.stderr_done.wait()
         finally:
             await transport.aclose()
             if process.stderr is not None:
@@ -389,12 +447,10 @@ async def _shut_down(
 
 
 async def _forward_stderr(
-    process: trio.Process,
-    log: logging.Logger,
-    scope: trio.CancelScope,
-    done: trio.Event,
+    transport: StdioClientTransport, log: logging.Logger, scope: trio.CancelScope
 ) -> None:
-    stream = process.stderr
+    stream = transport.process.stderr
+    tail = transport.stderr_tail
     framer = LineFramer(_STDERR_MAX_LINE)
     try:
         with scope:
@@ -405,13 +461,15 @@ async def _forward_stderr(
                     return
                 for line in framer.feed(data) if data else framer.feed_eof():
                     if isinstance(line, bytes):
-                        log.info("%s", line.decode("utf-8", "replace"))
+                        text = line.decode("utf-8", "replace")
+                        tail.append(text)
+                        log.info("%s", text)
                     else:
                         log.info("(MCP server stderr line over %d bytes dropped)", line.limit)
                 if not data:
                     return
     finally:
-        done.set()
+        transport.stderr_done.set()
 
 
 def _reraise(exc: BaseException) -> NoReturn:

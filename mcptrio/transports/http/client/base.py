@@ -28,9 +28,16 @@ from ....runtime.transport import (
     OversizedFrame,
     oversized_frame,
 )
-from ..engine.client_pool import HttpClientPool
+from ..engine.client_pool import HttpClientPool, HttpResponse
 from .auth_hook import AuthorizedRequests, HttpAuth, Requests
-from .messages import OutgoingInfo, copy_error, http_error, peek_outgoing
+from .messages import (
+    OutgoingInfo,
+    copy_error,
+    http_error,
+    is_page,
+    not_an_endpoint,
+    peek_outgoing,
+)
 from .posts import PostFrame, PostScheduler
 
 __all__ = ["HttpClientOptions", "HttpClientSettings", "HttpClientTransportBase"]
@@ -182,10 +189,24 @@ class HttpClientTransportBase:
             await self._deliver(FailedRequest(rid, error if n == 0 else copy_error(error)))
 
     async def _refused(
-        self, request_ids: Collection[RequestId], status: int, reason: str, body: bytes | None
+        self,
+        request_ids: Collection[RequestId],
+        status: int,
+        reason: str,
+        body: bytes | None,
+        content_type: str = "",
     ) -> None:
         """Fail each of ``request_ids`` with the error its POST's ``status`` means (see
         :func:`~.messages.http_error`)."""
         if not request_ids:
             log.warning("the server refused a notification or response with HTTP %d", status)
-        await self._fail_requests(request_ids, http_error(status, reason, body))
+        await self._fail_requests(request_ids, http_error(status, reason, body, content_type))
+
+    async def _not_an_endpoint(self, response: HttpResponse) -> str:
+        """Why an answer no MCP endpoint gives (a web page, say) fails its requests, in one
+        line; a page's start is read for its title (see :func:`~.messages.not_an_endpoint`)."""
+        start = b""
+        if is_page(response.content_type, None):
+            while len(start) < ERROR_BODY_LIMIT and (chunk := await response.receive_some()):
+                start += chunk
+        return not_an_endpoint(response.status, response.reason, response.content_type, start)

@@ -168,12 +168,12 @@ class LegacySseClientTransport(HttpClientTransportBase):
                     response.drain_buffered()
                     return
                 body = await response.read(ERROR_BODY_LIMIT)
-                status, reason = response.status, response.reason
+                status, reason, ctype = response.status, response.reason, response.content_type
         except HttpError as exc:
             log.info("POST to %s failed: %s", self.endpoint, exc)
             await self._fail_requests(info.request_ids, exc)
             return
-        await self._refused(info.request_ids, status, reason, body)
+        await self._refused(info.request_ids, status, reason, body, ctype)
 
 
 @asynccontextmanager

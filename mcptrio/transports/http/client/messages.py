@@ -11,6 +11,8 @@ with a lenient msgspec decode that skips everything else, and builds the error r
 from __future__ import annotations
 
 import copy
+import html
+import re
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, TypeGuard
@@ -33,6 +35,8 @@ __all__ = [
     "copy_error",
     "http_error",
     "initialize_revision",
+    "is_page",
+    "not_an_endpoint",
     "offered_revision",
     "peek_incoming",
     "peek_outgoing",
@@ -57,6 +61,9 @@ _cancel_decoder = msgspec.json.Decoder(_CancelParams)
 _init_decoder = msgspec.json.Decoder(_InitializeResult)
 _any_decoder = msgspec.json.Decoder()
 _offer_decoder = msgspec.json.Decoder(_InitializeRequest)
+_title = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+# A page title quoted in an error is cut to this many characters.
+_TITLE_MAX = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,14 +160,16 @@ def error_response(request_id: RequestId, code: int, message: str, data: Any = N
     return codec.encode_error(request_id, McpError(message, data, code=code))
 
 
-def http_error(status: int, reason: str, body: bytes | None) -> McpError:
+def http_error(status: int, reason: str, body: bytes | None, content_type: str = "") -> McpError:
     """The error a caller gets when its request's POST was answered ``status``.
 
     When the body is itself a JSON-RPC error (servers often send one, with no id), that is the
     server's answer: its code, message and data are kept (a -32022's data names the revisions to
     retry with) and it is rebuilt as the class owning its code, as any error answer is.
     Otherwise the exchange failed at the HTTP level: :class:`HttpStatusError`, with the status
-    and the start of the body. Either way the message quotes the HTTP status. The reason phrase
+    and the start of the body on one line, or for a web page (``text/html``: a web server, not
+    an MCP endpoint) a summary: see :func:`not_an_endpoint`. Either way the message quotes the
+    HTTP status. The reason phrase
     is optional on the wire (h11 sends none unless told, HTTP/2 has none at all), so an empty
     ``reason`` becomes the standard phrase for ``status``: the message reads
     ``HTTP 400 Bad Request: ...`` whatever the server is.
@@ -179,10 +188,40 @@ def http_error(status: int, reason: str, body: bytes | None) -> McpError:
             if not isinstance(code, int) or isinstance(code, bool):
                 code = INTERNAL_ERROR
             return McpError.from_wire(code, f"{message}: {error['message']}", error.get("data"))
-        detail = body[:200].decode("utf-8", "replace").strip()
-        if detail:
-            message += f": {detail}"
+        if is_page(content_type, body):
+            message = not_an_endpoint(status, reason, content_type, body)
+        else:
+            detail = " ".join(body[:200].decode("utf-8", "replace").split())
+            if detail:
+                message += f": {detail}"
+    elif is_page(content_type, body):
+        message = not_an_endpoint(status, reason, content_type, body)
     return HttpStatusError(message, status=status, body=body[:ERROR_BODY_QUOTE] if body else b"")
+
+
+def not_an_endpoint(status: int, reason: str, content_type: str, body: bytes | None) -> str:
+    """One line for an answer that no MCP endpoint gives, such as a web page: its status, its
+    content type and the page's ``<title>`` when it has one (``body``: the start of it).
+
+    ``HTTP 404 Not Found, a text/html page titled "Not Found": not an MCP endpoint``
+    """
+    message = f"HTTP {status} {reason or _standard_phrase(status)}".rstrip()
+    kind = content_type or "no content type"
+    found = _title.search(body or b"")
+    title = " ".join(html.unescape(found[1].decode("utf-8", "replace")).split()) if found else ""
+    if len(title) > _TITLE_MAX:
+        title = title[: _TITLE_MAX - 3] + "..."
+    page = f'a {kind} page titled "{title}"' if title else f"a {kind} answer"
+    return f"{message}, {page}: not an MCP endpoint"
+
+
+def is_page(content_type: str, body: bytes | None) -> bool:
+    """Whether an answer is a web page (by its type, or by how it opens when it names none)."""
+    if content_type in ("text/html", "application/xhtml+xml"):
+        return True
+    # A server that names no type: a body that opens as HTML is a page all the same.
+    start = (body or b"")[:100].lstrip().lower()
+    return not content_type and start.startswith((b"<!doctype html", b"<html"))
 
 
 def copy_error(error: McpError) -> McpError:

@@ -299,9 +299,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
                 headers = self.request_headers(ACCEPT_JSON_OR_SSE, session=False) + stateless
             headers.append(("content-type", "application/json"))
             first = (is_initialize or stream.stateless) and self._on_initialize_outcome is not None
-            status = 0
-            reason = ""
-            body: bytes | None = None
+            status, reason, ctype, body = 0, "", "", None
             outcome = DONE
             with stream.scope:
                 try:
@@ -313,6 +311,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
                         read_timeout=self.options.timeout,
                     ) as response:
                         status, reason = response.status, response.reason
+                        ctype = response.content_type
                         if is_initialize and await self._first_outcome(data, status, None):
                             stream.pending.clear()
                             return
@@ -347,7 +346,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
                 await self._post_again_after_404(data, info, sent_session, stream)
                 return
             if not 200 <= status < 300:
-                await self._refused(stream.pending, status, reason, body)
+                await self._refused(stream.pending, status, reason, body, ctype)
                 stream.pending.clear()
                 return
             if outcome == ENDED and stream.pending and stream.stateless:
@@ -438,7 +437,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         if ctype == "text/event-stream":
             response.read_timeout = self.options.sse_read_timeout
             return await self._read_events(response, stream)
-        stream.fail(f"The server answered with an unexpected content type {ctype!r}")
+        stream.fail(await self._not_an_endpoint(response))
         return DONE
 
     async def _deliver_response(

@@ -11,13 +11,20 @@ connects only to the ones chosen, in order: the addresses checked are the addres
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from collections.abc import Callable
 
 import trio
 
-__all__ = ["Address", "open_tcp_to_chosen"]
+__all__ = ["Address", "connect_failure", "open_tcp_to_chosen"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# What OpenSSL reports when the bytes that came back are not TLS at all: most often a plain
+# HTTP server answering an https:// URL.
+_NOT_TLS = frozenset(
+    {"WRONG_VERSION_NUMBER", "PACKET_LENGTH_TOO_LONG", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE"}
+)
 
 
 async def open_tcp_to_chosen(
@@ -42,3 +49,21 @@ async def open_tcp_to_chosen(
         except OSError as exc:
             failures.append(f"{address}: {exc}")
     raise OSError(f"no chosen address of {host} accepted ({'; '.join(failures) or 'none chosen'})")
+
+
+def connect_failure(exc: BaseException) -> str:
+    """Why connecting failed, in a few words: the ``OSError``'s own text, or for a failed TLS
+    handshake (a ``trio.BrokenResourceError`` whose cause is the ``ssl.SSLError``, whose text
+    Trio does not repeat) ``TLS handshake failed: `` and OpenSSL's reason in plain words."""
+    cause = exc if isinstance(exc, ssl.SSLError) else exc.__cause__
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return f"TLS handshake failed: certificate verify failed ({cause.verify_message})"
+    if isinstance(cause, ssl.SSLError):
+        reason = str(cause.reason or "")
+        words = reason.lower().replace("_", " ")
+        if reason in _NOT_TLS:
+            return f"TLS handshake failed: the server does not speak TLS ({words})"
+        return f"TLS handshake failed: {words or cause}"
+    if isinstance(exc, trio.BrokenResourceError):
+        return "TLS handshake failed: the server closed the connection"
+    return str(exc) or type(exc).__name__

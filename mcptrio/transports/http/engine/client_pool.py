@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 
 import trio
 
-from .client_connect import Address, open_tcp_to_chosen
+from .client_connect import Address, connect_failure, open_tcp_to_chosen
 from .client_wire import (
     ConnectionParser,
     HeaderBlocks,
@@ -379,7 +379,8 @@ class HttpClientPool:
                 if stream is not None:
                     await trio.aclose_forcefully(stream)
                 raise HttpConnectError(
-                    f"Cannot connect to {origin.scheme}://{origin.host}:{origin.port}: {exc}"
+                    f"Cannot connect to {origin.scheme}://{origin.host}:{origin.port}:"
+                    f" {connect_failure(exc)}"
                 ) from exc
             except BaseException:
                 if stream is not None:

@@ -29,7 +29,7 @@ from ..protocol.errors import (
 )
 from ..protocol.types import CallToolResult
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_SERVER_ERROR, CliError, usage_error
-from .loading import load_server, parse_server_spec
+from .loading import bare_address_error, load_server, parse_server_spec
 
 __all__ = ["run_client_command"]
 
@@ -103,6 +103,8 @@ def _target(text: str) -> Target:
         return text
     if "://" in text:
         raise usage_error(f"{text!r}: the client speaks http(s):// and ws(s):// URLs only")
+    if (bare := bare_address_error(text)) is not None:
+        raise bare
     return load_server(parse_server_spec(text))
 
 

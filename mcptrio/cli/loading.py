@@ -16,7 +16,9 @@ import importlib
 import importlib.util
 import inspect
 import os
+import re
 import sys
+import sysconfig
 import traceback
 import typing
 from dataclasses import dataclass
@@ -27,7 +29,16 @@ from typing import Any
 from ..server import Server
 from .errors import usage_error
 
-__all__ = ["ServerSpec", "load_server", "looks_like_server_spec", "parse_server_spec"]
+__all__ = [
+    "ServerSpec",
+    "bare_address_error",
+    "load_server",
+    "looks_like_server_spec",
+    "parse_server_spec",
+]
+
+# host:port, then maybe a path: a URL without its scheme.
+_BARE_ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[\w.-]+):(?P<port>\d{1,5})(?P<path>/\S*)?")
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,17 @@ def parse_server_spec(text: str) -> ServerSpec:
     raise usage_error(
         f"{text!r} is not a server: give a .py file or a module name, with :name if needed"
     )
+
+
+def bare_address_error(text: str) -> Exception | None:
+    """The usage error for a URL given without its scheme (``127.0.0.1:8000/mcp``,
+    ``localhost:8000``), which reads as a file that does not exist: it says which URL was
+    meant. ``None`` for anything else, an existing file included."""
+    found = _BARE_ADDRESS.fullmatch(text)
+    if found is None or found["host"].endswith(".py") or Path(text).exists():
+        return None
+    scheme = "https" if found["port"] == "443" else "http"
+    return usage_error(f"no such file: {text}; did you mean {scheme}://{text}?")
 
 
 def looks_like_server_spec(text: str) -> bool:
@@ -151,7 +173,7 @@ def _as_server(spec: ServerSpec, value: Any, name: str | None = None) -> Server:
     try:
         built = value()
     except Exception as exc:
-        raise usage_error(f"{label}() raised {_describe(exc)}") from exc
+        raise usage_error(_describe(exc, f"calling {label}()")) from exc
     if not isinstance(built, Server):
         raise usage_error(f"{label}() returned a {type(built).__name__}, not an mcptrio.Server")
     return built
@@ -177,7 +199,7 @@ def _load_file(spec: ServerSpec) -> ModuleType:
         module_spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:
         sys.modules.pop(name, None)
-        raise usage_error(f"loading {spec.source} raised {_describe(exc)}") from exc
+        raise usage_error(_describe(exc, f"loading {spec.source}", path)) from exc
     return module
 
 
@@ -189,15 +211,52 @@ def _import_module(spec: ServerSpec) -> ModuleType:
     except ModuleNotFoundError as exc:
         if exc.name is not None and spec.source.startswith(exc.name):
             raise usage_error(f"no module named {spec.source!r}") from exc
-        raise usage_error(f"importing {spec.source} raised {_describe(exc)}") from exc
+        raise usage_error(_describe(exc, f"importing {spec.source}")) from exc
     except (Exception, SystemExit) as exc:
-        raise usage_error(f"importing {spec.source} raised {_describe(exc)}") from exc
+        raise usage_error(_describe(exc, f"importing {spec.source}")) from exc
 
 
-def _describe(exc: BaseException) -> str:
-    """``Type: message (file:line)``, the line being where it was raised."""
+def _describe(exc: BaseException, doing: str, target: Path | None = None) -> str:
+    """``file:line: Type: message``, as a compiler says it, the place being in the user's code
+    (see :func:`_user_place`); ``(doing)`` follows unless the place is in ``target`` itself."""
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    frames = traceback.extract_tb(exc.__traceback__)
-    if frames:
-        text += f" ({frames[-1].filename}:{frames[-1].lineno})"
-    return text
+    if isinstance(exc, SyntaxError):
+        # str() adds "(file, line N)", which the place says already.
+        text = f"{type(exc).__name__}: {exc.msg}"
+    place = _user_place(exc)
+    if place is None:
+        return f"{text} ({doing})"
+    filename, line = place
+    where = f"{_shown(filename)}:{line}" if line else _shown(filename)
+    if target is not None and Path(filename).resolve() == target:
+        return f"{where}: {text}"
+    return f"{where}: {text} ({doing})"
+
+
+def _user_place(exc: BaseException) -> tuple[str, int | None] | None:
+    """Where ``exc`` happened, for the user: a syntax error's own file and line; otherwise the
+    deepest frame of the user's code, that is outside the import machinery (``<frozen ...>``),
+    the standard library, the installed packages and mcptrio, or else the deepest frame."""
+    if isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith("<"):
+        return exc.filename, exc.lineno
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+    for frame in reversed(frames):
+        if not frame.filename.startswith(_NOT_USER_CODE):
+            return frame.filename, frame.lineno
+    return (frames[-1].filename, frames[-1].lineno) if frames else None
+
+
+def _shown(filename: str) -> str:
+    """``filename`` relative to the current folder when it is below it, as the user typed it."""
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return filename if relative.startswith("..") else relative
+
+
+# Code that is not the user's: where an error in it happened says little about their mistake.
+_NOT_USER_CODE = tuple(
+    {sysconfig.get_paths()[key] + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    | {str(Path(__file__).resolve().parents[1]) + os.sep}
+)

@@ -23,6 +23,9 @@ endpoint, so ``"type": "sse"`` needs nothing more; ``ws(s)://``: WebSocket). VS 
 - a relative ``cwd`` is taken from the configuration file's directory, and a command without
   ``cwd`` runs there, so a file and the servers it names can move together;
 - ``"disabled": true`` leaves a server out;
+- a ``command`` with spaces that names no file and no program on ``PATH`` (``"mcptrio run
+  notes.py"``) is an error that shows the ``command`` and ``args`` to write instead (see
+  :mod:`.commands`);
 - servers whose tool names could meet are an error naming both (see
   :func:`~.names.check_apart`): the same namespace, a namespace that another one begins with
   before the ``_`` separator (``a`` and ``a_b``: ``a``'s tool ``b_c`` and ``a_b``'s ``c`` would
@@ -45,6 +48,7 @@ from typing import Any
 from ..client import Revisions, Target, http, stdio, websocket
 from ..protocol.errors import LocalError
 from ..protocol.revisions import SUPPORTED
+from .commands import check_command
 from .names import check_apart
 from .upstream import Upstream
 
@@ -149,11 +153,10 @@ def _command(entry: Mapping[str, Any], base: Path) -> Target:
     if env is not None and not all(isinstance(v, str) for v in env.values()):
         raise TypeError('"env" values must be strings')
     cwd = _typed(entry, "cwd", str)
-    return stdio(
-        [command, *args],
-        env=None if env is None else {**os.environ, **env},
-        cwd=base if cwd is None else base / cwd,
-    )
+    folder = base if cwd is None else base / cwd
+    env = None if env is None else {**os.environ, **env}
+    check_command(command or "", args, folder, env)
+    return stdio([command, *args], env=env, cwd=folder)
 
 
 def _url(entry: Mapping[str, Any]) -> Target:

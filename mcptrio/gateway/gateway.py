@@ -36,6 +36,7 @@ from typing import Any
 import msgspec
 import trio
 
+from .. import __version__
 from ..protocol.base import Request, Result
 from ..protocol.types import CallToolRequest, ServerCapabilities
 from ..runtime.context import RequestContext
@@ -51,15 +52,18 @@ __all__ = ["Gateway"]
 class Gateway(Server):
     """A server fronting the MCP servers ``upstreams`` (each an :class:`Upstream`).
 
-    ``reconnect`` is how long an upstream that failed waits before it is tried again. The other
-    keywords are :class:`~mcptrio.Server`'s. Tools, resources, prompts and completions are declared
-    to every client (they come and go with the upstreams), lists always with ``listChanged``.
+    ``name`` and ``version`` are the gateway's own ``serverInfo`` (by default its name and
+    mcptrio's version), which every client sees, in either era: an upstream's is never passed
+    on. ``reconnect`` is how long an upstream that failed waits before it is tried again. The
+    other keywords are :class:`~mcptrio.Server`'s. Tools, resources, prompts and completions are
+    declared to every client (they come and go with the upstreams), lists always with
+    ``listChanged``.
     """
 
     def __init__(
         self,
         name: str = "mcptrio-gateway",
-        version: str = "0.1.0",
+        version: str = __version__,
         *,
         upstreams: Iterable[Upstream] = (),
         reconnect: Backoff | None = None,

@@ -14,7 +14,8 @@ The actor's life, in a loop until the gateway stops:
 3. when the connection ends (the process exits, the socket breaks) or cannot be made, the
    upstream's items are removed at once (list-changed again), requests waiting on it fail with a
    tool error naming the upstream, and so do later calls of its tools; then it waits (0.5 s,
-   doubling up to 30 s, back to 0.5 s after a connection that lasted) and connects again.
+   doubling up to 30 s, back to 0.5 s after a connection that lasted) and connects again;
+   a command that cannot start (:func:`~.commands.cannot_start`) is logged once and not retried.
 
 Every wait on the upstream has a deadline: connecting (``connect_timeout``), each forwarded
 request (``timeout``, pushed back by the upstream's progress), each relisting.
@@ -73,6 +74,7 @@ from ..server.handler_context import HandlerContext
 from ..server.mount import check_namespace
 from ..server.session_state import ListKind
 from ..server.tool_results import error_result
+from .commands import cannot_start
 from .parked import ParkedCall, ParkedCalls
 from .routing import DownstreamRouter
 
@@ -202,6 +204,13 @@ class UpstreamConnection:
             try:
                 await self._connected(ready)
             except Exception as exc:
+                reason = cannot_start(self.spec.target, exc)
+                if reason is not None:
+                    # No retry would change it: said once, and the upstream stays down.
+                    self.state, self.error = "down", exc
+                    log.error("Upstream %r cannot start: %s; not retrying", self.spec.name, reason)
+                    ready()
+                    return
                 self._down(exc)
             ready()
             if trio.current_time() - started >= self.backoff.reset_after:

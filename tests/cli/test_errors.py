@@ -212,3 +212,17 @@ async def test_an_address_without_a_scheme_suggests_the_url(
     ran = await mcptrio("list", written, cwd=tmp_path)
     assert ran.code == 2
     assert ran.error_line == f"mcptrio: error: no such file: {written}; did you mean {meant}?"
+
+
+async def test_a_gateway_command_written_as_one_string_is_one_line_and_exit_2(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "gateway.json"
+    config.write_text('{"mcpServers": {"notes": {"command": "mcptrio run notes.py"}}}')
+    ran = await mcptrio("gateway", config, "--port", "0")
+    assert ran.code == 2
+    assert ran.error_line == (
+        "mcptrio: error: Server 'notes': \"command\" is a whole command line ('mcptrio run"
+        ' notes.py\'): give the program alone in "command" and its arguments in "args":'
+        ' "command": "mcptrio", "args": ["run", "notes.py"]'
+    )

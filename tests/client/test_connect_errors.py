@@ -4,6 +4,7 @@ stdio server that exited is named by its exit code and the last words of its std
 from __future__ import annotations
 
 import signal
+import ssl
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import trio
 
 from mcptrio.client import open_client
 from mcptrio.protocol.errors import ConnectionClosed
+from mcptrio.transports.http.engine.client_connect import connect_failure
 from mcptrio.transports.stdio import exit_message
 
 
@@ -61,3 +63,32 @@ def test_the_exit_message_quotes_the_last_unindented_line(
     returncode: int, tail: list[str], message: str
 ) -> None:
     assert exit_message(returncode, tail) == message
+
+
+def _broken_by(cause: BaseException) -> trio.BrokenResourceError:
+    """What a failed TLS handshake raises: Trio's error, OpenSSL's as its cause."""
+    broken = trio.BrokenResourceError()
+    broken.__cause__ = cause
+    return broken
+
+
+def _verify_failure() -> ssl.SSLCertVerificationError:
+    failure = ssl.SSLCertVerificationError(1, "certificate verify failed")
+    failure.verify_message = "self-signed certificate"
+    return failure
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (
+            _broken_by(_verify_failure()),
+            "TLS handshake failed: certificate verify failed (self-signed certificate)",
+        ),
+        (trio.BrokenResourceError(), "TLS handshake failed: the server closed the connection"),
+        (ConnectionRefusedError(111, "Connection refused"), "[Errno 111] Connection refused"),
+    ],
+    ids=["certificate", "closed-during-handshake", "refused"],
+)
+def test_a_connect_failure_says_why_in_words(error: BaseException, reason: str) -> None:
+    assert connect_failure(error) == reason

@@ -10,30 +10,14 @@ import sys
 
 import trio
 from cli_runner import EVERYTHING, mcptrio_env
+from piped_messages import INITIALIZE, INITIALIZED, PING, lines, tool_call
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "pipe", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-COUNTDOWN = {
-    "jsonrpc": "2.0",
-    "id": 2,
-    "method": "tools/call",
-    "params": {"name": "countdown", "arguments": {"seconds": 1}},
-}
-PING = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+COUNTDOWN = tool_call(2, "countdown", seconds=1)
 RUN = [sys.executable, "-m", "mcptrio", "run", str(EVERYTHING)]
 
 
 async def test_requests_piped_in_are_answered_before_run_exits() -> None:
-    piped = b"".join(json.dumps(m).encode() + b"\n" for m in (INITIALIZE, INITIALIZED, COUNTDOWN))
+    piped = lines(INITIALIZE, INITIALIZED, COUNTDOWN)
     with trio.fail_after(60):
         done = await trio.run_process(
             RUN, stdin=piped, capture_stdout=True, capture_stderr=True, env=mcptrio_env()
@@ -49,7 +33,7 @@ async def test_a_ping_piped_in_is_answered() -> None:
     with trio.fail_after(60):
         done = await trio.run_process(
             RUN,
-            stdin=json.dumps(PING).encode() + b"\n",
+            stdin=lines(PING),
             capture_stdout=True,
             capture_stderr=True,
             env=mcptrio_env(),

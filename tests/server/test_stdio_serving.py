@@ -8,21 +8,10 @@ from typing import Any
 
 import trio
 import trio.testing
+from piped_messages import INITIALIZE, INITIALIZED, lines, tool_call
 
 import mcptrio
 from mcptrio.server.stdio_serving import END_OF_INPUT_GRACE, serve_stdio_session
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "pipe", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def slow_server() -> mcptrio.Server:
@@ -34,11 +23,6 @@ def slow_server() -> mcptrio.Server:
         return f"waited {seconds:g} s"
 
     return server
-
-
-def call(request_id: int, seconds: float) -> dict[str, Any]:
-    params = {"name": "wait", "arguments": {"seconds": seconds}}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
 async def serve_piped(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], float]:
@@ -58,7 +42,7 @@ async def serve_piped(messages: list[dict[str, Any]]) -> tuple[list[dict[str, An
             serving.start_soon(
                 lambda: serve_stdio_session(slow_server(), stdin=stdin, stdout=stdout)
             )
-            await to_server.send_all(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+            await to_server.send_all(lines(*messages))
             await to_server.aclose()
             ended_input = trio.current_time()
         served_after = trio.current_time() - ended_input
@@ -69,7 +53,14 @@ async def test_end_of_input_lets_the_requests_in_flight_answer(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     with trio.fail_after(30):
-        answers, _ = await serve_piped([INITIALIZE, INITIALIZED, call(2, 1), call(3, 2)])
+        answers, _ = await serve_piped(
+            [
+                INITIALIZE,
+                INITIALIZED,
+                tool_call(2, "wait", seconds=1),
+                tool_call(3, "wait", seconds=2),
+            ]
+        )
     results = {answer["id"]: answer.get("result") for answer in answers}
     assert results[2]["content"] == [{"type": "text", "text": "waited 1 s"}]
     assert results[3]["content"] == [{"type": "text", "text": "waited 2 s"}]
@@ -80,7 +71,12 @@ async def test_a_request_that_outlasts_the_grace_is_cut_when_it_ends(
 ) -> None:
     with trio.fail_after(300):
         answers, served_after = await serve_piped(
-            [INITIALIZE, INITIALIZED, call(2, 1), call(3, 120)]
+            [
+                INITIALIZE,
+                INITIALIZED,
+                tool_call(2, "wait", seconds=1),
+                tool_call(3, "wait", seconds=120),
+            ]
         )
     assert [answer["id"] for answer in answers] == [1, 2]
     assert END_OF_INPUT_GRACE <= served_after < END_OF_INPUT_GRACE + 1

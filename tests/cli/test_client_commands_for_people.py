@@ -87,7 +87,8 @@ async def test_pretty_still_prints_the_wire_result() -> None:
     assert '"resultType": "complete"' in called.stdout
 
 
-async def test_header_options_go_with_every_http_request() -> None:
+@pytest.mark.parametrize("scheme", ["http", "ws"], ids=["http", "websocket"])
+async def test_header_options_go_with_every_request_to_the_server(scheme: str) -> None:
     heads: list[bytes] = []
 
     async def refuse(stream: trio.SocketStream) -> None:
@@ -104,7 +105,7 @@ async def test_header_options_go_with_every_http_request() -> None:
             port = listeners[0].socket.getsockname()[1]
             called = await mcptrio(
                 "list",
-                f"http://127.0.0.1:{port}/mcp",
+                f"{scheme}://127.0.0.1:{port}/mcp",
                 "--header",
                 "Authorization: Bearer s3cret",
                 "-H",

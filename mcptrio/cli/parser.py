@@ -3,8 +3,8 @@
 A client command (``list``, ``call``, ``read``, ``prompt``) names its server either as a
 TARGET before the rest (a URL, a ``.py`` file or a module) or as a command after ``--``. With a
 command, the command runs to the end of the line unless the command's own words (the tool,
-the URI, the prompt) were given before ``--``; otherwise they are its last words (and a last
-word that starts with ``{`` is the JSON arguments).
+the URI, the prompt) were given before ``--``; otherwise they are its last words (and its last
+``NAME=VALUE`` words, and a word that starts with ``{`` before them, are the arguments).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ take an http(s):// or ws(s):// URL, or a command after -- (run over stdio):
   mcptrio run server.py --transport http --port 8000
   mcptrio run server.py --transport http --workers 4 --redis redis://127.0.0.1:6379
   mcptrio list http://127.0.0.1:8000/mcp
-  mcptrio call http://127.0.0.1:8000/mcp add '{"a": 1, "b": 2}'
-  mcptrio call -- python server.py add '{"a": 1, "b": 2}'
+  mcptrio call http://127.0.0.1:8000/mcp add a=1 b=2
+  mcptrio call http://127.0.0.1:8000/mcp add '{"a": 1, "b": 2}' --json
+  mcptrio call -- python server.py add a=1 b=2
 
 Exit codes: 0 ok, 1 the server answered with an error, 2 usage error,
 3 the server could not be reached (or was lost), 130 interrupted.
@@ -136,24 +137,30 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "call",
         "TOOL [ARGS]",
-        help="call a tool and print its result as JSON",
-        description="Call TOOL with ARGS (a JSON object) and print the CallToolResult. A result "
-        "with isError set is printed too, and the exit code is 1.",
+        help="call a tool and print its result",
+        description="Call TOOL and print its result: text as text, structured content as "
+        "indented JSON, other content as one line each (--json: the CallToolResult as JSON). "
+        "Its arguments are ARGS (a JSON object) and NAME=VALUE words, each VALUE converted to "
+        "the type TOOL's inputSchema gives NAME, or NAME:=JSON for a JSON value. A result "
+        "with isError set is printed on stderr, and the exit code is 1. On a terminal, the "
+        "call's progress is shown on stderr while it runs.",
     )
     _client_command(
         commands,
         "read",
         "URI",
-        help="read a resource and print it as JSON",
-        description="Read the resource at URI and print the ReadResourceResult.",
+        help="read a resource and print it",
+        description="Read the resource at URI and print its contents: text as text, binary "
+        "contents as one line each (--json: the ReadResourceResult as JSON).",
     )
     _client_command(
         commands,
         "prompt",
         "NAME [ARGS]",
-        help="get a prompt and print it as JSON",
-        description="Get prompt NAME filled with ARGS (a JSON object of strings) and print the "
-        "GetPromptResult.",
+        help="get a prompt and print it",
+        description="Get prompt NAME filled with ARGS (a JSON object of strings) and NAME=VALUE "
+        "words, and print its messages, each under its role (--json: the GetPromptResult as "
+        "JSON).",
     )
 
     config = commands.add_parser(
@@ -240,7 +247,22 @@ def _client_command(
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pretty", action="store_true", help="indent the JSON for people")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON, as it came on the wire (list always does)",
+    )
+    parser.add_argument(
+        "--pretty", action="store_true", help="print the result as indented JSON (implies --json)"
+    )
+    parser.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        metavar="NAME:VALUE",
+        help="send this HTTP header to an http(s):// or ws(s):// server (repeatable), "
+        "e.g. --header 'Authorization: Bearer TOKEN'",
+    )
     parser.add_argument(
         "--timeout",
         type=float,

@@ -24,7 +24,6 @@ from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..tasks import TaskSupervisor
-from ..transports.stdio import open_stdio_server_transport
 from .changes import ChangeNotices
 from .contents import ServerContents
 from .context import Context, RequestHook
@@ -44,6 +43,7 @@ from .resources import RegisteredResource, RegisteredTemplate, ResourceOptions
 from .running import DEFAULT_GRACE, TransportName, run_server
 from .session_state import ListKind, ServerSessionState, SessionStates
 from .skills import Skills
+from .stdio_serving import serve_stdio_session
 from .subscription_bus import Change, LocalSubscriptionBus, SubscriptionBus
 from .task_calls import open_serving
 from .task_extension import ExtensionTasks
@@ -466,9 +466,9 @@ class Server:
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve one session on this process's stdin/stdout until stdin ends."""
-        async with open_stdio_server_transport(max_frame_size=max_frame_size) as transport:
-            await self.serve_session(transport, task_status=task_status)
+        """Serve one session on this process's stdin/stdout until stdin ends and the requests
+        in flight have answered (see :mod:`.stdio_serving`)."""
+        await serve_stdio_session(self, max_frame_size=max_frame_size, task_status=task_status)
 
     async def serve_http(
         self,

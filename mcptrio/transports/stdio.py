@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import NoReturn, TextIO
 
@@ -74,7 +74,9 @@ class StdioTransport:
     :meth:`receive` reads ``read_size`` bytes at a time and hands out the frames they hold one by
     one. It is safe to cancel: a frame already read stays buffered for the next call. At the end
     of input it returns the last line even if it lacks a newline, then raises
-    ``trio.EndOfChannel`` on this and every later call. Errors of the underlying stream
+    ``trio.EndOfChannel`` on this and every later call; before the first of them it awaits
+    :attr:`at_end_of_input`, when one is set (a server waits there for the requests in flight
+    to be answered, since the session ends with the transport). Errors of the underlying stream
     (``trio.BrokenResourceError``, ``trio.ClosedResourceError``) propagate unchanged.
 
     :meth:`send` writes all its frames with a single ``send_all``, so a batch of frames reaches
@@ -104,6 +106,9 @@ class StdioTransport:
         self._pending: deque[Frame] = deque()
         self._at_eof = False
         self._closed = False
+        #: Awaited once, when input has ended and every frame has been received, before
+        #: ``receive`` raises ``trio.EndOfChannel``.
+        self.at_end_of_input: Callable[[], Awaitable[object]] | None = None
 
     @property
     def max_frame_size(self) -> int:
@@ -122,6 +127,9 @@ class StdioTransport:
         framer = self._framer
         while not pending:
             if self._at_eof:
+                hook, self.at_end_of_input = self.at_end_of_input, None
+                if hook is not None:
+                    await hook()
                 raise trio.EndOfChannel
             data = await self.receive_stream.receive_some(self._read_size)
             if data:

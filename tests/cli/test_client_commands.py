@@ -16,7 +16,7 @@ SIMPLE_TEXT = [{"type": "text", "text": "This is a simple text response for test
 
 
 async def test_call_over_stdio_runs_the_command_after_the_separator() -> None:
-    called = await mcptrio("call", "--", sys.executable, EVERYTHING, "test_simple_text")
+    called = await mcptrio("call", "--json", "--", sys.executable, EVERYTHING, "test_simple_text")
     assert called.code == 0, called.stderr
     assert called.stderr == ""
     validate_definition(called.json(), "2026-07-28", "CallToolResult")
@@ -25,10 +25,10 @@ async def test_call_over_stdio_runs_the_command_after_the_separator() -> None:
 
 async def test_call_takes_the_tool_and_arguments_before_or_after_the_command() -> None:
     after = await mcptrio(
-        "call", "--", sys.executable, EVERYTHING, "add_note", '{"name": "x", "text": "y"}'
+        "call", "--json", "--", sys.executable, EVERYTHING, "add_note", '{"name": "x", "text": "y"}'
     )
     before = await mcptrio(
-        "call", "add_note", '{"name": "x", "text": "y"}', "--", sys.executable, EVERYTHING
+        "call", "--json", "add_note", '{"name": "x", "text": "y"}', "--", sys.executable, EVERYTHING
     )
     for called in (after, before):
         assert called.code == 0, called.stderr
@@ -55,12 +55,16 @@ async def test_list_prints_every_tool_and_on_request_the_rest() -> None:
 
 
 async def test_read_and_prompt_print_their_results() -> None:
-    read = await mcptrio("read", EVERYTHING, "test://static-text")
+    read = await mcptrio("read", "--json", EVERYTHING, "test://static-text")
     assert read.code == 0, read.stderr
     validate_definition(read.json(), "2026-07-28", "ReadResourceResult")
     assert read.json()["contents"][0]["text"] == "This is the content of the static text resource."
     prompt = await mcptrio(
-        "prompt", EVERYTHING, "test_prompt_with_arguments", '{"arg1": "one", "arg2": "two"}'
+        "prompt",
+        "--json",
+        EVERYTHING,
+        "test_prompt_with_arguments",
+        '{"arg1": "one", "arg2": "two"}',
     )
     assert prompt.code == 0, prompt.stderr
     validate_definition(prompt.json(), "2026-07-28", "GetPromptResult")
@@ -69,7 +73,7 @@ async def test_read_and_prompt_print_their_results() -> None:
 
 
 async def test_a_tool_that_reports_an_error_prints_the_result_and_exits_1() -> None:
-    called = await mcptrio("call", EVERYTHING, "test_error_handling")
+    called = await mcptrio("call", "--json", EVERYTHING, "test_error_handling")
     assert called.code == 1
     assert called.json()["isError"] is True
     assert called.error_line == "mcptrio: tool test_error_handling reported an error"

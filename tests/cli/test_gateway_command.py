@@ -24,7 +24,7 @@ async def test_the_gateway_serves_its_upstreams_tools_namespaced(tmp_path: Path)
         assert listed.code == 0, listed.stderr
         names = {tool["name"] for tool in listed.json()["tools"]}
         assert "everything_test_simple_text" in names
-        called = await mcptrio("call", url, "everything_test_simple_text")
+        called = await mcptrio("call", "--json", url, "everything_test_simple_text")
         assert called.code == 0, called.stderr
         assert called.json()["content"][0]["type"] == "text"
 

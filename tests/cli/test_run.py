@@ -21,7 +21,7 @@ async def test_run_over_http_prints_its_url_and_serves_list_and_call() -> None:
             listed = await mcptrio("list", url)
             assert listed.code == 0, listed.stderr
             assert "test_simple_text" in [tool["name"] for tool in listed.json()["tools"]]
-            called = await mcptrio("call", url, "test_simple_text")
+            called = await mcptrio("call", "--json", url, "test_simple_text")
             assert called.code == 0, called.stderr
             assert called.json()["content"] == [
                 {"type": "text", "text": "This is a simple text response for testing."}
@@ -32,7 +32,7 @@ async def test_run_over_websocket_serves_a_websocket_url() -> None:
     with trio.fail_after(90):
         async with served(EVERYTHING, "--transport", "websocket", "--port", "0") as url:
             assert url.startswith("ws://127.0.0.1:") and url.endswith("/mcp")
-            called = await mcptrio("call", url, "describe", '{"values": [1, 2, 3]}')
+            called = await mcptrio("call", "--json", url, "describe", '{"values": [1, 2, 3]}')
             assert called.code == 0, called.stderr
             assert called.json()["structuredContent"]["mean"] == 2
 
@@ -55,7 +55,15 @@ async def test_run_serves_on_each_parser_and_front_end(options: list[str]) -> No
 async def test_run_serves_stdio_by_default() -> None:
     # The stdio server is `mcptrio run FILE` itself, started by the client after --.
     called = await mcptrio(
-        "call", "--", sys.executable, "-m", "mcptrio", "run", EVERYTHING, "test_simple_text"
+        "call",
+        "--json",
+        "--",
+        sys.executable,
+        "-m",
+        "mcptrio",
+        "run",
+        EVERYTHING,
+        "test_simple_text",
     )
     assert called.code == 0, called.stderr
     assert called.json()["content"][0]["text"].startswith("This is a simple text")
@@ -77,7 +85,7 @@ async def test_run_a_module_and_a_named_server(tmp_path: Path) -> None:
         async with served(
             "shop.servers:admin", "--transport", "http", "--port", "0", cwd=tmp_path
         ) as url:
-            called = await mcptrio("call", url, "shutdown")
+            called = await mcptrio("call", "--json", url, "shutdown")
             assert called.code == 0, called.stderr
             assert called.json()["content"] == [{"type": "text", "text": "bye"}]
 

@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=DEFAULT_GRACE,
         metavar="S",
-        help="seconds stopping workers give the requests they serve (default: %(default)g)",
+        help="seconds a stopping HTTP server (or its workers) gives the requests it serves, on"
+        " SIGTERM or Ctrl-C; a second signal stops at once (default: %(default)g)",
     )
     run.add_argument(
         "--log-level",

@@ -10,7 +10,12 @@
 :func:`run_server` is ``trio.run`` around the matching ``serve_*`` method, for a process whose
 only job is this server; inside a Trio program of your own, start the ``serve_*`` method in your
 nursery instead. Over HTTP and WebSocket the URL clients connect to is written to stderr as one
-line (stdout is left alone: it may be a pipe someone reads), and Ctrl-C ends the run quietly.
+line (stdout is left alone: it may be a pipe someone reads).
+
+SIGTERM (``docker stop``, systemd, Kubernetes) and Ctrl-C stop the run and it returns normally.
+Over HTTP the first one drains: no connection is accepted any more, open streams end, the
+requests being served are answered, and the run returns once they have, or after ``grace``
+seconds, cancelling what is left; a second signal stops at once.
 
 With ``workers`` above 1 (HTTP, built-in front end) this process becomes a supervisor
 (:mod:`.workers`) that binds the port and runs that many copies of the program as workers
@@ -80,6 +85,7 @@ class RunnableServer(WorkerServer, Protocol):
         path: str = ...,
         front_end: Literal["builtin", "hypercorn"] = ...,
         parser: Literal["auto", "h11", "httptools"] = ...,
+        shutdown: trio.Event | None = ...,
         task_status: trio.TaskStatus[str] = ...,
     ) -> None: ...
 
@@ -108,7 +114,8 @@ def run_server(
     grace: float = DEFAULT_GRACE,
     worker_command: Sequence[str] | None = None,
 ) -> None:
-    """Serve ``server`` over ``transport`` until stdin ends (stdio) or Ctrl-C.
+    """Serve ``server`` over ``transport`` until stdin ends (stdio), SIGTERM or Ctrl-C (see the
+    module docstring for how a signal stops it, within ``grace`` seconds over HTTP).
 
     ``announce`` is where the URL line goes for HTTP and WebSocket (``None``: stderr).
     A port already in use raises ``OSError`` before anything is served.
@@ -132,6 +139,11 @@ def run_server(
         _check_workers(transport, front_end, workers, grace)
         if redis_url is None:
             print(_NO_SHARED_SESSIONS.format(workers=workers), file=out, flush=True)
+        else:
+            # Checked once here, before any worker starts: a missing extra or a Redis that is
+            # not there would otherwise fail every worker, each restarted until the supervisor
+            # gave up, every copy printing the same error.
+            trio.run(_check_redis, redis_url)
         command = [sys.executable, *sys.orig_argv[1:]] if worker_command is None else worker_command
         supervise = partial(
             serve_workers,
@@ -145,7 +157,7 @@ def run_server(
         trio.run(_supervise, server, supervise, workers, path, out)
         return
 
-    async def serve() -> None:
+    async def serve(stop: trio.Event) -> None:
         # A lone error (a port in use, say) leaves as itself, not in a group.
         async with open_unwrapping_nursery() as nursery:
             if transport == "stdio":
@@ -153,17 +165,55 @@ def run_server(
                 return
             if transport == "http":
                 serving = partial(
-                    _serve_http, server, host, port, path, parser, front_end, redis_url
+                    _serve_http, server, host, port, path, parser, front_end, redis_url, stop
                 )
                 url = f"{await nursery.start(serving)}{path}"
             else:
                 url = await nursery.start(_serve_websocket, server, host, port, path)
             print(f"Serving {server.info.name} over {transport} at {url}", file=out, flush=True)
 
-    try:
-        trio.run(serve)
-    except KeyboardInterrupt:
-        return
+    # Over HTTP the first signal drains (see _stop_on_signals); stdio and WebSocket stop at once.
+    trio.run(_serve_until_signalled, serve, grace if transport == "http" else 0.0)
+
+
+async def _serve_until_signalled(
+    serve: Callable[[trio.Event], Awaitable[None]], grace: float
+) -> None:
+    """Run ``serve(stop)`` until it returns, or until SIGTERM or SIGINT: the first signal sets
+    ``stop`` (the serving stops taking work and finishes what it has) and gives it ``grace``
+    seconds; a second signal, or the grace running out, cancels what is left. Either way the
+    run ends normally: a stop asked for is not an error."""
+    stop = trio.Event()
+    with (
+        trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals,
+        trio.CancelScope() as serving,
+    ):
+        # A lone error (a port in use, say) leaves as itself, not in a group.
+        async with open_unwrapping_nursery() as nursery:
+            nursery.start_soon(_stop_on_signals, signals, stop, serving, grace)
+            await serve(stop)
+            nursery.cancel_scope.cancel()
+
+
+async def _stop_on_signals(
+    signals: AsyncIterator[int], stop: trio.Event, serving: trio.CancelScope, grace: float
+) -> None:
+    async for _ in signals:
+        if stop.is_set():
+            serving.cancel()
+            return
+        stop.set()
+        serving.deadline = trio.current_time() + grace
+
+
+async def _check_redis(redis_url: str) -> None:
+    """Connect to ``redis_url`` and ``PING`` it: ``ImportError`` without the ``redis`` extra,
+    :class:`~mcptrio.stores.errors.StoreUnavailable` (one line: the URL and the reason) if
+    Redis does not answer."""
+    from ..stores.redis_calls import open_redis
+
+    async with open_redis(redis_url):
+        pass
 
 
 def _check_workers(transport: str, front_end: str, workers: int, grace: float) -> None:
@@ -184,19 +234,34 @@ async def _supervise(
     path: str,
     out: TextIO,
 ) -> None:
-    """Run the supervisor until SIGTERM or SIGINT, then stop it (and its workers) gracefully."""
+    """Run the supervisor until SIGTERM or SIGINT, then stop it (and its workers) gracefully;
+    a second signal stops them at once."""
+    hurry = trio.Event()
+    supervising = trio.CancelScope()
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with open_unwrapping_nursery() as nursery:
-            nursery.start_soon(_cancel_on_signal, signals, nursery.cancel_scope)
-            url = await nursery.start(supervise)
+
+            async def run_supervisor(task_status: trio.TaskStatus[str]) -> None:
+                with supervising:
+                    await supervise(hurry=hurry, task_status=task_status)
+                # Stopped: the signal watcher goes too.
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(_stop_workers_on_signals, signals, supervising, hurry)
+            url = await nursery.start(run_supervisor)
             line = f"Serving {server.info.name} with {workers} workers over http at {url}{path}"
             print(line, file=out, flush=True)
 
 
-async def _cancel_on_signal(signals: AsyncIterator[int], scope: trio.CancelScope) -> None:
+async def _stop_workers_on_signals(
+    signals: AsyncIterator[int], supervising: trio.CancelScope, hurry: trio.Event
+) -> None:
+    """The first signal stops the supervisor (its workers drain); the second hurries them."""
     async for _ in signals:
-        scope.cancel()
-        return
+        if supervising.cancel_called:
+            hurry.set()
+            return
+        supervising.cancel()
 
 
 async def _serve_http(
@@ -207,12 +272,19 @@ async def _serve_http(
     parser: Literal["auto", "h11", "httptools"],
     front_end: Literal["builtin", "hypercorn"],
     redis_url: str | None,
+    stop: trio.Event,
     *,
     task_status: trio.TaskStatus[str],
 ) -> None:
     if redis_url is None:
         await server.serve_http(
-            host, port, path=path, parser=parser, front_end=front_end, task_status=task_status
+            host,
+            port,
+            path=path,
+            parser=parser,
+            front_end=front_end,
+            shutdown=stop,
+            task_status=task_status,
         )
         return
     from ..transports.http.endpoints.app import McpHttpApp
@@ -221,7 +293,13 @@ async def _serve_http(
     async with open_scale_out(server, redis_url) as options:
         app = McpHttpApp(server, path=path, **options)
         await serve_http(
-            app, host, port, parser=parser, front_end=front_end, task_status=task_status
+            app,
+            host,
+            port,
+            parser=parser,
+            front_end=front_end,
+            shutdown=stop,
+            task_status=task_status,
         )
 
 

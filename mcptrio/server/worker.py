@@ -17,9 +17,10 @@ The descriptors (and ``MCPTRIO_REUSE_PORT``) are taken out of the environment as
 are read, so that a process this worker starts does not believe it is a worker too.
 
 A worker stops on SIGTERM, on SIGINT, or when the supervisor goes: it closes its copy of the
-listening socket (the others keep accepting), closes idle connections, answers the requests it
-is serving, and exits once they are done or ``grace`` seconds have passed, whichever is first;
-what is still running then is cancelled.
+listening socket (the others keep accepting), closes idle connections, ends its open streams,
+answers the requests it is serving, and exits once they are done or ``grace`` seconds have
+passed, whichever is first; what is still running then is cancelled, and so it is at once on a
+second signal.
 """
 
 from __future__ import annotations
@@ -123,18 +124,22 @@ async def serve_worker(
             # wait (and be reset if it failed to start).
             listening = listen_beside(setup.listening) if setup.reuse_port else setup.listening
             listener = trio.SocketListener(trio.socket.from_stdlib_socket(listening))
-            async with trio.open_nursery() as nursery:
-                await nursery.start(
-                    partial(serve_http, app, parser=parser, listeners=[listener], shutdown=stop)
-                )
-                await link.send_all(READY)
-                async with trio.open_nursery() as waiting:
-                    waiting.start_soon(_set_on_signal, signals, stop)
-                    waiting.start_soon(_set_on_eof, link, stop)
-                    await stop.wait()
-                    waiting.cancel_scope.cancel()
-                # serve_http returns once drained; past the grace, what is left is cancelled.
-                nursery.cancel_scope.deadline = trio.current_time() + setup.grace
+            async with trio.open_nursery() as hurrying:
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(
+                        partial(serve_http, app, parser=parser, listeners=[listener], shutdown=stop)
+                    )
+                    await link.send_all(READY)
+                    async with trio.open_nursery() as waiting:
+                        waiting.start_soon(_set_on_signal, signals, stop)
+                        waiting.start_soon(_set_on_eof, link, stop)
+                        await stop.wait()
+                        waiting.cancel_scope.cancel()
+                    # serve_http returns once drained; past the grace, or on a second signal,
+                    # what is left is cancelled.
+                    nursery.cancel_scope.deadline = trio.current_time() + setup.grace
+                    hurrying.start_soon(_cancel_on_signal, signals, nursery.cancel_scope)
+                hurrying.cancel_scope.cancel()
 
 
 def _scale_out(
@@ -146,6 +151,12 @@ def _scale_out(
 async def _set_on_signal(signals: AsyncIterator[int], stop: trio.Event) -> None:
     async for _ in signals:
         stop.set()
+        return
+
+
+async def _cancel_on_signal(signals: AsyncIterator[int], scope: trio.CancelScope) -> None:
+    async for _ in signals:
+        scope.cancel()
         return
 
 

@@ -25,9 +25,10 @@ start.
 
 Stopping is cancelling: each worker is sent SIGTERM and given ``grace`` seconds (and a
 moment to exit) to answer the requests it is serving; a worker still running then is killed.
+Setting ``hurry`` meanwhile sends each worker a second SIGTERM, which stops it at once.
 Signals are the caller's business (``Server.run`` turns SIGTERM and SIGINT into that
-cancellation). Everything the supervisor starts is a child of the nursery inside
-:func:`serve_workers`; when it returns, no worker is left.
+cancellation, and a second one into ``hurry``). Everything the supervisor starts is a child of
+the nursery inside :func:`serve_workers`; when it returns, no worker is left.
 
 POSIX only: the socket travels to the workers as an inherited file descriptor.
 """
@@ -102,6 +103,7 @@ async def serve_workers(
     policy: WorkerPolicy | None = None,
     env: Mapping[str, str] | None = None,
     reuse_port: bool = REUSE_PORT_BY_DEFAULT,
+    hurry: trio.Event | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run ``workers`` processes of ``command`` serving HTTP on ``host:port`` until cancelled;
@@ -124,6 +126,7 @@ async def serve_workers(
             policy or WorkerPolicy(),
             {**(os.environ if env is None else env), REUSE_PORT_ENV: "1" if reuse_port else ""},
             workers,
+            trio.Event() if hurry is None else hurry,
         )
         try:
             async with trio.open_nursery() as nursery:
@@ -151,6 +154,8 @@ class _Supervisor:
     env: dict[str, str]
     #: The slots whose worker has not yet reported ready once (all of them, at first).
     waiting_for: int
+    #: Set when the workers being stopped are to stop at once (see the module docstring).
+    hurry: trio.Event
     #: Set once every slot's worker has reported ready once.
     all_ready: trio.Event = field(init=False, default_factory=trio.Event)
 
@@ -234,7 +239,11 @@ class _Supervisor:
     async def stop(self, process: trio.Process) -> None:
         """Stop a worker gracefully, then for sure (``deliver_cancel`` of its process)."""
         process.send_signal(signal.SIGTERM)
-        await trio.sleep(self.grace + EXIT_MARGIN)
+        with trio.move_on_after(self.grace):
+            await self.hurry.wait()
+            # Its second signal: the worker stops at once.
+            process.send_signal(signal.SIGTERM)
+        await trio.sleep(EXIT_MARGIN)
         waited = self.grace + EXIT_MARGIN
         logger.warning("worker pid %d still ran %.1f s after SIGTERM: killed", process.pid, waited)
         process.kill()

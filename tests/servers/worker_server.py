@@ -1,7 +1,8 @@
 """A server whose one tool says which worker answered: for ``run --workers N`` tests.
 
 With ``WORKER_SERVER_CRASH`` set, every worker fails as it loads (the supervisor, which loads the
-file without ``MCPTRIO_WORKER_ID``, does not): a crash loop.
+file without ``MCPTRIO_WORKER_ID``, does not): a crash loop. With ``WORKER_SERVER_CALL_LOG`` set
+to a file, each call writes a line to it as it starts (a test knows which calls are in flight).
 """
 
 from __future__ import annotations
@@ -21,5 +22,9 @@ server = mcptrio.Server("worker-server")
 @server.tool()
 async def whoami(delay: float = 0.0) -> str:
     """``ID PID`` of the worker process answering, after ``delay`` seconds."""
+    log = os.environ.get("WORKER_SERVER_CALL_LOG")
+    if log:
+        with open(log, "a") as started:
+            started.write("started\n")
     await trio.sleep(delay)
     return f"{os.environ.get('MCPTRIO_WORKER_ID', '')} {os.getpid()}"

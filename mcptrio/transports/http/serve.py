@@ -7,7 +7,6 @@ import ssl
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Literal
 
 import trio
@@ -66,15 +65,15 @@ async def serve_http(
     The lifespan of every server served (``Server(lifespan=...)``) is entered before anything is
     served and left after the serving stops (see :mod:`mcptrio.server.lifespan`).
 
-    The built-in front end also takes ``listeners`` to serve instead of binding ``host:port``,
-    and a ``shutdown`` event that stops it gracefully: when it is set, no connection is accepted
-    any more, requests being served are answered, and the call returns once they all have (the
-    sessions ending with it). Bound that wait yourself; cancelling the call cuts it short. See
-    :func:`~.engine.builtin_server.serve_builtin`.
+    A ``shutdown`` event stops either front end gracefully: when it is set, no connection is
+    accepted any more, requests being served are answered, and the call returns once they all
+    have (the sessions ending with it). Bound that wait yourself; cancelling the call cuts it
+    short. The built-in front end also takes ``listeners`` to serve instead of binding
+    ``host:port``. See :func:`~.engine.builtin_server.serve_builtin`.
     """
     app = as_http_app(target)
-    if front_end != "builtin" and (listeners is not None or shutdown is not None):
-        raise ValueError("listeners and shutdown are options of the built-in front end")
+    if front_end != "builtin" and listeners is not None:
+        raise ValueError("listeners are an option of the built-in front end")
     served = _Served(host, port, front_end, parser, limits, ssl_context, listeners, shutdown)
     async with contextlib.AsyncExitStack() as lifespans:
         for lifespan in _lifespans(app):
@@ -124,16 +123,21 @@ async def _serve(app: HttpApp, served: _Served, task_status: trio.TaskStatus[str
             from .engine.asgi import serve_hypercorn
 
             config = hypercorn_config(limits) if limits is not None else None
-            url = await nursery.start(
-                partial(
-                    serve_hypercorn,
+
+            async def hypercorn(task_status: trio.TaskStatus[str]) -> None:
+                await serve_hypercorn(
                     app,
                     host=host,
                     port=port,
                     config=config,
                     ssl_context=served.ssl_context,
+                    shutdown=served.shutdown,
+                    task_status=task_status,
                 )
-            )
+                # It returns only after a graceful shutdown: the sessions end with it.
+                nursery.cancel_scope.cancel()
+
+            url = await nursery.start(hypercorn)
         else:
             raise ValueError(
                 f"unknown front end {served.front_end!r}: use 'builtin' or 'hypercorn'"

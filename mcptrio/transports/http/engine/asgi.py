@@ -29,13 +29,15 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
+import math
 import ssl
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import trio
 
+from .asgi_drain import AsgiDrain
 from .exchange import BodyTooLarge, Headers, HttpApp, WebSocketClosed
 
 __all__ = ["AsgiApp", "AsgiRequest", "AsgiWebSocketPeer", "mount_asgi", "serve_hypercorn"]
@@ -137,10 +139,13 @@ _NOT_STARTED, _STREAMING, _DONE = 0, 1, 2
 class _AsgiResponder:
     """:class:`~.exchange.HttpResponder` over ASGI ``send``."""
 
-    def __init__(self, request: AsgiRequest, send: Send, nursery: trio.Nursery) -> None:
+    def __init__(
+        self, request: AsgiRequest, send: Send, nursery: trio.Nursery, drain: AsgiDrain
+    ) -> None:
         self._request = request
         self._send = send
         self._nursery = nursery
+        self._drain = drain
         self.state = _NOT_STARTED
         self.client_gone = False
         self.handler_scope: trio.CancelScope | None = None
@@ -151,8 +156,9 @@ class _AsgiResponder:
         self._on_client_gone = callback
 
     def allow_eviction(self) -> None:
-        # Hypercorn keeps its own connection limits; there is nothing to tell it.
-        return None
+        # Hypercorn keeps its own connection limits; a graceful stop cuts the stream, though.
+        if self.handler_scope is not None:
+            self._drain.evictable(self.handler_scope)
 
     def watch_for_departure(self) -> None:
         # Hypercorn holds the connection until the app returns whatever we watch: no slot to
@@ -308,6 +314,8 @@ class AsgiApp:
 
     def __init__(self, app: HttpApp) -> None:
         self.app = app
+        #: What a graceful stop waits for (see :mod:`.asgi_drain`).
+        self.drain = AsgiDrain()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -325,11 +333,16 @@ class AsgiApp:
         if problem is not None:
             await _refuse(scope, receive, send, problem)
             return
+        if self.drain.draining:
+            retry = ((b"retry-after", b"1"),)
+            await _refuse(scope, receive, send, "The server is stopping", 503, retry)
+            return
         request = AsgiRequest(scope, receive)
-        async with trio.open_nursery() as nursery:
-            responder = _AsgiResponder(request, send, nursery)
-            await self._run_handler(request, responder)
-            nursery.cancel_scope.cancel()
+        with self.drain.answering():
+            async with trio.open_nursery() as nursery:
+                responder = _AsgiResponder(request, send, nursery, self.drain)
+                await self._run_handler(request, responder)
+                nursery.cancel_scope.cancel()
 
     async def _run_handler(self, request: AsgiRequest, responder: _AsgiResponder) -> None:
         scope = responder.handler_scope = trio.CancelScope()
@@ -346,6 +359,11 @@ class AsgiApp:
             return
         finally:
             responder.handler_scope = None
+            self.drain.answered(scope)
+        if scope.cancelled_caught and responder.state == _STREAMING and not responder.client_gone:
+            # A stream cut by a graceful stop ends as a complete response.
+            await responder.end_stream()
+            return
         if scope.cancelled_caught or responder.client_gone:
             return
         if responder.state == _NOT_STARTED:
@@ -403,7 +421,14 @@ def framing_problem(scope: Scope) -> str | None:
     return None
 
 
-async def _refuse(scope: Scope, receive: Receive, send: Send, problem: str) -> None:
+async def _refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    problem: str,
+    status: int = 400,
+    extra: tuple[tuple[bytes, bytes], ...] = (),
+) -> None:
     # The body first (a little of it): Hypercorn's h11 protocol may still be writing when a
     # response overtakes the request it answers, and fails on a busy socket.
     taken = 0
@@ -415,11 +440,11 @@ async def _refuse(scope: Scope, receive: Receive, send: Send, problem: str) -> N
         if not message.get("more_body", False):
             break
     body = problem.encode()
-    headers = [*_TEXT, (b"content-length", b"%d" % len(body))]
+    headers = [*_TEXT, *extra, (b"content-length", b"%d" % len(body))]
     if scope.get("http_version", "1.1") in ("1.0", "1.1"):
         # What follows this request on the connection is not to be read as a request.
         headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -467,6 +492,7 @@ async def serve_hypercorn(
     port: int = 0,
     config: Any | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    shutdown: trio.Event | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` with Hypercorn's trio worker until cancelled; reports the base URL.
@@ -474,6 +500,11 @@ async def serve_hypercorn(
     ``config`` (a ``hypercorn.config.Config``) is copied and bound to ``host:port``; set TLS
     there (``certfile``/``keyfile``, which also enables HTTP/2 through ALPN) or pass an
     ``ssl_context`` (give it ALPN ``["h2", "http/1.1"]`` for HTTP/2).
+
+    ``shutdown`` stops Hypercorn gracefully when set (its ``shutdown_trigger``): it stops
+    accepting, lets the requests it serves finish, and the call returns once they have, with no
+    limit of Hypercorn's own (``graceful_timeout``): bound the wait with a deadline of yours, as
+    for the built-in front end.
     """
     from hypercorn.config import Config
     from hypercorn.trio import serve
@@ -486,10 +517,21 @@ async def serve_hypercorn(
     if ssl_context is not None:
         config = _with_ssl_context(config, ssl_context)
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-    # Hypercorn types the app with its own TypedDict scopes; AsgiApp takes any mapping.
-    asgi: Any = AsgiApp(app)
+    asgi = AsgiApp(app)
+    trigger = None
+    if shutdown is not None:
+
+        async def trigger() -> None:
+            await shutdown.wait()
+            # Hypercorn is told only once nothing is in flight (see .asgi_drain).
+            await asgi.drain.drain()
+
+        config.graceful_timeout = math.inf
     async with trio.open_nursery() as nursery:
-        binds: list[str] = await nursery.start(partial(serve, asgi, config, mode="asgi"))
+        binds: list[str] = await nursery.start(
+            # Hypercorn types the app with its own TypedDict scopes; AsgiApp takes any mapping.
+            partial(serve, cast(Any, asgi), config, mode="asgi", shutdown_trigger=trigger)
+        )
         task_status.started(binds[0])
 
 

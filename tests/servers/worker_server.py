@@ -24,7 +24,7 @@ async def whoami(delay: float = 0.0) -> str:
     """``ID PID`` of the worker process answering, after ``delay`` seconds."""
     log = os.environ.get("WORKER_SERVER_CALL_LOG")
     if log:
-        with open(log, "a") as started:
-            started.write("started\n")
+        async with await trio.open_file(log, "a") as started:
+            await started.write("started\n")
     await trio.sleep(delay)
     return f"{os.environ.get('MCPTRIO_WORKER_ID', '')} {os.getpid()}"

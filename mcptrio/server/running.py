@@ -13,9 +13,10 @@ nursery instead. Over HTTP and WebSocket the URL clients connect to is written t
 line (stdout is left alone: it may be a pipe someone reads).
 
 SIGTERM (``docker stop``, systemd, Kubernetes) and Ctrl-C stop the run and it returns normally.
-Over HTTP the first one drains: no connection is accepted any more, open streams end, the
-requests being served are answered, and the run returns once they have, or after ``grace``
-seconds, cancelling what is left; a second signal stops at once.
+Over HTTP and stdio the first one drains: no connection is accepted any more (over HTTP), open
+streams end, the requests being served are answered, and the run returns once they have, or
+after ``grace`` seconds, cancelling what is left; a second signal stops at once. A standalone
+WebSocket server stops at once.
 
 With ``workers`` above 1 (HTTP, built-in front end) this process becomes a supervisor
 (:mod:`.workers`) that binds the port and runs that many copies of the program as workers
@@ -28,8 +29,9 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from functools import partial
-from typing import Final, Literal, Protocol, TextIO
+from typing import Any, Final, Literal, Protocol, TextIO
 
 import trio
 
@@ -37,6 +39,7 @@ from ..protocol.revisions import HANDSHAKE_SUPPORTED, STATELESS_SUPPORTED
 from ..protocol.types import Implementation
 from ..runtime.nurseries import open_unwrapping_nursery
 from .scale_out import check_redis_url, open_scale_out
+from .stdio_serving import serve_stdio_session
 from .worker import WorkerServer, serve_worker, take_worker_setup
 from .workers import serve_workers
 
@@ -75,7 +78,7 @@ class RunnableServer(WorkerServer, Protocol):
 
     info: Implementation
 
-    async def serve_stdio(self) -> None: ...
+    def open_lifespan(self) -> AbstractAsyncContextManager[Any]: ...
 
     async def serve_http(
         self,
@@ -115,7 +118,7 @@ def run_server(
     worker_command: Sequence[str] | None = None,
 ) -> None:
     """Serve ``server`` over ``transport`` until stdin ends (stdio), SIGTERM or Ctrl-C (see the
-    module docstring for how a signal stops it, within ``grace`` seconds over HTTP).
+    module docstring for how a signal stops it, within ``grace`` seconds over HTTP and stdio).
 
     ``announce`` is where the URL line goes for HTTP and WebSocket (``None``: stderr).
     A port already in use raises ``OSError`` before anything is served.
@@ -161,7 +164,7 @@ def run_server(
         # A lone error (a port in use, say) leaves as itself, not in a group.
         async with open_unwrapping_nursery() as nursery:
             if transport == "stdio":
-                await server.serve_stdio()
+                await serve_stdio_session(server, shutdown=stop)
                 return
             if transport == "http":
                 serving = partial(
@@ -172,8 +175,8 @@ def run_server(
                 url = await nursery.start(_serve_websocket, server, host, port, path)
             print(f"Serving {server.info.name} over {transport} at {url}", file=out, flush=True)
 
-    # Over HTTP the first signal drains (see _stop_on_signals); stdio and WebSocket stop at once.
-    trio.run(_serve_until_signalled, serve, grace if transport == "http" else 0.0)
+    # Over HTTP and stdio the first signal drains (see _stop_on_signals); WebSocket stops at once.
+    trio.run(_serve_until_signalled, serve, 0.0 if transport == "websocket" else grace)
 
 
 async def _serve_until_signalled(

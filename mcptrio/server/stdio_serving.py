@@ -9,6 +9,10 @@ does over any transport, cancelling whatever still runs. The bound keeps a serve
 has gone from lingering over work no one will read (a client that waits longer than the grace
 stops the server with ``SIGTERM`` anyway, as the spec says).
 
+A ``shutdown`` event (set by ``Server.run`` on SIGTERM or Ctrl-C) ends the session the same
+way: the requests in flight are answered (a request read meanwhile too), then the session ends;
+bound that wait yourself, as ``Server.run`` does with its ``grace``.
+
 A person who starts a stdio server in a terminal sees nothing happen, as the server waits for
 a client that will never come: when stdin is a terminal, one line on stderr says what is served
 and how to stop it.
@@ -16,6 +20,7 @@ and how to stop it.
 
 from __future__ import annotations
 
+import math
 import sys
 from contextlib import AbstractAsyncContextManager
 from functools import partial
@@ -60,12 +65,14 @@ async def serve_stdio_session(
     stdout: trio.abc.SendStream | None = None,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     end_of_input_grace: float = END_OF_INPUT_GRACE,
+    shutdown: trio.Event | None = None,
     task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve one session of ``server`` on stdin and stdout until stdin ends and the requests in
     flight have answered (see the module docstring); reports the ``Session``. ``stdin`` and
     ``stdout`` are streams to use instead of the process's own (see
-    :func:`~mcptrio.transports.stdio.open_stdio_server_transport`)."""
+    :func:`~mcptrio.transports.stdio.open_stdio_server_transport`); ``shutdown``, when set,
+    ends the session once the requests in flight have answered (see the module docstring)."""
     if stdin is None and sys.stdin is not None and sys.stdin.isatty():
         print(_ON_A_TERMINAL.format(name=server.info.name), file=sys.stderr, flush=True)
     async with (
@@ -78,8 +85,22 @@ async def serve_stdio_session(
         # Set before the session reads: its first read may already be the end of input.
         transport.at_end_of_input = partial(answer_in_flight, session, end_of_input_grace)
         async with trio.open_nursery() as nursery:
-            await nursery.start(session.run)
+
+            async def run_session(task_status: trio.TaskStatus[None]) -> None:
+                await session.run(task_status=task_status)
+                # Ended (by the end of input, or a shutdown): so does the shutdown's watch.
+                nursery.cancel_scope.cancel()
+
+            if shutdown is not None:
+                nursery.start_soon(_end_on_shutdown, shutdown, session)
+            await nursery.start(run_session)
             task_status.started(session)
+
+
+async def _end_on_shutdown(shutdown: trio.Event, session: Session) -> None:
+    await shutdown.wait()
+    await answer_in_flight(session, math.inf)
+    session.close()
 
 
 async def answer_in_flight(session: Session, grace: float) -> None:

@@ -1,18 +1,21 @@
-"""``mcptrio run`` over HTTP stopped by SIGTERM or Ctrl-C, as ``docker stop``, systemd and
-Kubernetes stop it: the calls in flight are answered and the process exits 0, in one process
-and with workers, on either front end; a second signal stops at once (issue 39, item 2)."""
+"""``mcptrio run`` stopped by SIGTERM or Ctrl-C, as ``docker stop``, systemd and Kubernetes stop
+it: the calls in flight are answered and the process exits 0, over HTTP in one process and with
+workers, on either front end, and over stdio; a second signal stops at once (issue 39, item 2)."""
 
 from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import h11
 import pytest
 import trio
-from test_run_workers import CALL_CUT, supervised, whoami
+from cli_runner import mcptrio_env
+from piped_messages import INITIALIZE, INITIALIZED, lines, tool_call
+from test_run_workers import CALL_CUT, RUN, SERVER, supervised, whoami
 
 CALLS = 50
 
@@ -155,3 +158,38 @@ async def test_an_open_get_stream_ends_at_a_stop_and_holds_nothing_up(front_end:
                 with trio.fail_after(10):
                     assert await supervisor.process.wait() == 0
             assert trio.current_time() - started < 10
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+async def test_a_stop_signal_over_stdio_answers_the_call_in_flight_and_exits_0(
+    stop: signal.Signals, tmp_path: Path
+) -> None:
+    calls_started = tmp_path / "calls"
+    calls_started.touch()
+    env = {**mcptrio_env(), "WORKER_SERVER_CALL_LOG": str(calls_started)}
+    with trio.fail_after(60):
+        process = await trio.lowlevel.open_process(
+            [*RUN, str(SERVER), "--grace", "30"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            call = tool_call(2, "whoami", delay=1.5)
+            await process.stdin.send_all(lines(INITIALIZE, INITIALIZED, call))
+            while not calls_started.read_text():  # noqa: ASYNC110
+                await trio.sleep(0.05)
+            process.send_signal(stop)
+            output = b""
+            while chunk := await process.stdout.receive_some():
+                output += chunk
+            assert await process.wait() == 0
+        finally:
+            with trio.CancelScope(shield=True):
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+    answers = {answer["id"]: answer for answer in map(json.loads, output.splitlines())}
+    assert answers[2]["result"]["content"][0]["text"].split() == [str(process.pid)]

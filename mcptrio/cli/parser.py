@@ -37,7 +37,7 @@ Exit codes: 0 ok, 1 the server answered with an error, 2 usage error,
 3 the server could not be reached (or was lost), 130 interrupted.
 """
 
-COMMANDS = ("run", "list", "call", "read", "prompt", "config", "bench")
+COMMANDS = ("run", "list", "call", "read", "prompt", "logout", "config", "bench")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -164,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
         "JSON).",
     )
 
+    _logout_command(commands)
+
     config = commands.add_parser(
         "config",
         help="print the mcpServers entry that starts TARGET (Claude Desktop, VS Code, Cursor)",
@@ -245,6 +247,7 @@ def _client_command(
     for flag, flag_help in flags:
         parser.add_argument(flag, action="store_true", help=flag_help)
     _client_options(parser)
+    _login_options(parser)
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:
@@ -273,3 +276,30 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log to stderr (with a server's stderr)"
     )
+
+
+# ---------------------------------------------------------------- OAuth login (mcptrio.cli.login)
+
+
+def _login_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--login",
+        action="store_true",
+        help="log in to an http(s):// server with OAuth, in the browser (BROWSER chooses it; "
+        "the URL is printed on stderr too), and keep the login for the next commands to that "
+        "server, which refresh it as needed ($XDG_CACHE_HOME/mcptrio/tokens.json, else "
+        "~/.cache/mcptrio/tokens.json)",
+    )
+
+
+def _logout_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    logout = commands.add_parser(
+        "logout",
+        help="forget the login --login kept for a server",
+        usage="mcptrio logout (URL... | --all)",
+        description="Forget the tokens that --login kept for each URL (its client "
+        "registration with the authorization server is kept); --all forgets every login and "
+        "registration, deleting the file they are kept in.",
+    )
+    logout.add_argument("urls", nargs="*", metavar="URL", help=argparse.SUPPRESS)
+    logout.add_argument("--all", action="store_true", help="forget every login")

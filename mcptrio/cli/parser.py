@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ..server.running import DEFAULT_GRACE, DEFAULT_HOST, DEFAULT_PORT, TRANSPORTS
+from ..server.serving_options import SETTINGS
 from .errors import CliError, usage_error
 
 __all__ = ["COMMANDS", "build_parser", "split_command"]
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
     _serving_options(run, TRANSPORTS, "stdio")
+    _deployment_options(run)
     run.add_argument(
         "--parser",
         choices=("auto", "h11", "httptools"),
@@ -200,6 +202,38 @@ def build_parser() -> argparse.ArgumentParser:
         description="Every argument is passed to python -m benchmarks.",
     )
     return parser
+
+
+def _deployment_options(parser: argparse.ArgumentParser) -> None:
+    """The serving options of a deployment (``mcptrio.server.serving_options``): hosts and
+    origins let in, the path, TLS and authorization, each also an environment variable or a
+    ``[serve]`` setting of ``--config``."""
+    group = parser.add_argument_group(
+        "serving options (each also an environment variable, or a [serve] setting of --config;"
+        " see docs/reference/serving-options.md)"
+    )
+    group.add_argument(
+        "--config", metavar="FILE", help="a TOML file whose [serve] table sets these options"
+    )
+    for setting in SETTINGS:
+        if not setting.flag:
+            continue
+        meaning = setting.meaning.replace("`", "").replace("%", "%%")
+        if setting.is_list:
+            group.add_argument(
+                setting.flag,
+                dest=setting.name,
+                action="append",
+                metavar="VALUE",
+                help=f"{meaning} (repeatable; ${setting.variable}, comma-separated)",
+            )
+        else:
+            group.add_argument(
+                setting.flag,
+                dest=setting.name,
+                choices=("jwt", "introspection") if setting.name == "auth" else None,
+                help=f"{meaning} (${setting.variable})",
+            )
 
 
 def _serving_options(

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..server.running import run_server
 from ..server.scale_out import check_redis_url
+from ..server.serving_options import SETTINGS, ServingOptions, ServingOptionsError
 from ..server.workers import WorkersFailed
 from ..stores.errors import StoreUnavailable
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError
@@ -38,11 +39,21 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
     _check_scale_out(args)
     try:
+        given = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
+        if args.transport == "stdio" and (args.config or any(given.values())):
+            raise ServingOptionsError("serving options are for HTTP and WebSocket: stdio has none")
+        serving = ServingOptions.gather(given, config_file=args.config)
+        # A certificate that cannot be loaded is one line now, not a failure of every worker.
+        serving.ssl_context()
+    except ServingOptionsError as exc:
+        raise CliError(EXIT_USAGE, str(exc)) from None
+    try:
         run_server(
             server,
             args.transport,
             host=args.host,
             port=args.port,
+            serving=serving,
             parser=args.parser,
             front_end=args.front_end,
             workers=args.workers,

@@ -27,8 +27,9 @@ binding one. ``redis_url`` is where their shared state lives (:mod:`.scale_out`)
 from __future__ import annotations
 
 import signal
+import ssl
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import Any, Final, Literal, Protocol, TextIO
@@ -38,7 +39,8 @@ import trio
 from ..protocol.revisions import HANDSHAKE_SUPPORTED, STATELESS_SUPPORTED
 from ..protocol.types import Implementation
 from ..runtime.nurseries import open_unwrapping_nursery
-from .scale_out import check_redis_url, open_scale_out
+from .scale_out import check_redis_url, scale_out_if_given
+from .serving_options import ServingOptions
 from .stdio_serving import serve_stdio_session
 from .worker import WorkerServer, serve_worker, take_worker_setup
 from .workers import serve_workers
@@ -80,24 +82,15 @@ class RunnableServer(WorkerServer, Protocol):
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]: ...
 
-    async def serve_http(
-        self,
-        host: str = ...,
-        port: int = ...,
-        *,
-        path: str = ...,
-        front_end: Literal["builtin", "hypercorn"] = ...,
-        parser: Literal["auto", "h11", "httptools"] = ...,
-        shutdown: trio.Event | None = ...,
-        task_status: trio.TaskStatus[str] = ...,
-    ) -> None: ...
-
     async def serve_websocket(
         self,
         host: str = ...,
         port: int = ...,
         *,
         path: str = ...,
+        allowed_origins: Collection[str] | None = ...,
+        allowed_hosts: Collection[str] | None = ...,
+        ssl_context: ssl.SSLContext | None = ...,
         task_status: trio.TaskStatus[str] = ...,
     ) -> None: ...
 
@@ -116,6 +109,7 @@ def run_server(
     redis_url: str | None = None,
     grace: float = DEFAULT_GRACE,
     worker_command: Sequence[str] | None = None,
+    serving: ServingOptions | None = None,
 ) -> None:
     """Serve ``server`` over ``transport`` until stdin ends (stdio), SIGTERM or Ctrl-C (see the
     module docstring for how a signal stops it, within ``grace`` seconds over HTTP and stdio).
@@ -129,14 +123,28 @@ def run_server(
     the requests they serve ``grace`` seconds. Workers that keep crashing raise
     :class:`~.workers.WorkersFailed`. ``redis_url`` (a single process too) is passed to
     :func:`~.scale_out.open_scale_out`.
+
+    ``serving`` sets how HTTP and WebSocket are served: the hosts and origins let in, the path
+    (it overrides ``path``), TLS and authorization (:mod:`.serving_options`).
     """
+    serving = ServingOptions(path=path) if serving is None else serving
+    path = serving.path
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}: use one of {', '.join(TRANSPORTS)}")
     if redis_url is not None:
         check_redis_url(redis_url)
     out = sys.stderr if announce is None else announce
     if transport == "http" and (setup := take_worker_setup()) is not None:
-        trio.run(partial(serve_worker, server, setup, path=path, parser=parser))
+        worker = partial(
+            serve_worker,
+            server,
+            setup,
+            path=path,
+            parser=parser,
+            security=serving.security(),
+            ssl_context=serving.ssl_context(),
+        )
+        trio.run(worker)
         return
     if workers != 1:
         _check_workers(transport, front_end, workers, grace)
@@ -157,7 +165,8 @@ def run_server(
             grace=grace,
             redis_url=redis_url,
         )
-        trio.run(_supervise, server, supervise, workers, path, out)
+        scheme = "http" if serving.certfile is None else "https"
+        trio.run(_supervise, server, supervise, workers, scheme, path, out)
         return
 
     async def serve(stop: trio.Event) -> None:
@@ -167,12 +176,12 @@ def run_server(
                 await serve_stdio_session(server, shutdown=stop)
                 return
             if transport == "http":
-                serving = partial(
-                    _serve_http, server, host, port, path, parser, front_end, redis_url, stop
+                http = partial(
+                    _serve_http, server, host, port, serving, parser, front_end, redis_url, stop
                 )
-                url = f"{await nursery.start(serving)}{path}"
+                url = f"{await nursery.start(http)}{path}"
             else:
-                url = await nursery.start(_serve_websocket, server, host, port, path)
+                url = await nursery.start(_serve_websocket, server, host, port, serving)
             print(f"Serving {server.info.name} over {transport} at {url}", file=out, flush=True)
 
     # Over HTTP and stdio the first signal drains (see _stop_on_signals); WebSocket stops at once.
@@ -234,6 +243,7 @@ async def _supervise(
     server: RunnableServer,
     supervise: Callable[..., Awaitable[None]],
     workers: int,
+    scheme: str,
     path: str,
     out: TextIO,
 ) -> None:
@@ -252,6 +262,8 @@ async def _supervise(
 
             nursery.start_soon(_stop_workers_on_signals, signals, supervising, hurry)
             url = await nursery.start(run_supervisor)
+            # The supervisor binds the socket and the workers speak TLS on it, if any.
+            url = scheme + url.removeprefix("http")
             line = f"Serving {server.info.name} with {workers} workers over http at {url}{path}"
             print(line, file=out, flush=True)
 
@@ -271,7 +283,7 @@ async def _serve_http(
     server: RunnableServer,
     host: str,
     port: int,
-    path: str,
+    serving: ServingOptions,
     parser: Literal["auto", "h11", "httptools"],
     front_end: Literal["builtin", "hypercorn"],
     redis_url: str | None,
@@ -279,34 +291,38 @@ async def _serve_http(
     *,
     task_status: trio.TaskStatus[str],
 ) -> None:
-    if redis_url is None:
-        await server.serve_http(
-            host,
-            port,
-            path=path,
-            parser=parser,
-            front_end=front_end,
-            shutdown=stop,
-            task_status=task_status,
-        )
-        return
     from ..transports.http.endpoints.app import McpHttpApp
     from ..transports.http.serve import serve_http
 
-    async with open_scale_out(server, redis_url) as options:
-        app = McpHttpApp(server, path=path, **options)
+    async with scale_out_if_given(server, redis_url) as options:
+        app = McpHttpApp(server, path=serving.path, security=serving.security(), **options)
         await serve_http(
             app,
             host,
             port,
             parser=parser,
             front_end=front_end,
+            ssl_context=serving.ssl_context(),
             shutdown=stop,
             task_status=task_status,
         )
 
 
 async def _serve_websocket(
-    server: RunnableServer, host: str, port: int, path: str, *, task_status: trio.TaskStatus[str]
+    server: RunnableServer,
+    host: str,
+    port: int,
+    serving: ServingOptions,
+    *,
+    task_status: trio.TaskStatus[str],
 ) -> None:
-    await server.serve_websocket(host, port, path=path, task_status=task_status)
+    security = serving.security()
+    await server.serve_websocket(
+        host,
+        port,
+        path=serving.path,
+        allowed_hosts=security.origin_host.allowed_hosts,
+        allowed_origins=security.origin_host.allowed_origins,
+        ssl_context=serving.ssl_context(),
+        task_status=task_status,
+    )

@@ -38,6 +38,7 @@ refuses calls of tools, prompts and resources that need scopes the principal lac
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ from typing import Protocol, runtime_checkable
 
 from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE
 from ..engine.exchange import Headers, HttpRequest, header
+
+log = logging.getLogger("mcptrio.http")
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
@@ -195,7 +198,7 @@ class OriginHostCheck:
     :meth:`refusal` before anything else.
     """
 
-    __slots__ = ("_host_ok", "_hosts", "_origin_ok", "_origins")
+    __slots__ = ("_host_ok", "_hosts", "_origin_ok", "_origins", "_reported")
 
     def __init__(
         self,
@@ -208,6 +211,7 @@ class OriginHostCheck:
         self._hosts = list(hosts)
         self._origin_ok = _Matcher(self._origins, origins=True)
         self._host_ok = _Matcher(self._hosts, origins=False)
+        self._reported: set[bytes | None] = set()
 
     @property
     def allowed_origins(self) -> tuple[str, ...]:
@@ -248,10 +252,26 @@ class OriginHostCheck:
         """The 403 for a request with this ``Host`` and ``Origin`` (``None``: absent), or
         ``None`` when it may proceed."""
         if not self.host_allowed(host):
+            self._report("Host", host, "--allow-host / MCPTRIO_ALLOW_HOSTS / allowed_hosts")
             return _HOST_REFUSED
         if not self.origin_allowed(origin):
+            self._report(
+                "Origin", origin, "--allow-origin / MCPTRIO_ALLOW_ORIGINS / allowed_origins"
+            )
             return _ORIGIN_REFUSED
         return None
+
+    def _report(self, name: str, value: bytes | None, setting: str) -> None:
+        """Log a refusal once per value (a client sends the same one with every request): the
+        operator who forgot a host name learns which, and the setting that lets it in."""
+        reported = self._reported
+        if value in reported:
+            return
+        if len(reported) >= _VERDICTS_MAX:
+            reported.clear()
+        reported.add(value)
+        shown = (value or b"").decode("ascii", "replace")[:200]
+        log.warning("refused a request with %s %r: not allowed (%s)", name, shown, setting)
 
 
 class HttpSecurity:

@@ -13,10 +13,9 @@ nursery instead. Over HTTP and WebSocket the URL clients connect to is written t
 line (stdout is left alone: it may be a pipe someone reads).
 
 SIGTERM (``docker stop``, systemd, Kubernetes) and Ctrl-C stop the run and it returns normally.
-Over HTTP and stdio the first one drains: no connection is accepted any more (over HTTP), open
-streams end, the requests being served are answered, and the run returns once they have, or
-after ``grace`` seconds, cancelling what is left; a second signal stops at once. A standalone
-WebSocket server stops at once.
+The first one drains, over every transport: no connection is accepted any more, open streams
+end, the requests being served are answered, and the run returns once they have, or after
+``grace`` seconds, cancelling what is left; a second signal stops at once.
 
 With ``workers`` above 1 (HTTP, built-in front end) this process becomes a supervisor
 (:mod:`.workers`) that binds the port and runs that many copies of the program as workers
@@ -27,9 +26,8 @@ binding one. ``redis_url`` is where their shared state lives (:mod:`.scale_out`)
 from __future__ import annotations
 
 import signal
-import ssl
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import Any, Final, Literal, Protocol, TextIO
@@ -75,24 +73,12 @@ _NO_SHARED_SESSIONS = (
 
 
 class RunnableServer(WorkerServer, Protocol):
-    """What :func:`run_server` runs: a server's ``serve_*`` entry points (a
-    :class:`~mcptrio.Server` has them), or its sessions when it is a worker."""
+    """What :func:`run_server` runs: a server's sessions, name and lifespan (a
+    :class:`~mcptrio.Server` has them), served over the transport asked for."""
 
     info: Implementation
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]: ...
-
-    async def serve_websocket(
-        self,
-        host: str = ...,
-        port: int = ...,
-        *,
-        path: str = ...,
-        allowed_origins: Collection[str] | None = ...,
-        allowed_hosts: Collection[str] | None = ...,
-        ssl_context: ssl.SSLContext | None = ...,
-        task_status: trio.TaskStatus[str] = ...,
-    ) -> None: ...
 
 
 def run_server(
@@ -112,7 +98,7 @@ def run_server(
     serving: ServingOptions | None = None,
 ) -> None:
     """Serve ``server`` over ``transport`` until stdin ends (stdio), SIGTERM or Ctrl-C (see the
-    module docstring for how a signal stops it, within ``grace`` seconds over HTTP and stdio).
+    module docstring for how a signal stops it, within ``grace`` seconds).
 
     ``announce`` is where the URL line goes for HTTP and WebSocket (``None``: stderr).
     A port already in use raises ``OSError`` before anything is served.
@@ -181,11 +167,11 @@ def run_server(
                 )
                 url = f"{await nursery.start(http)}{path}"
             else:
-                url = await nursery.start(_serve_websocket, server, host, port, serving)
+                url = await nursery.start(_serve_websocket, server, host, port, serving, stop)
             print(f"Serving {server.info.name} over {transport} at {url}", file=out, flush=True)
 
-    # Over HTTP and stdio the first signal drains (see _stop_on_signals); WebSocket stops at once.
-    trio.run(_serve_until_signalled, serve, 0.0 if transport == "websocket" else grace)
+    # The first signal drains, within the grace (see _stop_on_signals).
+    trio.run(_serve_until_signalled, serve, grace)
 
 
 async def _serve_until_signalled(
@@ -313,16 +299,21 @@ async def _serve_websocket(
     host: str,
     port: int,
     serving: ServingOptions,
+    stop: trio.Event,
     *,
     task_status: trio.TaskStatus[str],
 ) -> None:
+    from ..transports.websocket_server import serve_websocket
+
     security = serving.security()
-    await server.serve_websocket(
-        host,
-        port,
+    await serve_websocket(
+        server,
+        host=host,
+        port=port,
         path=serving.path,
         allowed_hosts=security.origin_host.allowed_hosts,
         allowed_origins=security.origin_host.allowed_origins,
         ssl_context=serving.ssl_context(),
+        shutdown=stop,
         task_status=task_status,
     )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ..server.running import DEFAULT_GRACE, DEFAULT_HOST, DEFAULT_PORT, TRANSPORTS
+from .client_configs import CLIENTS
 from .errors import CliError, usage_error
 
 __all__ = ["COMMANDS", "build_parser", "split_command"]
@@ -37,7 +38,7 @@ Exit codes: 0 ok, 1 the server answered with an error, 2 usage error,
 3 the server could not be reached (or was lost), 130 interrupted.
 """
 
-COMMANDS = ("run", "list", "call", "read", "prompt", "config", "bench")
+COMMANDS = ("run", "list", "call", "read", "prompt", "config", "bench", "install")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -193,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="what mcptrio logs to stderr (default: info: upstreams connecting and failing)",
     )
 
+    _install_command(commands)
+
     commands.add_parser(
         "bench",
         help="run the benchmarks (python -m benchmarks, from a checkout)",
@@ -200,6 +203,37 @@ def build_parser() -> argparse.ArgumentParser:
         description="Every argument is passed to python -m benchmarks.",
     )
     return parser
+
+
+def _install_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """``install``: putting a server into an MCP client."""
+    install = commands.add_parser(
+        "install",
+        help="write the entry that starts TARGET into an MCP client's configuration file",
+        description="Write the entry that starts TARGET over stdio (the one mcptrio config "
+        "prints) into CLIENT's own configuration file for this user, creating it if needed. "
+        "Every other member of the file is kept, and the file is first copied to "
+        "FILE.bak-YYYYMMDD-HHMMSS. A file that is not valid JSON is never overwritten. "
+        "Files: claude-desktop: claude_desktop_config.json (macOS ~/Library/Application "
+        "Support/Claude, Windows %APPDATA%\\Claude, Linux ~/.config/Claude); claude-code: "
+        "~/.claude.json (user scope); cursor: ~/.cursor/mcp.json; vscode: the user profile's "
+        'mcp.json (under "servers").',
+    )
+    install.add_argument("client", metavar="CLIENT", choices=CLIENTS, help=" | ".join(CLIENTS))
+    install.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
+    install.add_argument("--name", help="the entry's name (default: the server's name)")
+    install.add_argument(
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an environment variable the client starts the server with (repeatable)",
+    )
+    install.add_argument("--force", action="store_true", help="replace a server of the same name")
+    install.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the file as it would be written (and where, on stderr); write nothing",
+    )
 
 
 def _serving_options(

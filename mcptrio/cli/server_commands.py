@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..server.running import run_server
 from ..server.scale_out import check_redis_url
@@ -18,6 +17,7 @@ from ..server.workers import WorkersFailed
 from ..stores.errors import StoreUnavailable
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError
 from .loading import load_server, parse_server_spec
+from .server_entry import stdio_entry
 
 __all__ = ["bench", "config", "gateway", "run"]
 
@@ -134,19 +134,8 @@ def gateway(args: argparse.Namespace) -> int:
 
 def config(args: argparse.Namespace) -> int:
     """Print the ``mcpServers`` entry that starts the target over stdio."""
-    spec = parse_server_spec(args.target)
-    server = load_server(spec)
-    source = str(Path(spec.source).resolve()) if spec.is_file else spec.source
-    target = source if spec.attribute is None else f"{source}:{spec.attribute}"
-    entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcptrio", "run", target]}
-    if not spec.is_file:
-        module = sys.modules.get(spec.source)
-        found_in = getattr(module, "__file__", None) or ""
-        # A module found only because we run here: the client starts elsewhere, so say where.
-        if found_in.startswith(os.getcwd() + os.sep):
-            entry["env"] = {"PYTHONPATH": os.getcwd()}
-    document = {"mcpServers": {args.name or server.info.name: entry}}
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    name, entry = stdio_entry(args.target, args.name)
+    sys.stdout.write(json.dumps({"mcpServers": {name: entry}}, indent=2) + "\n")
     return EXIT_OK
 
 

@@ -18,7 +18,7 @@ from ..server.running import DEFAULT_GRACE, DEFAULT_HOST, DEFAULT_PORT, TRANSPOR
 from .client_configs import CLIENTS
 from .errors import CliError, usage_error
 
-__all__ = ["COMMANDS", "build_parser", "split_command"]
+__all__ = ["COMMANDS", "DEV_DESCRIPTION", "DEV_USAGE", "build_parser", "split_command"]
 
 DESCRIPTION = """\
 Run, inspect and call MCP servers.
@@ -38,7 +38,18 @@ Exit codes: 0 ok, 1 the server answered with an error, 2 usage error,
 3 the server could not be reached (or was lost), 130 interrupted.
 """
 
-COMMANDS = ("run", "list", "call", "read", "prompt", "config", "bench", "install")
+COMMANDS = ("run", "list", "call", "read", "prompt", "config", "bench", "install", "dev")
+
+
+DEV_USAGE = "mcptrio dev TARGET [options of mcptrio run]"
+DEV_DESCRIPTION = """\
+Serve TARGET over HTTP (at http://127.0.0.1:8000/mcp unless --host or --port say otherwise)
+and start it again whenever a .py file under its folder (a module: its package's folder)
+changes; print the command that opens the MCP Inspector on it. A change that breaks the
+server prints its error, and the next change serves it again. Ctrl-C stops.
+
+Options: those of mcptrio run (see mcptrio run --help), but --transport, which is http.
+"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -194,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what mcptrio logs to stderr (default: info: upstreams connecting and failing)",
     )
 
-    _install_command(commands)
+    _install_and_dev_commands(commands, run)
 
     commands.add_parser(
         "bench",
@@ -205,8 +216,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _install_command(commands: argparse._SubParsersAction[_Parser]) -> None:
-    """``install``: putting a server into an MCP client."""
+def _install_and_dev_commands(
+    commands: argparse._SubParsersAction[_Parser], run: argparse.ArgumentParser
+) -> None:
+    """``install``, ``dev`` and ``run --reload``: putting a server into an MCP client, and
+    serving one that restarts when its code changes."""
     install = commands.add_parser(
         "install",
         help="write the entry that starts TARGET into an MCP client's configuration file",
@@ -233,6 +247,20 @@ def _install_command(commands: argparse._SubParsersAction[_Parser]) -> None:
         "--dry-run",
         action="store_true",
         help="print the file as it would be written (and where, on stderr); write nothing",
+    )
+
+    commands.add_parser(
+        "dev",
+        help="serve TARGET over HTTP, restarted when its code changes, for the MCP Inspector",
+        usage=DEV_USAGE,
+        add_help=False,
+        description=DEV_DESCRIPTION,
+    )
+    run.add_argument(
+        "--reload",
+        action="store_true",
+        help="start the server again when a .py file under its folder changes (a module: its "
+        "package's folder); HTTP and WebSocket only",
     )
 
 

@@ -19,7 +19,7 @@ from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError
 from .loading import load_server, parse_server_spec
 from .server_entry import stdio_entry
 
-__all__ = ["bench", "config", "gateway", "run"]
+__all__ = ["bench", "check_run_options", "config", "gateway", "run"]
 
 #: The extra that installs each optional package a `run` option needs.
 _EXTRAS = {"httptools": "httptools", "hypercorn": "asgi", "coredis": "redis"}
@@ -30,13 +30,15 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 def run(args: argparse.Namespace) -> int:
     """Serve the target until stdin ends (stdio) or Ctrl-C."""
+    if args.reload:
+        from .dev import run_reloading
+
+        return run_reloading(args)
     # Over stdio, stdout is the MCP channel: whatever the target prints while it loads goes to
     # stderr instead.
     with contextlib.redirect_stdout(sys.stderr if args.transport == "stdio" else sys.stdout):
         server = load_server(parse_server_spec(args.target))
-    if not 0 <= args.port <= 65535:
-        raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
-    _check_scale_out(args)
+    check_run_options(args)
     try:
         run_server(
             server,
@@ -66,6 +68,14 @@ def run(args: argparse.Namespace) -> int:
         hint = f": pip install 'mcptrio[{extra}]'" if extra else ""
         raise CliError(EXIT_USAGE, f"{exc}{hint}") from None
     return EXIT_OK
+
+
+def check_run_options(args: argparse.Namespace) -> None:
+    """The options of ``run`` that can be wrong whatever the target, checked before anything
+    starts (``dev`` and ``--reload`` check them before their first child starts)."""
+    if not 0 <= args.port <= 65535:
+        raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
+    _check_scale_out(args)
 
 
 def _check_scale_out(args: argparse.Namespace) -> None:

@@ -272,3 +272,10 @@ async def test_the_installed_entry_starts_the_server(tmp_path: Path) -> None:
     entry = written["mcpServers"]["notes"]
     called = await mcptrio("call", "--", entry["command"], *entry["args"], "ping")
     assert (called.code, called.stdout) == (0, "pong\n"), called.stderr
+
+
+def test_install_help_names_the_clients(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["install", "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: mcptrio install")
+    assert "claude-desktop | claude-code | cursor | vscode" in shown

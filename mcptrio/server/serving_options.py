@@ -32,6 +32,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from ..transports.http.endpoints.forwarded import TrustedProxies
 from ..transports.http.endpoints.security import (
     DEFAULT_ALLOWED_HOSTS,
     DEFAULT_ALLOWED_ORIGINS,
@@ -70,6 +71,14 @@ SETTINGS: Final = (
         "MCPTRIO_ALLOW_ORIGINS",
         "--allow-origin",
         "Origin header values let in, beside loopback (`https://app.example.com`, `*`)",
+        is_list=True,
+    ),
+    Setting(
+        "trusted_proxies",
+        "MCPTRIO_TRUSTED_PROXIES",
+        "--trusted-proxy",
+        "reverse proxies (addresses, CIDR networks) whose `Forwarded` / `X-Forwarded-For` "
+        "names the client",
         is_list=True,
     ),
     Setting("path", "MCPTRIO_PATH", "--path", "the MCP endpoint's path (default `/mcp`)"),
@@ -131,6 +140,7 @@ class ServingOptions:
 
     allow_hosts: tuple[str, ...] = ()
     allow_origins: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
     path: str = "/mcp"
     certfile: str | None = None
     keyfile: str | None = None
@@ -151,6 +161,10 @@ class ServingOptions:
             raise ServingOptionsError("certfile and keyfile go together: give both, or neither")
         if self.auth is not None:
             self._check_auth()
+        try:
+            TrustedProxies(self.trusted_proxies)
+        except ValueError as error:
+            raise ServingOptionsError(str(error)) from None
 
     def _check_auth(self) -> None:
         if self.auth not in ("jwt", "introspection"):
@@ -200,6 +214,7 @@ class ServingOptions:
             allowed_hosts=[*DEFAULT_ALLOWED_HOSTS, *self.allow_hosts],
             allowed_origins=[*DEFAULT_ALLOWED_ORIGINS, *self.allow_origins],
             authenticator=self._authenticator(),
+            trusted_proxies=self.trusted_proxies,
         )
 
     def ssl_context(self) -> ssl.SSLContext | None:

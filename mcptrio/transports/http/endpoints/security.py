@@ -46,6 +46,7 @@ from typing import Protocol, runtime_checkable
 
 from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE
 from ..engine.exchange import Headers, HttpRequest, header
+from .forwarded import TrustedProxies
 
 log = logging.getLogger("mcptrio.http")
 
@@ -285,6 +286,9 @@ class HttpSecurity:
       from one client address (``None``: no such limit; leave it so behind a reverse proxy).
     - ``session_idle_timeout``: a session with no request and no open stream for this long is
       closed (its id then gets 404).
+    - ``trusted_proxies``: reverse proxies (addresses, CIDR networks) whose ``Forwarded`` or
+      ``X-Forwarded-For`` names the client (:mod:`.forwarded`); what is counted per client
+      address then counts each client behind them.
     """
 
     def __init__(
@@ -298,6 +302,7 @@ class HttpSecurity:
         session_idle_timeout: float = 30 * 60.0,
         retry_after: int = 5,
         authenticator: Authenticator | None = None,
+        trusted_proxies: Iterable[str] = (),
     ) -> None:
         self.origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
         self.max_body_size = max_body_size
@@ -306,6 +311,13 @@ class HttpSecurity:
         self.session_idle_timeout = session_idle_timeout
         self.retry_after = retry_after
         self.authenticator = authenticator
+        self.trusted_proxies = TrustedProxies(trusted_proxies)
+
+    def client_host(self, request: HttpRequest) -> str | None:
+        """The address of ``request``'s client, behind the trusted proxies if any."""
+        client = request.client
+        peer = client[0] if client is not None else None
+        return self.trusted_proxies.client_of(peer, request.headers)
 
     def allow_bound_address(self, host: str, port: int) -> None:
         """Also allow the address the server is bound to (see :class:`OriginHostCheck`)."""

@@ -13,6 +13,8 @@ import shlex
 import stat
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,10 @@ class User:
     def kept(self) -> dict:
         return json.loads(self.tokens_file.read_text())
 
+    def keep(self, kept: dict) -> None:
+        """Replace what is kept (as another program might)."""
+        self.tokens_file.write_text(json.dumps(kept))
+
     def browser_visits(self) -> int:
         return len(self.visits.read_text().splitlines())
 
@@ -69,6 +75,17 @@ async def log_in(user: User, protected: Protected) -> None:
     called = await user.mcptrio("call", protected.url, "whoami", "--login")
     assert called.code == 0, called.stderr
     assert called.stdout == "ada\n"
+
+
+@asynccontextmanager
+async def logged_in(home: Path) -> AsyncIterator[tuple[User, Protected]]:
+    """A protected server, and a user who logged in to it with ``--login`` (in the browser
+    once), for the block; under the test's time limit."""
+    user = User(home)
+    with trio.fail_after(LIMIT):
+        async with open_protected(auth=users_server()) as protected:
+            await log_in(user, protected)
+            yield user, protected
 
 
 async def test_login_logs_in_through_the_browser_and_the_next_commands_use_the_kept_token(
@@ -108,102 +125,90 @@ async def test_login_logs_in_through_the_browser_and_the_next_commands_use_the_k
 
 
 async def test_an_expired_kept_token_is_refreshed_without_the_browser(tmp_path: Path) -> None:
-    user = User(tmp_path)
-    with trio.fail_after(LIMIT):
-        async with open_protected(auth=users_server()) as protected:
-            await log_in(user, protected)
-            kept = user.kept()
-            before = kept["tokens"][protected.url]
-            expired = protected.auth.issue_token(
-                "ada", scopes=("mcp",), resource=protected.url, lifetime=-120
-            )
-            before.update(access_token=expired, expires_at=time.time() - 60)
-            user.tokens_file.write_text(json.dumps(kept))
+    async with logged_in(tmp_path) as (user, protected):
+        kept = user.kept()
+        before = kept["tokens"][protected.url]
+        expired = protected.auth.issue_token(
+            "ada", scopes=("mcp",), resource=protected.url, lifetime=-120
+        )
+        before.update(access_token=expired, expires_at=time.time() - 60)
+        user.keep(kept)
 
-            called = await user.mcptrio("call", protected.url, "whoami")
-            assert (called.code, called.stdout, called.stderr) == (0, "ada\n", "")
-            after = user.kept()["tokens"][protected.url]
-            assert after["access_token"] != expired
-            assert after["expires_at"] > time.time()
-            # The development server rotates refresh tokens: the new one was kept.
-            assert after["refresh_token"] != before["refresh_token"]
-            assert user.browser_visits() == 1
+        called = await user.mcptrio("call", protected.url, "whoami")
+        assert (called.code, called.stdout, called.stderr) == (0, "ada\n", "")
+        after = user.kept()["tokens"][protected.url]
+        assert after["access_token"] != expired
+        assert after["expires_at"] > time.time()
+        # The development server rotates refresh tokens: the new one was kept.
+        assert after["refresh_token"] != before["refresh_token"]
+        assert user.browser_visits() == 1
 
 
 async def test_a_kept_login_that_cannot_be_refreshed_asks_for_login_in_one_line(
     tmp_path: Path,
 ) -> None:
-    user = User(tmp_path)
-    with trio.fail_after(LIMIT):
-        async with open_protected(auth=users_server()) as protected:
-            await log_in(user, protected)
-            kept = user.kept()
-            kept["tokens"][protected.url].update(access_token="revoked", refresh_token="revoked")
-            user.tokens_file.write_text(json.dumps(kept))
+    async with logged_in(tmp_path) as (user, protected):
+        kept = user.kept()
+        kept["tokens"][protected.url].update(access_token="revoked", refresh_token="revoked")
+        user.keep(kept)
 
-            called = await user.mcptrio("call", protected.url, "whoami")
-            assert called.code == 3
-            assert called.error_line == (
-                f"mcptrio: error: {protected.url} refused the kept login and it could not be"
-                " refreshed: run again with --login"
-            )
-            assert user.browser_visits() == 1
-            # --login logs in afresh, and replaces what was kept.
-            await log_in(user, protected)
-            assert user.kept()["tokens"][protected.url]["access_token"] != "revoked"
-            assert user.browser_visits() == 2
+        called = await user.mcptrio("call", protected.url, "whoami")
+        assert called.code == 3
+        assert called.error_line == (
+            f"mcptrio: error: {protected.url} refused the kept login and it could not be"
+            " refreshed: run again with --login"
+        )
+        assert user.browser_visits() == 1
+        # --login logs in afresh, and replaces what was kept.
+        await log_in(user, protected)
+        assert user.kept()["tokens"][protected.url]["access_token"] != "revoked"
+        assert user.browser_visits() == 2
 
 
 async def test_a_tool_that_needs_another_scope_asks_for_login_then_steps_up_with_it(
     tmp_path: Path,
 ) -> None:
-    user = User(tmp_path)
-    with trio.fail_after(LIMIT):
-        async with open_protected(auth=users_server()) as protected:
-            await log_in(user, protected)
-            refused = await user.mcptrio("call", protected.url, "reset")
-            assert refused.code == 3
-            assert refused.error_line == (
-                f"mcptrio: error: {protected.url} asks for scope admin, which the kept login"
-                " lacks: run again with --login"
-            )
-            assert user.browser_visits() == 1
-            # --login logs in, and again for the scope the tool needs (a step-up).
-            stepped = await user.mcptrio("call", protected.url, "reset", "--login")
-            assert stepped.code == 0, stepped.stderr
-            assert stepped.stdout == "reset\n"
-            assert user.browser_visits() == 3
-            kept = user.kept()["tokens"][protected.url]
-            assert {"mcp", "admin"} <= set(kept["scopes"])
-            again = await user.mcptrio("call", protected.url, "reset")
-            assert (again.code, again.stdout, again.stderr) == (0, "reset\n", "")
+    async with logged_in(tmp_path) as (user, protected):
+        refused = await user.mcptrio("call", protected.url, "reset")
+        assert refused.code == 3
+        assert refused.error_line == (
+            f"mcptrio: error: {protected.url} asks for scope admin, which the kept login"
+            " lacks: run again with --login"
+        )
+        assert user.browser_visits() == 1
+        # --login logs in, and again for the scope the tool needs (a step-up).
+        stepped = await user.mcptrio("call", protected.url, "reset", "--login")
+        assert stepped.code == 0, stepped.stderr
+        assert stepped.stdout == "reset\n"
+        assert user.browser_visits() == 3
+        kept = user.kept()["tokens"][protected.url]
+        assert {"mcp", "admin"} <= set(kept["scopes"])
+        again = await user.mcptrio("call", protected.url, "reset")
+        assert (again.code, again.stdout, again.stderr) == (0, "reset\n", "")
 
 
 async def test_logout_forgets_the_login_and_the_server_then_asks_for_one(
     tmp_path: Path,
 ) -> None:
-    user = User(tmp_path)
-    with trio.fail_after(LIMIT):
-        async with open_protected(auth=users_server()) as protected:
-            await log_in(user, protected)
-            out = await user.mcptrio("logout", protected.url)
-            assert out.code == 0
-            assert out.error_line == f"mcptrio: forgot the login to {protected.url}"
-            assert user.kept()["tokens"] == {}
-            # The registration with the authorization server is kept for the next login.
-            assert list(user.kept()["registrations"]) == [protected.auth.issuer]
+    async with logged_in(tmp_path) as (user, protected):
+        out = await user.mcptrio("logout", protected.url)
+        assert out.code == 0
+        assert out.error_line == f"mcptrio: forgot the login to {protected.url}"
+        assert user.kept()["tokens"] == {}
+        # The registration with the authorization server is kept for the next login.
+        assert list(user.kept()["registrations"]) == [protected.auth.issuer]
 
-            called = await user.mcptrio("call", protected.url, "whoami")
-            assert called.code == 3
-            assert called.error_line == (
-                f"mcptrio: error: {protected.url} asks for a login (HTTP 401): add --login"
-            )
-            again = await user.mcptrio("logout", protected.url)
-            assert again.error_line == f"mcptrio: no login was kept for {protected.url}"
-            every = await user.mcptrio("logout", "--all")
-            assert every.code == 0
-            assert not user.tokens_file.exists()
-            assert user.browser_visits() == 1
+        called = await user.mcptrio("call", protected.url, "whoami")
+        assert called.code == 3
+        assert called.error_line == (
+            f"mcptrio: error: {protected.url} asks for a login (HTTP 401): add --login"
+        )
+        again = await user.mcptrio("logout", protected.url)
+        assert again.error_line == f"mcptrio: no login was kept for {protected.url}"
+        every = await user.mcptrio("logout", "--all")
+        assert every.code == 0
+        assert not user.tokens_file.exists()
+        assert user.browser_visits() == 1
 
 
 async def test_a_protected_server_without_a_login_is_one_line_and_exit_3(tmp_path: Path) -> None:

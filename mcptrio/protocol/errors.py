@@ -90,6 +90,7 @@ between two of its parts, and is named for what it is (no name here means two th
     ├── SseError                          [protocol.sse] an SSE stream is invalid or over a limit
     ├── FrontmatterError                  [protocol.skill_frontmatter] unusable SKILL.md frontmatter
     ├── StructureError                    [server] cattrs refused an attrs-class tool argument
+    ├── ServingOptionsError               [server] a serving option that cannot be used
     └── ToolOutputError                   [server] a tool's value does not fit its annotation
     LookupError
     └── UnknownEventId                    [stores] a Last-Event-ID names no stream

@@ -535,12 +535,11 @@ class Server:
         send_timeout: float | None = 60.0,
         close_timeout: float = 5.0,
         ssl_context: ssl.SSLContext | None = None,
+        shutdown: trio.Event | None = None,
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve this server over standalone WebSocket until cancelled; reports the URL
-        (``ws://host:port/mcp``). See :func:`mcptrio.transports.websocket_server.
-        serve_websocket` for what each option bounds; ``serve_http`` serves WebSocket upgrades
-        too, on its Streamable HTTP path."""
+        """Serve this server over standalone WebSocket (``ws://host:port/mcp``); see
+        :func:`mcptrio.transports.websocket_server.serve_websocket` for each option."""
         from ..transports.websocket_server import serve_websocket
 
         await serve_websocket(
@@ -556,6 +555,7 @@ class Server:
             send_timeout=send_timeout,
             close_timeout=close_timeout,
             ssl_context=ssl_context,
+            shutdown=shutdown,
             task_status=task_status,
         )
 

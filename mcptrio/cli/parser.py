@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gateway.add_argument("config", metavar="CONFIG", help='a JSON file with an "mcpServers" object')
     _serving_options(gateway, ("stdio", "http"), "http")
-    gateway.add_argument("--path", default="/mcp", help="the endpoint's path (default: /mcp)")
+    _deployment_options(gateway)
     gateway.add_argument(
         "--name", default="mcptrio-gateway", help="the gateway's server name (default: %(default)s)"
     )
@@ -229,7 +229,10 @@ def _deployment_options(parser: argparse.ArgumentParser) -> None:
         " see docs/reference/serving-options.md)"
     )
     group.add_argument(
-        "--config", metavar="FILE", help="a TOML file whose [serve] table sets these options"
+        "--config",
+        dest="serving_config",
+        metavar="FILE",
+        help="a TOML file whose [serve] table sets these options ($MCPTRIO_CONFIG)",
     )
     for setting in SETTINGS:
         if not setting.flag:

@@ -10,8 +10,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from ..server.running import run_server
+from ..server.running import DEFAULT_GRACE, run_server, serve_until_signalled
 from ..server.scale_out import check_redis_url
 from ..server.serving_options import SETTINGS, ServingOptions, ServingOptionsError
 from ..server.workers import WorkersFailed
@@ -79,11 +80,19 @@ def check_run_options(args: argparse.Namespace) -> ServingOptions:
     if not 0 <= args.port <= 65535:
         raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
     _check_scale_out(args)
+    return _serving_options(args)
+
+
+def _serving_options(args: argparse.Namespace) -> ServingOptions:
+    """The serving options of ``run`` or ``gateway``, from their flags, the environment and
+    ``--config`` (one line for any that cannot be used)."""
     try:
         given = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
-        if args.transport == "stdio" and (args.config or any(given.values())):
+        if args.transport == "stdio" and (args.serving_config or any(given.values())):
             raise ServingOptionsError("serving options are for HTTP and WebSocket: stdio has none")
-        serving = ServingOptions.gather(given, config_file=args.config)
+        if args.transport == "stdio":
+            return ServingOptions()
+        serving = ServingOptions.gather(given, config_file=args.serving_config)
         # A certificate that cannot be loaded is one line now, not a failure of every worker.
         serving.ssl_context()
     except ServingOptionsError as exc:
@@ -121,12 +130,20 @@ def gateway(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
+    serving = _serving_options(args)
     try:
         served = Gateway(args.name, upstreams=load_config(args.config))
     except ConfigError as exc:
         raise CliError(EXIT_USAGE, str(exc)) from None
 
-    async def serve() -> None:
+    async def serve(stop: trio.Event) -> None:
+        http_options: dict[str, Any] = {}
+        if args.transport == "http":
+            http_options = {
+                "security": serving.security(),
+                "ssl_context": serving.ssl_context(),
+                "shutdown": stop,
+            }
         # A lone error (a port in use, say) leaves as itself, not in a group.
         async with open_unwrapping_nursery() as nursery:
             where = await nursery.start(
@@ -136,17 +153,18 @@ def gateway(args: argparse.Namespace) -> int:
                     transport=args.transport,
                     host=args.host,
                     port=args.port,
-                    path=args.path,
+                    path=serving.path,
+                    **http_options,
                 )
             )
             if args.transport == "http":
                 line = f"Serving {args.name} over http at {where}"
                 print(line, file=sys.stderr, flush=True)
 
+    # Over HTTP a stop drains, as `run` does; over stdio the session ends at once.
+    grace = DEFAULT_GRACE if args.transport == "http" else 0.0
     try:
-        trio.run(serve)
-    except KeyboardInterrupt:
-        return EXIT_OK
+        trio.run(serve_until_signalled, serve, grace)
     except OSError as exc:
         in_use = exc.errno == errno.EADDRINUSE
         reason = "the port is in use" if in_use else exc.strerror or str(exc)

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import os
-from functools import partial
 from typing import Any, Literal
 
 import trio
@@ -34,10 +33,10 @@ async def serve_gateway(
     """Run ``gateway``'s upstreams and serve it, until cancelled.
 
     Over ``"http"`` (Streamable HTTP at ``path``, WebSocket and the legacy HTTP+SSE endpoints on
-    the same port; ``http_options`` are :meth:`~mcptrio.Server.serve_http`'s) it reports the
-    endpoint's URL; over ``"stdio"`` it serves one session on this process's stdin and stdout,
-    reports ``"stdio"``, and returns when stdin ends. Readiness is reported once every upstream
-    has been tried once.
+    the same port; ``http_options`` are :meth:`~mcptrio.Server.serve_http`'s, ``shutdown`` for a
+    graceful stop among them) it reports the endpoint's URL; over ``"stdio"`` it serves one
+    session on this process's stdin and stdout, reports ``"stdio"``, and returns when stdin
+    ends. Readiness is reported once every upstream has been tried once.
     """
     async with trio.open_nursery() as nursery:
         await nursery.start(gateway.serve_upstreams)
@@ -46,9 +45,13 @@ async def serve_gateway(
             await gateway.serve_stdio()
             nursery.cancel_scope.cancel()
             return
-        base: str = await nursery.start(
-            partial(gateway.serve_http, host, port, path=path, **http_options)
-        )
+
+        async def serve_http(task_status: trio.TaskStatus[str]) -> None:
+            await gateway.serve_http(host, port, path=path, task_status=task_status, **http_options)
+            # It returns only after a graceful shutdown (``shutdown=``): the upstreams go too.
+            nursery.cancel_scope.cancel()
+
+        base: str = await nursery.start(serve_http)
         task_status.started(base + path)
 
 

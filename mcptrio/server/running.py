@@ -51,6 +51,7 @@ __all__ = [
     "RunnableServer",
     "TransportName",
     "run_server",
+    "serve_until_signalled",
 ]
 
 #: The port ``Server.run`` and ``mcptrio run`` serve HTTP and WebSocket on unless told otherwise
@@ -171,10 +172,10 @@ def run_server(
             print(f"Serving {server.info.name} over {transport} at {url}", file=out, flush=True)
 
     # The first signal drains, within the grace (see _stop_on_signals).
-    trio.run(_serve_until_signalled, serve, grace)
+    trio.run(serve_until_signalled, serve, grace)
 
 
-async def _serve_until_signalled(
+async def serve_until_signalled(
     serve: Callable[[trio.Event], Awaitable[None]], grace: float
 ) -> None:
     """Run ``serve(stop)`` until it returns, or until SIGTERM or SIGINT: the first signal sets

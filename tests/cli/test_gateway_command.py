@@ -4,10 +4,14 @@ HTTP, reached with ``mcptrio list`` and ``mcptrio call``; a bad file is one line
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
-from cli_runner import EVERYTHING, mcptrio, served
+import trio
+from cli_runner import EVERYTHING, announced_url, mcptrio, mcptrio_env, served
+from test_run_serving_options import discover
 
 
 def write_config(folder: Path) -> Path:
@@ -48,3 +52,37 @@ async def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
     ran = await mcptrio("gateway", write_config(tmp_path), "--port", "70000")
     assert ran.code == 2
     assert "--port 70000" in ran.error_line
+
+
+async def test_the_gateway_takes_the_serving_options_and_stops_on_sigterm(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    command = [sys.executable, "-m", "mcptrio", "gateway", str(config), "--port", "0"]
+    options = ["--path", "/gateway", "--allow-host", "gateway.example.com"]
+    with trio.fail_after(60):
+        process = await trio.lowlevel.open_process(
+            [*command, *options],
+            env=mcptrio_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stderr is not None
+        try:
+            received = b""
+            while (url := announced_url(received)) is None:
+                chunk = await process.stderr.receive_some()
+                assert chunk, received.decode()
+                received += chunk
+            assert url.endswith("/gateway")
+            allowed = await discover(url, host="gateway.example.com")
+            refused = await discover(url, host="elsewhere.example.com")
+            process.send_signal(signal.SIGTERM)
+            with trio.fail_after(10):
+                assert await process.wait() == 0
+        finally:
+            with trio.CancelScope(shield=True):
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+    assert allowed[0] == 200
+    assert refused[0] == 403

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from functools import partial
 from typing import Any, Final, Literal, Protocol, TextIO
 
@@ -116,6 +116,8 @@ def run_server(
     redis_url: str | None = None,
     grace: float = DEFAULT_GRACE,
     worker_command: Sequence[str] | None = None,
+    metrics: bool = False,
+    metrics_allow: Collection[str] | None = None,
 ) -> None:
     """Serve ``server`` over ``transport`` until stdin ends (stdio), SIGTERM or Ctrl-C (see the
     module docstring for how a signal stops it, within ``grace`` seconds over HTTP and stdio).
@@ -128,7 +130,9 @@ def run_server(
     was started), is restarted when it crashes, and SIGTERM or Ctrl-C stops them all, giving
     the requests they serve ``grace`` seconds. Workers that keep crashing raise
     :class:`~.workers.WorkersFailed`. ``redis_url`` (a single process too) is passed to
-    :func:`~.scale_out.open_scale_out`.
+    :func:`~.scale_out.open_scale_out`. ``metrics`` serves Prometheus metrics at ``/metrics`` to
+    ``metrics_allow`` (loopback when ``None``; see :mod:`mcptrio.transports.http.endpoints.
+    operations`).
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}: use one of {', '.join(TRANSPORTS)}")
@@ -136,7 +140,8 @@ def run_server(
         check_redis_url(redis_url)
     out = sys.stderr if announce is None else announce
     if transport == "http" and (setup := take_worker_setup()) is not None:
-        trio.run(partial(serve_worker, server, setup, path=path, parser=parser))
+        http = _http_options(metrics, metrics_allow)
+        trio.run(partial(serve_worker, server, setup, path=path, parser=parser, **http))
         return
     if workers != 1:
         _check_workers(transport, front_end, workers, grace)
@@ -147,6 +152,9 @@ def run_server(
             # not there would otherwise fail every worker, each restarted until the supervisor
             # gave up, every copy printing the same error.
             trio.run(_check_redis, redis_url)
+        if metrics:
+            # Missing, prometheus-client would fail every worker in turn: one line instead.
+            from ..transports.http.endpoints import metrics as _  # noqa: F401
         command = [sys.executable, *sys.orig_argv[1:]] if worker_command is None else worker_command
         supervise = partial(
             serve_workers,
@@ -167,8 +175,9 @@ def run_server(
                 await serve_stdio_session(server, shutdown=stop)
                 return
             if transport == "http":
+                http = _http_options(metrics, metrics_allow)
                 serving = partial(
-                    _serve_http, server, host, port, path, parser, front_end, redis_url, stop
+                    _serve_http, server, host, port, path, parser, front_end, redis_url, stop, http
                 )
                 url = f"{await nursery.start(serving)}{path}"
             else:
@@ -276,25 +285,18 @@ async def _serve_http(
     front_end: Literal["builtin", "hypercorn"],
     redis_url: str | None,
     stop: trio.Event,
+    http: dict[str, Any],
     *,
     task_status: trio.TaskStatus[str],
 ) -> None:
-    if redis_url is None:
-        await server.serve_http(
-            host,
-            port,
-            path=path,
-            parser=parser,
-            front_end=front_end,
-            shutdown=stop,
-            task_status=task_status,
-        )
-        return
     from ..transports.http.endpoints.app import McpHttpApp
     from ..transports.http.serve import serve_http
 
-    async with open_scale_out(server, redis_url) as options:
-        app = McpHttpApp(server, path=path, **options)
+    scale_out: AbstractAsyncContextManager[dict[str, Any]] = (
+        nullcontext({}) if redis_url is None else open_scale_out(server, redis_url)
+    )
+    async with scale_out as options:
+        app = McpHttpApp(server, path=path, **http, **options)
         await serve_http(
             app,
             host,
@@ -304,6 +306,13 @@ async def _serve_http(
             shutdown=stop,
             task_status=task_status,
         )
+
+
+def _http_options(metrics: bool, metrics_allow: Collection[str] | None) -> dict[str, Any]:
+    """The ``McpHttpApp`` options of ``run_server``'s own arguments."""
+    if metrics_allow is None:
+        return {"metrics": metrics}
+    return {"metrics": metrics, "metrics_allow": metrics_allow}
 
 
 async def _serve_websocket(

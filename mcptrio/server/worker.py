@@ -108,9 +108,10 @@ async def serve_worker(
     *,
     path: str = "/mcp",
     parser: Literal["auto", "h11", "httptools"] = "auto",
+    **http: Any,
 ) -> None:
     """Serve ``server`` as one worker until told to stop (see the module docstring); returns
-    once it has stopped."""
+    once it has stopped. ``http`` are more ``McpHttpApp`` options (``metrics``...)."""
     from ..transports.http.endpoints.app import McpHttpApp
     from ..transports.http.serve import serve_http
 
@@ -118,7 +119,7 @@ async def serve_worker(
     stop = trio.Event()
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with link, _scale_out(server, setup.redis_url) as options:
-            app = McpHttpApp(server, path=path, **options)
+            app = McpHttpApp(server, path=path, **http, **options)
             # A queue of its own joins the port's only now that the worker can serve: opened
             # earlier, the connections the kernel hands it while it connects to Redis would
             # wait (and be reset if it failed to start).

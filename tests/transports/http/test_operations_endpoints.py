@@ -5,6 +5,7 @@ only to the allowed addresses."""
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 import trio
@@ -169,3 +170,12 @@ async def test_metrics_show_a_request_in_flight_while_its_handler_runs() -> None
     assert sample(during, "mcptrio_requests_in_flight") == 1
     assert sample(after, "mcptrio_requests_in_flight") == 0
     assert sample(after, "mcptrio_requests_total", method="tools/call", outcome="ok") == 1
+
+
+def test_metrics_without_the_extra_name_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "prometheus_client", None)
+    monkeypatch.delitem(sys.modules, "mcptrio.transports.http.endpoints.metrics", raising=False)
+    with pytest.raises(
+        ImportError, match=r"^metrics need prometheus-client: pip install 'mcptrio\[metrics\]'$"
+    ):
+        McpHttpApp(make_server(), metrics=True)

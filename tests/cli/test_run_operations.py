@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 import trio
 from cli_runner import mcptrio
+from redis_servers import RedisServer
 from test_run_workers import supervised, whoami
 
 import mcptrio as library
@@ -120,3 +121,21 @@ def test_metrics_without_the_extra_say_which_before_any_worker_starts(
     assert lines[-1] == (
         "mcptrio: error: metrics need prometheus-client: pip install 'mcptrio[metrics]'"
     )
+
+
+async def test_workers_are_unready_while_redis_is_down_and_ready_when_it_returns(
+    own_redis_server: RedisServer,
+) -> None:
+    with trio.fail_after(90):
+        async with supervised("--workers", "2", "--redis", own_redis_server.url) as supervisor:
+            for _ in range(4):
+                assert await get(supervisor.url, "/readyz") == (200, "ready\n")
+            await trio.to_thread.run_sync(own_redis_server.stop)
+            for _ in range(4):
+                status, text = await get(supervisor.url, "/readyz")
+                assert status == 503
+                assert text.startswith("not ready: Redis") and text.count("\n") == 1
+                assert await get(supervisor.url, "/healthz") == (200, "ok\n")
+            await trio.to_thread.run_sync(own_redis_server.start)
+            for _ in range(4):
+                assert await get(supervisor.url, "/readyz") == (200, "ready\n")

@@ -120,6 +120,9 @@ async def test_metrics_count_the_calls_by_method_and_outcome(front_end: str) -> 
     assert sample(text, total, method="tools/call", outcome="tool_error") == 1
     assert sample(text, total, method="tools/call", outcome="-32602") == 1
     assert sample(text, "mcptrio_request_duration_seconds_count", method="tools/call") == 5
+    latency = "mcptrio_request_duration_seconds_bucket"
+    assert sample(text, latency, method="tools/call", le="+Inf") == 5
+    assert sample(text, latency, method="tools/call", le="60.0") == 5
     assert sample(text, "mcptrio_requests_in_flight") == 0
     assert sample(text, "mcptrio_forwarded_requests_total") == 0
     assert sample(text, "mcptrio_redis_errors_total") is not None

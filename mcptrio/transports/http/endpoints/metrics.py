@@ -15,8 +15,12 @@ What is measured, and where:
 - ``mcptrio_sessions_open``, ``mcptrio_tasks_running``, ``mcptrio_forwarded_requests_total``
   (requests this worker forwarded to the worker owning their session) and
   ``mcptrio_relay_served_total`` (those it served for others), and ``mcptrio_redis_errors_total``:
-  counts the endpoint, the task supervisor, the session relay and the Redis stores keep anyway,
-  read when the metrics are scraped, so they cost nothing between scrapes.
+  counts the endpoint, the task supervisor, the session relay and the Redis stores keep anyway.
+
+Everything is kept as plain numbers and turned into Prometheus metric families when scraped
+(a :class:`prometheus_client.registry.Collector`): a request costs a few additions and a
+bisection, not the locks prometheus-client's own ``Counter`` and ``Histogram`` take on every
+update. That is correct because every update and every scrape runs in the one Trio thread.
 
 Each endpoint has a registry of its own (not prometheus-client's global one): two apps in one
 process, or in one test run, never share or clash. Each worker of ``--workers`` reports its own
@@ -25,6 +29,7 @@ numbers (see ``docs/explanation/operations.md``).
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Protocol
@@ -34,29 +39,29 @@ from ....protocol.errors import INTERNAL_ERROR, LocalError, McpError
 from ....stores.errors import backend_failures
 
 try:
-    from prometheus_client import (
-        CONTENT_TYPE_LATEST,
-        CollectorRegistry,
-        Counter,
-        Gauge,
-        Histogram,
-        generate_latest,
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+    from prometheus_client.core import (
+        CounterMetricFamily,
+        GaugeMetricFamily,
+        HistogramMetricFamily,
+        Metric,
     )
-    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
     from prometheus_client.registry import Collector
+    from prometheus_client.utils import floatToGoString
 except ImportError:  # pragma: no cover - depends on what is installed
     raise ImportError(
         "metrics need prometheus-client: pip install 'mcptrio[metrics]'",
         name="prometheus_client",
     ) from None
 
-__all__ = ["CONTENT_TYPE", "EndpointMetrics", "outcome_of"]
+__all__ = ["CONTENT_TYPE", "LATENCY_BUCKETS", "EndpointMetrics", "RequestMetrics", "outcome_of"]
 
 #: The content type of the metrics' text form.
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST.encode("ascii")
 
-# Seconds: MCP answers range from well under a millisecond (a list) to minutes (a long tool).
-_LATENCY_BUCKETS: Final = (
+#: The latency histogram's upper bounds, in seconds: MCP answers range from well under a
+#: millisecond (a list) to minutes (a long tool).
+LATENCY_BUCKETS: Final = (
     0.0005,
     0.001,
     0.0025,
@@ -74,6 +79,7 @@ _LATENCY_BUCKETS: Final = (
     30.0,
     60.0,
 )
+_BUCKET_NAMES: Final = (*map(floatToGoString, LATENCY_BUCKETS), "+Inf")
 
 
 class _Relay(Protocol):
@@ -93,6 +99,16 @@ def outcome_of(error: BaseException) -> str:
     return "cancelled"
 
 
+class _Latency:
+    """One method's latency histogram: a count per bucket (not cumulative), and the sum."""
+
+    __slots__ = ("counts", "total")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
+        self.total = 0.0
+
+
 class EndpointMetrics:
     """The metrics of one endpoint (see the module docstring).
 
@@ -104,42 +120,30 @@ class EndpointMetrics:
     def __init__(self, sessions: Callable[[], int], server: object, relay: _Relay | None) -> None:
         #: Where the metrics are kept: give it to your own exposition if you serve them elsewhere.
         self.registry = CollectorRegistry()
-        self._requests = Counter(
-            "mcptrio_requests",
-            "MCP requests answered, by method and outcome (ok, tool_error, cancelled, or the"
-            " JSON-RPC error code)",
-            ("method", "outcome"),
-            registry=self.registry,
-        )
-        self._latency = Histogram(
-            "mcptrio_request_duration_seconds",
-            "Seconds from a request's start to its answer, by method",
-            ("method",),
-            buckets=_LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-        self._in_flight = Gauge(
-            "mcptrio_requests_in_flight",
-            "MCP requests whose handler is running",
-            registry=self.registry,
-        )
-        # Each label set's child, found once: labels() takes a lock and checks its arguments.
-        self._counted: dict[tuple[str, str], Any] = {}
-        self._timed: dict[str, Any] = {}
-        tasks = getattr(server, "tasks", None)
-        self.registry.register(_KeptCounts(sessions, tasks, relay))
+        #: The requests' counts (the server's observer).
+        self.requests = RequestMetrics()
+        self.registry.register(self.requests)
+        self.registry.register(_KeptCounts(sessions, getattr(server, "tasks", None), relay))
         observe = getattr(server, "observe_requests", None)
         if observe is not None:
-            observe(self)
+            observe(self.requests)
 
     def exposition(self) -> bytes:
         """The metrics in Prometheus's text form."""
         return generate_latest(self.registry)
 
-    # ------------------------------------------------------------ RequestObserver
+
+class RequestMetrics(Collector):
+    """Counts the requests a server answers (a
+    :class:`~mcptrio.server.dispatch.RequestObserver`), and reports them when collected."""
+
+    def __init__(self) -> None:
+        self._in_flight = 0
+        self._answers: dict[tuple[str, str], int] = {}
+        self._latencies: dict[str, _Latency] = {}
 
     def started(self, request: Request[Any]) -> float:
-        self._in_flight.inc()
+        self._in_flight += 1
         return time.perf_counter()
 
     def answered(self, request: Request[Any], began: float, result: Result) -> None:
@@ -149,15 +153,45 @@ class EndpointMetrics:
         self._ended(request.METHOD, began, outcome_of(error))
 
     def _ended(self, method: str, began: float, outcome: str) -> None:
-        self._in_flight.dec()
-        counted = self._counted.get((method, outcome))
-        if counted is None:
-            counted = self._counted[method, outcome] = self._requests.labels(method, outcome)
-        counted.inc()
-        timed = self._timed.get(method)
-        if timed is None:
-            timed = self._timed[method] = self._latency.labels(method)
-        timed.observe(time.perf_counter() - began)
+        elapsed = time.perf_counter() - began
+        self._in_flight -= 1
+        answers = self._answers
+        key = (method, outcome)
+        answers[key] = answers.get(key, 0) + 1
+        latency = self._latencies.get(method)
+        if latency is None:
+            latency = self._latencies[method] = _Latency()
+        latency.counts[bisect.bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+        latency.total += elapsed
+
+    def collect(self) -> Iterable[Metric]:
+        answers = CounterMetricFamily(
+            "mcptrio_requests",
+            "MCP requests answered, by method and outcome (ok, tool_error, cancelled, or the"
+            " JSON-RPC error code)",
+            labels=("method", "outcome"),
+        )
+        for (method, outcome), count in sorted(self._answers.items()):
+            answers.add_metric((method, outcome), count)
+        yield answers
+        latencies = HistogramMetricFamily(
+            "mcptrio_request_duration_seconds",
+            "Seconds from a request's start to its answer, by method",
+            labels=("method",),
+        )
+        for method, latency in sorted(self._latencies.items()):
+            cumulative = 0
+            buckets = []
+            for name, count in zip(_BUCKET_NAMES, latency.counts, strict=True):
+                cumulative += count
+                buckets.append((name, float(cumulative)))
+            latencies.add_metric((method,), buckets, latency.total)
+        yield latencies
+        yield GaugeMetricFamily(
+            "mcptrio_requests_in_flight",
+            "MCP requests whose handler is running",
+            value=self._in_flight,
+        )
 
 
 def _is_error(result: Result) -> bool:

@@ -35,7 +35,7 @@ log = logging.getLogger("mcptrio.http")
 #: Who may read ``/metrics`` unless told otherwise: this machine only.
 METRICS_ALLOW: Final = ("127.0.0.1", "::1")
 #: Seconds Redis has to answer the readiness check's ``PING``.
-READY_TIMEOUT: Final = 1.0
+READY_TIMEOUT: Final = 0.5
 
 _TEXT: Final = ((b"content-type", b"text/plain; charset=utf-8"), (b"cache-control", b"no-store"))
 

@@ -20,6 +20,8 @@ from mcptrio.transports.http.endpoints.app import McpHttpApp
 from mcptrio.transports.http.endpoints.operations import parse_networks
 from mcptrio.transports.http.endpoints.security import HttpSecurity
 
+REDIS_ERRORS = "mcptrio_redis_errors_total"
+
 
 def sample(exposition: str, name: str, **labels: str) -> float | None:
     """The value of the sample ``name`` with exactly ``labels`` in a text exposition."""
@@ -78,14 +80,18 @@ async def test_readiness_is_503_while_redis_is_down_and_200_when_it_returns(
     with trio.fail_after(30):
         async with mcptrio.open_stores(own_redis_server.url, timeout=0.5) as stores:
             server.use_stores(stores)
-            app = McpHttpApp(server)
+            app = McpHttpApp(server, metrics=True)
             async with serve("builtin-h11", app) as url:
                 assert await get(url, "/readyz") == (200, b"ready\n")
+                errors_before = sample((await get(url, "/metrics"))[1].decode(), REDIS_ERRORS)
                 await trio.to_thread.run_sync(own_redis_server.stop)
                 status, body = await get(url, "/readyz")
                 assert status == 503
                 assert body.startswith(b"not ready: Redis") and body.count(b"\n") == 1
                 assert await get(url, "/healthz") == (200, b"ok\n")
+                errors_after = sample((await get(url, "/metrics"))[1].decode(), REDIS_ERRORS)
+                assert errors_before is not None and errors_after is not None
+                assert errors_after > errors_before
                 await trio.to_thread.run_sync(own_redis_server.start)
                 # The client's pool reconnects on the next call.
                 assert await get(url, "/readyz") == (200, b"ready\n")

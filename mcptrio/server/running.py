@@ -154,7 +154,9 @@ def run_server(
             trio.run(_check_redis, redis_url)
         if metrics:
             # Missing, prometheus-client would fail every worker in turn: one line instead.
-            from ..transports.http.endpoints import metrics as _  # noqa: F401
+            from ..transports.http.endpoints.operations import require_metrics
+
+            require_metrics()
         command = [sys.executable, *sys.orig_argv[1:]] if worker_command is None else worker_command
         supervise = partial(
             serve_workers,

@@ -3,6 +3,7 @@ worker, ``--metrics-allow`` checked, and ``--log-format json``."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import textwrap
@@ -16,8 +17,8 @@ from redis_servers import RedisServer
 from test_run_workers import supervised, whoami
 
 import mcptrio as library
-from mcptrio.cli import main
 from mcptrio.client import HANDSHAKE_ERA
+from mcptrio.server.running import run_server
 
 
 async def get(url: str, path: str) -> tuple[int, str]:
@@ -110,17 +111,23 @@ async def test_json_logs_carry_the_request_id_method_and_session(tmp_path: Path)
 
 
 def test_metrics_without_the_extra_say_which_before_any_worker_starts(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
     monkeypatch.delitem(sys.modules, "mcptrio.transports.http.endpoints.metrics", raising=False)
-    options = ["--transport", "http", "--port", "0", "--workers", "2", "--metrics"]
-    code = main(["run", "tests/servers/worker_server.py", *options])
-    assert code == 2
-    lines = capsys.readouterr().err.splitlines()
-    assert lines[-1] == (
-        "mcptrio: error: metrics need prometheus-client: pip install 'mcptrio[metrics]'"
-    )
+    # Were the check missing, these workers would fail at once and the supervisor give up.
+    failing_worker = [sys.executable, "-c", "raise SystemExit(1)"]
+    with pytest.raises(ImportError) as missing:
+        run_server(
+            library.Server("x"),
+            "http",
+            port=0,
+            workers=2,
+            metrics=True,
+            announce=io.StringIO(),
+            worker_command=failing_worker,
+        )
+    assert str(missing.value) == "metrics need prometheus-client: pip install 'mcptrio[metrics]'"
 
 
 async def test_workers_are_unready_while_redis_is_down_and_ready_when_it_returns(

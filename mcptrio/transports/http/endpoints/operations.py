@@ -17,6 +17,7 @@ the MCP requests nothing.
 
 from __future__ import annotations
 
+import importlib
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Collection
@@ -28,7 +29,13 @@ from ..engine.exchange import HttpRequest, HttpResponder
 if TYPE_CHECKING:
     from .app import McpHttpApp
 
-__all__ = ["METRICS_ALLOW", "READY_TIMEOUT", "OperationsEndpoints", "parse_networks"]
+__all__ = [
+    "METRICS_ALLOW",
+    "READY_TIMEOUT",
+    "OperationsEndpoints",
+    "parse_networks",
+    "require_metrics",
+]
 
 log = logging.getLogger("mcptrio.http")
 
@@ -55,6 +62,12 @@ def parse_networks(allow: Collection[str]) -> tuple[Network, ...]:
                 f"metrics_allow: {entry!r} is not an IP address or network (10.0.0.0/8, ::1)"
             ) from None
     return tuple(networks)
+
+
+def require_metrics() -> None:
+    """Load what ``metrics=True`` needs now: ``ImportError`` naming the ``metrics`` extra when
+    prometheus-client is missing (checked once, before workers start, rather than in each)."""
+    importlib.import_module(f"{__package__}.metrics")
 
 
 class OperationsEndpoints:

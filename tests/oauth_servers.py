@@ -109,10 +109,13 @@ async def open_protected(
     verifier: TokenVerifier | None = None,
     scopes: tuple[str, ...] = ("mcp",),
     stateless: bool = False,
+    auth: DevAuthorizationServer | None = None,
     **bearer_options: Any,
 ) -> AsyncIterator[Protected]:
-    """A dev authorization server and a protected server (``/mcp``) using it."""
-    auth = DevAuthorizationServer(scopes=("mcp", "admin", "offline_access"))
+    """A dev authorization server (``auth``, else one that approves every login) and a
+    protected server (``/mcp``) using it."""
+    if auth is None:
+        auth = DevAuthorizationServer(scopes=("mcp", "admin", "offline_access"))
     calls: list[tuple[str, str | None, frozenset[str]]] = []
     async with trio.open_nursery() as nursery:
         issuer = await nursery.start(auth.serve)

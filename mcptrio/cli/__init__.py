@@ -1,5 +1,5 @@
-"""The ``mcptrio`` command (also ``python -m mcptrio``): run, list, call, read, prompt, config,
-gateway, bench.
+"""The ``mcptrio`` command (also ``python -m mcptrio``): run, list, call, read, prompt, logout,
+config, gateway, bench, install, dev.
 
 ``main(argv)`` returns the exit code instead of exiting, so that it can be called from Python
 (the console script and ``python -m mcptrio`` pass it to ``sys.exit``). Every failure is one
@@ -38,6 +38,11 @@ def _main(argv: list[str]) -> int:
         from .server_commands import bench
 
         return bench(argv[1:])
+    # dev takes the options of run, whichever they are: run's parser reads them.
+    if argv[:1] == ["dev"]:
+        from .dev import dev
+
+        return dev(argv[1:])
     before, command = split_command(argv)
     args = build_parser().parse_args(before)
     if args.version:
@@ -48,6 +53,14 @@ def _main(argv: list[str]) -> int:
         return 2
     if command is not None and args.command not in ("list", "call", "read", "prompt"):
         raise CliError(2, f"mcptrio {args.command} takes no command after --")
+    if args.command == "logout":
+        from .login import logout
+
+        return logout(args)
+    if args.command == "install":
+        from .install import install
+
+        return install(args)
     if args.command in ("run", "config", "gateway"):
         from . import server_commands
 

@@ -40,6 +40,7 @@ from .arguments import (
 )
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_SERVER_ERROR, CliError, usage_error
 from .loading import bare_address_error, load_server, parse_server_spec
+from .login import Login, login_for
 from .output import ProgressLine, render_call, render_prompt, render_read
 
 __all__ = ["run_client_command"]
@@ -75,7 +76,8 @@ def run_client_command(args: argparse.Namespace, command: list[str] | None) -> i
     headers = _headers(args.header or [])
     line = _sort_out(args.command, list(args.words), command, headers)
     ask = _ASK[args.command]
-    return trio.run(_connect_and_ask, line, args, ask)
+    login = login_for(line.target, line.label, args)
+    return trio.run(_connect_and_ask, line, args, ask, login)
 
 
 def _sort_out(
@@ -185,14 +187,19 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
-async def _connect_and_ask(line: _Line, args: argparse.Namespace, ask: _Ask) -> int:
+async def _connect_and_ask(
+    line: _Line, args: argparse.Namespace, ask: _Ask, login: Login | None
+) -> int:
     timeouts = Timeouts(initialize=args.timeout, request=args.timeout, probe=min(5.0, args.timeout))
     connected = False
+    target = line.target if login is None else await login.target(line.target)
     try:
-        async with open_client(line.target, timeouts=timeouts) as client:
+        async with open_client(target, timeouts=timeouts) as client:
             connected = True
             answer, code = await ask(client, line, args)
     except (McpError, OSError) as exc:
+        if login is not None and (refused := login.refusal(exc)) is not None:
+            raise refused from None
         if not connected:
             stdio_target = isinstance(line.target, StdioTarget)
             hint = " (-v shows the server's stderr)" if stdio_target and not args.verbose else ""

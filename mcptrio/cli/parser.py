@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ..server.running import DEFAULT_GRACE, DEFAULT_HOST, DEFAULT_PORT, TRANSPORTS
+from ..server.serving_options import SETTINGS
+from .client_configs import CLIENTS
 from .errors import CliError, usage_error
 
-__all__ = ["COMMANDS", "build_parser", "split_command"]
+__all__ = ["COMMANDS", "DEV_DESCRIPTION", "DEV_USAGE", "build_parser", "split_command"]
 
 DESCRIPTION = """\
 Run, inspect and call MCP servers.
@@ -37,7 +39,18 @@ Exit codes: 0 ok, 1 the server answered with an error, 2 usage error,
 3 the server could not be reached (or was lost), 130 interrupted.
 """
 
-COMMANDS = ("run", "list", "call", "read", "prompt", "config", "bench")
+COMMANDS = ("run", "list", "call", "read", "prompt", "logout", "config", "bench", "install", "dev")
+
+
+DEV_USAGE = "mcptrio dev TARGET [options of mcptrio run]"
+DEV_DESCRIPTION = """\
+Serve TARGET over HTTP (at http://127.0.0.1:8000/mcp unless --host or --port say otherwise)
+and start it again whenever a .py file under its folder (a module: its package's folder)
+changes; print the command that opens the MCP Inspector on it. A change that breaks the
+server prints its error, and the next change serves it again. Ctrl-C stops.
+
+Options: those of mcptrio run (see mcptrio run --help), but --transport, which is http.
+"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
     _serving_options(run, TRANSPORTS, "stdio")
+    _deployment_options(run)
     run.add_argument(
         "--parser",
         choices=("auto", "h11", "httptools"),
@@ -165,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
         "JSON).",
     )
 
+    _logout_command(commands)
+
     config = commands.add_parser(
         "config",
         help="print the mcpServers entry that starts TARGET (Claude Desktop, VS Code, Cursor)",
@@ -194,6 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="what mcptrio logs to stderr (default: info: upstreams connecting and failing)",
     )
 
+    _install_and_dev_commands(commands, run)
+
     commands.add_parser(
         "bench",
         help="run the benchmarks (python -m benchmarks, from a checkout)",
@@ -201,6 +219,86 @@ def build_parser() -> argparse.ArgumentParser:
         description="Every argument is passed to python -m benchmarks.",
     )
     return parser
+
+
+def _deployment_options(parser: argparse.ArgumentParser) -> None:
+    """The serving options of a deployment (``mcptrio.server.serving_options``): hosts and
+    origins let in, the path, TLS and authorization, each also an environment variable or a
+    ``[serve]`` setting of ``--config``."""
+    group = parser.add_argument_group(
+        "serving options (each also an environment variable, or a [serve] setting of --config;"
+        " see docs/reference/serving-options.md)"
+    )
+    group.add_argument(
+        "--config", metavar="FILE", help="a TOML file whose [serve] table sets these options"
+    )
+    for setting in SETTINGS:
+        if not setting.flag:
+            continue
+        meaning = setting.meaning.replace("`", "").replace("%", "%%")
+        if setting.is_list:
+            group.add_argument(
+                setting.flag,
+                dest=setting.name,
+                action="append",
+                metavar="VALUE",
+                help=f"{meaning} (repeatable; ${setting.variable}, comma-separated)",
+            )
+        else:
+            group.add_argument(
+                setting.flag,
+                dest=setting.name,
+                choices=("jwt", "introspection") if setting.name == "auth" else None,
+                help=f"{meaning} (${setting.variable})",
+            )
+
+
+def _install_and_dev_commands(
+    commands: argparse._SubParsersAction[_Parser], run: argparse.ArgumentParser
+) -> None:
+    """``install``, ``dev`` and ``run --reload``: putting a server into an MCP client, and
+    serving one that restarts when its code changes."""
+    install = commands.add_parser(
+        "install",
+        help="write the entry that starts TARGET into an MCP client's configuration file",
+        description="Write the entry that starts TARGET over stdio (the one mcptrio config "
+        "prints) into CLIENT's own configuration file for this user, creating it if needed. "
+        "Every other member of the file is kept, and the file is first copied to "
+        "FILE.bak-YYYYMMDD-HHMMSS. A file that is not valid JSON is never overwritten. "
+        "Files: claude-desktop: claude_desktop_config.json (macOS ~/Library/Application "
+        "Support/Claude, Windows %APPDATA%\\Claude, Linux ~/.config/Claude); claude-code: "
+        "~/.claude.json (user scope); cursor: ~/.cursor/mcp.json; vscode: the user profile's "
+        'mcp.json (under "servers").',
+    )
+    install.add_argument("client", metavar="CLIENT", choices=CLIENTS, help=" | ".join(CLIENTS))
+    install.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
+    install.add_argument("--name", help="the entry's name (default: the server's name)")
+    install.add_argument(
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an environment variable the client starts the server with (repeatable)",
+    )
+    install.add_argument("--force", action="store_true", help="replace a server of the same name")
+    install.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the file as it would be written (and where, on stderr); write nothing",
+    )
+
+    commands.add_parser(
+        "dev",
+        help="serve TARGET over HTTP, restarted when its code changes, for the MCP Inspector",
+        usage=DEV_USAGE,
+        add_help=False,
+        description=DEV_DESCRIPTION,
+    )
+    run.add_argument(
+        "--reload",
+        action="store_true",
+        help="start the server again when a .py file under its folder changes (a module: its "
+        "package's folder); HTTP and WebSocket only",
+    )
 
 
 def _serving_options(
@@ -282,6 +380,7 @@ def _client_command(
     for flag, flag_help in flags:
         parser.add_argument(flag, action="store_true", help=flag_help)
     _client_options(parser)
+    _login_options(parser)
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:
@@ -310,3 +409,30 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log to stderr (with a server's stderr)"
     )
+
+
+# ---------------------------------------------------------------- OAuth login (mcptrio.cli.login)
+
+
+def _login_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--login",
+        action="store_true",
+        help="log in to an http(s):// server with OAuth, in the browser (BROWSER chooses it; "
+        "the URL is printed on stderr too), and keep the login for the next commands to that "
+        "server, which refresh it as needed ($XDG_CACHE_HOME/mcptrio/tokens.json, else "
+        "~/.cache/mcptrio/tokens.json)",
+    )
+
+
+def _logout_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    logout = commands.add_parser(
+        "logout",
+        help="forget the login --login kept for a server",
+        usage="mcptrio logout (URL... | --all)",
+        description="Forget the tokens that --login kept for each URL (its client "
+        "registration with the authorization server is kept); --all forgets every login and "
+        "registration, deleting the file they are kept in.",
+    )
+    logout.add_argument("urls", nargs="*", metavar="URL", help=argparse.SUPPRESS)
+    logout.add_argument("--all", action="store_true", help="forget every login")

@@ -10,16 +10,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..server.running import run_server
 from ..server.scale_out import check_redis_url
+from ..server.serving_options import SETTINGS, ServingOptions, ServingOptionsError
 from ..server.workers import WorkersFailed
 from ..stores.errors import StoreUnavailable
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError
 from .loading import load_server, parse_server_spec
+from .server_entry import stdio_entry
 
-__all__ = ["bench", "config", "gateway", "run"]
+__all__ = ["bench", "check_run_options", "config", "gateway", "run"]
 
 #: The extra that installs each optional package a `run` option needs.
 _EXTRAS = {"httptools": "httptools", "hypercorn": "asgi", "coredis": "redis"}
@@ -30,19 +31,22 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 def run(args: argparse.Namespace) -> int:
     """Serve the target until stdin ends (stdio) or Ctrl-C."""
+    if args.reload:
+        from .dev import run_reloading
+
+        return run_reloading(args)
     # Over stdio, stdout is the MCP channel: whatever the target prints while it loads goes to
     # stderr instead.
     with contextlib.redirect_stdout(sys.stderr if args.transport == "stdio" else sys.stdout):
         server = load_server(parse_server_spec(args.target))
-    if not 0 <= args.port <= 65535:
-        raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
-    _check_scale_out(args)
+    serving = check_run_options(args)
     try:
         run_server(
             server,
             args.transport,
             host=args.host,
             port=args.port,
+            serving=serving,
             parser=args.parser,
             front_end=args.front_end,
             workers=args.workers,
@@ -69,6 +73,25 @@ def run(args: argparse.Namespace) -> int:
         hint = f": pip install 'mcptrio[{extra}]'" if extra else ""
         raise CliError(EXIT_USAGE, f"{exc}{hint}") from None
     return EXIT_OK
+
+
+def check_run_options(args: argparse.Namespace) -> ServingOptions:
+    """The options of ``run`` that can be wrong whatever the target, checked before anything
+    starts (``dev`` and ``--reload`` check them before their first child starts); the serving
+    options they make."""
+    if not 0 <= args.port <= 65535:
+        raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
+    _check_scale_out(args)
+    try:
+        given = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
+        if args.transport == "stdio" and (args.config or any(given.values())):
+            raise ServingOptionsError("serving options are for HTTP and WebSocket: stdio has none")
+        serving = ServingOptions.gather(given, config_file=args.config)
+        # A certificate that cannot be loaded is one line now, not a failure of every worker.
+        serving.ssl_context()
+    except ServingOptionsError as exc:
+        raise CliError(EXIT_USAGE, str(exc)) from None
+    return serving
 
 
 def _check_scale_out(args: argparse.Namespace) -> None:
@@ -139,19 +162,8 @@ def gateway(args: argparse.Namespace) -> int:
 
 def config(args: argparse.Namespace) -> int:
     """Print the ``mcpServers`` entry that starts the target over stdio."""
-    spec = parse_server_spec(args.target)
-    server = load_server(spec)
-    source = str(Path(spec.source).resolve()) if spec.is_file else spec.source
-    target = source if spec.attribute is None else f"{source}:{spec.attribute}"
-    entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcptrio", "run", target]}
-    if not spec.is_file:
-        module = sys.modules.get(spec.source)
-        found_in = getattr(module, "__file__", None) or ""
-        # A module found only because we run here: the client starts elsewhere, so say where.
-        if found_in.startswith(os.getcwd() + os.sep):
-            entry["env"] = {"PYTHONPATH": os.getcwd()}
-    document = {"mcpServers": {args.name or server.info.name: entry}}
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    name, entry = stdio_entry(args.target, args.name)
+    sys.stdout.write(json.dumps({"mcpServers": {name: entry}}, indent=2) + "\n")
     return EXIT_OK
 
 

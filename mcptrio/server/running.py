@@ -13,10 +13,9 @@ nursery instead. Over HTTP and WebSocket the URL clients connect to is written t
 line (stdout is left alone: it may be a pipe someone reads).
 
 SIGTERM (``docker stop``, systemd, Kubernetes) and Ctrl-C stop the run and it returns normally.
-Over HTTP and stdio the first one drains: no connection is accepted any more (over HTTP), open
-streams end, the requests being served are answered, and the run returns once they have, or
-after ``grace`` seconds, cancelling what is left; a second signal stops at once. A standalone
-WebSocket server stops at once.
+The first one drains, over every transport: no connection is accepted any more, open streams
+end, the requests being served are answered, and the run returns once they have, or after
+``grace`` seconds, cancelling what is left; a second signal stops at once.
 
 With ``workers`` above 1 (HTTP, built-in front end) this process becomes a supervisor
 (:mod:`.workers`) that binds the port and runs that many copies of the program as workers
@@ -29,7 +28,7 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import Any, Final, Literal, Protocol, TextIO
 
@@ -38,7 +37,8 @@ import trio
 from ..protocol.revisions import HANDSHAKE_SUPPORTED, STATELESS_SUPPORTED
 from ..protocol.types import Implementation
 from ..runtime.nurseries import open_unwrapping_nursery
-from .scale_out import check_redis_url, open_scale_out
+from .scale_out import check_redis_url, scale_out_if_given
+from .serving_options import ServingOptions
 from .stdio_serving import serve_stdio_session
 from .worker import WorkerServer, serve_worker, take_worker_setup
 from .workers import serve_workers
@@ -73,33 +73,12 @@ _NO_SHARED_SESSIONS = (
 
 
 class RunnableServer(WorkerServer, Protocol):
-    """What :func:`run_server` runs: a server's ``serve_*`` entry points (a
-    :class:`~mcptrio.Server` has them), or its sessions when it is a worker."""
+    """What :func:`run_server` runs: a server's sessions, name and lifespan (a
+    :class:`~mcptrio.Server` has them), served over the transport asked for."""
 
     info: Implementation
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]: ...
-
-    async def serve_http(
-        self,
-        host: str = ...,
-        port: int = ...,
-        *,
-        path: str = ...,
-        front_end: Literal["builtin", "hypercorn"] = ...,
-        parser: Literal["auto", "h11", "httptools"] = ...,
-        shutdown: trio.Event | None = ...,
-        task_status: trio.TaskStatus[str] = ...,
-    ) -> None: ...
-
-    async def serve_websocket(
-        self,
-        host: str = ...,
-        port: int = ...,
-        *,
-        path: str = ...,
-        task_status: trio.TaskStatus[str] = ...,
-    ) -> None: ...
 
 
 def run_server(
@@ -116,11 +95,12 @@ def run_server(
     redis_url: str | None = None,
     grace: float = DEFAULT_GRACE,
     worker_command: Sequence[str] | None = None,
+    serving: ServingOptions | None = None,
     metrics: bool = False,
     metrics_allow: Collection[str] | None = None,
 ) -> None:
     """Serve ``server`` over ``transport`` until stdin ends (stdio), SIGTERM or Ctrl-C (see the
-    module docstring for how a signal stops it, within ``grace`` seconds over HTTP and stdio).
+    module docstring for how a signal stops it, within ``grace`` seconds).
 
     ``announce`` is where the URL line goes for HTTP and WebSocket (``None``: stderr).
     A port already in use raises ``OSError`` before anything is served.
@@ -130,18 +110,32 @@ def run_server(
     was started), is restarted when it crashes, and SIGTERM or Ctrl-C stops them all, giving
     the requests they serve ``grace`` seconds. Workers that keep crashing raise
     :class:`~.workers.WorkersFailed`. ``redis_url`` (a single process too) is passed to
-    :func:`~.scale_out.open_scale_out`. ``metrics`` serves Prometheus metrics at ``/metrics`` to
-    ``metrics_allow`` (loopback when ``None``; see :mod:`mcptrio.transports.http.endpoints.
-    operations`).
+    :func:`~.scale_out.open_scale_out`.
+
+    ``serving`` sets how HTTP and WebSocket are served: the hosts and origins let in, the path
+    (it overrides ``path``), TLS and authorization (:mod:`.serving_options`). ``metrics``
+    serves Prometheus metrics at ``/metrics`` over HTTP to ``metrics_allow`` (loopback when
+    ``None``; see :mod:`mcptrio.transports.http.endpoints.operations`).
     """
+    serving = ServingOptions(path=path) if serving is None else serving
+    path = serving.path
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}: use one of {', '.join(TRANSPORTS)}")
     if redis_url is not None:
         check_redis_url(redis_url)
     out = sys.stderr if announce is None else announce
     if transport == "http" and (setup := take_worker_setup()) is not None:
-        http = _http_options(metrics, metrics_allow)
-        trio.run(partial(serve_worker, server, setup, path=path, parser=parser, **http))
+        worker = partial(
+            serve_worker,
+            server,
+            setup,
+            path=path,
+            parser=parser,
+            security=serving.security(),
+            ssl_context=serving.ssl_context(),
+            **_http_options(metrics, metrics_allow),
+        )
+        trio.run(worker)
         return
     if workers != 1:
         _check_workers(transport, front_end, workers, grace)
@@ -167,7 +161,8 @@ def run_server(
             grace=grace,
             redis_url=redis_url,
         )
-        trio.run(_supervise, server, supervise, workers, path, out)
+        scheme = "http" if serving.certfile is None else "https"
+        trio.run(_supervise, server, supervise, workers, scheme, path, out)
         return
 
     async def serve(stop: trio.Event) -> None:
@@ -177,17 +172,26 @@ def run_server(
                 await serve_stdio_session(server, shutdown=stop)
                 return
             if transport == "http":
-                http = _http_options(metrics, metrics_allow)
-                serving = partial(
-                    _serve_http, server, host, port, path, parser, front_end, redis_url, stop, http
+                options = _http_options(metrics, metrics_allow)
+                http = partial(
+                    _serve_http,
+                    server,
+                    host,
+                    port,
+                    serving,
+                    parser,
+                    front_end,
+                    redis_url,
+                    stop,
+                    options,
                 )
-                url = f"{await nursery.start(serving)}{path}"
+                url = f"{await nursery.start(http)}{path}"
             else:
-                url = await nursery.start(_serve_websocket, server, host, port, path)
+                url = await nursery.start(_serve_websocket, server, host, port, serving, stop)
             print(f"Serving {server.info.name} over {transport} at {url}", file=out, flush=True)
 
-    # Over HTTP and stdio the first signal drains (see _stop_on_signals); WebSocket stops at once.
-    trio.run(_serve_until_signalled, serve, 0.0 if transport == "websocket" else grace)
+    # The first signal drains, within the grace (see _stop_on_signals).
+    trio.run(_serve_until_signalled, serve, grace)
 
 
 async def _serve_until_signalled(
@@ -245,6 +249,7 @@ async def _supervise(
     server: RunnableServer,
     supervise: Callable[..., Awaitable[None]],
     workers: int,
+    scheme: str,
     path: str,
     out: TextIO,
 ) -> None:
@@ -263,6 +268,8 @@ async def _supervise(
 
             nursery.start_soon(_stop_workers_on_signals, signals, supervising, hurry)
             url = await nursery.start(run_supervisor)
+            # The supervisor binds the socket and the workers speak TLS on it, if any.
+            url = scheme + url.removeprefix("http")
             line = f"Serving {server.info.name} with {workers} workers over http at {url}{path}"
             print(line, file=out, flush=True)
 
@@ -282,7 +289,7 @@ async def _serve_http(
     server: RunnableServer,
     host: str,
     port: int,
-    path: str,
+    serving: ServingOptions,
     parser: Literal["auto", "h11", "httptools"],
     front_end: Literal["builtin", "hypercorn"],
     redis_url: str | None,
@@ -294,17 +301,15 @@ async def _serve_http(
     from ..transports.http.endpoints.app import McpHttpApp
     from ..transports.http.serve import serve_http
 
-    scale_out: AbstractAsyncContextManager[dict[str, Any]] = (
-        nullcontext({}) if redis_url is None else open_scale_out(server, redis_url)
-    )
-    async with scale_out as options:
-        app = McpHttpApp(server, path=path, **http, **options)
+    async with scale_out_if_given(server, redis_url) as options:
+        app = McpHttpApp(server, path=serving.path, security=serving.security(), **http, **options)
         await serve_http(
             app,
             host,
             port,
             parser=parser,
             front_end=front_end,
+            ssl_context=serving.ssl_context(),
             shutdown=stop,
             task_status=task_status,
         )
@@ -318,6 +323,25 @@ def _http_options(metrics: bool, metrics_allow: Collection[str] | None) -> dict[
 
 
 async def _serve_websocket(
-    server: RunnableServer, host: str, port: int, path: str, *, task_status: trio.TaskStatus[str]
+    server: RunnableServer,
+    host: str,
+    port: int,
+    serving: ServingOptions,
+    stop: trio.Event,
+    *,
+    task_status: trio.TaskStatus[str],
 ) -> None:
-    await server.serve_websocket(host, port, path=path, task_status=task_status)
+    from ..transports.websocket_server import serve_websocket
+
+    security = serving.security()
+    await serve_websocket(
+        server,
+        host=host,
+        port=port,
+        path=serving.path,
+        allowed_hosts=security.origin_host.allowed_hosts,
+        allowed_origins=security.origin_host.allowed_origins,
+        ssl_context=serving.ssl_context(),
+        shutdown=stop,
+        task_status=task_status,
+    )

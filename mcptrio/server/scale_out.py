@@ -19,14 +19,20 @@ client serves both. Everything is closed when the block ends.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from ..stores.bundle import Stores
 
-__all__ = ["REDIS_SCHEMES", "ScaledServer", "check_redis_url", "open_scale_out"]
+__all__ = [
+    "REDIS_SCHEMES",
+    "ScaledServer",
+    "check_redis_url",
+    "open_scale_out",
+    "scale_out_if_given",
+]
 
 
 class ScaledServer(Protocol):
@@ -71,3 +77,11 @@ async def open_scale_out(
             raise ValueError(f"{redis_url!r} opened no Redis client")
         server.use_stores(stores)
         yield {"session_directory": RedisSessionDirectory(stores.redis, prefix=prefix)}
+
+
+def scale_out_if_given(
+    server: ScaledServer, redis_url: str | None
+) -> AbstractAsyncContextManager[dict[str, Any]]:
+    """:func:`open_scale_out` when there is a ``redis_url``, else no options (one process on
+    its own)."""
+    return open_scale_out(server, redis_url) if redis_url else nullcontext({})

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..stores.bundle import Stores
     from ..transports.http.endpoints.security import HttpSecurity
     from ..transports.http.engine.builtin_server import ServerLimits
+    from .serving_options import ServingOptions
 
 __all__ = ["Server"]
 
@@ -570,17 +571,14 @@ class Server:
         workers: int = 1,
         redis_url: str | None = None,
         grace: float = DEFAULT_GRACE,
+        serving: ServingOptions | None = None,
     ) -> None:
-        """Run this server as the whole program: ``"stdio"`` (the default), ``"http"``
-        (Streamable HTTP, WebSocket and the legacy HTTP+SSE endpoints) or ``"websocket"``.
-
-        Over HTTP and WebSocket it binds ``host`` (loopback unless told otherwise) and ``port``
-        (8000 unless told otherwise; 0 picks a free one) and writes the URL to stderr. Returns
-        when stdin ends (stdio) or on Ctrl-C. Inside a Trio program, start the ``serve_*``
-        method in your own nursery instead. See :func:`~.running.run_server`. Over HTTP,
-        ``workers`` above 1 runs that many copies of this program on one port, supervised;
-        ``redis_url`` is the Redis server they share state through, and ``grace`` the seconds
-        stopping workers give their requests (see ``docs/how-to/scale-out.md``).
+        """Run this server as the whole program over ``"stdio"``, ``"http"`` (Streamable HTTP,
+        WebSocket, legacy HTTP+SSE) or ``"websocket"``, binding ``host`` (loopback by default)
+        and ``port`` (8000; 0: a free one), until stdin ends, SIGTERM or Ctrl-C (``grace``: seconds
+        a stop gives the requests in flight). ``workers`` above 1 runs that many copies on one
+        port (``redis_url``: the Redis they share); ``serving``: hosts, TLS, authorization. In
+        a Trio program, start a ``serve_*`` method instead. See :func:`~.running.run_server`.
         """
         run_server(
             self,
@@ -593,6 +591,7 @@ class Server:
             workers=workers,
             redis_url=redis_url,
             grace=grace,
+            serving=serving,
         )
 
     def run_stdio(self) -> None:

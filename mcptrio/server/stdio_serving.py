@@ -30,10 +30,11 @@ import trio
 
 from ..protocol.types import Implementation
 from ..runtime.session import Session
+from ..runtime.session_drain import requests_answered
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..transports.stdio import open_stdio_server_transport
 
-__all__ = ["END_OF_INPUT_GRACE", "answer_in_flight", "serve_stdio_session"]
+__all__ = ["END_OF_INPUT_GRACE", "serve_stdio_session"]
 
 #: Seconds the requests in flight get to answer once stdin has ended.
 END_OF_INPUT_GRACE: Final = 5.0
@@ -42,10 +43,6 @@ _ON_A_TERMINAL = (
     "Serving {name} over stdio: MCP clients start this command and speak JSON-RPC on its stdin"
     " and stdout; type one message a line to try it, Ctrl-D or Ctrl-C to stop"
 )
-
-# How often the end of input checks whether the session is done: the session announces no
-# such moment, and this wait happens once, at the very end.
-_POLL_INTERVAL = 0.01
 
 
 class _StdioServer(Protocol):
@@ -83,7 +80,7 @@ async def serve_stdio_session(
     ):
         session = server.session(transport)
         # Set before the session reads: its first read may already be the end of input.
-        transport.at_end_of_input = partial(answer_in_flight, session, end_of_input_grace)
+        transport.at_end_of_input = partial(requests_answered, session, end_of_input_grace)
         async with trio.open_nursery() as nursery:
 
             async def run_session(task_status: trio.TaskStatus[None]) -> None:
@@ -99,16 +96,5 @@ async def serve_stdio_session(
 
 async def _end_on_shutdown(shutdown: trio.Event, session: Session) -> None:
     await shutdown.wait()
-    await answer_in_flight(session, math.inf)
+    await requests_answered(session, math.inf)
     session.close()
-
-
-async def answer_in_flight(session: Session, grace: float) -> None:
-    """Return once ``session`` has no incoming request in flight and every frame it sent is
-    written, or after ``grace`` seconds."""
-    with trio.move_on_after(grace):
-        while True:
-            load = session.statistics()
-            if not load.in_flight_incoming and not load.queued_outgoing_bytes:
-                return
-            await trio.sleep(_POLL_INTERVAL)

@@ -28,8 +28,9 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, nullcontext, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, Literal, Protocol
@@ -37,7 +38,8 @@ from typing import Any, Final, Literal, Protocol
 import trio
 
 from ..runtime.session import SessionFactory
-from .scale_out import ScaledServer, open_scale_out
+from ..transports.http.endpoints.security import HttpSecurity
+from .scale_out import ScaledServer, scale_out_if_given
 from .worker_sockets import listen_beside
 
 __all__ = [
@@ -108,18 +110,21 @@ async def serve_worker(
     *,
     path: str = "/mcp",
     parser: Literal["auto", "h11", "httptools"] = "auto",
+    security: HttpSecurity | None = None,
+    ssl_context: ssl.SSLContext | None = None,
     **http: Any,
 ) -> None:
-    """Serve ``server`` as one worker until told to stop (see the module docstring); returns
-    once it has stopped. ``http`` are more ``McpHttpApp`` options (``metrics``...)."""
+    """Serve ``server`` as one worker until told to stop (see the module docstring), with the
+    endpoint's ``security`` and, given an ``ssl_context``, over HTTPS; returns once it has
+    stopped. ``http`` are more ``McpHttpApp`` options (``metrics``...)."""
     from ..transports.http.endpoints.app import McpHttpApp
     from ..transports.http.serve import serve_http
 
     link = trio.SocketStream(trio.socket.from_stdlib_socket(setup.supervisor))
     stop = trio.Event()
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with link, _scale_out(server, setup.redis_url) as options:
-            app = McpHttpApp(server, path=path, **http, **options)
+        async with link, scale_out_if_given(server, setup.redis_url) as options:
+            app = McpHttpApp(server, path=path, security=security, **http, **options)
             # A queue of its own joins the port's only now that the worker can serve: opened
             # earlier, the connections the kernel hands it while it connects to Redis would
             # wait (and be reset if it failed to start).
@@ -127,9 +132,15 @@ async def serve_worker(
             listener = trio.SocketListener(trio.socket.from_stdlib_socket(listening))
             async with trio.open_nursery() as hurrying:
                 async with trio.open_nursery() as nursery:
-                    await nursery.start(
-                        partial(serve_http, app, parser=parser, listeners=[listener], shutdown=stop)
+                    serving = partial(
+                        serve_http,
+                        app,
+                        parser=parser,
+                        ssl_context=ssl_context,
+                        listeners=[listener],
+                        shutdown=stop,
                     )
+                    await nursery.start(serving)
                     await link.send_all(READY)
                     async with trio.open_nursery() as waiting:
                         waiting.start_soon(_set_on_signal, signals, stop)
@@ -141,12 +152,6 @@ async def serve_worker(
                     nursery.cancel_scope.deadline = trio.current_time() + setup.grace
                     hurrying.start_soon(_cancel_on_signal, signals, nursery.cancel_scope)
                 hurrying.cancel_scope.cancel()
-
-
-def _scale_out(
-    server: ScaledServer, redis_url: str | None
-) -> AbstractAsyncContextManager[dict[str, Any]]:
-    return open_scale_out(server, redis_url) if redis_url else nullcontext({})
 
 
 async def _set_on_signal(signals: AsyncIterator[int], stop: trio.Event) -> None:

@@ -30,6 +30,7 @@ Errors the client raises while connecting (a branch of the tree in
 from __future__ import annotations
 
 import logging
+import math
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -41,11 +42,13 @@ import trio_websocket
 
 from ..protocol.errors import TransportError
 from ..runtime.nurseries import open_unwrapping_nursery
-from ..runtime.session import SessionFactory
+from ..runtime.session import Session, SessionFactory
+from ..runtime.session_drain import requests_answered
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Frame, Outgoing, TransportAbilities
 from .http.engine.exchange import Headers, HttpRequest, WebSocketClosed, WebSocketPeer
 
 __all__ = [
+    "CLOSE_GOING_AWAY",
     "CLOSE_MESSAGE_TOO_BIG",
     "CLOSE_NORMAL",
     "CLOSE_POLICY_VIOLATION",
@@ -69,6 +72,7 @@ log = logging.getLogger("mcptrio.transports.websocket")
 MCP_SUBPROTOCOL = "mcp"
 
 CLOSE_NORMAL = 1000
+CLOSE_GOING_AWAY = 1001
 CLOSE_PROTOCOL_ERROR = 1002
 CLOSE_UNSUPPORTED_DATA = 1003
 CLOSE_POLICY_VIOLATION = 1008
@@ -220,6 +224,10 @@ class WebSocketTransport:
         """Close the connection normally (1000); safe to call more than once."""
         await self._close(CLOSE_NORMAL, "")
 
+    async def go_away(self) -> None:
+        """Close the connection as a server that is stopping (1001): its client reconnects."""
+        await self._close(CLOSE_GOING_AWAY, "The server is stopping")
+
     async def _close(self, code: int, reason: str) -> None:
         if self._closed:
             await trio.lowlevel.checkpoint()
@@ -243,6 +251,7 @@ async def serve_websocket_session(
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
     send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
     close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
+    shutdown: trio.Event | None = None,
 ) -> None:
     """Run one MCP session over a WebSocket upgrade, then close the socket.
 
@@ -256,7 +265,8 @@ async def serve_websocket_session(
 
     Answering the upgrade is bounded by ``handshake_timeout``; a client too slow to take the
     answer is dropped. Cancelling the caller ends the session (its handlers are cancelled) and
-    still closes the socket cleanly, within ``close_timeout``.
+    still closes the socket cleanly, within ``close_timeout``. Setting ``shutdown`` ends the
+    session once the requests in flight have answered, closing with 1001 (going away).
     """
     who = request.client
     if MCP_SUBPROTOCOL not in peer.subprotocols:
@@ -281,10 +291,22 @@ async def serve_websocket_session(
     try:
         session = factory.session(transport)
         log.debug("WebSocket session with %s started", who)
-        await session.run()
+        async with trio.open_nursery() as nursery:
+            if shutdown is not None:
+                nursery.start_soon(_go_away_on, shutdown, session, transport)
+            await session.run()
+            nursery.cancel_scope.cancel()
     finally:
         await transport.aclose()
         log.debug("WebSocket session with %s ended", who)
+
+
+async def _go_away_on(
+    shutdown: trio.Event, session: Session, transport: WebSocketTransport
+) -> None:
+    await shutdown.wait()
+    await requests_answered(session, math.inf)
+    await transport.go_away()
 
 
 class _ShieldedReaders:

@@ -29,7 +29,7 @@ import ssl
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 import trio
@@ -113,6 +113,8 @@ class _Endpoint:
     close_timeout: float
     scheme: str
     open_sessions: int = 0
+    #: Set when the server stops gracefully: each session ends once it has answered.
+    shutdown: trio.Event | None = None
 
     def _refusal(self, request: _HandshakeRequest) -> Refusal | None:
         if request.path != self.path:
@@ -172,6 +174,7 @@ class _Endpoint:
                 handshake_timeout=self.handshake_timeout,
                 send_timeout=self.send_timeout,
                 close_timeout=self.close_timeout,
+                shutdown=self.shutdown,
             )
         finally:
             self.open_sessions -= 1
@@ -191,6 +194,7 @@ async def serve_websocket(
     send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
     close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
     ssl_context: ssl.SSLContext | None = None,
+    shutdown: trio.Event | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve MCP over WebSocket on ``host:port`` until cancelled; reports the URL.
@@ -205,7 +209,10 @@ async def serve_websocket(
     names; the address bound is allowed too, unless a wildcard); ``max_frame_size`` bounds one
     incoming message (a bigger one closes that connection with 1009); ``max_connections``
     bounds the sessions open at once. The steps each connection goes through, and the time
-    limits on them, are in the module docstring. Never returns.
+    limits on them, are in the module docstring. Setting ``shutdown`` stops it gracefully: no
+    connection is accepted any more, each session ends once its requests in flight have
+    answered (closed with 1001, going away), and the call returns once all have; bound that
+    wait yourself. Otherwise it never returns.
     """
     if not path.startswith("/"):
         raise ValueError("path must start with '/'")
@@ -237,10 +244,32 @@ async def serve_websocket(
     )
     url_host = f"[{address}]" if ":" in address else address
     url = f"{scheme}://{url_host}:{bound_port}{path}"
-    async with _lifespan_of(factory, listeners), trio.open_nursery() as nursery:
-        await nursery.start(trio.serve_listeners, endpoint.serve_connection, listeners)
+    endpoint.shutdown = shutdown
+    async with (
+        _lifespan_of(factory, listeners),
+        trio.open_nursery() as connections,
+        trio.open_nursery() as accepting,
+    ):
+
+        async def accept(task_status: trio.TaskStatus[object]) -> None:
+            # The connections live in a nursery of their own: a shutdown stops the accepting
+            # and leaves them to end as their sessions do.
+            # Either kind of listener hands the handler a stream, all it takes.
+            streams = cast("list[trio.abc.Listener[trio.abc.Stream]]", listeners)
+            await trio.serve_listeners(
+                endpoint.serve_connection,
+                streams,
+                handler_nursery=connections,
+                task_status=task_status,
+            )
+
+        await accepting.start(accept)
         log.info("serving MCP over WebSocket at %s", url)
         task_status.started(url)
+        if shutdown is not None:
+            await shutdown.wait()
+            # The listeners close; the connections end as their sessions do.
+            accepting.cancel_scope.cancel()
 
 
 @asynccontextmanager

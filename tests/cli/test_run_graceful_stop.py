@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import h11
 import pytest
 import trio
+import trio_websocket
 from cli_runner import mcptrio_env
 from piped_messages import INITIALIZE, INITIALIZED, lines, tool_call
 from test_run_workers import CALL_CUT, RUN, SERVER, supervised, whoami
@@ -193,3 +194,23 @@ async def test_a_stop_signal_over_stdio_answers_the_call_in_flight_and_exits_0(
                     await process.wait()
     answers = {answer["id"]: answer for answer in map(json.loads, output.splitlines())}
     assert answers[2]["result"]["content"][0]["text"].split() == [str(process.pid)]
+
+
+async def test_a_stop_signal_over_websocket_answers_the_call_in_flight_and_exits_0() -> None:
+    with trio.fail_after(60):
+        async with supervised("--transport", "websocket", "--grace", "30") as supervisor:
+            url = supervisor.url
+            async with trio_websocket.open_websocket_url(url, subprotocols=["mcp"]) as socket:
+                await socket.send_message(json.dumps(INITIALIZE))
+                assert json.loads(await socket.get_message())["id"] == 1
+                await socket.send_message(json.dumps(INITIALIZED))
+                await socket.send_message(json.dumps(tool_call(2, "whoami", delay=1.0)))
+                await trio.sleep(0.3)
+                supervisor.process.send_signal(signal.SIGTERM)
+                answer = json.loads(await socket.get_message())
+                assert answer["id"] == 2 and "result" in answer
+                # Then the server goes away, saying so.
+                with pytest.raises(trio_websocket.ConnectionClosed) as closed:
+                    await socket.get_message()
+                assert closed.value.reason.code == 1001
+            assert await supervisor.process.wait() == 0

@@ -67,7 +67,18 @@ class Page:
         self.folder = folder
         self.port = str(free_port())
         self.background: list[subprocess.Popen[str]] = []
-        self.env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        # A guide's command may write the user's files (an MCP client's configuration, a token
+        # cache): here they go to the page's own folder, never the real home.
+        home = folder / "home"
+        home.mkdir(exist_ok=True)
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "APPDATA": str(home / "AppData"),
+        }
 
     def argv(self, line: str) -> list[str]:
         words = shlex.split(line.replace("8000", self.port))

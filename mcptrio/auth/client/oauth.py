@@ -229,6 +229,10 @@ class OAuthClient:
             async with state.lock:
                 if not state.loaded:
                     state.tokens = await self.store.get_tokens(state.server_url)
+                    if state.tokens is not None:
+                        # Kept by an earlier process: what it was granted is what this one has
+                        # asked for, so a refresh never stands in for a step-up to more.
+                        state.requested = state.tokens.scopes
                     state.loaded = True
         return state
 

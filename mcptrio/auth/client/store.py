@@ -15,18 +15,29 @@ Keys, and why:
 
 A file store holds refresh tokens and client secrets: it is created readable by its owner only
 (mode ``0600``) and replaced atomically on every write, so a crash never leaves half a file.
+Several processes may share one (the command line's commands run side by side): each write
+goes through a temporary file of its own, and, where the system has ``flock``, reads the file
+and replaces it under an exclusive lock on ``PATH.lock``, so no write loses another's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import msgspec
 import trio
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: writes are atomic, not serialised
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "ClientRegistration",
@@ -137,36 +148,49 @@ class FileTokenStore:
             return _FileContents()
 
     def _save(self, contents: _FileContents) -> None:
+        # mkstemp: a name no other writer uses, created with mode 0600.
+        fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(msgspec.json.encode(contents))
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+    def _update(self, change: Callable[[_FileContents], None]) -> None:
+        """Read the file, ``change`` what it holds and replace it, under the lock."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as file:
-            file.write(msgspec.json.encode(contents))
-        os.replace(temporary, self.path)
+        lock = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            contents = self._load()
+            change(contents)
+            self._save(contents)
+        finally:
+            os.close(lock)
 
     async def get_tokens(self, resource: str) -> Tokens | None:
         contents = await trio.to_thread.run_sync(self._load)
         return contents.tokens.get(resource)
 
     async def set_tokens(self, resource: str, tokens: Tokens | None) -> None:
-        def update() -> None:
-            contents = self._load()
+        def change(contents: _FileContents) -> None:
             if tokens is None:
                 contents.tokens.pop(resource, None)
             else:
                 contents.tokens[resource] = tokens
-            self._save(contents)
 
-        await trio.to_thread.run_sync(update)
+        await trio.to_thread.run_sync(self._update, change)
 
     async def get_registration(self, issuer: str) -> ClientRegistration | None:
         contents = await trio.to_thread.run_sync(self._load)
         return contents.registrations.get(issuer)
 
     async def set_registration(self, issuer: str, registration: ClientRegistration) -> None:
-        def update() -> None:
-            contents = self._load()
+        def change(contents: _FileContents) -> None:
             contents.registrations[issuer] = registration
-            self._save(contents)
 
-        await trio.to_thread.run_sync(update)
+        await trio.to_thread.run_sync(self._update, change)

@@ -29,7 +29,7 @@ import trio
 
 from ...transports.http.engine.exchange import HttpRequest, HttpResponder
 from .answers import FormError, query_params, read_form, redirect, send_html
-from .clients import OAuthProblem
+from .clients import OAuthProblem, is_registered_redirect
 from .endpoint_needs import AuthorizationServerState
 from .login_forms import session_cookie
 from .state import CodeGrant
@@ -77,7 +77,7 @@ async def handle(
     redirect_uri = params.get("redirect_uri")
     if redirect_uri is None and len(client.redirect_uris) == 1:
         redirect_uri = client.redirect_uris[0]
-    if redirect_uri is None or redirect_uri not in client.redirect_uris:
+    if redirect_uri is None or not is_registered_redirect(redirect_uri, client.redirect_uris):
         await _error_page(
             responder, 400, "redirect_uri is missing or not registered for this client"
         )

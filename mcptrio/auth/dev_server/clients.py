@@ -6,8 +6,10 @@ A client is known in one of two ways:
   metadata and returns its ``client_id`` (and a secret unless it asked for
   ``token_endpoint_auth_method`` ``none``, or ``private_key_jwt`` with its ``jwks``). Redirect
   URIs are required for the authorization code grant; each must be ``https``, ``http`` on
-  loopback, or a private-use scheme (native apps). Anyone may register, so only the grants in
-  ``dynamic_registration_grant_types`` are open to it: by default the ones a user approves
+  loopback, or a private-use scheme (native apps). An authorization request may name a
+  registered ``http`` loopback IP URI with another port (RFC 8252 §7.3): a command-line client
+  listens wherever the system lets it, each time it logs in. Anyone may register, so only the
+  grants in ``dynamic_registration_grant_types`` are open to it: by default the ones a user approves
   (``authorization_code``, ``refresh_token``), never ``client_credentials``, which would give an
   anonymous caller a token without any user. A registered client's ``scope`` is what it may be
   granted on its own (``client_credentials``); omitted, that is no scope at all.
@@ -20,11 +22,13 @@ A client is known in one of two ways:
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 import ssl
 import time
+from collections.abc import Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import msgspec
 import trio
@@ -66,6 +70,37 @@ def is_client_id_url(client_id: str) -> bool:
     if parts.scheme == "https":
         return bool(parts.netloc)
     return parts.scheme == "http" and is_loopback_host(parts.hostname or "")
+
+
+def is_registered_redirect(uri: str, registered: Sequence[str]) -> bool:
+    """Whether ``uri`` is one of the ``registered`` redirect URIs: the same string, or for an
+    ``http`` URI on a loopback IP address the same but for the port, which a native app gets
+    from the system when it logs in (RFC 8252 §7.3, OAuth 2.1 §8.4.2: any port is allowed)."""
+    if uri in registered:
+        return True
+    parts = urlsplit(uri)
+    if parts.scheme != "http" or not _is_loopback_ip(parts.hostname or ""):
+        return False
+    portless = _without_port(parts)
+    return portless is not None and any(
+        _without_port(urlsplit(each)) == portless for each in registered
+    )
+
+
+def _is_loopback_ip(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _without_port(parts: SplitResult) -> tuple[str, str, str, str] | None:
+    """``parts`` but its port (``None`` for a port that is no number)."""
+    try:
+        parts.port  # noqa: B018 - parsed only to refuse a port that is no number
+    except ValueError:
+        return None
+    return (parts.scheme, parts.hostname or "", parts.path, parts.query)
 
 
 def check_redirect_uri(uri: str) -> None:

@@ -299,6 +299,34 @@ async def test_tokens_survive_in_a_file_store_readable_by_its_owner_only(tmp_pat
             assert isinstance(stored, Tokens) and stored.issuer == peer.url
 
 
+async def test_writers_sharing_a_file_store_lose_no_write_and_leave_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    # As several command-line processes do: each its own store object, writing at once.
+    store_path = tmp_path / "tokens.json"
+    stores = [FileTokenStore(store_path) for _ in range(6)]
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for n, store in enumerate(stores):
+                for m in range(8):
+                    token = Tokens(access_token=f"{n}-{m}" * 500)
+                    nursery.start_soon(store.set_tokens, f"https://s{n}.example/{m}", token)
+                nursery.start_soon(
+                    store.set_registration,
+                    f"https://as{n}.example",
+                    ClientRegistration(client_id="c"),
+                )
+    reader = FileTokenStore(store_path)
+    for n in range(6):
+        assert await reader.get_registration(f"https://as{n}.example") is not None
+        for m in range(8):
+            kept = await reader.get_tokens(f"https://s{n}.example/{m}")
+            assert kept is not None and kept.access_token == f"{n}-{m}" * 500
+    left = sorted(path.name for path in await trio.Path(tmp_path).iterdir())
+    assert left == ["tokens.json", "tokens.json.lock"]
+    assert stat.S_IMODE(store_path.stat().st_mode) == 0o600
+
+
 async def test_the_loopback_browser_catches_the_redirect() -> None:
     opened: list[str] = []
 

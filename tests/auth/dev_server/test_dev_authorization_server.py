@@ -200,6 +200,27 @@ async def test_unknown_clients_and_redirect_uris_get_a_page_never_a_redirect() -
                 assert answer.headers["content-type"].startswith("text/html")
 
 
+async def test_a_loopback_ip_redirect_uri_is_taken_on_any_port_and_nothing_else_is() -> None:
+    # RFC 8252 §7.3: a native app's loopback listener gets its port from the system each time.
+    with trio.fail_after(IO_LIMIT):
+        async with dev_server() as (_, client):
+            client_id = (await register(client, token_endpoint_auth_method="none"))["client_id"]
+            _, challenge = pkce()
+            elsewhere = "http://127.0.0.1:4242/callback"
+            answer = await authorize(client, client_id, challenge, redirect_uri=elsewhere)
+            assert answer.status_code == 302, answer.text
+            assert answer.headers["location"].startswith(elsewhere + "?")
+            for other in (
+                "http://127.0.0.1:4242/other",
+                "http://localhost:4242/callback",
+                "http://127.0.0.2:1/callback",
+                "https://127.0.0.1:1/callback",
+            ):
+                refused = await authorize(client, client_id, challenge, redirect_uri=other)
+                assert refused.status_code == 400, other
+                assert "location" not in refused.headers
+
+
 async def test_refresh_tokens_rotate_and_never_widen_the_scope() -> None:
     with trio.fail_after(IO_LIMIT):
         async with dev_server() as (_, client):

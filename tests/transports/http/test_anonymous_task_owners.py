@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import trio
@@ -17,6 +18,7 @@ from mcptrio.protocol.request_meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERS
 from mcptrio.protocol.tasks_extension import EXTENSION_ID
 from mcptrio.stores.task_store import MemoryTaskStore
 from mcptrio.tasks import TaskLimits, TaskSupervisor
+from mcptrio.transports.http.endpoints.security import HttpSecurity
 
 from schema_validation import validate_message
 
@@ -26,7 +28,9 @@ FLOODER, NEWCOMER = "127.0.0.1", "127.0.0.2"
 
 
 @asynccontextmanager
-async def serving(tasks: TaskSupervisor) -> AsyncIterator[str]:
+async def serving(
+    tasks: TaskSupervisor, security: HttpSecurity | None = None
+) -> AsyncIterator[str]:
     server = Server("anonymous-tasks", version="1.0", tasks=tasks)
 
     @server.tool(task="optional")
@@ -36,12 +40,14 @@ async def serving(tasks: TaskSupervisor) -> AsyncIterator[str]:
         raise AssertionError("unreachable")
 
     async with trio.open_nursery() as nursery:
-        url = await nursery.start(server.serve_http, "127.0.0.1", 0)
+        url = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, security=security))
         yield url
         nursery.cancel_scope.cancel()
 
 
-async def call(url: str, client: str, method: str, params: dict[str, Any]) -> TestResponse:
+async def call(
+    url: str, client: str, method: str, params: dict[str, Any], forwarded_for: str | None = None
+) -> TestResponse:
     meta = {PROTOCOL_VERSION_KEY: REV, CLIENT_CAPABILITIES_KEY: {"extensions": {EXTENSION_ID: {}}}}
     message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
     validate_message(message, REV, "client")
@@ -53,6 +59,8 @@ async def call(url: str, client: str, method: str, params: dict[str, Any]) -> Te
         ("mcp-method", method),
         ("mcp-name", name),
     ]
+    if forwarded_for is not None:
+        head.append(("x-forwarded-for", forwarded_for))
     async with open_test_connection(url, local_address=client) as conn:
         return await conn.request("POST", "/mcp", headers=head, body=json.dumps(message).encode())
 
@@ -96,3 +104,22 @@ async def test_a_full_task_store_is_a_capacity_error_not_an_internal_error() -> 
     assert error["code"] == -32600
     assert "full" in error["message"]
     assert error["data"] == {"taskStoreFull": True}
+
+
+async def test_clients_behind_a_trusted_proxy_are_owners_of_their_own() -> None:
+    # One proxy (127.0.0.1) forwards for two clients: with the proxy trusted, each is itself.
+    tasks = TaskSupervisor()
+    security = HttpSecurity(trusted_proxies=["127.0.0.1"])
+    forever = {"name": "forever", "arguments": {}}
+    with trio.fail_after(20):
+        async with serving(tasks, security) as url:
+            started = await call(url, FLOODER, "tools/call", forever, "198.51.100.1")
+            task_id = started.json()["result"]["taskId"]
+            get = {"taskId": task_id}
+            own = await call(url, FLOODER, "tasks/get", get, "198.51.100.1")
+            other = await call(url, FLOODER, "tasks/get", get, "198.51.100.2")
+            # From a peer that is no trusted proxy, the header is not believed.
+            forged = await call(url, NEWCOMER, "tasks/get", get, "198.51.100.1")
+    assert own.json()["result"]["status"] == "working"
+    assert other.json()["error"]["code"] == -32602
+    assert forged.json()["error"]["code"] == -32602

@@ -219,7 +219,7 @@ class McpHttpApp:
                 return
         if admitted is None:
             # No authenticator: the address is all that tells this client from another.
-            client_host = current_client_host.set(_host_of(request))
+            client_host = current_client_host.set(self.security.client_host(request))
             try:
                 await endpoint(request, responder, admitted, fields)
             finally:
@@ -301,7 +301,9 @@ class McpHttpApp:
         # The session's actors start in this task's context, so they see the principal (or,
         # with none, the client's address).
         token = current_principal.set(admitted)
-        client_host = current_client_host.set(_host_of(request) if admitted is None else None)
+        client_host = current_client_host.set(
+            self.security.client_host(request) if admitted is None else None
+        )
         try:
             await serve_websocket_session(
                 self.server, request, peer, max_frame_size=security.max_body_size
@@ -309,12 +311,6 @@ class McpHttpApp:
         finally:
             current_client_host.reset(client_host)
             current_principal.reset(token)
-
-
-def _host_of(request: HttpRequest) -> str | None:
-    """The client's address, when the front end knows it."""
-    client = request.client
-    return client[0] if client is not None else None
 
 
 def _names_stateless_revision(request: HttpRequest) -> bool:

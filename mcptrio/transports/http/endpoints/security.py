@@ -38,6 +38,7 @@ refuses calls of tools, prompts and resources that need scopes the principal lac
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ from typing import Protocol, runtime_checkable
 
 from ....runtime.transport import DEFAULT_MAX_FRAME_SIZE
 from ..engine.exchange import Headers, HttpRequest, header
+from .forwarded import TrustedProxies
+
+log = logging.getLogger("mcptrio.http")
 
 __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
@@ -195,7 +199,7 @@ class OriginHostCheck:
     :meth:`refusal` before anything else.
     """
 
-    __slots__ = ("_host_ok", "_hosts", "_origin_ok", "_origins")
+    __slots__ = ("_host_ok", "_hosts", "_origin_ok", "_origins", "_reported")
 
     def __init__(
         self,
@@ -208,6 +212,7 @@ class OriginHostCheck:
         self._hosts = list(hosts)
         self._origin_ok = _Matcher(self._origins, origins=True)
         self._host_ok = _Matcher(self._hosts, origins=False)
+        self._reported: set[bytes | None] = set()
 
     @property
     def allowed_origins(self) -> tuple[str, ...]:
@@ -248,10 +253,26 @@ class OriginHostCheck:
         """The 403 for a request with this ``Host`` and ``Origin`` (``None``: absent), or
         ``None`` when it may proceed."""
         if not self.host_allowed(host):
+            self._report("Host", host, "--allow-host / MCPTRIO_ALLOW_HOSTS / allowed_hosts")
             return _HOST_REFUSED
         if not self.origin_allowed(origin):
+            self._report(
+                "Origin", origin, "--allow-origin / MCPTRIO_ALLOW_ORIGINS / allowed_origins"
+            )
             return _ORIGIN_REFUSED
         return None
+
+    def _report(self, name: str, value: bytes | None, setting: str) -> None:
+        """Log a refusal once per value (a client sends the same one with every request): the
+        operator who forgot a host name learns which, and the setting that lets it in."""
+        reported = self._reported
+        if value in reported:
+            return
+        if len(reported) >= _VERDICTS_MAX:
+            reported.clear()
+        reported.add(value)
+        shown = (value or b"").decode("ascii", "replace")[:200]
+        log.warning("refused a request with %s %r: not allowed (%s)", name, shown, setting)
 
 
 class HttpSecurity:
@@ -265,6 +286,9 @@ class HttpSecurity:
       from one client address (``None``: no such limit; leave it so behind a reverse proxy).
     - ``session_idle_timeout``: a session with no request and no open stream for this long is
       closed (its id then gets 404).
+    - ``trusted_proxies``: reverse proxies (addresses, CIDR networks) whose ``Forwarded`` or
+      ``X-Forwarded-For`` names the client (:mod:`.forwarded`); what is counted per client
+      address then counts each client behind them.
     """
 
     def __init__(
@@ -278,6 +302,7 @@ class HttpSecurity:
         session_idle_timeout: float = 30 * 60.0,
         retry_after: int = 5,
         authenticator: Authenticator | None = None,
+        trusted_proxies: Iterable[str] = (),
     ) -> None:
         self.origin_host = OriginHostCheck(allowed_origins, allowed_hosts)
         self.max_body_size = max_body_size
@@ -286,6 +311,13 @@ class HttpSecurity:
         self.session_idle_timeout = session_idle_timeout
         self.retry_after = retry_after
         self.authenticator = authenticator
+        self.trusted_proxies = TrustedProxies(trusted_proxies)
+
+    def client_host(self, request: HttpRequest) -> str | None:
+        """The address of ``request``'s client, behind the trusted proxies if any."""
+        client = request.client
+        peer = client[0] if client is not None else None
+        return self.trusted_proxies.client_of(peer, request.headers)
 
     def allow_bound_address(self, host: str, port: int) -> None:
         """Also allow the address the server is bound to (see :class:`OriginHostCheck`)."""

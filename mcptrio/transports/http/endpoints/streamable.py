@@ -243,10 +243,8 @@ class StreamableHttpEndpoint:
             await self._post_stateless(request, responder, body, routing)
             return
         if session_id is None and routing.initialize:
-            client = request.client
-            await self._initialize(
-                responder, body, routing, principal, client[0] if client is not None else None
-            )
+            client = self.security.client_host(request)
+            await self._initialize(responder, body, routing, principal, client)
             return
         transport = self._find_session(fields, principal, session_id)
         if not isinstance(transport, HttpSession):

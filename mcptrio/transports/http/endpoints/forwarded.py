@@ -1,0 +1,99 @@
+"""The client's address behind reverse proxies the operator trusts: :class:`TrustedProxies`.
+
+Behind a reverse proxy every request comes from the proxy's address, so whatever is counted per
+client address (anonymous task owners, listen quotas, sessions per client) would count every
+client as one. A proxy says whom it forwards for in ``X-Forwarded-For`` (a list, each hop
+appending the address it took the request from) or RFC 7239's ``Forwarded: for=``; only a proxy
+the operator names may be believed, since any client can send those headers.
+
+So: a request whose peer is not a trusted proxy is its peer, headers or not. From a trusted
+proxy, the forwarded addresses are read from the right (the hop nearest to us first), skipping
+trusted proxies; the first address that is not one is the client. A value that is no IP
+address (``unknown``, an obfuscated identifier, garbage) stops the walk there: the client is
+the last trusted hop that named it, never a value a client could have forged.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+
+from ..engine.exchange import Headers
+
+__all__ = ["TrustedProxies"]
+
+_Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class TrustedProxies:
+    """The proxies whose forwarding headers are believed (addresses or CIDR networks)."""
+
+    __slots__ = ("_networks",)
+
+    def __init__(self, entries: Iterable[str] = ()) -> None:
+        networks: list[_Network] = []
+        for entry in entries:
+            try:
+                networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+            except ValueError:
+                raise ValueError(
+                    f"trusted proxy {entry!r}: give an IP address or a network (10.0.0.0/8)"
+                ) from None
+        self._networks = tuple(networks)
+
+    def __bool__(self) -> bool:
+        return bool(self._networks)
+
+    def trusts(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address.strip().strip("[]"))
+        except ValueError:
+            return False
+        return any(ip in network for network in self._networks)
+
+    def client_of(self, peer: str | None, headers: Headers) -> str | None:
+        """The client's address for a request from ``peer`` with these ``headers``."""
+        if peer is None or not self._networks or not self.trusts(peer):
+            return peer
+        client = peer
+        for hop in reversed(_forwarded_for(headers)):
+            if not _is_address(hop):
+                break
+            client = hop
+            if not self.trusts(hop):
+                break
+        return client
+
+
+def _forwarded_for(headers: Headers) -> list[str]:
+    """The addresses the request was forwarded for, oldest first: ``Forwarded``'s ``for=``
+    values if it has any, else ``X-Forwarded-For``'s (every header line of it, in order)."""
+    forwarded: list[str] = []
+    x_forwarded: list[str] = []
+    for name, value in headers:
+        if name == b"forwarded":
+            for element in value.decode("latin-1").split(","):
+                for pair in element.split(";"):
+                    key, _, found = pair.strip().partition("=")
+                    if key.lower() == "for":
+                        forwarded.append(_unquoted(found))
+        elif name == b"x-forwarded-for":
+            x_forwarded += [part.strip() for part in value.decode("latin-1").split(",")]
+    return forwarded or x_forwarded
+
+
+def _unquoted(value: str) -> str:
+    """A ``for=`` value as an address: quotes, IPv6 brackets and a port taken off."""
+    value = value.strip().strip('"')
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    host, _, port = value.rpartition(":")
+    return host if host and port.isdigit() and value.count(":") == 1 else value
+
+
+def _is_address(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True

@@ -352,7 +352,7 @@ def _address_list(value: str) -> list[str]:
     try:
         parse_networks(addresses)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("metrics_allow: ")) from None
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("metrics_allow ")) from None
     return addresses
 
 

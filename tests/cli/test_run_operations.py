@@ -62,7 +62,7 @@ async def test_metrics_are_off_unless_asked_for() -> None:
     [
         (
             ["--metrics-allow", "10.0.0.0/8,prometheus"],
-            "'prometheus' is not an IP address or network",
+            "--metrics-allow: 'prometheus': give an IP address or a network (10.0.0.0/8)",
         ),
         (["--metrics"], "--metrics is served over HTTP only: add --transport http"),
     ],

@@ -152,7 +152,9 @@ async def test_metrics_allow_takes_networks() -> None:
 
 
 def test_metrics_allow_names_an_entry_that_is_no_address() -> None:
-    with pytest.raises(ValueError, match=r"metrics_allow: 'prometheus\.local' is not an IP"):
+    with pytest.raises(
+        ValueError, match=r"^metrics_allow 'prometheus\.local': give an IP address or a network"
+    ):
         parse_networks(["10.0.0.0/8", "prometheus.local"])
 
 

@@ -18,13 +18,13 @@ the MCP requests nothing.
 from __future__ import annotations
 
 import importlib
-import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Final
 
 from ....stores.errors import StoreUnavailable
 from ..engine.exchange import HttpRequest, HttpResponder
+from .address_networks import AddressNetworks
 
 if TYPE_CHECKING:
     from .app import McpHttpApp
@@ -46,22 +46,13 @@ READY_TIMEOUT: Final = 0.5
 
 _TEXT: Final = ((b"content-type", b"text/plain; charset=utf-8"), (b"cache-control", b"no-store"))
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Operation = Callable[[HttpRequest, HttpResponder], Awaitable[None]]
 
 
-def parse_networks(allow: Collection[str]) -> tuple[Network, ...]:
+def parse_networks(allow: Collection[str]) -> AddressNetworks:
     """``allow``'s addresses and networks (``10.0.0.0/8``, ``::1``); a ``ValueError`` naming the
     first that is neither."""
-    networks = []
-    for entry in allow:
-        try:
-            networks.append(ipaddress.ip_network(entry.strip(), strict=False))
-        except ValueError:
-            raise ValueError(
-                f"metrics_allow: {entry!r} is not an IP address or network (10.0.0.0/8, ::1)"
-            ) from None
-    return tuple(networks)
+    return AddressNetworks(allow, "metrics_allow")
 
 
 def require_metrics() -> None:
@@ -137,15 +128,7 @@ class OperationsEndpoints:
 
     def _allowed_client(self, request: HttpRequest) -> bool:
         client = request.client
-        if client is None:
-            return False
-        try:
-            address = ipaddress.ip_address(client[0])
-        except ValueError:
-            return False
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
-        return any(address in network for network in self._allowed)
+        return client is not None and self._allowed.holds(client[0])
 
 
 async def _answer(

@@ -67,7 +67,7 @@ def _main(argv: list[str]) -> int:
         # What `run --workers N` starts each worker with.
         args.argv = argv
         level = getattr(args, "log_level", "warning")
-        _log_to_stderr(getattr(logging, level.upper()))
+        _log_to_stderr(getattr(logging, level.upper()), getattr(args, "log_format", "text"))
         command_of = {
             "run": server_commands.run,
             "config": server_commands.config,
@@ -80,5 +80,10 @@ def _main(argv: list[str]) -> int:
     return run_client_command(args, command)
 
 
-def _log_to_stderr(level: int) -> None:
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(name)s: %(message)s")
+def _log_to_stderr(level: int, log_format: str = "text") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if log_format == "json":
+        from ..server.json_logs import JsonLogFormatter
+
+        handler.setFormatter(JsonLogFormatter())
+    logging.basicConfig(level=level, handlers=[handler], format="%(name)s: %(message)s")

@@ -132,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="warning",
         help="what mcptrio logs to stderr (default: warning)",
     )
+    _operations_options(run)
 
     _client_command(
         commands,
@@ -320,6 +321,42 @@ def _serving_options(
         default=DEFAULT_PORT,
         help=f"0 picks a free one (default: {DEFAULT_PORT})",
     )
+
+
+def _operations_options(parser: argparse.ArgumentParser) -> None:
+    """What operators of a served server ask for: metrics, and logs a machine reads (the HTTP
+    endpoint always answers /healthz and /readyz)."""
+    group = parser.add_argument_group("operations")
+    group.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at /metrics over HTTP (the metrics extra)",
+    )
+    group.add_argument(
+        "--metrics-allow",
+        type=_address_list,
+        metavar="ADDR[,ADDR]",
+        help="addresses or networks (10.0.0.0/8) that may read /metrics (default: loopback)",
+    )
+    group.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="json: one JSON object a line (time, level, logger, message, and the request's id,"
+        " method and session inside a request)",
+    )
+
+
+def _address_list(value: str) -> list[str]:
+    """``--metrics-allow``'s comma-separated addresses and networks, checked."""
+    from ..transports.http.endpoints.operations import parse_networks
+
+    addresses = [entry.strip() for entry in value.split(",") if entry.strip()]
+    try:
+        parse_networks(addresses)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("metrics_allow ")) from None
+    return addresses
 
 
 def _client_command(

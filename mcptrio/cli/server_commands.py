@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
             grace=args.grace,
             # Each worker is this command again (python -m mcptrio, whatever started us).
             worker_command=[sys.executable, "-m", "mcptrio", *args.argv],
+            # --metrics-allow alone asks for the metrics too.
+            metrics=args.metrics or args.metrics_allow is not None,
+            metrics_allow=args.metrics_allow,
         )
     except WorkersFailed as exc:
         raise CliError(EXIT_CONNECTION, str(exc)) from None
@@ -111,6 +114,8 @@ def _check_scale_out(args: argparse.Namespace) -> None:
             check_redis_url(args.redis)
         except ValueError as exc:
             raise CliError(EXIT_USAGE, f"--redis: {exc}") from None
+    if (args.metrics or args.metrics_allow) and args.transport != "http":
+        raise CliError(EXIT_USAGE, "--metrics is served over HTTP only: add --transport http")
     if args.workers > 1 and args.transport != "http":
         raise CliError(EXIT_USAGE, "--workers serves HTTP only: add --transport http")
     if args.workers > 1 and args.front_end != "builtin":

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import Any, Final, Literal, Protocol, TextIO
@@ -97,6 +97,8 @@ def run_server(
     grace: float = DEFAULT_GRACE,
     worker_command: Sequence[str] | None = None,
     serving: ServingOptions | None = None,
+    metrics: bool = False,
+    metrics_allow: Collection[str] | None = None,
 ) -> None:
     """Serve ``server`` over ``transport`` until stdin ends (stdio), SIGTERM or Ctrl-C (see the
     module docstring for how a signal stops it, within ``grace`` seconds).
@@ -112,7 +114,9 @@ def run_server(
     :func:`~.scale_out.open_scale_out`.
 
     ``serving`` sets how HTTP and WebSocket are served: the hosts and origins let in, the path
-    (it overrides ``path``), TLS and authorization (:mod:`.serving_options`).
+    (it overrides ``path``), TLS and authorization (:mod:`.serving_options`). ``metrics``
+    serves Prometheus metrics at ``/metrics`` over HTTP to ``metrics_allow`` (loopback when
+    ``None``; see :mod:`mcptrio.transports.http.endpoints.operations`).
     """
     serving = ServingOptions(path=path) if serving is None else serving
     path = serving.path
@@ -130,6 +134,7 @@ def run_server(
             parser=parser,
             security=serving.security(),
             ssl_context=serving.ssl_context(),
+            **_http_options(metrics, metrics_allow),
         )
         trio.run(worker)
         return
@@ -142,6 +147,11 @@ def run_server(
             # not there would otherwise fail every worker, each restarted until the supervisor
             # gave up, every copy printing the same error.
             trio.run(_check_redis, redis_url)
+        if metrics:
+            # Missing, prometheus-client would fail every worker in turn: one line instead.
+            from ..transports.http.endpoints.operations import require_metrics
+
+            require_metrics()
         command = [sys.executable, *sys.orig_argv[1:]] if worker_command is None else worker_command
         supervise = partial(
             serve_workers,
@@ -163,8 +173,18 @@ def run_server(
                 await serve_stdio_session(server, shutdown=stop)
                 return
             if transport == "http":
+                options = _http_options(metrics, metrics_allow)
                 http = partial(
-                    _serve_http, server, host, port, serving, parser, front_end, redis_url, stop
+                    _serve_http,
+                    server,
+                    host,
+                    port,
+                    serving,
+                    parser,
+                    front_end,
+                    redis_url,
+                    stop,
+                    options,
                 )
                 url = f"{await nursery.start(http)}{path}"
             else:
@@ -275,6 +295,7 @@ async def _serve_http(
     front_end: Literal["builtin", "hypercorn"],
     redis_url: str | None,
     stop: trio.Event,
+    http: dict[str, Any],
     *,
     task_status: trio.TaskStatus[str],
 ) -> None:
@@ -282,7 +303,7 @@ async def _serve_http(
     from ..transports.http.serve import serve_http
 
     async with scale_out_if_given(server, redis_url) as options:
-        app = McpHttpApp(server, path=serving.path, security=serving.security(), **options)
+        app = McpHttpApp(server, path=serving.path, security=serving.security(), **http, **options)
         await serve_http(
             app,
             host,
@@ -293,6 +314,13 @@ async def _serve_http(
             shutdown=stop,
             task_status=task_status,
         )
+
+
+def _http_options(metrics: bool, metrics_allow: Collection[str] | None) -> dict[str, Any]:
+    """The ``McpHttpApp`` options of ``run_server``'s own arguments."""
+    if metrics_allow is None:
+        return {"metrics": metrics}
+    return {"metrics": metrics, "metrics_allow": metrics_allow}
 
 
 async def _serve_websocket(

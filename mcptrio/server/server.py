@@ -27,7 +27,7 @@ from ..tasks import TaskSupervisor
 from .changes import ChangeNotices
 from .contents import ServerContents
 from .context import Context, RequestHook
-from .dispatch import RequestDispatch
+from .dispatch import RequestDispatch, RequestObserver
 from .forwarding import ForwardedItem
 from .lifespan import LifespanRunner
 from .listen_quota import ListenQuota
@@ -248,10 +248,8 @@ class Server:
         uri: str,
         **options: Unpack[ResourceOptions],
     ) -> RegisteredResource | RegisteredTemplate:
-        """Add a resource: fixed text (``str``), fixed binary (``bytes``) or a function.
-
-        A ``uri`` with ``{variables}`` makes a template, whose ``source`` must be a function.
-        """
+        """Add a resource: fixed text (``str``), fixed binary (``bytes``) or a function; a
+        ``uri`` with ``{variables}`` makes a template, whose ``source`` must be a function."""
         return self._contents.add_resource(source, uri, **options)
 
     def remove_resource(self, uri: str) -> bool:
@@ -283,11 +281,9 @@ class Server:
         self, name: str | None = None, /, **options: Unpack[PromptOptions]
     ) -> Callable[[F], F]: ...
     def prompt(self, fn: Any = None, /, **options: Any) -> Any:
-        """Register the decorated function as a prompt; its parameters are the arguments.
-
+        """Register the decorated function as a prompt; its parameters are the arguments:
         ``@server.prompt``, or with options (:class:`~.prompts.PromptOptions`),
-        ``@server.prompt(title=...)``; ``@server.prompt("name")`` names it.
-        """
+        ``@server.prompt(title=...)``; ``@server.prompt("name")`` names it."""
         if isinstance(fn, str):
             fn, options = None, with_first("name", fn, options)
         return decorator(self.add_prompt, fn, options)
@@ -340,6 +336,10 @@ class Server:
     def middleware(self) -> tuple[Middleware, ...]:
         """The installed middleware, outermost first."""
         return self._dispatch.middleware.installed
+
+    def observe_requests(self, observer: RequestObserver | None) -> None:
+        """Tell ``observer`` of every request's start and end (:mod:`.dispatch`); ``None``: stop."""
+        self._dispatch.observer = observer
 
     def session_state(self, session: Session) -> ServerSessionState:
         """The server's state for ``session`` (its log level, subscriptions...)."""

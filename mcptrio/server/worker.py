@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
-from typing import Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import trio
 
@@ -112,10 +112,11 @@ async def serve_worker(
     parser: Literal["auto", "h11", "httptools"] = "auto",
     security: HttpSecurity | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    **http: Any,
 ) -> None:
     """Serve ``server`` as one worker until told to stop (see the module docstring), with the
     endpoint's ``security`` and, given an ``ssl_context``, over HTTPS; returns once it has
-    stopped."""
+    stopped. ``http`` are more ``McpHttpApp`` options (``metrics``...)."""
     from ..transports.http.endpoints.app import McpHttpApp
     from ..transports.http.serve import serve_http
 
@@ -123,7 +124,7 @@ async def serve_worker(
     stop = trio.Event()
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with link, scale_out_if_given(server, setup.redis_url) as options:
-            app = McpHttpApp(server, path=path, security=security, **options)
+            app = McpHttpApp(server, path=path, security=security, **http, **options)
             # A queue of its own joins the port's only now that the worker can serve: opened
             # earlier, the connections the kernel hands it while it connects to Redis would
             # wait (and be reset if it failed to start).

@@ -28,7 +28,7 @@ import coredis.exceptions
 import trio
 from coredis.retry import ConstantRetryPolicy, ExponentialBackoffRetryPolicy
 
-from .errors import StoreUnavailable
+from .errors import StoreUnavailable, backend_failures
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -74,8 +74,10 @@ def redis_call(
         with trio.fail_after(timeout):
             yield
     except trio.TooSlowError:
+        backend_failures.add()
         raise error(f"Redis did not answer within {timeout}s ({what})") from None
     except _REDIS_FAILURES as exc:
+        backend_failures.add()
         raise error(f"Redis failed ({what}): {type(exc).__name__}: {exc}") from exc
 
 
@@ -119,6 +121,7 @@ async def follow_channel(
             if rest is not None:
                 raise rest from None
             exc = unwrapped(failures) if failures is not None else group
+            backend_failures.add()
             if not started:
                 raise StoreUnavailable(f"Redis failed (subscribe to {channel}): {exc}") from exc
             log.warning("subscription to %s lost (%s); subscribing again", channel, exc)
@@ -128,6 +131,7 @@ async def follow_channel(
             if trio.current_effective_deadline() == -math.inf:
                 # Being cancelled: coredis failed to unsubscribe from a connection that is gone.
                 await trio.lowlevel.checkpoint()
+            backend_failures.add()
             if not started:
                 raise StoreUnavailable(f"Redis failed (subscribe to {channel}): {exc}") from exc
             log.warning("subscription to %s lost (%s); subscribing again", channel, exc)

@@ -4,6 +4,8 @@ For an app with the default paths, mounted at prefix ``P``:
 
 - ``P/mcp``: Streamable HTTP (POST, GET, DELETE) and WebSocket upgrades;
 - ``P/sse`` and ``P/messages``: the legacy HTTP+SSE transport of 2024-11-05.
+- ``P/healthz``, ``P/readyz`` and, when asked for, ``P/metrics``: for operators
+  (:mod:`.operations`), answered before the checks below.
 
 Every request, on every path, first passes the :class:`~.security.HttpSecurity` checks: a bad
 ``Host`` or ``Origin`` gets 403, missing credentials (when an authenticator is set) 401. The
@@ -34,7 +36,7 @@ the request that carries them), but starting it does no harm.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import trio
 
@@ -45,6 +47,7 @@ from ..engine.exchange import HeaderScan, HttpRequest, HttpResponder, WebSocketP
 from ..relay.session_relay import SessionRelay
 from .http_session import HttpSession
 from .legacy_sse import LegacySseEndpoint, session_id_parameter
+from .operations import METRICS_ALLOW, OperationsEndpoints
 from .responses import SESSION_HEADER, send_error
 from .security import HttpSecurity, Principal, Refusal, current_client_host, current_principal
 from .session_registry import SessionRegistry
@@ -83,6 +86,9 @@ class McpHttpApp:
       other (:class:`~mcptrio.stores.RedisSessionDirectory`): a request for a session of
       another worker is forwarded to it (:mod:`..relay.session_relay`). ``None`` (default): this
       process is the only one.
+    - ``metrics``: serve Prometheus metrics at ``/metrics`` (the ``metrics`` extra), to the
+      addresses and networks in ``metrics_allow`` (loopback by default); see
+      :mod:`.operations` for ``/healthz`` and ``/readyz``, always served.
     """
 
     def __init__(
@@ -102,6 +108,8 @@ class McpHttpApp:
         unrelated_buffer: int = 256,
         keep_alive_interval: float = KEEP_ALIVE_INTERVAL,
         session_directory: SessionDirectory | None = None,
+        metrics: bool = False,
+        metrics_allow: Collection[str] = METRICS_ALLOW,
     ) -> None:
         self.server = server
         self.path = path
@@ -150,6 +158,8 @@ class McpHttpApp:
             stateless=stateless,
             keep_alive_interval=keep_alive_interval,
         )
+        #: ``/healthz``, ``/readyz`` and ``/metrics``.
+        self.operations = OperationsEndpoints(self, metrics=metrics, metrics_allow=metrics_allow)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Host the Streamable HTTP sessions until cancelled (see the module docstring), and
@@ -182,7 +192,11 @@ class McpHttpApp:
         elif self.legacy_sse and path in (self.sse_path, self.messages_path):
             endpoint = self._serve_legacy
         else:
-            await send_error(responder, 404, f"No MCP endpoint at {path}")
+            operation = self.operations.routes.get(path)
+            if operation is None:
+                await send_error(responder, 404, f"No MCP endpoint at {path}")
+            else:
+                await operation(request, responder)
             return
         # Each header's first value by name (as header() finds it), for the endpoint's lookups:
         # Accept, Content-Type, the session id and the revision of a POST. A POST makes several,

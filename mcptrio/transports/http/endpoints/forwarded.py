@@ -19,10 +19,9 @@ import ipaddress
 from collections.abc import Iterable
 
 from ..engine.exchange import Headers
+from .address_networks import AddressNetworks
 
 __all__ = ["TrustedProxies"]
-
-_Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class TrustedProxies:
@@ -31,25 +30,13 @@ class TrustedProxies:
     __slots__ = ("_networks",)
 
     def __init__(self, entries: Iterable[str] = ()) -> None:
-        networks: list[_Network] = []
-        for entry in entries:
-            try:
-                networks.append(ipaddress.ip_network(entry.strip(), strict=False))
-            except ValueError:
-                raise ValueError(
-                    f"trusted proxy {entry!r}: give an IP address or a network (10.0.0.0/8)"
-                ) from None
-        self._networks = tuple(networks)
+        self._networks = AddressNetworks(entries, "trusted proxy")
 
     def __bool__(self) -> bool:
         return bool(self._networks)
 
     def trusts(self, address: str) -> bool:
-        try:
-            ip = ipaddress.ip_address(address.strip().strip("[]"))
-        except ValueError:
-            return False
-        return any(ip in network for network in self._networks)
+        return self._networks.holds(address)
 
     def client_of(self, peer: str | None, headers: Headers) -> str | None:
         """The client's address for a request from ``peer`` with these ``headers``."""

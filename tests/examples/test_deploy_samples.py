@@ -17,16 +17,22 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 import yaml
 from programs import ROOT
 
+from mcptrio.cli.loading import load_server, parse_server_spec
 from mcptrio.cli.parser import build_parser
 from mcptrio.server.serving_options import SETTINGS, ServingOptions
+from mcptrio.transports.http.endpoints.app import McpHttpApp
+from mcptrio.transports.http.serve import serve_http
 
 DEPLOY = ROOT / "examples" / "deploy"
 DOCKERFILE = DEPLOY / "Dockerfile"
@@ -36,6 +42,8 @@ MANIFESTS = sorted((DEPLOY / "kubernetes").glob("*.yaml"))
 # needs 1.30 or later).
 KUBERNETES_VERSION = "1.33.0"
 VARIABLES = {setting.variable for setting in SETTINGS}
+# The metric docs/how-to/deploy.md scales on, through prometheus-adapter.
+IN_FLIGHT = "mcptrio_requests_in_flight"
 
 
 def checker(name: str) -> str:
@@ -272,8 +280,10 @@ def test_the_image_installs_the_extras_its_command_needs() -> None:
     with (ROOT / "pyproject.toml").open("rb") as file:
         declared = set(tomllib.load(file)["project"]["optional-dependencies"])
     assert extras <= declared, f"no such extra: {extras - declared}"
-    # --redis needs the Redis stores, MCPTRIO_AUTH the token checks (the Kubernetes sample).
-    assert {"redis", "httptools", "auth"} <= extras
+    # --redis needs the Redis stores, --metrics prometheus-client, MCPTRIO_AUTH the token checks
+    # (the Kubernetes sample).
+    assert {"redis", "httptools", "auth", "metrics"} <= extras
+    assert run_arguments(image_command(compose_app()["environment"])).metrics
 
 
 # ---------------------------------------------------------------------------- compose
@@ -370,3 +380,58 @@ def test_the_service_autoscaler_and_redis_point_at_what_exists() -> None:
     assert int(redis_url[2]) in {port["port"] for port in redis["spec"]["ports"]}
     redis_pods = manifests["Deployment", redis_url[1]]["spec"]["template"]["metadata"]["labels"]
     assert redis["spec"]["selector"].items() <= redis_pods.items()
+
+
+# ---------------------------------------------------------------------------- what mcptrio serves
+
+
+def probe_paths() -> set[str]:
+    """Every path the samples probe: the image's HEALTHCHECK, compose's, the Deployment's."""
+    checks = [instruction("HEALTHCHECK"), " ".join(compose_app()["healthcheck"]["test"])]
+    found = {path for check in checks for path in re.findall(r"127\.0\.0\.1:8000(/\w+)", check)}
+    app = container(app_deployment())
+    found |= {app[probe]["httpGet"]["path"] for probe in ("livenessProbe", "readinessProbe")}
+    return found
+
+
+def get(url: str) -> tuple[int, str]:
+    # A kubelet probes the pod's address, with that address as the Host.
+    request = urllib.request.Request(url, headers={"Host": "10.1.2.3:8000"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+async def test_the_probed_paths_are_answered_by_the_deployed_server_with_its_options() -> None:
+    assert probe_paths() == {"/healthz", "/readyz"}
+    server = load_server(parse_server_spec(str(DEPLOY / "app.py")))
+    args = run_arguments(deployment_command())
+    # --metrics-allow implies --metrics.
+    assert args.metrics_allow
+    options = ServingOptions.gather({}, environ=serving_variables(pod_environ(app_deployment())))
+    # The Deployment's serving options (allowed hosts, bearer tokens): the probes pass anyway.
+    deployed = McpHttpApp(
+        server,
+        path=options.path,
+        security=options.security(),
+        metrics=True,
+        metrics_allow=args.metrics_allow,
+    )
+    # The same, scraped from here: the metric the autoscaling how-to names is there.
+    scraped = McpHttpApp(server, metrics=True)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            base = await nursery.start(serve_http, deployed)
+            for path in sorted(probe_paths()):
+                status, body = await trio.to_thread.run_sync(get, base + path)
+                assert status == 200, (path, body)
+            # Only the pod network reads the Deployment's metrics.
+            assert (await trio.to_thread.run_sync(get, base + "/metrics"))[0] == 403
+            base = await nursery.start(serve_http, scraped)
+            status, body = await trio.to_thread.run_sync(get, base + "/metrics")
+            assert status == 200
+            assert f"# TYPE {IN_FLIGHT} gauge" in body
+            nursery.cancel_scope.cancel()
+    assert IN_FLIGHT in (ROOT / "docs" / "how-to" / "deploy.md").read_text(encoding="utf-8")

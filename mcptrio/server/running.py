@@ -255,24 +255,33 @@ async def _supervise(
     out: TextIO,
 ) -> None:
     """Run the supervisor until SIGTERM or SIGINT, then stop it (and its workers) gracefully;
-    a second signal stops them at once."""
+    a second signal stops them at once. A signal before every worker serves stops them too."""
     hurry = trio.Event()
-    supervising = trio.CancelScope()
+    announce = _ServingLine(
+        f"Serving {server.info.name} with {workers} workers over http at", scheme, path, out
+    )
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with open_unwrapping_nursery() as nursery:
+            with trio.CancelScope() as supervising:
+                nursery.start_soon(_stop_workers_on_signals, signals, supervising, hurry)
+                # In this task, not started in the nursery: a stop may come before the
+                # supervisor reports its URL, and then there is nothing to report.
+                await supervise(hurry=hurry, task_status=announce)
+            # Stopped: the signal watcher goes too.
+            nursery.cancel_scope.cancel()
 
-            async def run_supervisor(task_status: trio.TaskStatus[str]) -> None:
-                with supervising:
-                    await supervise(hurry=hurry, task_status=task_status)
-                # Stopped: the signal watcher goes too.
-                nursery.cancel_scope.cancel()
 
-            nursery.start_soon(_stop_workers_on_signals, signals, supervising, hurry)
-            url = await nursery.start(run_supervisor)
-            # The supervisor binds the socket and the workers speak TLS on it, if any.
-            url = scheme + url.removeprefix("http")
-            line = f"Serving {server.info.name} with {workers} workers over http at {url}{path}"
-            print(line, file=out, flush=True)
+class _ServingLine:
+    """The ``task_status`` the supervisor reports its URL to: the URL goes out as the line
+    saying what is served (the supervisor binds the socket; the workers speak TLS on it, if
+    any)."""
+
+    def __init__(self, words: str, scheme: str, path: str, out: TextIO) -> None:
+        self._words, self._scheme, self._path, self._out = words, scheme, path, out
+
+    def started(self, value: str | None = None) -> None:
+        url = self._scheme + (value or "").removeprefix("http")
+        print(f"{self._words} {url}{self._path}", file=self._out, flush=True)
 
 
 async def _stop_workers_on_signals(

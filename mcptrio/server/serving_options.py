@@ -1,7 +1,9 @@
 """How a server is served over HTTP, as a deployment sets it: :class:`ServingOptions`.
 
-One set of options for every entry point that serves a whole program (``mcptrio run``,
-``Server.run()``, each worker of ``--workers``), read from, in this order of precedence:
+One set of options for every entry point that serves a whole program (``mcptrio run`` and
+``mcptrio gateway``, each worker of ``--workers``, and ``Server.run(serving=...)``, which takes
+them as given: :meth:`ServingOptions.gather` is what reads the sources below). The command
+line reads them from, in this order of precedence:
 
 1. the command line (``--allow-host``, ``--path``, ``--auth jwt`` ...);
 2. environment variables (``MCPTRIO_ALLOW_HOSTS``, ``MCPTRIO_AUTH_ISSUER`` ...), so that a
@@ -77,8 +79,7 @@ SETTINGS: Final = (
         "trusted_proxies",
         "MCPTRIO_TRUSTED_PROXIES",
         "--trusted-proxy",
-        "reverse proxies (addresses, CIDR networks) whose `Forwarded` / `X-Forwarded-For` "
-        "names the client",
+        "reverse proxies (addresses, CIDR networks) whose `X-Forwarded-For` names the client",
         is_list=True,
     ),
     Setting("path", "MCPTRIO_PATH", "--path", "the MCP endpoint's path (default `/mcp`)"),

@@ -213,6 +213,10 @@ class _Supervisor:
                             env=env,
                             pass_fds=(self.listening.fileno(), theirs.fileno()),
                             deliver_cancel=self.stop,
+                            # A session of its own: the terminal's Ctrl-C (or a signal to the
+                            # whole group) reaches the supervisor alone, which stops its workers
+                            # once, then hurries them only on a second signal.
+                            start_new_session=True,
                         )
                     )
             except OSError as error:

@@ -5,6 +5,7 @@ workers, on either front end, and over stdio; a second signal stops at once (iss
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -14,7 +15,7 @@ import h11
 import pytest
 import trio
 import trio_websocket
-from cli_runner import mcptrio_env
+from cli_runner import announced_url, mcptrio_env
 from piped_messages import INITIALIZE, INITIALIZED, lines, tool_call
 from test_run_workers import CALL_CUT, RUN, SERVER, supervised, whoami
 
@@ -214,3 +215,72 @@ async def test_a_stop_signal_over_websocket_answers_the_call_in_flight_and_exits
                     await socket.get_message()
                 assert closed.value.reason.code == 1001
             assert await supervisor.process.wait() == 0
+
+
+async def test_ctrl_c_to_the_whole_group_drains_the_workers_once(tmp_path: Path) -> None:
+    # A terminal's Ctrl-C is SIGINT to the whole process group. The workers are in a session of
+    # their own, so only the supervisor hears it: it stops them once (they drain), rather than
+    # each hearing the Ctrl-C and then the supervisor's SIGTERM as a second signal.
+    calls_started = tmp_path / "calls"
+    calls_started.touch()
+    env = {**mcptrio_env(), "WORKER_SERVER_CALL_LOG": str(calls_started)}
+    command = [*RUN, str(SERVER), "--transport", "http", "--port", "0", "--workers", "2"]
+    with trio.fail_after(60):
+        process = await trio.lowlevel.open_process(
+            [*command, "--grace", "30"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        assert process.stderr is not None
+        try:
+            received = b""
+            while (url := announced_url(received)) is None:
+                chunk = await process.stderr.receive_some()
+                assert chunk, received.decode()
+                received += chunk
+            answers: list[tuple[str, int]] = []
+
+            async def slow_call() -> None:
+                answers.append(await whoami(url, delay=1.5))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(slow_call)
+                while not calls_started.read_text():  # noqa: ASYNC110
+                    await trio.sleep(0.05)
+                os.killpg(process.pid, signal.SIGINT)
+            assert await process.wait() == 0
+            assert len(answers) == 1
+        finally:
+            with trio.CancelScope(shield=True):
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+
+
+async def test_a_stop_before_the_workers_serve_is_a_clean_exit() -> None:
+    command = [*RUN, str(SERVER), "--transport", "http", "--port", "0", "--workers", "2"]
+    with trio.fail_after(60):
+        process = await trio.lowlevel.open_process(
+            command,
+            env={**mcptrio_env(), "WORKER_SERVER_SLOW_START": "5"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stderr is not None
+        # Once the supervisor runs (it says so when it has no Redis), before any worker serves.
+        received = b""
+        while b"workers and no Redis" not in received:
+            chunk = await process.stderr.receive_some()
+            assert chunk, received.decode()
+            received += chunk
+        # The supervisor has started its workers, which take seconds to load.
+        await trio.sleep(1)
+        process.send_signal(signal.SIGTERM)
+        while chunk := await process.stderr.receive_some():
+            received += chunk
+        assert await process.wait() == 0
+    assert b"Traceback" not in received, received.decode()

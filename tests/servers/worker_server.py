@@ -1,13 +1,15 @@
 """A server whose one tool says which worker answered: for ``run --workers N`` tests.
 
 With ``WORKER_SERVER_CRASH`` set, every worker fails as it loads (the supervisor, which loads the
-file without ``MCPTRIO_WORKER_ID``, does not): a crash loop. With ``WORKER_SERVER_CALL_LOG`` set
+file without ``MCPTRIO_WORKER_ID``, does not): a crash loop; with ``WORKER_SERVER_SLOW_START``
+set to seconds, every worker takes that long to load. With ``WORKER_SERVER_CALL_LOG`` set
 to a file, each call writes a line to it as it starts (a test knows which calls are in flight).
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 import trio
 
@@ -15,6 +17,8 @@ import mcptrio
 
 if os.environ.get("MCPTRIO_WORKER_ID") and os.environ.get("WORKER_SERVER_CRASH"):
     raise SystemExit("this worker crashes on purpose")
+if os.environ.get("MCPTRIO_WORKER_ID") and os.environ.get("WORKER_SERVER_SLOW_START"):
+    time.sleep(float(os.environ["WORKER_SERVER_SLOW_START"]))
 
 server = mcptrio.Server("worker-server")
 

@@ -11,6 +11,11 @@ proxy, the forwarded addresses are read from the right (the hop nearest to us fi
 trusted proxies; the first address that is not one is the client. A value that is no IP
 address (``unknown``, an obfuscated identifier, garbage) stops the walk there: the client is
 the last trusted hop that named it, never a value a client could have forged.
+
+Only ``X-Forwarded-For`` is read. The proxies in use (nginx, HAProxy, Envoy, cloud load
+balancers, Kubernetes ingress controllers) append to it and pass a ``Forwarded`` header from the
+client through untouched: believing ``Forwarded`` when both came would let a client name any
+address it likes. A proxy that speaks only RFC 7239 can be told to set ``X-Forwarded-For`` too.
 """
 
 from __future__ import annotations
@@ -53,24 +58,17 @@ class TrustedProxies:
 
 
 def _forwarded_for(headers: Headers) -> list[str]:
-    """The addresses the request was forwarded for, oldest first: ``Forwarded``'s ``for=``
-    values if it has any, else ``X-Forwarded-For``'s (every header line of it, in order)."""
-    forwarded: list[str] = []
-    x_forwarded: list[str] = []
+    """The addresses ``X-Forwarded-For`` says the request was forwarded for, oldest first (every
+    header line of it, in order), each without a port or IPv6 brackets."""
+    hops: list[str] = []
     for name, value in headers:
-        if name == b"forwarded":
-            for element in value.decode("latin-1").split(","):
-                for pair in element.split(";"):
-                    key, _, found = pair.strip().partition("=")
-                    if key.lower() == "for":
-                        forwarded.append(_unquoted(found))
-        elif name == b"x-forwarded-for":
-            x_forwarded += [part.strip() for part in value.decode("latin-1").split(",")]
-    return forwarded or x_forwarded
+        if name == b"x-forwarded-for":
+            hops += [_address(part) for part in value.decode("latin-1").split(",")]
+    return hops
 
 
-def _unquoted(value: str) -> str:
-    """A ``for=`` value as an address: quotes, IPv6 brackets and a port taken off."""
+def _address(value: str) -> str:
+    """A hop as an address: quotes, IPv6 brackets and a port taken off."""
     value = value.strip().strip('"')
     if value.startswith("["):
         return value[1 : value.find("]")] if "]" in value else value

@@ -286,7 +286,7 @@ class HttpSecurity:
       from one client address (``None``: no such limit; leave it so behind a reverse proxy).
     - ``session_idle_timeout``: a session with no request and no open stream for this long is
       closed (its id then gets 404).
-    - ``trusted_proxies``: reverse proxies (addresses, CIDR networks) whose ``Forwarded`` or
+    - ``trusted_proxies``: reverse proxies (addresses, CIDR networks) whose
       ``X-Forwarded-For`` names the client (:mod:`.forwarded`); what is counted per client
       address then counts each client behind them.
     """

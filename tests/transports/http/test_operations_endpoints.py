@@ -37,11 +37,19 @@ def sample(exposition: str, name: str, **labels: str) -> float | None:
 
 
 async def get(
-    url: str, path: str, *, local: str | None = None, host: str | None = None
+    url: str,
+    path: str,
+    *,
+    local: str | None = None,
+    host: str | None = None,
+    forwarded_for: str | None = None,
 ) -> tuple[int, bytes]:
-    """GET ``path`` (from the address ``local``, with the ``Host`` ``host``): status, body."""
+    """GET ``path`` (from the address ``local``, with the ``Host`` ``host``, forwarded for
+    ``forwarded_for``): status, body."""
     async with open_test_connection(url, local_address=local) as conn:
         headers = [(b"host", host.encode())] if host is not None else []
+        if forwarded_for is not None:
+            headers.append((b"x-forwarded-for", forwarded_for.encode()))
         response = await conn.request("GET", path, headers=headers)
         return response.status, response.body
 
@@ -87,7 +95,8 @@ async def test_readiness_is_503_while_redis_is_down_and_200_when_it_returns(
                 await trio.to_thread.run_sync(own_redis_server.stop)
                 status, body = await get(url, "/readyz")
                 assert status == 503
-                assert body.startswith(b"not ready: Redis") and body.count(b"\n") == 1
+                # What failed goes to the log: the probe's answer names no address.
+                assert body == b"not ready: Redis does not answer\n"
                 assert await get(url, "/healthz") == (200, b"ok\n")
                 errors_after = sample((await get(url, "/metrics"))[1].decode(), REDIS_ERRORS)
                 assert errors_before is not None and errors_after is not None
@@ -149,6 +158,27 @@ async def test_metrics_allow_takes_networks() -> None:
     with trio.fail_after(10):
         async with serve("builtin-h11", app) as url:
             assert (await get(url, "/metrics", local="127.0.0.2"))[0] == 200
+
+
+async def test_metrics_are_refused_to_a_request_an_unknown_proxy_forwarded() -> None:
+    """A reverse proxy on an allowed address (an Ingress controller in the cluster's network)
+    must not pass the metrics on to whoever it forwards for."""
+    app = McpHttpApp(make_server(), metrics=True)
+    with trio.fail_after(10):
+        async with serve("builtin-h11", app) as url:
+            status, _ = await get(url, "/metrics", forwarded_for="203.0.113.9")
+            assert status == 403
+
+
+async def test_metrics_behind_a_trusted_proxy_go_by_the_client_it_names() -> None:
+    security = HttpSecurity(trusted_proxies=["127.0.0.1"])
+    app = McpHttpApp(make_server(), security=security, metrics=True, metrics_allow=["10.0.0.0/8"])
+    with trio.fail_after(10):
+        async with serve("builtin-h11", app) as url:
+            assert (await get(url, "/metrics", forwarded_for="10.1.2.3"))[0] == 200
+            assert (await get(url, "/metrics", forwarded_for="203.0.113.9"))[0] == 403
+            # Directly from the proxy's own address, which is not allowed.
+            assert (await get(url, "/metrics"))[0] == 403
 
 
 def test_metrics_allow_names_an_entry_that_is_no_address() -> None:

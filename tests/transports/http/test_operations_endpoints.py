@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Any
 
 import pytest
 import trio
@@ -15,7 +16,8 @@ from redis_servers import RedisServer
 from test_streamable_http import make_server, serve
 
 import mcptrio
-from mcptrio.client import HANDSHAKE_ERA
+from mcptrio.client import HANDSHAKE_ERA, Handlers, Revisions
+from mcptrio.protocol.types import ElicitResult
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 from mcptrio.transports.http.endpoints.operations import parse_networks
 from mcptrio.transports.http.endpoints.security import HttpSecurity
@@ -141,6 +143,37 @@ async def test_metrics_count_the_calls_by_method_and_outcome(front_end: str) -> 
     assert sample(text, "mcptrio_requests_in_flight") == 0
     assert sample(text, "mcptrio_forwarded_requests_total") == 0
     assert sample(text, "mcptrio_redis_errors_total") is not None
+
+
+async def test_metrics_count_an_input_round_as_input_required_not_ok(front_end: str) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def ask(ctx: mcptrio.Context) -> str:
+        answer = await ctx.elicit(
+            "Name?", {"type": "object", "properties": {"n": {"type": "string"}}}
+        )
+        return str(answer.content)
+
+    async def elicitation(ctx: Any, request: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"n": "Ada"})
+
+    app = McpHttpApp(server, metrics=True)
+    stateless = Revisions(supported=("2026-07-28",))
+    with trio.fail_after(10):
+        async with (
+            serve(front_end, app) as url,
+            mcptrio.open_client(
+                f"{url}/mcp", revisions=stateless, handlers=Handlers(elicitation=elicitation)
+            ) as client,
+        ):
+            result = await client.call_tool("ask", {})
+            assert not result.is_error
+            text = (await get(url, "/metrics"))[1].decode()
+    total = "mcptrio_requests_total"
+    # The first round asks; the retry with the answer completes.
+    assert sample(text, total, method="tools/call", outcome="input_required") == 1
+    assert sample(text, total, method="tools/call", outcome="ok") == 1
 
 
 async def test_metrics_are_refused_to_an_address_not_allowed() -> None:

@@ -13,8 +13,8 @@
 
 These answer before the MCP checks (Host, Origin, credentials, session limits): a probe comes
 with whatever ``Host`` the orchestrator uses, and none of them tells anything about the MCP
-server's contents. Nothing is logged per request but a failed readiness check. The MCP path is matched first, so these cost
-the MCP requests nothing.
+server's contents. Nothing is logged per request but a failed readiness check. The MCP path is
+matched first, so these cost the MCP requests nothing.
 """
 
 from __future__ import annotations

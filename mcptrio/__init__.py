@@ -60,6 +60,12 @@ _EXPORTS: dict[str, str] = {
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
     "open_client": "mcptrio.client",
     "declare_skills": "mcptrio.client.skills",
+    "ResourceCsp": "mcptrio.protocol.apps_extension",
+    "ResourceUi": "mcptrio.protocol.apps_extension",
+    "ToolUi": "mcptrio.protocol.apps_extension",
+    "client_supports_apps": "mcptrio.server.apps",
+    "html_bundle": "mcptrio.server.apps",
+    "html_file": "mcptrio.server.apps",
     "open_client_group": "mcptrio.client.group",
     "open_stores": "mcptrio.stores.bundle",
 }
@@ -78,6 +84,9 @@ if TYPE_CHECKING:
     from .client.skills import SkillVerificationError as SkillVerificationError
     from .client.skills import declare_skills as declare_skills
     from .client.tasks import TaskHandle as TaskHandle
+    from .protocol.apps_extension import ResourceCsp as ResourceCsp
+    from .protocol.apps_extension import ResourceUi as ResourceUi
+    from .protocol.apps_extension import ToolUi as ToolUi
     from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
     from .protocol.errors import ConnectionClosed as ConnectionClosed
     from .protocol.errors import InternalError as InternalError
@@ -96,6 +105,9 @@ if TYPE_CHECKING:
     from .runtime.context import RequestContext as RequestContext
     from .runtime.session import Session as Session
     from .server import Server as Server
+    from .server.apps import client_supports_apps as client_supports_apps
+    from .server.apps import html_bundle as html_bundle
+    from .server.apps import html_file as html_file
     from .server.context import Context as Context
     from .server.context import Elicited as Elicited
     from .server.lifespan import LifespanError as LifespanError

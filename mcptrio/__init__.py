@@ -60,6 +60,12 @@ _EXPORTS: dict[str, str] = {
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
     "open_client": "mcptrio.client",
     "declare_skills": "mcptrio.client.skills",
+    "AppView": "mcptrio.client.apps",
+    "AppViewError": "mcptrio.client.apps",
+    "declare_apps": "mcptrio.client.apps",
+    "read_app_view": "mcptrio.client.apps",
+    "server_supports_apps": "mcptrio.client.apps",
+    "tool_view": "mcptrio.client.apps",
     "ResourceCsp": "mcptrio.protocol.apps_extension",
     "ResourceUi": "mcptrio.protocol.apps_extension",
     "ToolUi": "mcptrio.protocol.apps_extension",
@@ -77,6 +83,12 @@ if TYPE_CHECKING:
     from .client import ClientError as ClientError
     from .client import OutputValidationError as OutputValidationError
     from .client import open_client as open_client
+    from .client.apps import AppView as AppView
+    from .client.apps import AppViewError as AppViewError
+    from .client.apps import declare_apps as declare_apps
+    from .client.apps import read_app_view as read_app_view
+    from .client.apps import server_supports_apps as server_supports_apps
+    from .client.apps import tool_view as tool_view
     from .client.group import ClientGroup as ClientGroup
     from .client.group import GroupTool as GroupTool
     from .client.group import open_client_group as open_client_group

@@ -26,6 +26,14 @@ What each piece does:
 - the server declares the extension (``{}``) as soon as a tool names a view or a ``ui://``
   resource is registered: registering one is the opt-in SEP-2133 asks for.
 
+Through a mount or a gateway (:mod:`.mount`, :mod:`mcptrio.gateway`), a served server's views
+are namespaced as its tools are: ``ui://<rest>`` is served as ``ui://<namespace>/<rest>``
+(:func:`view_uri`), and its tools' ``_meta.ui.resourceUri`` say so (:func:`namespaced_tool_meta`),
+since two app servers often name their views alike (``ui://basic/mcp-app.html``). The view's
+own ``tools/call`` still names the tool as its server does, so a name this server does not serve
+goes to the one forwarded tool with that ``app_name`` (:func:`app_call_target`): the tool of
+that name of a served server that has views; several are refused, naming them.
+
 Degrading (SEP-2133): tools keep their ``_meta.ui`` for every client (a client that does not
 render views ignores ``_meta``, as the official SDKs' servers expect), and a tool's result is
 what its function returns, so it must read well as text. :func:`client_supports_apps` tells a
@@ -48,24 +56,34 @@ import trio
 from ..protocol.apps_extension import (
     APP_MIME_TYPE,
     EXTENSION_ID,
+    LEGACY_RESOURCE_URI_KEY,
     UI_SCHEME,
     ResourceUi,
     ToolUi,
     declares_apps,
     tool_ui,
 )
+from ..protocol.errors import InvalidParams
 from ..protocol.types import ResourceContents
 from .handler_context import HandlerContext
+
+#: How a forwarded resource is read (:data:`.forwarding.ReadForwarder`, which imports this).
+_Reader = Callable[[HandlerContext, str], Awaitable[list[ResourceContents]]]
 
 __all__ = [
     "APP_MIME_TYPE",
     "EXTENSION_ID",
+    "app_call_target",
     "apps_capability",
     "client_supports_apps",
     "html_bundle",
     "html_file",
+    "namespaced_tool_meta",
+    "namespaced_view_reader",
     "resource_meta",
+    "served_view_uri",
     "tool_meta",
+    "view_uri",
     "with_contents_meta",
 ]
 
@@ -197,3 +215,65 @@ def html_bundle(
         return await trio.to_thread.run_sync(read_bundle)
 
     return read_html_bundle
+
+
+# ---------------------------------------------------------------- through a mount or a gateway
+
+
+def view_uri(namespace: str, uri: str) -> str:
+    """The URI a served server's view ``uri`` has under ``namespace`` (other URIs unchanged)."""
+    if not uri.startswith(UI_SCHEME):
+        return uri
+    return f"{UI_SCHEME}{namespace}/{uri[len(UI_SCHEME) :]}"
+
+
+def served_view_uri(namespace: str, uri: str) -> str:
+    """The served server's own URI of the view at ``uri`` here (:func:`view_uri` undone)."""
+    prefix = f"{UI_SCHEME}{namespace}/"
+    return UI_SCHEME + uri[len(prefix) :] if uri.startswith(prefix) else uri
+
+
+def namespaced_tool_meta(namespace: str, meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A served tool's ``_meta`` with the view it names under ``namespace`` (``_meta.ui`` and
+    the legacy flat key); every other key as it is."""
+    found = tool_ui(meta)
+    if meta is None or found is None:
+        return meta
+    out = dict(meta)
+    ui = meta.get("ui")
+    if isinstance(ui, Mapping):
+        out["ui"] = {**ui, "resourceUri": view_uri(namespace, found.resource_uri)}
+    legacy = meta.get(LEGACY_RESOURCE_URI_KEY)
+    if isinstance(legacy, str):
+        out[LEGACY_RESOURCE_URI_KEY] = view_uri(namespace, legacy)
+    return out
+
+
+def namespaced_view_reader(namespace: str, read: _Reader) -> _Reader:
+    """``read`` for views served under ``namespace``: asks the served server for its own URI,
+    and answers with the contents' URIs as served here."""
+
+    async def read_view(ctx: HandlerContext, uri: str) -> list[ResourceContents]:
+        contents = await read(ctx, served_view_uri(namespace, uri))
+        return [
+            msgspec.structs.replace(c, uri=view_uri(namespace, c.uri))
+            if c.uri.startswith(UI_SCHEME)
+            else c
+            for c in contents
+        ]
+
+    return read_view
+
+
+def app_call_target(tools: Mapping[str, Any], name: str) -> Any:
+    """The forwarded tool a view's ``tools/call`` of ``name`` (a name not served here) is for:
+    the one whose ``app_name`` is ``name``; ``None`` when there is none, and ``InvalidParams``
+    naming them when there are several (it cannot be told whose view is calling)."""
+    found = [tool for tool in tools.values() if getattr(tool, "app_name", None) == name]
+    if len(found) > 1:
+        names = ", ".join(sorted(repr(tool.name) for tool in found))
+        raise InvalidParams(
+            f"Unknown tool {name!r}; a view calling it could mean any of {names}"
+            " (call one by the name listed)"
+        )
+    return found[0] if found else None

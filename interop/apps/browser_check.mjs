@@ -3,11 +3,12 @@
 // tests/interop/test_apps_browser.py:
 //
 //   node browser_check.mjs CHROMIUM BASE_URL MCP_PATH TOOL ARGS_JSON TEXT_SELECTOR CLICK_SELECTOR
-//                          SCREENSHOT
+//                          SCREENSHOT [PAGE_ORIGIN]
 //
 // The host page is served at BASE_URL/__host__/ by intercepting the browser's requests, so it
 // has the MCP server's own origin; every other request (the MCP endpoint) goes to the server
-// itself, Origin header and all. It waits for the view to show the tool's result (the text of
+// itself, Origin header and all. With PAGE_ORIGIN the page is served there instead, another
+// origin than the server's (the browser then sends the MCP requests cross-origin). It waits for the view to show the tool's result (the text of
 // TEXT_SELECTOR), clicks CLICK_SELECTOR in the view (which calls a server tool through the
 // host), waits for the text to change, and saves a screenshot.
 import { build } from "esbuild";
@@ -15,7 +16,7 @@ import puppeteer from "puppeteer-core";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
-const [chromium, base, mcpPath, tool, args, textSelector, clickSelector, screenshot] =
+const [chromium, base, mcpPath, tool, args, textSelector, clickSelector, screenshot, origin] =
   process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -35,7 +36,14 @@ const seen = { console: [] };
 const browser = await puppeteer.launch({
   executablePath: chromium,
   headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    // A page of a public origin reaching 127.0.0.1: let its requests leave the browser, so that
+    // what answers them is the server's own Origin check.
+    ...(origin ? ["--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights"] : []),
+  ],
 });
 try {
   const page = await browser.newPage();
@@ -51,8 +59,8 @@ try {
       request.continue();
     }
   });
-  const query = new URLSearchParams({ mcp: mcpPath, tool, args });
-  await page.goto(`${base}/__host__/index.html?${query}`);
+  const query = new URLSearchParams({ mcp: `${base}${mcpPath}`, tool, args });
+  await page.goto(`${origin || base}/__host__/index.html?${query}`);
   await page.waitForFunction(
     () => window.hostState && (window.hostState.error || window.hostState.steps.includes("result-sent")),
     { timeout: 20000 },

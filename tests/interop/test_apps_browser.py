@@ -10,6 +10,8 @@ by the driver), so the MCP requests carry that Origin and mcptrio's Origin check
 it admits any same-origin page; a page of another origin would need CORS, which mcptrio's HTTP
 endpoints do not answer (docs/explanation/apps.md).
 
+A page served at a public origin instead is refused by that check (403, logged).
+
 Run against the sample served directly, and through the gateway fronting the sample and the
 npm reference app server ``@modelcontextprotocol/server-basic-vanillajs`` (over stdio). The
 screenshots go to ``$MCPTRIO_ARTIFACTS/apps-browser/`` (``.ci/run`` sets and prints it), or to
@@ -19,6 +21,7 @@ pytest's temporary folder.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -26,6 +29,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from client.real_servers import INTEROP, LOCALHOST_ONLY, node, require_interop
 from programs import ROOT, import_program
@@ -56,16 +60,25 @@ def artifacts(tmp_path: Path) -> Path:
     return folder
 
 
+async def browse(
+    url: str, tool: str, arguments: dict[str, Any], text: str, click: str, *more: str
+) -> dict[str, Any]:
+    """Run the driver (``more``: the screenshot's path, and the page's origin if not the
+    server's) on the MCP endpoint at ``url``; what it saw."""
+    base, _, path = url.rpartition("/")
+    command = [node(), str(CHECK), CHROMIUM, base, f"/{path}", tool, json.dumps(arguments)]
+    result = await trio.run_process(
+        [*command, text, click, *more], capture_stdout=True, capture_stderr=True
+    )
+    seen: dict[str, Any] = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    return seen
+
+
 async def in_the_browser(
     url: str, tool: str, arguments: dict[str, Any], text: str, click: str, screenshot: Path
 ) -> dict[str, Any]:
     """What the browser saw of ``tool``'s view on the server at ``url`` (its MCP endpoint)."""
-    base, _, path = url.rpartition("/")
-    command = [node(), str(CHECK), CHROMIUM, base, f"/{path}", tool, json.dumps(arguments)]
-    result = await trio.run_process(
-        [*command, text, click, str(screenshot)], capture_stdout=True, capture_stderr=True
-    )
-    seen: dict[str, Any] = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    seen = await browse(url, tool, arguments, text, click, str(screenshot))
     assert seen["error"] is None, seen
     assert seen["steps"] == ["connected", "view-read", "view-initialized", "result-sent"]
     assert (await trio.Path(seen["screenshot"]).stat()).st_size > 0
@@ -121,3 +134,18 @@ async def test_the_sample_and_the_npm_reference_app_through_the_gateway(tmp_path
     # The reference app shows the server's time (ISO 8601), and a click asks it again.
     assert basic_seen["shown"].startswith("20") and basic_seen["shown"].endswith("Z")
     assert basic_seen["clicked"].startswith("20") and basic_seen["clicked"] != basic_seen["shown"]
+
+
+async def test_a_page_of_another_origin_is_refused_by_the_origin_check(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcptrio.http")
+    server = import_program("apps_browser_origin_sample", SAMPLE).server
+    with trio.fail_after(60):
+        async with served(server) as url:
+            seen = await browse(
+                url, *SALES, str(tmp_path / "refused.png"), "http://apps-host.example"
+            )
+    assert seen["steps"] == []
+    assert "Failed to fetch" in seen["error"]
+    assert "refused a request with Origin 'http://apps-host.example'" in caplog.text

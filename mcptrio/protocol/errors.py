@@ -46,6 +46,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         │   └── WebSocketHandshakeError   [transports.websocket] also a ConnectionError
         │       └── WebSocketRejected     the server answered the upgrade with an HTTP status
         └── ClientError                   [client] the client's own check failed
+            ├── AppViewError              what was read for an MCP Apps view is not one
             ├── OutputValidationError     structuredContent does not fit the outputSchema
             ├── RepeatedCursor            a server's pagination went round in a circle
             ├── ServerConnectError        a server of a group could not be connected

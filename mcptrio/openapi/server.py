@@ -13,8 +13,8 @@ resource instead (none: the resource at ``<base_url><path>``) or a resource temp
 ``<base_url>/items/{item_id}``), its optional query parameters left out; any other operation
 stays a tool.
 
-Tool annotations follow the method: GET and HEAD are read-only, DELETE destructive, PUT and
-DELETE idempotent, and every tool is open-world (it reaches an API).
+Tool annotations follow the method: GET, HEAD and OPTIONS are read-only, DELETE, PUT and PATCH
+destructive, PUT and DELETE idempotent, and every tool is open-world (it reaches an API).
 
 The server's HTTP client pool is opened with its lifespan (or is ``http``, the caller's own).
 """
@@ -158,11 +158,13 @@ def _description(operation: Operation) -> str:
 
 def _tool(operation: Operation, name: str) -> Tool:
     method = operation.method
+    safe = method in ("GET", "HEAD", "OPTIONS")
     annotations = ToolAnnotations(
         title=operation.summary,
-        read_only_hint=method in ("GET", "HEAD", "OPTIONS") or None,
-        destructive_hint=(method == "DELETE") if method not in ("GET", "HEAD", "OPTIONS") else None,
-        idempotent_hint=method in ("PUT", "DELETE", "GET", "HEAD", "OPTIONS") or None,
+        read_only_hint=safe or None,
+        # A POST may create or do anything: the default (destructive) is left to stand.
+        destructive_hint=method in ("DELETE", "PUT", "PATCH") or None,
+        idempotent_hint=safe or method in ("PUT", "DELETE") or None,
         open_world_hint=True,
     )
     return Tool(

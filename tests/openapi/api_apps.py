@@ -6,6 +6,7 @@ at ``/openapi.json``), with the API of the hand-written 3.1 document ``zoo.yaml`
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import sys
 from typing import Annotated, Any
@@ -118,6 +119,26 @@ async def upload_file(
 @shop.get("/boom", operation_id="boom", tags=["errors"])
 async def boom() -> dict[str, Any]:
     return JSONResponse({"detail": "x" * 5000}, status_code=500)  # type: ignore[return-value]
+
+
+slow_calls = {"started": 0, "disconnected": 0}
+
+
+@shop.get("/slow", operation_id="slow", tags=["timing"])
+async def slow(request: Request) -> dict[str, Any]:
+    """Answer after 10 s, unless the client goes away first (which is counted)."""
+    slow_calls["started"] += 1
+    for _ in range(200):
+        if await request.is_disconnected():
+            slow_calls["disconnected"] += 1
+            return {}
+        await asyncio.sleep(0.05)
+    return {"finished": True}
+
+
+@shop.get("/slow/calls", operation_id="slow_calls", tags=["timing"])
+async def count_slow_calls() -> dict[str, int]:
+    return slow_calls
 
 
 # ---------------------------------------------------------------- the zoo (zoo.yaml)

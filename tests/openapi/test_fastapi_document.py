@@ -28,6 +28,8 @@ SHOP_TOOLS = [
     "whoami",
     "upload_file",
     "boom",
+    "slow",
+    "slow_calls",
 ]
 
 
@@ -53,7 +55,11 @@ async def test_every_operation_of_the_fastapi_document_is_a_tool(api: str) -> No
             assert set(create["properties"]) == {"name", "price", "tags", "description"}
             assert create["properties"]["price"]["exclusiveMinimum"] == 0
             assert sorted(create["required"]) == ["name", "price"]
-            assert tools["delete_item"].annotations.destructive_hint is True  # type: ignore[union-attr]
+            hints = {name: tool.annotations for name, tool in tools.items()}
+            assert hints["delete_item"].destructive_hint is True  # type: ignore[union-attr]
+            assert hints["replace_item"].idempotent_hint is True  # type: ignore[union-attr]
+            assert hints["create_item"].destructive_hint is None  # type: ignore[union-attr]
+            assert hints["create_item"].read_only_hint is None  # type: ignore[union-attr]
             assert tools["list_items"].description == "List the items"
 
 
@@ -178,3 +184,20 @@ async def test_an_api_that_cannot_be_reached_is_a_tool_error_naming_the_request(
             result = await session.call_tool("get_item", {"item_id": 1})
             assert result.is_error
             assert text_of(result).startswith("GET http://127.0.0.1:9/api/items/1 failed:")
+
+
+async def test_cancelling_a_call_closes_its_request_to_the_api(api: str) -> None:
+    with trio.fail_after(30):
+        document = await shop_document(api)
+        async with sdk_session(server_from_openapi(document, api)) as session:
+            before = json_of(await session.call_tool("slow_calls", {}))
+            with trio.move_on_after(1) as waited:
+                await session.call_tool("slow", {})
+            assert waited.cancelled_caught
+            # The API sees its client go away long before the 10 s it would take.
+            while True:
+                now = json_of(await session.call_tool("slow_calls", {}))
+                if now["disconnected"] > before["disconnected"]:
+                    break
+                await trio.sleep(0.05)
+            assert now["started"] == before["started"] + 1

@@ -18,7 +18,8 @@ every kind:
   its next checkpoint. A plain ``def`` function runs in a worker thread
   (``trio.to_thread.run_sync``) so it never blocks the event loop; a thread cannot be
   interrupted, so a cancelled request waits for it and drops its result. What it returns is its
-  value.
+  value. An ``async def`` marked :func:`~mcptrio.asyncio_handler` runs on the server's asyncio
+  loop (see :mod:`.asyncio_handlers`).
 - **Generators.** A generator function's items are collected into a list, in a worker thread
   (running the generator is the function's work); an async generator's in the request's task.
   The list is the value, as if the function had returned it, and a return annotation
@@ -46,6 +47,7 @@ import trio
 
 from ..protocol.errors import InvalidParams
 from ..runtime.context import RequestContext
+from .asyncio_handlers import marked_for_asyncio
 from .eager import JudgedCode
 from .handler_context import HandlerContext
 from .pydantic_values import field_is_required, is_field_info, text_converter
@@ -79,6 +81,8 @@ class Mode(enum.Enum):
     SYNC = "sync"
     GENERATOR = "generator"
     ASYNC_GENERATOR = "async generator"
+    #: An ``async def`` marked :func:`~mcptrio.asyncio_handler`: on the server's asyncio loop.
+    ASYNCIO = "asyncio"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +181,10 @@ class Handler:
             return await trio.to_thread.run_sync(functools.partial(self.fn, *args, **values))
         if mode is Mode.GENERATOR:
             return await trio.to_thread.run_sync(functools.partial(_collect, self.fn, args, values))
+        if mode is Mode.ASYNCIO:
+            from .asyncio_bridge import call_on_asyncio  # only for servers that use asyncio
+
+            return await call_on_asyncio(ctx, self.fn, args, values)
         return [item async for item in self.fn(*args, **values)]
 
     def values_from_text(
@@ -332,6 +340,8 @@ def _name_of(fn: Callable[..., Any]) -> str:
 
 
 def _mode_of(fn: Callable[..., Any], target: Callable[..., Any]) -> Mode:
+    if marked_for_asyncio(target):
+        return Mode.ASYNCIO
     if inspect.isasyncgenfunction(target):
         return Mode.ASYNC_GENERATOR
     if inspect.isgeneratorfunction(target):

@@ -1,7 +1,6 @@
 """The decorator-level :class:`Server` (see the package docstring), made of parts: its
 contents (:mod:`.contents`), how it answers requests (:mod:`.dispatch`, :mod:`.method_handlers`),
-how it tells of changes (:mod:`.changes`), its sessions' states (:mod:`.session_state`).
-"""
+how it tells of changes (:mod:`.changes`), its sessions' states (:mod:`.session_state`)."""
 
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..tasks import TaskSupervisor
+from .asyncio_handlers import AsyncioLoopSlot
 from .changes import ChangeNotices
 from .contents import ServerContents
 from .context import Context, RequestHook
@@ -158,6 +158,7 @@ class Server:
         #: Runs the tools called as tasks, in a nursery open while the server is served (see
         #: :mod:`mcptrio.tasks`); pass your own for another store or other limits.
         self.tasks = TaskSupervisor() if tasks is None else tasks
+        self.asyncio_loop = AsyncioLoopSlot()  #: where asyncio handlers run, while served
         #: The 2026-07-28 tasks extension's side of this server (on the same supervisor).
         self.task_extension = ExtensionTasks(self)
         handlers = MethodHandlers(self)
@@ -391,11 +392,11 @@ class Server:
         return session
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]:
-        """Enter the server's lifespan for the ``async with`` block (unless it is open
-        already), so that every entry point started inside shares it; yields its value. The
-        task nursery (:attr:`tasks`) is open inside it, and so are the lifespans of the servers
-        mounted at the time (:meth:`mount`)."""
-        return open_serving(self._lifespan.running(self), self.tasks, self._mounts.lifespans())
+        """Enter the server's lifespan for the ``async with`` block (unless open already), so
+        that every entry point started inside shares it; yields its value. Inside it: the
+        servers mounted now (:meth:`mount`), the asyncio loop's slot, then the task nursery."""
+        outside_tasks = [self.asyncio_loop.running(), *self._mounts.lifespans()]
+        return open_serving(self._lifespan.running(self), self.tasks, outside_tasks)
 
     # ---------------------------------------------------------------- changes and composition
 

@@ -38,6 +38,7 @@ from typing import Any
 import outcome
 import trio
 
+from ..runtime.nurseries import open_unwrapping_nursery
 from .asyncio_context import AsyncioContext
 from .asyncio_handlers import AsyncioLoopSlot
 from .handler_context import HandlerContext
@@ -73,7 +74,7 @@ async def serve_asyncio_loop(*, task_status: trio.TaskStatus[AsyncioLoop]) -> No
         made.append(AsyncioLoop(loop, token))
         running.set()
 
-    async with trio.open_nursery() as nursery:
+    async with open_unwrapping_nursery() as nursery:
         nursery.start_soon(
             functools.partial(
                 trio.to_thread.run_sync,
@@ -96,7 +97,7 @@ async def serve_asyncio_loop(*, task_status: trio.TaskStatus[AsyncioLoop]) -> No
 @asynccontextmanager
 async def open_asyncio_loop() -> AsyncIterator[AsyncioLoop]:
     """An asyncio loop in a thread for the ``async with`` block."""
-    async with trio.open_nursery() as nursery:
+    async with open_unwrapping_nursery() as nursery:
         loop: AsyncioLoop = await nursery.start(serve_asyncio_loop)
         try:
             yield loop
@@ -146,7 +147,7 @@ class AsyncioLoop:
         replaced by its asyncio view wherever it is among the values."""
         if not (any(arg is ctx for arg in args) or any(v is ctx for v in values.values())):
             return await self._run_task(fn(*args, **values))
-        async with trio.open_nursery() as nursery:
+        async with open_unwrapping_nursery() as nursery:
             calls = TrioCalls(nursery, self)
             view = AsyncioContext(ctx, calls.call)
             args = tuple(view if arg is ctx else arg for arg in args)

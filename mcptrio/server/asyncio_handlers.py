@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
+from ..runtime.nurseries import open_unwrapping_nursery
+
 if TYPE_CHECKING:
     from .asyncio_bridge import AsyncioLoop
 
@@ -81,7 +83,7 @@ class AsyncioLoopSlot:
             yield
             return
         try:
-            async with trio.open_nursery() as nursery:
+            async with open_unwrapping_nursery() as nursery:
                 self._nursery = nursery
                 try:
                     yield

@@ -26,7 +26,7 @@ from eras import HANDSHAKE_ERA
 from programs import ROOT
 
 import mcptrio
-from mcptrio.client import Handlers, NotificationCallbacks
+from mcptrio.client import Handlers, NotificationCallbacks, Revisions
 from mcptrio.protocol.errors import RequestTimeout
 from mcptrio.protocol.types import (
     CreateMessageRequest,
@@ -431,7 +431,10 @@ async def test_progress_and_log_messages_from_the_asyncio_side_reach_the_client(
     assert [(m.level, m.data) for m in logged] == [("info", "done on asyncio"), ("warning", "raw")]
 
 
-async def test_elicit_and_sample_are_awaited_from_the_asyncio_side() -> None:
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_elicit_and_sample_are_awaited_from_the_asyncio_side(era: str) -> None:
+    # In the stateless era each ask ends the round with an input-required result, raised
+    # through the asyncio side, and the client's next round runs the handler again.
     server = mcptrio.Server("ask")
 
     @server.tool
@@ -452,7 +455,9 @@ async def test_elicit_and_sample_are_awaited_from_the_asyncio_side() -> None:
 
     with trio.fail_after(10):
         async with mcptrio.open_client(
-            server, handlers=Handlers(elicitation=elicit, sampling=sample), revisions=HANDSHAKE_ERA
+            server,
+            handlers=Handlers(elicitation=elicit, sampling=sample),
+            revisions=HANDSHAKE_ERA if era == "handshake" else Revisions(),
         ) as client:
             result = await client.call_tool("ask")
     assert text(result) == "accept {'name': 'Ada'} hi"
@@ -568,6 +573,12 @@ async def test_errors_on_the_asyncio_side_are_tool_errors_as_on_trio() -> None:
 
     @server.tool
     @mcptrio.asyncio_handler
+    async def report(ctx: Context) -> str:
+        await ctx.info("about to fail")
+        raise mcptrio.ToolError("The report is not ready")
+
+    @server.tool
+    @mcptrio.asyncio_handler
     async def refuse(ctx: Context) -> str:
         await ctx.elicit("never sent", {"type": "object", "properties": {}})
         return "asked"
@@ -576,10 +587,12 @@ async def test_errors_on_the_asyncio_side_are_tool_errors_as_on_trio() -> None:
         async with mcptrio.open_client(server, revisions=HANDSHAKE_ERA) as client:
             zero = await client.call_tool("divide", {"a": 1, "b": 0})
             half = await client.call_tool("divide", {"a": 1, "b": 2})
+            not_ready = await client.call_tool("report")
             with pytest.raises(mcptrio.McpError, match="did not declare form-mode elicitation"):
                 await client.call_tool("refuse")
     assert zero.is_error and text(zero) == "Cannot divide by zero: pass a non-zero b"
     assert half.structured_content == {"result": 0.5}
+    assert not_ready.is_error and text(not_ready) == "The report is not ready"
 
 
 # ---------------------------------------------------------------------- the official SDK

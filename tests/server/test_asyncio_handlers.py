@@ -22,7 +22,7 @@ import pytest
 import sniffio
 import trio
 from aiohttp import web
-from eras import HANDSHAKE_ERA
+from eras import HANDSHAKE_ERA, only
 from programs import ROOT
 
 import mcptrio
@@ -185,6 +185,38 @@ async def test_a_marked_tool_resource_template_and_prompt_run_on_the_asyncio_loo
     # One loop per server: every call ran on it, and it was stopped with the server.
     assert len(set(map(id, loops))) == 1
     assert loops[0].is_closed()
+
+
+async def test_a_mounted_server_and_a_task_run_marked_handlers_on_their_loops() -> None:
+    loops: list[asyncio.AbstractEventLoop] = []
+    child = mcptrio.Server("child")
+    parent = mcptrio.Server("parent")
+    parent.mount(child, "child")
+
+    @child.tool
+    @mcptrio.asyncio_handler
+    async def where() -> str:
+        await asyncio.sleep(0)
+        loops.append(asyncio.get_running_loop())
+        return "child"
+
+    @parent.tool(task="optional")
+    @mcptrio.asyncio_handler
+    async def render(ctx: Context) -> str:
+        await asyncio.sleep(0)
+        loops.append(asyncio.get_running_loop())
+        await ctx.report_progress(1, 1)
+        return "rendered"
+
+    with trio.fail_after(10):
+        async with mcptrio.open_client(parent, revisions=only("2025-11-25")) as client:
+            mounted = await client.call_tool("child_where")
+            task = await client.call_tool("render", as_task=True)
+            rendered = await task.result()
+    assert (text(mounted), text(rendered)) == ("child", "rendered")
+    # The child's loop and the parent's (the task ran on it), both stopped with the server.
+    assert len({id(loop) for loop in loops}) == 2
+    assert all(loop.is_closed() for loop in loops)
 
 
 async def test_an_aiohttp_tool_fetches_from_a_local_aiohttp_server() -> None:

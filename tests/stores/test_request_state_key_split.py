@@ -85,11 +85,14 @@ async def workers(url: str, prefix: str, count: int) -> AsyncIterator[list[Worke
 
 
 async def converged(running: list[Worker]) -> None:
-    """Waits until every worker seals with one key and accepts the same retired ones (a few
-    check intervals at most)."""
-    with trio.fail_after(INTERVAL * 40):
-        while not _agree(running):  # noqa: ASYNC110 (polls what the workers read from Redis)
-            await trio.sleep(INTERVAL / 2)
+    """Waits until every worker seals with the one key Redis holds and accepts the same retired
+    ones (a few check intervals; more on a loaded machine)."""
+    worker = running[0]
+    async with open_redis(worker.url) as redis:
+        with trio.fail_after(10):
+            name = f"{worker.prefix}request-state-key"
+            while not _agree(running) or await redis.get(name) != worker.current:  # noqa: ASYNC110 (polls what the workers read from Redis)
+                await trio.sleep(INTERVAL / 2)
 
 
 def _agree(running: list[Worker]) -> bool:

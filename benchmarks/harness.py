@@ -144,11 +144,11 @@ def workload_caller(
     ``read_contents`` take the tools and the contents out of a result.
     """
     params = fixture_params(workload)
-    if workload == "call":
-        arguments = params["arguments"]
+    if workload in ("call", "call-sync"):
+        name, arguments = params["name"], params["arguments"]
 
         async def call() -> None:
-            result = await client.call_tool("add", arguments)
+            result = await client.call_tool(name, arguments)
             check_add(getattr(result.content[0], "text", None))
 
     elif workload == "call-10k":

@@ -42,7 +42,7 @@ TRANSPORTS: Final = ("in-memory", "stdio", "http-json", "http-sse", "websocket")
 HTTP_TRANSPORTS: Final = ("http-json", "http-sse")
 
 #: What each call does; the fixture every library's bench server serves is in ``FIXTURES``.
-WORKLOADS: Final = ("call", "call-10k", "list-50", "read-100k")
+WORKLOADS: Final = ("call", "call-sync", "call-10k", "list-50", "read-100k")
 
 #: The payload sweep (``python -m benchmarks --sweep``): ``resources/read`` of a text resource
 #: of each size, 1 KiB to 1 MiB, one caller. ``read-100k`` is the matrix's own workload; the
@@ -58,6 +58,7 @@ SWEEP_LOAD: Final = "x1"
 #: Every workload there is, in report order.
 ALL_WORKLOADS: Final = (
     "call",
+    "call-sync",
     "call-10k",
     "list-50",
     "read-1k",
@@ -79,8 +80,11 @@ CALLS_PER_SESSION: Final = 20
 #: The fixtures every bench server serves (names and sizes are the contract):
 #: - tool ``add(a: int, b: int) -> int``: the ``call`` workload calls ``add`` with a=1, b=2 and
 #:   checks the text "3";
+#: - tool ``add_sync(a: int, b: int) -> int``: ``add`` written as a plain ``def`` (a sync
+#:   handler: mcptrio and the SDK run it off the event loop, in a worker thread); the
+#:   ``call-sync`` workload calls it like ``call`` calls ``add``;
 #: - tool ``text_10k() -> str``: returns ``"x" * 10_240`` as one text block (``call-10k``);
-#: - 48 more tools ``tool_00`` .. ``tool_47``, each with a description and five typed parameters
+#: - 47 more tools ``tool_00`` .. ``tool_46``, each with a description and five typed parameters
 #:   (``query: str``, ``limit: int = 10``, ``ratio: float``, ``flag: bool = False``,
 #:   ``tags: list[str]``), so ``tools/list`` lists exactly 50 tools with schemas (``list-50``);
 #: - resource ``bench://blob/100k``, mimeType ``text/plain``, text ``"y" * 102_400``
@@ -88,6 +92,7 @@ CALLS_PER_SESSION: Final = 20
 #:   of ``"y"`` (the sweep's ``read-1k``, ``read-10k``, ``read-1m``).
 FIXTURES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
     "call": ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
+    "call-sync": ("tools/call", {"name": "add_sync", "arguments": {"a": 1, "b": 2}}),
     "call-10k": ("tools/call", {"name": "text_10k", "arguments": {}}),
     "list-50": ("tools/list", {}),
     **{

@@ -43,6 +43,7 @@ _DELETERS = 8
 #: How the Lua scripts check each workload's answer: (kind, arg1, arg2), see check.lua.
 LUA_CHECKS: dict[str, tuple[str, str, str]] = {
     "call": ("text", "3", "1"),
+    "call-sync": ("text", "3", "1"),
     "call-10k": ("text", "x", str(TEXT_10K_SIZE)),
     "list-50": ("tools", str(LISTED_TOOLS), ""),
     **{workload: ("text", "y", str(size)) for workload, size in SWEEP_SIZES.items()},
@@ -83,7 +84,7 @@ def check_result(workload: str, result: dict[str, Any]) -> str | None:
         if not isinstance(tools, list) or len(tools) != LISTED_TOOLS:
             return f"expected {LISTED_TOOLS} tools, got {len(tools or [])}"
         return None
-    expected = {"call": "3", "call-10k": "x" * TEXT_10K_SIZE}
+    expected = {"call": "3", "call-sync": "3", "call-10k": "x" * TEXT_10K_SIZE}
     expected.update((workload, "y" * size) for workload, size in SWEEP_SIZES.items())
     if result.get("isError"):
         return f"a tool error: {str(result)[:300]}"

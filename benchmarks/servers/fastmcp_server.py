@@ -24,7 +24,8 @@ from .fixtures import (
 
 
 def build_server() -> FastMCP[Any]:
-    """A server with the benchmark fixtures: ``add``, ``text_10k``, 48 search tools, a blob."""
+    """A server with the benchmark fixtures: ``add``, ``add_sync``, ``text_10k``, 47 search tools
+    and the blobs."""
     server: FastMCP[Any] = FastMCP("bench")
 
     # Text content only, as the other servers return: `output_schema=None` stops FastMCP from
@@ -32,6 +33,11 @@ def build_server() -> FastMCP[Any]:
     @server.tool(output_schema=None)
     async def add(a: int, b: int) -> int:
         """Add two integers."""
+        return a + b
+
+    @server.tool(output_schema=None)
+    def add_sync(a: int, b: int) -> int:
+        """Add two integers (a plain function: the server runs it as a sync handler)."""
         return a + b
 
     @server.tool(output_schema=None)

@@ -28,8 +28,9 @@ SWEEP_BLOBS: Final = tuple(
     if FIXTURES[workload][1]["uri"] != BLOB_URI
 )
 
-#: ``tool_00`` .. ``tool_47``: with ``add`` and ``text_10k``, ``tools/list`` lists 50 tools.
-SEARCH_TOOL_NAMES: Final = tuple(f"tool_{i:02d}" for i in range(LISTED_TOOLS - 2))
+#: ``tool_00`` .. ``tool_46``: with ``add``, ``add_sync`` and ``text_10k``, ``tools/list`` lists
+#: 50 tools.
+SEARCH_TOOL_NAMES: Final = tuple(f"tool_{i:02d}" for i in range(LISTED_TOOLS - 3))
 
 
 def search_tool_description(name: str) -> str:

@@ -29,7 +29,8 @@ from .fixtures import (
 
 
 def build_server() -> mcptrio.Server:
-    """A server with the benchmark fixtures: ``add``, ``text_10k``, 48 search tools, a blob."""
+    """A server with the benchmark fixtures: ``add``, ``add_sync``, ``text_10k``, 47 search tools
+    and the blobs."""
     server = mcptrio.Server("bench")
 
     # Text content only, the same result as the other libraries' servers: without this mcptrio
@@ -38,6 +39,11 @@ def build_server() -> mcptrio.Server:
     @server.tool(structured_output=False)
     async def add(a: int, b: int) -> int:
         """Add two integers."""
+        return a + b
+
+    @server.tool(structured_output=False)
+    def add_sync(a: int, b: int) -> int:
+        """Add two integers (a plain function: the server runs it as a sync handler)."""
         return a + b
 
     @server.tool(structured_output=False)

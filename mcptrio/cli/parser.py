@@ -251,7 +251,7 @@ def _deployment_options(parser: argparse.ArgumentParser) -> None:
             group.add_argument(
                 setting.flag,
                 dest=setting.name,
-                choices=("jwt", "introspection") if setting.name == "auth" else None,
+                choices=("jwt", "introspection", "dev") if setting.name == "auth" else None,
                 help=f"{meaning} (${setting.variable})",
             )
 

@@ -96,6 +96,7 @@ def _serving_options(args: argparse.Namespace) -> ServingOptions:
         if args.transport == "stdio":
             return ServingOptions()
         serving = ServingOptions.gather(given, config_file=args.serving_config)
+        serving.check_served(args.transport, args.host, args.port)
         # A certificate that cannot be loaded is one line now, not a failure of every worker.
         serving.ssl_context()
     except ServingOptionsError as exc:
@@ -132,6 +133,7 @@ def gateway(args: argparse.Namespace) -> int:
 
     from ..gateway import ConfigError, Gateway, load_config, serve_gateway
     from ..runtime.nurseries import open_unwrapping_nursery
+    from ..server.development_authorization import open_development_authorization
 
     if not 0 <= args.port <= 65535:
         raise CliError(EXIT_USAGE, f"--port {args.port} is not a TCP port (0 to 65535)")
@@ -142,15 +144,18 @@ def gateway(args: argparse.Namespace) -> int:
         raise CliError(EXIT_USAGE, str(exc)) from None
 
     async def serve(stop: trio.Event) -> None:
-        http_options: dict[str, Any] = {}
-        if args.transport == "http":
-            http_options = {
-                "security": serving.security(),
-                "ssl_context": serving.ssl_context(),
-                "shutdown": stop,
-            }
         # A lone error (a port in use, say) leaves as itself, not in a group.
-        async with open_unwrapping_nursery() as nursery:
+        async with (
+            open_development_authorization(serving, args.host, args.port, sys.stderr) as options,
+            open_unwrapping_nursery() as nursery,
+        ):
+            http_options: dict[str, Any] = {}
+            if args.transport == "http":
+                http_options = {
+                    "security": options.security(),
+                    "ssl_context": options.ssl_context(),
+                    "shutdown": stop,
+                }
             where = await nursery.start(
                 partial(
                     serve_gateway,
@@ -163,7 +168,9 @@ def gateway(args: argparse.Namespace) -> int:
                 )
             )
             if args.transport == "http":
-                line = f"Serving {args.name} over http at {where}"
+                # Under --auth dev the URL is the one its tokens name.
+                url = options.resource if serving.auth == "dev" else where
+                line = f"Serving {args.name} over http at {url}"
                 print(line, file=sys.stderr, flush=True)
 
     # Over HTTP a stop drains, as `run` does; over stdio the session ends at once.

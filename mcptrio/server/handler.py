@@ -15,11 +15,12 @@ every kind:
   Positional-only parameters are passed positionally, in order. ``*args`` and ``**kwargs`` are
   refused: every value has a name (and, for tools, a place in the input schema).
 - **Calling.** An ``async def`` function runs in the request's task and is cancelled with it at
-  its next checkpoint. A plain ``def`` function runs in a worker thread
-  (``trio.to_thread.run_sync``) so it never blocks the event loop; a thread cannot be
-  interrupted, so a cancelled request waits for it and drops its result. What it returns is its
-  value. An ``async def`` marked :func:`~mcptrio.asyncio_handler` runs on the server's asyncio
-  loop (see :mod:`.asyncio_handlers`).
+  its next checkpoint. A plain ``def`` function runs in a worker thread (:mod:`.sync_calls`) so
+  it never blocks the event loop; a thread cannot be interrupted, so a cancelled request whose
+  call has started waits for it and drops its result. Registered with ``blocking=False``
+  (:attr:`Handler.inline`), it runs in the request's task instead. What it returns is its value.
+  An ``async def`` marked :func:`~mcptrio.asyncio_handler` runs on the server's asyncio loop
+  (see :mod:`.asyncio_handlers`).
 - **Generators.** A generator function's items are collected into a list, in a worker thread
   (running the generator is the function's work); an async generator's in the request's task.
   The list is the value, as if the function had returned it, and a return annotation
@@ -43,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import msgspec
-import trio
 
 from ..protocol.errors import InvalidParams
 from ..runtime.context import RequestContext
@@ -51,6 +51,7 @@ from .asyncio_handlers import marked_for_asyncio
 from .eager import JudgedCode
 from .handler_context import HandlerContext
 from .pydantic_values import field_is_required, is_field_info, text_converter
+from .sync_calls import run_sync_call
 
 __all__ = [
     "Handler",
@@ -138,6 +139,9 @@ class Handler:
     #: The return annotation (a generator's as ``list[T]``); ``inspect.Parameter.empty`` when
     #: there is none.
     returns: Any
+    #: Whether a sync function (or generator) runs in the request's task rather than in a
+    #: worker thread: its author declared that it does not block (``blocking=False``).
+    inline: bool = False
     #: The function's code found never to suspend (see :attr:`never_suspends`), else ``None``.
     judged: JudgedCode | None = field(init=False)
     _async: bool = field(init=False)
@@ -178,9 +182,13 @@ class Handler:
             return await self.fn(*args, **values)
         mode = self.mode
         if mode is Mode.SYNC:
-            return await trio.to_thread.run_sync(functools.partial(self.fn, *args, **values))
+            if self.inline:
+                return self.fn(*args, **values)
+            return await run_sync_call(functools.partial(self.fn, *args, **values))
         if mode is Mode.GENERATOR:
-            return await trio.to_thread.run_sync(functools.partial(_collect, self.fn, args, values))
+            if self.inline:
+                return _collect(self.fn, args, values)
+            return await run_sync_call(functools.partial(_collect, self.fn, args, values))
         if mode is Mode.ASYNCIO:
             from .asyncio_bridge import call_on_asyncio  # only for servers that use asyncio
 

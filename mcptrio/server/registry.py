@@ -49,6 +49,12 @@ class DescriptionOptions(TypedDict, total=False):
     #: a call without them is answered 403 ``insufficient_scope``; see
     #: ``docs/how-to/protect-your-server.md``). Not enforced where there is no principal.
     scopes: Iterable[str] | None
+    #: Whether a plain ``def`` function (or generator) may block. ``True``, the default: it
+    #: runs in a worker thread, so the server keeps answering while it runs. ``False``: its
+    #: author knows it returns at once without waiting on anything (no I/O, no lock, no long
+    #: computation), and it runs in the request's task, without the thread hop. No effect on an
+    #: ``async def`` function, which always runs in the request's task.
+    blocking: bool | None
 
 
 class Registered(abc.ABC, Generic[D_co]):
@@ -74,6 +80,8 @@ class Registered(abc.ABC, Generic[D_co]):
     def __init__(self, name: str, handler: Handler | None, options: DescriptionOptions) -> None:
         self.name = name
         self.handler = handler
+        if handler is not None and options.get("blocking") is False:
+            handler.inline = True
         self.title = options.get("title")
         description = options.get("description")
         if description is None and handler is not None:

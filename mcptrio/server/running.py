@@ -25,6 +25,7 @@ binding one. ``redis_url`` is where their shared state lives (:mod:`.scale_out`)
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
@@ -37,6 +38,11 @@ import trio
 from ..protocol.revisions import HANDSHAKE_SUPPORTED, STATELESS_SUPPORTED
 from ..protocol.types import Implementation
 from ..runtime.nurseries import open_unwrapping_nursery
+from .development_authorization import (
+    DEV_ISSUER_ENV,
+    open_development_authorization,
+    options_in_worker,
+)
 from .scale_out import check_redis_url, scale_out_if_given
 from .serving_options import ServingOptions
 from .stdio_serving import serve_stdio_session
@@ -122,18 +128,20 @@ def run_server(
     path = serving.path
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}: use one of {', '.join(TRANSPORTS)}")
+    serving.check_served(transport, host, port)
     if redis_url is not None:
         check_redis_url(redis_url)
     out = sys.stderr if announce is None else announce
     if transport == "http" and (setup := take_worker_setup()) is not None:
+        in_worker = options_in_worker(serving, host, port)
         worker = partial(
             serve_worker,
             server,
             setup,
             path=path,
             parser=parser,
-            security=serving.security(),
-            ssl_context=serving.ssl_context(),
+            security=in_worker.security(),
+            ssl_context=in_worker.ssl_context(),
             **_http_options(metrics, metrics_allow),
         )
         trio.run(worker)
@@ -162,16 +170,18 @@ def run_server(
             grace=grace,
             redis_url=redis_url,
         )
-        scheme = "http" if serving.certfile is None else "https"
-        trio.run(_supervise, server, supervise, workers, scheme, path, out)
+        trio.run(_supervise, server, supervise, serving, (host, port), workers, out)
         return
 
     async def serve(stop: trio.Event) -> None:
+        if transport == "stdio":
+            await serve_stdio_session(server, shutdown=stop)
+            return
         # A lone error (a port in use, say) leaves as itself, not in a group.
-        async with open_unwrapping_nursery() as nursery:
-            if transport == "stdio":
-                await serve_stdio_session(server, shutdown=stop)
-                return
+        async with (
+            open_development_authorization(serving, host, port, out) as served,
+            open_unwrapping_nursery() as nursery,
+        ):
             if transport == "http":
                 options = _http_options(metrics, metrics_allow)
                 http = partial(
@@ -179,14 +189,16 @@ def run_server(
                     server,
                     host,
                     port,
-                    serving,
+                    served,
                     parser,
                     front_end,
                     redis_url,
                     stop,
                     options,
                 )
-                url = f"{await nursery.start(http)}{path}"
+                base = await nursery.start(http)
+                # Under --auth dev the URL is the one its tokens name.
+                url = served.resource if serving.auth == "dev" else f"{base}{path}"
             else:
                 url = await nursery.start(_serve_websocket, server, host, port, serving, stop)
             print(f"Serving {server.info.name} over {transport} at {url}", file=out, flush=True)
@@ -249,24 +261,33 @@ def _check_workers(transport: str, front_end: str, workers: int, grace: float) -
 async def _supervise(
     server: RunnableServer,
     supervise: Callable[..., Awaitable[None]],
+    serving: ServingOptions,
+    address: tuple[str, int],
     workers: int,
-    scheme: str,
-    path: str,
     out: TextIO,
 ) -> None:
     """Run the supervisor until SIGTERM or SIGINT, then stop it (and its workers) gracefully;
-    a second signal stops them at once. A signal before every worker serves stops them too."""
+    a second signal stops them at once. A signal before every worker serves stops them too.
+    Under ``--auth dev`` the supervisor serves the authorization server the workers use."""
     hurry = trio.Event()
+    scheme = "http" if serving.certfile is None else "https"
     announce = _ServingLine(
-        f"Serving {server.info.name} with {workers} workers over http at", scheme, path, out
+        f"Serving {server.info.name} with {workers} workers over http at", scheme, serving.path, out
     )
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with open_unwrapping_nursery() as nursery:
+        async with (
+            open_development_authorization(serving, *address, out) as served,
+            open_unwrapping_nursery() as nursery,
+        ):
+            env = None
+            if serving.auth == "dev":
+                assert served.issuer is not None
+                env = {**os.environ, DEV_ISSUER_ENV: served.issuer}
             with trio.CancelScope() as supervising:
                 nursery.start_soon(_stop_workers_on_signals, signals, supervising, hurry)
                 # In this task, not started in the nursery: a stop may come before the
                 # supervisor reports its URL, and then there is nothing to report.
-                await supervise(hurry=hurry, task_status=announce)
+                await supervise(hurry=hurry, task_status=announce, env=env)
             # Stopped: the signal watcher goes too.
             nursery.cancel_scope.cancel()
 

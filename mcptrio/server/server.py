@@ -38,7 +38,7 @@ from .mount import Mount, Mounts
 from .prompts import PromptOptions, RegisteredPrompt
 from .read_budget import DEFAULT_MAX_READ_BYTES, ReadBudget
 from .registry import decorator, with_first
-from .request_state import RequestStateKey
+from .request_state import KeySource, RequestStateKey
 from .resources import RegisteredResource, RegisteredTemplate, ResourceOptions
 from .running import DEFAULT_GRACE, TransportName, run_server
 from .session_state import ListKind, ServerSessionState, SessionStates
@@ -92,7 +92,7 @@ class Server:
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
         listen_quota: ListenQuota | None = None,
         supported_revisions: tuple[str, ...] = SUPPORTED,
-        request_state_key: bytes | str | None = None,
+        request_state_key: KeySource = None,
         subscriptions: SubscriptionBus | None = None,
         cache_ttl_ms: int | None = None,
         cache_scope: CacheScope = "private",

@@ -21,16 +21,20 @@ Authorization (``auth = "jwt"`` or ``"introspection"``) protects the endpoint wi
 :class:`~mcptrio.auth.server.BearerAuth`: ``resource`` is the endpoint's public URL (tokens are
 issued for it), ``issuer`` the authorization server; a JWT's keys come from ``jwks_url``;
 introspection asks ``introspection_url`` as ``client_id`` / ``client_secret`` (set the secret by
-variable or file, never on a command line other users can read).
+variable or file, never on a command line other users can read). ``auth = "dev"`` runs the
+development authorization server beside the endpoint, for local use
+(:mod:`.development_authorization`): it becomes ``"jwt"`` against that server when serving
+starts (:meth:`ServingOptions.with_issuer`).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import ssl
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -41,7 +45,7 @@ from ..transports.http.endpoints.security import (
     HttpSecurity,
 )
 
-__all__ = ["SETTINGS", "ServingOptions", "ServingOptionsError", "Setting"]
+__all__ = ["SETTINGS", "ServingOptions", "ServingOptionsError", "Setting", "is_loopback"]
 
 
 class ServingOptionsError(ValueError):
@@ -91,7 +95,11 @@ SETTINGS: Final = (
     ),
     Setting("keyfile", "MCPTRIO_KEYFILE", "--keyfile", "the certificate's private key (PEM)"),
     Setting(
-        "auth", "MCPTRIO_AUTH", "--auth", "`jwt` or `introspection`: require OAuth bearer tokens"
+        "auth",
+        "MCPTRIO_AUTH",
+        "--auth",
+        "`jwt` or `introspection`: require OAuth bearer tokens; `dev`: also run a development"
+        " authorization server that approves anyone (loopback only)",
     ),
     Setting(
         "resource",
@@ -145,7 +153,7 @@ class ServingOptions:
     path: str = "/mcp"
     certfile: str | None = None
     keyfile: str | None = None
-    auth: Literal["jwt", "introspection"] | None = None
+    auth: Literal["jwt", "introspection", "dev"] | None = None
     resource: str | None = None
     issuer: str | None = None
     audience: str | None = None
@@ -168,8 +176,17 @@ class ServingOptions:
             raise ServingOptionsError(str(error)) from None
 
     def _check_auth(self) -> None:
-        if self.auth not in ("jwt", "introspection"):
-            raise ServingOptionsError(f"auth {self.auth!r}: use 'jwt' or 'introspection'")
+        if self.auth not in ("jwt", "introspection", "dev"):
+            raise ServingOptionsError(f"auth {self.auth!r}: use 'jwt', 'introspection' or 'dev'")
+        if self.auth == "dev":
+            # Its own server issues the tokens: another issuer given would be a mistake.
+            theirs = ("issuer", "jwks_url", "introspection_url", "client_id", "client_secret")
+            given = [_where(_BY_NAME[name]) for name in theirs if getattr(self, name) is not None]
+            if given:
+                raise ServingOptionsError(
+                    f"--auth dev runs its own authorization server: drop {', '.join(given)}"
+                )
+            return
         needed = ["resource", "issuer"]
         needed += (
             ["jwks_url"]
@@ -207,6 +224,32 @@ class ServingOptions:
                 values[field.name] = _typed(setting, value, config_file)
         return cls(**values)
 
+    def check_served(self, transport: str, host: str, port: int) -> None:
+        """Refuse options that cannot protect what ``transport`` serves on ``host:port``."""
+        if self.auth is not None and transport == "websocket":
+            raise ServingOptionsError(
+                f"--auth {self.auth} protects HTTP: serve --transport http (it takes WebSocket"
+                " connections on the same endpoint, authorized), not --transport websocket"
+            )
+        if self.auth != "dev":
+            return
+        if not is_loopback(host):
+            raise ServingOptionsError(
+                f"--auth dev approves anyone, so it serves loopback only, not --host {host}:"
+                " use --auth jwt with a real authorization server"
+            )
+        if port == 0 and self.resource is None:
+            raise ServingOptionsError(
+                "--auth dev needs a fixed --port (or --resource): tokens name the endpoint's URL"
+            )
+
+    def with_issuer(self, issuer: str, resource: str) -> ServingOptions:
+        """These options with ``auth = "jwt"`` against ``issuer`` (its keys at ``/jwks``), for
+        tokens issued for ``resource``: what ``auth = "dev"`` becomes once its server runs."""
+        return replace(
+            self, auth="jwt", issuer=issuer, jwks_url=f"{issuer}/jwks", resource=resource
+        )
+
     # ------------------------------------------------------------------ what they make
 
     def security(self) -> HttpSecurity:
@@ -235,6 +278,11 @@ class ServingOptions:
     def _authenticator(self) -> Any:
         if self.auth is None:
             return None
+        if self.auth == "dev":
+            raise ServingOptionsError(
+                "auth 'dev' is resolved when serving starts: serve with run_server or"
+                " Server.run, or give the options of its running server (with_issuer)"
+            )
         # Imported here: a server without authorization does not load the auth stack.
         from ..auth.server import BearerAuth, IntrospectionVerifier, JwtVerifier
 
@@ -259,6 +307,16 @@ class ServingOptions:
             path=self.path,
             scopes=self.scopes,
         )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address to bind) is this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _where(setting: Setting) -> str:

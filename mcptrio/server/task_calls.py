@@ -41,6 +41,7 @@ from ..protocol.types import (
 from ..tasks import TaskReceiver, TaskRequestContext, TaskSupervisor, owner_of
 from .handler_context import HandlerContext, Route
 from .logging_bridge import handling
+from .sync_calls import open_sync_workers
 from .task_requests import has_core_tasks
 
 if TYPE_CHECKING:
@@ -58,12 +59,13 @@ async def open_serving(
 ) -> AsyncIterator[Any]:
     """A server's serving lifetime: its lifespan, then the serving lifetimes of the servers
     mounted in it (``mounted``: their handlers run on its sessions and reach their own
-    ``ctx.lifespan``), and inside them the task nursery (so tasks may use what the lifespans
-    opened, and end before they close); yields the lifespan's value."""
+    ``ctx.lifespan``), and inside them the sync handlers' worker threads (:mod:`.sync_calls`;
+    a lifespan may open them first with another bound) and the task nursery (so tasks may use
+    what the lifespans opened, and end before they close); yields the lifespan's value."""
     async with lifespan as value, AsyncExitStack() as stack:
         for serving in mounted:
             await stack.enter_async_context(serving)
-        async with tasks.running():
+        async with open_sync_workers(), tasks.running():
             yield value
 
 

@@ -361,13 +361,21 @@ class _TrioWebSocketPeer:
         self,
         connection: trio_websocket.WebSocketConnection | None,
         request: trio_websocket.WebSocketRequest | None = None,
+        stopping: trio.Event | None = None,
     ) -> None:
         self._connection = connection
         self._request = request
+        self._stopping = trio.Event() if stopping is None else stopping
 
     @classmethod
-    def for_request(cls, request: trio_websocket.WebSocketRequest) -> _TrioWebSocketPeer:
-        return cls(None, request)
+    def for_request(
+        cls, request: trio_websocket.WebSocketRequest, stopping: trio.Event | None = None
+    ) -> _TrioWebSocketPeer:
+        return cls(None, request, stopping)
+
+    @property
+    def stopping(self) -> trio.Event:
+        return self._stopping
 
     @property
     def subprotocols(self) -> Sequence[str]:

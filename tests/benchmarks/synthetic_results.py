@@ -57,6 +57,7 @@ _BASE_RATE = {
 }
 _WORKLOAD_FACTOR = {
     "call": 1.0,
+    "call-sync": 0.9,
     "call-10k": 0.8,
     "list-50": 0.22,
     "read-1k": 0.9,

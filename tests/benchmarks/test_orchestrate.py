@@ -59,12 +59,12 @@ def test_plan_measures_each_library_only_over_its_transports() -> None:
 
 def test_plan_cells_follow_the_matrix() -> None:
     plans = {tp.transport: tp for tp in plan(ALL_LIBS)}
-    assert len(plans["in-memory"].cells) == 16
+    assert len(plans["in-memory"].cells) == 20
     assert ("call", "s100x20") in plans["in-memory"].cells
     assert not any(load == "s100x20" for _w, load in plans["stdio"].cells)
     assert ("call", "x16") in plans["http-json"].cells
     assert ("list-50", "x16") not in plans["http-json"].cells
-    assert sum(tp.runs(3) for tp in plans.values()) == 3 * (16 * 4 + 12 * 4 + 17 * 3 * 2 + 16)
+    assert sum(tp.runs(3) for tp in plans.values()) == 3 * (20 * 4 + 15 * 4 + 21 * 3 * 2 + 20)
 
 
 def test_stateless_libraries_have_every_cell_but_the_session_load_over_their_transports() -> None:
@@ -82,9 +82,9 @@ def test_stateless_libraries_have_every_cell_but_the_session_load_over_their_tra
     assert cells_for("sdk-stateless", "http-sse") == [
         (w, load) for w, load in cells_for("sdk", "http-sse") if load != "s100x20"
     ]
-    # Per transport: the handshake runs as before, plus 12 (13 over HTTP) per stateless library.
-    assert sum(tp.runs(1) for tp in plans.values()) == (16 * 4 + 12 * 4 + 17 * 3 * 2 + 16) + 2 * (
-        12 + 12 + 13 + 13
+    # Per transport: the handshake runs as before, plus 15 (16 over HTTP) per stateless library.
+    assert sum(tp.runs(1) for tp in plans.values()) == (20 * 4 + 15 * 4 + 21 * 3 * 2 + 20) + 2 * (
+        15 + 15 + 16 + 16
     )
 
 

@@ -86,3 +86,19 @@ async def test_the_gateway_takes_the_serving_options_and_stops_on_sigterm(tmp_pa
                     await process.wait()
     assert allowed[0] == 200
     assert refused[0] == 403
+
+
+async def test_the_gateway_takes_auth_dev_and_call_login_uses_it(tmp_path: Path) -> None:
+    from test_login import User
+    from test_login_to_a_deployment import free_port
+
+    user = User(tmp_path)
+    port = str(free_port())
+    async with served(
+        write_config(tmp_path), "--port", port, "--auth", "dev", command="gateway"
+    ) as url:
+        assert url == f"http://127.0.0.1:{port}/mcp"
+        status, _, _ = await discover(url)
+        assert status == 401
+        called = await user.mcptrio("call", url, "everything_test_simple_text", "--login")
+        assert called.code == 0, called.stderr

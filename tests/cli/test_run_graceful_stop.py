@@ -217,6 +217,31 @@ async def test_a_stop_signal_over_websocket_answers_the_call_in_flight_and_exits
             assert await supervisor.process.wait() == 0
 
 
+@pytest.mark.parametrize("front_end", ["builtin", "hypercorn"])
+async def test_a_websocket_on_the_http_endpoint_is_drained_by_a_stop(front_end: str) -> None:
+    """A WebSocket upgraded on the HTTP endpoint answers its call in flight, is closed with
+    1001, and holds the stop up no longer than that call."""
+    with trio.fail_after(60):
+        async with supervised("--front-end", front_end, "--grace", "60") as supervisor:
+            url = "ws" + supervisor.url.removeprefix("http")
+            async with trio_websocket.open_websocket_url(url, subprotocols=["mcp"]) as socket:
+                await socket.send_message(json.dumps(INITIALIZE))
+                assert json.loads(await socket.get_message())["id"] == 1
+                await socket.send_message(json.dumps(INITIALIZED))
+                await socket.send_message(json.dumps(tool_call(2, "whoami", delay=1.0)))
+                await trio.sleep(0.3)
+                started = trio.current_time()
+                supervisor.process.send_signal(signal.SIGTERM)
+                answer = json.loads(await socket.get_message())
+                assert answer["id"] == 2 and "result" in answer
+                with pytest.raises(trio_websocket.ConnectionClosed) as closed:
+                    await socket.get_message()
+                assert closed.value.reason.code == 1001
+            with trio.fail_after(10):
+                assert await supervisor.process.wait() == 0
+            assert trio.current_time() - started < 10
+
+
 async def test_ctrl_c_to_the_whole_group_drains_the_workers_once(tmp_path: Path) -> None:
     # A terminal's Ctrl-C is SIGINT to the whole process group. The workers are in a session of
     # their own, so only the supervisor hears it: it stops them once (they drain), rather than

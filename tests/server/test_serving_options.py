@@ -135,3 +135,45 @@ def test_the_reference_page_lists_every_setting() -> None:
         assert f"`{setting.name}`" in text and f"`{setting.variable}`" in text
         if setting.flag:
             assert f"`{setting.flag}`" in text
+
+
+def test_dev_auth_becomes_jwt_against_its_own_server_once_it_runs() -> None:
+    options = ServingOptions(auth="dev", scopes=("mcp",))
+    with pytest.raises(ServingOptionsError, match="resolved when serving starts"):
+        options.security()
+    resolved = options.with_issuer("http://127.0.0.1:9001", "http://127.0.0.1:8000/mcp")
+    authenticator = resolved.security().authenticator
+    assert resolved.auth == "jwt"
+    assert resolved.jwks_url == "http://127.0.0.1:9001/jwks"
+    assert authenticator.resource == "http://127.0.0.1:8000/mcp"  # type: ignore[attr-defined]
+    assert authenticator.authorization_servers == ["http://127.0.0.1:9001"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("transport", "host", "port", "message"),
+    [
+        ("http", "0.0.0.0", 8000, "serves loopback only, not --host 0.0.0.0"),
+        ("http", "192.168.1.4", 8000, "serves loopback only, not --host 192.168.1.4"),
+        ("http", "127.0.0.1", 0, "needs a fixed --port"),
+        ("websocket", "127.0.0.1", 8000, "protects HTTP"),
+    ],
+)
+def test_dev_auth_is_refused_where_it_cannot_protect(
+    transport: str, host: str, port: int, message: str
+) -> None:
+    with pytest.raises(ServingOptionsError, match=message):
+        ServingOptions(auth="dev").check_served(transport, host, port)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"])
+def test_dev_auth_serves_any_loopback_host(host: str) -> None:
+    ServingOptions(auth="dev").check_served("http", host, 8000)
+
+
+def test_the_endpoint_url_names_the_host_and_port_unless_a_resource_is_given() -> None:
+    from mcptrio.server.development_authorization import endpoint_resource
+
+    assert endpoint_resource(ServingOptions(), "::1", 8000) == "http://[::1]:8000/mcp"
+    assert endpoint_resource(ServingOptions(path="/x"), "localhost", 80) == "http://localhost:80/x"
+    given = ServingOptions(resource="http://dev.example/mcp")
+    assert endpoint_resource(given, "127.0.0.1", 0) == "http://dev.example/mcp"

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pydantic_core
-import trio
 from pydantic import ValidationError, validate_call
 
 from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
@@ -37,6 +36,7 @@ from ...protocol.types import (
     ToolAnnotations,
 )
 from ...server.context import Context as EngineContext
+from ...server.sync_calls import run_sync_call
 from .context import Context
 from .exceptions import (
     ResourceError,
@@ -234,7 +234,7 @@ def prompt_handler(
             if inspect.iscoroutinefunction(function.fn):
                 value = await validated(**given)
             else:
-                value = await trio.to_thread.run_sync(lambda: validated(**given))
+                value = await run_sync_call(lambda: validated(**given))
             messages = to_messages(value)
         except McpError:
             raise

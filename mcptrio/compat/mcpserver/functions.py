@@ -23,7 +23,6 @@ from itertools import chain
 from typing import Annotated, Any, NotRequired, get_args, get_origin, is_typeddict
 
 import pydantic_core
-import trio
 import typing_extensions
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
 from pydantic.fields import FieldInfo
@@ -36,6 +35,7 @@ from ...protocol.types import (
     ResourceLink,
     TextContent,
 )
+from ...server.sync_calls import run_sync_call
 from .media import Audio, Image
 from .resolve import ResolvedParameter, resolved_parameters
 
@@ -105,7 +105,7 @@ class FunctionModel:
             values[self.context_name] = context
         if _is_async(self.fn):
             return await self.fn(**values)
-        return await trio.to_thread.run_sync(lambda: self.fn(**values))
+        return await run_sync_call(lambda: self.fn(**values))
 
     def tool_result(self, value: Any) -> CallToolResult:
         """The ``tools/call`` result for what the function returned."""

@@ -22,10 +22,10 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Generic, TypeVar, get_args, get_origin
 
-import trio
 from pydantic import BaseModel
 
 from ...protocol.revisions import STATELESS_SUPPORTED
+from ...server.sync_calls import run_sync_call
 from .context import (
     AcceptedElicitation,
     CancelledElicitation,
@@ -143,7 +143,7 @@ class _Resolution:
         if inspect.iscoroutinefunction(fn):
             value = await fn(**kwargs)
         else:
-            value = await trio.to_thread.run_sync(lambda: fn(**kwargs))
+            value = await run_sync_call(lambda: fn(**kwargs))
         outcome = await self._fulfil(value, getattr(fn, "__name__", type(fn).__name__))
         self.outcomes[fn] = outcome
         return outcome

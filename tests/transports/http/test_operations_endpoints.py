@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Any
 
 import pytest
 import trio
@@ -15,7 +16,8 @@ from redis_servers import RedisServer
 from test_streamable_http import make_server, serve
 
 import mcptrio
-from mcptrio.client import HANDSHAKE_ERA
+from mcptrio.client import HANDSHAKE_ERA, Handlers, Revisions
+from mcptrio.protocol.types import ElicitResult
 from mcptrio.transports.http.endpoints.app import McpHttpApp
 from mcptrio.transports.http.endpoints.operations import parse_networks
 from mcptrio.transports.http.endpoints.security import HttpSecurity
@@ -37,11 +39,19 @@ def sample(exposition: str, name: str, **labels: str) -> float | None:
 
 
 async def get(
-    url: str, path: str, *, local: str | None = None, host: str | None = None
+    url: str,
+    path: str,
+    *,
+    local: str | None = None,
+    host: str | None = None,
+    forwarded_for: str | None = None,
 ) -> tuple[int, bytes]:
-    """GET ``path`` (from the address ``local``, with the ``Host`` ``host``): status, body."""
+    """GET ``path`` (from the address ``local``, with the ``Host`` ``host``, forwarded for
+    ``forwarded_for``): status, body."""
     async with open_test_connection(url, local_address=local) as conn:
         headers = [(b"host", host.encode())] if host is not None else []
+        if forwarded_for is not None:
+            headers.append((b"x-forwarded-for", forwarded_for.encode()))
         response = await conn.request("GET", path, headers=headers)
         return response.status, response.body
 
@@ -87,7 +97,8 @@ async def test_readiness_is_503_while_redis_is_down_and_200_when_it_returns(
                 await trio.to_thread.run_sync(own_redis_server.stop)
                 status, body = await get(url, "/readyz")
                 assert status == 503
-                assert body.startswith(b"not ready: Redis") and body.count(b"\n") == 1
+                # What failed goes to the log: the probe's answer names no address.
+                assert body == b"not ready: Redis does not answer\n"
                 assert await get(url, "/healthz") == (200, b"ok\n")
                 errors_after = sample((await get(url, "/metrics"))[1].decode(), REDIS_ERRORS)
                 assert errors_before is not None and errors_after is not None
@@ -134,6 +145,37 @@ async def test_metrics_count_the_calls_by_method_and_outcome(front_end: str) -> 
     assert sample(text, "mcptrio_redis_errors_total") is not None
 
 
+async def test_metrics_count_an_input_round_as_input_required_not_ok(front_end: str) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def ask(ctx: mcptrio.Context) -> str:
+        answer = await ctx.elicit(
+            "Name?", {"type": "object", "properties": {"n": {"type": "string"}}}
+        )
+        return str(answer.content)
+
+    async def elicitation(ctx: Any, request: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"n": "Ada"})
+
+    app = McpHttpApp(server, metrics=True)
+    stateless = Revisions(supported=("2026-07-28",))
+    with trio.fail_after(10):
+        async with (
+            serve(front_end, app) as url,
+            mcptrio.open_client(
+                f"{url}/mcp", revisions=stateless, handlers=Handlers(elicitation=elicitation)
+            ) as client,
+        ):
+            result = await client.call_tool("ask", {})
+            assert not result.is_error
+            text = (await get(url, "/metrics"))[1].decode()
+    total = "mcptrio_requests_total"
+    # The first round asks; the retry with the answer completes.
+    assert sample(text, total, method="tools/call", outcome="input_required") == 1
+    assert sample(text, total, method="tools/call", outcome="ok") == 1
+
+
 async def test_metrics_are_refused_to_an_address_not_allowed() -> None:
     app = McpHttpApp(make_server(), metrics=True)
     with trio.fail_after(10):
@@ -149,6 +191,27 @@ async def test_metrics_allow_takes_networks() -> None:
     with trio.fail_after(10):
         async with serve("builtin-h11", app) as url:
             assert (await get(url, "/metrics", local="127.0.0.2"))[0] == 200
+
+
+async def test_metrics_are_refused_to_a_request_an_unknown_proxy_forwarded() -> None:
+    """A reverse proxy on an allowed address (an Ingress controller in the cluster's network)
+    must not pass the metrics on to whoever it forwards for."""
+    app = McpHttpApp(make_server(), metrics=True)
+    with trio.fail_after(10):
+        async with serve("builtin-h11", app) as url:
+            status, _ = await get(url, "/metrics", forwarded_for="203.0.113.9")
+            assert status == 403
+
+
+async def test_metrics_behind_a_trusted_proxy_go_by_the_client_it_names() -> None:
+    security = HttpSecurity(trusted_proxies=["127.0.0.1"])
+    app = McpHttpApp(make_server(), security=security, metrics=True, metrics_allow=["10.0.0.0/8"])
+    with trio.fail_after(10):
+        async with serve("builtin-h11", app) as url:
+            assert (await get(url, "/metrics", forwarded_for="10.1.2.3"))[0] == 200
+            assert (await get(url, "/metrics", forwarded_for="203.0.113.9"))[0] == 403
+            # Directly from the proxy's own address, which is not allowed.
+            assert (await get(url, "/metrics"))[0] == 403
 
 
 def test_metrics_allow_names_an_entry_that_is_no_address() -> None:

@@ -306,7 +306,11 @@ class McpHttpApp:
         )
         try:
             await serve_websocket_session(
-                self.server, request, peer, max_frame_size=security.max_body_size
+                self.server,
+                request,
+                peer,
+                max_frame_size=security.max_body_size,
+                shutdown=peer.stopping,
             )
         finally:
             current_client_host.reset(client_host)

@@ -57,6 +57,11 @@ class TrustedProxies:
         return client
 
 
+def is_forwarded(headers: Headers) -> bool:
+    """Whether a proxy says it forwarded the request (``X-Forwarded-For`` or ``Forwarded``)."""
+    return any(name in (b"x-forwarded-for", b"forwarded") for name, _ in headers)
+
+
 def _forwarded_for(headers: Headers) -> list[str]:
     """The addresses ``X-Forwarded-For`` says the request was forwarded for, oldest first (every
     header line of it, in order), each without a port or IPv6 brackets."""

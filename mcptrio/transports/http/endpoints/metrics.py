@@ -9,7 +9,8 @@ What is measured, and where:
   every request the server answers, told by the server's dispatch (a
   :class:`~mcptrio.server.dispatch.RequestObserver`), which every request passes through
   whichever placement runs it. ``outcome`` is ``ok``, ``tool_error`` (a tool's error result),
-  ``cancelled``, or the JSON-RPC error code of the answer (``-32602``...).
+  ``input_required`` (a stateless-era round that asks the client first: neither done nor
+  failed), ``cancelled``, or the JSON-RPC error code of the answer (``-32602``...).
 - ``mcptrio_requests_in_flight``: requests whose handler runs now (one waiting for a slot is not
   counted yet).
 - ``mcptrio_sessions_open``, ``mcptrio_tasks_running``, ``mcptrio_forwarded_requests_total``
@@ -36,6 +37,7 @@ from typing import Any, Final, Protocol
 
 from ....protocol.base import Request, Result
 from ....protocol.errors import INTERNAL_ERROR, LocalError, McpError
+from ....protocol.types.input_required import InputRequiredResult
 from ....stores.errors import backend_failures
 
 try:
@@ -147,7 +149,7 @@ class RequestMetrics(Collector):
         return time.perf_counter()
 
     def answered(self, request: Request[Any], began: float, result: Result) -> None:
-        self._ended(request.METHOD, began, "tool_error" if _is_error(result) else "ok")
+        self._ended(request.METHOD, began, _outcome(result))
 
     def failed(self, request: Request[Any], began: float, error: BaseException) -> None:
         self._ended(request.METHOD, began, outcome_of(error))
@@ -167,8 +169,8 @@ class RequestMetrics(Collector):
     def collect(self) -> Iterable[Metric]:
         answers = CounterMetricFamily(
             "mcptrio_requests",
-            "MCP requests answered, by method and outcome (ok, tool_error, cancelled, or the"
-            " JSON-RPC error code)",
+            "MCP requests answered, by method and outcome (ok, tool_error, input_required,"
+            " cancelled, or the JSON-RPC error code)",
             labels=("method", "outcome"),
         )
         for (method, outcome), count in sorted(self._answers.items()):
@@ -194,8 +196,10 @@ class RequestMetrics(Collector):
         )
 
 
-def _is_error(result: Result) -> bool:
-    return getattr(result, "is_error", None) is True
+def _outcome(result: Result) -> str:
+    if isinstance(result, InputRequiredResult):
+        return "input_required"
+    return "tool_error" if getattr(result, "is_error", None) is True else "ok"
 
 
 class _KeptCounts(Collector):

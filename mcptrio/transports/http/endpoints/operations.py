@@ -4,15 +4,17 @@
 - ``GET /readyz``: 200 ``ready`` when the endpoint can serve MCP: its ``run`` has started (the
   sessions have somewhere to live) and, when its server keeps its state in Redis, Redis answered
   a ``PING`` within ``ready_timeout`` seconds; otherwise 503 and a one-line reason (a readiness
-  probe: a load balancer sends no new clients to a worker that cannot serve them).
+  probe: a load balancer sends no new clients to a worker that cannot serve them). The reason
+  names no address; Redis's own error is logged.
 - ``GET /metrics`` (only with ``metrics=True``): the Prometheus metrics (:mod:`.metrics`), to
   clients whose address is in ``metrics_allow`` (addresses or networks; loopback by default);
-  403 for any other.
+  403 for any other. A request a proxy forwarded (``X-Forwarded-For``, ``Forwarded``) is judged
+  by the client a trusted proxy names, and refused from a proxy that is not trusted.
 
 These answer before the MCP checks (Host, Origin, credentials, session limits): a probe comes
 with whatever ``Host`` the orchestrator uses, and none of them tells anything about the MCP
-server's contents. Nothing is logged per request. The MCP path is matched first, so these cost
-the MCP requests nothing.
+server's contents. Nothing is logged per request but a failed readiness check. The MCP path is
+matched first, so these cost the MCP requests nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 from ....stores.errors import StoreUnavailable
 from ..engine.exchange import HttpRequest, HttpResponder
 from .address_networks import AddressNetworks
+from .forwarded import is_forwarded
 
 if TYPE_CHECKING:
     from .app import McpHttpApp
@@ -112,7 +115,10 @@ class OperationsEndpoints:
             with redis_call("readiness check", self._ready_timeout):
                 await redis.ping()
         except StoreUnavailable as exc:
-            return str(exc)
+            # The details (Redis's address, its error) are for the operator's log, not for
+            # whoever asks: the probe is answered before any check of the caller.
+            log.warning("not ready: %s", exc)
+            return "Redis does not answer"
         return None
 
     async def _metrics(self, request: HttpRequest, responder: HttpResponder) -> None:
@@ -128,7 +134,19 @@ class OperationsEndpoints:
 
     def _allowed_client(self, request: HttpRequest) -> bool:
         client = request.client
-        return client is not None and self._allowed.holds(client[0])
+        if client is None:
+            return False
+        peer = client[0]
+        if not is_forwarded(request.headers):
+            return self._allowed.holds(peer)
+        # A forwarded request is its client's, not the proxy's: a proxy on an allowed address
+        # (an Ingress controller in the cluster's network) would otherwise pass the metrics
+        # on to whoever it serves. Only a trusted proxy is believed about who that is.
+        proxies = self._app.security.trusted_proxies
+        if not proxies.trusts(peer):
+            return False
+        named = proxies.client_of(peer, request.headers)
+        return named is not None and self._allowed.holds(named)
 
 
 async def _answer(

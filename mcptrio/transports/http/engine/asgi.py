@@ -235,10 +235,11 @@ class _AsgiResponder:
 class AsgiWebSocketPeer:
     """:class:`~.exchange.WebSocketPeer` over an ASGI ``websocket`` scope."""
 
-    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(self, scope: Scope, receive: Receive, send: Send, stopping: trio.Event) -> None:
         self._scope = scope
         self._receive = receive
         self._send = send
+        self._stopping = stopping
         self._subprotocols: tuple[str, ...] = tuple(scope.get("subprotocols", ()))
         # "pending" until accept/reject; then "open", "rejected" or "closed".
         self.state = "pending"
@@ -246,6 +247,10 @@ class AsgiWebSocketPeer:
     @property
     def subprotocols(self) -> Sequence[str]:
         return self._subprotocols
+
+    @property
+    def stopping(self) -> trio.Event:
+        return self._stopping
 
     async def _emit(self, message: Message) -> None:
         try:
@@ -377,20 +382,26 @@ class AsgiApp:
         if message["type"] != "websocket.connect":
             return
         request = AsgiRequest(scope, receive)
-        peer = AsgiWebSocketPeer(scope, receive, send)
+        peer = AsgiWebSocketPeer(scope, receive, send, self.drain.stopping)
         problem = framing_problem(scope)
         if problem is not None:
             with contextlib.suppress(WebSocketClosed):
                 await peer.reject(400, problem.encode())
             return
+        if self.drain.draining:
+            with contextlib.suppress(WebSocketClosed):
+                await peer.reject(503, b"The server is stopping", ((b"retry-after", b"1"),))
+            return
         failed = False
-        try:
-            await self.app.handle_websocket(request, peer)
-        except (WebSocketClosed, trio.BrokenResourceError):
-            pass
-        except Exception:
-            failed = True
-            logger.exception("WebSocket handler for %s failed", request.path)
+        # In flight until it has closed: the drain waits for it (it ends on ``stopping``).
+        with self.drain.answering():
+            try:
+                await self.app.handle_websocket(request, peer)
+            except (WebSocketClosed, trio.BrokenResourceError):
+                pass
+            except Exception:
+                failed = True
+                logger.exception("WebSocket handler for %s failed", request.path)
         with contextlib.suppress(WebSocketClosed):
             if peer.state == "pending":
                 await peer.reject(500, b"the WebSocket handler did not answer the handshake")

@@ -8,8 +8,10 @@ Hypercorn is told to stop only once nothing is in flight:
 
 1. :meth:`AsgiDrain.drain` starts draining: each HTTP request that comes after it is answered
    503 with ``Connection: close`` and ``Retry-After`` (the client tries again, elsewhere or once
-   the server is back), and each open stream that may be cut
-   (:meth:`~.exchange.HttpResponder.allow_eviction`) ends now, as on the built-in front end;
+   the server is back), a WebSocket upgrade too, each open stream that may be cut
+   (:meth:`~.exchange.HttpResponder.allow_eviction`) ends now, as on the built-in front end,
+   and each WebSocket is told to end once it has answered what it carries
+   (``WebSocketPeer.stopping``);
 2. it returns once every request that was in flight has been answered;
 3. then Hypercorn's shutdown closes the connections, all idle by then.
 
@@ -29,11 +31,14 @@ __all__ = ["AsgiDrain"]
 class AsgiDrain:
     """The requests an ASGI app is answering, and whether it is draining (module docstring)."""
 
-    __slots__ = ("_evictable", "_idle", "draining", "in_flight")
+    __slots__ = ("_evictable", "_idle", "draining", "in_flight", "stopping")
 
     def __init__(self) -> None:
         self.in_flight = 0
         self.draining = False
+        #: Set by :meth:`drain`: what each WebSocket waits on to end (it is in flight until
+        #: it has answered what it carries and closed).
+        self.stopping = trio.Event()
         self._idle = trio.Event()
         self._evictable: set[trio.CancelScope] = set()
 
@@ -63,6 +68,7 @@ class AsgiDrain:
         """Refuse new requests, cut the streams that may be cut, and return once every request
         in flight has been answered."""
         self.draining = True
+        self.stopping.set()
         for scope in self._evictable:
             scope.cancel()
         self._evictable.clear()

@@ -526,6 +526,8 @@ class BuiltinConnection:
             return
         except trio.BrokenResourceError:
             return
+        # A connection served outside a server's slots (a test's) is never stopped.
+        stopping = self.slots.stopping if self.slots is not None else trio.Event()
         await serve_websocket_upgrade(
             self.stream,
             self.app,
@@ -533,6 +535,7 @@ class BuiltinConnection:
             head,
             self.parser.unparsed(),
             self.limits.write_timeout,
+            stopping,
         )
         self.readable = self.writable = False
 

@@ -41,8 +41,10 @@ class WsprotoPeer:
         connection: wsproto.WSConnection,
         subprotocols: Sequence[str],
         write_timeout: float,
+        stopping: trio.Event,
     ) -> None:
         self._stream = stream
+        self._stopping = stopping
         self._ws = connection
         self._subprotocols = tuple(subprotocols)
         self._write_timeout = write_timeout
@@ -54,6 +56,10 @@ class WsprotoPeer:
     @property
     def subprotocols(self) -> Sequence[str]:
         return self._subprotocols
+
+    @property
+    def stopping(self) -> trio.Event:
+        return self._stopping
 
     async def _write(self, event: ws_events.Event) -> None:
         async with self._send_lock:
@@ -162,8 +168,10 @@ async def serve_websocket_upgrade(
     head: RequestHead,
     unparsed: bytes,
     write_timeout: float,
+    stopping: trio.Event,
 ) -> None:
-    """Run ``app.handle_websocket`` for an upgrade request whose head was already parsed.
+    """Run ``app.handle_websocket`` for an upgrade request whose head was already parsed;
+    ``stopping`` is set when the server stops gracefully (see ``WebSocketPeer.stopping``).
 
     A request wsproto does not accept as a WebSocket handshake gets 400. If the app returns
     without answering the handshake it gets 500 (403 would hide the bug); an accepted socket
@@ -185,7 +193,7 @@ async def serve_websocket_upgrade(
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 await stream.send_all(response)
         return
-    peer = WsprotoPeer(stream, connection, handshake.subprotocols, write_timeout)
+    peer = WsprotoPeer(stream, connection, handshake.subprotocols, write_timeout, stopping)
     if unparsed:
         connection.receive_data(unparsed)
     failed = False

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import trio
+
 __all__ = ["MAX_REFUSING", "ConnectionSlots", "Evictable"]
 
 #: How many 503 answers to connections past the limit are written at once.
@@ -68,6 +70,7 @@ class ConnectionSlots:
         "limit",
         "refusals",
         "refusing",
+        "stopping",
     )
 
     def __init__(self, limit: int, per_client: int | None = None) -> None:
@@ -93,6 +96,9 @@ class ConnectionSlots:
         self.refusals = 0
         #: Whether the server is stopping (see :meth:`drain`).
         self.draining = False
+        #: Set by :meth:`drain`: what a connection that outlives its request (a WebSocket)
+        #: waits on to end.
+        self.stopping = trio.Event()
 
     def admit(self, client: str | None) -> bool:
         """Take a slot for a new connection from ``client``, evicting a waiting one if need be;
@@ -136,6 +142,7 @@ class ConnectionSlots:
         """The server stops: evict every waiting connection now, and every other one when it
         next waits (its request answered, without keep-alive)."""
         self.draining = True
+        self.stopping.set()
         for connection in list(self._waiting):
             self._evict(connection)
 

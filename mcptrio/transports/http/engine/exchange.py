@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+import trio
+
 __all__ = [
     "BodyTooLarge",
     "HeaderScan",
@@ -182,6 +184,12 @@ class WebSocketPeer(Protocol):
     @property
     def subprotocols(self) -> Sequence[str]:
         """The subprotocols the client offered."""
+        ...
+
+    @property
+    def stopping(self) -> trio.Event:
+        """Set when the server stops gracefully: the app finishes what the socket has in
+        flight, then closes it with 1001 (going away)."""
         ...
 
     async def accept(self, subprotocol: str | None, headers: Headers = ()) -> None:

@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "ToolError": "mcptrio.server.tools",
     "TransportError": "mcptrio.protocol.errors",
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
+    "asyncio_handler": "mcptrio.server.asyncio_handlers",
     "open_client": "mcptrio.client",
     "declare_skills": "mcptrio.client.skills",
     "open_client_group": "mcptrio.client.group",
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
     from .runtime.context import RequestContext as RequestContext
     from .runtime.session import Session as Session
     from .server import Server as Server
+    from .server.asyncio_handlers import asyncio_handler as asyncio_handler
     from .server.context import Context as Context
     from .server.context import Elicited as Elicited
     from .server.lifespan import LifespanError as LifespanError

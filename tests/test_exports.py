@@ -37,6 +37,7 @@ PUBLIC = {
     "Session",
     "UnsupportedProtocolVersion",
     "open_client",
+    "asyncio_handler",
     "ClientGroup",
     "GroupTool",
     "open_client_group",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .event_store import EventStore, InMemoryEventStore
+from .request_state_key_ring import KeyRing
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .task_store import MemoryTaskStore, TaskStore
 
@@ -44,8 +45,9 @@ class Stores:
     event_store: EventStore
     task_store: TaskStore
     subscription_bus: SubscriptionBus
-    #: The key that seals ``requestState``; ``None`` lets each process draw its own.
-    request_state_key: bytes | str | None
+    #: The key that seals ``requestState``; ``None`` lets each process draw its own; with
+    #: Redis, a :class:`~.request_state_key_ring.KeyRing` that follows the key Redis holds.
+    request_state_key: bytes | str | KeyRing | None
     #: The coredis client the stores use (``None`` for the in-memory bundle).
     redis: RedisClient | None
     #: The key prefix every Redis key of these stores starts with.
@@ -129,12 +131,15 @@ async def _open_redis_stores(
             open_redis_subscription_bus(redis, prefix=prefix, timeout=timeout) as bus,
             trio.open_nursery() as nursery,
         ):
+            ring: KeyRing | None = None
             if request_state_key is None:
-                shared = await shared_request_state_key(redis, prefix=prefix, timeout=timeout)
-                nursery.start_soon(
-                    partial(keep_request_state_key, redis, shared, prefix=prefix, timeout=timeout)
+                # A ring that follows the key Redis holds (see redis_request_state_key).
+                ring = KeyRing(
+                    await shared_request_state_key(redis, prefix=prefix, timeout=timeout)
                 )
-                request_state_key = shared
+                await nursery.start(
+                    partial(keep_request_state_key, redis, ring, prefix=prefix, timeout=timeout)
+                )
             yield Stores(
                 event_store=RedisEventStore(
                     redis,
@@ -145,7 +150,7 @@ async def _open_redis_stores(
                 ),
                 task_store=task_store,
                 subscription_bus=bus,
-                request_state_key=request_state_key,
+                request_state_key=ring if request_state_key is None else request_state_key,
                 redis=redis,
                 prefix=prefix,
             )

@@ -61,6 +61,7 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "try_http.py",
     ],
     "how-to/use-pydantic-models.md": ["pydantic_tools.py"],
+    "how-to/asyncio-libraries.md": ["library_tools.py", ("interruptible.py", None)],
     "how-to/check-health-and-collect-metrics.md": ["probes_and_metrics.py"],
     "how-to/talk-back-to-the-client.md": [
         "progress_and_logs.py",

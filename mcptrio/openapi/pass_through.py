@@ -7,7 +7,8 @@ the API itself issued). :class:`PassThroughHeaders` is an
 the named headers in the request's principal, a :class:`HeaderPrincipal`; each call of the
 OpenAPI server sends them on (:func:`forwarded_headers`). The principal's ``subject`` is the
 wrapped authenticator's, or else a digest of those values, so that an HTTP session opened with
-one credential is refused to a request with another.
+one credential is refused to a request with another; a request that carries none of them is
+known by its client's address, as an anonymous one is without this authenticator.
 
 The MCP authorization spec forbids passing on a token that was issued *for the MCP server*: do
 not pass on ``Authorization`` when the server checks it itself (``--auth jwt``); pass on a
@@ -81,9 +82,13 @@ class PassThroughHeaders:
                 headers[key] = value.decode("latin-1") if isinstance(value, bytes) else value
         if inner is not None:
             subject = inner.subject
-        else:
+        elif headers:
             digest = hashlib.sha256(repr(sorted(headers.items())).encode("utf-8")).hexdigest()
             subject = f"headers:{digest[:32]}"
+        else:
+            # No credential at all: one principal for every such client would let each see
+            # the others' sessions and tasks; an anonymous client is known by its address.
+            subject = f"address:{request.client[0] if request.client else 'unknown'}"
         return HeaderPrincipal(subject, headers, inner)
 
     def challenge(self, request: HttpRequest) -> bytes:

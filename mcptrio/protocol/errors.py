@@ -35,6 +35,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
         │   │   ├── HttpTimeout           a connect or read deadline passed
         │   │   ├── HttpProtocolError     the server broke HTTP or closed mid-response
+        │   │   │   └── OutcomeUnknown    sent, then cut before the answer: it may have run
         │   │   ├── HttpStatusError       an HTTP error status, without a JSON-RPC error
         │   │   └── AuthorizationError    [auth.client] the OAuth client got or used no token
         │   │       ├── DiscoveryError    no usable resource or authorization-server metadata

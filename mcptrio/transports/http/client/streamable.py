@@ -65,7 +65,7 @@ from ....protocol.codec import Envelope
 from ....protocol.errors import ConnectionClosed
 from ....protocol.sse import SseError, SseParser
 from ....runtime.transport import Delivered, Outgoing, OversizedFrame, TransportAbilities
-from ..engine.client_pool import HttpClientPool, HttpError, HttpProtocolError, HttpResponse
+from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .followed import (
     DEFAULT_RECONNECTION,
@@ -278,7 +278,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         carried: bool = False,
     ) -> None:
         is_initialize = info.method == "initialize"
-        stream = FollowedStream(pending=set(info.request_ids))
+        stream = FollowedStream(pending=set(info.request_ids), request=data)
         if is_initialize and info.request_ids:
             stream.initialize_id = info.request_ids[0]
         for rid in info.request_ids:
@@ -527,8 +527,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
 
     async def _fail_now(self, stream: FollowedStream) -> None:
         if not self._closed:
-            failure = stream.failure or HttpProtocolError("The request was lost")
-            await self._fail_requests(stream.owed(), failure)
+            await self._fail_requests(stream.owed(), stream.final_failure())
         stream.pending.clear()
 
 

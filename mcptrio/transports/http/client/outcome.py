@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 
 import msgspec
-from msgspec import UNSET, UnsetType
 
 from ..engine.client_pool import OutcomeUnknown
 
@@ -23,13 +22,13 @@ log = logging.getLogger("mcptrio.transports.http.client")
 
 
 class _Named(msgspec.Struct):
-    name: str | UnsetType = UNSET
-    uri: str | UnsetType = UNSET
+    name: str | None = None
+    uri: str | None = None
 
 
 class _Call(msgspec.Struct):
-    method: str | UnsetType = UNSET
-    params: _Named | UnsetType = UNSET
+    method: str | None = None
+    params: _Named | None = None
 
 
 _call_decoder = msgspec.json.Decoder(_Call | list[_Call])
@@ -43,14 +42,11 @@ def describe_call(data: bytes) -> str:
         return "a request"
     if isinstance(call, list):
         return f"a batch of {len(call)} messages"
-    if isinstance(call.method, UnsetType):
+    if call.method is None:
         return "a request"
     params = call.params
-    if not isinstance(params, UnsetType):
-        named = params.uri if isinstance(params.name, UnsetType) else params.name
-        if not isinstance(named, UnsetType):
-            return f"{call.method} {named!r}"
-    return call.method
+    named = None if params is None else params.name or params.uri
+    return call.method if named is None else f"{call.method} {named!r}"
 
 
 def outcome_unknown(data: bytes, why: str) -> OutcomeUnknown:

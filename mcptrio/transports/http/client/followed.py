@@ -63,11 +63,16 @@ class FollowedStream:
         if self.failure is None:
             self.failure = HttpProtocolError(reason) if isinstance(reason, str) else reason
 
+    def lost(self, reason: str) -> None:
+        """:meth:`fail`: the stream broke or ended before the answer, after the request was
+        sent, so the server may have run it (:class:`OutcomeUnknown`)."""
+        self.fail(OutcomeUnknown(reason))
+
     def final_failure(self) -> McpError:
-        """What the requests still owed fail with. A broken exchange after the request was sent
-        leaves its outcome unknown: that error names the call, and is logged."""
+        """What the requests still owed fail with. An exchange that broke after the request was
+        sent leaves its outcome unknown: that error names the call, and is logged."""
         failure = self.failure or HttpProtocolError("The request was lost")
-        if self.request and type(failure) in (HttpProtocolError, OutcomeUnknown):
+        if self.request and isinstance(failure, OutcomeUnknown):
             return outcome_unknown(self.request, str(failure))
         return failure
 

@@ -354,7 +354,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             elif outcome == ENDED and stream.pending:
                 await self._resume(stream)
             elif stream.pending:
-                stream.fail("The server ended the response stream without answering")
+                stream.lost("The server ended the response stream without answering")
         except trio.Cancelled:
             if carried and stream.stateless and not self._closed:
                 # The caller of an exchange was cancelled: its stream closes as this unwinds.
@@ -376,14 +376,14 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         """Send a stateless-era request whose stream broke again, under a new id (see
         :mod:`.reissue`)."""
         if stream.reissues >= REISSUE_LIMIT or len(info.request_ids) != 1:
-            stream.fail("The response stream broke before the answer, every time")
+            stream.lost("The response stream broke before the answer, every time")
             return
         original = info.request_ids[0] if stream.original_id is None else stream.original_id
         self._reissued += 1
         new_id = f"{original}.reissued-{self._reissued}"
         again = renumbered(data, new_id)
         if again is None:
-            stream.fail("The response stream broke before the answer")
+            stream.lost("The response stream broke before the answer")
             return
         log.info("the response stream of request %r broke; re-issued as %r", original, new_id)
         # The answer now comes under the new id: the old one is owed nothing more.

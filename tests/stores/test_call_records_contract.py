@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import pytest
 import trio
 import trio.testing
@@ -19,13 +22,20 @@ from mcptrio.stores.call_records import (
 )
 
 
+@asynccontextmanager
+async def call_records(
+    url: str | None, prefix: str, lease: float = 10.0
+) -> AsyncIterator[CallRecords]:
+    async with open_stores(url, prefix=prefix, call_lease=lease) as stores:
+        assert stores.call_records is not None
+        yield stores.call_records
+
+
 async def test_the_first_claim_runs_and_the_others_see_it_running(
     backend: str | None, prefix: str
 ) -> None:
     with trio.fail_after(10):
-        async with open_stores(backend, prefix=prefix) as stores:
-            records = stores.call_records
-            assert records is not None
+        async with call_records(backend, prefix) as records:
             assert await records.claim("k") is None
             assert await records.claim("k") == RUNNING
             assert await records.claim("other") is None
@@ -34,17 +44,15 @@ async def test_the_first_claim_runs_and_the_others_see_it_running(
 async def test_a_wait_ends_with_the_record_the_run_settled(
     backend: str | None, prefix: str
 ) -> None:
+    seen: list[bytes | None] = []
     with trio.fail_after(10):
-        async with open_stores(backend, prefix=prefix) as stores:
-            records = stores.call_records
-            assert records is not None
+        async with call_records(backend, prefix) as records:
             assert await records.claim("k") is None
-            seen: list[bytes | None] = []
-
-            async def wait() -> None:
-                seen.append(await records.wait("k"))
-
             async with trio.open_nursery() as nursery:
+
+                async def wait() -> None:
+                    seen.append(await records.wait("k"))
+
                 nursery.start_soon(wait)
                 await trio.sleep(0.3)
                 assert seen == []
@@ -56,16 +64,14 @@ async def test_a_wait_ends_with_the_record_the_run_settled(
 async def test_a_released_key_is_claimed_again_and_a_waiter_learns_it_is_gone(
     backend: str | None, prefix: str
 ) -> None:
+    gone: list[bytes | None] = []
     with trio.fail_after(10):
-        async with open_stores(backend, prefix=prefix) as stores:
-            records = stores.call_records
-            assert records is not None
+        async with call_records(backend, prefix) as records:
             assert await records.claim("k") is None
             async with trio.open_nursery() as nursery:
-                gone: list[bytes | None] = [b"?"]
 
                 async def wait() -> None:
-                    gone[0] = await records.wait("k")
+                    gone.append(await records.wait("k"))
 
                 nursery.start_soon(wait)
                 await trio.sleep(0.3)
@@ -74,19 +80,13 @@ async def test_a_released_key_is_claimed_again_and_a_waiter_learns_it_is_gone(
             assert await records.claim("k") is None
 
 
-async def _lapse(records: CallRecords) -> None:
-    assert await records.claim("k") is None
-    await trio.sleep(records.lease * 2)
-
-
 async def test_a_running_record_whose_lease_ran_out_reads_lapsed(
     redis_server: RedisServer, prefix: str
 ) -> None:
     with trio.fail_after(10):
-        async with open_stores(redis_server.url, prefix=prefix, call_lease=0.3) as stores:
-            records = stores.call_records
-            assert records is not None
-            await _lapse(records)
+        async with call_records(redis_server.url, prefix, lease=0.3) as records:
+            assert await records.claim("k") is None
+            await trio.sleep(records.lease * 2)
             # Lapsed is never claimed over: the call is not run again.
             assert await records.claim("k") == LAPSED
             assert await records.wait("k") == LAPSED
@@ -96,9 +96,7 @@ async def test_a_renewed_lease_keeps_a_long_run_running(
     redis_server: RedisServer, prefix: str
 ) -> None:
     with trio.fail_after(10):
-        async with open_stores(redis_server.url, prefix=prefix, call_lease=0.3) as stores:
-            records = stores.call_records
-            assert records is not None
+        async with call_records(redis_server.url, prefix, lease=0.3) as records:
             assert await records.claim("k") is None
             for _ in range(4):
                 await trio.sleep(0.1)

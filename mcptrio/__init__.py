@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryTaskStore": "mcptrio.stores.task_store",
     "MethodNotFound": "mcptrio.protocol.errors",
     "Middleware": "mcptrio.server.middleware",
+    "OutcomeUnknown": "mcptrio.transports.http.engine.client_pool",
     "OutputValidationError": "mcptrio.client",
     "ParseError": "mcptrio.protocol.errors",
     "PathSegment": "mcptrio.server.path_parameters",
@@ -119,6 +120,7 @@ if TYPE_CHECKING:
     from .stores.task_store import TaskStore as TaskStore
     from .tasks.supervisor import TaskLimits as TaskLimits
     from .tasks.supervisor import TaskSupervisor as TaskSupervisor
+    from .transports.http.engine.client_pool import OutcomeUnknown as OutcomeUnknown
 
 
 def __getattr__(name: str) -> Any:

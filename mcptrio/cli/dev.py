@@ -59,6 +59,8 @@ def _serve(
     args: argparse.Namespace, run: list[str], on_serving: Callable[[str], None] | None
 ) -> int:
     check_run_options(args)
+    if args.target is None:
+        raise usage_error("dev and --reload restart a TARGET when its code changes: give one")
     # The child must not reload in turn: each child would start another.
     assert not build_parser().parse_args(run).reload
     folder = watched_folder(args.target)

@@ -30,6 +30,7 @@ take an http(s):// or ws(s):// URL, or a command after -- (run over stdio):
 
   mcptrio run server.py --transport http --port 8000
   mcptrio run server.py --transport http --workers 4 --redis redis://127.0.0.1:6379
+  mcptrio run --openapi openapi.json --base-url http://127.0.0.1:8080 --transport http
   mcptrio list http://127.0.0.1:8000/mcp
   mcptrio call http://127.0.0.1:8000/mcp add a=1 b=2
   mcptrio call http://127.0.0.1:8000/mcp add '{"a": 1, "b": 2}' --json
@@ -91,7 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the URL to connect to is printed on stderr; over HTTP, Streamable HTTP and WebSocket "
         "are served at /mcp and the legacy HTTP+SSE endpoints at /sse and /messages.",
     )
-    run.add_argument("target", metavar="TARGET", help="file.py[:name] or package.module[:name]")
+    run.add_argument(
+        "target",
+        metavar="TARGET",
+        nargs="?",
+        help="file.py[:name] or package.module[:name] (or --openapi SPEC instead)",
+    )
     _serving_options(run, TRANSPORTS, "stdio")
     _deployment_options(run)
     run.add_argument(
@@ -133,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what mcptrio logs to stderr (default: warning)",
     )
     _operations_options(run)
+    _openapi_options(run)
 
     _client_command(
         commands,
@@ -344,6 +351,53 @@ def _operations_options(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="json: one JSON object a line (time, level, logger, message, and the request's id,"
         " method and session inside a request)",
+    )
+
+
+def _openapi_options(parser: argparse.ArgumentParser) -> None:
+    """``run --openapi``: a server made from an OpenAPI document (:mod:`mcptrio.openapi`)."""
+    group = parser.add_argument_group(
+        "OpenAPI", "serve the operations of an HTTP API as tools, instead of a TARGET"
+    )
+    group.add_argument(
+        "--openapi", metavar="SPEC", help="the API's OpenAPI 3.0/3.1 document: a file or a URL"
+    )
+    group.add_argument(
+        "--base-url", metavar="URL", help="where the API is (default: the document's servers)"
+    )
+    group.add_argument(
+        "--api-header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="a header sent with every call (repeatable); a VALUE of $VAR is read from the"
+        " environment variable VAR",
+    )
+    group.add_argument(
+        "--forward-header",
+        action="append",
+        metavar="NAME",
+        help="pass on this header of the MCP client's HTTP request (repeatable; HTTP only)",
+    )
+    group.add_argument(
+        "--gets-as",
+        choices=("tools", "resources"),
+        default="tools",
+        help="resources: GETs that need only path parameters are resources (templates)",
+    )
+    for flag, meta, meaning in (
+        ("--operation", "GLOB", "expose the operations whose operationId matches (repeatable)"),
+        ("--exclude-operation", "GLOB", "hide the operations whose operationId matches"),
+        ("--tag", "TAG", "expose the operations with this tag (repeatable)"),
+        ("--method", "METHOD", "expose the operations of this method (repeatable)"),
+        ("--route", "GLOB", "expose the operations whose path matches (repeatable)"),
+    ):
+        group.add_argument(flag, action="append", metavar=meta, help=meaning)
+    group.add_argument(
+        "--api-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds to connect to the API and for each read (default: %(default)g)",
     )
 
 

@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..server import Server
 from ..server.running import DEFAULT_GRACE, run_server, serve_until_signalled
 from ..server.scale_out import check_redis_url
 from ..server.serving_options import SETTINGS, ServingOptions, ServingOptionsError
 from ..server.workers import WorkersFailed
 from ..stores.errors import StoreUnavailable
 from .errors import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError
-from .loading import load_server, parse_server_spec
+from .loading import ServerSpec, load_server, parse_server_spec
 from .server_entry import stdio_entry
 
 __all__ = ["bench", "check_run_options", "config", "gateway", "run"]
@@ -39,8 +40,12 @@ def run(args: argparse.Namespace) -> int:
     # Over stdio, stdout is the MCP channel: whatever the target prints while it loads goes to
     # stderr instead.
     with contextlib.redirect_stdout(sys.stderr if args.transport == "stdio" else sys.stdout):
-        server = load_server(parse_server_spec(args.target))
+        server = _openapi_server(args) if args.openapi else load_server(_target(args))
     serving = check_run_options(args)
+    if args.openapi:
+        from ..openapi.command_line import serving_with_pass_through
+
+        serving = serving_with_pass_through(serving, args)
     try:
         run_server(
             server,
@@ -74,6 +79,25 @@ def run(args: argparse.Namespace) -> int:
         hint = f": pip install 'mcptrio[{extra}]'" if extra else ""
         raise CliError(EXIT_USAGE, f"{exc}{hint}") from None
     return EXIT_OK
+
+
+def _target(args: argparse.Namespace) -> ServerSpec:
+    if args.target is None:
+        raise CliError(EXIT_USAGE, "give a TARGET (file.py[:name] or module[:name]) or --openapi")
+    return parse_server_spec(args.target)
+
+
+def _openapi_server(args: argparse.Namespace) -> Server:
+    """The server of ``run --openapi`` (:mod:`mcptrio.openapi.command_line`)."""
+    from ..openapi import OpenApiError
+    from ..openapi.command_line import server_from_arguments
+
+    if args.target is not None:
+        raise CliError(EXIT_USAGE, f"give a TARGET ({args.target}) or --openapi, not both")
+    try:
+        return server_from_arguments(args)
+    except OpenApiError as exc:
+        raise CliError(EXIT_USAGE, str(exc)) from None
 
 
 def check_run_options(args: argparse.Namespace) -> ServingOptions:

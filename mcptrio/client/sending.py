@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar, Unpack
+from typing import Any, Protocol, TypeVar, Unpack, cast
 
 import trio
 
 from ..protocol.base import Request, RequestId, Result
 from ..protocol.errors import RequestTimeout
+from ..protocol.types import CallToolRequest
 from ..protocol.types.input_required import InputRequiredResult
 from ..runtime.session import Session
 from .cache import ResultCache, cache_key, cache_mode
+from .call_keys import CallKeys
 from .input_required import answer_input_required
 from .options import CallOptions, check_options
 from .server_requests import ServerRequestRouter
@@ -48,7 +50,7 @@ class SendSettings(Protocol):
 class RequestSender:
     """Sends one client's requests (see the module docstring), with its current ``settings``."""
 
-    __slots__ = ("handlers", "session", "settings")
+    __slots__ = ("call_keys", "handlers", "session", "settings")
 
     def __init__(
         self, session: Session, handlers: ServerRequestRouter, settings: SendSettings
@@ -57,6 +59,8 @@ class RequestSender:
         #: What answers the server's requests, those of input-required results included.
         self.handlers = handlers
         self.settings = settings
+        #: The keys that make every copy of a ``tools/call`` one call (:mod:`.call_keys`).
+        self.call_keys = CallKeys()
 
     async def request(
         self, request: Request[ResultT], /, **options: Unpack[CallOptions]
@@ -88,7 +92,11 @@ class RequestSender:
 
     async def send(self, request: Request[ResultT], options: CallOptions) -> ResultT:
         """``request``'s result from the server, never from the cache (``options`` checked
-        already), through the send hook when there is one."""
+        already), through the send hook when there is one. A ``tools/call`` gets its call
+        key here, so that the hook, the input rounds and every copy the transport sends carry
+        it."""
+        if isinstance(request, CallToolRequest):
+            request = cast("Request[ResultT]", self.call_keys.mark(request))
         hook = self.settings.send_hook
         if hook is None:
             return await self._exchange(request, options=options)

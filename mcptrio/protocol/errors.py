@@ -14,7 +14,8 @@ defined next to what raises them (the module is in brackets); the sub-roots live
     │   ├── MethodNotFound        -32601  unknown method, or a feature that was not negotiated
     │   ├── InvalidParams         -32602  params that do not fit the method
     │   ├── InternalError         -32603  a handler failed
-    │   │   └── TasksNotServing           [tasks] a task asked for while no task nursery is open
+    │   │   ├── TasksNotServing           [tasks] a task asked for while no task nursery is open
+    │   │   └── CallOutcomeUnknown        [server] a re-issued call whose first run left no outcome
     │   ├── ResourceNotFound      -32002  (2024-11-05 … 2025-11-25; -32602 from 2026-07-28)
     │   ├── UrlElicitationRequired  -32042  (2025-11-25)
     │   ├── HeaderMismatch        -32020  HTTP headers disagree with the body (2026-07-28)
@@ -35,6 +36,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
         │   │   ├── HttpTimeout           a connect or read deadline passed
         │   │   ├── HttpProtocolError     the server broke HTTP or closed mid-response
+        │   │   │   └── OutcomeUnknown    sent, then cut before the answer: it may have run
         │   │   ├── HttpStatusError       an HTTP error status, without a JSON-RPC error
         │   │   └── AuthorizationError    [auth.client] the OAuth client got or used no token
         │   │       ├── DiscoveryError    no usable resource or authorization-server metadata

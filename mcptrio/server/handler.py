@@ -19,6 +19,8 @@ every kind:
   it never blocks the event loop; a thread cannot be interrupted, so a cancelled request whose
   call has started waits for it and drops its result. Registered with ``blocking=False``
   (:attr:`Handler.inline`), it runs in the request's task instead. What it returns is its value.
+  An ``async def`` marked :func:`~mcptrio.asyncio_handler` runs on the server's asyncio loop
+  (see :mod:`.asyncio_handlers`).
 - **Generators.** A generator function's items are collected into a list, in a worker thread
   (running the generator is the function's work); an async generator's in the request's task.
   The list is the value, as if the function had returned it, and a return annotation
@@ -45,6 +47,7 @@ import msgspec
 
 from ..protocol.errors import InvalidParams
 from ..runtime.context import RequestContext
+from .asyncio_handlers import marked_for_asyncio
 from .eager import JudgedCode
 from .handler_context import HandlerContext
 from .pydantic_values import field_is_required, is_field_info, text_converter
@@ -79,6 +82,8 @@ class Mode(enum.Enum):
     SYNC = "sync"
     GENERATOR = "generator"
     ASYNC_GENERATOR = "async generator"
+    #: An ``async def`` marked :func:`~mcptrio.asyncio_handler`: on the server's asyncio loop.
+    ASYNCIO = "asyncio"
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +189,10 @@ class Handler:
             if self.inline:
                 return _collect(self.fn, args, values)
             return await run_sync_call(functools.partial(_collect, self.fn, args, values))
+        if mode is Mode.ASYNCIO:
+            from .asyncio_bridge import call_on_asyncio  # only for servers that use asyncio
+
+            return await call_on_asyncio(ctx, self.fn, args, values)
         return [item async for item in self.fn(*args, **values)]
 
     def values_from_text(
@@ -339,6 +348,8 @@ def _name_of(fn: Callable[..., Any]) -> str:
 
 
 def _mode_of(fn: Callable[..., Any], target: Callable[..., Any]) -> Mode:
+    if marked_for_asyncio(target):
+        return Mode.ASYNCIO
     if inspect.isasyncgenfunction(target):
         return Mode.ASYNC_GENERATOR
     if inspect.isgeneratorfunction(target):

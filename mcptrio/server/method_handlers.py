@@ -11,9 +11,11 @@ request comes (:class:`HandledServer`): its settings may change while it serves.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..protocol.base import EmptyResult, Request, Result
+from ..protocol.call_key import call_key_of
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
     CacheScope,
@@ -42,6 +44,7 @@ from ..protocol.types.common import PaginatedRequest
 from ..runtime.session import Session
 from ..tasks import TaskSupervisor
 from .apps import app_call_target
+from .call_once import run_once, runs_every_time
 from .completion import CompletionEngine
 from .forwarding import ForwardedPrompt, ForwardedResource, ForwardedTemplate, ForwardedTool
 from .handler_context import HandlerContext, Route
@@ -56,6 +59,9 @@ from .subscription_bus import SubscriptionBus
 from .task_calls import ServerTasks
 from .task_extension import ExtensionTasks
 from .tools import RegisteredTool
+
+if TYPE_CHECKING:
+    from ..stores.bundle import Stores
 
 __all__ = ["HandledServer", "MethodHandlers"]
 
@@ -80,6 +86,8 @@ class HandledServer(Protocol):
     tasks: TaskSupervisor
     task_extension: ExtensionTasks
     listen_quota: ListenQuota
+    #: What the server's workers share; its call records make marked calls run once.
+    stores: Stores | None
 
     def required_scopes(self, method: str, key: str) -> frozenset[str]: ...
 
@@ -158,6 +166,15 @@ class MethodHandlers:
         if tool.scopes:
             ctx.require_scopes(tool.scopes)
         arguments = request.arguments if isinstance(request.arguments, dict) else None
+        key = call_key_of(request.meta)
+        stores = self.server.stores
+        records = None if stores is None or key is None else stores.call_records
+        if records is not None and key is not None and not runs_every_time(tool.definition):
+            # A marked call: run once, whichever worker its copies reach (.call_once).
+            principal = ctx.principal
+            run = partial(self._call_tool_maybe_task, ctx, tool, request, arguments)
+            subject = None if principal is None else principal.subject
+            return await run_once(records, key, subject, request.name, run)
         # A tool that is never a task, called without one, is called in either era.
         if request.task is None and getattr(tool, "task_support", "forbidden") == "forbidden":
             return await tool.call(ctx, arguments)
@@ -184,8 +201,12 @@ class MethodHandlers:
 
     def _calls_at_once(self, request: CallToolRequest) -> bool:
         # A tool that is never a task, called without one, takes call_tool's straight path.
+        # A marked call (run once, .call_once) waits on the store: never at once.
         tool = self.server.tools.get(request.name)
-        return request.task is None and getattr(tool, "answers_at_once", False)
+        if request.task is not None or not getattr(tool, "answers_at_once", False):
+            return False
+        stores = self.server.stores
+        return stores is None or stores.call_records is None or call_key_of(request.meta) is None
 
     def _reads_at_once(self, request: ReadResourceRequest) -> bool:
         # A static resource (forwarded ones have no answers_at_once), not a template.

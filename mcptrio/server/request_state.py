@@ -22,7 +22,9 @@ be neither read nor changed. The sealed payload binds
 The key is :class:`RequestStateKey`: given to the server (``Server(request_state_key=...)``, or
 the ``MCPTRIO_REQUEST_STATE_KEY`` environment variable, 32 bytes in base64), or else drawn at
 random once per process. Several workers behind one endpoint must share a key, since the retry
-may land on any of them.
+may land on any of them: the Redis stores give a
+:class:`~mcptrio.stores.request_state_key_ring.KeyRing` that follows the key Redis holds, and
+this seals with its current key and opens with any key it still accepts.
 """
 
 from __future__ import annotations
@@ -34,17 +36,19 @@ import os
 import secrets
 import time
 from collections.abc import Collection, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import msgspec
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..protocol.errors import InvalidParams
+from ..stores.request_state_key_ring import KeyRing
 
 __all__ = [
     "DEFAULT_STATE_TTL",
     "KEY_ENVIRONMENT_VARIABLE",
+    "KeySource",
     "RequestStateKey",
     "SealedState",
     "params_digest",
@@ -57,6 +61,10 @@ KEY_ENVIRONMENT_VARIABLE: Final = "MCPTRIO_REQUEST_STATE_KEY"
 # Names the format, so that a later one is never mistaken for this one.
 _AAD: Final = b"mcptrio.requestState.v2"
 _NONCE_SIZE: Final = 12
+
+#: What a key is given as: raw bytes, base64 text, a ring that follows a shared key, or ``None``
+#: (the environment variable, else a key drawn for this process).
+KeySource: TypeAlias = bytes | str | KeyRing | None
 
 
 class SealedState(msgspec.Struct, array_like=True):
@@ -85,9 +93,18 @@ def params_digest(method: str, name: str | None, arguments: Mapping[str, Any] | 
 class RequestStateKey:
     """Seals and opens ``requestState`` (see the module docstring)."""
 
-    __slots__ = ("_aead", "ttl")
+    __slots__ = ("_aead", "_opening", "_ring", "_version", "ttl")
 
-    def __init__(self, key: bytes | str | None = None, *, ttl: float = DEFAULT_STATE_TTL) -> None:
+    def __init__(self, key: KeySource = None, *, ttl: float = DEFAULT_STATE_TTL) -> None:
+        self.ttl = ttl
+        self._ring: KeyRing | None = None
+        self._version = -1
+        if isinstance(key, KeyRing):
+            self._ring = key
+            self._aead = _cipher(key.current)
+            self._opening: tuple[AESGCM, ...] = (self._aead,)
+            self._follow_ring()
+            return
         if key is None:
             key = os.environ.get(KEY_ENVIRONMENT_VARIABLE)
         if key is None:
@@ -99,10 +116,20 @@ class RequestStateKey:
                 raise ValueError("request_state_key: not base64") from None
         else:
             raw = key
-        if len(raw) not in (16, 24, 32):
-            raise ValueError("request_state_key must be 16, 24 or 32 bytes (AES-GCM)")
-        self._aead = AESGCM(raw)
-        self.ttl = ttl
+        self._aead = _cipher(raw)
+        self._opening = (self._aead,)
+
+    def _follow_ring(self) -> None:
+        # The ciphers are rebuilt only when the ring changed; a ring is short (the current
+        # key and the few retired within the grace period).
+        ring = self._ring
+        if ring is None:
+            return
+        accepted = ring.accepted()
+        if ring.version != self._version:
+            self._version = ring.version
+            self._opening = tuple(_cipher(key) for key in accepted)
+            self._aead = self._opening[0]
 
     def seal(
         self,
@@ -119,6 +146,7 @@ class RequestStateKey:
             method, digest, principal, time.time() + self.ttl, dict(answers), list(asked)
         )
         payload = _encoder.encode(content)
+        self._follow_ring()
         nonce = secrets.token_bytes(_NONCE_SIZE)
         sealed = nonce + self._aead.encrypt(nonce, payload, _AAD)
         return base64.urlsafe_b64encode(sealed).decode("ascii").rstrip("=")
@@ -128,9 +156,10 @@ class RequestStateKey:
     ) -> SealedState:
         """What a ``requestState`` carries; :class:`InvalidParams` unless it is intact,
         unexpired, sealed for this very request and issued to ``principal``."""
+        self._follow_ring()
         try:
             sealed = base64.urlsafe_b64decode(state + "=" * (-len(state) % 4))
-            payload = self._aead.decrypt(sealed[:_NONCE_SIZE], sealed[_NONCE_SIZE:], _AAD)
+            payload = _open_with_any(self._opening, sealed)
             content = _decoder.decode(payload)
         except (binascii.Error, ValueError, InvalidTag, msgspec.DecodeError):
             raise InvalidParams("requestState failed its integrity check") from None
@@ -141,3 +170,21 @@ class RequestStateKey:
         if content.expires < time.time():
             raise InvalidParams("requestState has expired: start the request again")
         return content
+
+
+def _cipher(raw: bytes) -> AESGCM:
+    if len(raw) not in (16, 24, 32):
+        raise ValueError("request_state_key must be 16, 24 or 32 bytes (AES-GCM)")
+    return AESGCM(raw)
+
+
+def _open_with_any(ciphers: tuple[AESGCM, ...], sealed: bytes) -> bytes:
+    """The payload of ``sealed`` under the first of ``ciphers`` that opens it (a retired key
+    opens what was sealed before the workers converged on the current one)."""
+    nonce, body = sealed[:_NONCE_SIZE], sealed[_NONCE_SIZE:]
+    for cipher in ciphers[:-1]:
+        try:
+            return cipher.decrypt(nonce, body, _AAD)
+        except InvalidTag:
+            continue
+    return ciphers[-1].decrypt(nonce, body, _AAD)

@@ -31,7 +31,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from functools import partial
-from typing import Any, Final, Literal, Protocol, TextIO
+from typing import Any, Final, Literal, Protocol, TextIO, TypedDict
 
 import trio
 
@@ -86,6 +86,21 @@ class RunnableServer(WorkerServer, Protocol):
     info: Implementation
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+class RunOptions(TypedDict, total=False):
+    """The options of :func:`run_server` that :meth:`mcptrio.Server.run` takes (each one's
+    meaning is there)."""
+
+    host: str
+    port: int
+    path: str
+    parser: Literal["auto", "h11", "httptools"]
+    front_end: Literal["builtin", "hypercorn"]
+    workers: int
+    redis_url: str | None
+    grace: float
+    serving: ServingOptions | None
 
 
 def run_server(

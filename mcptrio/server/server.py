@@ -1,7 +1,6 @@
 """The decorator-level :class:`Server` (see the package docstring), made of parts: its
 contents (:mod:`.contents`), how it answers requests (:mod:`.dispatch`, :mod:`.method_handlers`),
-how it tells of changes (:mod:`.changes`), its sessions' states (:mod:`.session_state`).
-"""
+how it tells of changes (:mod:`.changes`), its sessions' states (:mod:`.session_state`)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ import functools
 import logging
 import os
 import ssl
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
@@ -24,6 +23,7 @@ from ..runtime.context import RequestContext
 from ..runtime.session import Session
 from ..runtime.transport import DEFAULT_MAX_FRAME_SIZE, Transport
 from ..tasks import TaskSupervisor
+from .asyncio_handlers import AsyncioLoopSlot
 from .changes import ChangeNotices
 from .contents import ServerContents
 from .context import Context, RequestHook
@@ -38,9 +38,9 @@ from .mount import Mount, Mounts
 from .prompts import PromptOptions, RegisteredPrompt
 from .read_budget import DEFAULT_MAX_READ_BYTES, ReadBudget
 from .registry import decorator, with_first
-from .request_state import RequestStateKey
+from .request_state import KeySource, RequestStateKey
 from .resources import RegisteredResource, RegisteredTemplate, ResourceOptions
-from .running import DEFAULT_GRACE, TransportName, run_server
+from .running import RunOptions, TransportName, run_server
 from .session_state import ListKind, ServerSessionState, SessionStates
 from .skills import Skills
 from .stdio_serving import serve_stdio_session
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from ..stores.bundle import Stores
     from ..transports.http.endpoints.security import HttpSecurity
     from ..transports.http.engine.builtin_server import ServerLimits
-    from .serving_options import ServingOptions
+    from ..transports.websocket_server import WebSocketServing
 
 __all__ = ["Server"]
 
@@ -92,7 +92,7 @@ class Server:
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
         listen_quota: ListenQuota | None = None,
         supported_revisions: tuple[str, ...] = SUPPORTED,
-        request_state_key: bytes | str | None = None,
+        request_state_key: KeySource = None,
         subscriptions: SubscriptionBus | None = None,
         cache_ttl_ms: int | None = None,
         cache_scope: CacheScope = "private",
@@ -158,6 +158,9 @@ class Server:
         #: Runs the tools called as tasks, in a nursery open while the server is served (see
         #: :mod:`mcptrio.tasks`); pass your own for another store or other limits.
         self.tasks = TaskSupervisor() if tasks is None else tasks
+        #: Where the handlers marked ``@asyncio_handler`` run while the server is served (an
+        #: asyncio loop in a thread of its own, see :mod:`.asyncio_handlers`).
+        self.asyncio_loop = AsyncioLoopSlot()
         #: The 2026-07-28 tasks extension's side of this server (on the same supervisor).
         self.task_extension = ExtensionTasks(self)
         handlers = MethodHandlers(self)
@@ -392,10 +395,11 @@ class Server:
 
     def open_lifespan(self) -> AbstractAsyncContextManager[Any]:
         """Enter the server's lifespan for the ``async with`` block (unless it is open
-        already), so that every entry point started inside shares it; yields its value. The
-        task nursery (:attr:`tasks`) is open inside it, and so are the lifespans of the servers
-        mounted at the time (:meth:`mount`)."""
-        return open_serving(self._lifespan.running(self), self.tasks, self._mounts.lifespans())
+        already), so that every entry point started inside shares it; yields its value. Open
+        inside it: the lifespans of the servers mounted at the time (:meth:`mount`), the asyncio
+        loop's slot (:attr:`asyncio_loop`), then the task nursery (:attr:`tasks`)."""
+        outside_tasks = [self.asyncio_loop.running(), *self._mounts.lifespans()]
+        return open_serving(self._lifespan.running(self), self.tasks, outside_tasks)
 
     # ---------------------------------------------------------------- changes and composition
 
@@ -526,73 +530,25 @@ class Server:
         host: str = "127.0.0.1",
         port: int = 0,
         *,
-        path: str = "/mcp",
-        allowed_origins: Collection[str] | None = None,
-        allowed_hosts: Collection[str] | None = None,
-        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
-        max_connections: int = 1024,
-        handshake_timeout: float = 10.0,
-        send_timeout: float | None = 60.0,
-        close_timeout: float = 5.0,
-        ssl_context: ssl.SSLContext | None = None,
-        shutdown: trio.Event | None = None,
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+        **options: Unpack[WebSocketServing],
     ) -> None:
         """Serve this server over standalone WebSocket (``ws://host:port/mcp``); see
         :func:`mcptrio.transports.websocket_server.serve_websocket` for each option."""
         from ..transports.websocket_server import serve_websocket
 
-        await serve_websocket(
-            self,
-            host=host,
-            port=port,
-            path=path,
-            allowed_origins=allowed_origins,
-            allowed_hosts=allowed_hosts,
-            max_frame_size=max_frame_size,
-            max_connections=max_connections,
-            handshake_timeout=handshake_timeout,
-            send_timeout=send_timeout,
-            close_timeout=close_timeout,
-            ssl_context=ssl_context,
-            shutdown=shutdown,
-            task_status=task_status,
-        )
+        await serve_websocket(self, host=host, port=port, task_status=task_status, **options)
 
-    def run(
-        self,
-        transport: TransportName = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        path: str = "/mcp",
-        parser: Literal["auto", "h11", "httptools"] = "auto",
-        front_end: Literal["builtin", "hypercorn"] = "builtin",
-        workers: int = 1,
-        redis_url: str | None = None,
-        grace: float = DEFAULT_GRACE,
-        serving: ServingOptions | None = None,
-    ) -> None:
+    def run(self, transport: TransportName = "stdio", **options: Unpack[RunOptions]) -> None:
         """Run this server as the whole program over ``"stdio"``, ``"http"`` (Streamable HTTP,
-        WebSocket, legacy HTTP+SSE) or ``"websocket"``, binding ``host`` (loopback by default)
-        and ``port`` (8000; 0: a free one), until stdin ends, SIGTERM or Ctrl-C (``grace``: seconds
-        a stop gives the requests in flight). ``workers`` above 1 runs that many copies on one
-        port (``redis_url``: the Redis they share); ``serving``: hosts, TLS, authorization. In
-        a Trio program, start a ``serve_*`` method instead. See :func:`~.running.run_server`.
+        WebSocket, legacy HTTP+SSE) or ``"websocket"``, binding ``host`` (``127.0.0.1`` by
+        default) and ``port`` (8000; 0: a free one), until stdin ends, SIGTERM or Ctrl-C
+        (``grace``: seconds a stop gives the requests in flight). ``workers`` above 1 runs that
+        many copies on one port (``redis_url``: the Redis they share); ``serving``: hosts, TLS,
+        authorization. In a Trio program, start a ``serve_*`` method instead. See
+        :func:`~.running.run_server` for every option.
         """
-        run_server(
-            self,
-            transport,
-            host=host,
-            port=port,
-            path=path,
-            parser=parser,
-            front_end=front_end,
-            workers=workers,
-            redis_url=redis_url,
-            grace=grace,
-            serving=serving,
-        )
+        run_server(self, transport, **options)
 
     def run_stdio(self) -> None:
         """Run a stdio server in this process: ``trio.run(self.serve_stdio)``."""

@@ -16,7 +16,7 @@ client as ``redis`` for anything else that needs Redis (a session directory). Wi
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from .call_records import CallRecords, MemoryCallRecords
 from .event_store import EventStore, InMemoryEventStore
+from .request_state_key_ring import KeyRing
 from .subscription_bus import LocalSubscriptionBus, SubscriptionBus
 from .task_store import MemoryTaskStore, TaskStore
 
@@ -44,12 +46,16 @@ class Stores:
     event_store: EventStore
     task_store: TaskStore
     subscription_bus: SubscriptionBus
-    #: The key that seals ``requestState``; ``None`` lets each process draw its own.
-    request_state_key: bytes | str | None
+    #: The key that seals ``requestState``; ``None`` lets each process draw its own; with
+    #: Redis, a :class:`~.request_state_key_ring.KeyRing` that follows the key Redis holds.
+    request_state_key: bytes | str | KeyRing | None
     #: The coredis client the stores use (``None`` for the in-memory bundle).
     redis: RedisClient | None
     #: The key prefix every Redis key of these stores starts with.
     prefix: str = "mcptrio:"
+    #: The records of calls a client marked to run once (:mod:`mcptrio.server.call_once`);
+    #: ``None``: every call runs every time it comes.
+    call_records: CallRecords | None = None
 
 
 @asynccontextmanager
@@ -63,6 +69,9 @@ async def open_stores(
     event_ttl: float = 3600.0,
     max_tasks: int = 10_000,
     max_task_bytes: int = 64 << 20,
+    call_retention: float = 600.0,
+    call_lease: float = 10.0,
+    max_call_answer_bytes: int = 1 << 20,
 ) -> AsyncIterator[Stores]:
     """The stores for ``url`` for the ``async with`` block.
 
@@ -71,8 +80,11 @@ async def open_stores(
     (:class:`~.redis_calls.StoreUnavailable` past it); ``None`` or ``"memory:"`` give the
     in-memory ones (the Redis ones need coredis: the ``redis`` extra). ``max_events_per_session``
     and ``event_ttl`` (seconds since a session's last event) bound the event store, ``max_tasks``
-    and ``max_task_bytes`` the task store. The ``requestState`` key is ``request_state_key`` if
-    given, else ``MCPTRIO_REQUEST_STATE_KEY`` if set, else (Redis) the key shared through Redis.
+    and ``max_task_bytes`` the task store. The call records (a call marked with a call key runs
+    once) keep an answer up to ``max_call_answer_bytes`` for ``call_retention`` seconds; in
+    Redis a worker's claim on a running call lapses ``call_lease`` seconds after it died. The
+    ``requestState`` key is ``request_state_key`` if given, else ``MCPTRIO_REQUEST_STATE_KEY``
+    if set, else (Redis) the key shared through Redis.
     Redis is pinged on the way in: a Redis that is not there fails here, not on the first
     request.
     """
@@ -86,6 +98,9 @@ async def open_stores(
             request_state_key=request_state_key,
             redis=None,
             prefix=prefix,
+            call_records=MemoryCallRecords(
+                retention=call_retention, max_answer_bytes=max_call_answer_bytes
+            ),
         )
         return
     async with _open_redis_stores(
@@ -97,6 +112,12 @@ async def open_stores(
         event_ttl=event_ttl,
         max_tasks=max_tasks,
         max_task_bytes=max_task_bytes,
+        calls=partial(
+            _redis_call_records,
+            retention=call_retention,
+            lease=call_lease,
+            max_answer_bytes=max_call_answer_bytes,
+        ),
     ) as stores:
         yield stores
 
@@ -112,6 +133,7 @@ async def _open_redis_stores(
     event_ttl: float,
     max_tasks: int,
     max_task_bytes: int,
+    calls: Callable[[RedisClient, str, float], CallRecords],
 ) -> AsyncIterator[Stores]:
     # Imported here: the in-memory bundle must not need coredis.
     from .redis_calls import open_redis, unwrapped
@@ -129,12 +151,15 @@ async def _open_redis_stores(
             open_redis_subscription_bus(redis, prefix=prefix, timeout=timeout) as bus,
             trio.open_nursery() as nursery,
         ):
+            ring: KeyRing | None = None
             if request_state_key is None:
-                shared = await shared_request_state_key(redis, prefix=prefix, timeout=timeout)
-                nursery.start_soon(
-                    partial(keep_request_state_key, redis, shared, prefix=prefix, timeout=timeout)
+                # A ring that follows the key Redis holds (see redis_request_state_key).
+                ring = KeyRing(
+                    await shared_request_state_key(redis, prefix=prefix, timeout=timeout)
                 )
-                request_state_key = shared
+                await nursery.start(
+                    partial(keep_request_state_key, redis, ring, prefix=prefix, timeout=timeout)
+                )
             yield Stores(
                 event_store=RedisEventStore(
                     redis,
@@ -145,10 +170,32 @@ async def _open_redis_stores(
                 ),
                 task_store=task_store,
                 subscription_bus=bus,
-                request_state_key=request_state_key,
+                request_state_key=ring if request_state_key is None else request_state_key,
                 redis=redis,
                 prefix=prefix,
+                call_records=calls(redis, prefix, timeout),
             )
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         raise unwrapped(group) from None
+
+
+def _redis_call_records(
+    redis: RedisClient,
+    prefix: str,
+    timeout: float,
+    *,
+    retention: float,
+    lease: float,
+    max_answer_bytes: int,
+) -> CallRecords:
+    from .redis_call_records import RedisCallRecords
+
+    return RedisCallRecords(
+        redis,
+        prefix=prefix,
+        retention=retention,
+        lease=lease,
+        max_answer_bytes=max_answer_bytes,
+        timeout=timeout,
+    )

@@ -8,35 +8,56 @@ worker: they must all seal and open with one key. Without a key given
 offers a fresh random key with ``SET NX`` under ``<prefix>request-state-key`` and uses whatever
 is there afterwards (its own if it came first).
 
-Redis restarted without persistence forgets the key while the workers keep using it, and a
-worker starting after that would draw another. :func:`keep_request_state_key` closes that gap:
-each worker offers the key it uses again every ``interval`` seconds, so the key is back in Redis
-within an interval of a restart. A key given in configuration needs none of this (and is the
-choice for deployments where Redis may be flushed).
+Redis restarted without persistence (or flushed) forgets the key while the workers keep using
+it, and a worker starting after that draws another: two keys, and a state sealed on one worker
+fails on the other. :func:`keep_request_state_key` makes the workers converge on one key again:
+each worker offers its key every ``interval`` seconds (``SET NX``) and then *adopts* whatever
+Redis holds, so within an interval of the loss every worker seals with the key that landed
+first. A worker that adopts a key retires its old one into ``<prefix>request-state-key:retired``
+(a sorted set, scored by when the key's grace ends: the lifetime of a sealed state), and every
+worker accepts the retired keys it finds there until then
+(:class:`~.request_state_key_ring.KeyRing`): a state sealed under the old key before the switch
+still opens on any worker until it expires. A key given in configuration needs none of this.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-from typing import Final
+import time
+from typing import Final, TypeGuard
 
 import trio
+from coredis.response.types import ScoredMember
 from coredis.tokens import PureToken
 
 from .redis_calls import DEFAULT_TIMEOUT, RedisClient, StoreUnavailable, redis_call
+from .request_state_key_ring import KeyRing
 
-__all__ = ["DEFAULT_KEY_CHECK_INTERVAL", "keep_request_state_key", "shared_request_state_key"]
+__all__ = [
+    "DEFAULT_KEY_CHECK_INTERVAL",
+    "converge_request_state_key",
+    "keep_request_state_key",
+    "shared_request_state_key",
+]
 
 log = logging.getLogger("mcptrio.stores")
 
 #: Seconds between two offers of the key in use (:func:`keep_request_state_key`).
-DEFAULT_KEY_CHECK_INTERVAL: Final = 10.0
+DEFAULT_KEY_CHECK_INTERVAL: Final = 2.0
 _KEY_SIZES: Final = (16, 24, 32)
 
 
 def _name(prefix: str) -> str:
     return f"{prefix}request-state-key"
+
+
+def _retired_name(prefix: str) -> str:
+    return f"{prefix}request-state-key:retired"
+
+
+def _is_key(value: object) -> TypeGuard[bytes]:
+    return isinstance(value, bytes) and len(value) in _KEY_SIZES
 
 
 async def shared_request_state_key(
@@ -57,27 +78,52 @@ async def shared_request_state_key(
 
 async def keep_request_state_key(
     redis: RedisClient,
-    key: bytes,
+    ring: KeyRing,
     *,
     prefix: str = "mcptrio:",
-    interval: float = DEFAULT_KEY_CHECK_INTERVAL,
+    interval: float | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Offer ``key`` again every ``interval`` seconds (``SET NX``), until cancelled, so that a
-    Redis that lost it gets it back; logs an error if Redis holds another key (sealed states
-    of this worker then fail on the others)."""
+    """Keep ``ring`` on the key Redis holds, until cancelled (see the module docstring): offer
+    the key in use, adopt the one Redis holds, accept the retired ones (then it reports itself
+    started); then again every ``interval`` seconds (:data:`DEFAULT_KEY_CHECK_INTERVAL` if not
+    given, read when it starts). A Redis that is away is tried again at the next interval."""
+    if interval is None:
+        interval = DEFAULT_KEY_CHECK_INTERVAL
     while True:
-        await trio.sleep(interval)
         try:
-            with redis_call("keep the requestState key", timeout):
-                await redis.set(_name(prefix), key, condition=PureToken.NX)
-                held = await redis.get(_name(prefix))
+            await converge_request_state_key(redis, ring, prefix=prefix, timeout=timeout)
         except StoreUnavailable as exc:
             log.warning("requestState key not checked: %s", exc.message)
-            continue
-        if held is not None and bytes(held) != key:
-            log.error(
-                "Redis holds another requestState key than this worker's (%r was replaced):"
-                " give every worker one key (MCPTRIO_REQUEST_STATE_KEY)",
-                _name(prefix),
-            )
+        task_status.started()
+        task_status = trio.TASK_STATUS_IGNORED
+        await trio.sleep(interval)
+
+
+async def converge_request_state_key(
+    redis: RedisClient, ring: KeyRing, *, prefix: str = "mcptrio:", timeout: float = DEFAULT_TIMEOUT
+) -> None:
+    """One round of :func:`keep_request_state_key`."""
+    retired_name = _retired_name(prefix)
+    with redis_call("keep the requestState key", timeout):
+        await redis.set(_name(prefix), ring.current, condition=PureToken.NX)
+        held = await redis.get(_name(prefix))
+        now = time.time()
+        if _is_key(held):
+            retired = ring.current
+            if ring.adopt(bytes(held)):
+                # Scored by the wall-clock time its grace ends, the same for every worker.
+                await redis.zadd(retired_name, {retired: now + ring.grace})
+                await redis.pexpire(retired_name, max(int(ring.grace * 1000), 1))
+                log.warning(
+                    "Redis holds another requestState key than this worker's: this worker uses"
+                    " it from now on (states sealed with the old one open for %.0f s more)",
+                    ring.grace,
+                )
+        elif held is not None:
+            log.error("Redis key %r does not hold a requestState key", _name(prefix))
+        await redis.zremrangebyscore(retired_name, float("-inf"), now)
+        for entry in await redis.zrange(retired_name, 0, -1, withscores=True):
+            if isinstance(entry, ScoredMember) and _is_key(entry.member):
+                ring.accept(bytes(entry.member), entry.score - now)

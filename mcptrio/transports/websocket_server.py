@@ -29,7 +29,7 @@ import ssl
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 from urllib.parse import unquote
 
 import trio
@@ -178,6 +178,22 @@ class _Endpoint:
             )
         finally:
             self.open_sessions -= 1
+
+
+class WebSocketServing(TypedDict, total=False):
+    """The options of :func:`serve_websocket` besides where it binds (each one's meaning is
+    there), as :meth:`mcptrio.Server.serve_websocket` takes them."""
+
+    path: str
+    allowed_origins: Collection[str] | None
+    allowed_hosts: Collection[str] | None
+    max_frame_size: int
+    max_connections: int
+    handshake_timeout: float
+    send_timeout: float | None
+    close_timeout: float
+    ssl_context: ssl.SSLContext | None
+    shutdown: trio.Event | None
 
 
 async def serve_websocket(

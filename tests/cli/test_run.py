@@ -116,11 +116,12 @@ async def test_run_a_target_without_a_server_is_a_usage_error(target: str, messa
 
 
 def test_the_default_port_is_documented_and_fixed() -> None:
-    from mcptrio.server.running import DEFAULT_HOST, DEFAULT_PORT
+    from mcptrio.server.running import DEFAULT_HOST, DEFAULT_PORT, run_server
 
     assert DEFAULT_PORT == 8000
     assert "8000" in (library.Server.run.__doc__ or "")
-    defaults = inspect.signature(library.Server.run).parameters
+    # Server.run passes on only the options given: the defaults are run_server's.
+    defaults = inspect.signature(run_server).parameters
     assert (defaults["host"].default, defaults["port"].default) == (DEFAULT_HOST, DEFAULT_PORT)
 
 

@@ -66,6 +66,7 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "try_as_host.py",
         "try_without_apps.py",
     ],
+    "how-to/asyncio-libraries.md": ["library_tools.py", ("interruptible.py", None)],
     "how-to/check-health-and-collect-metrics.md": ["probes_and_metrics.py"],
     "how-to/talk-back-to-the-client.md": [
         "progress_and_logs.py",

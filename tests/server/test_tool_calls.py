@@ -22,6 +22,7 @@ from contexts import context_for
 from eras import only
 
 import mcptrio
+from mcptrio.protocol.call_key import CALL_KEY
 from mcptrio.protocol.types import (
     GetPromptRequest,
     Icon,
@@ -261,6 +262,9 @@ async def test_calls_on_the_wire(revision: str) -> None:
                 "content": [text("Hello, Ada!")]
             }
             request = [m for m in wire.client_to_server if m.get("method") == "tools/call"][-1]
+            # Every call carries its call key (mcptrio.client.call_keys), and nothing else.
+            meta = request["params"].pop("_meta")
+            assert list(meta) == [CALL_KEY] and isinstance(meta[CALL_KEY], str)
             assert request["params"] == {"name": "greet", "arguments": {"name": "Ada"}}
 
             added = await call(client, wire, "add", {"a": 1, "b": 2})

@@ -21,6 +21,7 @@ from mcptrio.stores.event_store import InMemoryEventStore
 from mcptrio.stores.redis_event_store import RedisEventStore
 from mcptrio.stores.redis_subscription_bus import RedisSubscriptionBus
 from mcptrio.stores.redis_task_store import RedisTaskStore
+from mcptrio.stores.request_state_key_ring import KeyRing
 from mcptrio.stores.subscription_bus import LocalSubscriptionBus
 from mcptrio.stores.task_store import MemoryTaskStore
 from mcptrio.transports.http.endpoints.app import McpHttpApp
@@ -78,8 +79,10 @@ async def test_a_request_state_sealed_on_one_worker_opens_on_another(
             open_stores(redis_server.url, prefix=prefix) as one,
             open_stores(redis_server.url, prefix=prefix) as two,
         ):
-            assert isinstance(one.request_state_key, bytes) and len(one.request_state_key) == 32
-            assert one.request_state_key == two.request_state_key
+            ring_one, ring_two = one.request_state_key, two.request_state_key
+            assert isinstance(ring_one, KeyRing) and isinstance(ring_two, KeyRing)
+            assert isinstance(ring_one.current, bytes) and len(ring_one.current) == 32
+            assert ring_one.current == ring_two.current
             worker_a, worker_b = make_server(stores=one), make_server(stores=two)
             state = worker_a.request_state_key.seal("tools/call", digest, {"ok": True})
             opened = worker_b.request_state_key.open(state, "tools/call", digest)

@@ -24,6 +24,7 @@ from mcptrio.stores.redis_request_state_key import (
 )
 from mcptrio.stores.redis_subscription_bus import open_redis_subscription_bus
 from mcptrio.stores.redis_task_store import RedisTaskStore
+from mcptrio.stores.request_state_key_ring import KeyRing
 from mcptrio.stores.task_store import TaskRecord
 
 
@@ -170,7 +171,8 @@ async def test_the_shared_request_state_key_is_put_back_after_redis_forgets_it(
     async with open_redis(own_redis_server.url) as redis, trio.open_nursery() as nursery:
         with trio.fail_after(10):
             key = await shared_request_state_key(redis)
-            nursery.start_soon(partial(keep_request_state_key, redis, key, interval=0.05))
+            ring = KeyRing(key)
+            nursery.start_soon(partial(keep_request_state_key, redis, ring, interval=0.05))
             own_redis_server.restart()
             # Offered again every 50 ms: back well within half a second.
             await trio.sleep(0.5)

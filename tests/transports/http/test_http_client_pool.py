@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Awaitable, Callable
 
 import pytest
 import trio
@@ -17,6 +18,7 @@ from mcptrio.transports.http.engine.client_pool import (
     HttpProtocolError,
     HttpTimeout,
     Origin,
+    OutcomeUnknown,
     split_url,
 )
 
@@ -89,6 +91,90 @@ async def test_idle_connection_closed_silently_by_server_is_replaced() -> None:
             nursery.cancel_scope.cancel()
     assert seen == 3
     assert stats.connections == 3
+
+
+def _cut_the_second_request() -> tuple[FakeServerStats, Callable[..., Awaitable[None]]]:
+    """A server that answers every request but the second, which it receives whole and then
+    drops the connection on, as a server that dies running it does."""
+    stats = FakeServerStats()
+
+    async def handler(request: FakeRequest, exchange: FakeExchange) -> None:
+        if len(stats.requests) == 2:
+            raise Cut
+        await exchange.respond(200, body=b"ok")
+
+    return stats, handler
+
+
+async def test_a_post_cut_after_it_reached_the_server_is_not_sent_again() -> None:
+    stats, handler = _cut_the_second_request()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, handler, stats)
+            pool = HttpClientPool()
+            url = f"http://127.0.0.1:{port}/"
+            async with pool.request("POST", url, body=b"first") as response:
+                assert await response.read(10) == b"ok"
+            with pytest.raises(OutcomeUnknown, match="ended after the POST was sent"):
+                async with pool.request("POST", url, body=b"charge"):
+                    pass
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert [r.body for r in stats.requests] == [b"first", b"charge"]
+
+
+async def test_a_post_cut_on_a_fresh_connection_has_an_unknown_outcome() -> None:
+    stats = FakeServerStats()
+
+    async def cut(request: FakeRequest, exchange: FakeExchange) -> None:
+        raise Cut
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, cut, stats)
+            pool = HttpClientPool()
+            with pytest.raises(OutcomeUnknown):
+                async with pool.request("POST", f"http://127.0.0.1:{port}/", body=b"x"):
+                    pass
+            nursery.cancel_scope.cancel()
+    assert len(stats.requests) == 1
+
+
+async def test_a_get_cut_on_a_reused_connection_goes_once_more_on_a_fresh_one() -> None:
+    stats, handler = _cut_the_second_request()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, handler, stats)
+            pool = HttpClientPool()
+            for _ in range(2):
+                async with pool.request("GET", f"http://127.0.0.1:{port}/") as response:
+                    assert await response.read(10) == b"ok"
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert len(stats.requests) == 3
+    assert stats.connections == 2
+
+
+async def test_a_post_on_an_idle_connection_found_closed_goes_on_a_fresh_one() -> None:
+    stats = FakeServerStats()
+
+    async def answer_then_drop(request: FakeRequest, exchange: FakeExchange) -> None:
+        await exchange.respond(200, body=b"ok")
+        raise Cut
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_fake_http, answer_then_drop, stats)
+            pool = HttpClientPool()
+            for _ in range(2):
+                async with pool.request("POST", f"http://127.0.0.1:{port}/") as response:
+                    assert await response.read(10) == b"ok"
+                # The close reaches the idle socket before the next request is written.
+                await trio.sleep(0.05)
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+    assert len(stats.requests) == 2
+    assert stats.connections == 2
 
 
 async def test_chunked_body_is_streamed_piece_by_piece() -> None:

@@ -16,7 +16,8 @@ import trio
 from ....protocol.base import RequestId
 from ....protocol.errors import McpError
 from ....protocol.unreadable import unreadable_message_id
-from ..engine.client_pool import HttpProtocolError
+from ..engine.client_pool import HttpProtocolError, OutcomeUnknown
+from .outcome import outcome_unknown
 
 __all__ = [
     "CUT_LIMIT",
@@ -52,6 +53,8 @@ class FollowedStream:
     #: Whether its responses may go straight to the session (see ``_deliver_response``): only
     #: until a frame of it went through the transport's channel.
     direct: bool = True
+    #: The frame its POST carried (empty for a GET), to name the call a failure leaves unknown.
+    request: bytes = b""
 
     def fail(self, reason: str | McpError) -> None:
         """Note why the requests still owed fail (the first reason wins): an error, or the
@@ -59,6 +62,19 @@ class FollowedStream:
         finishes."""
         if self.failure is None:
             self.failure = HttpProtocolError(reason) if isinstance(reason, str) else reason
+
+    def lost(self, reason: str) -> None:
+        """:meth:`fail`: the stream broke or ended before the answer, after the request was
+        sent, so the server may have run it (:class:`OutcomeUnknown`)."""
+        self.fail(OutcomeUnknown(reason))
+
+    def final_failure(self) -> McpError:
+        """What the requests still owed fail with. An exchange that broke after the request was
+        sent leaves its outcome unknown: that error names the call, and is logged."""
+        failure = self.failure or HttpProtocolError("The request was lost")
+        if self.request and isinstance(failure, OutcomeUnknown):
+            return outcome_unknown(self.request, str(failure))
+        return failure
 
     def answered_too_large(self, head: bytes, tail: bytes) -> RequestId | None:
         """An answer over the size limit came, beginning with ``head`` and ending with ``tail``:

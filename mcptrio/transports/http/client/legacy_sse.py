@@ -34,9 +34,16 @@ import trio
 from ....protocol.errors import TransportError
 from ....protocol.sse import SseError, SseEvent, SseParser
 from ....runtime.transport import Outgoing, OversizedFrame, TransportAbilities
-from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse, split_url
+from ..engine.client_pool import (
+    HttpClientPool,
+    HttpError,
+    HttpResponse,
+    OutcomeUnknown,
+    split_url,
+)
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .messages import OutgoingInfo
+from .outcome import outcome_unknown
 from .resources import open_client_resources
 
 __all__ = ["LegacySseClientTransport", "LegacySseError", "open_legacy_sse_client_transport"]
@@ -169,6 +176,10 @@ class LegacySseClientTransport(HttpClientTransportBase):
                     return
                 body = await response.read(ERROR_BODY_LIMIT)
                 status, reason, ctype = response.status, response.reason, response.content_type
+        except OutcomeUnknown as exc:
+            if info.request_ids:
+                await self._fail_requests(info.request_ids, outcome_unknown(data, str(exc)))
+            return
         except HttpError as exc:
             log.info("POST to %s failed: %s", self.endpoint, exc)
             await self._fail_requests(info.request_ids, exc)

@@ -103,18 +103,18 @@ class SseResumption:
         with stream.scope:
             while stream.pending:
                 if stream.last_event_id is None:
-                    stream.fail("The response stream broke and cannot be resumed")
+                    stream.lost("The response stream broke and cannot be resumed")
                     return
                 await trio.sleep(self._delay(stream, failures + 1))
                 outcome, progressed = await self._get(stream)
                 if outcome == DONE or not stream.pending:
                     return
                 if outcome in (UNUSABLE, SESSION_GONE):
-                    stream.fail("The response stream could not be resumed")
+                    stream.lost("The response stream could not be resumed")
                     return
                 failures = 0 if progressed else failures + 1
                 if failures >= self.reconnection.max_attempts:
-                    stream.fail("The response stream could not be resumed")
+                    stream.lost("The response stream could not be resumed")
                     return
 
     async def _get(

@@ -65,7 +65,7 @@ from ....protocol.codec import Envelope
 from ....protocol.errors import ConnectionClosed
 from ....protocol.sse import SseError, SseParser
 from ....runtime.transport import Delivered, Outgoing, OversizedFrame, TransportAbilities
-from ..engine.client_pool import HttpClientPool, HttpError, HttpProtocolError, HttpResponse
+from ..engine.client_pool import HttpClientPool, HttpError, HttpResponse
 from .base import ERROR_BODY_LIMIT, HttpClientOptions, HttpClientSettings, HttpClientTransportBase
 from .followed import (
     DEFAULT_RECONNECTION,
@@ -278,7 +278,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         carried: bool = False,
     ) -> None:
         is_initialize = info.method == "initialize"
-        stream = FollowedStream(pending=set(info.request_ids))
+        stream = FollowedStream(pending=set(info.request_ids), request=data)
         if is_initialize and info.request_ids:
             stream.initialize_id = info.request_ids[0]
         for rid in info.request_ids:
@@ -354,7 +354,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
             elif outcome == ENDED and stream.pending:
                 await self._resume(stream)
             elif stream.pending:
-                stream.fail("The server ended the response stream without answering")
+                stream.lost("The server ended the response stream without answering")
         except trio.Cancelled:
             if carried and stream.stateless and not self._closed:
                 # The caller of an exchange was cancelled: its stream closes as this unwinds.
@@ -376,14 +376,14 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
         """Send a stateless-era request whose stream broke again, under a new id (see
         :mod:`.reissue`)."""
         if stream.reissues >= REISSUE_LIMIT or len(info.request_ids) != 1:
-            stream.fail("The response stream broke before the answer, every time")
+            stream.lost("The response stream broke before the answer, every time")
             return
         original = info.request_ids[0] if stream.original_id is None else stream.original_id
         self._reissued += 1
         new_id = f"{original}.reissued-{self._reissued}"
         again = renumbered(data, new_id)
         if again is None:
-            stream.fail("The response stream broke before the answer")
+            stream.lost("The response stream broke before the answer")
             return
         log.info("the response stream of request %r broke; re-issued as %r", original, new_id)
         # The answer now comes under the new id: the old one is owed nothing more.
@@ -527,8 +527,7 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
 
     async def _fail_now(self, stream: FollowedStream) -> None:
         if not self._closed:
-            failure = stream.failure or HttpProtocolError("The request was lost")
-            await self._fail_requests(stream.owed(), failure)
+            await self._fail_requests(stream.owed(), stream.final_failure())
         stream.pending.clear()
 
 

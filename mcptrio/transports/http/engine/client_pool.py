@@ -18,11 +18,12 @@ It is the one HTTP client the MCP client transports use. It does exactly what th
   refuses it (413) and closes is heard, not seen as a broken connection (RFC 9112 9.5).
 
 Theory of reuse: a server may close an idle keep-alive connection at any moment. Before reusing
-one, the pool checks whether its socket has become readable (a closed or misbehaving
-connection does); and if a request on a *reused* connection fails before a single byte of the
-response arrived (the server closed it just as we picked it up), it is retried once on a fresh
-connection. A server only closes an idle connection, one with no request in progress, so the
-retried request was not acted on; that is the trade-off every keep-alive client makes.
+one, the pool checks whether its socket has become readable (a closed one does): it is dropped
+before a byte of the request is written. Once written, nothing proves the server did not get
+the request (a write that succeeded only filled the kernel's buffer; a server that closed as it
+got them, or died running them, looks the same), so when the connection ends after the write
+and before the response, only an idempotent request (RFC 9110 9.2.2) on a *reused* connection
+goes once more on a fresh one; any other (``POST``) fails with :class:`OutcomeUnknown`.
 
 Parsing: httptools when installed, h11 otherwise (``parser=``, see :mod:`.client_wire`); the
 request head is written from a cached, checked header block.
@@ -34,6 +35,7 @@ Errors (a branch of the tree in :mod:`mcptrio.protocol.errors`)::
         ├── HttpConnectError  could not connect (refused, DNS, TLS handshake)
         ├── HttpTimeout       a connect or per-read deadline passed
         ├── HttpProtocolError the peer broke HTTP or closed the connection mid-response
+        │   └── OutcomeUnknown  written, then cut before the answer: it may have run
         └── HttpStatusError   the server answered with an HTTP error status (the transports
                               raise it; the pool hands every status back as it is)
 
@@ -58,6 +60,7 @@ import trio
 
 from .client_connect import Address, connect_failure, open_tcp_to_chosen
 from .client_wire import (
+    IDEMPOTENT_METHODS,
     ConnectionParser,
     HeaderBlocks,
     Headers,
@@ -66,6 +69,7 @@ from .client_wire import (
     HttpProtocolError,
     HttpStatusError,
     HttpTimeout,
+    OutcomeUnknown,
     ParserName,
     ResponseReader,
 )
@@ -79,6 +83,7 @@ __all__ = [
     "HttpStatusError",
     "HttpTimeout",
     "Origin",
+    "OutcomeUnknown",
     "split_url",
 ]
 
@@ -346,10 +351,10 @@ class HttpClientPool:
                 raise
             if response is not None:
                 return conn, response
-            # A keep-alive connection the server closed while we picked it up: once more on a
-            # fresh connection.
-            log.debug("reused connection ended before the response; retrying")
             await conn.aclose()
+            if method not in IDEMPOTENT_METHODS:
+                raise _outcome_unknown(method, origin)
+            log.debug("reused connection ended before the %s response; sending it again", method)
             break
         conn = await self._connect(origin)
         try:
@@ -485,7 +490,7 @@ async def _send(
 ) -> HttpResponse | None:
     """Write the request and wait for the response's head, ``timeout`` seconds per write and
     per read. ``None`` when the connection was ``reused`` and ended before a byte of the
-    response came (the server closed it as idle: the request is safe to send again)."""
+    response came (whether it may go again: see the module's theory of reuse)."""
     reader = conn.reader = conn.parser.reader()
     data = reader.request_bytes(method, target, head, body)
     with trio.move_on_after(timeout) as scope:
@@ -499,8 +504,13 @@ async def _send(
     if not answered:
         if reused:
             return None
-        raise HttpProtocolError("The server closed the connection before answering")
+        raise _outcome_unknown(method, conn.origin)
     return HttpResponse(conn, reader, timeout)
+
+
+def _outcome_unknown(method: str, origin: Origin) -> OutcomeUnknown:
+    where = f"{origin.host}:{origin.port}"
+    return OutcomeUnknown(f"The connection to {where} ended after the {method} was sent")
 
 
 async def _write_request(stream: trio.abc.Stream, data: bytes) -> None:

@@ -39,6 +39,7 @@ from ....protocol.errors import TransportError
 from .parser_choice import ParserName, httptools_chosen
 
 __all__ = [
+    "IDEMPOTENT_METHODS",
     "MAX_HEAD_SIZE",
     "ConnectionParser",
     "HeaderBlocks",
@@ -48,12 +49,15 @@ __all__ = [
     "HttpProtocolError",
     "HttpStatusError",
     "HttpTimeout",
+    "OutcomeUnknown",
     "ParserName",
     "ResponseHead",
     "ResponseReader",
     "checked_head",
 ]
 
+#: The methods a request may be sent again with once it was written (RFC 9110 section 9.2.2).
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 #: The largest response head accepted (status line and headers), as h11's default.
 MAX_HEAD_SIZE = 16 * 1024
 #: Header blocks kept encoded; the cache starts over when it is full.
@@ -77,6 +81,11 @@ class HttpTimeout(HttpError):
 
 class HttpProtocolError(HttpError):
     """The peer broke the HTTP protocol or closed the connection mid-exchange."""
+
+
+class OutcomeUnknown(HttpProtocolError):
+    """The request was written and the connection ended before its answer: the server may have
+    received it and acted on it, so it is not sent again (RFC 9110 section 9.2.2)."""
 
 
 class HttpStatusError(HttpError):

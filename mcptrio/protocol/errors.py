@@ -31,6 +31,9 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         ├── ConfigError                   [gateway] a bad gateway config; also a ValueError
         ├── LifespanError                 [server] the server's lifespan failed to start
         ├── SkillsError                   [server] a skills folder cannot be published; a ValueError
+        ├── OpenApiError                  [openapi] a document that cannot be served; a ValueError
+        ├── ArgumentError                 [openapi] an argument it cannot send; a ValueError
+        ├── ApiFailure                    [openapi] an OpenAPI operation's API failed or refused
         ├── TransportError                a transport could not connect or carry the exchange
         │   ├── HttpError                 [transports.http] the HTTP client failed
         │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)

@@ -8,6 +8,8 @@
 - :mod:`.parked`: a handshake-era upstream's questions put to a stateless-era client;
 - :mod:`.routing`: which downstream client answers an upstream's sampling, elicitation and
   roots requests;
+- :mod:`.transforms`: :class:`ToolTransform`, an upstream tool re-described, hidden or with
+  arguments fixed;
 - :mod:`.config`: the ``mcpServers`` JSON file;
 - :mod:`.serve`: :func:`serve_gateway` and :func:`serve_gateway_config`, what
   ``python -m mcptrio.gateway gateway.json`` runs.
@@ -20,6 +22,7 @@ from .gateway import Gateway as Gateway
 from .in_process import InProcessUpstream as InProcessUpstream
 from .serve import serve_gateway as serve_gateway
 from .serve import serve_gateway_config as serve_gateway_config
+from .transforms import ToolTransform as ToolTransform
 from .upstream import Backoff as Backoff
 from .upstream import Upstream as Upstream
 from .upstream import UpstreamConnection as UpstreamConnection

@@ -33,8 +33,10 @@ endpoint, so ``"type": "sse"`` needs nothing more; ``ws(s)://``: WebSocket). VS 
 
 The gateway's own keys, per server: ``namespace``, ``include``, ``exclude`` and ``rename``,
 ``timeout`` and ``connectTimeout`` (seconds), ``protocolVersion`` (pin one revision; see
-:class:`~.upstream.Upstream`). Anything else that is not understood is an error naming the key,
-rather than a silently ignored mistake; ``type`` is checked against the target it names.
+:class:`~.upstream.Upstream`), ``tools`` (per upstream tool: ``name``, ``description``,
+``hidden``, ``fixed`` arguments; see :mod:`.transforms`). Anything else that is not understood
+is an error naming the key, rather than a silently ignored mistake; ``type`` is checked against
+the target it names.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from ..protocol.errors import LocalError
 from ..protocol.revisions import SUPPORTED
 from .commands import check_command
 from .names import check_apart
+from .transforms import parse_transforms
 from .upstream import Upstream
 
 __all__ = ["ConfigError", "load_config", "parse_config"]
@@ -68,6 +71,9 @@ _OWN_KEYS = {
     "type",
     "description",
 }
+# Tool transformation (:mod:`.transforms`): {"tools": {"<upstream tool>": {"name": ...,
+# "description": ..., "hidden": ..., "fixed": {...}}}}.
+_TRANSFORM_KEYS = {"tools"}
 _TYPES = {"stdio": "command", "http": "url", "streamable-http": "url", "sse": "url", "ws": "url"}
 
 
@@ -112,7 +118,7 @@ def parse_config(data: Any, *, base: Path | None = None) -> list[Upstream]:
 
 
 def _upstream(name: str, entry: Mapping[str, Any], base: Path) -> Upstream:
-    unknown = set(entry) - _COMMAND_KEYS - _URL_KEYS - _OWN_KEYS
+    unknown = set(entry) - _COMMAND_KEYS - _URL_KEYS - _OWN_KEYS - _TRANSFORM_KEYS
     if unknown:
         raise ValueError(f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}")
     kind = entry.get("type")
@@ -133,13 +139,16 @@ def _upstream(name: str, entry: Mapping[str, Any], base: Path) -> Upstream:
     version = entry.get("protocolVersion")
     if version is not None and version not in SUPPORTED:
         raise ValueError(f"unknown protocolVersion {version!r}")
+    transforms, renames = parse_transforms(entry.get("tools"))
+    rename = {**(_typed(entry, "rename", dict) or {}), **renames}
     return Upstream(
         name=name,
         target=target,
         namespace=_typed(entry, "namespace", str),
         include=_strings(entry, "include"),
         exclude=_strings(entry, "exclude") or (),
-        rename=_typed(entry, "rename", dict) or {},
+        rename=rename,
+        tools=transforms,
         revisions=None if version is None else Revisions(protocol_version=version),
         timeout=float(_typed(entry, "timeout", (int, float)) or 300.0),
         connect_timeout=float(_typed(entry, "connectTimeout", (int, float)) or 30.0),

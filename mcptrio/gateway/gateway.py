@@ -96,7 +96,7 @@ class Gateway(Server):
         for other in self._upstreams.values():
             check_apart(other.spec, upstream)
         connection: UpstreamConnection | InProcessUpstream
-        if upstream.in_process and isinstance(upstream.target, Server):
+        if upstream.in_process and isinstance(upstream.target, Server) and not upstream.tools:
             connection = InProcessUpstream(upstream, self)
         else:
             connection = UpstreamConnection(upstream, self, self.reconnect)

@@ -68,7 +68,6 @@ from ..server.forwarding import (
     ForwardedPrompt,
     ForwardedResource,
     ForwardedTemplate,
-    ForwardedTool,
 )
 from ..server.handler_context import HandlerContext
 from ..server.mount import check_namespace
@@ -77,6 +76,7 @@ from ..server.tool_results import error_result
 from .commands import cannot_start
 from .parked import ParkedCall, ParkedCalls
 from .routing import DownstreamRouter
+from .transforms import ToolTransform, transformed_tool, warn_unmatched
 
 __all__ = ["Backoff", "Upstream", "UpstreamConnection", "UpstreamState"]
 
@@ -114,7 +114,9 @@ class Upstream:
     forwarded request (progress pushes it back), ``connect_timeout`` connecting. An
     :class:`~mcptrio.Server` target is mounted (:class:`~.in_process.InProcessUpstream`: no
     protocol between the two) unless ``in_process`` is false, which connects to it in memory
-    like any target.
+    like any target. ``tools`` transforms upstream tools by their own names (re-describe, hide,
+    fix arguments: :class:`~.transforms.ToolTransform`); an upstream with some is connected, even a
+    ``Server`` in this process.
     """
 
     name: str
@@ -127,6 +129,7 @@ class Upstream:
     timeout: float = 300.0
     connect_timeout: float = 30.0
     in_process: bool = True
+    tools: Mapping[str, ToolTransform] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_namespace(self.name)
@@ -371,10 +374,14 @@ class UpstreamConnection:
         items: list[ForwardedItem | None] = []
         caps = client.server_capabilities
         if kind == "tools" and caps.tools is not None:
+            listed = []
             async for tool in client.iter_tools(cache="refresh"):
+                listed.append(tool.name)
                 if spec.wants(tool.name):
-                    definition = msgspec.structs.replace(tool, name=spec.exposed(tool.name))
-                    items.append(_item(ForwardedTool, definition, self._caller(tool.name)))
+                    exposed, transform = spec.exposed(tool.name), spec.tools.get(tool.name)
+                    caller = self._caller(tool.name)
+                    items.append(transformed_tool(spec.name, tool, exposed, transform, caller))
+            warn_unmatched(spec.name, spec.tools, listed)
         elif kind == "prompts" and caps.prompts is not None:
             completes = _completes(client)
             async for prompt in client.iter_prompts(cache="refresh"):

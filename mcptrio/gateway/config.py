@@ -45,17 +45,25 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..client import Revisions, Target, http, stdio, websocket
 from ..protocol.errors import LocalError
 from ..protocol.revisions import SUPPORTED
 from .commands import check_command
 from .names import check_apart
+from .toolsets import Toolset, parse_toolsets
 from .transforms import parse_transforms
 from .upstream import Upstream
 
-__all__ = ["ConfigError", "load_config", "parse_config"]
+__all__ = [
+    "ConfigError",
+    "GatewayOptions",
+    "load_config",
+    "load_gateway_options",
+    "parse_config",
+    "parse_gateway_options",
+]
 
 _COMMAND_KEYS = {"command", "args", "env", "cwd"}
 _URL_KEYS = {"url", "headers"}
@@ -83,12 +91,14 @@ class ConfigError(LocalError, ValueError):
 
 def load_config(path: str | os.PathLike[str]) -> list[Upstream]:
     """The upstreams a configuration file names (see the module docstring)."""
-    file = Path(path)
+    return load_gateway_options(path)["upstreams"]
+
+
+def _read(file: Path) -> Any:
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        return json.loads(file.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{file}: {exc}") from exc
-    return parse_config(data, base=file.resolve().parent)
 
 
 def parse_config(data: Any, *, base: Path | None = None) -> list[Upstream]:
@@ -115,6 +125,33 @@ def parse_config(data: Any, *, base: Path | None = None) -> list[Upstream]:
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
     return upstreams
+
+
+# The file's own top-level keys: "toolsets" (:mod:`.toolsets`).
+
+
+class GatewayOptions(TypedDict):
+    """What a configuration file gives :class:`~.gateway.Gateway`: its keywords."""
+
+    upstreams: list[Upstream]
+    toolsets: list[Toolset]
+
+
+def load_gateway_options(path: str | os.PathLike[str]) -> GatewayOptions:
+    """The :class:`~.gateway.Gateway` keywords of a configuration file: ``Gateway(name,
+    **load_gateway_options(path))``."""
+    file = Path(path)
+    return parse_gateway_options(_read(file), base=file.resolve().parent)
+
+
+def parse_gateway_options(data: Any, *, base: Path | None = None) -> GatewayOptions:
+    """The :class:`~.gateway.Gateway` keywords of a parsed configuration."""
+    upstreams = parse_config(data, base=base)
+    try:
+        toolsets = parse_toolsets(data.get("toolsets"), (u.name for u in upstreams))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+    return GatewayOptions(upstreams=upstreams, toolsets=toolsets)
 
 
 def _upstream(name: str, entry: Mapping[str, Any], base: Path) -> Upstream:

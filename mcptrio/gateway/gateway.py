@@ -44,6 +44,7 @@ from ..server import Server
 from ..server.tool_results import error_result
 from .in_process import InProcessUpstream
 from .names import check_apart
+from .toolsets import Toolset, ToolView
 from .upstream import Backoff, Upstream, UpstreamConnection
 
 __all__ = ["Gateway"]
@@ -67,6 +68,7 @@ class Gateway(Server):
         *,
         upstreams: Iterable[Upstream] = (),
         reconnect: Backoff | None = None,
+        toolsets: Iterable[Toolset] = (),
         **options: Any,
     ) -> None:
         options.setdefault("declare", ("tools", "resources", "prompts"))
@@ -77,6 +79,12 @@ class Gateway(Server):
         self._nursery: trio.Nursery | None = None
         for upstream in upstreams:
             self.add_upstream(upstream)
+        #: What each client sees of the upstreams' tools (:mod:`.toolsets`), when it is not all.
+        self.tool_view: ToolView | None = ToolView(self, toolsets)
+        if self.tool_view.toolsets:
+            self.tool_view.install()
+        else:
+            self.tool_view = None
 
     @property
     def upstreams(self) -> dict[str, UpstreamConnection | InProcessUpstream]:

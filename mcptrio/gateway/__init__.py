@@ -9,6 +9,8 @@
 - :mod:`.routing`: which downstream client answers an upstream's sampling, elicitation and
   roots requests;
 - :mod:`.toolsets`: :class:`Toolset`, named groups of upstream tools each client switches;
+- :mod:`.tool_search`: :class:`ToolSearch`, ``search_tools`` and ``call_tool`` listed instead
+  of the upstream tools;
 - :mod:`.transforms`: :class:`ToolTransform`, an upstream tool re-described, hidden or with
   arguments fixed;
 - :mod:`.config`: the ``mcpServers`` JSON file;
@@ -26,6 +28,7 @@ from .gateway import Gateway as Gateway
 from .in_process import InProcessUpstream as InProcessUpstream
 from .serve import serve_gateway as serve_gateway
 from .serve import serve_gateway_config as serve_gateway_config
+from .tool_search import ToolSearch as ToolSearch
 from .toolsets import Toolset as Toolset
 from .transforms import ToolTransform as ToolTransform
 from .upstream import Backoff as Backoff

@@ -52,6 +52,7 @@ from ..protocol.errors import LocalError
 from ..protocol.revisions import SUPPORTED
 from .commands import check_command
 from .names import check_apart
+from .tool_search import ToolSearch, parse_tool_search
 from .toolsets import Toolset, parse_toolsets
 from .transforms import parse_transforms
 from .upstream import Upstream
@@ -127,7 +128,7 @@ def parse_config(data: Any, *, base: Path | None = None) -> list[Upstream]:
     return upstreams
 
 
-# The file's own top-level keys: "toolsets" (:mod:`.toolsets`).
+# The file's own top-level keys: "toolsets" (:mod:`.toolsets`), "toolSearch" (:mod:`.tool_search`).
 
 
 class GatewayOptions(TypedDict):
@@ -135,6 +136,7 @@ class GatewayOptions(TypedDict):
 
     upstreams: list[Upstream]
     toolsets: list[Toolset]
+    tool_search: ToolSearch | None
 
 
 def load_gateway_options(path: str | os.PathLike[str]) -> GatewayOptions:
@@ -149,9 +151,10 @@ def parse_gateway_options(data: Any, *, base: Path | None = None) -> GatewayOpti
     upstreams = parse_config(data, base=base)
     try:
         toolsets = parse_toolsets(data.get("toolsets"), (u.name for u in upstreams))
+        tool_search = parse_tool_search(data.get("toolSearch"))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
-    return GatewayOptions(upstreams=upstreams, toolsets=toolsets)
+    return GatewayOptions(upstreams=upstreams, toolsets=toolsets, tool_search=tool_search)
 
 
 def _upstream(name: str, entry: Mapping[str, Any], base: Path) -> Upstream:

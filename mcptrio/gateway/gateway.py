@@ -44,6 +44,7 @@ from ..server import Server
 from ..server.tool_results import error_result
 from .in_process import InProcessUpstream
 from .names import check_apart
+from .tool_search import ToolSearch, install_tool_search
 from .toolsets import Toolset, ToolView
 from .upstream import Backoff, Upstream, UpstreamConnection
 
@@ -69,6 +70,7 @@ class Gateway(Server):
         upstreams: Iterable[Upstream] = (),
         reconnect: Backoff | None = None,
         toolsets: Iterable[Toolset] = (),
+        tool_search: ToolSearch | None = None,
         **options: Any,
     ) -> None:
         options.setdefault("declare", ("tools", "resources", "prompts"))
@@ -80,11 +82,13 @@ class Gateway(Server):
         for upstream in upstreams:
             self.add_upstream(upstream)
         #: What each client sees of the upstreams' tools (:mod:`.toolsets`), when it is not all.
-        self.tool_view: ToolView | None = ToolView(self, toolsets)
-        if self.tool_view.toolsets:
+        toolsets = list(toolsets)
+        self.tool_view: ToolView | None = None
+        if toolsets or tool_search is not None:
+            self.tool_view = ToolView(self, toolsets)
             self.tool_view.install()
-        else:
-            self.tool_view = None
+            if tool_search is not None:
+                install_tool_search(self, self.tool_view, tool_search)
 
     @property
     def upstreams(self) -> dict[str, UpstreamConnection | InProcessUpstream]:

@@ -13,7 +13,7 @@
   of the upstream tools;
 - :mod:`.transforms`: :class:`ToolTransform`, an upstream tool re-described, hidden or with
   arguments fixed;
-- :mod:`.config`: the ``mcpServers`` JSON file;
+- :mod:`.config`: the ``mcpServers`` JSON file (:mod:`.config_entries`: one entry checked);
 - :mod:`.serve`: :func:`serve_gateway` and :func:`serve_gateway_config`, what
   ``python -m mcptrio.gateway gateway.json`` runs.
 """

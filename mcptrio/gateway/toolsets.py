@@ -40,6 +40,7 @@ from ..server.handler_context import HandlerContext
 from ..server.middleware import Call, CallNext
 from ..server.pagination import paginate
 from ..server.requestor import requestor_key
+from .config_entries import checked_entry
 
 __all__ = ["ToolView", "Toolset", "parse_toolsets", "tool_tags"]
 
@@ -69,6 +70,9 @@ class Toolset:
             or not tool_tags(tool).isdisjoint(self.tags)
         )
 
+
+#: How many stateless-era requestors' toolset choices are kept (see :meth:`ToolView._set`).
+MAX_REQUESTORS = 10_000
 
 _HINT_TAGS = {
     "read_only_hint": "read-only",
@@ -146,7 +150,13 @@ class ToolView:
             self._by_session[ctx.session] = enabled
             self.gateway.session_state(ctx.session).mark_changed("tools")
         else:
-            self._by_requestor[requestor_key(ctx)] = enabled
+            key = requestor_key(ctx)
+            self._by_requestor.pop(key, None)
+            if len(self._by_requestor) >= MAX_REQUESTORS:
+                # Requestors never say they are gone: the one that switched longest ago goes
+                # back to the defaults rather than the gateway growing without bound.
+                del self._by_requestor[next(iter(self._by_requestor))]
+            self._by_requestor[key] = enabled
             self.gateway.subscriptions.publish(("list_changed", "tools"))
 
     def upstream_tools(self) -> dict[str, tuple[str, ForwardedTool]]:
@@ -263,14 +273,7 @@ def parse_toolsets(value: Any, upstreams: Iterable[str]) -> list[Toolset]:
     known = set(upstreams)
     toolsets = []
     for name, entry in value.items():
-        if not isinstance(entry, dict):
-            raise ValueError(f"Toolset {name!r}: must be an object")
-        unknown = set(entry) - _KEYS
-        if unknown:
-            raise ValueError(
-                f"Toolset {name!r}: unknown key(s) {', '.join(sorted(map(repr, unknown)))}"
-                f" (known: {', '.join(sorted(_KEYS))})"
-            )
+        entry = checked_entry(f"Toolset {name!r}", entry, _KEYS)
         lists = {key: entry.get(key, []) for key in ("upstreams", "tools", "tags")}
         for key, items in lists.items():
             if not isinstance(items, list) or not all(isinstance(i, str) for i in items):

@@ -34,6 +34,7 @@ import msgspec
 from ..protocol.types import CallToolResult, Tool
 from ..server.forwarding import ForwardedTool, ToolForwarder
 from ..server.handler_context import HandlerContext
+from .config_entries import checked_entry
 
 __all__ = ["ToolTransform", "parse_transforms", "transformed_tool", "warn_unmatched"]
 
@@ -138,14 +139,7 @@ def parse_transforms(value: Any) -> tuple[dict[str, ToolTransform], dict[str, st
     transforms: dict[str, ToolTransform] = {}
     renames: dict[str, str] = {}
     for tool, entry in value.items():
-        if not isinstance(entry, dict):
-            raise TypeError(f"tool {tool!r} must be an object")
-        unknown = set(entry) - _KEYS
-        if unknown:
-            raise ValueError(
-                f"tool {tool!r}: unknown key(s) {', '.join(sorted(map(repr, unknown)))}"
-                f" (known: {', '.join(sorted(_KEYS))})"
-            )
+        entry = checked_entry(f"tool {tool!r}", entry, _KEYS)
         for key, kind in (("name", str), ("description", str), ("hidden", bool), ("fixed", dict)):
             if key in entry and not isinstance(entry[key], kind):
                 raise TypeError(f"tool {tool!r}: {key!r} must be a {_KIND_NAMES[kind]}")

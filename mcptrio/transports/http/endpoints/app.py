@@ -209,6 +209,8 @@ class McpHttpApp:
         origin = header(request.headers, b"origin")
         # A browser's request from another page: CORS for an origin the check lets in (see
         # :mod:`.cors`); any other is refused below, as without CORS.
+        # A request forwarded to the worker owning its session gets them there: ``direct``.
+        direct = responder
         if origin is not None and self.security.origin_host.refusal(request.headers) is None:
             if method == "OPTIONS":
                 await responder.send_response(204, preflight_headers(request, origin))
@@ -264,7 +266,7 @@ class McpHttpApp:
                     await send_error(responder, 503, "Too many sessions", headers=(retry,))
                     return
             if owner is not None:
-                await relay.forward(owner, request, responder, self.security.max_body_size)
+                await relay.forward(owner, request, direct, self.security.max_body_size)
                 return
         if admitted is None:
             # No authenticator: the address is all that tells this client from another.

@@ -5,10 +5,12 @@ other origin is refused as before, and a request without ``Origin`` gets nothing
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 import trio
-from http_client_for_tests import open_test_connection
+from http_client_for_tests import TestConnection, open_test_connection
 from test_streamable_http import make_server, serve
 
 from mcptrio.auth.server import BearerAuth
@@ -33,6 +35,23 @@ JSON_POST = [
     ("content-type", "application/json"),
     ("accept", "application/json, text/event-stream"),
 ]
+
+
+@asynccontextmanager
+async def open_protected_connection() -> AsyncIterator[TestConnection]:
+    """A connection to an endpoint that takes the development authorization server's tokens."""
+    from mcptrio.auth.dev_server import DevAuthorizationServer
+
+    auth = DevAuthorizationServer()
+    async with trio.open_nursery() as nursery:
+        issuer = await nursery.start(auth.serve)
+        bearer = BearerAuth(
+            auth.verifier(), authorization_servers=[issuer], resource="http://127.0.0.1/mcp"
+        )
+        app = McpHttpApp(make_server(), security=HttpSecurity(authenticator=bearer))
+        async with serve("builtin-h11", app) as url, open_test_connection(url) as conn:
+            yield conn
+        nursery.cancel_scope.cancel()
 
 
 def preflight(origin: str) -> list[tuple[str, str]]:
@@ -91,23 +110,13 @@ async def test_a_page_reads_the_session_id_of_its_answer() -> None:
 
 
 async def test_a_page_reads_the_challenge_of_a_protected_endpoint() -> None:
-    from mcptrio.auth.dev_server import DevAuthorizationServer
-
-    auth = DevAuthorizationServer()
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            issuer = await nursery.start(auth.serve)
-            bearer = BearerAuth(
-                auth.verifier(), authorization_servers=[issuer], resource="http://127.0.0.1/mcp"
+        async with open_protected_connection() as conn:
+            answer = await conn.request(
+                "POST", "/mcp", headers=[*JSON_POST, ("origin", PAGE)], body=INITIALIZE
             )
-            app = McpHttpApp(make_server(), security=HttpSecurity(authenticator=bearer))
-            async with serve("builtin-h11", app) as url, open_test_connection(url) as conn:
-                answer = await conn.request(
-                    "POST", "/mcp", headers=[*JSON_POST, ("origin", PAGE)], body=INITIALIZE
-                )
-                # A preflight carries no credentials, and is answered all the same.
-                allowed = await conn.request("OPTIONS", "/mcp", headers=preflight(PAGE))
-            nursery.cancel_scope.cancel()
+            # A preflight carries no credentials, and is answered all the same.
+            allowed = await conn.request("OPTIONS", "/mcp", headers=preflight(PAGE))
     assert answer.status == 401
     assert answer.header("access-control-allow-origin") == PAGE.encode()
     assert b"WWW-Authenticate" in (answer.header("access-control-expose-headers") or b"")
@@ -115,21 +124,11 @@ async def test_a_page_reads_the_challenge_of_a_protected_endpoint() -> None:
 
 
 async def test_the_public_metadata_keeps_its_own_single_allow_origin() -> None:
-    from mcptrio.auth.dev_server import DevAuthorizationServer
-
-    auth = DevAuthorizationServer()
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            issuer = await nursery.start(auth.serve)
-            bearer = BearerAuth(
-                auth.verifier(), authorization_servers=[issuer], resource="http://127.0.0.1/mcp"
+        async with open_protected_connection() as conn:
+            answer = await conn.request(
+                "GET", "/.well-known/oauth-protected-resource/mcp", headers=[("origin", PAGE)]
             )
-            app = McpHttpApp(make_server(), security=HttpSecurity(authenticator=bearer))
-            async with serve("builtin-h11", app) as url, open_test_connection(url) as conn:
-                answer = await conn.request(
-                    "GET", "/.well-known/oauth-protected-resource/mcp", headers=[("origin", PAGE)]
-                )
-            nursery.cancel_scope.cancel()
     assert answer.status == 200
     # One value: a browser refuses an answer that allows two.
     assert [v for k, v in answer.headers if k == b"access-control-allow-origin"] == [b"*"]

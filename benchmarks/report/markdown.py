@@ -103,7 +103,8 @@ def _meta(results: Results) -> str:
         " once, each opened, used for 20 calls and closed. *vs X* is mcptrio's calls per second"
         " divided by X's (in the stateless era's table, mcptrio stateless's). *floor* is no"
         " library: the same cell with no MCP work (see above), and *of floor* is mcptrio's calls"
-        " per second as a share of the floor's (the floor does no MCP work: 100% is the limit)."
+        " per second as a share of the floor's (the floor does no MCP work: 100% is the limit,"
+        " and a share above it is the machine's noise)."
         ' "failed": no run of the cell succeeded (the errors follow the'
         f' table); "{formatting.NOT_MEASURED}": not measured.',
     ]

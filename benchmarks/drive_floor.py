@@ -26,8 +26,8 @@ from typing import Any
 import trio
 
 from . import REPO_ROOT
+from .drive_trio import BACKEND, run
 from .harness import (
-    Backend,
     BenchSession,
     Call,
     OpenSession,
@@ -46,23 +46,6 @@ SERVER_MODULE = "benchmarks.servers.floor_server"
 #: Requests queued ahead of the writer (stdio) or the server task (in memory).
 _QUEUE = 1024
 _RECEIVE_SIZE = 1 << 16
-
-
-async def _read_line() -> str:
-    return await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-
-
-BACKEND = Backend(
-    name="trio",
-    open_nursery=trio.open_nursery,
-    sleep=trio.sleep,
-    move_on_after=trio.move_on_after,
-    read_line=_read_line,
-)
-
-
-def run(main: Callable[[], object]) -> None:
-    trio.run(main)  # type: ignore[arg-type]
 
 
 def versions() -> dict[str, str]:

@@ -52,6 +52,8 @@ REQUIRED_MODULES = {
     "fastmcp": "fastmcp",
     "mcptrio-stateless": "mcptrio",
     "sdk-stateless": "mcp",
+    # The floor is no library: Trio (and httptools over HTTP) is all it needs.
+    "floor": "trio",
 }
 #: The distribution whose version stands for each library (each module's has its name).
 DISTRIBUTIONS = dict(REQUIRED_MODULES)
@@ -205,7 +207,8 @@ def available_libs(wanted: list[str]) -> tuple[list[str], dict[str, str]]:
             log(f"NOTE: {lib} is not installed; running without it ({hint}, or the bench extra)")
             continue
         libs.append(lib)
-        versions[lib] = found
+        # The floor's "version" is its event loop's (it has no package of its own).
+        versions[lib] = f"trio {found}" if lib == "floor" else found
     return libs, versions
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 
@@ -24,8 +24,8 @@ import trio
 import mcptrio
 from mcptrio.client import HANDSHAKE_ERA, Revisions
 
+from .drive_trio import BACKEND, run
 from .harness import (
-    Backend,
     BenchSession,
     Call,
     OpenSession,
@@ -34,26 +34,11 @@ from .harness import (
 from .matrix import STATELESS_LIBS, STATELESS_VERSION
 from .servers.mcptrio_server import build_server
 
+__all__ = ["BACKEND", "open_target", "run", "versions"]
+
 SERVER_MODULE = "benchmarks.servers.mcptrio_server"
 #: Seconds the WebSocket server process gets to print its URL.
 SERVER_START_TIMEOUT = 30.0
-
-
-async def _read_line() -> str:
-    return await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-
-
-BACKEND = Backend(
-    name="trio",
-    open_nursery=trio.open_nursery,
-    sleep=trio.sleep,
-    move_on_after=trio.move_on_after,
-    read_line=_read_line,
-)
-
-
-def run(main: Callable[[], object]) -> None:
-    trio.run(main)  # type: ignore[arg-type]
 
 
 def versions() -> dict[str, str]:

@@ -16,7 +16,25 @@ from typing import Any, Final, Literal, TypedDict
 #: only the in-memory and stdio transports, where the client's mode changes what is measured.
 #: ``fastmcp`` is FastMCP 4.x with its own ``Client``. The last two are the stateless era's
 #: (``STATELESS_LIBS``): the same mcptrio and SDK servers, spoken to in revision 2026-07-28.
-LIBS: Final = ("mcptrio", "sdk", "sdk-legacy", "fastmcp", "mcptrio-stateless", "sdk-stateless")
+#: ``floor`` is no library: the least a transport costs, with no MCP work (``FLOOR``).
+LIBS: Final = (
+    "mcptrio",
+    "sdk",
+    "sdk-legacy",
+    "fastmcp",
+    "mcptrio-stateless",
+    "sdk-stateless",
+    "floor",
+)
+
+#: The floor of each transport, measured beside the libraries in the same interleaved run: a
+#: fixed answer of the workload's shape (the same bytes a library sends), with the request's id,
+#: and nothing else. Over HTTP a bare Trio + httptools server (``benchmarks/http/
+#: floor_server.py``), over stdio a line echo (``benchmarks/servers/floor_server.py``), in
+#: memory a round trip over two Trio memory channels (``benchmarks/drive_floor.py``). Every
+#: other cell's ``of_floor`` is its calls/s over the floor's; the floor has no ``speedup``.
+FLOOR: Final = "floor"
+FLOOR_TRANSPORTS: Final = ("in-memory", "stdio", "http-json", "http-sse")
 
 #: The libraries measured in the stateless era (revision 2026-07-28): no ``initialize``, no
 #: session; every request carries the client's ``_meta`` (and over HTTP is a POST of its own
@@ -29,9 +47,10 @@ STATELESS_VERSION: Final = "2026-07-28"
 #: Where the stateless libraries are measured. Not over WebSocket: the SDK has none to compare
 #: with, and mcptrio's WebSocket row is there for mcptrio's own sake already.
 STATELESS_TRANSPORTS: Final = ("in-memory", "stdio", "http-json", "http-sse")
-#: The library each one's ``speedup`` is relative to: mcptrio of the same era.
+#: The library each one's ``speedup`` is relative to: mcptrio of the same era (the floor has
+#: none: it is what every library's cell is a fraction of, ``of_floor``).
 ERA_REFERENCE: Final = {
-    lib: "mcptrio-stateless" if lib in STATELESS_LIBS else "mcptrio" for lib in LIBS
+    lib: "mcptrio-stateless" if lib in STATELESS_LIBS else "mcptrio" for lib in LIBS if lib != FLOOR
 }
 #: The same library in the handshake era (the ``vs_handshake`` ratio of a stateless cell).
 HANDSHAKE_COUNTERPART: Final = {"mcptrio-stateless": "mcptrio", "sdk-stateless": "sdk"}
@@ -165,10 +184,12 @@ def lib_has_transport(lib: str, transport: str) -> bool:
     """Whether the benchmark measures ``lib`` over ``transport`` (see LIBS for sdk-legacy).
 
     Neither the official SDK 2.3 nor FastMCP 4.1 has a WebSocket transport; the stateless
-    libraries are measured over ``STATELESS_TRANSPORTS``.
+    libraries are measured over ``STATELESS_TRANSPORTS``, the floor over ``FLOOR_TRANSPORTS``.
     """
     if lib == "sdk-legacy":
         return transport in ("in-memory", "stdio")
+    if lib == FLOOR:
+        return transport in FLOOR_TRANSPORTS
     if lib in STATELESS_LIBS:
         return transport in STATELESS_TRANSPORTS
     if transport == "websocket":

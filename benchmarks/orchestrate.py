@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from .matrix import (
     ALL_WORKLOADS,
     ERA_REFERENCE,
+    FLOOR,
     HANDSHAKE_COUNTERPART,
     LIBS,
     LOADS,
@@ -109,7 +110,9 @@ def summarise(runs: dict[CellKey, list[RunRecord]]) -> list[dict[str, Any]]:
     (``matrix.ERA_REFERENCE``: ``sdk-stateless`` is compared with ``mcptrio-stateless``). A
     stateless library's cell also has ``vs_handshake``: its calls/s over its handshake-era
     counterpart's in the same transport, workload and load (``mcptrio-stateless`` over
-    ``mcptrio``), when both were measured.
+    ``mcptrio``), when both were measured. Every cell but the floor's has ``of_floor``, its
+    calls/s over the floor's in the same transport, workload and load (``matrix.FLOOR``), when
+    both were measured; the floor's cells have no ``speedup``: the floor is no library.
     """
     cells: list[dict[str, Any]] = []
     for (lib, transport, workload, load), records in runs.items():
@@ -134,9 +137,14 @@ def summarise(runs: dict[CellKey, list[RunRecord]]) -> list[dict[str, Any]]:
     }
     for cell in cells:
         where = (cell["transport"], cell["workload"], cell["load"])
+        theirs = cell.get("calls_per_s")
+        if cell["lib"] == FLOOR:
+            continue
+        floor = rates.get((FLOOR, *where))
+        if floor and theirs:
+            cell["of_floor"] = theirs / floor
         reference = ERA_REFERENCE.get(cell["lib"], REFERENCE)
         ours = rates.get((reference, *where))
-        theirs = cell.get("calls_per_s")
         if ours and theirs:
             cell["speedup"] = 1.0 if cell["lib"] == reference else ours / theirs
         counterpart = HANDSHAKE_COUNTERPART.get(cell["lib"])

@@ -51,6 +51,7 @@ DRIVERS = {
     "fastmcp": "benchmarks.drive_fastmcp",
     "mcptrio-stateless": "benchmarks.drive_mcptrio",
     "sdk-stateless": "benchmarks.drive_sdk",
+    "floor": "benchmarks.drive_floor",
 }
 
 

@@ -29,6 +29,10 @@ POST and step 2 warms up with them (``client.StatelessCaller``), step 3 is
 stateless answer may be JSON (the server's choice, see ``stateless.lua``): the record counts
 them (``json_answers``).
 
+The floor (``matrix.FLOOR``, ``benchmarks/http/floor_server.py``) is run as the handshake-era
+libraries are: it answers ``initialize`` with a fixed session id, so the same steps and scripts
+drive it.
+
 A run never raises for a failed measurement: its record carries ``error`` instead of figures.
 """
 
@@ -47,6 +51,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from benchmarks.matrix import (
+    FLOOR,
     HANDSHAKE_COUNTERPART,
     HTTP_TRANSPORTS,
     SESSION_LOAD,
@@ -59,7 +64,7 @@ from . import wrk
 from .client import Session, SessionError, StatelessCaller, delete_sessions
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-LIBS = ("mcptrio", "sdk", "fastmcp", *STATELESS_LIBS)
+LIBS = ("mcptrio", "sdk", "fastmcp", *STATELESS_LIBS, FLOOR)
 #: The server's content type of an answer, per transport.
 CONTENT_TYPES = {"http-json": "application/json", "http-sse": "text/event-stream"}
 #: The same for a stateless-era request: in SSE mode a server may answer it as JSON.

@@ -12,6 +12,8 @@ setting at its default, until it is stopped. Nothing is printed unless something
   ``auto``, as ``MCPServer.run_streamable_http_async()`` serves it.
 - fastmcp: ``FastMCP.run(transport="http", ...)``, which builds its Starlette app and serves it
   with uvicorn under ``anyio.run``.
+- floor: no library, the least an HTTP server can do: ``benchmarks/http/floor_server.py`` (a
+  Trio + httptools server answering each request with the workload's fixed answer).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import logging
 import sys
 from functools import partial
 
-LIBS = ("mcptrio", "sdk", "fastmcp")
+LIBS = ("mcptrio", "sdk", "fastmcp", "floor")
 MODES = ("json", "sse")
 PATH = "/mcp"
 
@@ -62,11 +64,25 @@ def serve_fastmcp(json_response: bool, port: int) -> None:
     )
 
 
+def serve_floor(json_response: bool, port: int) -> None:
+    from .floor_server import run
+
+    run(json_response, port)
+
+
+SERVERS = {
+    "mcptrio": serve_mcptrio,
+    "sdk": serve_sdk,
+    "fastmcp": serve_fastmcp,
+    "floor": serve_floor,
+}
+
+
 def main(argv: list[str]) -> None:
     if len(argv) != 3 or argv[0] not in LIBS or argv[1] not in MODES:
         sys.exit(f"usage: python -m benchmarks.http.server {{{','.join(LIBS)}}} json|sse PORT")
     lib, json_response, port = argv[0], argv[1] == "json", int(argv[2])
-    {"mcptrio": serve_mcptrio, "sdk": serve_sdk, "fastmcp": serve_fastmcp}[lib](json_response, port)
+    SERVERS[lib](json_response, port)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from benchmarks.matrix import LIBS, callers
+from benchmarks.matrix import FLOOR, LIBS, callers
 from benchmarks.report import formatting
 from benchmarks.report.document import (
     Results,
@@ -30,6 +30,7 @@ from benchmarks.report.document import (
     lib_label,
     libs_in,
     machine_summary,
+    of_floor,
     ordered,
     run_date,
     speedup,
@@ -46,6 +47,9 @@ LIB_COLOURS: dict[str, str] = {
     "mcptrio-stateless": "#E69F00",
     "sdk-stateless": "#CC79A7",
 }
+#: The floor is drawn as a mark, never a bar: it is no library.
+FLOOR_COLOUR = "#444444"
+FLOOR_STYLE = (0, (4, 2))
 _SPARE_COLOURS = ("#999999", "#F0E442", "#000000")
 
 TRANSPORT_LABELS: dict[str, str] = {
@@ -93,9 +97,10 @@ def throughput_chart(results: Results) -> Figure:
     ] or [THROUGHPUT_LOADS[0]]
     fig = Figure(figsize=(6.2 * len(panels), 5.4), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    floors = _floor_cells(results)
     values = [
         v
-        for key, cell in cells.items()
+        for key, cell in [*cells.items(), *floors.items()]
         if key[2] == "call" and key[3] in panels
         for v in [figure(cell, "calls_per_s")]
         if v
@@ -106,14 +111,23 @@ def throughput_chart(results: Results) -> Figure:
         if values:
             ax.set_ylim(*_rate_limits(values, log))
     axes[0].set_ylabel("tool calls per second" + (" (log scale)" if log else ""))
+    floored = any(k[2] == "call" and k[3] in panels for k in floors)
+    explanation = "Above each bar: how many times faster mcptrio is than that library"
+    if floored:
+        explanation += "; dashed: the floor (the transport with no MCP work), mcptrio's share of it"
     _titles(
         fig,
         results,
         "Trivial tool call (add): calls per second by transport",
-        "Above each bar: how many times faster mcptrio is than that library",
+        explanation,
         repeats=True,
     )
-    _legend(fig, results, [lib for lib in _charted(results) if _has_cells(cells, lib, "call")])
+    _legend(
+        fig,
+        results,
+        [lib for lib in _charted(results) if _has_cells(cells, lib, "call")],
+        extra=[_floor_handle()] if floored else [],
+    )
     return fig
 
 
@@ -125,8 +139,17 @@ def _throughput_panel(ax: Axes, results: Results, load: str, *, log: bool) -> No
     ]
     groups = [[lib for lib in charted if (lib, t, "call", load) in cells] for t in transports]
     width = 0.8 / max((len(g) for g in groups), default=1)
+    floors = _floor_cells(results)
     for x, (transport, libs) in enumerate(zip(transports, groups, strict=True)):
         mine = cells.get(("mcptrio", transport, "call", load))
+        floor = floors.get((FLOOR, transport, "call", load))
+        _floor_mark(
+            ax,
+            x,
+            width * max(len(libs), 1) / 2,
+            figure(floor, "calls_per_s"),
+            of_floor(mine, floor),
+        )
         for i, lib in enumerate(libs):
             cell = cells[(lib, transport, "call", load)]
             centre = x + (i - (len(libs) - 1) / 2) * width
@@ -185,6 +208,7 @@ def latency_chart(results: Results) -> Figure:
     grid = fig.subplots(rows, columns, sharey=True, squeeze=False)
     axes = [ax for row in grid for ax in row]
     shown: list[str] = []
+    floor_shown = False
     for ax, transport in zip(axes, transports, strict=False):
         failures = []
         for lib in _charted(results):
@@ -207,6 +231,18 @@ def latency_chart(results: Results) -> Figure:
                 zorder=3,
             )
             shown.append(lib)
+        floor = _floor_cells(results).get((FLOOR, transport, "call", LATENCY_LOAD))
+        floor_points = [(i, figure(floor, f)) for i, (_, f) in enumerate(PERCENTILES)]
+        if any(v is not None for _, v in floor_points):
+            ax.plot(
+                [i for i, v in floor_points if v is not None],
+                [v / 1_000 for _, v in floor_points if v is not None],
+                color=FLOOR_COLOUR,
+                linestyle=FLOOR_STYLE,
+                linewidth=1.4,
+                zorder=2,
+            )
+            floor_shown = True
         _log_axis(ax)
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _ms(v)))
         ax.set_xticks(range(len(PERCENTILES)), [name for name, _ in PERCENTILES])
@@ -236,7 +272,7 @@ def latency_chart(results: Results) -> Figure:
         "From sending a request to reading its answer; lower is better",
         repeats=True,
     )
-    _legend(fig, results, ordered(shown, LIBS))
+    _legend(fig, results, ordered(shown, LIBS), extra=[_floor_handle()] if floor_shown else [])
     return fig
 
 
@@ -368,8 +404,48 @@ def _legend(
 
 def _charted(results: Results) -> list[str]:
     """The libraries the charts show: the handshake era's. The stateless era's cells are in a
-    table of their own, with their own ratios (a bar's label is a ratio over mcptrio)."""
-    return handshake_libs(libs_in(results))
+    table of their own, with their own ratios (a bar's label is a ratio over mcptrio); the
+    floor is a mark (``_floor_mark``), not a library."""
+    return [lib for lib in handshake_libs(libs_in(results)) if lib != FLOOR]
+
+
+def _floor_cells(results: Results) -> dict[Any, Any]:
+    return {key: cell for key, cell in cells_by_key(results).items() if key[0] == FLOOR}
+
+
+def _floor_mark(
+    ax: Axes, x: float, half_width: float, rate: float | None, share: float | None
+) -> None:
+    """The floor's calls/s as a dashed line across a transport's bars, labelled with it and
+    mcptrio's share of it."""
+    if not rate:
+        return
+    left, right = x - half_width, x + half_width
+    ax.hlines(rate, left, right, colors=FLOOR_COLOUR, linestyles=[FLOOR_STYLE], zorder=3)
+    label = f"floor {_compact(rate)}"
+    if share is not None:
+        label += f"\nmcptrio {formatting.share(share)}"
+    ax.annotate(
+        label,
+        (right, rate),
+        xytext=(0, 2),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        fontsize=7,
+        color=FLOOR_COLOUR,
+        zorder=4,
+    )
+
+
+def _floor_handle() -> Line2D:
+    return Line2D(
+        [],
+        [],
+        color=FLOOR_COLOUR,
+        linestyle=FLOOR_STYLE,
+        label="floor: the transport, no MCP work",
+    )
 
 
 def _charted_cells(results: Results) -> dict[Any, Any]:

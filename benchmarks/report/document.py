@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from benchmarks.matrix import ALL_WORKLOADS, LIBS, LOADS, STATELESS_LIBS, TRANSPORTS
+from benchmarks.matrix import ALL_WORKLOADS, FLOOR, LIBS, LOADS, STATELESS_LIBS, TRANSPORTS
 
 Results = Mapping[str, Any]
 Cell = Mapping[str, Any]
@@ -26,6 +26,7 @@ LIB_TITLES: dict[str, str] = {
     "fastmcp": "FastMCP",
     "mcptrio-stateless": "mcptrio stateless",
     "sdk-stateless": "SDK stateless",
+    FLOOR: "floor",
 }
 
 #: What each library is, said once above the tables.
@@ -38,6 +39,9 @@ LIB_DESCRIPTIONS: dict[str, str] = {
     " 2026-07-28, no session): `open_client` pinned to it; over HTTP, wrk's stateless POSTs",
     "sdk-stateless": 'the same SDK server, `Client(mode="2026-07-28")`; over HTTP, wrk\'s'
     " stateless POSTs",
+    FLOOR: "no library: the least each transport costs, a fixed answer of the workload's bytes"
+    " with the request's id and no MCP work (HTTP: a bare Trio + httptools server driven by wrk;"
+    " stdio: a line echo; in memory: a round trip over a Trio memory channel)",
 }
 
 #: The package whose version stands for each library in ``meta.versions`` when the library's own
@@ -49,6 +53,7 @@ VERSION_KEYS: dict[str, tuple[str, ...]] = {
     "fastmcp": ("fastmcp",),
     "mcptrio-stateless": ("mcptrio-stateless", "mcptrio"),
     "sdk-stateless": ("sdk-stateless", "sdk", "mcp"),
+    FLOOR: (FLOOR, "trio"),
 }
 
 
@@ -75,6 +80,11 @@ def libs_in(results: Results) -> list[str]:
 def handshake_libs(libs: Iterable[str]) -> list[str]:
     """``libs`` without the stateless era's (which have a table of their own, and no chart)."""
     return [lib for lib in libs if lib not in STATELESS_LIBS]
+
+
+def peers(libs: Iterable[str]) -> list[str]:
+    """The libraries mcptrio is compared with (a *vs X* column): not mcptrio, not the floor."""
+    return [lib for lib in libs if lib not in ("mcptrio", FLOOR)]
 
 
 def transports_in(results: Results) -> list[str]:
@@ -117,6 +127,15 @@ def speedup(cell: Cell | None, reference: Cell | None) -> float | None:
         return given
     mine, theirs = figure(reference, "calls_per_s"), figure(cell, "calls_per_s")
     return mine / theirs if mine is not None and theirs else None
+
+
+def of_floor(cell: Cell | None, floor: Cell | None) -> float | None:
+    """This cell's calls/s over the floor's: the cell's own ``of_floor``, or computed."""
+    given = figure(cell, "of_floor")
+    if given is not None:
+        return given
+    mine, least = figure(cell, "calls_per_s"), figure(floor, "calls_per_s")
+    return mine / least if mine is not None and least else None
 
 
 def lib_title(lib: str) -> str:

@@ -45,6 +45,14 @@ def relative(value: float | None) -> str:
     return f"{value:.2f}x"
 
 
+def share(value: float | None) -> str:
+    """A fraction of the floor: ``27%``, ``4.5%``, ``0.8%``."""
+    if value is None:
+        return NOT_MEASURED
+    percent = value * 100
+    return f"{percent:.0f}%" if percent >= 10 else f"{percent:.1f}%"
+
+
 def kib(value: float | None) -> str:
     if value is None:
         return NOT_MEASURED

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.matrix import HANDSHAKE_COUNTERPART, STATELESS_LIBS, STATELESS_VERSION
+from benchmarks.matrix import FLOOR, HANDSHAKE_COUNTERPART, STATELESS_LIBS, STATELESS_VERSION
 from benchmarks.report import formatting
 from benchmarks.report.document import (
     LIB_DESCRIPTIONS,
@@ -20,7 +20,9 @@ from benchmarks.report.document import (
     libs_in,
     loads_in,
     machine_summary,
+    of_floor,
     ordered,
+    peers,
     run_date,
     run_errors,
     speedup,
@@ -99,7 +101,10 @@ def _meta(results: Results) -> str:
         "A cell reads *calls per second · p50 / p99 latency per call*. `xN` is N concurrent"
         " callers in one session (over HTTP: N wrk connections); `s100x20` is 100 sessions at"
         " once, each opened, used for 20 calls and closed. *vs X* is mcptrio's calls per second"
-        " divided by X's (in the stateless era's table, mcptrio stateless's)."
+        " divided by X's (in the stateless era's table, mcptrio stateless's). *floor* is no"
+        " library: the same cell with no MCP work (see above), and *of floor* is mcptrio's calls"
+        " per second as a share of the floor's (the floor does no MCP work: 100% is the limit,"
+        " and a share above it is the machine's noise)."
         ' "failed": no run of the cell succeeded (the errors follow the'
         f' table); "{formatting.NOT_MEASURED}": not measured.',
     ]
@@ -127,9 +132,11 @@ def _transport_section(results: Results, transport: str) -> str:
     ]
     by_key = cells_by_key(results)
     libs = handshake_libs(ordered((c["lib"] for c in cells), tuple(libs_in(results))))
-    others = [lib for lib in libs if lib != "mcptrio"]
+    others = peers(libs)
+    floored = "mcptrio" in libs and FLOOR in libs
     header = ["workload", "load", *(lib_title(lib) for lib in libs)]
     header += [f"vs {lib_title(lib)}" for lib in others] if "mcptrio" in libs else []
+    header += [f"mcptrio of {lib_title(FLOOR)}"] if floored else []
     rows: list[list[str]] = []
     notes: list[str] = []
     for workload in workloads_in(cells):
@@ -139,6 +146,8 @@ def _transport_section(results: Results, transport: str) -> str:
             if "mcptrio" in libs:
                 mine = row_cells["mcptrio"]
                 row += [formatting.ratio(speedup(row_cells[lib], mine)) for lib in others]
+            if floored:
+                row.append(formatting.share(of_floor(row_cells["mcptrio"], row_cells[FLOOR])))
             rows.append(row)
             notes += _error_notes(row_cells, f"{workload} {load}")
     title = TRANSPORT_TITLES.get(transport, transport)
@@ -163,6 +172,11 @@ def _stateless_section(results: Results) -> str:
         for lib in libs
         if lib in HANDSHAKE_COUNTERPART
     ]
+    floored = "mcptrio-stateless" in libs and any(
+        c["lib"] == FLOOR for c in results.get("cells", [])
+    )
+    if floored:
+        header.append(f"{lib_title('mcptrio-stateless')} of {lib_title(FLOOR)}")
     rows: list[list[str]] = []
     notes: list[str] = []
     answered_json: dict[str, list[tuple[str, float]]] = {}
@@ -180,6 +194,9 @@ def _stateless_section(results: Results) -> str:
                         )
                     )
                 row += [formatting.relative(_vs_handshake(row_cells[lib], by_key)) for lib in libs]
+                if floored:
+                    floor = by_key.get((FLOOR, transport, workload, load))
+                    row.append(formatting.share(of_floor(row_cells["mcptrio-stateless"], floor)))
                 rows.append(row)
                 where = f"{transport} {workload} {load}"
                 notes += _error_notes(row_cells, where)
@@ -196,8 +213,9 @@ def _stateless_section(results: Results) -> str:
         " stateless's calls per second over the SDK's; *X stateless / X* is the library's"
         " calls per second in this era over its own in the handshake era's table above, for"
         " the same cell (the SDK's `auto` client already speaks 2026-07-28 in memory and over"
-        " stdio, so there the SDK's ratio compares one path with itself).\n\n"
-        + _table(header, rows, numeric_from=3)
+        " stdio, so there the SDK's ratio compares one path with itself); *of floor*: mcptrio"
+        " stateless's calls per second as a share of the floor's in the same cell (the floor"
+        " has no era).\n\n" + _table(header, rows, numeric_from=3)
     )
     if answered_json:
         text += (

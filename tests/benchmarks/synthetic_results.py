@@ -12,6 +12,7 @@ from typing import Any
 
 from benchmarks.matrix import (
     ERA_REFERENCE,
+    FLOOR,
     HANDSHAKE_COUNTERPART,
     LIBS,
     TRANSPORTS,
@@ -30,6 +31,7 @@ _BASE_RATE = {
         "fastmcp": 950,
         "mcptrio-stateless": 22_000,
         "sdk-stateless": 1_900,
+        "floor": 60_000,
     },
     "stdio": {
         "mcptrio": 15_000,
@@ -38,6 +40,7 @@ _BASE_RATE = {
         "fastmcp": 800,
         "mcptrio-stateless": 14_000,
         "sdk-stateless": 1_300,
+        "floor": 45_000,
     },
     "http-json": {
         "mcptrio": 6_500,
@@ -45,6 +48,7 @@ _BASE_RATE = {
         "fastmcp": 700,
         "mcptrio-stateless": 7_000,
         "sdk-stateless": 2_000,
+        "floor": 30_000,
     },
     "http-sse": {
         "mcptrio": 5_200,
@@ -52,6 +56,7 @@ _BASE_RATE = {
         "fastmcp": 450,
         "mcptrio-stateless": 6_000,
         "sdk-stateless": 1_800,
+        "floor": 27_000,
     },
     "websocket": {"mcptrio": 9_800},
 }
@@ -179,8 +184,9 @@ def synthetic_results(
 
 
 def add_speedups(cells: list[dict[str, Any]]) -> None:
-    """Set each cell's ``speedup`` (the calls/s of mcptrio of its era over its own) and a
-    stateless cell's ``vs_handshake`` where both figures exist, as the orchestrator does."""
+    """Set each cell's ``speedup`` (the calls/s of mcptrio of its era over its own), a
+    stateless cell's ``vs_handshake`` and every library's ``of_floor`` where both figures
+    exist, as the orchestrator does (the floor's cells get none)."""
     rates = {
         (c["lib"], c["transport"], c["workload"], c["load"]): c["calls_per_s"]
         for c in cells
@@ -188,9 +194,15 @@ def add_speedups(cells: list[dict[str, Any]]) -> None:
     }
     for c in cells:
         where = (c["transport"], c["workload"], c["load"])
-        reference = rates.get((ERA_REFERENCE[c["lib"]], *where))
         c.pop("speedup", None)
         c.pop("vs_handshake", None)
+        c.pop("of_floor", None)
+        if c["lib"] == FLOOR:
+            continue
+        floor = rates.get((FLOOR, *where))
+        if floor is not None and "calls_per_s" in c:
+            c["of_floor"] = c["calls_per_s"] / floor
+        reference = rates.get((ERA_REFERENCE[c["lib"]], *where))
         if reference is not None and "calls_per_s" in c:
             c["speedup"] = reference / c["calls_per_s"]
         handshake = rates.get((HANDSHAKE_COUNTERPART.get(c["lib"], ""), *where))

@@ -173,14 +173,13 @@ def _script() -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_the_answer_check_accepts_good_answers_and_names_what_is_wrong_with_bad_ones(
-    tmp_path: Path,
-) -> None:
+def lines_printed_by_wrk(script_text: str, tmp_path: Path) -> list[str]:
+    """What a Lua script prints when wrk loads it (it runs before wrk connects anywhere)."""
     if shutil.which(WRK) is None:
         # .ci/run installs wrk: its absence is a broken environment, not a reason to skip.
         pytest.fail(f"wrk not found ({WRK}): the HTTP benchmark needs it (apt-get install wrk)")
-    script = tmp_path / "check_cases.lua"
-    script.write_text(_script())
+    script = tmp_path / "cases.lua"
+    script.write_text(script_text)
     done = subprocess.run(
         [WRK, "-t1", "-c1", "-d1s", "-s", str(script), "http://127.0.0.1:9/"],
         capture_output=True,
@@ -189,7 +188,13 @@ def test_the_answer_check_accepts_good_answers_and_names_what_is_wrong_with_bad_
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    verdicts = done.stdout.splitlines()
-    assert len(verdicts) == len(CASES), done.stdout
+    return done.stdout.splitlines()
+
+
+def test_the_answer_check_accepts_good_answers_and_names_what_is_wrong_with_bad_ones(
+    tmp_path: Path,
+) -> None:
+    verdicts = lines_printed_by_wrk(_script(), tmp_path)
+    assert len(verdicts) == len(CASES), verdicts
     for (name, *_rest, expected), verdict in zip(CASES, verdicts, strict=True):
         assert verdict == expected, name

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pytest
 
 from benchmarks.harness import CpuClock, Window, percentile, record
-from benchmarks.matrix import LIBS, STATELESS_LIBS, RunRecord, cells_for
+from benchmarks.matrix import FLOOR, LIBS, STATELESS_LIBS, RunRecord, cells_for
 from benchmarks.orchestrate import (
     Progress,
     assemble,
@@ -23,6 +23,8 @@ from benchmarks.orchestrate import (
 )
 
 ALL_LIBS = ("mcptrio", "sdk", "sdk-legacy", "fastmcp")
+#: Every library (the floor is no library).
+EVERY_LIBRARY = tuple(lib for lib in LIBS if lib != FLOOR)
 
 
 def run(lib: str, calls_per_s: float, p99: float = 100.0, **extra: object) -> RunRecord:
@@ -68,7 +70,7 @@ def test_plan_cells_follow_the_matrix() -> None:
 
 
 def test_stateless_libraries_have_every_cell_but_the_session_load_over_their_transports() -> None:
-    plans = {tp.transport: tp for tp in plan(LIBS)}
+    plans = {tp.transport: tp for tp in plan(EVERY_LIBRARY)}
     for transport in ("in-memory", "stdio", "http-json", "http-sse"):
         assert "mcptrio-stateless" in plans[transport].libs
         assert "sdk-stateless" in plans[transport].libs
@@ -86,6 +88,50 @@ def test_stateless_libraries_have_every_cell_but_the_session_load_over_their_tra
     assert sum(tp.runs(1) for tp in plans.values()) == (20 * 4 + 15 * 4 + 21 * 3 * 2 + 20) + 2 * (
         15 + 15 + 16 + 16
     )
+
+
+def test_the_floor_is_measured_beside_the_libraries_in_every_cell_mcptrio_has_but_websocket() -> (
+    None
+):
+    plans = {tp.transport: tp for tp in plan(LIBS)}
+    for transport in ("in-memory", "stdio", "http-json", "http-sse"):
+        assert plans[transport].libs[-1] == FLOOR
+        assert cells_for(FLOOR, transport) == cells_for("mcptrio", transport)
+    assert plans["websocket"].libs == ("mcptrio",)
+    assert plans["http-json"].libs_for("call", "x16") == (
+        "mcptrio",
+        "sdk",
+        "fastmcp",
+        "mcptrio-stateless",
+        "sdk-stateless",
+        FLOOR,
+    )
+    assert FLOOR in plans["in-memory"].libs_for("call", "s100x20")
+    without = sum(tp.runs(1) for tp in plan(EVERY_LIBRARY))
+    assert sum(tp.runs(1) for tp in plans.values()) == without + 20 + 15 + 21 + 21
+
+
+def test_the_floor_has_no_speedup_and_every_library_is_a_share_of_it() -> None:
+    where = ("http-json", "call", "x16")
+    cells = {
+        c["lib"]: c
+        for c in summarise(
+            {
+                ("mcptrio", *where): [run("mcptrio", 1000)],
+                ("sdk", *where): [run("sdk", 100)],
+                ("mcptrio-stateless", *where): [run("mcptrio-stateless", 800)],
+                (FLOOR, *where): [run(FLOOR, 4000)],
+            }
+        )
+    }
+    assert "speedup" not in cells[FLOOR] and "of_floor" not in cells[FLOOR]
+    assert cells["mcptrio"]["of_floor"] == pytest.approx(0.25)
+    assert cells["mcptrio-stateless"]["of_floor"] == pytest.approx(0.2)
+    assert cells["sdk"]["of_floor"] == pytest.approx(0.025)
+    assert cells["sdk"]["speedup"] == pytest.approx(10.0)
+    # A cell the floor did not measure has no share of it.
+    (x1,) = [c for c in summarise({("mcptrio", "http-json", "call", "x1"): [run("mcptrio", 5)]})]
+    assert "of_floor" not in x1
 
 
 def test_a_filter_of_stateless_and_handshake_libraries_keeps_only_their_shared_cells() -> None:

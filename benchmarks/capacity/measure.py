@@ -8,6 +8,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TypedDict
 
+from .held import held_idle
 from .server_process import ServerProcess, running_server
 from .sessions import memory_per_session, open_latency_us, percentile
 from .startup import import_s, stdio_start_s
@@ -33,6 +34,12 @@ class CapacityRecord(TypedDict, total=False):
     session_open_p99_us: float
     import_s: float
     stdio_start_s: float
+    #: The held-sessions cell (``measure(held=...)``, see :mod:`benchmarks.capacity.held`).
+    held_sessions_asked: int
+    held_sessions: int
+    held_rss_mib: float
+    held_within_budget: bool
+    held_open_s: float
     #: How the figures were taken where a library needed something particular.
     notes: str
     error: str
@@ -45,7 +52,9 @@ def _max_connections(lib: str, sessions: int) -> int:
     return max(needed, _MCPTRIO_DEFAULT_MAX_CONNECTIONS)
 
 
-def measure(lib: str, *, sessions: int = 1000, quick: bool = False) -> CapacityRecord:
+def measure(
+    lib: str, *, sessions: int = 1000, quick: bool = False, held: int | None = None
+) -> CapacityRecord:
     """Measure ``lib``'s capacity figures; never raises for a failed measurement.
 
     ``rss_idle_kib_per_session``: a fresh HTTP server process (JSON responses) gets one session,
@@ -58,7 +67,8 @@ def measure(lib: str, *, sessions: int = 1000, quick: bool = False) -> CapacityR
     :mod:`benchmarks.capacity.startup`). ``quick`` opens at most 100 sessions, times 20
     openings and one import and start-up, and uses one server for the idle and GET-stream
     figures. ``notes`` says how a library was served where that differs from its defaults, and
-    whether sessions or streams were lost during the readings.
+    whether sessions or streams were lost during the readings. ``held``: also the held-sessions
+    cell with that many idle sessions, on a server of its own (:mod:`.held`).
     """
     if lib not in LIBS:
         raise ValueError(f"unknown lib {lib!r}: one of {', '.join(LIBS)}")
@@ -122,6 +132,17 @@ def measure(lib: str, *, sessions: int = 1000, quick: bool = False) -> CapacityR
     else:
         on_server(("idle sessions", idle), ("session open", latency))
         on_server(("GET streams", streams))
+
+    def held_sessions(count: int) -> None:
+        cell = held_idle(lib, count)
+        record["held_sessions_asked"] = cell.asked
+        record["held_sessions"] = cell.sessions
+        record["held_rss_mib"] = cell.rss_mib
+        record["held_within_budget"] = cell.within_budget
+        record["held_open_s"] = cell.open_s
+
+    if held is not None:
+        attempt("held sessions", partial(held_sessions, held))
     attempt("import", imports)
     attempt("stdio start", stdio)
     if notes:

@@ -9,7 +9,9 @@ The server is the benchmark's ``build_server()`` (``benchmarks/servers/<lib>_ser
 
 - mcptrio: ``Server.serve_http(json_response=True)`` under ``trio.run`` (built-in front end,
   httptools parser when installed), with ``ServerLimits(max_connections=MAX_CONNECTIONS)``:
-  its default of 1,000 connections would refuse the 1,001st open GET stream;
+  its default of 1,000 connections would refuse the 1,001st open GET stream; and with
+  ``HttpSecurity(max_sessions=MAX_CONNECTIONS)`` past its default of 10,000 sessions, which
+  would refuse the sessions of a larger run (idle ones hold no connection);
 - sdk: ``MCPServer.streamable_http_app(json_response=True)`` on uvicorn, one worker, as
   ``MCPServer.run_streamable_http_async()`` serves it (uvicorn has no connection limit);
 - fastmcp: ``FastMCP.run(transport="http", json_response=True)``, FastMCP's own uvicorn runner.
@@ -25,17 +27,24 @@ import sys
 from functools import partial
 
 LIBS = ("mcptrio", "sdk", "fastmcp")
+#: ``HttpSecurity``'s default ``max_sessions``.
+_MCPTRIO_DEFAULT_MAX_SESSIONS = 10_000
 
 
 def serve_mcptrio(port: int, max_connections: int) -> None:
     import trio
 
     from benchmarks.servers.mcptrio_server import build_server
+    from mcptrio.transports.http.endpoints.security import HttpSecurity
     from mcptrio.transports.http.engine.builtin_server import ServerLimits
 
     limits = ServerLimits(max_connections=max_connections)
+    security = HttpSecurity(max_sessions=max(max_connections, _MCPTRIO_DEFAULT_MAX_SESSIONS))
     server = build_server()
-    trio.run(partial(server.serve_http, "127.0.0.1", port, json_response=True, limits=limits))
+    serve = partial(
+        server.serve_http, "127.0.0.1", port, json_response=True, limits=limits, security=security
+    )
+    trio.run(serve)
 
 
 def serve_sdk(port: int) -> None:

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from .http_client import Connection, OpenedSession, open_get_stream
 from .server_process import ServerProcess, settled_rss_kib
 
-__all__ = ["MemoryPerSession", "memory_per_session", "open_latency_us", "percentile"]
+__all__ = [
+    "MemoryPerSession",
+    "memory_per_session",
+    "open_latency_us",
+    "percentile",
+    "session_alive",
+]
 
 _PING = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
 #: Sessions pinged after the readings to check the server still holds them.
@@ -28,7 +34,8 @@ class MemoryPerSession:
     lost: list[str] = field(default_factory=list)
 
 
-def _session_alive(conn: Connection, session: OpenedSession) -> bool:
+def session_alive(conn: Connection, session: OpenedSession) -> bool:
+    """Whether the server still answers ``session``'s ``ping``."""
     headers = (
         f"Mcp-Session-Id: {session.session_id}\r\n"
         f"MCP-Protocol-Version: {session.protocol_version}\r\n"
@@ -39,19 +46,23 @@ def _session_alive(conn: Connection, session: OpenedSession) -> bool:
 def _closed_streams(streams: list[socket.socket]) -> int:
     """How many of the GET streams the server has closed (a readable socket reading EOF)."""
     closed = 0
-    for start in range(0, len(streams), 500):
-        batch = streams[start : start + 500]
-        readable, _, _ = select.select(batch, [], [], 0)
-        for sock in readable:
-            sock.setblocking(False)
-            try:
-                while data := sock.recv(65536):
-                    del data
-                closed += 1
-            except BlockingIOError:
-                pass
-            finally:
-                sock.setblocking(True)
+    # poll, not select: select takes no descriptor past FD_SETSIZE (1,024), which thousands of
+    # open streams pass.
+    poller = select.poll()
+    by_fd = {sock.fileno(): sock for sock in streams}
+    for fd in by_fd:
+        poller.register(fd, select.POLLIN)
+    for fd, _ in poller.poll(0):
+        sock = by_fd[fd]
+        sock.setblocking(False)
+        try:
+            while data := sock.recv(65536):
+                del data
+            closed += 1
+        except BlockingIOError:
+            pass
+        finally:
+            sock.setblocking(True)
     return closed
 
 
@@ -81,7 +92,7 @@ def memory_per_session(
         after = settled_rss_kib(server.pid, pause_s=pause_s, max_wait_s=max_wait_s)
         lost: list[str] = []
         step = max(1, len(opened) // _PROBES)
-        dead = sum(not _session_alive(conn, s) for s in opened[::step])
+        dead = sum(not session_alive(conn, s) for s in opened[::step])
         if dead:
             lost.append(f"{dead} of {len(opened[::step])} probed sessions gone")
         if closed := _closed_streams(streams):

@@ -88,6 +88,10 @@ NotificationHandler = Callable[["Session", Notification], Awaitable[None] | None
 SessionActor = Callable[["Session"], Awaitable[None]]
 
 
+def _stop_waiting(_raise_cancel: object) -> trio.lowlevel.Abort:
+    return trio.lowlevel.Abort.SUCCEEDED
+
+
 class Session:
     """One MCP session over one transport. Start it with ``await nursery.start(session.run)``."""
 
@@ -218,7 +222,14 @@ class Session:
                     self._on_start(self)
                 task_status.started()
                 try:
-                    if not self._closed:
+                    if self._closed:
+                        pass
+                    elif self._abilities.hands_in_every_frame:
+                        # Nothing to read, and the transport ends only through close(), which
+                        # cancels this nursery: wait for that here, in this frame, with no
+                        # frame of the transport's kept (an idle session waits so for its life).
+                        await trio.lowlevel.wait_task_rescheduled(_stop_waiting)
+                    else:
                         await self._read()
                 finally:
                     self._shut(nursery)

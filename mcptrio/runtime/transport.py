@@ -48,7 +48,9 @@ returned by :meth:`Transport.abilities` and read once, when the session is made:
 A transport whose frames each arrive in a task of their own (a Streamable HTTP POST) does not
 queue them for ``receive``: the task hands its frame to :meth:`Session.deliver
 <mcptrio.runtime.session.Session.deliver>` itself, the same way in the session's reader takes,
-and such a transport's ``receive`` only waits for its end.
+and such a transport's ``receive`` only waits for its end. One whose every frame arrives so, and
+that ends only when the session is closed, says so (``hands_in_every_frame``): the session's
+reader then does not call ``receive`` at all.
 """
 
 from __future__ import annotations
@@ -172,6 +174,10 @@ class TransportAbilities(NamedTuple):
     #: delivers itself from the task that read them; each of the others still comes from
     #: ``receive``. A frame so delivered must not overtake one still to be received.
     deliver_to: Callable[[Callable[[Delivered], Awaitable[None]]], None] | None = None
+    #: Every incoming frame is handed to the session's ``deliver`` by the task that read it
+    #: (a Streamable HTTP POST), and the transport ends only when the session is closed: the
+    #: session's reader then never calls ``receive`` and only waits to be cancelled.
+    hands_in_every_frame: bool = False
 
 
 class Transport(Protocol):

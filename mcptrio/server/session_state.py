@@ -86,8 +86,9 @@ class ServerSessionState:
         #: The level the client asked for with ``logging/setLevel``; ``None`` sends everything.
         self.log_level: LoggingLevel | None = None
         self.dropped_log_messages = 0
-        self._subscriptions: dict[str, trio.MemorySendChannel[None]] = {}
-        # Made when first used (see the module docstring).
+        # Made when first used (see the module docstring); the table of subscriptions by the
+        # first subscribe, which most sessions never send.
+        self._subscriptions: dict[str, trio.MemorySendChannel[None]] | None = None
         self._changed: set[ListKind] | None = None
         self._logs: deque[LoggingMessageNotification] | None = None
         # Whether the notifier runs (or is started and about to).
@@ -121,23 +122,27 @@ class ServerSessionState:
 
     @property
     def subscriptions(self) -> frozenset[str]:
-        return frozenset(self._subscriptions)
+        return frozenset(self._subscriptions or ())
 
     def subscribe(self, uri: str) -> None:
         """Start the subscription actor for ``uri`` (subscribing twice is one subscription)."""
-        if uri in self._subscriptions:
+        subscriptions = self._subscriptions
+        if subscriptions is None:
+            subscriptions = self._subscriptions = {}
+        if uri in subscriptions:
             return
-        if len(self._subscriptions) >= self.max_subscriptions:
+        if len(subscriptions) >= self.max_subscriptions:
             raise InvalidRequest(
                 f"This session already has {self.max_subscriptions} subscriptions, the most it"
                 " may hold; unsubscribe from one first"
             )
         send, receive = trio.open_memory_channel[None](1)
         self.session.start_actor(self._subscription, uri, receive)
-        self._subscriptions[uri] = send
+        subscriptions[uri] = send
 
     def unsubscribe(self, uri: str) -> bool:
-        send = self._subscriptions.pop(uri, None)
+        subscriptions = self._subscriptions
+        send = None if subscriptions is None else subscriptions.pop(uri, None)
         if send is None:
             return False
         send.close()
@@ -145,7 +150,8 @@ class ServerSessionState:
 
     def resource_updated(self, uri: str) -> bool:
         """Tell the subscription actor of ``uri`` (if any) about an update, without waiting."""
-        send = self._subscriptions.get(uri)
+        subscriptions = self._subscriptions
+        send = None if subscriptions is None else subscriptions.get(uri)
         if send is None:
             return False
         try:

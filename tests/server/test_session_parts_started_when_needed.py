@@ -96,6 +96,23 @@ async def test_an_idle_session_keeps_no_writer_and_no_notifier() -> None:
             assert count("run_notifier") == 0
 
 
+async def test_an_idle_session_has_no_subscription_table_until_it_subscribes() -> None:
+    server = server_with_a_tool()
+    with trio.fail_after(10):
+        async with serving_in_memory(server) as (peer, session):
+            await handshake(peer)
+            state = server.session_state(session)
+            assert state._subscriptions is None
+            assert state.subscriptions == frozenset()
+            assert not state.resource_updated("mem://a")
+            assert not state.unsubscribe("mem://a")
+            state.subscribe("mem://a")
+            assert state.subscriptions == {"mem://a"}
+            assert state.resource_updated("mem://a")
+            assert state.unsubscribe("mem://a")
+            assert state.subscriptions == frozenset()
+
+
 async def test_a_list_change_starts_the_notifier_which_ends_once_it_has_sent() -> None:
     server = server_with_a_tool()
     with trio.fail_after(10):

@@ -101,8 +101,9 @@ class HttpSession:
     session: Session | None = field(default=None, init=False)
     # A server holds thousands of these: what only some sessions ever need (the standalone
     # stream, the head timer) is made when first needed.
-    # Where the session's reader waits for the end.
-    _reader: ParkingSpot = field(default_factory=ParkingSpot, init=False)
+    # Where a task calling receive() waits for the end; made by the first such call (the
+    # session's own reader never calls it: see abilities()).
+    _reader: ParkingSpot | None = field(default=None, init=False)
     _standalone: OutboundStream | None = field(default=None, init=False)
     #: Live request streams by id (not yet drained); the standalone one is apart.
     streams: dict[str, OutboundStream] = field(default_factory=dict, init=False)
@@ -162,16 +163,23 @@ class HttpSession:
 
     async def receive(self) -> Frame:
         """Wait for the end: POSTs hand their frames to the session themselves."""
-        # The session's reader parks here for the session's whole life: a parking spot, not a
-        # trio.Event or a channel, which would cost an idle session hundreds of bytes more.
+        # A parking spot, not a trio.Event or a channel, which would cost hundreds of bytes
+        # more; the session's own reader does not wait here (hands_in_every_frame).
         await trio.lowlevel.checkpoint_if_cancelled()
         while not self._ended:
-            await self._reader.park()
+            reader = self._reader
+            if reader is None:
+                reader = self._reader = ParkingSpot()
+            await reader.park()
         raise trio.EndOfChannel
 
     def abilities(self) -> TransportAbilities:
+        # Every frame comes in a POST's own task, and the session ends only through close()
+        # (DELETE, expiry, shutdown): the session's reader need not wait in receive().
         return TransportAbilities(
-            send_nowait=self.send_nowait, request_ended_unanswered=self.drop_unanswered
+            send_nowait=self.send_nowait,
+            request_ended_unanswered=self.drop_unanswered,
+            hands_in_every_frame=True,
         )
 
     def send_nowait(self, frame: Outgoing) -> bool:
@@ -196,7 +204,8 @@ class HttpSession:
         if self._ended:
             return
         self._ended = True
-        self._reader.wake()
+        if self._reader is not None:
+            self._reader.wake()
         for stream in self.streams.values():
             stream.finish()
         if self._standalone is not None:

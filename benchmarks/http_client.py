@@ -22,8 +22,15 @@ the order reversed every round, against the same server process, and prints each
 and the ratios NEW / OLD. The load average is printed with the table (a shared machine's
 figures are noisy; compare ratios from one run, not absolute figures across runs).
 
+``--instructions SMALL LARGE`` counts the client's instructions per call instead, with
+callgrind: each cell is run with SMALL and with LARGE calls, and (Ir(large) - Ir(small)) /
+(LARGE - SMALL) cancels start-up and imports out. It sees no kernel time (a syscall counts as
+the instructions that make it) but does not drift with the machine's load: the figure for a
+change that saves Python work. Slow (a run of 200 calls takes minutes under callgrind).
+
     python -m benchmarks.http_client [--duration S] [--rounds N] [--loads 1 32]
                                      [--eras handshake stateless] [--compare OLD_CHECKOUT]
+                                     [--instructions SMALL LARGE]
 
 ``--measure URL SERVER_PID`` is the measuring process alone (one round of every cell, a JSON
 line per cell on stdout): run it under ``py-spy record`` to profile the client.
@@ -34,11 +41,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +74,11 @@ def server_cpu_s(pid: int) -> float:
 # --- the measuring process -------------------------------------------------------------------
 
 
-async def measure_cell(client: Any, load: int, duration: float, server_pid: int) -> dict[str, Any]:
-    """``load`` tasks calling ``add(1, 2)`` over ``client`` for ``duration`` seconds."""
+async def measure_cell(
+    client: Any, load: int, duration: float, server_pid: int, calls_wanted: int = 0
+) -> dict[str, Any]:
+    """``load`` tasks calling ``add(1, 2)`` over ``client`` for ``duration`` seconds, or
+    ``calls_wanted`` calls in all when it is not 0 (then the warm-up is left out)."""
     import trio
 
     async def call() -> None:
@@ -77,18 +90,19 @@ async def measure_cell(client: Any, load: int, duration: float, server_pid: int)
         for _ in range(count):
             await call()
 
-    async with trio.open_nursery() as nursery:
-        for _ in range(load):
-            nursery.start_soon(calls, max(1, WARMUP_CALLS // load))
+    if not calls_wanted:
+        async with trio.open_nursery() as nursery:
+            for _ in range(load):
+                nursery.start_soon(calls, max(1, WARMUP_CALLS // load))
 
     done = 0
     deadline = time.perf_counter() + duration
 
     async def caller() -> None:
         nonlocal done
-        while time.perf_counter() < deadline:
-            await call()
+        while (done < calls_wanted) if calls_wanted else (time.perf_counter() < deadline):
             done += 1
+            await call()
 
     server_before, client_before = server_cpu_s(server_pid), time.process_time()
     start = time.perf_counter()
@@ -108,7 +122,7 @@ async def measure_cell(client: Any, load: int, duration: float, server_pid: int)
 
 
 async def measure(
-    url: str, server_pid: int, eras: list[str], loads: list[int], duration: float
+    url: str, server_pid: int, eras: list[str], loads: list[int], duration: float, calls: int
 ) -> None:
     """One round of every cell; a JSON line per cell on stdout."""
     import mcptrio
@@ -119,7 +133,7 @@ async def measure(
         revisions = HANDSHAKE_ERA if era == "handshake" else stateless
         async with mcptrio.open_client(url, revisions=revisions) as client:
             for load in loads:
-                cell = await measure_cell(client, load, duration, server_pid)
+                cell = await measure_cell(client, load, duration, server_pid, calls)
                 print(json.dumps({"era": era, **cell}), flush=True)
 
 
@@ -158,6 +172,57 @@ def run_side(checkout: Path, url: str, pid: int, args: argparse.Namespace) -> li
     command += ["--loads", *map(str, args.loads)]
     output = subprocess.run(command, cwd=checkout, env=env, check=True, capture_output=True)
     return [json.loads(line) for line in output.stdout.decode().splitlines()]
+
+
+def instructions(checkout: Path, url: str, pid: int, era: str, load: int, calls: int) -> int:
+    """Instructions (callgrind) of a measuring process importing ``checkout``'s ``mcptrio``
+    that makes ``calls`` calls of one cell, start-up included."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "callgrind.out"
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        command += [sys.executable, "-P", str(Path(__file__).resolve()), "--measure", url]
+        command += [str(pid), "--eras", era, "--loads", str(load), "--calls", str(calls)]
+        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        subprocess.run(command, cwd=checkout, env=env, check=True, capture_output=True)
+        totals = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
+        assert totals is not None, "callgrind wrote no totals"
+        return int(totals.group(1))
+
+
+def instructions_table(sides: dict[str, Path], url: str, pid: int, args: argparse.Namespace) -> str:
+    """Client instructions per call, per side and cell: (Ir(large) - Ir(small)) / (large -
+    small), so that start-up and imports cancel out; the runs go two at a time."""
+    small, large = args.instructions
+    jobs = [
+        (side, era, load, calls)
+        for era in args.eras
+        for load in args.loads
+        for side in sides
+        for calls in (small, large)
+    ]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        counts = dict(
+            zip(
+                jobs,
+                pool.map(lambda job: instructions(sides[job[0]], url, pid, *job[1:]), jobs),
+                strict=True,
+            )
+        )
+    lines = ["| era | load | " + " | ".join(f"{side} instructions/call" for side in sides)]
+    lines[0] += " | new / old |" if "old" in sides else " |"
+    lines.append("|---|---|" + "---:|" * (len(sides) + ("old" in sides)))
+    for era in args.eras:
+        for load in args.loads:
+            per_call = {
+                side: (counts[side, era, load, large] - counts[side, era, load, small])
+                / (large - small)
+                for side in sides
+            }
+            row = f"| {era} | x{load} | " + " | ".join(f"{per_call[s]:,.0f}" for s in sides)
+            if "old" in sides:
+                row += f" | {per_call['new'] / per_call['old']:.3f}"
+            lines.append(row + " |")
+    return "\n".join(lines)
 
 
 def table(results: dict[str, list[dict[str, Any]]], eras: list[str], loads: list[int]) -> str:
@@ -220,16 +285,31 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--eras", nargs="+", choices=ERAS, default=list(ERAS))
     parser.add_argument("--compare", type=Path, metavar="OLD_CHECKOUT")
     parser.add_argument("--measure", nargs=2, metavar=("URL", "SERVER_PID"))
+    parser.add_argument("--calls", type=int, default=0, help="with --measure: calls per cell")
+    parser.add_argument(
+        "--instructions",
+        type=int,
+        nargs=2,
+        metavar=("SMALL", "LARGE"),
+        help="client instructions per call under callgrind instead (calls per run: e.g. 64 320)",
+    )
     args = parser.parse_args(argv)
     if args.measure:
         import trio
 
         url, pid = args.measure
-        trio.run(measure, url, int(pid), args.eras, args.loads, args.duration)
+        trio.run(measure, url, int(pid), args.eras, args.loads, args.duration, args.calls)
         return
     sides = {"new": REPO_ROOT} if args.compare is None else {"old": args.compare, "new": REPO_ROOT}
     results: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     server, url = start_server()
+    if args.instructions:
+        try:
+            print(instructions_table(sides, url, server.pid, args))
+        finally:
+            server.terminate()
+            server.wait()
+        return
     try:
         for round_ in range(args.rounds):
             order = list(sides) if round_ % 2 == 0 else list(reversed(sides))

@@ -131,8 +131,9 @@ async def _echo(request: FakeRequest, exchange: FakeExchange) -> None:
 
 
 async def test_a_pool_exchange_goes_through_the_scheduler_although_its_write_does_not() -> None:
-    # The write skips the checkpoint Trio's streams end with, because the pool reads the
-    # answer right after it, and that read waits: an exchange still yields to other tasks.
+    # The write skips the checkpoint Trio's streams end with, and the read of a body that came
+    # with its head skips one too, because the pool reads the answer's head right after the
+    # write, and that read waits: an exchange still yields to other tasks.
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             port = await nursery.start(serve_fake_http, _echo, FakeServerStats())

@@ -219,10 +219,11 @@ class HttpResponse:
             await _read_into(self._connection.stream, reader, self.read_timeout)
 
     async def read(self, limit: int) -> bytes | None:
-        """The whole body, or ``None`` if it is longer than ``limit`` bytes (then unread)."""
+        """The whole body, or ``None`` if it is longer than ``limit`` bytes (then unread). No read
+        once its end came: the wait for the head (every response has had one) was the checkpoint."""
         parts: list[bytes] = []
         size = 0
-        while chunk := await self.receive_some():
+        while not self.complete and (chunk := await self.receive_some()):
             size += len(chunk)
             if size > limit:
                 return None

@@ -75,10 +75,12 @@ class ConnectionStream(trio.abc.Stream):
         while sent < len(view):
             try:
                 sent += sock.send(view[sent:])
+                continue
             except BlockingIOError:
-                await trio.lowlevel.wait_writable(sock)
+                pass  # the kernel's buffer is full: wait below, outside the handler
             except OSError as exc:
                 raise _stream_error(exc) from exc
+            await trio.lowlevel.wait_writable(sock)
 
     async def wait_send_all_might_not_block(self) -> None:
         await trio.lowlevel.wait_writable(self._sock)
@@ -90,26 +92,17 @@ class ConnectionStream(trio.abc.Stream):
         size = 65536 if max_bytes is None else max_bytes
         if self._answer_due:
             self._answer_due = False
-            await trio.lowlevel.wait_readable(sock)
         else:
             await trio.lowlevel.checkpoint_if_cancelled()
-            try:
-                data = sock.recv(size)
-            except BlockingIOError:
-                await trio.lowlevel.wait_readable(sock)
-            except OSError as exc:
-                raise _stream_error(exc) from exc
-            else:
+            data = _recv(sock, size)
+            if data is not None:
                 await trio.lowlevel.cancel_shielded_checkpoint()
                 return data
         while True:
-            try:
-                return sock.recv(size)
-            except BlockingIOError:
-                # Readiness without bytes (a spurious wake-up): wait again.
-                await trio.lowlevel.wait_readable(sock)
-            except OSError as exc:
-                raise _stream_error(exc) from exc
+            await trio.lowlevel.wait_readable(sock)
+            data = _recv(sock, size)
+            if data is not None:
+                return data
 
     async def aclose(self) -> None:
         if self._sock.fileno() != -1:
@@ -117,6 +110,17 @@ class ConnectionStream(trio.abc.Stream):
             trio.lowlevel.notify_closing(self._sock)
             self._sock.close()
         await trio.lowlevel.checkpoint()
+
+
+def _recv(sock: socket.socket, size: int) -> bytes | None:
+    """What the socket holds, up to ``size`` bytes; ``None`` when nothing yet (a readiness
+    without bytes is possible: the caller waits again)."""
+    try:
+        return sock.recv(size)
+    except BlockingIOError:
+        return None
+    except OSError as exc:
+        raise _stream_error(exc) from exc
 
 
 def _stream_error(exc: OSError) -> trio.BrokenResourceError | trio.ClosedResourceError:

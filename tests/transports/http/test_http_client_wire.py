@@ -16,7 +16,7 @@ from mcptrio.transports.http.engine.client_pool import (
     HttpProtocolError,
     split_url,
 )
-from mcptrio.transports.http.engine.client_wire import MAX_HEAD_SIZE, ParserName
+from mcptrio.transports.http.engine.client_wire import MAX_HEAD_SIZE, ConnectionParser, ParserName
 
 pytest.importorskip("httptools")
 
@@ -120,6 +120,32 @@ async def test_interim_responses_are_skipped_and_keep_alive_reuses_the_connectio
     # One connection served both (the server reads both heads on it), each with its length.
     assert [head.split(b"\r\n")[0] for head in seen] == [b"POST /mcp HTTP/1.1"] * 2
     assert all(b"content-length: 1" in head for head in seen)
+
+
+def test_one_llhttp_parser_reads_a_connections_responses_one_after_another() -> None:
+    # The httptools reader keeps its llhttp parser for the connection's next response: that
+    # holds only because the pool reuses a connection whose last response ended (reusable).
+    parser = ConnectionParser("httptools")
+    answers = [
+        ([b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\none"], 200, b"one"),
+        (
+            [b"HTTP/1.1 201 Created\r\ntransfer-encoding: chunked\r\n\r\n3\r\ntwo\r\n0\r\n\r\n"],
+            201,
+            b"two",
+        ),
+        ([b"HTTP/1.1 204 No Content\r\n\r\n"], 204, b""),
+        ([b"HTTP/1.1 200 OK\r\ncontent", b"-length: 4\r\n\r\nfo", b"ur"], 200, b"four"),
+    ]
+    first = parser.reader()
+    for pieces, status, body in answers:
+        reader = parser.reader()
+        assert reader is first
+        assert reader.head is None and not reader.complete
+        for piece in pieces:
+            reader.feed(piece)
+        assert reader.head is not None and reader.head.status == status
+        assert b"".join(reader.body) == body
+        assert reader.complete and reader.reusable()
 
 
 @pytest.mark.parametrize("parser", PARSERS)

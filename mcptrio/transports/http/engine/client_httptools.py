@@ -34,6 +34,16 @@ class HttptoolsResponseReader:
     )
 
     def __init__(self) -> None:
+        self._parser = httptools.HttpResponseParser(self)
+        self.next_response()
+
+    def next_response(self) -> HttptoolsResponseReader:
+        """This reader, ready for the connection's next response, its llhttp parser kept.
+
+        The pool asks for it only on a new connection, or on one whose last response was
+        complete and kept alive (:meth:`reusable`): llhttp then stands at the start of the next
+        message, and only this object's record of the last response is reset.
+        """
         self.head: ResponseHead | None = None
         self.body: list[bytes] = []
         self.complete = False
@@ -43,7 +53,7 @@ class HttptoolsResponseReader:
         self._keep_alive = False
         self._eof_ends = False
         self._surplus = False
-        self._parser = httptools.HttpResponseParser(self)
+        return self
 
     def request_bytes(self, method: str, target: bytes, head: bytes, body: bytes) -> bytes:
         if method == "HEAD":

@@ -26,7 +26,8 @@ and before the response, only an idempotent request (RFC 9110 9.2.2) on a *reuse
 goes once more on a fresh one; any other (``POST``) fails with :class:`OutcomeUnknown`.
 
 Parsing: httptools when installed, h11 otherwise (``parser=``, see :mod:`.client_wire`); the
-request head is written from a cached, checked header block.
+request head is written from a cached, checked header block. Plain TCP goes through
+:mod:`.client_socket` (no checkpoint after a write that the read of its answer follows).
 
 Errors (a branch of the tree in :mod:`mcptrio.protocol.errors`)::
 
@@ -59,6 +60,7 @@ from urllib.parse import urlsplit
 import trio
 
 from .client_connect import Address, connect_failure, open_tcp_to_chosen
+from .client_socket import ConnectionStream
 from .client_wire import (
     IDEMPOTENT_METHODS,
     ConnectionParser,
@@ -145,13 +147,11 @@ class _Connection:
         self.request_cut = False
         self.closed = False
         raw = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
-        self.socket = raw.socket if isinstance(raw, trio.SocketStream) else None
+        self.socket = raw if isinstance(raw, ConnectionStream) else getattr(raw, "socket", None)
 
     def looks_reusable(self) -> bool:
         """Whether an idle connection still seems open (a closed one polls readable)."""
-        if self.closed:
-            return False
-        return self.socket is None or not self.socket.is_readable()
+        return not self.closed and (self.socket is None or not self.socket.is_readable())
 
     def parser_done(self) -> bool:
         """Whether the last exchange ended so that the connection may carry another."""
@@ -191,16 +191,13 @@ class HttpResponse:
 
     def header(self, name: bytes) -> bytes | None:
         """The first value of header ``name`` (lower-case), or ``None``."""
-        for key, value in self.headers:
-            if key == name:
-                return value
-        return None
+        return next((value for key, value in self.headers if key == name), None)
 
     @property
     def content_type(self) -> str:
         """The media type, lower-case, without parameters (``""`` when absent)."""
-        value = self.header(b"content-type") or b""
-        return value.split(b";", 1)[0].strip().lower().decode("latin-1")
+        value = (self.header(b"content-type") or b"").split(b";", 1)[0]
+        return value.strip().lower().decode("latin-1")
 
     async def receive_some(self) -> bytes:
         """The next piece of the body; ``b""`` once it is complete.
@@ -222,10 +219,11 @@ class HttpResponse:
             await _read_into(self._connection.stream, reader, self.read_timeout)
 
     async def read(self, limit: int) -> bytes | None:
-        """The whole body, or ``None`` if it is longer than ``limit`` bytes (then unread)."""
+        """The whole body, or ``None`` if it is longer than ``limit`` bytes (then unread). No read
+        once its end came: the wait for the head (every response has had one) was the checkpoint."""
         parts: list[bytes] = []
         size = 0
-        while chunk := await self.receive_some():
+        while not self.complete and (chunk := await self.receive_some()):
             size += len(chunk)
             if size > limit:
                 return None
@@ -400,6 +398,7 @@ class HttpClientPool:
         if isinstance(stream, trio.SocketStream):
             # Requests are written whole: Nagle's algorithm would only delay them.
             stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+            stream = ConnectionStream.take(stream)
         return _Connection(stream, origin, self.parser)
 
     async def aclose(self) -> None:

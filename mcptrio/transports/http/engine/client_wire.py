@@ -279,7 +279,9 @@ class ConnectionParser:
         if httptools_chosen(parser):
             from .client_httptools import HttptoolsResponseReader
 
-            self._make = HttptoolsResponseReader
+            # One llhttp parser per connection, as llhttp is meant to be used: each response
+            # starts where the last one ended (see HttptoolsResponseReader.next_response).
+            self._make = HttptoolsResponseReader().next_response
         else:
             self._h11 = h11.Connection(our_role=h11.CLIENT)
 

@@ -153,3 +153,20 @@ async def test_a_pool_exchange_goes_through_the_scheduler_although_its_write_doe
             assert steps.steps >= 1
             await pool.aclose()
             nursery.cancel_scope.cancel()
+
+
+def test_readiness_is_read_for_a_descriptor_past_select_s_limit() -> None:
+    """A process with many files open (a gateway, a server holding thousands of sessions) gives
+    its connections descriptors past 1024, which ``select.select`` refuses."""
+    spare = [socket.socket() for _ in range(1100)]
+    try:
+        ours, peer = socket.socketpair()
+        with ours, peer:
+            assert ours.fileno() > 1024
+            stream = ConnectionStream(ours)
+            assert not stream.is_readable()
+            peer.send(b"x")
+            assert stream.is_readable()
+    finally:
+        for sock in spare:
+            sock.close()

@@ -58,8 +58,10 @@ class ConnectionStream(trio.abc.Stream):
         """Whether a read would not block: bytes arrived, or the peer closed."""
         if self._sock.fileno() == -1:
             return True
-        readable, _, _ = select.select([self._sock], [], [], 0)
-        return bool(readable)
+        # poll, not select: a busy process's descriptors go past select's limit of 1024.
+        poller = select.poll()
+        poller.register(self._sock, select.POLLIN)
+        return bool(poller.poll(0))
 
     def setsockopt(self, level: int, option: int, value: int) -> None:
         self._sock.setsockopt(level, option, value)

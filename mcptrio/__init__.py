@@ -62,6 +62,18 @@ _EXPORTS: dict[str, str] = {
     "asyncio_handler": "mcptrio.server.asyncio_handlers",
     "open_client": "mcptrio.client",
     "declare_skills": "mcptrio.client.skills",
+    "AppView": "mcptrio.client.apps",
+    "AppViewError": "mcptrio.client.apps",
+    "declare_apps": "mcptrio.client.apps",
+    "read_app_view": "mcptrio.client.apps",
+    "server_supports_apps": "mcptrio.client.apps",
+    "tool_view": "mcptrio.client.apps",
+    "ResourceCsp": "mcptrio.protocol.apps_extension",
+    "ResourceUi": "mcptrio.protocol.apps_extension",
+    "ToolUi": "mcptrio.protocol.apps_extension",
+    "client_supports_apps": "mcptrio.server.apps",
+    "html_bundle": "mcptrio.server.apps",
+    "html_file": "mcptrio.server.apps",
     "open_client_group": "mcptrio.client.group",
     "open_stores": "mcptrio.stores.bundle",
 }
@@ -73,6 +85,12 @@ if TYPE_CHECKING:
     from .client import ClientError as ClientError
     from .client import OutputValidationError as OutputValidationError
     from .client import open_client as open_client
+    from .client.apps import AppView as AppView
+    from .client.apps import AppViewError as AppViewError
+    from .client.apps import declare_apps as declare_apps
+    from .client.apps import read_app_view as read_app_view
+    from .client.apps import server_supports_apps as server_supports_apps
+    from .client.apps import tool_view as tool_view
     from .client.group import ClientGroup as ClientGroup
     from .client.group import GroupTool as GroupTool
     from .client.group import open_client_group as open_client_group
@@ -80,6 +98,9 @@ if TYPE_CHECKING:
     from .client.skills import SkillVerificationError as SkillVerificationError
     from .client.skills import declare_skills as declare_skills
     from .client.tasks import TaskHandle as TaskHandle
+    from .protocol.apps_extension import ResourceCsp as ResourceCsp
+    from .protocol.apps_extension import ResourceUi as ResourceUi
+    from .protocol.apps_extension import ToolUi as ToolUi
     from .protocol.errors import CapabilityNotNegotiated as CapabilityNotNegotiated
     from .protocol.errors import ConnectionClosed as ConnectionClosed
     from .protocol.errors import InternalError as InternalError
@@ -98,6 +119,9 @@ if TYPE_CHECKING:
     from .runtime.context import RequestContext as RequestContext
     from .runtime.session import Session as Session
     from .server import Server as Server
+    from .server.apps import client_supports_apps as client_supports_apps
+    from .server.apps import html_bundle as html_bundle
+    from .server.apps import html_file as html_file
     from .server.asyncio_handlers import asyncio_handler as asyncio_handler
     from .server.context import Context as Context
     from .server.context import Elicited as Elicited

@@ -21,6 +21,12 @@ from .errors import CliError, usage_error
 
 __all__ = ["COMMANDS", "DEV_DESCRIPTION", "DEV_USAGE", "build_parser", "split_command"]
 
+#: The values a serving option's flag takes, where they are few.
+_CHOICES = {
+    "auth": ("jwt", "introspection", "dev"),
+    "orphaned_sessions": ("adopt", "strict"),
+}
+
 DESCRIPTION = """\
 Run, inspect and call MCP servers.
 
@@ -258,7 +264,7 @@ def _deployment_options(parser: argparse.ArgumentParser) -> None:
             group.add_argument(
                 setting.flag,
                 dest=setting.name,
-                choices=("jwt", "introspection", "dev") if setting.name == "auth" else None,
+                choices=_CHOICES.get(setting.name),
                 help=f"{meaning} (${setting.variable})",
             )
 

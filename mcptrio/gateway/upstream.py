@@ -42,6 +42,7 @@ from ..client import (
     Timeouts,
     open_client,
 )
+from ..client.apps import declare_apps, tool_view
 from ..protocol.errors import (
     ConnectionClosed,
     InternalError,
@@ -62,6 +63,7 @@ from ..protocol.types import (
     RootsCapability,
 )
 from ..server import Server
+from ..server.apps import namespaced_tool_meta, namespaced_view_reader, served_view_uri, view_uri
 from ..server.forwarding import (
     CompleteForwarder,
     ForwardedItem,
@@ -69,6 +71,7 @@ from ..server.forwarding import (
     ForwardedResource,
     ForwardedTemplate,
     ForwardedTool,
+    ReadForwarder,
 )
 from ..server.handler_context import HandlerContext
 from ..server.mount import check_namespace
@@ -229,7 +232,8 @@ class UpstreamConnection:
                 identity=ClientIdentity(
                     info=Implementation(name="mcptrio-gateway", version=self.gateway.info.version),
                     # roots/list is answered with the waiting client's roots (see .routing).
-                    capabilities=ClientCapabilities(roots=RootsCapability()),
+                    # It hands MCP Apps views on, so it declares them (docs/explanation/apps.md).
+                    capabilities=declare_apps(ClientCapabilities(roots=RootsCapability())),
                 ),
                 revisions=spec.revisions or Revisions(),
                 timeouts=Timeouts(initialize=spec.connect_timeout, request=spec.timeout),
@@ -308,7 +312,7 @@ class UpstreamConnection:
                     await self._sync(client, kind)
 
     def _updated(self, uri: str) -> None:
-        self.gateway.notify_resource_updated(uri)
+        self.gateway.notify_resource_updated(view_uri(self.spec.prefix, uri))
 
     def _log(self, message: LoggingMessageNotification) -> None:
         """Pass a log message on to the client waiting on this upstream, or else to every
@@ -335,6 +339,7 @@ class UpstreamConnection:
         client, nursery = self._client, self._nursery
         if client is None or nursery is None:
             raise InternalError(self.unavailable())
+        uri = served_view_uri(self.spec.prefix, uri)
         if uri in self._followed:
             return
         if (
@@ -371,10 +376,16 @@ class UpstreamConnection:
         items: list[ForwardedItem | None] = []
         caps = client.server_capabilities
         if kind == "tools" and caps.tools is not None:
-            async for tool in client.iter_tools(cache="refresh"):
+            tools = [tool async for tool in client.iter_tools(cache="refresh")]
+            views = any(tool_view(tool) is not None for tool in tools)  # a view calls them too
+            for tool in tools:
                 if spec.wants(tool.name):
-                    definition = msgspec.structs.replace(tool, name=spec.exposed(tool.name))
-                    items.append(_item(ForwardedTool, definition, self._caller(tool.name)))
+                    meta = namespaced_tool_meta(spec.prefix, tool.meta)
+                    definition = msgspec.structs.replace(
+                        tool, name=spec.exposed(tool.name), meta=meta
+                    )
+                    caller, app_name = self._caller(tool.name), tool.name if views else None
+                    items.append(_item(ForwardedTool, definition, caller, app_name=app_name))
         elif kind == "prompts" and caps.prompts is not None:
             completes = _completes(client)
             async for prompt in client.iter_prompts(cache="refresh"):
@@ -392,8 +403,13 @@ class UpstreamConnection:
             completes = _completes(client)
             async for resource in client.iter_resources(cache="refresh"):
                 if spec.wants(resource.uri):
+                    served = view_uri(spec.prefix, resource.uri)  # MCP Apps views: namespaced
+                    read: ReadForwarder = self._read
+                    if served != resource.uri:
+                        read = namespaced_view_reader(spec.prefix, read)
+                    resource = msgspec.structs.replace(resource, uri=served)
                     items.append(
-                        _item(ForwardedResource, resource, self._read, subscribe=self._subscribe)
+                        _item(ForwardedResource, resource, read, subscribe=self._subscribe)
                     )
             async for template in client.iter_resource_templates(cache="refresh"):
                 if spec.wants(template.uri_template):

@@ -37,7 +37,7 @@ import jsonschema  # type: ignore[import-untyped]
 import jsonschema.exceptions  # type: ignore[import-untyped]
 import trio
 
-from ..protocol.errors import InternalError
+from ..protocol.errors import InternalError, LocalError
 from ..protocol.types import (
     AudioContent,
     CallToolResult,
@@ -95,8 +95,9 @@ class PoolHolder:
                 await own.aclose()
 
 
-class ApiFailure(Exception):
-    """The API could not be asked, or answered with an error status: the message says which."""
+class ApiFailure(LocalError, default_message="The API call failed"):
+    """The API could not be asked, or answered with an error status: the message says which
+    (a tool answers it as its error result, a resource read as -32603)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from urllib.parse import urljoin
 
 import yaml
 
+from ..protocol.errors import LocalError
 from ..transports.http.engine.client_pool import HttpClientPool, HttpError
 
 __all__ = [
@@ -41,7 +42,7 @@ MAX_DOCUMENT = 16 * 1024 * 1024
 MAX_REDIRECTS = 5
 
 
-class OpenApiError(ValueError):
+class OpenApiError(LocalError, ValueError):
     """A document (or a part of it) that cannot be served: the message names the document and
     the part, in one line."""
 

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..protocol.errors import LocalError
 from .multipart import Part, encode_multipart
 from .operations import Body, Operation, Parameter
 
 __all__ = ["ArgumentError", "OutgoingRequest", "build_request"]
 
 
-class ArgumentError(ValueError):
+class ArgumentError(LocalError, ValueError):
     """An argument that cannot be sent as its operation says (a file that is not base64)."""
 
 

@@ -31,6 +31,9 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         ├── ConfigError                   [gateway] a bad gateway config; also a ValueError
         ├── LifespanError                 [server] the server's lifespan failed to start
         ├── SkillsError                   [server] a skills folder cannot be published; a ValueError
+        ├── OpenApiError                  [openapi] a document that cannot be served; a ValueError
+        ├── ArgumentError                 [openapi] an argument it cannot send; a ValueError
+        ├── ApiFailure                    [openapi] an OpenAPI operation's API failed or refused
         ├── TransportError                a transport could not connect or carry the exchange
         │   ├── HttpError                 [transports.http] the HTTP client failed
         │   │   ├── HttpConnectError      could not connect (refused, DNS, TLS handshake)
@@ -48,6 +51,7 @@ defined next to what raises them (the module is in brackets); the sub-roots live
         │   └── WebSocketHandshakeError   [transports.websocket] also a ConnectionError
         │       └── WebSocketRejected     the server answered the upgrade with an HTTP status
         └── ClientError                   [client] the client's own check failed
+            ├── AppViewError              what was read for an MCP Apps view is not one
             ├── OutputValidationError     structuredContent does not fit the outputSchema
             ├── RepeatedCursor            a server's pagination went round in a circle
             ├── ServerConnectError        a server of a group could not be connected

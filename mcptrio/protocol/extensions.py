@@ -14,6 +14,8 @@ extension it is looking at:
   methods exist, in handshake-era sessions. The skills extension is (its methods and resources
   rely on nothing of 2026-07-28; the conformance suite and the SEP's reference implementations
   use it over ``initialize``); the tasks extension is not (2025-11-25 has core tasks instead).
+  MCP Apps (SEP-1865) is too, and has no method of its own (its SEP negotiates it in
+  ``initialize``).
 
 Every extension method needs the *server's* declaration: a server that did not declare it
 answers -32601, and a client does not send it (``CapabilityNotNegotiated``).
@@ -24,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from . import skills_extension, tasks_extension
+from . import apps_extension, skills_extension, tasks_extension
 
 __all__ = ["EXTENSIONS", "HANDSHAKE_ERA_EXTENSIONS", "ExtensionRule", "declared_per_request"]
 
@@ -46,6 +48,7 @@ EXTENSIONS: Final[dict[str, ExtensionRule]] = {
         ExtensionRule(
             skills_extension.EXTENSION_ID, declared_per_request=False, handshake_era=True
         ),
+        ExtensionRule(apps_extension.EXTENSION_ID, declared_per_request=False, handshake_era=True),
     )
 }
 

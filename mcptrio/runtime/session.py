@@ -59,7 +59,12 @@ from ..protocol.codec import CarriedResult, Envelope
 from ..protocol.connection import Connection
 from ..protocol.errors import ConnectionClosed, McpError, RequestTimeout
 from ..protocol.revisions import Revision
-from ..protocol.types import CancelledNotification, PingRequest, ProgressNotification
+from ..protocol.types import (
+    CancelledNotification,
+    Implementation,
+    PingRequest,
+    ProgressNotification,
+)
 from .lifecycle import IncomingRequests, RequestHandler, SessionBusy
 from .outbox import Outbox
 from .outgoing import PendingRequest, ProgressCallback
@@ -173,6 +178,19 @@ class Session:
         answering one request of a client that already initialized elsewhere); ``ValueError``
         for a revision this side does not speak."""
         self.connection.start_initialized(revision)
+
+    def resume_handshake(
+        self, revision: str, peer_info: Implementation | None, peer_capabilities: Any
+    ) -> None:
+        """Take up a session whose handshake completed elsewhere (a worker that died), with
+        what it negotiated: the peer's info and capabilities gate what is sent as they did
+        there. ``ValueError`` for a revision this side does not speak."""
+        self.connection.start_initialized(revision)
+        self.connection.peer_info = peer_info
+        self.connection.peer_capabilities = peer_capabilities
+        self._handshake_done = True
+        if self._handshake_event is not None:
+            self._handshake_event.set()
 
     def owes_answer(self, rid: RequestId) -> bool:
         """Whether the peer's request ``rid`` is still waiting for its answer."""

@@ -21,6 +21,7 @@ from ..protocol.types import (
     ServerCapabilities,
     ToolsCapability,
 )
+from .apps import apps_capability
 from .completion import CompletionEngine
 from .forwarding import (
     ForwardedItem,
@@ -167,13 +168,14 @@ class ServerContents:
     ) -> ServerCapabilities:
         """What a server with these contents declares: a feature when something of its kind is
         here or it is ``declared``; ``experimental`` as given; the extensions of task-capable
-        tools and of published ``skills``."""
+        tools, of published ``skills`` and of MCP Apps views (:mod:`.apps`)."""
         declared = frozenset(declared)
         task_tools = any_task_tools(self.tools.values())
         resources = bool(self.resources or self.templates) or "resources" in declared
         extensions = {
             **(tasks_extension_capability() if task_tools else {}),
             **({} if skills is None else {SKILLS_ID: skills.capability()}),
+            **apps_capability((t.definition.meta for t in self.tools.values()), self.resources),
         }
         return ServerCapabilities(
             tools=ToolsCapability(list_changed=True) if self.tools or "tools" in declared else None,

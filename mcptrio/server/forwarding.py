@@ -99,16 +99,23 @@ class _Forwarded:
 
 class ForwardedTool(_Forwarded):
     """A tool described by ``definition`` (its name checked against the 2025-11-25 naming
-    guidance) and answered by ``call``."""
+    guidance) and answered by ``call``.
 
-    __slots__ = ("_call", "definition")
+    ``app_name`` is the name an MCP Apps view of the server it comes from calls it by (its name
+    there, when that server has views): a ``tools/call`` of that name, not served here, is
+    answered by this tool (see :func:`.apps.app_call_target`)."""
 
-    def __init__(self, definition: Tool, call: ToolForwarder) -> None:
+    __slots__ = ("_call", "app_name", "definition")
+
+    def __init__(
+        self, definition: Tool, call: ToolForwarder, *, app_name: str | None = None
+    ) -> None:
         super().__init__(validate_tool_name(definition.name))
         if definition.input_schema.get("type") != "object":
             raise ValueError(f"Tool {definition.name!r}: an inputSchema must have type 'object'")
         self.definition = definition
         self._call = call
+        self.app_name = app_name
 
     async def call(self, ctx: HandlerContext, arguments: dict[str, Any] | None) -> CallToolResult:
         """Forward one ``tools/call``."""

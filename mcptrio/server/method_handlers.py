@@ -43,6 +43,7 @@ from ..protocol.types import (
 from ..protocol.types.common import PaginatedRequest
 from ..runtime.session import Session
 from ..tasks import TaskSupervisor
+from .apps import app_call_target
 from .call_once import run_once, runs_every_time
 from .completion import CompletionEngine
 from .forwarding import ForwardedPrompt, ForwardedResource, ForwardedTemplate, ForwardedTool
@@ -157,7 +158,11 @@ class MethodHandlers:
         return list_page
 
     async def call_tool(self, ctx: HandlerContext, request: CallToolRequest) -> Result:
-        tool = self.server.tools.require(request.name)
+        tools = self.server.tools
+        # A name served here is that tool; another may be an MCP Apps view's call (.apps).
+        tool = tools.get(request.name)
+        if tool is None:
+            tool = app_call_target(tools, request.name) or tools.require(request.name)
         if tool.scopes:
             ctx.require_scopes(tool.scopes)
         arguments = request.arguments if isinstance(request.arguments, dict) else None

@@ -14,7 +14,11 @@ several LLM APIs refuse it in tool names, so the separator and the namespace kee
 characters every client accepts). A name that would pass 128 characters is left out, with a
 warning. Resources and templates keep their URIs: a URI names the resource wherever it is
 served, and clients may have stored it. A URI already served by this server (its own or
-another mount's) is left out, with a warning, rather than shadowed.
+another mount's) is left out, with a warning, rather than shadowed. MCP Apps views are the
+exception: ``ui://<rest>`` is served as ``ui://<namespace>/<rest>`` and the tools that name it
+say so, since a view's URI is a reference between a server's tools and its views, read afresh
+from the tool, and app servers often name theirs alike; a view's calls of its server's tools by
+their own names reach them (:mod:`.apps`).
 
 Liveness. The mount does not copy handlers: each forwarded item looks the mounted server's item
 up when it is called, and a change in the mounted server (a tool added or removed, a resource
@@ -39,6 +43,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from ..protocol.apps_extension import tool_ui
 from ..protocol.types import (
     CallToolResult,
     CompleteArgument,
@@ -50,6 +55,7 @@ from ..protocol.types import (
     ResourceContents,
     ResourceTemplateReference,
 )
+from .apps import namespaced_tool_meta, namespaced_view_reader, view_uri
 from .completion import CompletionEngine
 from .forwarding import (
     CompleteForwarder,
@@ -162,11 +168,13 @@ class Mount:
         what, value = change
         if what == "list_changed":
             self._sync(value)  # type: ignore[arg-type]
-        elif any(key == value for _, key in self._keys["resources"]) or any(
-            isinstance(t, ForwardedTemplate) and t.match(value) is not None
+            return
+        uri = view_uri(self.namespace, value)
+        if any(key == uri for _, key in self._keys["resources"]) or any(
+            isinstance(t, ForwardedTemplate) and t.match(uri) is not None
             for t in self._mounted_templates()
         ):
-            self.parent.notify_resource_updated(value)
+            self.parent.notify_resource_updated(uri)
 
     def _mounted_templates(self) -> list[Any]:
         return [
@@ -186,7 +194,8 @@ class Mount:
         wanted = self.wanted
         child = self.child
         if kind == "tools":
-            items = [("tools", self._tool(name)) for name in child.tools if wanted(name)]
+            views = any(tool_ui(tool.definition.meta) for tool in child.tools.values())
+            items = [("tools", self._tool(name, views)) for name in child.tools if wanted(name)]
         elif kind == "prompts":
             items = [("prompts", self._prompt(name)) for name in child.prompts if wanted(name)]
         else:
@@ -202,15 +211,22 @@ class Mount:
 
     # ---------------------------------------------------------------- the forwarded items
 
-    def _tool(self, name: str) -> ForwardedTool:
+    def _tool(self, name: str, views: bool) -> ForwardedTool:
+        """Tool ``name`` of the child; ``views``: the child has MCP Apps views, so a view's
+        call of ``name`` reaches it too (:func:`.apps.app_call_target`)."""
         child = self.child
-        definition = msgspec.structs.replace(child.tools[name].definition, name=self.name(name))
+        definition = child.tools[name].definition
+        definition = msgspec.structs.replace(
+            definition,
+            name=self.name(name),
+            meta=namespaced_tool_meta(self.namespace, definition.meta),
+        )
 
         async def call(ctx: HandlerContext, arguments: dict[str, Any] | None) -> CallToolResult:
             return await child.tools.require(name).call(ctx.for_server(child), arguments)
 
         try:
-            return ForwardedTool(definition, call)
+            return ForwardedTool(definition, call, app_name=name if views else None)
         except ValueError as exc:
             raise ValueError(f"tool {name!r}: {exc}") from None
 
@@ -231,7 +247,12 @@ class Mount:
         return result.contents
 
     def _resource(self, uri: str) -> ForwardedResource:
-        return ForwardedResource(self.child.resources[uri].definition, self._read)
+        definition = self.child.resources[uri].definition
+        served = view_uri(self.namespace, uri)
+        if served == uri:
+            return ForwardedResource(definition, self._read)
+        definition = msgspec.structs.replace(definition, uri=served)
+        return ForwardedResource(definition, namespaced_view_reader(self.namespace, self._read))
 
     def _template(self, key: str) -> ForwardedTemplate:
         template = self.child.templates[key]

@@ -64,6 +64,7 @@ from typing import Any, TypeVar, Unpack
 import msgspec
 import trio
 
+from ..protocol.apps_extension import UI_SCHEME, ResourceUi
 from ..protocol.errors import ResourceNotFound
 from ..protocol.types import (
     Annotations,
@@ -73,6 +74,7 @@ from ..protocol.types import (
     ResourceContents,
     ResourceTemplate,
 )
+from .apps import resource_meta, with_contents_meta
 from .completion import ArgumentCompleter, Completer, read_completions
 from .forwarding import ForwardedResource, ForwardedTemplate
 from .handler import Handler, default_name, read_handler
@@ -123,6 +125,9 @@ class ResourceOptions(DescriptionOptions, total=False):
     #: Who may reuse it: ``"public"`` (anyone) or ``"private"`` (this authorization context
     #: only); ``None``: the server's ``cache_scope``.
     cache_scope: CacheScope | None
+    #: MCP Apps (SEP-1865): a ``ui://`` view's ``_meta.ui`` (CSP origins, permissions, domain,
+    #: border), on its listing and on what each read returns; see :mod:`mcptrio.server.apps`.
+    ui: ResourceUi | None
 
 
 def _check_uri(uri: str, what: str) -> None:
@@ -133,11 +138,17 @@ def _check_uri(uri: str, what: str) -> None:
 # ------------------------------------------------------------------ contents
 
 
-def _binary(uri: str, data: bytes | bytearray | memoryview, mime_type: str | None) -> Any:
+def _binary(
+    uri: str,
+    data: bytes | bytearray | memoryview,
+    mime_type: str | None,
+    meta: dict[str, Any] | None = None,
+) -> Any:
     return ResourceContents(
         uri=uri,
         mime_type=mime_type or _BINARY_DEFAULT,
         blob=base64.b64encode(bytes(data)).decode("ascii"),
+        meta=meta,
     )
 
 
@@ -246,7 +257,7 @@ class _Description(Registered[D]):
 class RegisteredResource(_Description[Resource]):
     """A resource with a fixed URI: static contents or a function called on each read."""
 
-    __slots__ = ("_contents", "size", "uri")
+    __slots__ = ("_contents", "contents_meta", "size", "uri")
 
     def __init__(
         self,
@@ -263,6 +274,8 @@ class RegisteredResource(_Description[Resource]):
         self._contents = source if isinstance(source, tuple) else ()
         self.uri = uri
         self.size = size
+        #: The ``_meta`` put on what a read returns (a ``ui://`` view's: :mod:`.apps`).
+        self.contents_meta: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"<RegisteredResource {self.uri!r}>"
@@ -284,10 +297,13 @@ class RegisteredResource(_Description[Resource]):
         if handler.never_suspends:
             # Answered in one step (see .eager): prepared whole, one at a time, so no two such
             # reads hold their contents at once; nothing on this path may wait.
-            return to_resource_contents(await handler.call(ctx, {}), self.uri, self.mime_type)
-        async with ctx.server.read_budget.reserve(self.size or 0, self.uri) as held:
-            value = await handler.call(ctx, {})
-            return await prepared_contents(value, self.uri, self.mime_type, held)
+            contents = to_resource_contents(await handler.call(ctx, {}), self.uri, self.mime_type)
+        else:
+            async with ctx.server.read_budget.reserve(self.size or 0, self.uri) as held:
+                value = await handler.call(ctx, {})
+                contents = await prepared_contents(value, self.uri, self.mime_type, held)
+        meta = self.contents_meta
+        return contents if meta is None else with_contents_meta(contents, meta)
 
 
 def make_resource(
@@ -310,12 +326,16 @@ def make_resource(
     if size is not None and size < 0:
         raise ValueError(f"{owner}: size must be >= 0, not {size}")
     mime_type = options.get("mime_type")
+    view_meta = None
+    if uri.startswith(UI_SCHEME) or options.get("ui") is not None:
+        mime_type, view_meta = resource_meta(uri, options.get("ui"), options.get("meta"), mime_type)
+        options = {**options, "meta": view_meta}
     if isinstance(source, str):
         mime_type = mime_type or _TEXT_DEFAULT
-        contents = (ResourceContents(uri=uri, mime_type=mime_type, text=source),)
+        contents = (ResourceContents(uri=uri, mime_type=mime_type, text=source, meta=view_meta),)
         size = len(source.encode()) if size is None else size
     elif isinstance(source, bytes | bytearray | memoryview):
-        contents = (_binary(uri, source, mime_type),)
+        contents = (_binary(uri, source, mime_type, view_meta),)
         mime_type = mime_type or _BINARY_DEFAULT
         size = len(bytes(source)) if size is None else size
     elif callable(source):
@@ -328,7 +348,9 @@ def make_resource(
                 f" {', '.join(map(repr, required))} (a URI with '{{...}}' variables makes a"
                 " template)"
             )
-        return RegisteredResource(uri, handler, size=size, mime_type=mime_type, options=options)
+        resource = RegisteredResource(uri, handler, size=size, mime_type=mime_type, options=options)
+        resource.contents_meta = view_meta
+        return resource
     else:
         raise TypeError(f"{owner}: the source must be str, bytes or a function, not {source!r}")
     return RegisteredResource(uri, contents, size=size, mime_type=mime_type, options=options)

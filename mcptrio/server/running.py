@@ -157,6 +157,7 @@ def run_server(
             parser=parser,
             security=in_worker.security(),
             ssl_context=in_worker.ssl_context(),
+            adopt_sessions=serving.adopt_sessions,
             **_http_options(metrics, metrics_allow),
         )
         trio.run(worker)
@@ -199,6 +200,7 @@ def run_server(
         ):
             if transport == "http":
                 options = _http_options(metrics, metrics_allow)
+                options["adopt_sessions"] = serving.adopt_sessions
                 http = partial(
                     _serve_http,
                     server,

@@ -12,8 +12,11 @@ It opens the Redis stores (:func:`mcptrio.open_stores`: the SSE event store, the
 the subscription bus and the shared ``requestState`` key) and hands them to the server, and
 yields a Redis session directory (:class:`~mcptrio.stores.redis_session_directory.
 RedisSessionDirectory`) as the app's ``session_directory``: a handshake-era request for a session
-another worker owns is forwarded there (see ``docs/explanation/session-relay.md``). One coredis
-client serves both. Everything is closed when the block ends.
+another worker owns is forwarded there (see ``docs/explanation/session-relay.md``); and a
+``session_keeper``: the Redis records of the sessions and the server's snapshots of them
+(:mod:`.session_snapshot`), so that when a session's worker dies or restarts another adopts it
+(see ``docs/explanation/session-adoption.md``). One coredis client serves them all. Everything
+is closed when the block ends.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
+
+from .session_snapshot import SessionSnapshots, StatefulServer
 
 if TYPE_CHECKING:
     from ..stores.bundle import Stores
@@ -35,9 +40,9 @@ __all__ = [
 ]
 
 
-class ScaledServer(Protocol):
-    """A server that keeps what its workers share in a bundle of stores (a
-    :class:`~mcptrio.Server` is one)."""
+class ScaledServer(StatefulServer, Protocol):
+    """A server that keeps what its workers share in a bundle of stores, and whose sessions'
+    state can be snapshotted (a :class:`~mcptrio.Server` is one)."""
 
     def use_stores(self, stores: Stores) -> None: ...
 
@@ -71,12 +76,18 @@ async def open_scale_out(
     # Imported here: coredis is the optional ``redis`` extra.
     from ..stores.bundle import open_stores
     from ..stores.redis_session_directory import RedisSessionDirectory
+    from ..stores.redis_session_records import RedisSessionRecords
+    from ..transports.http.endpoints.session_keeping import SessionKeeper
 
     async with open_stores(redis_url, prefix=prefix, **stores_options) as stores:
         if stores.redis is None:
             raise ValueError(f"{redis_url!r} opened no Redis client")
         server.use_stores(stores)
-        yield {"session_directory": RedisSessionDirectory(stores.redis, prefix=prefix)}
+        records = RedisSessionRecords(stores.redis, prefix=prefix)
+        yield {
+            "session_directory": RedisSessionDirectory(stores.redis, prefix=prefix),
+            "session_keeper": SessionKeeper(records, SessionSnapshots(server)),
+        }
 
 
 def scale_out_if_given(

@@ -139,6 +139,14 @@ SETTINGS: Final = (
         "`introspection`: its secret (variable or file only)",
     ),
     Setting("scopes", "MCPTRIO_AUTH_SCOPES", "--scope", "scopes every request needs", is_list=True),
+    Setting(
+        "orphaned_sessions",
+        "MCPTRIO_ORPHANED_SESSIONS",
+        "--orphaned-sessions",
+        "with `--redis`, a session whose worker died or restarted: `adopt` (default: another"
+        " worker takes it up, same id and state) or `strict` (404: its client must initialize"
+        " again)",
+    ),
 )
 _BY_NAME: Final = {setting.name: setting for setting in SETTINGS}
 
@@ -162,6 +170,7 @@ class ServingOptions:
     client_id: str | None = None
     client_secret: str | None = None
     scopes: tuple[str, ...] = ()
+    orphaned_sessions: Literal["adopt", "strict"] = "adopt"
 
     def __post_init__(self) -> None:
         if not self.path.startswith("/"):
@@ -170,6 +179,10 @@ class ServingOptions:
             raise ServingOptionsError("certfile and keyfile go together: give both, or neither")
         if self.auth is not None:
             self._check_auth()
+        if self.orphaned_sessions not in ("adopt", "strict"):
+            raise ServingOptionsError(
+                f"orphaned_sessions {self.orphaned_sessions!r}: use 'adopt' or 'strict'"
+            )
         try:
             TrustedProxies(self.trusted_proxies)
         except ValueError as error:
@@ -260,6 +273,11 @@ class ServingOptions:
             authenticator=self._authenticator(),
             trusted_proxies=self.trusted_proxies,
         )
+
+    @property
+    def adopt_sessions(self) -> bool:
+        """Whether a gone worker's sessions are adopted (``McpHttpApp(adopt_sessions=...)``)."""
+        return self.orphaned_sessions == "adopt"
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The TLS context to serve HTTPS with, or ``None`` for plain HTTP."""

@@ -35,8 +35,10 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import msgspec
 
+from ..protocol.apps_extension import ToolUi
 from ..protocol.errors import McpError
 from ..protocol.types import CallToolResult, Tool, ToolAnnotations, ToolExecution
+from .apps import tool_meta
 from .attrs_values import StructureError, cattrs_available
 from .handler import Handler, default_name, read_handler
 from .handler_context import HandlerContext
@@ -102,6 +104,9 @@ class ToolOptions(DescriptionOptions, total=False):
     #: is answered in input-required rounds, until it calls ``ctx.begin_task()``; the task then
     #: runs it again from the start with those answers (see :mod:`.task_extension`).
     input_before_task: bool | None
+    #: MCP Apps (SEP-1865): the ``ui://`` view the tool renders in (a URI, or a ``ToolUi`` with
+    #: ``visibility``), written to ``_meta.ui``; see :mod:`mcptrio.server.apps`.
+    ui: str | ToolUi | None
 
 
 class ToolError(McpError):
@@ -271,6 +276,9 @@ def make_tool(fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> Registe
         if name is None:
             raise ValueError(f"Cannot name a tool after {fn!r}: pass name=...")
     owner = f"Tool {validate_tool_name(name)!r}"
+    ui = options.get("ui")
+    if ui is not None:
+        options = {**options, "meta": tool_meta(ui, options.get("meta"), owner)}
     handler = read_handler(fn, owner)
     converter = options.get("converter")
     if converter is not None and not cattrs_available():

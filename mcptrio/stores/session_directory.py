@@ -13,7 +13,9 @@ entry per session (nothing to clean up when sessions end), and a session id stay
 What the directory keeps per instance is a liveness key, refreshed every
 :data:`HEARTBEAT_PERIOD` seconds and expiring :data:`LIVENESS_TTL` seconds after the last
 refresh: when a worker dies its key expires and the directory forgets it, with all its sessions,
-at once; requests naming them are answered 404, and their clients start new sessions.
+at once; requests naming them are then served by a worker that adopts each session from its
+record (:mod:`.session_records`), or, with adoption off, answered 404 (their clients start new
+sessions).
 
 Each instance has a mailbox: a Redis list that only it pops. A forwarded request goes to the
 owner's mailbox, its response back in pieces to the forwarding worker's. Lists rather than

@@ -14,6 +14,8 @@ from http_apis import ZOO_DOCUMENT, running_apis
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[str]:
+    """The base URL of the running APIs (a conftest.py of this folder's own would stand in
+    for the tests' shared ``conftest`` module in a whole run)."""
     with running_apis() as url:
         yield url
 

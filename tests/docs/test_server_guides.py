@@ -61,6 +61,11 @@ PAGES: dict[str, list[str | tuple[str, None]]] = {
         "try_http.py",
     ],
     "how-to/use-pydantic-models.md": ["pydantic_tools.py"],
+    "tutorials/show-a-chart-with-mcp-apps.md": [
+        ("chart_server.py", None),
+        "try_as_host.py",
+        "try_without_apps.py",
+    ],
     "how-to/asyncio-libraries.md": ["library_tools.py", ("interruptible.py", None)],
     "how-to/check-health-and-collect-metrics.md": ["probes_and_metrics.py"],
     "how-to/talk-back-to-the-client.md": [

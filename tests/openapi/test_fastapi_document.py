@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterator
 
+import pytest
 import trio
+from http_apis import running_apis
 from openapi_sessions import json_of, sdk_session, text_of
 
 from mcptrio.openapi import OpenApiDocument, fetch_document, server_from_openapi
 from mcptrio.openapi.pass_through import PassThroughHeaders
 from mcptrio.transports.http.endpoints.security import HttpSecurity
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[str]:
+    """The base URL of the running APIs (a conftest.py of this folder's own would stand in
+    for the tests' shared ``conftest`` module in a whole run)."""
+    with running_apis() as url:
+        yield url
+
 
 SHOP_TOOLS = [
     "list_items",

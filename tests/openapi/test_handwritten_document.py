@@ -8,14 +8,24 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 
 import jsonschema
 import pytest
 import trio
-from http_apis import ZOO_DOCUMENT
+from http_apis import ZOO_DOCUMENT, running_apis
 from openapi_sessions import json_of, sdk_session, text_of
 
 from mcptrio.openapi import OperationFilter, read_document, server_from_openapi
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[str]:
+    """The base URL of the running APIs (a conftest.py of this folder's own would stand in
+    for the tests' shared ``conftest`` module in a whole run)."""
+    with running_apis() as url:
+        yield url
+
 
 ZOO_TOOLS = [
     "listAnimals",

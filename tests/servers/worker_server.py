@@ -4,6 +4,8 @@ With ``WORKER_SERVER_CRASH`` set, every worker fails as it loads (the supervisor
 file without ``MCPTRIO_WORKER_ID``, does not): a crash loop; with ``WORKER_SERVER_SLOW_START``
 set to seconds, every worker takes that long to load. With ``WORKER_SERVER_CALL_LOG`` set
 to a file, each call writes a line to it as it starts (a test knows which calls are in flight).
+Its resource ``worker://news`` can be subscribed to; the tool ``announce`` tells every worker's
+subscribers that it changed.
 """
 
 from __future__ import annotations
@@ -32,3 +34,16 @@ async def whoami(delay: float = 0.0) -> str:
             await started.write("started\n")
     await trio.sleep(delay)
     return f"{os.environ.get('MCPTRIO_WORKER_ID', '')} {os.getpid()}"
+
+
+@server.resource("worker://news")
+def news() -> str:
+    """Nothing new: a resource to subscribe to."""
+    return "news"
+
+
+@server.tool()
+def announce() -> str:
+    """Tell the subscribers of ``worker://news``, on every worker, that it changed."""
+    server.notify_resource_updated("worker://news")
+    return "announced"

@@ -1,5 +1,6 @@
 """Handshake-era sessions behind a load balancer without stickiness: every request reaches the
-session's owner, whichever worker it lands on; a dead owner's sessions are 404."""
+session's owner, whichever worker it lands on; with strict sessions, a dead owner's sessions are
+404 (by default another worker adopts them: ``test_session_adoption.py``)."""
 
 from __future__ import annotations
 
@@ -106,9 +107,11 @@ async def test_calls_on_fresh_connections_reach_the_owner_with_progress_and_elic
     assert sorted(served)[0] == 0 and sorted(served)[1] == forwarded
 
 
-async def test_a_session_of_a_stopped_worker_is_not_found_elsewhere(redis_url: str) -> None:
+async def test_with_strict_sessions_a_session_of_a_stopped_worker_is_not_found_elsewhere(
+    redis_url: str,
+) -> None:
     with trio.fail_after(30):
-        async with open_workers(relay_server, redis_url) as workers:
+        async with open_workers(relay_server, redis_url, adopt_sessions=False) as workers:
             first, second = workers.workers
             async with open_test_connection(f"http://127.0.0.1:{first.port}") as conn:
                 response = await conn.request(

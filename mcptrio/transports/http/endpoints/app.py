@@ -41,6 +41,7 @@ from collections.abc import Collection, Mapping
 import trio
 
 from ....runtime.session import SessionFactory
+from ....stores.errors import StoreUnavailable
 from ....stores.event_store import EventStore, InMemoryEventStore
 from ....stores.session_directory import SessionDirectory
 from ..engine.exchange import HeaderScan, HttpRequest, HttpResponder, WebSocketPeer, header
@@ -50,7 +51,8 @@ from .legacy_sse import LegacySseEndpoint, session_id_parameter
 from .operations import METRICS_ALLOW, OperationsEndpoints
 from .responses import SESSION_HEADER, send_error
 from .security import HttpSecurity, Principal, Refusal, current_client_host, current_principal
-from .session_registry import SessionRegistry
+from .session_keeping import SessionKeeper, SessionKeeping
+from .session_registry import EndpointNotRunning, SessionLimitReached, SessionRegistry
 from .sse_stream import KEEP_ALIVE_INTERVAL
 from .stateless_era import is_stateless_revision
 from .streamable import StreamableHttpEndpoint
@@ -86,6 +88,10 @@ class McpHttpApp:
       other (:class:`~mcptrio.stores.RedisSessionDirectory`): a request for a session of
       another worker is forwarded to it (:mod:`..relay.session_relay`). ``None`` (default): this
       process is the only one.
+    - ``session_keeper``: with a ``session_directory``, where handshake-era sessions are kept
+      so that another worker adopts them when theirs dies or restarts (:mod:`.session_keeping`;
+      :func:`mcptrio.server.scale_out.open_scale_out` makes one); ``adopt_sessions=False``
+      answers a gone worker's sessions 404 instead, as without a keeper.
     - ``metrics``: serve Prometheus metrics at ``/metrics`` (the ``metrics`` extra), to the
       addresses and networks in ``metrics_allow`` (loopback by default); see
       :mod:`.operations` for ``/healthz`` and ``/readyz``, always served.
@@ -108,6 +114,8 @@ class McpHttpApp:
         unrelated_buffer: int = 256,
         keep_alive_interval: float = KEEP_ALIVE_INTERVAL,
         session_directory: SessionDirectory | None = None,
+        session_keeper: SessionKeeper | None = None,
+        adopt_sessions: bool = True,
         metrics: bool = False,
         metrics_allow: Collection[str] = METRICS_ALLOW,
     ) -> None:
@@ -158,6 +166,16 @@ class McpHttpApp:
             stateless=stateless,
             keep_alive_interval=keep_alive_interval,
         )
+        #: Keeps the sessions in the shared store and adopts those of gone workers, if any.
+        self.keeping: SessionKeeping | None = None
+        if session_keeper is not None and session_directory is not None and not stateless:
+            self.keeping = SessionKeeping(
+                session_keeper, self.registry, session_directory, adopt=adopt_sessions
+            )
+            if adopt_sessions:
+                self.streamable.state_changed = self.keeping.state_changed
+                assert self.relay is not None
+                self.relay.adopting = True
         #: ``/healthz``, ``/readyz`` and ``/metrics``.
         self.operations = OperationsEndpoints(self, metrics=metrics, metrics_allow=metrics_allow)
 
@@ -170,6 +188,8 @@ class McpHttpApp:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.registry.run)
             await nursery.start(self.relay.run)
+            if self.keeping is not None:
+                await nursery.start(self.keeping.run)
             task_status.started()
 
     @property
@@ -213,7 +233,26 @@ class McpHttpApp:
             return
         relay = self.relay
         if relay is not None and not _names_stateless_revision(request):
-            owner = relay.owner_elsewhere(self._session_id(request))
+            session_id = self._session_id(request)
+            owner = relay.owner_elsewhere(session_id)
+            if owner is not None and self.keeping is not None and path == self.path:
+                assert session_id is not None
+                try:
+                    owner = await self.keeping.route(session_id.decode("ascii"), owner, admitted)
+                except StoreUnavailable as exc:
+                    # As when the owner cannot be reached to forward to (the relay's 503).
+                    log.warning("cannot find the worker of session %s now: %s", session_id, exc)
+                    await send_error(
+                        responder,
+                        503,
+                        "The worker that holds this session cannot be reached now",
+                        headers=((b"retry-after", b"1"),),
+                    )
+                    return
+                except (SessionLimitReached, EndpointNotRunning):
+                    retry = (b"retry-after", str(self.security.retry_after).encode())
+                    await send_error(responder, 503, "Too many sessions", headers=(retry,))
+                    return
             if owner is not None:
                 await relay.forward(owner, request, responder, self.security.max_body_size)
                 return

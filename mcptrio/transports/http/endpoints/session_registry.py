@@ -20,13 +20,14 @@ until they idle out).
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 
 import trio
 
-from ....runtime.session import SessionFactory
+from ....runtime.session import Session, SessionFactory
 from ....stores.errors import StoreUnavailable
 from ....stores.event_store import EventStore
 from .departure_watch import DepartureWatch
@@ -95,6 +96,10 @@ class SessionRegistry:
     count_others: Callable[[], int] = _no_others
     #: The instance name that starts this worker's session ids (several workers), if any.
     id_prefix: str | None = None
+    #: Whether sessions are kept in a shared store (a worker that stops leaves them there).
+    keeps_sessions: bool = False
+    #: Called with each session :meth:`end` ends.
+    on_ended: Callable[[HttpSession], None] | None = None
     sessions: dict[str, HttpSession] = field(default_factory=dict)
     _nursery: trio.Nursery | None = field(default=None, init=False)
     _shared: HttpSession | None = field(default=None, init=False)
@@ -146,11 +151,7 @@ class SessionRegistry:
         if client is not None:
             self._client_of[session_id] = client
             self._per_client[client] = self._per_client.get(client, 0) + 1
-        transport = self.make_transport(session_id, principal)
-        session = transport.session = self.factory.session(transport)
-        # A POST waiting for an in-flight slot outlives its client (disconnection is not
-        # cancellation here), holding nothing of it: bounded (see departure_watch).
-        session.max_waiting = session.max_in_flight
+        transport = self._transport(session_id, principal)
         self.sessions[session_id] = transport
         try:
             await nursery.start(self._run_session, transport)
@@ -159,6 +160,49 @@ class SessionRegistry:
             self._forget_client(session_id)
             raise
         return transport
+
+    async def adopt(
+        self,
+        session_id: str,
+        principal: Principal | None,
+        restore: Callable[[Session], None],
+    ) -> HttpSession:
+        """Take up session ``session_id``, whose worker is gone, for ``principal``: a session
+        that runs here from now on, given its state by ``restore`` before anything reaches it
+        (see :mod:`.session_keeping`). Raises as :meth:`create` does, and what ``restore``
+        raises (the session is ended then)."""
+        nursery = self._nursery
+        if nursery is None:
+            raise EndpointNotRunning
+        self.check_capacity()
+        transport = self._transport(session_id, principal)
+        await nursery.start(self._run_session, transport)
+        session = transport.session
+        assert session is not None
+        try:
+            restore(session)
+        except BaseException:
+            transport.close()
+            raise
+        # Found by requests only now that it has its state.
+        self.sessions[session_id] = transport
+        return transport
+
+    def _transport(self, session_id: str, principal: Principal | None) -> HttpSession:
+        transport = self.make_transport(session_id, principal)
+        session = transport.session = self.factory.session(transport)
+        # A POST waiting for an in-flight slot outlives its client (disconnection is not
+        # cancellation here), holding nothing of it: bounded (see departure_watch).
+        session.max_waiting = session.max_in_flight
+        return transport
+
+    def end(self, transport: HttpSession) -> None:
+        """End a session for good (its client deleted it, or it idled out): unlike a session
+        ended by the endpoint stopping, no other worker takes it up."""
+        transport.close()
+        self.sessions.pop(transport.session_id, None)
+        if self.on_ended is not None:
+            self.on_ended(transport)
 
     def _forget_client(self, session_id: str) -> None:
         client = self._client_of.pop(session_id, None)
@@ -223,12 +267,18 @@ class SessionRegistry:
         try:
             await session.run(task_status=started)
         finally:
-            self.sessions.pop(transport.session_id, None)
+            # Cancelled from outside (not closed: deleted, reaped, broken): the endpoint stops.
+            stopping = trio.current_effective_deadline() == -math.inf
+            if self.sessions.get(transport.session_id) is transport:
+                del self.sessions[transport.session_id]
             self._forget_client(transport.session_id)
             with trio.CancelScope(shield=True):
                 # The session's own run closes the transport; this covers a cancel before it ran.
                 await transport.aclose()
-                if self.event_store is not None:
+                # A session kept in the shared store outlives this worker's stop: another
+                # worker takes it up, and its client may resume its streams there.
+                kept = stopping and self.keeps_sessions
+                if self.event_store is not None and not kept:
                     try:
                         await self.event_store.forget_session(transport.session_id)
                     except StoreUnavailable as exc:
@@ -250,4 +300,4 @@ class SessionRegistry:
             for transport in list(self.sessions.values()):
                 if transport.exchanges == 0 and transport.last_activity < deadline:
                     log.info("session %s idle for %.0f s: closing", transport.session_id, timeout)
-                    transport.close()
+                    self.end(transport)

@@ -49,7 +49,7 @@ after a while even in JSON mode, and a quiet stream gets ``: keep-alive`` commen
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -139,6 +139,9 @@ class StreamableHttpEndpoint:
         self._stateless_transport = stateless_transport
         #: Seconds a streamed response may stay quiet before a ``: keep-alive`` comment.
         self.keep_alive_interval = keep_alive_interval
+        #: Told of every answered POST of a session, when its state is kept in a shared store
+        #: (:meth:`.session_keeping.SessionKeeping.state_changed`).
+        self.state_changed: Callable[[HttpSession, Peek], None] | None = None
         supported = getattr(registry.factory, "supported_revisions", None)
         self._supported: frozenset[bytes] | None = (
             frozenset(r.encode() for r in supported) if isinstance(supported, tuple) else None
@@ -280,6 +283,8 @@ class StreamableHttpEndpoint:
         finally:
             transport.exchanges -= 1
             transport.touch()
+            if self.state_changed is not None:
+                self.state_changed(transport, routing)
 
     async def _refused_repeats(
         self, request: HttpRequest, responder: HttpResponder, fields: Mapping[bytes, bytes]
@@ -394,6 +399,9 @@ class StreamableHttpEndpoint:
                 transport.close()
                 await responder.send_response(200, JSON_HEADERS, answer)
                 return
+            if self.state_changed is not None:
+                # Before the answer: a client that leaves once it has it may end this task.
+                self.state_changed(transport, routing)
             await responder.send_response(
                 200, with_session_id(JSON_HEADERS, transport.session_id), answer
             )
@@ -538,8 +546,7 @@ class StreamableHttpEndpoint:
         transport = await self._session_of(responder, principal, fields)
         if transport is None:
             return
-        transport.close()
-        self.registry.sessions.pop(transport.session_id, None)
+        self.registry.end(transport)
         await responder.send_response(204, ())
 
 

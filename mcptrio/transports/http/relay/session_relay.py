@@ -16,12 +16,13 @@ session state is copied. ::
 
 What can go wrong, and what the client sees:
 
-- the owner is not in the directory (it died, or the id names no live worker): 404, as for any
-  unknown session, and the client starts a new session (the spec's rule);
+- the owner is not in the directory (it died, or the id names no live worker): another worker
+  adopts the session when sessions are kept in the store (:mod:`..endpoints.session_keeping`);
+  else 404, as for any unknown session, and the client starts a new session (the spec's rule);
 - the owner dies while the exchange is open: noticed within
   :data:`~mcptrio.stores.session_directory.LIVENESS_TTL` plus :data:`LIVENESS_CHECK` seconds;
-  404 if nothing was sent yet, else the connection is closed (an SSE client resumes, then gets
-  404);
+  the connection is closed (the request's outcome is unknown: it is never run again), or,
+  without adoption, 404 if nothing was sent yet;
 - Redis is unreachable: 503 with ``Retry-After`` if nothing was sent yet, else the connection
   is closed; never a wait without a deadline;
 - the client is slower than the owner: at most :data:`MAX_FRAMES` messages or
@@ -82,6 +83,9 @@ class SessionRelay:
         # sooner than the watch's delay, so only a slow one has its connection watched (as
         # the endpoint does for its own slow JSON answers).
         self._departure_watch = DepartureWatch()
+        #: Whether a gone worker's sessions are adopted (:mod:`..endpoints.session_keeping`):
+        #: then an exchange whose owner died before answering is dropped, not answered 404.
+        self.adopting = False
         #: Exchanges this worker forwarded to others, and served for others (since it started).
         self.forwarded = 0
         self.served = 0
@@ -239,7 +243,16 @@ class SessionRelay:
         try:
             try:
                 if not await self.directory.is_alive(owner):
-                    await send_error(responder, 404, "Session not found")
+                    if self.adopting:
+                        # Gone since it was routed here: the next attempt adopts the session.
+                        await send_error(
+                            responder,
+                            503,
+                            "The worker of this session has just gone; try again",
+                            headers=((b"retry-after", b"1"),),
+                        )
+                    else:
+                        await send_error(responder, 404, "Session not found")
                     finished = True
                     return
                 await self._post(
@@ -261,6 +274,10 @@ class SessionRelay:
                     message = await inbound.next()
                     if isinstance(message, InboundEnd):
                         if started or message is InboundEnd.OVERFLOWED:
+                            raise RelayedExchangeFailed(message.value)
+                        if message is InboundEnd.OWNER_GONE and self.adopting:
+                            # The session lives on elsewhere; this exchange's outcome is
+                            # unknown, which a dropped connection tells (never a 404).
                             raise RelayedExchangeFailed(message.value)
                         if message is InboundEnd.UNREACHABLE:
                             raise DirectoryUnavailable(message.value)

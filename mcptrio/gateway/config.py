@@ -33,8 +33,10 @@ endpoint, so ``"type": "sse"`` needs nothing more; ``ws(s)://``: WebSocket). VS 
 
 The gateway's own keys, per server: ``namespace``, ``include``, ``exclude`` and ``rename``,
 ``timeout`` and ``connectTimeout`` (seconds), ``protocolVersion`` (pin one revision; see
-:class:`~.upstream.Upstream`). Anything else that is not understood is an error naming the key,
-rather than a silently ignored mistake; ``type`` is checked against the target it names.
+:class:`~.upstream.Upstream`), ``tools`` (per upstream tool: ``name``, ``description``,
+``hidden``, ``fixed`` arguments; see :mod:`.transforms`). Anything else that is not understood
+is an error naming the key, rather than a silently ignored mistake; ``type`` is checked against
+the target it names.
 """
 
 from __future__ import annotations
@@ -43,16 +45,26 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..client import Revisions, Target, http, stdio, websocket
 from ..protocol.errors import LocalError
 from ..protocol.revisions import SUPPORTED
 from .commands import check_command
 from .names import check_apart
+from .tool_search import ToolSearch, parse_tool_search
+from .toolsets import Toolset, parse_toolsets
+from .transforms import parse_transforms
 from .upstream import Upstream
 
-__all__ = ["ConfigError", "load_config", "parse_config"]
+__all__ = [
+    "ConfigError",
+    "GatewayOptions",
+    "load_config",
+    "load_gateway_options",
+    "parse_config",
+    "parse_gateway_options",
+]
 
 _COMMAND_KEYS = {"command", "args", "env", "cwd"}
 _URL_KEYS = {"url", "headers"}
@@ -68,6 +80,9 @@ _OWN_KEYS = {
     "type",
     "description",
 }
+# Tool transformation (:mod:`.transforms`): {"tools": {"<upstream tool>": {"name": ...,
+# "description": ..., "hidden": ..., "fixed": {...}}}}.
+_TRANSFORM_KEYS = {"tools"}
 _TYPES = {"stdio": "command", "http": "url", "streamable-http": "url", "sse": "url", "ws": "url"}
 
 
@@ -77,12 +92,14 @@ class ConfigError(LocalError, ValueError):
 
 def load_config(path: str | os.PathLike[str]) -> list[Upstream]:
     """The upstreams a configuration file names (see the module docstring)."""
-    file = Path(path)
+    return load_gateway_options(path)["upstreams"]
+
+
+def _read(file: Path) -> Any:
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        return json.loads(file.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{file}: {exc}") from exc
-    return parse_config(data, base=file.resolve().parent)
 
 
 def parse_config(data: Any, *, base: Path | None = None) -> list[Upstream]:
@@ -111,8 +128,37 @@ def parse_config(data: Any, *, base: Path | None = None) -> list[Upstream]:
     return upstreams
 
 
+# The file's own top-level keys: "toolsets" (:mod:`.toolsets`), "toolSearch" (:mod:`.tool_search`).
+
+
+class GatewayOptions(TypedDict):
+    """What a configuration file gives :class:`~.gateway.Gateway`: its keywords."""
+
+    upstreams: list[Upstream]
+    toolsets: list[Toolset]
+    tool_search: ToolSearch | None
+
+
+def load_gateway_options(path: str | os.PathLike[str]) -> GatewayOptions:
+    """The :class:`~.gateway.Gateway` keywords of a configuration file: ``Gateway(name,
+    **load_gateway_options(path))``."""
+    file = Path(path)
+    return parse_gateway_options(_read(file), base=file.resolve().parent)
+
+
+def parse_gateway_options(data: Any, *, base: Path | None = None) -> GatewayOptions:
+    """The :class:`~.gateway.Gateway` keywords of a parsed configuration."""
+    upstreams = parse_config(data, base=base)
+    try:
+        toolsets = parse_toolsets(data.get("toolsets"), (u.name for u in upstreams))
+        tool_search = parse_tool_search(data.get("toolSearch"))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+    return GatewayOptions(upstreams=upstreams, toolsets=toolsets, tool_search=tool_search)
+
+
 def _upstream(name: str, entry: Mapping[str, Any], base: Path) -> Upstream:
-    unknown = set(entry) - _COMMAND_KEYS - _URL_KEYS - _OWN_KEYS
+    unknown = set(entry) - _COMMAND_KEYS - _URL_KEYS - _OWN_KEYS - _TRANSFORM_KEYS
     if unknown:
         raise ValueError(f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}")
     kind = entry.get("type")
@@ -133,13 +179,16 @@ def _upstream(name: str, entry: Mapping[str, Any], base: Path) -> Upstream:
     version = entry.get("protocolVersion")
     if version is not None and version not in SUPPORTED:
         raise ValueError(f"unknown protocolVersion {version!r}")
+    transforms, renames = parse_transforms(entry.get("tools"))
+    rename = {**(_typed(entry, "rename", dict) or {}), **renames}
     return Upstream(
         name=name,
         target=target,
         namespace=_typed(entry, "namespace", str),
         include=_strings(entry, "include"),
         exclude=_strings(entry, "exclude") or (),
-        rename=_typed(entry, "rename", dict) or {},
+        rename=rename,
+        tools=transforms,
         revisions=None if version is None else Revisions(protocol_version=version),
         timeout=float(_typed(entry, "timeout", (int, float)) or 300.0),
         connect_timeout=float(_typed(entry, "connectTimeout", (int, float)) or 30.0),

@@ -44,6 +44,8 @@ from ..server import Server
 from ..server.tool_results import error_result
 from .in_process import InProcessUpstream
 from .names import check_apart
+from .tool_search import ToolSearch, install_tool_search
+from .toolsets import Toolset, ToolView
 from .upstream import Backoff, Upstream, UpstreamConnection
 
 __all__ = ["Gateway"]
@@ -67,6 +69,8 @@ class Gateway(Server):
         *,
         upstreams: Iterable[Upstream] = (),
         reconnect: Backoff | None = None,
+        toolsets: Iterable[Toolset] = (),
+        tool_search: ToolSearch | None = None,
         **options: Any,
     ) -> None:
         options.setdefault("declare", ("tools", "resources", "prompts"))
@@ -77,6 +81,14 @@ class Gateway(Server):
         self._nursery: trio.Nursery | None = None
         for upstream in upstreams:
             self.add_upstream(upstream)
+        #: What each client sees of the upstreams' tools (:mod:`.toolsets`), when it is not all.
+        toolsets = list(toolsets)
+        self.tool_view: ToolView | None = None
+        if toolsets or tool_search is not None:
+            self.tool_view = ToolView(self, toolsets)
+            self.tool_view.install()
+            if tool_search is not None:
+                install_tool_search(self, self.tool_view, tool_search)
 
     @property
     def upstreams(self) -> dict[str, UpstreamConnection | InProcessUpstream]:
@@ -96,7 +108,7 @@ class Gateway(Server):
         for other in self._upstreams.values():
             check_apart(other.spec, upstream)
         connection: UpstreamConnection | InProcessUpstream
-        if upstream.in_process and isinstance(upstream.target, Server):
+        if upstream.in_process and isinstance(upstream.target, Server) and not upstream.tools:
             connection = InProcessUpstream(upstream, self)
         else:
             connection = UpstreamConnection(upstream, self, self.reconnect)

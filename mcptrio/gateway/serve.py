@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import trio
 
-from .config import load_config
+from .config import load_gateway_options
 from .gateway import Gateway
 
 __all__ = ["serve_gateway", "serve_gateway_config"]
@@ -67,7 +67,7 @@ async def serve_gateway_config(
 ) -> None:
     """Serve a :class:`Gateway` over the upstreams of the file ``config`` (see
     :mod:`.config`): :func:`serve_gateway` with a gateway built from it."""
-    gateway = Gateway(name, upstreams=load_config(config))
+    gateway = Gateway(name, **load_gateway_options(config))
     await serve_gateway(
         gateway, transport=transport, host=host, port=port, path=path, task_status=task_status
     )

@@ -70,7 +70,6 @@ from ..server.forwarding import (
     ForwardedPrompt,
     ForwardedResource,
     ForwardedTemplate,
-    ForwardedTool,
     ReadForwarder,
 )
 from ..server.handler_context import HandlerContext
@@ -80,6 +79,7 @@ from ..server.tool_results import error_result
 from .commands import cannot_start
 from .parked import ParkedCall, ParkedCalls
 from .routing import DownstreamRouter
+from .transforms import ToolTransform, transformed_tool, warn_unmatched
 
 __all__ = ["Backoff", "Upstream", "UpstreamConnection", "UpstreamState"]
 
@@ -117,7 +117,9 @@ class Upstream:
     forwarded request (progress pushes it back), ``connect_timeout`` connecting. An
     :class:`~mcptrio.Server` target is mounted (:class:`~.in_process.InProcessUpstream`: no
     protocol between the two) unless ``in_process`` is false, which connects to it in memory
-    like any target.
+    like any target. ``tools`` transforms upstream tools by their own names (re-describe, hide,
+    fix arguments: :class:`~.transforms.ToolTransform`); an upstream with some is connected, even a
+    ``Server`` in this process.
     """
 
     name: str
@@ -130,6 +132,7 @@ class Upstream:
     timeout: float = 300.0
     connect_timeout: float = 30.0
     in_process: bool = True
+    tools: Mapping[str, ToolTransform] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_namespace(self.name)
@@ -380,12 +383,15 @@ class UpstreamConnection:
             views = any(tool_view(tool) is not None for tool in tools)  # a view calls them too
             for tool in tools:
                 if spec.wants(tool.name):
-                    meta = namespaced_tool_meta(spec.prefix, tool.meta)
-                    definition = msgspec.structs.replace(
-                        tool, name=spec.exposed(tool.name), meta=meta
-                    )
+                    exposed, transform = spec.exposed(tool.name), spec.tools.get(tool.name)
                     caller, app_name = self._caller(tool.name), tool.name if views else None
-                    items.append(_item(ForwardedTool, definition, caller, app_name=app_name))
+                    meta = namespaced_tool_meta(spec.prefix, tool.meta)
+                    items.append(
+                        transformed_tool(
+                            spec.name, tool, exposed, transform, caller, meta, app_name=app_name
+                        )
+                    )
+            warn_unmatched(spec.name, spec.tools, [tool.name for tool in tools])
         elif kind == "prompts" and caps.prompts is not None:
             completes = _completes(client)
             async for prompt in client.iter_prompts(cache="refresh"):

@@ -45,10 +45,10 @@ class AsyncioContext:
             return value
         call = self._call
 
-        def on_trio(*args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        def handed_over(*args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
             # A coroutine, as the method's own call is: nothing is sent until it is awaited.
             return call(value, args, kwargs)
 
-        on_trio.__name__ = name
-        on_trio.__doc__ = value.__doc__
-        return on_trio
+        handed_over.__name__ = name
+        handed_over.__doc__ = value.__doc__
+        return handed_over

@@ -7,10 +7,9 @@ server tool through the host and the view updates, and saves a screenshot of it.
 
 The page is served at the MCP server's own origin (the browser's requests for it are answered
 by the driver), so the MCP requests carry that Origin and mcptrio's Origin check admits them as
-it admits any same-origin page; a page of another origin would need CORS, which mcptrio's HTTP
-endpoints do not answer (docs/explanation/apps.md).
-
-A page served at a public origin instead is refused by that check (403, logged).
+it admits any same-origin page. A page of another origin the check lets in (another loopback
+name) talks to the endpoint through CORS: the browser's preflights are answered, and the page
+reads the session id. A page served at a public origin is refused by that check (403, logged).
 
 Run against the sample served directly, and through the gateway fronting the sample and the
 npm reference app server ``@modelcontextprotocol/server-basic-vanillajs`` (over stdio). The
@@ -134,6 +133,23 @@ async def test_the_sample_and_the_npm_reference_app_through_the_gateway(tmp_path
     # The reference app shows the server's time (ISO 8601), and a click asks it again.
     assert basic_seen["shown"].startswith("20") and basic_seen["shown"].endswith("Z")
     assert basic_seen["clicked"].startswith("20") and basic_seen["clicked"] != basic_seen["shown"]
+
+
+async def test_a_page_of_another_allowed_origin_reaches_the_server_through_cors(
+    tmp_path: Path,
+) -> None:
+    server = import_program("apps_browser_cors_sample", SAMPLE).server
+    with trio.fail_after(60):
+        async with served(server) as url:
+            # The server is at 127.0.0.1; the page at localhost, on the same port: another
+            # origin, and a loopback one, which the Origin check lets in by default.
+            page = "http://localhost:" + url.split(":")[2].split("/")[0]
+            shot = artifacts(tmp_path) / "cross-origin.png"
+            seen = await browse(url, *SALES, str(shot), page)
+    assert seen["error"] is None, seen
+    assert seen["steps"] == ["connected", "view-read", "view-initialized", "result-sent"]
+    assert seen["shown"] == "Sales of north, by quarter"
+    assert seen["clicked"] == "Sales of west, by quarter"
 
 
 async def test_a_page_of_another_origin_is_refused_by_the_origin_check(

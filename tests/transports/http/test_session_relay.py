@@ -130,6 +130,31 @@ async def test_with_strict_sessions_a_session_of_a_stopped_worker_is_not_found_e
             assert second.app.relay is not None and second.app.relay.forwarded == 1
 
 
+async def test_a_browser_request_forwarded_to_the_owner_allows_its_origin_once(
+    redis_url: str,
+) -> None:
+    # Both workers see the Origin: only one of them may add the CORS headers, or the browser
+    # refuses an answer that allows the origin twice.
+    page = [("origin", "http://localhost:5173")]
+    with trio.fail_after(30):
+        async with open_workers(relay_server, redis_url) as workers:
+            first, second = workers.workers
+            async with open_test_connection(f"http://127.0.0.1:{first.port}") as conn:
+                response = await conn.request(
+                    "POST", "/mcp", headers=[*_json_headers(), *page], body=_initialize()
+                )
+                session_id = response.header("mcp-session-id")
+            assert session_id is not None
+            async with open_test_connection(f"http://127.0.0.1:{second.port}") as conn:
+                response = await conn.request(
+                    "POST", "/mcp", headers=[*_session_headers(session_id), *page], body=_ping()
+                )
+            assert second.app.relay is not None and second.app.relay.forwarded == 1
+    assert response.status == 200
+    allowed = [value for name, value in response.headers if name == b"access-control-allow-origin"]
+    assert allowed == [b"http://localhost:5173"]
+
+
 async def test_a_stateless_request_is_served_where_it_lands_whatever_session_id_it_carries(
     redis_url: str,
 ) -> None:

@@ -46,6 +46,7 @@ from ....stores.event_store import EventStore, InMemoryEventStore
 from ....stores.session_directory import SessionDirectory
 from ..engine.exchange import HeaderScan, HttpRequest, HttpResponder, WebSocketPeer, header
 from ..relay.session_relay import SessionRelay
+from .cors import CorsResponder, preflight_headers
 from .http_session import HttpSession
 from .legacy_sse import LegacySseEndpoint, session_id_parameter
 from .operations import METRICS_ALLOW, OperationsEndpoints
@@ -201,9 +202,20 @@ class McpHttpApp:
 
     async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
         path = request.path
+        # The metadata documents are public, with CORS of their own (any origin).
         if path.startswith(_WELL_KNOWN) and await self._serve_metadata(request, responder):
             return
         method = request.method
+        origin = header(request.headers, b"origin")
+        # A browser's request from another page: CORS for an origin the check lets in (see
+        # :mod:`.cors`); any other is refused below, as without CORS.
+        # A request forwarded to the worker owning its session gets them there: ``direct``.
+        direct = responder
+        if origin is not None and self.security.origin_host.refusal(request.headers) is None:
+            if method == "OPTIONS":
+                await responder.send_response(204, preflight_headers(request, origin))
+                return
+            responder = CorsResponder(responder, origin)
         if path == self.path:
             # A POST straight to its own coroutine (no dispatching one in between); the rest,
             # GET streams among them, by way of the endpoint's small handle.
@@ -254,7 +266,7 @@ class McpHttpApp:
                     await send_error(responder, 503, "Too many sessions", headers=(retry,))
                     return
             if owner is not None:
-                await relay.forward(owner, request, responder, self.security.max_body_size)
+                await relay.forward(owner, request, direct, self.security.max_body_size)
                 return
         if admitted is None:
             # No authenticator: the address is all that tells this client from another.

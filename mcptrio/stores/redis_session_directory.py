@@ -90,6 +90,10 @@ class RedisSessionDirectory:
         self._asking: dict[str, trio.Event] = {}
         self._outboxes: dict[str, _Outbox] = {}
         self._nursery: trio.Nursery | None = None
+        self._left = False
+        # Held by a refresh of this worker's key, and by leaving: a refresh on its way never
+        # puts the key back after the worker left.
+        self._liveness = trio.Lock()
         self._push = redis.register_script(_PUSH)
         #: Pushes and pops made, and the messages they carried (batching's measure).
         self.pushes = self.pushed = self.pops = self.popped = 0
@@ -120,8 +124,14 @@ class RedisSessionDirectory:
             ):
                 await self._redis.delete([self._live_key(self._instance)])
 
+    async def leave(self) -> None:
+        async with self._liveness:
+            self._left = True
+            with _redis_call("leave the directory"):
+                await self._redis.delete([self._live_key(self._instance)])
+
     async def _heartbeat(self) -> None:
-        while True:
+        while not self._left:
             await trio.sleep(HEARTBEAT_PERIOD)
             try:
                 await self._refresh()
@@ -132,6 +142,11 @@ class RedisSessionDirectory:
 
     async def _refresh(self) -> None:
         ttl_ms = int(LIVENESS_TTL * 1000)
+        async with self._liveness:
+            if not self._left:
+                await self._set_alive(ttl_ms)
+
+    async def _set_alive(self, ttl_ms: int) -> None:
         with _redis_call("refresh this worker's liveness"):
             await self._redis.set(self._live_key(self._instance), b"1", px=ttl_ms)
             # A mailbox outlives its instance by a margin, then goes with whatever no one

@@ -80,6 +80,11 @@ class SessionDirectory(Protocol):
         """Keep this instance alive in the directory until cancelled; then leave it."""
         ...
 
+    async def leave(self) -> None:
+        """Leave the directory now, while :meth:`run` goes on (a worker that stops gracefully:
+        others stop forwarding to it, and adopt its sessions); its mailbox is still read."""
+        ...
+
     async def is_alive(self, instance: str) -> bool:
         """Whether ``instance`` refreshed its key within :data:`LIVENESS_TTL`."""
         ...

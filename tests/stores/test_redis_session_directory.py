@@ -12,7 +12,12 @@ import trio
 from redis_servers import RedisServer
 
 from mcptrio.stores.redis_session_directory import RedisSessionDirectory
-from mcptrio.stores.session_directory import LIVENESS_TTL, instance_of, new_instance_name
+from mcptrio.stores.session_directory import (
+    HEARTBEAT_PERIOD,
+    LIVENESS_TTL,
+    instance_of,
+    new_instance_name,
+)
 
 
 @asynccontextmanager
@@ -98,3 +103,27 @@ def test_instance_names_are_labelled_fresh_and_read_back_from_session_ids(
     assert instance_of(f"{first}.{secrets.token_hex(16)}") == first
     assert instance_of(secrets.token_hex(16)) is None
     assert instance_of(".abc") is None
+
+
+async def test_a_worker_that_leaves_is_gone_for_good_while_it_still_reads_its_mailbox(
+    redis_server: RedisServer,
+) -> None:
+    prefix = f"test{secrets.token_hex(4)}:"
+    with trio.fail_after(20):
+        async with coredis.Redis.from_url(redis_server.url) as redis:
+            worker = RedisSessionDirectory(redis, prefix=prefix)
+            sender = RedisSessionDirectory(redis, prefix=prefix)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(worker.run)
+                await worker.leave()
+                assert not await sender.is_alive(worker.instance)
+                # Its heartbeat does not bring it back...
+                await trio.sleep(HEARTBEAT_PERIOD * 2.5)
+                assert not await RedisSessionDirectory(redis, prefix=prefix).is_alive(
+                    worker.instance
+                )
+                # ...and what was sent to it meanwhile still arrives (a stopping worker
+                # declines it).
+                await sender.send(worker.instance, b"late")
+                assert await worker.receive() == [b"late"]
+                nursery.cancel_scope.cancel()

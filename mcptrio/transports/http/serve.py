@@ -66,8 +66,9 @@ async def serve_http(
     served and left after the serving stops (see :mod:`mcptrio.server.lifespan`).
 
     A ``shutdown`` event stops either front end gracefully: when it is set, no connection is
-    accepted any more, requests being served are answered, and the call returns once they all
-    have (the sessions ending with it). Bound that wait yourself; cancelling the call cuts it
+    accepted any more, requests being served are answered, then the app's ``drain`` (if it has
+    one: ``McpHttpApp`` answers what other workers forwarded to it) runs, and the call returns
+    (the sessions ending with it). Bound that wait yourself; cancelling the call cuts it
     short. The built-in front end also takes ``listeners`` to serve instead of binding
     ``host:port``. See :func:`~.engine.builtin_server.serve_builtin`.
     """
@@ -79,6 +80,13 @@ async def serve_http(
         for lifespan in _lifespans(app):
             await lifespans.enter_async_context(lifespan)
         await _serve(app, served, task_status)
+
+
+async def _drain(app: HttpApp) -> None:
+    """The app's own graceful stop, once the front end has drained (see :func:`serve_http`)."""
+    drain = getattr(app, "drain", None)
+    if callable(drain):
+        await drain()
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,7 @@ async def _serve(app: HttpApp, served: _Served, task_status: trio.TaskStatus[str
                     task_status=task_status,
                 )
                 # It returns only after a graceful shutdown: the sessions end with it.
+                await _drain(app)
                 nursery.cancel_scope.cancel()
 
             url = await nursery.start(builtin)
@@ -135,6 +144,7 @@ async def _serve(app: HttpApp, served: _Served, task_status: trio.TaskStatus[str
                     task_status=task_status,
                 )
                 # It returns only after a graceful shutdown: the sessions end with it.
+                await _drain(app)
                 nursery.cancel_scope.cancel()
 
             url = await nursery.start(hypercorn)

@@ -105,3 +105,24 @@ def test_draining_evicts_the_waiting_now_and_the_busy_when_they_next_wait() -> N
     # The busy connection answered its request and waits for another: it goes at once.
     slots.waiting(busy, None)
     assert busy.evicted and slots.draining
+
+
+def test_draining_leaves_a_connection_waiting_for_a_request_to_answer_it() -> None:
+    slots = ConnectionSlots(2)
+    idle, stream = Connection("idle"), Connection("stream")
+    assert slots.admit(None) and slots.admit(None)
+    slots.waiting(idle, None, for_request=True)
+    slots.waiting(stream, None)
+    slots.drain()
+    # A request may be on its way on the idle keep-alive connection: it is not closed under
+    # its client; the stream is (its client reopens it elsewhere).
+    assert stream.evicted and not idle.evicted
+    slots.busy(idle)
+    slots.waiting(idle, None, for_request=True)
+    assert not idle.evicted
+    # It still gives its slot up to a new client when every slot is taken.
+    slots.release(stream, None)
+    assert slots.admit(None)
+    assert not idle.evicted
+    assert slots.admit(None)
+    assert idle.evicted

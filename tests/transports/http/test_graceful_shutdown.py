@@ -6,13 +6,15 @@ from __future__ import annotations
 from functools import partial
 
 import trio
+import trio.testing
 from http_client_for_tests import open_test_connection
 from test_front_ends import EchoApp
 
+from mcptrio.transports.http.engine.server_limits import ServerLimits
 from mcptrio.transports.http.serve import serve_http
 
 
-async def test_a_shutdown_closes_idle_connections_and_answers_busy_ones_then_returns() -> None:
+async def test_a_shutdown_answers_busy_and_idle_connections_then_closes_them_and_returns() -> None:
     app = EchoApp()
     shutdown = trio.Event()
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
@@ -37,7 +39,12 @@ async def test_a_shutdown_closes_idle_connections_and_answers_busy_ones_then_ret
                 async with busy.stream("GET", "/stream") as streaming:
                     assert await streaming.next_chunk() == b"data: one\n\n"
                     shutdown.set()
-                    # The idle keep-alive connection is closed at once.
+                    await trio.sleep(0.1)
+                    # The idle keep-alive connection is not closed under its client: a request
+                    # already on its way is answered, and the connection closed after it.
+                    late = await idle.request("GET", "/hello")
+                    assert late.status == 200
+                    assert late.header("connection") == b"close"
                     assert await idle.receive_raw() == b""
                     with trio.move_on_after(0.5):
                         await returned.wait()
@@ -56,3 +63,46 @@ async def test_a_shutdown_closes_idle_connections_and_answers_busy_ones_then_ret
             else:
                 await stream.aclose()
                 raise AssertionError("a connection was accepted after the shutdown")
+
+
+async def test_an_idle_connection_is_closed_at_its_keep_alive_deadline_during_a_shutdown(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    shutdown = trio.Event()
+    limits = ServerLimits(keep_alive_timeout=5.0)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            returned = trio.Event()
+
+            async def serve(task_status: trio.TaskStatus[str]) -> None:
+                await serve_http(
+                    EchoApp(), limits=limits, shutdown=shutdown, task_status=task_status
+                )
+                returned.set()
+
+            url = await nursery.start(serve)
+            async with open_test_connection(url) as idle:
+                assert (await idle.request("GET", "/hello")).status == 200
+                shutdown.set()
+                start = trio.current_time()
+                assert await idle.receive_raw() == b""
+                assert trio.current_time() - start >= 4.9
+                await returned.wait()
+
+
+async def test_a_connection_accepted_by_the_kernel_before_a_shutdown_is_served() -> None:
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    shutdown = trio.Event()
+    shutdown.set()
+    with trio.fail_after(10):
+        # Connected (the kernel completed the handshake) and its request sent before the server
+        # accepts anything; the server then stops at once.
+        async with open_test_connection(f"http://127.0.0.1:{port}") as waiting:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(
+                    partial(serve_http, EchoApp(), listeners=listeners, shutdown=shutdown)
+                )
+                answer = await waiting.request("GET", "/hello")
+            assert answer.status == 200
+            assert answer.header("connection") == b"close"

@@ -4,7 +4,9 @@ A base of :class:`~.streamable.StreamableHttpClientTransport`: the GET that resu
 stream with ``Last-Event-ID`` until it has answered everything it owes, and the standalone GET
 stream kept open for the session's life. Consecutive attempts that bring nothing back back off
 exponentially from the server's ``retry`` delay (or the transport's), up to
-``Reconnection.max_delay``, and stop after ``Reconnection.max_attempts``. A request whose
+``Reconnection.max_delay``, and stop after ``Reconnection.max_attempts``; for the standalone
+stream, a GET the server answered with a stream is progress, even one lost later without an
+event, so it is given up only when that many GETs in a row got no stream at all. A request whose
 answer came elsewhere, or was too large to take, is owed no more: its stream is not resumed
 for it (:meth:`SseResumption._abandon`, :meth:`SseResumption._take_oversized`).
 """
@@ -122,8 +124,10 @@ class SseResumption:
     ) -> tuple[str, bool]:
         """One GET of an SSE stream (resuming when the stream has a cursor).
 
-        Returns how it ended and whether it brought anything (an event or a retry value).
-        ``opened`` is set once the server answered the GET (or it failed).
+        Returns how it ended and whether it made progress: brought anything (an event or a
+        retry value), or, for the standalone stream (given ``opened``), was opened at all, since
+        being open is all that stream owes. ``opened`` is set once the server answered the GET
+        (or it failed).
         """
         headers = self.request_headers("text/event-stream")
         if stream.last_event_id is not None:
@@ -141,7 +145,7 @@ class SseResumption:
                 if status == 200 and response.content_type == "text/event-stream":
                     outcome = await self._read_events(response, stream)
                     after = (stream.last_event_id, stream.retry_ms, len(stream.pending))
-                    return outcome, after != before
+                    return outcome, opened is not None or after != before
         except HttpError as exc:
             log.info("GET of the SSE stream failed: %s", exc)
             return ENDED, False
@@ -168,6 +172,9 @@ class SseResumption:
             opened.set()
 
     async def _follow_standalone_stream(self, opened: trio.Event) -> None:
+        # Kept for the session's life: a stream the server opened resets the backoff however
+        # often it is lost later (each worker holding it killed in turn, a server that closes
+        # it to make the client poll); only GETs in a row that get no stream give up.
         stream = FollowedStream()
         failures = 0
         while not self._renewal.ended:

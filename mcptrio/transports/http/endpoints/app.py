@@ -193,6 +193,13 @@ class McpHttpApp:
                 await nursery.start(self.keeping.run)
             task_status.started()
 
+    async def drain(self) -> None:
+        """The front end has drained (a graceful stop): answer, or decline, what other workers
+        forward here before :meth:`run` is cancelled (see
+        :meth:`~..relay.session_relay.SessionRelay.stop_serving`)."""
+        if self.relay is not None:
+            await self.relay.stop_serving()
+
     @property
     def session_count(self) -> int:
         """Live sessions, Streamable HTTP and legacy."""
@@ -266,7 +273,10 @@ class McpHttpApp:
                     await send_error(responder, 503, "Too many sessions", headers=(retry,))
                     return
             if owner is not None:
-                await relay.forward(owner, request, direct, self.security.max_body_size)
+                again = await relay.forward(owner, request, direct, self.security.max_body_size)
+                if again is not None:
+                    # Declined by a worker that stopped and has left: nothing of it ran there.
+                    await self.handle_http(again, direct)
                 return
         if admitted is None:
             # No authenticator: the address is all that tells this client from another.

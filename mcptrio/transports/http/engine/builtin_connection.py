@@ -288,7 +288,7 @@ class BuiltinConnection:
         Waiting for it, the connection may be evicted (see connection_slots)."""
         slots = self.slots
         if slots is not None:
-            slots.waiting(self, self.client_host)
+            slots.waiting(self, self.client_host, for_request=True)
         limits = self.limits
         deadline: float | None = None
         phase = _IDLE

@@ -91,10 +91,13 @@ async def serve_builtin(
     ``listeners`` are served instead of binding ``host:port`` (a socket another process bound
     and handed down, as the workers of :mod:`mcptrio.server.workers` do); the call closes them.
 
-    ``shutdown`` stops the server gracefully when set: the listeners are closed, idle
-    connections too, requests being served are answered (without keep-alive), and the call
-    returns once every connection has ended. Bound that wait with a deadline of your own
-    (a request may take long); cancelling the call cuts what is left.
+    ``shutdown`` stops the server gracefully when set: the listeners are closed (the
+    connections the kernel had accepted already are served first), streams that wait on their
+    client are cut, requests being served are answered (without keep-alive), a request arriving
+    on an idle connection too, and the call returns once every connection has ended, an idle
+    one at the latest after ``keep_alive_timeout`` (see :mod:`.connection_slots`). Bound that
+    wait with a deadline of your own (a request may take long); cancelling the call cuts what
+    is left.
     """
     import ssl
 
@@ -117,15 +120,19 @@ async def serve_builtin(
             if hub is not None:
                 nursery.start_soon(hub.run)
             async with trio.open_nursery() as connections:
+                stop_accepting = [trio.CancelScope() for _ in listeners]
                 async with trio.open_nursery() as accepting:
-                    for listener in listeners:
-                        accepting.start_soon(_accept_loop, listener, site, connections)
+                    for listener, scope in zip(listeners, stop_accepting, strict=True):
+                        accepting.start_soon(_accept_loop, listener, site, connections, scope)
                     task_status.started(f"{scheme}://{bound_host}:{sockname[1]}")
                     if shutdown is not None:
                         await shutdown.wait()
-                        accepting.cancel_scope.cancel()
+                        # Draining before the listen backlog is served: those connections
+                        # are answered without keep-alive too.
+                        slots.drain()
+                        for scope in stop_accepting:
+                            scope.cancel()
                 # Only a shutdown gets here: the listeners are closed; let the connections end.
-                slots.drain()
             nursery.cancel_scope.cancel()
     finally:
         if hub is not None:
@@ -133,31 +140,53 @@ async def serve_builtin(
 
 
 async def _accept_loop(
-    listener: trio.SocketListener, site: _Site, connections: trio.Nursery
+    listener: trio.SocketListener,
+    site: _Site,
+    connections: trio.Nursery,
+    stop_accepting: trio.CancelScope,
 ) -> None:
-    slots = site.slots
+    """Accept and serve until ``stop_accepting`` is cancelled (a graceful stop); then serve the
+    connections already waiting in the listen backlog before closing the listener. Their
+    clients saw them accepted and may have sent a request: closing the listener would reset
+    them, and a client cannot tell whether such a request ran."""
     async with listener:
-        while True:
+        with stop_accepting:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except OSError as error:
+                    if error.errno in _ACCEPT_ERRNOS:
+                        logger.error("accept failed (%s); pausing 100 ms", error)
+                        await trio.sleep(0.1)
+                        continue
+                    raise
+                await _serve_accepted(stream, site, connections)
+        # A readable listening socket has a connection to accept: this accept does not block.
+        while listener.socket.is_readable():
             try:
                 stream = await listener.accept()
-            except OSError as error:
-                if error.errno in _ACCEPT_ERRNOS:
-                    logger.error("accept failed (%s); pausing 100 ms", error)
-                    await trio.sleep(0.1)
-                    continue
-                raise
-            try:
-                peer = stream.socket.getpeername()
-                client: tuple[str, int] | None = (peer[0], peer[1])
             except OSError:
-                client = None
-            if slots.admit(client[0] if client is not None else None):
-                connections.start_soon(_serve_connection, stream, site, client)
-            elif slots.refusing < MAX_REFUSING:
-                slots.refusing += 1
-                connections.start_soon(_refuse_for_want_of_a_slot, stream, site)
-            else:
-                await trio.aclose_forcefully(stream)
+                break
+            await _serve_accepted(stream, site, connections)
+
+
+async def _serve_accepted(
+    stream: trio.SocketStream, site: _Site, connections: trio.Nursery
+) -> None:
+    """Serve an accepted connection if it gets a slot; else refuse it (see the module)."""
+    slots = site.slots
+    try:
+        peer = stream.socket.getpeername()
+        client: tuple[str, int] | None = (peer[0], peer[1])
+    except OSError:
+        client = None
+    if slots.admit(client[0] if client is not None else None):
+        connections.start_soon(_serve_connection, stream, site, client)
+    elif slots.refusing < MAX_REFUSING:
+        slots.refusing += 1
+        connections.start_soon(_refuse_for_want_of_a_slot, stream, site)
+    else:
+        await trio.aclose_forcefully(stream)
 
 
 async def _refuse_for_want_of_a_slot(stream: trio.SocketStream, site: _Site) -> None:

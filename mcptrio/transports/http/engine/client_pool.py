@@ -17,28 +17,21 @@ It is the one HTTP client the MCP client transports use. It does exactly what th
 - an early answer: a large body is written while the response is read, so a server that
   refuses it (413) and closes is heard, not seen as a broken connection (RFC 9112 9.5).
 
-Theory of reuse: a server may close an idle keep-alive connection at any moment. Before reusing
-one, the pool checks whether its socket has become readable (a closed one does): it is dropped
-before a byte of the request is written. Once written, nothing proves the server did not get
-the request (a write that succeeded only filled the kernel's buffer; a server that closed as it
-got them, or died running them, looks the same), so when the connection ends after the write
-and before the response, only an idempotent request (RFC 9110 9.2.2) on a *reused* connection
+Theory of reuse: a server may close an idle keep-alive connection at any moment. One idle for
+``max_idle_time`` (shorter than common servers' keep-alive timeout; docs/explanation/
+calls-run-once.md) is not reused, so no request crosses such a close. Before reusing another,
+the pool checks whether its socket has become readable (a closed one does): it is dropped
+before a byte of the request is written. Once written, nothing proves the server did not get the
+request (a write that succeeded only filled the kernel's buffer; a server that closed as it got
+them, or died running them, looks the same), so when the connection ends after the write and
+before the response, only an idempotent request (RFC 9110 9.2.2) on a *reused* connection
 goes once more on a fresh one; any other (``POST``) fails with :class:`OutcomeUnknown`.
 
 Parsing: httptools when installed, h11 otherwise (``parser=``, see :mod:`.client_wire`); the
 request head is written from a cached, checked header block. Plain TCP goes through
 :mod:`.client_socket` (no checkpoint after a write that the read of its answer follows).
 
-Errors (a branch of the tree in :mod:`mcptrio.protocol.errors`)::
-
-    TransportError
-    └── HttpError             anything this module raises
-        ├── HttpConnectError  could not connect (refused, DNS, TLS handshake)
-        ├── HttpTimeout       a connect or per-read deadline passed
-        ├── HttpProtocolError the peer broke HTTP or closed the connection mid-response
-        │   └── OutcomeUnknown  written, then cut before the answer: it may have run
-        └── HttpStatusError   the server answered with an HTTP error status (the transports
-                              raise it; the pool hands every status back as it is)
+Errors: :class:`HttpError` and its branch of the tree in :mod:`mcptrio.protocol.errors`.
 
 Cancellation: cancelling a request closes its connection (it is never reused half-read).
 """
@@ -98,6 +91,8 @@ _READ_SIZE = 65536
 #: both ends take it whole, so its write never waits on the server. A larger one is written
 #: while the response is read (:func:`_write_watching_for_an_answer`).
 _WRITTEN_UNWATCHED = 1 << 16
+#: Seconds an idle connection stays reusable (see the module's theory of reuse).
+DEFAULT_MAX_IDLE_TIME = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +251,8 @@ class _OriginPool:
 
     def __init__(self, origin: Origin, max_connections: int) -> None:
         self.slots = trio.Semaphore(max_connections)
-        self.idle: deque[_Connection] = deque()
+        #: Idle connections, each with the time it went idle, the oldest first.
+        self.idle: deque[tuple[float, _Connection]] = deque()
         self.host_line = b"host: %s\r\n" % origin.host_header
 
 
@@ -269,7 +265,8 @@ class HttpClientPool:
     requests: concurrent callers each get a connection of their own, and keep it.
     ``parser`` picks the response parser (``"auto"``: httptools when installed, else h11).
     ``address_filter(origin, addresses)`` chooses the addresses a connection to ``origin`` may
-    use, or raises to refuse them (see :mod:`.client_connect`); ``None``: any.
+    use, or raises to refuse them (see :mod:`.client_connect`); ``None``: any. A connection
+    idle for ``max_idle_time`` seconds is closed rather than reused (see the module).
     """
 
     def __init__(
@@ -282,6 +279,7 @@ class HttpClientPool:
         read_timeout: float = 30.0,
         parser: ParserName = "auto",
         address_filter: Callable[[Origin, list[Address]], list[Address]] | None = None,
+        max_idle_time: float = DEFAULT_MAX_IDLE_TIME,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
@@ -293,6 +291,7 @@ class HttpClientPool:
         ConnectionParser(parser)  # fails now, not at the first request, on a bad name
         self.parser: ParserName = parser
         self.address_filter = address_filter
+        self.max_idle_time = max_idle_time
         self._origins: dict[Origin, _OriginPool] = {}
         self._blocks = HeaderBlocks()
         self._closed = False
@@ -337,9 +336,10 @@ class HttpClientPool:
         body: bytes,
         timeout: float,
     ) -> tuple[_Connection, HttpResponse]:
+        fresh_since = trio.current_time() - self.max_idle_time if pool.idle else 0.0
         while pool.idle:
-            conn = pool.idle.pop()
-            if not conn.looks_reusable():
+            idle_since, conn = pool.idle.pop()
+            if idle_since < fresh_since or not conn.looks_reusable():
                 await conn.aclose()
                 continue
             try:
@@ -406,7 +406,7 @@ class HttpClientPool:
         self._closed = True
         for pool in self._origins.values():
             while pool.idle:
-                await pool.idle.pop().aclose()
+                await pool.idle.pop()[1].aclose()
         await trio.lowlevel.checkpoint()
 
 
@@ -470,7 +470,7 @@ class _Exchange:
                 and conn.parser_done()
                 and len(pool.idle) < self._pool.max_idle
             ):
-                pool.idle.append(conn)
+                pool.idle.append((trio.current_time(), conn))
             else:
                 await conn.aclose()
         finally:

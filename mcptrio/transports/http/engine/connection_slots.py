@@ -31,9 +31,15 @@ closed without one.
 An evicted connection keeps its slot until its task has ended (a moment), and admission counts
 slots being given back, so no more than ``max_connections`` connections are ever served at once.
 
-A server that stops gracefully **drains** its slots (:meth:`ConnectionSlots.drain`): every waiting
-connection is evicted, and so is each busy one as soon as it waits again; while draining, no
-response offers keep-alive. Only requests already being served carry on.
+A server that stops gracefully **drains** its slots (:meth:`ConnectionSlots.drain`): every
+connection waiting on a stream is evicted at once (its client reopens it elsewhere); while
+draining, no response offers keep-alive, so a busy connection ends once its request is answered.
+A connection waiting for a request head (an idle keep-alive one, or one just accepted) is *not*
+closed under its client: a request may be on its way, and a client that sees the connection end
+after writing it cannot tell whether it ran. Such a connection serves the request that comes
+(answered with ``Connection: close``), or ends at its own deadline (``keep_alive_timeout``),
+which a client that expires idle connections sooner never races (see
+``docs/explanation/calls-run-once.md``).
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ class ConnectionSlots:
     """The slots of one server; see the module docstring. Not thread-safe (trio only)."""
 
     __slots__ = (
+        "_between_requests",
         "_by_client",
         "_evicted",
         "_per_client",
@@ -87,6 +94,8 @@ class ConnectionSlots:
         # The waiting connections, oldest first (a dict keeps insertion order), with their
         # client address.
         self._waiting: dict[Evictable, str | None] = {}
+        # Those of them waiting for a request head (not on a stream): a drain leaves them be.
+        self._between_requests: set[Evictable] = set()
         # Connections told to go that have not released their slot yet, with their client.
         self._evicted: dict[Evictable, str | None] = {}
         #: 503 answers being written now.
@@ -122,6 +131,7 @@ class ConnectionSlots:
         """``connection`` has ended (or never started: ``None``): its slot is free."""
         if connection is not None:
             self._waiting.pop(connection, None)
+            self._between_requests.discard(connection)
             self._evicted.pop(connection, None)
         self.active -= 1
         if self._per_client is not None and client is not None:
@@ -131,24 +141,31 @@ class ConnectionSlots:
             else:
                 del self._by_client[client]
 
-    def waiting(self, connection: Evictable, client: str | None) -> None:
-        """``connection`` waits on its client (see the module docstring): it may be evicted
-        (at once, when draining)."""
+    def waiting(
+        self, connection: Evictable, client: str | None, *, for_request: bool = False
+    ) -> None:
+        """``connection`` waits on its client (see the module docstring): it may be evicted.
+        Waiting on a stream (not ``for_request``), it is evicted at once when draining."""
         self._waiting[connection] = client
-        if self.draining:
+        if for_request:
+            self._between_requests.add(connection)
+        elif self.draining:
             self._evict(connection)
 
     def drain(self) -> None:
-        """The server stops: evict every waiting connection now, and every other one when it
-        next waits (its request answered, without keep-alive)."""
+        """The server stops: evict every connection waiting on a stream now, and every stream
+        that waits later; the others end once their request is answered (without keep-alive)
+        or at their own deadline (see the module docstring)."""
         self.draining = True
         self.stopping.set()
         for connection in list(self._waiting):
-            self._evict(connection)
+            if connection not in self._between_requests:
+                self._evict(connection)
 
     def busy(self, connection: Evictable) -> None:
         """``connection`` is serving a request: it keeps its slot."""
         self._waiting.pop(connection, None)
+        self._between_requests.discard(connection)
 
     def _evict_oldest(self, client: str | None) -> bool:
         """Evict the longest-waiting connection (of ``client`` only, if given)."""
@@ -164,6 +181,7 @@ class ConnectionSlots:
         return True
 
     def _evict(self, victim: Evictable) -> None:
+        self._between_requests.discard(victim)
         self._evicted[victim] = self._waiting.pop(victim)
         self.evictions += 1
         victim.evict()

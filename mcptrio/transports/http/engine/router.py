@@ -115,6 +115,14 @@ class HttpRouter:
             task_status.started()
             await trio.sleep_forever()
 
+    async def drain(self) -> None:
+        """Let every mounted app that has a ``drain`` finish its graceful stop (see
+        :func:`~mcptrio.transports.http.serve.serve_http`)."""
+        for _, app in self.routes:
+            drain = getattr(app, "drain", None)
+            if callable(drain):
+                await drain()
+
 
 def _not_found(path: str) -> bytes:
     return json.dumps({"error": "not found", "message": f"No endpoint at {path}"}).encode()

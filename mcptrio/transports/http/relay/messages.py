@@ -2,7 +2,8 @@
 
 A forwarded exchange is the HTTP request as it arrived (:class:`Request`), then its response in
 the pieces the endpoint wrote it in (:class:`Head`, :class:`Chunk`, :class:`End`,
-:class:`Evictable`), and :class:`Gone` when the client that sent it leaves early. Each message
+:class:`Evictable`), and :class:`Gone` when the client that sent it leaves early; or, from an
+owner that is stopping, :class:`Declined` instead of any response. Each message
 names its exchange, so that one mailbox per worker carries every exchange. MessagePack, through
 msgspec: bodies and chunks are bytes, carried as they are.
 """
@@ -13,6 +14,7 @@ import msgspec
 
 __all__ = [
     "Chunk",
+    "Declined",
     "End",
     "Evictable",
     "Gone",
@@ -74,7 +76,14 @@ class Gone(msgspec.Struct, tag="gone", array_like=True, frozen=True):
     exchange: str
 
 
-RelayMessage = Request | Head | Chunk | End | Evictable | Gone
+class Declined(msgspec.Struct, tag="declined", array_like=True, frozen=True):
+    """The owner is stopping and did not serve the request (nothing of it ran): the forwarder
+    routes it again once the owner has left."""
+
+    exchange: str
+
+
+RelayMessage = Request | Head | Chunk | End | Evictable | Gone | Declined
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(RelayMessage)

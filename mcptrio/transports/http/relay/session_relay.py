@@ -31,7 +31,14 @@ What can go wrong, and what the client sees:
   only itself, never the mailbox every other exchange shares;
 - the client leaves: the owner is told (:class:`~.messages.Gone`) and ends the exchange as its
   own front end would have (in the handshake era the request runs on: disconnection is not
-  cancellation, and what it sends waits in the event store for a resuming GET).
+  cancellation, and what it sends waits in the event store for a resuming GET);
+- the owner stops gracefully (a rolling restart): once its own connections have drained,
+  :meth:`SessionRelay.stop_serving` declines every request forwarded to it from then on
+  (:class:`~.messages.Declined`: nothing of it ran), lets those it serves finish, leaves the
+  directory, and goes on declining for :data:`LEAVING_LINGER` seconds, what forwarders sent
+  while they still saw it alive. A forwarder whose request is declined waits for the owner to
+  leave and serves the request again from the start (another worker adopts the session): its
+  client never learns of the restart.
 """
 
 from __future__ import annotations
@@ -50,7 +57,18 @@ from ..endpoints.departure_watch import DepartureWatch
 from ..endpoints.responses import send_error
 from ..engine.exchange import BodyTooLarge, HttpApp, HttpRequest, HttpResponder
 from .inbound import MAX_BYTES, MAX_FRAMES, Inbound, InboundEnd, RelayedExchangeFailed
-from .messages import Chunk, End, Evictable, Gone, Head, RelayMessage, Request, decode, encode
+from .messages import (
+    Chunk,
+    Declined,
+    End,
+    Evictable,
+    Gone,
+    Head,
+    RelayMessage,
+    Request,
+    decode,
+    encode,
+)
 from .relayed_exchange import RelayedRequest, RelayedResponder
 
 __all__ = ["MAX_BYTES", "MAX_FRAMES", "RelayedExchangeFailed", "SessionRelay"]
@@ -63,6 +81,13 @@ LIVENESS_CHECK: Final = 1.0
 MAX_SERVED: Final = 4096
 #: Seconds to tell an owner that its exchange's client left (best effort).
 _GONE_DEADLINE: Final = 1.0
+#: Seconds a stopping owner goes on declining requests after it left the directory: longer
+#: than forwarders keep a liveness answer, plus the time to post a request.
+LEAVING_LINGER: Final = 2.0
+#: Seconds a forwarder waits for an owner that declined its request to leave, and between two
+#: looks (past the wait, its client is answered 503, the request not having run).
+_DECLINED_WAIT: Final = 60.0
+_DECLINED_POLL: Final = 0.05
 
 
 class SessionRelay:
@@ -89,6 +114,9 @@ class SessionRelay:
         #: Exchanges this worker forwarded to others, and served for others (since it started).
         self.forwarded = 0
         self.served = 0
+        #: Whether this worker stops: requests forwarded to it are declined (:meth:`stop_serving`).
+        self.stopping = False
+        self._all_served = trio.Event()
 
     @property
     def instance(self) -> str:
@@ -150,7 +178,9 @@ class SessionRelay:
 
     def _dispatch(self, message: RelayMessage, nursery: trio.Nursery) -> None:
         if isinstance(message, Request):
-            if len(self._served) >= MAX_SERVED or message.exchange in self._served:
+            if self.stopping:
+                nursery.start_soon(self._decline, message)
+            elif len(self._served) >= MAX_SERVED or message.exchange in self._served:
                 nursery.start_soon(self._refuse, message)
             else:
                 responder = RelayedResponder(
@@ -189,6 +219,8 @@ class SessionRelay:
             await self._fail(responder)
         finally:
             del self._served[message.exchange]
+            if self.stopping and not self._served:
+                self._all_served.set()
 
     async def _fail(self, responder: RelayedResponder) -> None:
         """Tell the forwarder its exchange failed: 500 before the response started, else end it
@@ -215,94 +247,122 @@ class SessionRelay:
         with contextlib.suppress(DirectoryUnavailable):
             await self._post(message.reply_to, head)
 
+    async def _decline(self, message: Request) -> None:
+        with contextlib.suppress(DirectoryUnavailable):
+            await self._post(message.reply_to, Declined(message.exchange))
+
+    async def stop_serving(self) -> None:
+        """Stop serving forwarded requests, gracefully (see the module docstring); called once
+        this worker's own connections have drained, before :meth:`run` is cancelled."""
+        self.stopping = True
+        if self._served:
+            await self._all_served.wait()
+        try:
+            await self.directory.leave()
+        except DirectoryUnavailable as exc:
+            log.warning("session relay: could not leave the directory (%s)", exc)
+            return
+        await trio.sleep(LEAVING_LINGER)
+
     # ------------------------------------------------------------------ the forwarder's side
 
     async def forward(
         self, owner: str, request: HttpRequest, responder: HttpResponder, body_limit: int
-    ) -> None:
-        """Have ``owner`` serve ``request``; write its response to ``responder``."""
+    ) -> HttpRequest | None:
+        """Have ``owner`` serve ``request``; write its response to ``responder``. When the
+        owner declined it (it stopped), returns the request to serve again, the owner gone."""
         try:
             body = await request.read_body(body_limit)
         except BodyTooLarge:
             await send_error(responder, 413, "Request body too large")
-            return
+            return None
+        message = Request(
+            secrets.token_hex(8),
+            self.directory.instance,
+            request.method,
+            request.path,
+            request.query_string,
+            request.scheme,
+            list(request.headers),
+            body,
+            request.client,
+        )
         try:
-            await self._forward(owner, request, responder, body)
+            declined = await self._forward(owner, message, responder)
         except RelayedExchangeFailed as exc:
             # Dropping the connection is how a broken stream is told to an HTTP client.
             log.info("forwarded exchange dropped: %s", exc)
             raise trio.BrokenResourceError(str(exc)) from exc
+        if not declined:
+            return None
+        with trio.move_on_after(_DECLINED_WAIT):
+            # Its liveness is a key in the store: nothing to wait on here but another look.
+            while True:
+                if not await self.directory.is_alive(owner):
+                    return RelayedRequest(message)
+                await trio.sleep(_DECLINED_POLL)
+        await send_error(
+            responder,
+            503,
+            "The worker of this session is stopping; try again",
+            headers=((b"retry-after", b"1"),),
+        )
+        return None
 
-    async def _forward(
-        self, owner: str, request: HttpRequest, responder: HttpResponder, body: bytes
-    ) -> None:
-        exchange = secrets.token_hex(8)
+    async def _forward(self, owner: str, message: Request, responder: HttpResponder) -> bool:
+        """Relay ``message``'s exchange; whether ``owner`` declined it (nothing sent yet)."""
+        exchange = message.exchange
         inbound = self._inbound[exchange] = Inbound(owner)
         self.forwarded += 1
         started = finished = False
         try:
             try:
                 if not await self.directory.is_alive(owner):
-                    if self.adopting:
-                        # Gone since it was routed here: the next attempt adopts the session.
-                        await send_error(
-                            responder,
-                            503,
-                            "The worker of this session has just gone; try again",
-                            headers=((b"retry-after", b"1"),),
-                        )
-                    else:
-                        await send_error(responder, 404, "Session not found")
                     finished = True
-                    return
-                await self._post(
-                    owner,
-                    Request(
-                        exchange,
-                        self.directory.instance,
-                        request.method,
-                        request.path,
-                        request.query_string,
-                        request.scheme,
-                        list(request.headers),
-                        body,
-                        request.client,
-                    ),
-                )
+                    if self.adopting:
+                        # Gone since it was routed here, before anything was sent: served
+                        # again, another worker adopts the session.
+                        return True
+                    await send_error(responder, 404, "Session not found")
+                    return False
+                await self._post(owner, message)
                 self._departure_watch.arm(responder)
                 while True:
-                    message = await inbound.next()
-                    if isinstance(message, InboundEnd):
-                        if started or message is InboundEnd.OVERFLOWED:
-                            raise RelayedExchangeFailed(message.value)
-                        if message is InboundEnd.OWNER_GONE and self.adopting:
+                    reply = await inbound.next()
+                    if isinstance(reply, Declined):
+                        finished = True
+                        return True
+                    if isinstance(reply, InboundEnd):
+                        if started or reply is InboundEnd.OVERFLOWED:
+                            raise RelayedExchangeFailed(reply.value)
+                        if reply is InboundEnd.OWNER_GONE and self.adopting:
                             # The session lives on elsewhere; this exchange's outcome is
                             # unknown, which a dropped connection tells (never a 404).
-                            raise RelayedExchangeFailed(message.value)
-                        if message is InboundEnd.UNREACHABLE:
-                            raise DirectoryUnavailable(message.value)
+                            raise RelayedExchangeFailed(reply.value)
+                        if reply is InboundEnd.UNREACHABLE:
+                            raise DirectoryUnavailable(reply.value)
                         await send_error(responder, 404, "Session not found")
                         finished = True
-                        return
-                    if isinstance(message, Head):
+                        return False
+                    if isinstance(reply, Head):
                         self._departure_watch.disarm(responder)
-                        if message.streamed:
-                            await responder.start_stream(message.status, message.headers)
+                        if reply.streamed:
+                            await responder.start_stream(reply.status, reply.headers)
                             started = True
                             continue
-                        await responder.send_response(message.status, message.headers, message.body)
+                        await responder.send_response(reply.status, reply.headers, reply.body)
                         finished = True
-                        return
-                    if isinstance(message, Chunk):
-                        await responder.send_chunk(message.data)
-                    elif isinstance(message, End):
-                        if not message.ok:
+                        return False
+                    if isinstance(reply, Chunk):
+                        await responder.send_chunk(reply.data)
+                    elif isinstance(reply, End):
+                        if not reply.ok:
                             finished = True
                             raise RelayedExchangeFailed("the session's worker failed the request")
                         await responder.end_stream()
                         finished = True
-                        return
-                    elif isinstance(message, Evictable):
+                        return False
+                    elif isinstance(reply, Evictable):
                         responder.allow_eviction()
             except DirectoryUnavailable as exc:
                 if started:
@@ -315,6 +375,7 @@ class SessionRelay:
                     headers=((b"retry-after", b"1"),),
                 )
                 finished = True
+                return False
         finally:
             self._departure_watch.disarm(responder)
             del self._inbound[exchange]

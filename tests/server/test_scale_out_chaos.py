@@ -14,12 +14,10 @@ resource), and the official SDK's client in ``auto`` mode (its own process). The
   subscription (an update after the chaos still reaches it);
 - under the rolling restart, no call of any client failed.
 
-How long, for CI (a decision: about 3 minutes for the four tests, as CI's whole run must stay
-near 30): the full 60 s of killing on Redis, 20 s on Valkey, whose scripts and commands are the
-same and whose own faults the store tests cover (tests/stores); the rolling restart for 20 s on
-Redis, 10 s on Valkey (a stop drains for a few seconds: each worker is restarted at least once
-either way). ``MCPTRIO_CHAOS_SECONDS`` sets the seconds of killing for both stores, for a run by
-hand (``MCPTRIO_CHAOS_SECONDS=60`` gives Valkey its full run).
+How long (a decision: CI's whole run must stay near 30 minutes): the issue's 60 s of killing on
+both stores; the rolling restart for 20 s on Redis and 10 s on Valkey (a stop drains for a few
+seconds: each worker is restarted at least once either way). ``MCPTRIO_CHAOS_SECONDS`` sets the
+seconds of killing for both stores, for a run by hand.
 """
 
 from __future__ import annotations
@@ -53,7 +51,7 @@ pytest.importorskip("mcp")
 LEDGER_SERVER = ROOT / "tests" / "servers" / "ledger_server.py"
 SDK_PEER = ROOT / "tests" / "interop" / "peers" / "sdk_ledger_client.py"
 #: Seconds of killing, and of rolling restarts, per store (see the module docstring).
-KILLING = {"redis": 60.0, "valkey": 20.0}
+KILLING = {"redis": 60.0, "valkey": 60.0}
 ROLLING = {"redis": 20.0, "valkey": 10.0}
 KILL_EVERY = 2.0
 STATELESS = Revisions(supported=("2026-07-28",))

@@ -226,6 +226,11 @@ class IncomingRequests:
         return self.session.max_in_flight - self._free
 
     @property
+    def has_free_slot(self) -> bool:
+        """Whether a request taken now gets an in-flight slot without waiting for one."""
+        return self._free > 0
+
+    @property
     def parked_actors(self) -> int:
         """How many request actors are parked, waiting for a request."""
         return len(self._actors.idle)

@@ -201,6 +201,13 @@ class Session:
         return self.connection.owes_answer(rid)
 
     @property
+    def takes_one_without_waiting(self) -> bool:
+        """Whether :meth:`deliver` of one message now returns without a checkpoint: an
+        in-flight slot is free for it, and the outgoing buffer has room for what the protocol
+        layer may answer itself (the only two waits in :meth:`deliver`)."""
+        return self._incoming.has_free_slot and self._outbox.has_room
+
+    @property
     def is_ended(self) -> bool:
         """Whether the session has ended (``closed`` is set), without making its event."""
         return self._ended

@@ -18,6 +18,7 @@ import trio
 from test_streamable_http import initialize_body
 
 import mcptrio
+from mcptrio.transports.http.endpoints.app import McpHttpApp
 from mcptrio.transports.http.endpoints.security import HttpSecurity, OriginHostCheck, Refusal
 from mcptrio.transports.http.serve import serve_http
 from mcptrio.transports.websocket_server import serve_websocket
@@ -169,6 +170,70 @@ async def test_credentials_are_asked_for_only_after_host_and_origin_pass() -> No
     refused = await security.admit(Request(b"http://localhost"))
     assert refused == Refusal(401, "Unauthorized", ((b"www-authenticate", b'Bearer realm="mcp"'),))
     assert asked == ["authenticate"]
+
+
+class _RepeatedHeaderRequest:
+    """A POST to the MCP endpoint with ``headers`` as given, repeats and all (a front end
+    that lets a repeated Host or Origin through hands the app such a list)."""
+
+    method = "POST"
+    path = "/mcp"
+    query_string = b""
+    client = ("127.0.0.1", 5000)
+    scheme = "http"
+
+    def __init__(self, headers: list[tuple[bytes, bytes]]) -> None:
+        self.headers = headers
+
+    async def read_body(self, limit: int) -> bytes:
+        return INITIALIZE
+
+
+class _StatusOnly:
+    def __init__(self) -> None:
+        self.status: int | None = None
+
+    async def send_response(self, status: int, headers: object, body: bytes = b"") -> None:
+        self.status = status
+
+    def on_client_gone(self, callback: object) -> None:
+        pass
+
+    def watch_for_departure(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("name", "first", "second"),
+    [
+        (b"host", b"evil.example", b"localhost"),
+        (b"origin", b"http://evil.example", b"http://localhost"),
+    ],
+)
+async def test_a_post_is_judged_by_the_first_host_or_origin_it_repeats(
+    name: bytes, first: bytes, second: bytes
+) -> None:
+    # The app reads a POST's headers into a dict of first values once (for Host, Origin and
+    # the endpoint's lookups): the first value must stay the one judged, as header() finds it.
+    app = McpHttpApp(make_server())
+    common = [(b"accept", b"application/json, text/event-stream")]
+    common.append((b"content-type", b"application/json"))
+    if name == b"origin":
+        common.append((b"host", b"localhost"))
+    responder = _StatusOnly()
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(app.run)
+            await app.handle_http(
+                _RepeatedHeaderRequest([*common, (name, first), (name, second)]), responder
+            )
+            assert responder.status == 403
+            allowed = _StatusOnly()
+            await app.handle_http(
+                _RepeatedHeaderRequest([*common, (name, second), (name, first)]), allowed
+            )
+            assert allowed.status == 200
+            nursery.cancel_scope.cancel()
 
 
 # ------------------------------------------------------------------ every endpoint asks it

@@ -9,6 +9,8 @@ from front_ends_for_tests import open_front_end
 from http_client_for_tests import open_test_connection
 from test_front_ends import EchoApp
 
+from mcptrio.transports.http.engine.exchange import HttpRequest, HttpResponder
+
 SMUGGLED = b"GET /smuggled HTTP/1.1\r\nhost: x\r\n\r\n"
 
 
@@ -92,3 +94,54 @@ async def test_a_well_framed_request_after_the_checks_is_still_served(front_end:
             two = await conn.request("GET", "/b")
     assert (one.status, two.status) == (200, 200)
     assert app.requests == 2
+
+
+class BodyIgnoringApp:
+    """Answers with its path, never reading the request body."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    async def handle_http(self, request: HttpRequest, responder: HttpResponder) -> None:
+        self.paths.append(request.path)
+        await responder.send_response(
+            200, [(b"content-type", b"text/plain")], request.path.encode()
+        )
+
+    async def handle_websocket(self, request: HttpRequest, peer: object) -> None:
+        raise AssertionError("no WebSocket here")
+
+
+async def receive_until(stream: trio.abc.ReceiveStream, end: bytes) -> bytes:
+    """What the server sends until ``end`` (a response's body) has come."""
+    received = b""
+    while not received.endswith(end):
+        data = await stream.receive_some(65536)
+        assert data, received
+        received += data
+    return received
+
+
+@pytest.mark.parametrize("arrival", ["with-the-head", "after-the-answer"])
+async def test_a_body_the_app_left_unread_is_discarded_and_the_next_request_served(
+    front_end: str, arrival: str
+) -> None:
+    # The body's bytes must not be taken for the next request, whether they came with the head
+    # or only after the answer (then the loop still owes them a read before the next head).
+    app = BodyIgnoringApp()
+    body = b"GET /not-a-request HTTP/1.1\r\nhost: x\r\n\r\n"
+    head = b"POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n" % len(body)
+    with trio.fail_after(10):
+        async with open_front_end(front_end, app) as url, open_test_connection(url) as conn:
+            if arrival == "with-the-head":
+                await conn.send_raw(head + body)
+            else:
+                await conn.send_raw(head)
+            first = await receive_until(conn.socket_stream, b"/first")
+            if arrival == "after-the-answer":
+                await conn.send_raw(body)
+            await conn.send_raw(b"GET /second HTTP/1.1\r\nhost: x\r\n\r\n")
+            second = await receive_until(conn.socket_stream, b"/second")
+    assert status_of(first) == 200
+    assert status_of(second) == 200
+    assert app.paths == ["/first", "/second"]

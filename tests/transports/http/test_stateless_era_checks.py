@@ -37,7 +37,7 @@ def check(name: str, name_header: bytes, version_header: bytes = REV.encode()) -
     ]
     head = read_stateless_head(peek(body.encode()).message, headers, (REV,))
     assert head is not None
-    StatelessChecks(SUPPORTED, no_header_params).check(head, headers)
+    StatelessChecks(SUPPORTED, no_header_params).check(head, dict(reversed(headers)))
 
 
 @pytest.mark.parametrize(

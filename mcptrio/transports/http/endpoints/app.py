@@ -213,12 +213,24 @@ class McpHttpApp:
         if path.startswith(_WELL_KNOWN) and await self._serve_metadata(request, responder):
             return
         method = request.method
-        origin = header(request.headers, b"origin")
+        # Each header's first value by name (as header() finds it), for every lookup of this
+        # request: Host and Origin here, then Accept, Content-Type, the session id and the
+        # revision of a POST. A POST makes several, so it reads its headers into a dict once,
+        # gone with the exchange; any other request scans the list when asked, since a GET
+        # stream may stay open for hours and would keep such a dict alive all that time.
+        headers = request.headers
+        fields: Mapping[bytes, bytes] = (
+            dict(reversed(headers)) if method == "POST" else HeaderScan(headers)
+        )
+        origin = fields.get(b"origin")
         # A browser's request from another page: CORS for an origin the check lets in (see
         # :mod:`.cors`); any other is refused below, as without CORS.
         # A request forwarded to the worker owning its session gets them there: ``direct``.
         direct = responder
-        if origin is not None and self.security.origin_host.refusal(request.headers) is None:
+        if (
+            origin is not None
+            and self.security.origin_host.refusal_of(fields.get(b"host"), origin) is None
+        ):
             if method == "OPTIONS":
                 await responder.send_response(204, preflight_headers(request, origin))
                 return
@@ -237,15 +249,6 @@ class McpHttpApp:
             else:
                 await operation(request, responder)
             return
-        # Each header's first value by name (as header() finds it), for the endpoint's lookups:
-        # Accept, Content-Type, the session id and the revision of a POST. A POST makes several,
-        # so it reads its headers into a dict once, gone with the exchange; any other request
-        # scans the list when asked, since a GET stream may stay open for hours and would keep
-        # such a dict alive all that time.
-        headers = request.headers
-        fields: Mapping[bytes, bytes] = (
-            dict(reversed(headers)) if method == "POST" else HeaderScan(headers)
-        )
         admitted = await self.security.admit(request)
         if isinstance(admitted, Refusal):
             await send_error(responder, admitted.status, admitted.message, headers=admitted.headers)

@@ -24,6 +24,7 @@ from .departure_watch import DepartureWatch
 from .http_session import HttpSession
 from .live_stream import StreamWriter
 from .responses import JSON_HEADERS, SSE_HEADERS, send_error
+from .sse_head_timer import SseHeadTimer
 from .sse_stream import OutboundStream, drain_events, write_stream
 
 __all__ = ["answer_inline", "answer_on_a_session_of_its_own"]
@@ -74,17 +75,26 @@ async def answer_inline(
     busy = False
     head_delay = _SSE_HEAD_DELAY if long_poll or not json_response else json_head_delay
     timer = None if head_delay is None else transport.head_timer(head_delay)
-    if timer is not None:
-        timer.arm(stream)
-    elif departure_watch is not None:
-        departure_watch.arm(responder)
+    watch = None if timer is not None else departure_watch
+    # The head timer (or the departure watch) covers the whole time the POST waits: for a
+    # slot, then for its answer. Invariant: delivering one message (the Envelope the endpoint
+    # decoded) while the session takes one without waiting returns without a checkpoint, so
+    # arming after ``deliver`` is arming at the same instant, and a request answered at once
+    # there needs neither. A batch, or a session at its in-flight limit, may wait in
+    # ``deliver``: armed before it.
+    armed = not (isinstance(body, Envelope) and session.takes_one_without_waiting)
+    if armed:
+        _arm(timer, watch, stream, responder)
     try:
         try:
             await session.deliver(body)
+            if not armed and not stream.finished:
+                armed = True
+                _arm(timer, watch, stream, responder)
             # Answered at once, or running in a request actor: wait, with the head timer or the
-            # departure watch still armed, for the first thing on the stream (an answer, or
-            # anything else, which starts the writer), or for its end (the requests ended
-            # unanswered, or the session ended).
+            # departure watch armed, for the first thing on the stream (an answer, or anything
+            # else, which starts the writer), or for its end (the requests ended unanswered, or
+            # the session ended).
             await stream.wait()
         except ConnectionClosed:
             if not writer.started:
@@ -95,10 +105,11 @@ async def answer_inline(
             busy = True
         finally:
             stream.on_activity = None
-            if timer is not None:
-                timer.disarm(stream)
-            elif departure_watch is not None:
-                departure_watch.disarm(responder)
+            if armed:
+                if timer is not None:
+                    timer.disarm(stream)
+                elif watch is not None:
+                    watch.disarm(responder)
         pending = stream.pending
         if busy:
             retry = (b"retry-after", str(busy_retry_after).encode())
@@ -119,6 +130,18 @@ async def answer_inline(
             writer.scope.cancel()
             with trio.CancelScope(shield=True):
                 await writer.done.wait()
+
+
+def _arm(
+    timer: SseHeadTimer | None,
+    watch: DepartureWatch | None,
+    stream: OutboundStream,
+    responder: HttpResponder,
+) -> None:
+    if timer is not None:
+        timer.arm(stream)
+    elif watch is not None:
+        watch.arm(responder)
 
 
 async def answer_on_a_session_of_its_own(

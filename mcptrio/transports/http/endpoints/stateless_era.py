@@ -161,15 +161,20 @@ class StatelessChecks:
         # (method, version) -> the params member Mcp-Name repeats (None: no Mcp-Name).
         self._name_members: dict[tuple[str, str], str | None] = {}
 
-    def check(self, head: StatelessHead, headers: Headers) -> None:
+    def check(self, head: StatelessHead, fields: Mapping[bytes, bytes]) -> None:
         """Check a stateless-era request's headers against its body (the module's table).
+
+        ``fields`` maps each header name to its first value (what :func:`header` finds in the
+        list): the endpoint reads a POST's headers into such a dict once, so each check here
+        is a lookup, not a scan of the list. A first value is the only one: the endpoint
+        refuses a routing header sent twice before these checks (``repeated_routing_header``).
 
         Raises the error to answer with (:func:`status_of` gives its HTTP status).
         """
         method = head.method
         params = head.params
         meta = params.meta
-        version = header(headers, hh.PROTOCOL_VERSION_HEADER)
+        version = fields.get(hh.PROTOCOL_VERSION_HEADER)
         if version is None:
             raise HeaderMismatch("Missing MCP-Protocol-Version header")
         named_version = None if meta is UNSET else meta.protocol_version
@@ -191,7 +196,7 @@ class StatelessChecks:
             raise McpError(
                 f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS
             )
-        raw = header(headers, hh.METHOD_HEADER)
+        raw = fields.get(hh.METHOD_HEADER)
         if raw is None:
             raise HeaderMismatch("Missing Mcp-Method header")
         if not _carries(raw, method):
@@ -206,13 +211,13 @@ class StatelessChecks:
         )
         if type(name) is not str:
             return
-        raw = header(headers, hh.NAME_HEADER)
+        raw = fields.get(hh.NAME_HEADER)
         if raw is None:
             raise HeaderMismatch("Missing Mcp-Name header")
         if not _carries(raw, name):
             raise HeaderMismatch("Mcp-Name header does not match the request body")
         if method == "tools/call":
-            _check_params(headers, params, self._tool_header_params(name))
+            _check_params(fields, params, self._tool_header_params(name))
 
     def _settle(self, method: str, version: str) -> str | None:
         """Whether ``method`` exists at ``version`` (:class:`MethodNotFound` if not), and the
@@ -268,7 +273,7 @@ _UNKNOWN: Any = object()
 
 
 def _check_params(
-    headers: Headers,
+    fields: Mapping[bytes, bytes],
     params: StatelessHeadParams,
     annotated: Mapping[hh.PropertyPath, str] | None,
 ) -> None:
@@ -280,7 +285,7 @@ def _check_params(
         arguments = {}
     for path, header_name in annotated.items():
         label = f"Mcp-Param-{header_name}"
-        raw = header(headers, hh.PARAM_HEADER_PREFIX + header_name.lower().encode("ascii"))
+        raw = fields.get(hh.PARAM_HEADER_PREFIX + header_name.lower().encode("ascii"))
         value = hh.value_at(arguments, path)
         if value is None:
             if raw is not None:

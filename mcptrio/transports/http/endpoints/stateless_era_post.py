@@ -24,7 +24,7 @@ from ....protocol.codec import Envelope
 from ....protocol.errors import METHOD_NOT_FOUND, McpError
 from ....protocol.http_headers import PropertyPath
 from ....runtime.session import Session
-from ..engine.exchange import Headers, HttpResponder
+from ..engine.exchange import HttpResponder
 from .envelope_peek import Peek
 from .http_session import HttpSession
 from .inline_answer import answer_inline, answer_on_a_session_of_its_own
@@ -67,12 +67,13 @@ class StatelessEraPosts:
     async def post(
         self,
         responder: HttpResponder,
-        headers: Headers,
+        fields: Mapping[bytes, bytes],
         body: bytes,
         routing: Peek,
         head: StatelessHead,
     ) -> None:
         """Answer a stateless-era POST (see ``stateless_era.py``): one request, no session.
+        ``fields``: each header's first value by name.
 
         It runs like a stateless POST of the handshake era, on a session that never shakes
         hands: its connection reads the request at the revision its ``_meta`` names.
@@ -84,7 +85,7 @@ class StatelessEraPosts:
             await responder.send_response(202, ())
             return
         try:
-            self._checks.check(head, headers)
+            self._checks.check(head, fields)
         except McpError as exc:
             status = 404 if exc.code == METHOD_NOT_FOUND else 400
             await responder.send_response(

@@ -240,7 +240,7 @@ class StreamableHttpEndpoint:
         ):
             head = read_stateless_head(routing.message, headers, self._stateless_revisions)
             if head is not None:
-                await self._stateless_era.post(responder, headers, body, routing, head)
+                await self._stateless_era.post(responder, fields, body, routing, head)
                 return
         if self.stateless:
             await self._post_stateless(request, responder, body, routing)

@@ -289,6 +289,12 @@ class DisconnectWatcher:
         self._running = True
         connection.nursery.start_soon(self._watch, self._scope)
 
+    @property
+    def watching(self) -> bool:
+        """Whether it watches now (from the hub or as a task): only then has :meth:`stop`
+        anything to do; on a watcher that does not, it returns at once, without a checkpoint."""
+        return self._hubbed or self._scope is not None
+
     async def stop(self) -> None:
         """Stop watching; returns once the watcher no longer reads."""
         if self._hubbed:

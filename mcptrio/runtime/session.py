@@ -234,7 +234,8 @@ class Session:
                     elif self._abilities.hands_in_every_frame:
                         # Nothing to read, and the transport ends only through close(), which
                         # cancels this nursery: wait for that here, in this frame, with no
-                        # frame of the transport's kept (an idle session waits so for its life).
+                        # frame of the transport's (nor trio.sleep_forever's) kept: an idle
+                        # session waits so for its life, and each frame is memory it holds.
                         await trio.lowlevel.wait_task_rescheduled(_stop_waiting)
                     else:
                         await self._read()

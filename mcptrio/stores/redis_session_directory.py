@@ -113,10 +113,15 @@ class RedisSessionDirectory:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                task_status.started()
-                await self._heartbeat()
+                try:
+                    task_status.started()
+                    await self._heartbeat()
+                finally:
+                    # From here on a message goes out by itself (send's lone push): the
+                    # nursery, waiting for the pushes under way, closes to new tasks when
+                    # they end, before this task resumes.
+                    self._nursery = None
         finally:
-            self._nursery = None
             with (
                 trio.CancelScope(shield=True),
                 contextlib.suppress(DirectoryUnavailable),

@@ -14,6 +14,10 @@ resource), and the official SDK's client in ``auto`` mode (its own process). The
   subscription (an update after the chaos still reaches it);
 - under the rolling restart, no call of any client failed.
 
+The balancer (tests/balancer.py) behaves like a real one in front of pods: it skips a backend
+that refuses a connection, takes a worker being stopped out of rotation a moment after its
+SIGTERM (as a Kubernetes Service does), and never moves a connection a worker accepted.
+
 How long (a decision: CI's whole run must stay near 30 minutes): the issue's 60 s of killing on
 both stores; the rolling restart for 20 s on Redis and 10 s on Valkey (a stop drains for a few
 seconds: each worker is restarted at least once either way). ``MCPTRIO_CHAOS_SECONDS`` sets the
@@ -104,6 +108,8 @@ class Worker:
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "LEDGER_FILE": str(ledger)}
         self.log = log
         self.process: trio.Process | None = None
+        #: The balancer in front, told when this worker is stopped and when it serves again.
+        self.balancer: RoundRobinBalancer | None = None
 
     async def start(self) -> None:
         with self.log.open("ab") as log:
@@ -119,6 +125,8 @@ class Worker:
                     await trio.sleep(0.05)
                     continue
                 await stream.aclose()
+                if self.balancer is not None:
+                    self.balancer.restore(self.port)
                 return
 
     async def kill(self) -> None:
@@ -127,8 +135,11 @@ class Worker:
         await self.process.wait()
 
     async def stop(self) -> int:
-        """SIGTERM, and its exit status once it has drained."""
+        """SIGTERM, and its exit status once it has drained; the balancer is told at the same
+        moment, as Kubernetes updates a Service's endpoints when it signals a pod."""
         assert self.process is not None
+        if self.balancer is not None:
+            self.balancer.withdraw(self.port)
         self.process.send_signal(signal.SIGTERM)
         with trio.fail_after(30):
             return await self.process.wait()
@@ -154,6 +165,8 @@ async def open_deployment(
             for worker in workers:
                 await worker.start()
             balancer = RoundRobinBalancer([worker.port for worker in workers])
+            for worker in workers:
+                worker.balancer = balancer
             port = await nursery.start(balancer.serve)
             yield workers, f"http://127.0.0.1:{port}/mcp"
         finally:

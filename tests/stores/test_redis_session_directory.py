@@ -127,3 +127,33 @@ async def test_a_worker_that_leaves_is_gone_for_good_while_it_still_reads_its_ma
                 await sender.send(worker.instance, b"late")
                 assert await worker.receive() == [b"late"]
                 nursery.cancel_scope.cancel()
+
+
+async def test_a_message_sent_while_the_directory_stops_goes_out_directly(
+    redis_server: RedisServer,
+) -> None:
+    # Stopping, the directory waits for a push under way; a message sent as that push ends (a
+    # stopping worker declining a forwarded request) must not start a batch in the directory's
+    # nursery, closed by then. Which of the two Trio runs first varies: ten rounds.
+    pushed = 0
+
+    async def slow_push(**kwargs: object) -> int:
+        nonlocal pushed
+        with trio.CancelScope(shield=True):
+            await trio.sleep(0.02)
+        pushed += 1
+        if pushed % 2:
+            outside.start_soon(directory.send, "two", b"second")
+        return 1
+
+    with trio.fail_after(20):
+        async with coredis.Redis.from_url(redis_server.url) as redis:
+            for _ in range(10):
+                directory = RedisSessionDirectory(redis, prefix=f"test{secrets.token_hex(4)}:")
+                directory._push = slow_push  # type: ignore[method-assign]
+                async with trio.open_nursery() as outside, trio.open_nursery() as running:
+                    await running.start(directory.run)
+                    running.start_soon(directory.send, "one", b"first")
+                    await trio.sleep(0.01)
+                    running.cancel_scope.cancel()
+    assert pushed == 20

@@ -66,11 +66,12 @@ async def serve_http(
     served and left after the serving stops (see :mod:`mcptrio.server.lifespan`).
 
     A ``shutdown`` event stops either front end gracefully: when it is set, no connection is
-    accepted any more, requests being served are answered, then the app's ``drain`` (if it has
-    one: ``McpHttpApp`` answers what other workers forwarded to it) runs, and the call returns
-    (the sessions ending with it). Bound that wait yourself; cancelling the call cuts it
-    short. The built-in front end also takes ``listeners`` to serve instead of binding
-    ``host:port``. See :func:`~.engine.builtin_server.serve_builtin`.
+    accepted any more (by the built-in one after ``limits.stop_listening_after``, the time a
+    balancer takes to stop sending connections), requests being served are answered, then the
+    app's ``drain`` (if it has one: ``McpHttpApp`` answers what other workers forwarded to it)
+    runs, and the call returns (the sessions ending with it). Bound that wait yourself;
+    cancelling the call cuts it short. The built-in front end also takes ``listeners`` to serve
+    instead of binding ``host:port``. See :func:`~.engine.builtin_server.serve_builtin`.
     """
     app = as_http_app(target)
     if front_end != "builtin" and listeners is not None:

@@ -3,6 +3,7 @@ bound by someone else (as the workers of ``run --workers N`` are given)."""
 
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 
 import trio
@@ -106,3 +107,36 @@ async def test_a_connection_accepted_by_the_kernel_before_a_shutdown_is_served()
                 answer = await waiting.request("GET", "/hello")
             assert answer.status == 200
             assert answer.header("connection") == b"close"
+
+
+async def test_a_stopping_server_serves_new_connections_until_it_stops_listening() -> None:
+    # A balancer told of the stop at the same moment may still send a connection or two: they
+    # are served (without keep-alive), never left to a listener that closes under them.
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    shutdown = trio.Event()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            returned = trio.Event()
+
+            async def serve(task_status: trio.TaskStatus[str]) -> None:
+                await serve_http(
+                    EchoApp(), listeners=listeners, shutdown=shutdown, task_status=task_status
+                )
+                returned.set()
+
+            await nursery.start(serve)
+            shutdown.set()
+            await trio.sleep(0.3)
+            async with open_test_connection(url) as late:
+                answer = await late.request("GET", "/hello")
+                assert answer.status == 200
+                assert answer.header("connection") == b"close"
+                assert await late.receive_raw() == b""
+            assert not returned.is_set()
+            await returned.wait()
+            with contextlib.suppress(OSError):
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+                await stream.aclose()
+                raise AssertionError("a connection was accepted after the listener closed")

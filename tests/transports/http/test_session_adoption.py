@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import trio
 from http_client_for_tests import open_test_connection
 from relay_workers import Worker, open_workers
@@ -262,3 +263,58 @@ async def test_with_strict_sessions_a_stopped_workers_session_is_404_and_has_no_
             assert await keeping.records.load(session_id.decode()) is None
             await _stop(first, second)
             assert (await _post(second, _message(9, "ping"), _headers(session_id)))[0] == 404
+
+
+async def test_two_requests_adopting_one_session_on_one_worker_adopt_it_once(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both requests find no adoption under way; the second reads the session's record once the
+    # first has claimed it (the record names this worker now) and is adopting it: it must wait
+    # for that adoption instead of starting its own.
+    with trio.fail_after(30):
+        async with open_workers(adoptable_server, redis_url) as workers:
+            first, second = workers.workers
+            session_id = await _open_session(first)
+            await _saved(first, session_id)
+            await _stop(first, second)
+            keeping = second.app.keeping
+            assert keeping is not None
+            second_reading, adopting, read_late = trio.Event(), trio.Event(), trio.Event()
+            load, claim, adopt = keeping.records.load, keeping.records.claim, keeping.registry.adopt
+            loads = 0
+
+            async def load_late(*args: Any) -> Any:
+                nonlocal loads
+                loads += 1
+                if loads != 2:
+                    return await load(*args)
+                second_reading.set()
+                await adopting.wait()
+                record = await load(*args)
+                read_late.set()
+                return record
+
+            async def claim_late(*args: Any) -> Any:
+                await second_reading.wait()
+                return await claim(*args)
+
+            async def adopt_slowly(*args: Any, **kwargs: Any) -> Any:
+                adopting.set()
+                await read_late.wait()
+                await trio.sleep(0.2)
+                return await adopt(*args, **kwargs)
+
+            monkeypatch.setattr(keeping.records, "load", load_late)
+            monkeypatch.setattr(keeping.records, "claim", claim_late)
+            monkeypatch.setattr(keeping.registry, "adopt", adopt_slowly)
+            statuses: list[int] = []
+
+            async def ping(n: int) -> None:
+                status, _ = await _post(second, _message(20 + n, "ping"), _headers(session_id))
+                statuses.append(status)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ping, 0)
+                nursery.start_soon(ping, 1)
+    assert statuses == [200, 200]
+    assert keeping.adopted == 1

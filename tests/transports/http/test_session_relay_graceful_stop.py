@@ -18,6 +18,7 @@ from test_session_relay import _open_session, _session_headers
 import mcptrio
 from mcptrio.server.scale_out import open_scale_out
 from mcptrio.transports.http.endpoints.app import McpHttpApp
+from mcptrio.transports.http.engine.server_limits import ServerLimits
 from mcptrio.transports.http.serve import serve_http
 
 
@@ -47,7 +48,10 @@ async def _run_worker(
     shutdown, stopped = trio.Event(), trio.Event()
     async with open_scale_out(server, redis_url, prefix=prefix) as options:
         app = McpHttpApp(server, **options)
-        serve = partial(serve_http, app, "127.0.0.1", 0, shutdown=shutdown)
+        # Closing its listener as soon as it stops: the forwarded request below arrives while
+        # the app itself drains (the listening a balancer needs is tested on its own).
+        limits = ServerLimits(stop_listening_after=0.0)
+        serve = partial(serve_http, app, "127.0.0.1", 0, limits=limits, shutdown=shutdown)
         async with trio.open_nursery() as nursery:
             url = await nursery.start(serve)
             task_status.started(StoppableWorker(app, int(url.rsplit(":", 1)[1]), shutdown, stopped))

@@ -238,6 +238,10 @@ class SessionKeeping:
                     continue  # Another worker claimed it first: read who.
             if session_id in registry.sessions:
                 return None
+            if session_id in self._adopting:
+                # Another request of this worker began adopting it while this one read the
+                # record (which then named this worker): wait for that adoption, above.
+                continue
             await self._take_up(session_id, record, principal)
             return None
         return None

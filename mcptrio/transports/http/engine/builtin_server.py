@@ -91,13 +91,14 @@ async def serve_builtin(
     ``listeners`` are served instead of binding ``host:port`` (a socket another process bound
     and handed down, as the workers of :mod:`mcptrio.server.workers` do); the call closes them.
 
-    ``shutdown`` stops the server gracefully when set: the listeners are closed (the
-    connections the kernel had accepted already are served first), streams that wait on their
-    client are cut, requests being served are answered (without keep-alive), a request arriving
-    on an idle connection too, and the call returns once every connection has ended, an idle
-    one at the latest after ``keep_alive_timeout`` (see :mod:`.connection_slots`). Bound that
-    wait with a deadline of your own (a request may take long); cancelling the call cuts what
-    is left.
+    ``shutdown`` stops the server gracefully when set: streams that wait on their client are
+    cut, requests being served are answered (without keep-alive), a request arriving on an idle
+    connection too; new connections are still accepted and served that way for
+    ``limits.stop_listening_after`` seconds, then the listeners are closed (the connections the
+    kernel had accepted already are served first), and the call returns once every connection
+    has ended, an idle one at the latest after ``keep_alive_timeout`` (see
+    :mod:`.connection_slots`). Bound that wait with a deadline of your own (a request may take
+    long); cancelling the call cuts what is left.
     """
     import ssl
 
@@ -127,9 +128,14 @@ async def serve_builtin(
                     task_status.started(f"{scheme}://{bound_host}:{sockname[1]}")
                     if shutdown is not None:
                         await shutdown.wait()
-                        # Draining before the listen backlog is served: those connections
-                        # are answered without keep-alive too.
+                        # Draining before the listener closes: the connections accepted from
+                        # now on (the listen backlog's last ones included) are answered
+                        # without keep-alive too.
                         slots.drain()
+                        # Listening a while longer, so that a balancer told of the stop has
+                        # stopped sending connections when the listener closes (see
+                        # ServerLimits.stop_listening_after).
+                        await trio.sleep(limits.stop_listening_after)
                         for scope in stop_accepting:
                             scope.cancel()
                 # Only a shutdown gets here: the listeners are closed; let the connections end.

@@ -40,3 +40,9 @@ class ServerLimits:
     pipeline_buffer_limit: int = 1 << 16
     #: Seconds spent draining the client after the server half-closes a connection.
     linger_timeout: float = 1.0
+    #: Seconds a stopping server goes on accepting new connections (each serves its request,
+    #: answered with ``Connection: close``) before it closes its listener: the time a load
+    #: balancer takes to stop sending it connections once it is told of the stop. A connection
+    #: that reaches a closed listener is refused (safe), but one the kernel completes as the
+    #: listener closes is reset after its request was sent (an unknown outcome).
+    stop_listening_after: float = 1.0

@@ -4,9 +4,12 @@ A base of :class:`~.streamable.StreamableHttpClientTransport`: the GET that resu
 stream with ``Last-Event-ID`` until it has answered everything it owes, and the standalone GET
 stream kept open for the session's life. Consecutive attempts that bring nothing back back off
 exponentially from the server's ``retry`` delay (or the transport's), up to
-``Reconnection.max_delay``, and stop after ``Reconnection.max_attempts``; for the standalone
-stream, a GET the server answered with a stream is progress, even one lost later without an
-event, so it is given up only when that many GETs in a row got no stream at all. A request whose
+``Reconnection.max_delay``. A POST stream is given up after ``Reconnection.max_attempts``. The
+standalone stream is kept for the session's life, as a browser's ``EventSource`` keeps its own:
+only a server that offers none (405) or the session's end stops it. A GET the server answered
+with a stream is progress (the backoff starts again), even one lost later without an event, and
+a POST of the session answered while it backs off sends the next GET at once (the server is
+reachable again: a worker restarted, or another took the session over). A request whose
 answer came elsewhere, or was too large to take, is owed no more: its stream is not resumed
 for it (:meth:`SseResumption._abandon`, :meth:`SseResumption._take_oversized`).
 """
@@ -39,6 +42,9 @@ log = logging.getLogger("mcptrio.transports.http.client.streamable")
 
 class SseResumption:
     """Resuming POST streams and keeping the standalone stream open (see the module docstring)."""
+
+    #: Set by :meth:`_session_answered` while the standalone stream backs off.
+    _standalone_wake: trio.Event | None = None
 
     if TYPE_CHECKING:
         # What these need of the transport (``StreamableHttpClientTransport`` has them).
@@ -172,9 +178,9 @@ class SseResumption:
             opened.set()
 
     async def _follow_standalone_stream(self, opened: trio.Event) -> None:
-        # Kept for the session's life: a stream the server opened resets the backoff however
-        # often it is lost later (each worker holding it killed in turn, a server that closes
-        # it to make the client poll); only GETs in a row that get no stream give up.
+        # Kept for the session's life (see the module docstring): a stream the server opened
+        # resets the backoff however often it is lost later (each worker holding it killed in
+        # turn, a server that closes it to make the client poll).
         stream = FollowedStream()
         failures = 0
         while not self._renewal.ended:
@@ -189,7 +195,27 @@ class SseResumption:
                 failures = 0
                 continue
             failures = 0 if progressed else failures + 1
-            if failures >= self.reconnection.max_attempts:
-                log.warning("giving up on the standalone SSE stream of %s", self.url)
-                return
-            await trio.sleep(self._delay(stream, max(failures, 1)))
+            if failures == self.reconnection.max_attempts:
+                log.warning(
+                    "the standalone SSE stream of %s could not be opened %d times in a row; "
+                    "trying again at most every %g s",
+                    self.url,
+                    failures,
+                    self.reconnection.max_delay,
+                )
+            await self._back_off(self._delay(stream, max(failures, 1)))
+
+    async def _back_off(self, delay: float) -> None:
+        """Wait ``delay`` before the next GET of the standalone stream, or until a POST of the
+        session is answered (:meth:`_session_answered`)."""
+        wake = self._standalone_wake = trio.Event()
+        try:
+            with trio.move_on_after(delay):
+                await wake.wait()
+        finally:
+            self._standalone_wake = None
+
+    def _session_answered(self) -> None:
+        """A POST of the session got a 2xx answer: a standalone stream backing off goes now."""
+        if self._standalone_wake is not None:
+            self._standalone_wake.set()

@@ -318,6 +318,8 @@ class StreamableHttpClientTransport(SseResumption, HttpClientTransportBase):
                         if 200 <= status < 300:
                             if is_initialize:
                                 self.take_session_id(response)
+                            elif sent_session is not None:
+                                self._session_answered()
                             outcome = await self._read_post_response(response, stream)
                         else:
                             body = await response.read(ERROR_BODY_LIMIT)

@@ -46,7 +46,9 @@ class Worker:
     async def _run(self, *, task_status: trio.TaskStatus[None]) -> None:
         try:
             with trio.CancelScope() as self._scope:
-                async with open_stores(self.url, prefix=self.prefix, timeout=0.5) as stores:
+                # No check here waits on a call failing fast; a subscribe just after Redis
+                # restarts took over 0.5 s on a busy machine.
+                async with open_stores(self.url, prefix=self.prefix, timeout=2.0) as stores:
                     self.stores = stores
                     task_status.started()
                     await trio.sleep_forever()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,12 @@ def programs_and_outputs(page: Path) -> tuple[dict[str, str], dict[str, str]]:
             outputs[previous] = body
             previous = None
     return programs, outputs
+
+
+def free_port() -> int:
+    """A loopback port free now, for a program that takes its port on its command line (a test
+    that binds its own socket uses port 0 instead)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

@@ -7,7 +7,6 @@ a server file in a temporary folder, edit the file, and call the tool again over
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 import trio
 from cli_runner import mcptrio_env
+from programs import free_port
 
 import mcptrio
 from mcptrio.cli import main
@@ -33,13 +33,6 @@ def server_file(answer: str) -> str:
 
 
 BROKEN = "import mcptrio\nserver = mcptrio.Server('reloaded'\n"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Lines:

@@ -89,8 +89,8 @@ async def test_the_gateway_takes_the_serving_options_and_stops_on_sigterm(tmp_pa
 
 
 async def test_the_gateway_takes_auth_dev_and_call_login_uses_it(tmp_path: Path) -> None:
+    from programs import free_port
     from test_login import User
-    from test_login_to_a_deployment import free_port
 
     user = User(tmp_path)
     port = str(free_port())

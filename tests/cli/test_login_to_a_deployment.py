@@ -4,7 +4,6 @@ and the official SDK client with its OAuth provider can both use."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import httpx2
@@ -19,6 +18,7 @@ pytest.importorskip("mcp")
 
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from programs import free_port
 
 from mcptrio.auth.dev_server import DevAuthorizationServer
 
@@ -35,13 +35,6 @@ async def sdk_whoami(url: str, auth: httpx2.Auth) -> bool:
         await session.initialize()
         result = await session.call_tool("whoami", {})
     return not result.is_error
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def test_mcptrio_call_login_and_the_sdk_client_use_a_protected_server_with_workers(

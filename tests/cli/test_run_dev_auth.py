@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import trio
 from cli_runner import mcptrio
+from programs import free_port
 from redis_servers import RedisServer
 from test_login import User
-from test_login_to_a_deployment import free_port, sdk_whoami
+from test_login_to_a_deployment import sdk_whoami
 from test_run_serving_options import discover
 from test_run_workers import SERVER, supervised
 

@@ -94,13 +94,6 @@ def check_conformance_passes(*args: str, output: Path) -> None:
     assert bad == [], bad
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def running_http_server(
     command: Sequence[str], port: int, *, env: Mapping[str, str] | None = None

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import trio
 from eras import HANDSHAKE_ERA
-from real_servers import free_port, running_http_server
+from programs import free_port
+from real_servers import running_http_server
 
 import mcptrio
 from mcptrio import Context

@@ -14,7 +14,8 @@ from contextlib import AbstractAsyncContextManager
 import pytest
 import trio
 from eras import HANDSHAKE_ERA
-from real_servers import ROOT, free_port, require_module, running_http_server
+from programs import free_port
+from real_servers import ROOT, require_module, running_http_server
 
 import mcptrio
 from mcptrio.client import Handlers, NotificationCallbacks, Timeouts

@@ -28,10 +28,10 @@ from typing import Any, TypeVar
 
 import pytest
 import trio
+from programs import free_port
 from real_servers import (
     EVERYTHING_SERVER,
     LOCALHOST_ONLY,
-    free_port,
     node,
     node_env,
     require_interop,

@@ -17,10 +17,10 @@ from client.real_servers import (
     NODE_BIN,
     ROOT,
     check_conformance_passes,
-    free_port,
     require_interop,
     running_http_server,
 )
+from programs import free_port
 
 SCENARIOS = ("server-sse-multiple-streams", "server-sse-polling", "dns-rebinding-protection")
 

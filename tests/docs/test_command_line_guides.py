@@ -16,7 +16,6 @@ import os
 import queue
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from typing import IO
 
 import pytest
 from processes import stop_process
+from programs import free_port
 from test_server_guides import DOCS
 
 ROOT = DOCS.parent
@@ -53,13 +53,6 @@ def commands(body: str) -> list[Command]:
             assert found, f"output before any command: {line!r}"
             found[-1].output.append(line)
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Page:

@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 import trio
 from balancer import RoundRobinBalancer
-from programs import ROOT
+from programs import ROOT, free_port
 from redis_servers import RedisServer, executable, valkey_executable
 
 import mcptrio
@@ -84,15 +84,6 @@ def shared_store(request: pytest.FixtureRequest) -> Iterator[SharedStore]:
         yield SharedStore(server, killing, ROLLING[kind])
     finally:
         server.stop()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Worker:

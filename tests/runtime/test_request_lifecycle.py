@@ -248,7 +248,7 @@ async def test_c1_a_request_runs_where_the_one_rule_places_it(entry: str, placem
     with trio.fail_after(5):
         async with open_harness(entry, server) as h:
             await h.send(call(1, placement))
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             [task] = record["tasks"]
             reader = entry == "reader"
             if placement == "at_once":
@@ -265,7 +265,7 @@ async def test_c2_a_result_is_answered_once(entry: str, placement: str) -> None:
     with trio.fail_after(5):
         async with open_harness(entry, server) as h:
             await h.send(call(1, placement))
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             [answer] = h.answers_to(1)
             assert text_of(answer).startswith("ok: ")
             assert h.unanswered == []
@@ -280,7 +280,7 @@ async def test_c3_an_error_is_answered_with_its_code_and_anything_else_is_a_tool
     with trio.fail_after(5):
         async with open_harness(entry, server) as h:
             await h.send(call(1, placement, mode))
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             [answer] = h.answers_to(1)
             if code is not None:
                 assert answer["error"]["code"] == code
@@ -299,7 +299,7 @@ async def test_c4_the_peers_cancellation_interrupts_an_actor_and_sends_nothing(
             await h.send(call(1, "actor", "hold"))
             assert record["ran"] == ["hold"]
             await h.send(cancel(1))
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             assert record["cancelled"] == ["hold"]
             assert h.answers_to(1) == []
             # The transport is told, so a stream waiting for the answer can end.
@@ -314,7 +314,7 @@ async def test_c4_a_request_answered_at_once_has_no_checkpoint_to_cancel(entry: 
         async with open_harness(entry, server) as h:
             await h.send(call(1, "at_once"))
             await h.send(cancel(1))
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             assert len(h.answers_to(1)) == 1
             assert h.unanswered == []
             assert record["cancelled"] == []
@@ -332,7 +332,7 @@ async def test_c5_the_in_flight_limit_makes_the_next_request_wait_for_a_slot(
             assert record["ran"] == ["hold"]
             assert h.session.statistics().in_flight_incoming == 1
             record["release"].set()
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             assert record["ran"] == ["hold", "ok"]
             assert len(h.answers_to(1)) == len(h.answers_to(2)) == 1
 
@@ -354,7 +354,7 @@ async def test_c6_a_request_cancelled_while_it_waits_for_a_slot_never_runs(
             await trio.testing.wait_all_tasks_blocked()
             assert h.unanswered == [2]
             record["release"].set()
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             assert record["ran"] == ["hold"]
             assert h.answers_to(2) == []
 
@@ -398,7 +398,7 @@ async def test_c9_a_handler_runs_in_a_fresh_copy_of_the_sessions_context(
         async with open_harness(entry, server) as h:
             await h.send(call(1, placement, "set"))
             await h.send(call(2, placement))
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             # It sees what the delivering task's context held (the session's, for the reader; the
             # handing task's, which started after the test set its value, otherwise), and what
             # it set is seen neither by the next request nor by the test's task.
@@ -458,7 +458,7 @@ async def test_c12_a_task_augmented_call_hands_its_work_to_the_servers_task_nurs
                     "params": {"name": "task_tool", "arguments": {}, "task": {"ttl": 60000}},
                 },
             )
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
             [answer] = h.answers_to(1)
             assert answer["result"]["task"]["taskId"]
             [task] = record["tasks"]

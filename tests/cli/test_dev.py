@@ -134,7 +134,7 @@ async def test_dev_serves_the_changed_server_on_the_same_port_and_survives_a_bro
             changed = await lines.wait_for(lambda line: "changed" in line, error + 1)
             served = await lines.wait_for(serving, changed)
             # Between the change and the server serving again, only the change's own line.
-            assert served == changed + 1
+            assert served == changed + 1, lines.lines[changed : served + 1]
             assert await answer(url) == "third"
             # The Inspector's command is printed once: the URL has not changed.
             assert sum("Inspector" in line for line in lines.lines) == 1

@@ -137,11 +137,13 @@ async def _serve_and_count(era: str, calls: int) -> collections.Counter[Key]:
         token = trio.lowlevel.current_trio_token()
         done = threading.Event()
 
+        # Set and cleared in the Trio thread, between two task steps, before the client goes
+        # on: the window holds exactly the requests sent between the two.
         def start() -> None:
-            token.run_sync_soon(sys.setprofile, hook)
+            trio.from_thread.run_sync(sys.setprofile, hook, trio_token=token)
 
         def stop() -> None:
-            token.run_sync_soon(sys.setprofile, None)
+            trio.from_thread.run_sync(sys.setprofile, None, trio_token=token)
 
         def client() -> None:
             try:

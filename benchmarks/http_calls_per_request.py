@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import re
 import socket
 import sys
 import threading
@@ -34,6 +33,7 @@ from typing import Any
 
 import trio
 
+from benchmarks.instructions import _http_post, _open_http_session
 from benchmarks.servers.mcptrio_server import build_server
 
 _CALL = {"name": "add", "arguments": {"a": 1, "b": 2}}
@@ -50,58 +50,21 @@ _STATELESS_META = {
 Key = tuple[str, int, str]
 
 
-def _post(sock: socket.socket, port: int, body: bytes, extra: str = "") -> tuple[str, bytes]:
-    sock.sendall(
-        (
-            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\n{extra}"
-            f"Content-Length: {len(body)}\r\n\r\n"
-        ).encode()
-        + body
-    )
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += sock.recv(65536)
-    head, _, rest = data.partition(b"\r\n\r\n")
-    found = re.search(rb"(?i)content-length: *(\d+)", head)
-    assert found is not None, head
-    while len(rest) < int(found.group(1)):
-        rest += sock.recv(65536)
-    return head.decode("latin-1"), rest
-
-
 def _client(
     port: int, era: str, calls: int, start: Callable[[], None], stop: Callable[[], None]
 ) -> None:
     with socket.create_connection(("127.0.0.1", port)) as sock:
         params: dict[str, Any] = dict(_CALL)
         if era == "handshake":
-            initialize = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "count", "version": "1"},
-                },
-            }
-            head, _ = _post(sock, port, json.dumps(initialize).encode())
-            session = re.search(r"(?i)mcp-session-id: *(\S+)", head)
-            assert session is not None, head
-            extra = f"Mcp-Session-Id: {session.group(1)}\r\nMCP-Protocol-Version: 2025-06-18\r\n"
-            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            _post(sock, port, json.dumps(initialized).encode(), extra)
+            extra = _open_http_session(sock, port)
         else:
-            extra = (
-                "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: add\r\n"
-            )
+            extra = _STATELESS_HEADERS
             params["_meta"] = _STATELESS_META
         for index in range(_WARM_UP + calls):
             if index == _WARM_UP:
                 start()
             body = {"jsonrpc": "2.0", "id": index + 1, "method": "tools/call", "params": params}
-            head, answer = _post(sock, port, json.dumps(body).encode(), extra)
+            head, answer = _http_post(sock, port, json.dumps(body).encode(), extra)
             if b'"result"' not in answer:
                 raise RuntimeError(f"not a result: {head} {answer[:300]!r}")
         stop()

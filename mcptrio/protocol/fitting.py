@@ -443,6 +443,14 @@ class Step:
         if isinstance(value, msgspec.Struct):
             return self._struct(value)
         if type(value) is list:
+            # A list whose items are all of types in ``unchanged`` (a tool's text blocks, say)
+            # is left as it is without a call per item: a type never leaves that set.
+            unchanged = self.unchanged
+            for item in value:
+                if item.__class__ not in unchanged:
+                    break
+            else:
+                return value
             items = [self._value(item) for item in value]
             return value if all(a is b for a, b in zip(items, value, strict=True)) else items
         return value

@@ -35,5 +35,8 @@ class Context(HandlerContext):
     #: The :class:`~mcptrio.Server` answering the request.
     server: Server
 
-    def __init__(self, request_context: RequestContext, server: Server) -> None:
-        super().__init__(request_context, server)
+    if TYPE_CHECKING:
+        # Declared for type checkers only (``server`` is a Server here): at run time the
+        # server makes each request's context with HandlerContext's own __init__, with no
+        # call in between that only forwards.
+        def __init__(self, request_context: RequestContext, server: Server) -> None: ...

@@ -515,3 +515,19 @@ def test_progress_loses_its_message_before_2025_03_26() -> None:
     params = msgspec.json.decode(data)["params"]
     assert "message" not in params
     validate_message(msgspec.json.decode(data), "2024-11-05", "server")
+
+
+def test_a_list_of_blocks_that_never_change_is_kept_and_one_that_does_is_still_fitted() -> None:
+    # The walk skips a list whose items are all of types the step found unchanged: the text
+    # blocks seen first must not make it skip a later list that also holds a block to fit.
+    revision = revision_of("2025-06-18")
+    plain = t.CallToolResult(content=[t.TextContent(text="3"), t.TextContent(text="4")])
+    assert fit_outgoing(plain, revision) is plain
+    link = every_block()[3]
+    mixed = t.CallToolResult(content=[t.TextContent(text="3"), t.TextContent(text="4"), link])
+    fitted = fit_outgoing(mixed, revision)
+    assert fitted.content[:2] == mixed.content[:2]
+    assert fitted.content[0] is mixed.content[0]
+    assert fitted.content[2].icons is None
+    assert link.icons == [ICON]
+    assert fit_outgoing(plain, revision) is plain

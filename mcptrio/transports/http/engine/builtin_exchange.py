@@ -41,53 +41,50 @@ class BadRequestBody(Exception):
 
 
 class BuiltinRequest:
-    """:class:`~.exchange.HttpRequest` of the built-in server."""
+    """:class:`~.exchange.HttpRequest` of the built-in server.
+
+    ``method``, ``path``, ``headers`` and ``client`` are plain attributes, set once from the
+    head and the connection: an app reads each several times per request, and neither the
+    head nor the connection's peer changes while the request lives.
+    """
 
     __slots__ = (
         "_body",
         "_connection",
         "_continue_sent",
-        "_path",
         "_query",
         "_state",
+        "client",
         "head",
+        "headers",
         "keep_alive",
+        "method",
+        "path",
     )
 
     def __init__(self, connection: BuiltinConnection, head: RequestHead) -> None:
         self._connection = connection
         self.head = head
         self.keep_alive = head.keep_alive
-        target = head.target
-        path, _, self._query = target.partition(b"?")
-        self._path = path
+        #: Upper-case method, e.g. ``"POST"``.
+        self.method: str = head.method.decode("ascii")
+        raw, _, self._query = head.target.partition(b"?")
+        if b"%" in raw:
+            raw = unquote_to_bytes(raw)
+        #: The percent-decoded path, without the query string.
+        self.path: str = raw.decode("utf-8", "surrogateescape")
+        #: All headers in order, names lower-case.
+        self.headers: Headers = head.headers
+        #: The peer's address, when known.
+        self.client: tuple[str, int] | None = connection.client
         # _state: 0 unread, 1 read, 2 over a limit (the rest is unread)
         self._state = 0
         self._body = b""
         self._continue_sent = False
 
     @property
-    def method(self) -> str:
-        return self.head.method.decode("ascii")
-
-    @property
-    def path(self) -> str:
-        raw = self._path
-        if b"%" in raw:
-            raw = unquote_to_bytes(raw)
-        return raw.decode("utf-8", "surrogateescape")
-
-    @property
     def query_string(self) -> bytes:
         return self._query
-
-    @property
-    def headers(self) -> Headers:
-        return self.head.headers
-
-    @property
-    def client(self) -> tuple[str, int] | None:
-        return self._connection.client
 
     @property
     def scheme(self) -> str:

@@ -78,7 +78,10 @@ def scheduled_s(pid: int) -> float:
     for one (``/proc/<pid>/task/*/schedstat``, nanoseconds)."""
     total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
-        on_cpu, run_queue, _ = (task / "schedstat").read_text().split()
+        try:
+            on_cpu, run_queue, _ = (task / "schedstat").read_text().split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended since the listing (Trio's thread cache, say)
         total += int(on_cpu) + int(run_queue)
     return total / 1e9
 

@@ -19,7 +19,11 @@ rounds is reported, with the gateway's cost as a share of the direct call's (``1
 is what it adds) and its rate over FastMCP's proxy. Targets (issue 18): the gateway adds less
 than 50% to a direct in-memory call's cost, and forwards at least 10x FastMCP's proxy's rate.
 
-    python -m benchmarks.gateway_cost [--duration S] [--rounds N] [--cells CELL ...]
+    python -m benchmarks.gateway_cost [--duration S] [--rounds N] [--cells CELL ...] [--calls N]
+
+``--calls N`` makes each mcptrio cell run N calls in all instead of running for ``--duration``:
+a run of fixed work, to count under callgrind (the gateway's process only; its upstream is a
+process of its own), where the difference between two such runs cancels start-up out.
 """
 
 from __future__ import annotations
@@ -67,8 +71,11 @@ def check(result: Any) -> None:
         raise RuntimeError(f"add(1, 2) returned {text!r}, expected '3'")
 
 
-async def measure_trio(call: Callable[[], Awaitable[Any]], duration: float) -> float:
-    """Calls per second of ``CALLERS`` tasks calling ``call`` for ``duration`` seconds."""
+async def measure_trio(
+    call: Callable[[], Awaitable[Any]], duration: float, calls: int = 0
+) -> float:
+    """Calls per second of ``CALLERS`` tasks calling ``call`` for ``duration`` seconds, or until
+    they made ``calls`` calls in all when it is not 0."""
     for _ in range(64):  # warm-up, untimed
         check(await call())
     count = 0
@@ -76,9 +83,9 @@ async def measure_trio(call: Callable[[], Awaitable[Any]], duration: float) -> f
 
     async def caller() -> None:
         nonlocal count
-        while time.perf_counter() < deadline:
-            check(await call())
+        while (count < calls) if calls else (time.perf_counter() < deadline):
             count += 1
+            check(await call())
 
     start = time.perf_counter()
     async with trio.open_nursery() as nursery:
@@ -131,7 +138,7 @@ async def serve_http_printing_url() -> None:
         print(f"{base}/mcp", flush=True)
 
 
-async def run_mcptrio_cell(cell: str, duration: float) -> float:
+async def run_mcptrio_cell(cell: str, duration: float, calls: int = 0) -> float:
     import mcptrio
     from mcptrio.gateway import Gateway, Upstream
 
@@ -140,7 +147,7 @@ async def run_mcptrio_cell(cell: str, duration: float) -> float:
         if kind == "direct":
             async with mcptrio.open_client(target) as client:
                 return await measure_trio(
-                    lambda: client.call_tool("add", {"a": 1, "b": 2}), duration
+                    lambda: client.call_tool("add", {"a": 1, "b": 2}), duration, calls
                 )
         gateway = Gateway(upstreams=[Upstream(name="bench", target=target)])
         async with trio.open_nursery() as nursery:
@@ -151,7 +158,7 @@ async def run_mcptrio_cell(cell: str, duration: float) -> float:
                 )
             async with mcptrio.open_client(gateway) as client:
                 rate = await measure_trio(
-                    lambda: client.call_tool("bench_add", {"a": 1, "b": 2}), duration
+                    lambda: client.call_tool("bench_add", {"a": 1, "b": 2}), duration, calls
                 )
             nursery.cancel_scope.cancel()
         return rate
@@ -221,7 +228,9 @@ async def run_fastmcp_subprocess(cell: str, duration: float) -> float:
     return rate
 
 
-async def run_all(cells: list[str], duration: float, rounds: int) -> dict[str, list[float]]:
+async def run_all(
+    cells: list[str], duration: float, rounds: int, calls: int = 0
+) -> dict[str, list[float]]:
     rates: dict[str, list[float]] = {cell: [] for cell in cells}
     order = list(cells)
     for number in range(rounds):
@@ -229,7 +238,7 @@ async def run_all(cells: list[str], duration: float, rounds: int) -> dict[str, l
             if cell.startswith("fastmcp"):
                 rate = await run_fastmcp_subprocess(cell, duration)
             else:
-                rate = await run_mcptrio_cell(cell, duration)
+                rate = await run_mcptrio_cell(cell, duration, calls)
             rates[cell].append(rate)
             print(f"round {number + 1} {cell}: {rate:,.0f} calls/s", file=sys.stderr, flush=True)
         order.reverse()
@@ -284,6 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--duration", type=float, default=3.0, help="seconds per cell")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cells", nargs="+", choices=CELLS, default=list(CELLS))
+    parser.add_argument("--calls", type=int, default=0, help="calls per mcptrio cell (callgrind)")
     parser.add_argument("--fastmcp", choices=[c for c in CELLS if c.startswith("fastmcp")])
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--serve-http", action="store_true", help=argparse.SUPPRESS)
@@ -294,7 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.fastmcp:
         print(json.dumps({"rate": run_fastmcp_cell(args.fastmcp, args.duration)}))
         return
-    result = summary(trio.run(run_all, args.cells, args.duration, args.rounds))
+    result = summary(trio.run(run_all, args.cells, args.duration, args.rounds, args.calls))
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(report(result))

@@ -14,7 +14,17 @@ one client, in both eras (handshake: ``initialize`` then the session; stateless:
 - the server's CPU per call: the server process's ``utime + stime`` from ``/proc/<pid>/stat``
   over the same window, divided by the calls;
 - client / server, the ratio issue 42 bounds at 1.5; and per era, x32 calls/s over x1 calls/s
-  (bounded below at 3).
+  (bounded below at 3);
+- how much of the window each process spent blocked, neither running nor waiting for a CPU
+  (``/proc/<pid>/task/*/schedstat``: wall time minus time on a CPU minus time in the run queue).
+  This is what tells a serialisation from a busy machine: a client serialised somewhere is
+  blocked at x32 while the server is too; a client that is never blocked at x32 is bound by
+  the CPU it gets, and its calls/s follow the machine's load, not the code;
+- per era, the x32 / x1 ceiling on two idle cores, from CPU time alone: one caller waits for
+  the client's and then the server's work in turn (x1 takes at least ``client + server`` µs a
+  call), 32 callers keep both processes busy at once (at best ``max(client, server)`` µs a
+  call at x32), so x32 / x1 is at most about ``(client + server at x1) / max(client, server at
+  x32)``, plus what the wake-ups cost x1. It does not drift with the load as calls/s do.
 
 Before and after a change, in one run: ``--compare OLD_CHECKOUT`` measures OLD's ``mcptrio``
 (this script run with OLD on ``PYTHONPATH``) and this checkout's alternately, round after round,
@@ -63,6 +73,19 @@ WARMUP_CALLS = 200
 CLOCK_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
+def scheduled_s(pid: int) -> float:
+    """Seconds the threads of process ``pid`` have spent on a CPU or waiting in the run queue
+    for one (``/proc/<pid>/task/*/schedstat``, nanoseconds)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            on_cpu, run_queue, _ = (task / "schedstat").read_text().split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended since the listing (Trio's thread cache, say)
+        total += int(on_cpu) + int(run_queue)
+    return total / 1e9
+
+
 def server_cpu_s(pid: int) -> float:
     """User plus system CPU seconds of process ``pid`` so far (``/proc/<pid>/stat``)."""
     stat = Path(f"/proc/{pid}/stat").read_text()
@@ -104,7 +127,9 @@ async def measure_cell(
             done += 1
             await call()
 
+    client_pid = os.getpid()
     server_before, client_before = server_cpu_s(server_pid), time.process_time()
+    scheduled_before = scheduled_s(client_pid), scheduled_s(server_pid)
     start = time.perf_counter()
     async with trio.open_nursery() as nursery:
         for _ in range(load):
@@ -112,12 +137,16 @@ async def measure_cell(
     elapsed = time.perf_counter() - start
     client_cpu = time.process_time() - client_before
     server_cpu = server_cpu_s(server_pid) - server_before
+    client_scheduled = scheduled_s(client_pid) - scheduled_before[0]
+    server_scheduled = scheduled_s(server_pid) - scheduled_before[1]
     return {
         "load": load,
         "calls": done,
         "calls_per_s": done / elapsed,
         "client_us": client_cpu / done * 1e6,
         "server_us": server_cpu / done * 1e6,
+        "client_blocked": max(0.0, 1 - client_scheduled / elapsed),
+        "server_blocked": max(0.0, 1 - server_scheduled / elapsed),
     }
 
 
@@ -228,37 +257,39 @@ def instructions_table(sides: dict[str, Path], url: str, pid: int, args: argpars
 def table(results: dict[str, list[dict[str, Any]]], eras: list[str], loads: list[int]) -> str:
     """Medians per side and cell, client / server CPU, x32 / x1, and NEW / OLD when compared."""
     lines = [
-        "| side | era | load | calls/s | client µs/call | server µs/call | client / server |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| side | era | load | calls/s | client µs/call | server µs/call | client / server "
+        "| client blocked | server blocked |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
+    keys = ("calls_per_s", "client_us", "server_us", "client_blocked", "server_blocked")
     medians: dict[tuple[str, str, int], dict[str, float]] = {}
     for side, records in results.items():
         for era in eras:
             for load in loads:
                 cell = [r for r in records if r["era"] == era and r["load"] == load]
-                median = {
-                    key: statistics.median(r[key] for r in cell)
-                    for key in ("calls_per_s", "client_us", "server_us")
-                }
+                median = {key: statistics.median(r[key] for r in cell) for key in keys}
                 medians[side, era, load] = median
                 lines.append(
                     f"| {side} | {era} | x{load} | {median['calls_per_s']:,.0f} | "
                     f"{median['client_us']:.0f} | {median['server_us']:.0f} | "
-                    f"{median['client_us'] / median['server_us']:.2f} |"
+                    f"{median['client_us'] / median['server_us']:.2f} | "
+                    f"{median['client_blocked']:.0%} | {median['server_blocked']:.0%} |"
                 )
     if len(loads) > 1:
+        many, one = max(loads), min(loads)
         lines += [
             "",
-            f"| side | era | x{max(loads)} / x{min(loads)} calls/s |",
-            "|---|---|---:|",
+            f"| side | era | x{many} / x{one} calls/s | ceiling on 2 idle cores (CPU time) |",
+            "|---|---|---:|---:|",
         ]
         for side in results:
             for era in eras:
-                ratio = (
-                    medians[side, era, max(loads)]["calls_per_s"]
-                    / medians[side, era, min(loads)]["calls_per_s"]
+                at_many, at_one = medians[side, era, many], medians[side, era, one]
+                ratio = at_many["calls_per_s"] / at_one["calls_per_s"]
+                ceiling = (at_one["client_us"] + at_one["server_us"]) / max(
+                    at_many["client_us"], at_many["server_us"]
                 )
-                lines.append(f"| {side} | {era} | {ratio:.2f} |")
+                lines.append(f"| {side} | {era} | {ratio:.2f} | {ceiling:.2f} |")
     if "old" in results:
         lines += [
             "",

@@ -155,7 +155,8 @@ class StatelessReader:
                 {"requiredCapabilities": {"extensions": {spec.extension: {}}}},
             )
         step = ready[2]
-        if step is not None:
+        # A step leaves a message of a type in ``unchanged`` as it is (that set only grows).
+        if step is not None and type(request) not in step.unchanged:
             request = step(request)
         return StatelessRequest(spec, request, meta)
 

@@ -21,6 +21,10 @@ The cells (each checkout's own ``mcptrio`` and ``benchmarks/servers/mcptrio_serv
 - ``stdio-call``: the stdio server process alone (it runs under callgrind, the client outside).
 - ``http-call``: the Streamable HTTP server process alone (JSON answers), one session, calls
   over one keep-alive connection from a raw-socket client.
+- ``http-call-stateless``: the same server and client, each call a stateless-era POST (revision
+  2026-07-28: no session, the client's ``_meta`` in the params, the era's routing headers), the
+  bytes the HTTP benchmark's ``stateless.lua`` sends. Against ``http-call``, in the same
+  checkout: the stateless era's CPU per call over the handshake era's (issue 42, item 2).
 - ``http-session``: the same server, sessions opened (``initialize`` + ``initialized``).
 
 It prints a Markdown table: instructions per unit in each checkout, and NEW / OLD.
@@ -46,6 +50,7 @@ CELLS = (
     "memory-session",
     "stdio-call",
     "http-call",
+    "http-call-stateless",
     "http-session",
 )
 _CALL = {"name": "add", "arguments": {"a": 1, "b": 2}}
@@ -154,6 +159,14 @@ def _open_http_session(sock: socket.socket, port: int) -> str:
     return extra
 
 
+def _stateless_call() -> tuple[dict[str, object], str]:
+    """The params and the extra head lines of the benchmark's stateless-era ``call``."""
+    from benchmarks.http.client import stateless_headers, stateless_params
+
+    lines = "".join(f"{name}: {value}\r\n" for name, value in stateless_headers("call").items())
+    return stateless_params("call"), lines
+
+
 def _run_http_client(checkout: Path, cell: str, units: int, valgrind: list[str]) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -176,13 +189,16 @@ def _run_http_client(checkout: Path, cell: str, units: int, valgrind: list[str])
                     raise RuntimeError("the HTTP server did not start") from None
                 time.sleep(0.5)
         with sock:
-            extra = _open_http_session(sock, port)
+            if cell == "http-call-stateless":
+                params, extra = _stateless_call()
+            else:
+                params, extra = _CALL, _open_http_session(sock, port)
             for index in range(units):
                 if cell == "http-session":
                     _open_http_session(sock, port)
                 else:
                     body = {"jsonrpc": "2.0", "id": index + 1, "method": "tools/call"}
-                    body["params"] = _CALL
+                    body["params"] = params
                     _http_post(sock, port, json.dumps(body).encode(), extra)
         process.send_signal(signal.SIGINT)
         process.wait(600)

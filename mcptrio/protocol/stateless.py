@@ -155,7 +155,8 @@ class StatelessReader:
                 {"requiredCapabilities": {"extensions": {spec.extension: {}}}},
             )
         step = ready[2]
-        if step is not None:
+        # A step leaves a message of a type in ``unchanged`` as it is (that set only grows).
+        if step is not None and type(request) not in step.unchanged:
             request = step(request)
         return StatelessRequest(spec, request, meta)
 
@@ -212,7 +213,8 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
     cannot carry.
     """
     step = outgoing_step(meta.revision)
-    if step is not None:
+    # A step leaves a message of a type in ``unchanged`` as it is (that set only grows).
+    if step is not None and type(result) not in step.unchanged:
         result = step(result)
     given = result.meta
     wire_meta = (
@@ -220,14 +222,14 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
         if isinstance(given, dict)
         else {SERVER_INFO_KEY: server_info}
     )
-    if isinstance(result, InputRequiredResult):
-        result_type: str = INPUT_REQUIRED
-    elif isinstance(result, ext.CreateTaskResult):
-        result_type = ext.RESULT_TASK
-    else:
-        result_type = RESULT_COMPLETE
-    if not isinstance(result, _CACHEABLE):
+    cls = type(result)
+    shape = _answer_shapes.get(cls)
+    if shape is None:
+        shape = _answer_shapes[cls] = _answer_shape(cls)
+    result_type, cacheable = shape
+    if not cacheable:
         return msgspec.structs.replace(result, meta=wire_meta, result_type=result_type)
+    assert isinstance(result, _CACHEABLE)
     # The hints are required on these results; unless the server said otherwise, nothing may be
     # reused (ttlMs 0) and nothing shared across authorization contexts.
     return msgspec.structs.replace(
@@ -240,6 +242,24 @@ def answer_result(result: Result, meta: RequestMeta, server_info: dict[str, Any]
 
 
 _CACHEABLE = (CacheablePaginatedResult, ReadResourceResult, DiscoverResult, GetSkillResult)
+
+
+def _answer_shape(cls: type[Result]) -> tuple[str, bool]:
+    """What :func:`answer_result` adds to a result of class ``cls``: its ``resultType``, and
+    whether it carries the cache hints."""
+    if issubclass(cls, InputRequiredResult):
+        result_type: str = INPUT_REQUIRED
+    elif issubclass(cls, ext.CreateTaskResult):
+        result_type = ext.RESULT_TASK
+    else:
+        result_type = RESULT_COMPLETE
+    return result_type, issubclass(cls, _CACHEABLE)
+
+
+# Result class -> its _answer_shape. Invariant: a class's bases never change, so what
+# issubclass says of it, and so its shape, is settled the first time it is answered. Bounded by
+# the result classes a server answers with.
+_answer_shapes: dict[type[Result], tuple[str, bool]] = {}
 
 
 def answer_error(error: McpError) -> McpError:

@@ -238,3 +238,38 @@ def test_a_stateless_client_reads_a_complete_result() -> None:
         {"resultType": "complete", "content": [{"type": "text", "text": "input_required"}]}
     )
     assert isinstance(event, ResponseReceived) and isinstance(event.result, t.CallToolResult)
+
+
+# ------------------------------------------------------------------ what an answer adds, per class
+
+
+class _MyToolResult(t.CallToolResult):
+    """A result class of the server's own, answered in place of its base."""
+
+
+class _MyInputRequired(t.InputRequiredResult, kw_only=True):
+    pass
+
+
+def test_each_result_class_gets_its_own_result_type_and_cache_hints_in_any_order() -> None:
+    # What answer_result adds is settled once per result class: answering one class first
+    # must not decide it for another, a subclass included.
+    from mcptrio.protocol.stateless import answer_result
+
+    request_meta = RequestMeta(revision_of(STATELESS), t.ClientCapabilities())
+    info = {"name": "srv", "version": "1.0"}
+    results: list[tuple[Any, str, bool]] = [
+        (t.CallToolResult(content=[]), "complete", False),
+        (_MyToolResult(content=[]), "complete", False),
+        (t.InputRequiredResult(request_state="s"), "input_required", False),
+        (_MyInputRequired(request_state="s"), "input_required", False),
+        (t.ListToolsResult(tools=[]), "complete", True),
+        (t.CallToolResult(content=[]), "complete", False),
+    ]
+    for _ in range(2):
+        for result, result_type, cacheable in results:
+            answered = msgspec.to_builtins(answer_result(result, request_meta, info))
+            assert answered["resultType"] == result_type
+            assert answered["_meta"] == {SERVER_INFO_KEY: info}
+            assert ("ttlMs" in answered) is cacheable
+            assert answered.get("cacheScope") == ("private" if cacheable else None)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcptrio.protocol.errors import HeaderMismatch
+from mcptrio.protocol.errors import HeaderMismatch, McpError
 from mcptrio.protocol.http_headers import encode_value
 from mcptrio.protocol.request_meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 from mcptrio.protocol.revisions import SUPPORTED
@@ -103,3 +103,79 @@ def test_an_answers_http_status_comes_from_its_envelope_error_alone(
     answer: bytes, status: int
 ) -> None:
     assert answer_status(answer) == status
+
+
+# ------------------------------------------------------------------ headers found to agree, kept
+
+
+def _post(
+    method: str = "tools/call",
+    name: str = "add",
+    *,
+    version: str = REV,
+    capabilities: Any = None,
+    arguments: dict[str, Any] | None = None,
+    headers: dict[bytes, bytes] | None = None,
+) -> tuple[Any, dict[bytes, bytes]]:
+    """A stateless-era POST's head and header fields; the headers carry what the body says
+    unless ``headers`` replaces some."""
+    member = "uri" if method == "resources/read" else "name"
+    params: dict[str, Any] = {
+        member: name,
+        "arguments": arguments or {},
+        "_meta": {
+            PROTOCOL_VERSION_KEY: version,
+            CLIENT_CAPABILITIES_KEY: {} if capabilities is None else capabilities,
+        },
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    fields = {
+        b"mcp-protocol-version": version.encode(),
+        b"mcp-method": method.encode(),
+        b"mcp-name": name.encode(),
+        **(headers or {}),
+    }
+    head = read_stateless_head(peek(body.encode()).message, list(fields.items()), (REV,))
+    assert head is not None
+    return head, fields
+
+
+@pytest.mark.parametrize(
+    ("changed", "error"),
+    [
+        # The same headers, another body.
+        ({"name": "sub", "headers": {b"mcp-name": b"add"}}, HeaderMismatch),
+        ({"method": "resources/read", "headers": {b"mcp-method": b"tools/call"}}, HeaderMismatch),
+        ({"version": "2025-11-25", "headers": {b"mcp-protocol-version": REV.encode()}}, McpError),
+        # The same body, other headers.
+        ({"headers": {b"mcp-name": b"sub"}}, HeaderMismatch),
+        ({"headers": {b"mcp-method": b"tools/list"}}, HeaderMismatch),
+        ({"headers": {b"mcp-protocol-version": b"2025-11-25"}}, HeaderMismatch),
+        # Checks that read what the kept headers do not say run on every request.
+        ({"capabilities": []}, McpError),
+    ],
+)
+def test_headers_kept_as_agreeing_are_checked_again_when_the_request_differs(
+    changed: dict[str, Any], error: type[Exception]
+) -> None:
+    # One checks object for every request, as the endpoint has: the first request's headers
+    # are kept as agreeing with its body; a request that differs in anything must not pass
+    # on the strength of that.
+    checks = StatelessChecks(SUPPORTED, no_header_params)
+    for _ in range(2):
+        checks.check(*_post())
+    with pytest.raises(error):
+        checks.check(*_post(**changed))
+    checks.check(*_post())
+
+
+def test_a_tools_mcp_param_headers_are_checked_on_every_request_with_kept_headers() -> None:
+    annotated = {("region",): "Region"}
+    checks = StatelessChecks(SUPPORTED, lambda name: annotated if name == "add" else None)
+    sent = {b"mcp-param-region": b"eu"}
+    checks.check(*_post(arguments={"region": "eu"}, headers=sent))
+    with pytest.raises(HeaderMismatch, match="Mcp-Param-Region"):
+        checks.check(*_post(arguments={"region": "us"}, headers=sent))
+    with pytest.raises(HeaderMismatch, match="Missing Mcp-Param-Region"):
+        checks.check(*_post(arguments={"region": "eu"}))
+    checks.check(*_post(arguments={"region": "eu"}, headers=sent))

@@ -148,7 +148,7 @@ class StatelessChecks:
     ``tool_header_params`` gives the annotated arguments of a tool (``Mcp-Param-*`` headers).
     """
 
-    __slots__ = ("_name_members", "_stateless", "_supported", "_tool_header_params")
+    __slots__ = ("_agreed", "_name_members", "_stateless", "_supported", "_tool_header_params")
 
     def __init__(
         self,
@@ -160,6 +160,10 @@ class StatelessChecks:
         self._tool_header_params = tool_header_params
         # (method, version) -> the params member Mcp-Name repeats (None: no Mcp-Name).
         self._name_members: dict[tuple[str, str], str | None] = {}
+        # Routing headers found to carry what the body says, and what they carried:
+        # (MCP-Protocol-Version, Mcp-Method, Mcp-Name) -> (revision, method, name attribute,
+        # name).
+        self._agreed: dict[_Routing, _Carried] = {}
 
     def check(self, head: StatelessHead, fields: Mapping[bytes, bytes]) -> None:
         """Check a stateless-era request's headers against its body (the module's table).
@@ -171,7 +175,6 @@ class StatelessChecks:
 
         Raises the error to answer with (:func:`status_of` gives its HTTP status).
         """
-        method = head.method
         params = head.params
         meta = params.meta
         version = fields.get(hh.PROTOCOL_VERSION_HEADER)
@@ -183,6 +186,41 @@ class StatelessChecks:
             # missing.
             read_request_meta({PROTOCOL_VERSION_KEY: version.decode("latin-1")}, self._supported)
             raise McpError(f"Missing required _meta[{PROTOCOL_VERSION_KEY!r}]", code=INVALID_PARAMS)
+        assert not isinstance(meta, UnsetType)
+        routing = (version, fields.get(hh.METHOD_HEADER), fields.get(hh.NAME_HEADER))
+        carried = self._agreed.get(routing)
+        # Invariant: whether a header value carries a body's value depends on the two alone,
+        # and whether a method exists at a revision never changes. So headers that carried a
+        # body's revision, method and name carry them again in any request with the same header
+        # bytes and the same values in its body, and only the checks that read something else
+        # (the capabilities, the tool's Mcp-Param-* headers) run again. A value compares equal
+        # only to a string equal to it (every carried value is one).
+        if (
+            carried is None
+            or carried[0] != named_version
+            or carried[1] != head.method
+            or (carried[2] is not None and carried[3] != getattr(params, carried[2]))
+        ):
+            name = self._check_routing(head, routing)
+        elif type(meta.client_capabilities) is not dict:
+            raise _missing_capabilities()
+        else:
+            name = carried[3]
+        if name is not None and head.method == "tools/call":
+            annotated = self._tool_header_params(name)
+            if annotated:
+                _check_params(fields, params, annotated)
+
+    def _check_routing(self, head: StatelessHead, routing: _Routing) -> str | None:
+        """:meth:`check` of a request whose routing headers were not found to agree with a
+        body like its own, up to the ``Mcp-Param-*`` headers; remembers them when they agree.
+        Returns the name ``Mcp-Name`` carried (``None``: none was checked)."""
+        version, raw_method, raw_name = routing
+        method = head.method
+        params = head.params
+        meta = params.meta
+        assert not isinstance(meta, UnsetType)
+        named_version = meta.protocol_version
         if not _carries(version, named_version):
             raise HeaderMismatch("MCP-Protocol-Version does not match the request's _meta")
         # The members the spec requires, checked here for their status (400); the connection
@@ -191,33 +229,34 @@ class StatelessChecks:
             # Not a stateless-era revision this server speaks: only the version decides the
             # error (-32602 for a non-string, else -32022).
             read_request_meta({PROTOCOL_VERSION_KEY: named_version}, self._supported)
-        assert not isinstance(meta, UnsetType)
         if type(meta.client_capabilities) is not dict:
-            raise McpError(
-                f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS
-            )
-        raw = fields.get(hh.METHOD_HEADER)
-        if raw is None:
+            raise _missing_capabilities()
+        if raw_method is None:
             raise HeaderMismatch("Missing Mcp-Method header")
-        if not _carries(raw, method):
+        if not _carries(raw_method, method):
             raise HeaderMismatch("Mcp-Method header does not match the request body")
         member = self._name_members.get((method, named_version), _UNKNOWN)
         if member is _UNKNOWN:
             member = self._settle(method, named_version)
         if member is None:
-            return
-        name = (
-            params.name if member == "name" else params.uri if member == "uri" else params.task_id
-        )
+            self._agree(routing, (named_version, method, None, None))
+            return None
+        attribute = _ATTRIBUTES[member]
+        name = getattr(params, attribute)
         if type(name) is not str:
-            return
-        raw = fields.get(hh.NAME_HEADER)
-        if raw is None:
+            return None
+        if raw_name is None:
             raise HeaderMismatch("Missing Mcp-Name header")
-        if not _carries(raw, name):
+        if not _carries(raw_name, name):
             raise HeaderMismatch("Mcp-Name header does not match the request body")
-        if method == "tools/call":
-            _check_params(fields, params, self._tool_header_params(name))
+        self._agree(routing, (named_version, method, attribute, name))
+        return name
+
+    def _agree(self, routing: _Routing, carried: _Carried) -> None:
+        # Bounded: a client sending ever new names only makes the table start over.
+        if len(self._agreed) >= _MAX_AGREED:
+            self._agreed.clear()
+        self._agreed[routing] = carried
 
     def _settle(self, method: str, version: str) -> str | None:
         """Whether ``method`` exists at ``version`` (:class:`MethodNotFound` if not), and the
@@ -228,6 +267,21 @@ class StatelessChecks:
             raise MethodNotFound(f"Method not found: {method}")
         member = self._name_members[method, version] = hh.name_member(method)
         return member
+
+
+#: A stateless-era POST's routing headers: MCP-Protocol-Version, Mcp-Method, Mcp-Name.
+_Routing = tuple[bytes, bytes | None, bytes | None]
+#: What they were found to carry: the revision, the method, and the attribute of
+#: :class:`StatelessHeadParams` Mcp-Name repeats with its value (``None``, ``None``: the method
+#: has no Mcp-Name).
+_Carried = tuple[str, str, str | None, str | None]
+_MAX_AGREED = 1024
+#: The attribute of :class:`StatelessHeadParams` for each params member Mcp-Name repeats.
+_ATTRIBUTES = {"name": "name", "uri": "uri", "taskId": "task_id"}
+
+
+def _missing_capabilities() -> McpError:
+    return McpError(f"Missing required _meta[{CLIENT_CAPABILITIES_KEY!r}]", code=INVALID_PARAMS)
 
 
 def _carries(raw: bytes, value: Any) -> bool:

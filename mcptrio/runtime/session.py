@@ -54,7 +54,6 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -154,6 +153,8 @@ class Session:
         self._handshake_event: trio.Event | None = None
         self._ended = False
         self._closed_event: trio.Event | None = None
+        # What a dormant session's owner awaits once it has ended (see start_dormant).
+        self._then: Callable[[Session], Awaitable[None]] | None = None
 
     @property
     def handshake_complete(self) -> trio.Event:
@@ -248,7 +249,7 @@ class Session:
             await self._end()
 
     def start_dormant(
-        self, host: trio.Nursery, *, then: Callable[[], Awaitable[None]] | None = None
+        self, host: trio.Nursery, *, then: Callable[[Session], Awaitable[None]] | None = None
     ) -> None:
         """Start the session with no task of its own: its tasks run in a nursery opened in a
         task of ``host`` when the first of them starts, and let go of when none is left (see
@@ -258,8 +259,9 @@ class Session:
         The session ends as a running one does: :meth:`close`, its transport breaking, or
         ``host`` being cancelled while a task of it runs there (an owner that stops ends its
         dormant sessions with :meth:`close`, which uses ``host`` to end them). Once it has
-        ended (``closed`` set, the transport closed), ``then()`` is awaited, in a task of
-        ``host``. ``ValueError`` for a transport whose frames are read.
+        ended (``closed`` set, the transport closed), ``then(session)`` is awaited, in a task of
+        ``host`` (one callable for all of an owner's sessions: no closure kept by each).
+        ``ValueError`` for a transport whose frames are read.
         """
         if self._nursery is not None:
             raise RuntimeError("this session is already running")
@@ -268,8 +270,8 @@ class Session:
                 "this session's transport has frames to read: run it with"
                 " nursery.start(session.run), not start_dormant"
             )
-        ended = self._end if then is None else partial(self._end, then)
-        tasks = OnDemandNursery(host, ended)
+        self._then = then
+        tasks = OnDemandNursery(host, self._end)
         self._start(tasks, None)
         if self._closed:
             tasks.cancel()
@@ -294,7 +296,7 @@ class Session:
         if self._on_start is not None:
             self._on_start(self)
 
-    async def _end(self, then: Callable[[], Awaitable[None]] | None = None) -> None:
+    async def _end(self) -> None:
         """The session's tasks are done: close the transport, and say it has ended."""
         self._shut(cancel=False)
         with trio.CancelScope(shield=True):
@@ -304,8 +306,8 @@ class Session:
             self._closed_event.set()
         if self._on_end is not None:
             self._on_end(self)
-        if then is not None:
-            await then()
+        if self._then is not None:
+            await self._then(self)
 
     def _shut(self, *, cancel: bool) -> None:
         """Fail everything pending and (with ``cancel``) stop every task; idempotent."""

@@ -31,9 +31,8 @@ from __future__ import annotations
 import logging
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
-from functools import partial
 
 import trio
 
@@ -119,6 +118,12 @@ class SessionRegistry:
     _per_client: dict[str, int] = field(default_factory=dict, init=False)
     #: Watches the connections of slow JSON answers (see departure_watch), for every session.
     departure_watch: DepartureWatch = field(default_factory=DepartureWatch, init=False)
+    # What every dormant session awaits once it has ended: bound once, in __post_init__ (a
+    # bound method made per session would be memory each dormant session keeps).
+    _on_dormant_end: Callable[[Session], Awaitable[None]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._on_dormant_end = self._dormant_session_ended
 
     @property
     def running(self) -> bool:
@@ -273,7 +278,7 @@ class SessionRegistry:
     def _start_dormant(self, nursery: trio.Nursery, transport: HttpSession) -> None:
         session = transport.session
         assert session is not None
-        session.start_dormant(nursery, then=partial(self._session_ended, transport))
+        session.start_dormant(nursery, then=self._on_dormant_end)
 
     async def _run_session(
         self, transport: HttpSession, *, task_status: trio.TaskStatus[None]
@@ -286,6 +291,11 @@ class SessionRegistry:
             await session.run(task_status=started)
         finally:
             await self._session_ended(transport)
+
+    async def _dormant_session_ended(self, session: Session) -> None:
+        transport = session.transport
+        assert isinstance(transport, HttpSession)
+        await self._session_ended(transport)
 
     async def _session_ended(self, transport: HttpSession) -> None:
         """Forget a session that has ended, and its events (in the task that ended it)."""

@@ -67,6 +67,7 @@ from ..protocol.codec import CarriedResult
 from ..protocol.errors import ConnectionClosed, InternalError, LocalError, McpError
 from ..protocol.types import ProgressNotification
 from .contexts import ContextSnapshot
+from .on_demand_nursery import TaskStarter
 from .outbox import Outbox
 from .parking import ParkingSpot
 from .transport import FrameKind, Outgoing
@@ -178,9 +179,9 @@ class IncomingRequests:
         "_slot_waiters",
         "_unanswered",
         "_waiting",
-        "nursery",
         "outbox",
         "session",
+        "tasks",
     )
 
     def __init__(
@@ -208,17 +209,17 @@ class IncomingRequests:
         # Requests the peer cancelled: they end with no answer.
         self._peer_cancelled: set[RequestId] | None = None
         self._actors = _RequestActors(self, session.max_in_flight)
-        #: The session's nursery, where actors run; set when the session starts.
-        self.nursery: trio.Nursery | None = None
+        #: Where the session's tasks run (its nursery), actors among them; set when it starts.
+        self.tasks: TaskStarter | None = None
         # The session's reader: the one delivering task whose context is the session's own.
         self._reader: trio.lowlevel.Task | None = None
         self._closed = False
 
-    def started(self, nursery: trio.Nursery) -> None:
-        """The session runs, in ``nursery``, from the calling task (its reader): requests may
-        be taken."""
-        self.nursery = nursery
-        self._reader = trio.lowlevel.current_task()
+    def started(self, tasks: TaskStarter, reader: trio.lowlevel.Task | None) -> None:
+        """The session runs, its tasks in ``tasks``, its reader in ``reader`` (``None``: it has
+        none, as a dormant session): requests may be taken."""
+        self.tasks = tasks
+        self._reader = reader
 
     @property
     def running(self) -> int:
@@ -244,7 +245,7 @@ class IncomingRequests:
         Raises :class:`SessionBusy`, having forgotten the request, when ``max_in_flight``
         requests run and the session's ``max_waiting`` wait already.
         """
-        if self._closed or self.nursery is None:
+        if self._closed or self.tasks is None:
             self.session.connection.drop_request(rid)
             return
         waited = False
@@ -356,8 +357,8 @@ class IncomingRequests:
         if answer is not None and not self.outbox.put_nowait(answer):
             # The handler took the room there was (a notification it sent): the answer waits
             # for room in a task, which holds the request's slot meanwhile.
-            assert self.nursery is not None
-            self.nursery.start_soon(self._send_then_free, answer)
+            assert self.tasks is not None
+            self.tasks.start_soon(self._send_then_free, answer)
             return
         self.free_slot()
 
@@ -421,8 +422,8 @@ class IncomingRequests:
             self.ended_unanswered(rid)
         else:
             # The last member of a batch whose other answers are in: they go out now.
-            assert self.nursery is not None
-            self.nursery.start_soon(self.send_answer, Outgoing(data, rid, FrameKind.ANSWER))
+            assert self.tasks is not None
+            self.tasks.start_soon(self.send_answer, Outgoing(data, rid, FrameKind.ANSWER))
 
     def ended_unanswered(self, rid: RequestId) -> None:
         """``rid`` ends with no answer (the peer cancelled it, or the session ended): tell the
@@ -508,10 +509,10 @@ class _RequestActors:
             actor.wake()
             return actor.scope
         actor = _Actor(self.idle, rid, request, trio.CancelScope(), shared)
-        nursery = self._incoming.nursery
-        assert nursery is not None
-        # start_soon runs the new task in a copy of the calling task's context.
-        nursery.start_soon(self._run, actor)
+        tasks = self._incoming.tasks
+        assert tasks is not None
+        # start_soon runs the new task in a copy of the calling task's context (dormant too).
+        tasks.start_soon(self._run, actor)
         return actor.scope
 
     async def _run(self, actor: _Actor) -> None:

@@ -39,6 +39,7 @@ import trio
 
 from ..protocol.codec import CarriedResult
 from ..protocol.errors import ConnectionClosed
+from .on_demand_nursery import TaskStarter
 from .transport import Outgoing, Transport, TransportAbilities
 
 __all__ = ["Outbox"]
@@ -79,8 +80,8 @@ class Outbox:
         # Opened by the first frame that must wait (see the module docstring).
         self._buffer: trio.MemorySendChannel[Outgoing] | None = None
         self._drain: trio.MemoryReceiveChannel[Outgoing] | None = None
-        # Where the writer runs, once the session runs.
-        self._nursery: trio.Nursery | None = None
+        # Where the writer runs (the session's nursery), once the session runs.
+        self._nursery: TaskStarter | None = None
         self._on_broken: Callable[[], object] | None = None
         # Bytes of the frames in the buffer (and in the writer's hands), and the tasks waiting
         # for them to drain below the limit (in a parking lot made when one first waits).
@@ -102,7 +103,7 @@ class Outbox:
         buffer = self._buffer
         return 0 if buffer is None else buffer.statistics().current_buffer_used
 
-    def attach(self, nursery: trio.Nursery, on_broken: Callable[[], object]) -> None:
+    def attach(self, nursery: TaskStarter, on_broken: Callable[[], object]) -> None:
         """The session runs in ``nursery``: the writer runs there once it is needed (now, if
         frames already wait); ``on_broken()`` if the transport breaks while it writes."""
         self._nursery = nursery

@@ -2,7 +2,8 @@
 
 ::
 
-    Session.run()                      the session's nursery
+    Session.run()                      the session's nursery (or, started dormant, an
+                                       OnDemandNursery: see on_demand_nursery.py)
     ├── writer                         the outbox's buffer -> transport, coalescing bursts
     │                                  (started by the first frame that waits: outbox.py)
     ├── reader (the run() task)        transport -> deliver -> Connection.receive -> events
@@ -31,6 +32,11 @@ Behaviour that users can rely on:
 - **Ending.** When the transport ends (or breaks), every in-flight handler is cancelled, every
   pending outgoing request fails at once with
   :class:`~mcptrio.protocol.errors.ConnectionClosed`, and ``run()`` returns with no task left.
+- **Dormant.** A session whose transport hands in every frame (an HTTP session) may be started
+  with :meth:`Session.start_dormant` instead of ``run``: it then holds no task while nothing
+  runs in it, and its nursery is opened, in a task of the owner's nursery, by the next task it
+  starts (a request actor, its writer, an actor); see :mod:`.on_demand_nursery`. Everything
+  above holds the same.
 - **Frames handed in.** A transport whose incoming frames each arrive in a task of their own
   (an HTTP POST) has that task hand its frame to :meth:`Session.deliver` instead of returning
   it from ``receive``: the frame is taken in that task, as the reader takes the others, and each
@@ -66,6 +72,7 @@ from ..protocol.types import (
     ProgressNotification,
 )
 from .lifecycle import IncomingRequests, RequestHandler, SessionBusy
+from .on_demand_nursery import OnDemandNursery
 from .outbox import Outbox
 from .outgoing import PendingRequest, ProgressCallback
 from .transport import Delivered, FrameKind, Outgoing, OversizedFrame, Transport
@@ -137,7 +144,8 @@ class Session:
         )
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[int | str, PendingRequest] = {}
-        self._nursery: trio.Nursery | None = None
+        # Where its tasks start once it runs: the nursery of run(), or an OnDemandNursery.
+        self._nursery: trio.Nursery | OnDemandNursery | None = None
         self._closed = False
         # The events behind handshake_complete and closed, made when first asked for: most
         # sessions are never waited on, and a server holds thousands of them.
@@ -145,6 +153,8 @@ class Session:
         self._handshake_event: trio.Event | None = None
         self._ended = False
         self._closed_event: trio.Event | None = None
+        # What a dormant session's owner awaits once it has ended (see start_dormant).
+        self._then: Callable[[Session], Awaitable[None]] | None = None
 
     @property
     def handshake_complete(self) -> trio.Event:
@@ -216,17 +226,11 @@ class Session:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Run the session until the transport ends or the surrounding scope is cancelled."""
+        if self._nursery is not None:
+            raise RuntimeError("this session is already running")
         try:
             async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                self._incoming.started(nursery)
-                if self._abilities.deliver_to is not None:
-                    self._abilities.deliver_to(self.deliver)
-                self._outbox.attach(nursery, self._transport_broke)
-                for actor in self._actors:
-                    nursery.start_soon(actor, self)
-                if self._on_start is not None:
-                    self._on_start(self)
+                self._start(nursery, trio.lowlevel.current_task())
                 task_status.started()
                 try:
                     if self._closed:
@@ -240,19 +244,73 @@ class Session:
                     else:
                         await self._read()
                 finally:
-                    self._shut(nursery)
+                    self._shut(cancel=True)
         finally:
-            self._shut(None)
-            with trio.CancelScope(shield=True):
-                await self.transport.aclose()
-            self._ended = True
-            if self._closed_event is not None:
-                self._closed_event.set()
-            if self._on_end is not None:
-                self._on_end(self)
+            await self._end()
 
-    def _shut(self, nursery: trio.Nursery | None) -> None:
-        """Fail everything pending and stop every task; idempotent."""
+    def start_dormant(
+        self, host: trio.Nursery, *, then: Callable[[Session], Awaitable[None]] | None = None
+    ) -> None:
+        """Start the session with no task of its own: its tasks run in a nursery opened in a
+        task of ``host`` when the first of them starts, and let go of when none is left (see
+        :mod:`.on_demand_nursery`). For a transport that hands in every frame
+        (``TransportAbilities.hands_in_every_frame``), whose session has nothing to read.
+
+        The session ends as a running one does: :meth:`close`, its transport breaking, or
+        ``host`` being cancelled while a task of it runs there (an owner that stops ends its
+        dormant sessions with :meth:`close`, which uses ``host`` to end them). Once it has
+        ended (``closed`` set, the transport closed), ``then(session)`` is awaited, in a task of
+        ``host`` (one callable for all of an owner's sessions: no closure kept by each).
+        ``ValueError`` for a transport whose frames are read.
+        """
+        if self._nursery is not None:
+            raise RuntimeError("this session is already running")
+        if not self._abilities.hands_in_every_frame:
+            raise ValueError(
+                "this session's transport has frames to read: run it with"
+                " nursery.start(session.run), not start_dormant"
+            )
+        self._then = then
+        tasks = OnDemandNursery(host, self._end)
+        self._start(tasks, None)
+        if self._closed:
+            tasks.cancel()
+
+    @property
+    def dormant(self) -> bool:
+        """Whether the session was started dormant and holds no task now (none runs in it)."""
+        tasks = self._nursery
+        return isinstance(tasks, OnDemandNursery) and not tasks.awake
+
+    def _start(
+        self, tasks: trio.Nursery | OnDemandNursery, reader: trio.lowlevel.Task | None
+    ) -> None:
+        """The session runs: its tasks start in ``tasks``; ``reader`` is its reader's task."""
+        self._nursery = tasks
+        self._incoming.started(tasks, reader)
+        if self._abilities.deliver_to is not None:
+            self._abilities.deliver_to(self.deliver)
+        self._outbox.attach(tasks, self._transport_broke)
+        for actor in self._actors:
+            tasks.start_soon(actor, self)
+        if self._on_start is not None:
+            self._on_start(self)
+
+    async def _end(self) -> None:
+        """The session's tasks are done: close the transport, and say it has ended."""
+        self._shut(cancel=False)
+        with trio.CancelScope(shield=True):
+            await self.transport.aclose()
+        self._ended = True
+        if self._closed_event is not None:
+            self._closed_event.set()
+        if self._on_end is not None:
+            self._on_end(self)
+        if self._then is not None:
+            await self._then(self)
+
+    def _shut(self, *, cancel: bool) -> None:
+        """Fail everything pending and (with ``cancel``) stop every task; idempotent."""
         if not self._closed:
             self._closed = True
             self._outbox.close()
@@ -262,18 +320,22 @@ class Session:
             self._pending.clear()
             self._progress.clear()
             self._incoming.close()
-        if nursery is not None:
-            nursery.cancel_scope.cancel()
+        if cancel:
+            tasks = self._nursery
+            if isinstance(tasks, OnDemandNursery):
+                tasks.cancel()
+            elif tasks is not None:
+                tasks.cancel_scope.cancel()
 
     def close(self) -> None:
         """End the session as if its transport had ended: its tasks are cancelled and its
         pending outgoing requests fail; ``run`` then closes the transport and returns. Closed
         before it runs, the session's ``run`` returns at once. Idempotent."""
-        self._shut(self._nursery)
+        self._shut(cancel=True)
 
     def _transport_broke(self) -> None:
         log.info("transport closed while writing; ending the session")
-        self._shut(self._nursery)
+        self._shut(cancel=True)
 
     async def _read(self) -> None:
         # No bound methods kept in locals across the wait: an idle session's reader waits for
@@ -487,9 +549,10 @@ class Session:
 
         Raises :class:`ConnectionClosed` when the session is not running.
         """
-        if self._nursery is None or self._closed:
+        tasks = self._nursery
+        if tasks is None or self._closed:
             raise ConnectionClosed("The session is not running")
-        self._nursery.start_soon(fn, *args)
+        tasks.start_soon(fn, *args)
 
     async def ping(self, *, timeout: float | None = None) -> None:
         """Send ``ping`` and wait for the answer."""

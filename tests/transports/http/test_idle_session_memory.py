@@ -19,8 +19,8 @@ from mcptrio.transports.http.endpoints.security import HttpSecurity
 
 #: Python allocations an idle session may keep. Generous (the figures are in
 #: docs/benchmarks.md), so that it never flakes, yet it fails if an idle session keeps a task of
-#: its own again (a writer, a notifier, a reader waiting in its transport).
-IDLE_SESSION_BUDGET_BYTES = 8 * 1024
+#: its own again (a task and a nursery, a writer, a notifier, a reader waiting in its transport).
+IDLE_SESSION_BUDGET_BYTES = 6 * 1024
 SESSIONS = 1000
 
 

@@ -38,7 +38,6 @@ from typing import Protocol, runtime_checkable
 import trio
 
 from ....protocol.base import RequestId
-from ....protocol.errors import ConnectionClosed
 from ....runtime.parking import ParkingSpot
 from ....runtime.session import Session
 from ....runtime.transport import Frame, FrameKind, Outgoing, TransportAbilities
@@ -304,18 +303,15 @@ class HttpSession:
 
     def head_timer(self, delay: float) -> SseHeadTimer | None:
         """The timer that fires ``on_activity`` of streams whose POST is still unanswered
-        ``delay`` s after it armed them (made and started on first use; ``None`` once the
+        ``delay`` s after it armed them (made on first use, its task started by the first
+        stream armed, and again after it has ended for want of streams; ``None`` once the
         session has ended). One per session: the first ``delay`` asked for is kept."""
+        session = self.session
+        if session is None or self.is_ended:
+            return None
         timer = self._head_timer
         if timer is None:
-            if self.session is None:
-                return None
-            timer = SseHeadTimer(delay)
-            try:
-                self.session.start_actor(timer.run)
-            except ConnectionClosed:
-                return None
-            self._head_timer = timer
+            timer = self._head_timer = SseHeadTimer(delay, session.start_actor)
         return timer
 
     def drop_unanswered(self, rid: RequestId) -> None:

@@ -2,15 +2,24 @@
 
 A session outlives any one HTTP request, so it cannot run in the task of the POST that created
 it. The registry owns a nursery (opened by :meth:`SessionRegistry.run`, which the app's ``run``
-calls) and runs each session there in a task of its own (``Session.close`` ends it)::
+calls), and each session's tasks run there (``Session.close`` ends it)::
 
     SessionRegistry.run()            sessions' nursery
     ├── reaper                       closes sessions idle past session_idle_timeout
-    ├── session <id>                 Session.run over its HttpSession transport
-    └── ...
+    ├── session <id>                 while something runs in it: its nursery, request actors...
+    ├── (session <id>, dormant)      no task at all
+    └── shared session               the stateless era's one session: Session.run, for life
 
-A session ends when it is deleted, expires, or the registry stops; then its id is forgotten
-(404 from then on) and so are its stored events.
+A handshake-era session is started *dormant* (``Session.start_dormant``): between requests it
+holds no task, nursery or frame, only its objects. Its nursery is opened, in a task of the
+registry's nursery, by the first task it needs (a request whose handler waits, a notifier, a
+subscription, a live SSE answer's writer), and let go of once nothing runs in it (see
+``runtime/on_demand_nursery.py``). A request answered at once in its POST's task, and a GET
+stream (written by its own connection's task), need none.
+
+A session ends when it is deleted, expires, or the registry stops (which closes every session
+still live); then its id is forgotten (404 from then on) and so are its stored events, unless
+it is kept in a shared store for another worker to adopt.
 
 With ``max_sessions_per_client`` set, the sessions of each client address are counted too, so
 that one client cannot take every one of ``max_sessions`` (sessions are cheap to open and live
@@ -22,7 +31,7 @@ from __future__ import annotations
 import logging
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
 
 import trio
@@ -109,6 +118,12 @@ class SessionRegistry:
     _per_client: dict[str, int] = field(default_factory=dict, init=False)
     #: Watches the connections of slow JSON answers (see departure_watch), for every session.
     departure_watch: DepartureWatch = field(default_factory=DepartureWatch, init=False)
+    # What every dormant session awaits once it has ended: bound once, in __post_init__ (a
+    # bound method made per session would be memory each dormant session keeps).
+    _on_dormant_end: Callable[[Session], Awaitable[None]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._on_dormant_end = self._dormant_session_ended
 
     @property
     def running(self) -> bool:
@@ -124,6 +139,14 @@ class SessionRegistry:
                 nursery.start_soon(self._reap)
                 nursery.start_soon(self.departure_watch.run)
                 task_status.started()
+                try:
+                    await trio.sleep_forever()
+                finally:
+                    # Stopping: a dormant session has no task here to cancel, so each session
+                    # is closed, and ends in a task of this (cancelled) nursery, as one that
+                    # was running does.
+                    for transport in list(self.sessions.values()):
+                        transport.close()
         finally:
             self._nursery = None
 
@@ -153,12 +176,7 @@ class SessionRegistry:
             self._per_client[client] = self._per_client.get(client, 0) + 1
         transport = self._transport(session_id, principal)
         self.sessions[session_id] = transport
-        try:
-            await nursery.start(self._run_session, transport)
-        except BaseException:
-            self.sessions.pop(session_id, None)
-            self._forget_client(session_id)
-            raise
+        self._start_dormant(nursery, transport)
         return transport
 
     async def adopt(
@@ -176,7 +194,7 @@ class SessionRegistry:
             raise EndpointNotRunning
         self.check_capacity()
         transport = self._transport(session_id, principal)
-        await nursery.start(self._run_session, transport)
+        self._start_dormant(nursery, transport)
         session = transport.session
         assert session is not None
         try:
@@ -257,6 +275,11 @@ class SessionRegistry:
         owner = transport.principal
         return transport if owner is None or may_use(principal, owner) else None
 
+    def _start_dormant(self, nursery: trio.Nursery, transport: HttpSession) -> None:
+        session = transport.session
+        assert session is not None
+        session.start_dormant(nursery, then=self._on_dormant_end)
+
     async def _run_session(
         self, transport: HttpSession, *, task_status: trio.TaskStatus[None]
     ) -> None:
@@ -267,29 +290,38 @@ class SessionRegistry:
         try:
             await session.run(task_status=started)
         finally:
-            # Cancelled from outside (not closed: deleted, reaped, broken): the endpoint stops.
-            stopping = trio.current_effective_deadline() == -math.inf
-            if self.sessions.get(transport.session_id) is transport:
-                del self.sessions[transport.session_id]
-            self._forget_client(transport.session_id)
-            with trio.CancelScope(shield=True):
-                # The session's own run closes the transport; this covers a cancel before it ran.
-                await transport.aclose()
-                # A session kept in the shared store outlives this worker's stop: another
-                # worker takes it up, and its client may resume its streams there.
-                kept = stopping and self.keeps_sessions
-                if self.event_store is not None and not kept:
-                    try:
-                        await self.event_store.forget_session(transport.session_id)
-                    except StoreUnavailable as exc:
-                        # A shared store that is away (or closing, as the worker stops) keeps
-                        # the session's events until their TTL: nothing is served from them.
-                        log.info(
-                            "session %s: its events stay until they expire (%s)",
-                            transport.session_id,
-                            exc,
-                        )
-            log.debug("session %s ended", transport.session_id)
+            await self._session_ended(transport)
+
+    async def _dormant_session_ended(self, session: Session) -> None:
+        transport = session.transport
+        assert isinstance(transport, HttpSession)
+        await self._session_ended(transport)
+
+    async def _session_ended(self, transport: HttpSession) -> None:
+        """Forget a session that has ended, and its events (in the task that ended it)."""
+        # Cancelled from outside (not closed: deleted, reaped, broken): the endpoint stops.
+        stopping = trio.current_effective_deadline() == -math.inf
+        if self.sessions.get(transport.session_id) is transport:
+            del self.sessions[transport.session_id]
+        self._forget_client(transport.session_id)
+        with trio.CancelScope(shield=True):
+            # The session closes its transport as it ends; this covers a cancel before it ran.
+            await transport.aclose()
+            # A session kept in the shared store outlives this worker's stop: another
+            # worker takes it up, and its client may resume its streams there.
+            kept = stopping and self.keeps_sessions
+            if self.event_store is not None and not kept:
+                try:
+                    await self.event_store.forget_session(transport.session_id)
+                except StoreUnavailable as exc:
+                    # A shared store that is away (or closing, as the worker stops) keeps
+                    # the session's events until their TTL: nothing is served from them.
+                    log.info(
+                        "session %s: its events stay until they expire (%s)",
+                        transport.session_id,
+                        exc,
+                    )
+        log.debug("session %s ended", transport.session_id)
 
     async def _reap(self) -> None:
         timeout = self.security.session_idle_timeout

@@ -10,11 +10,15 @@ The server is the benchmark's ``build_server()`` (``benchmarks/servers/<lib>_ser
 - mcptrio: ``Server.serve_http(json_response=True)`` under ``trio.run`` (built-in front end,
   httptools parser when installed), with ``ServerLimits(max_connections=MAX_CONNECTIONS)``:
   its default of 1,000 connections would refuse the 1,001st open GET stream; and with
-  ``HttpSecurity(max_sessions=MAX_CONNECTIONS)`` past its default of 10,000 sessions, which
-  would refuse the sessions of a larger run (idle ones hold no connection);
-- sdk: ``MCPServer.streamable_http_app(json_response=True)`` on uvicorn, one worker, as
-  ``MCPServer.run_streamable_http_async()`` serves it (uvicorn has no connection limit);
-- fastmcp: ``FastMCP.run(transport="http", json_response=True)``, FastMCP's own uvicorn runner.
+  ``HttpSecurity(max_sessions=...)`` ``OPENINGS_ROOM`` past ``MAX_CONNECTIONS`` or its default
+  of 10,000 sessions, whichever is larger: the timed openings come on top of the idle sessions
+  (idle ones hold no connection);
+- sdk: ``MCPServer.streamable_http_app(json_response=True, max_sessions=None)`` on uvicorn, one
+  worker, as ``MCPServer.run_streamable_http_async()`` serves it (uvicorn has no connection
+  limit; its session manager's default limit of 10,000 sessions would refuse a run of 10,000);
+- fastmcp: ``FastMCP.run(transport="http", json_response=True)``, FastMCP's own uvicorn runner,
+  whose session limit (the SDK's default, 10,000) cannot be set: ``measure`` gives it fewer
+  sessions (``FASTMCP_SESSIONS``).
 
 Logging is at warning level (the SDK and FastMCP log a line per session at INFO). It runs until
 killed.
@@ -29,6 +33,8 @@ from functools import partial
 LIBS = ("mcptrio", "sdk", "fastmcp")
 #: ``HttpSecurity``'s default ``max_sessions``.
 _MCPTRIO_DEFAULT_MAX_SESSIONS = 10_000
+#: Sessions a server must take beyond the idle ones: ``measure``'s timed openings (201).
+OPENINGS_ROOM = 1_000
 
 
 def serve_mcptrio(port: int, max_connections: int) -> None:
@@ -39,7 +45,8 @@ def serve_mcptrio(port: int, max_connections: int) -> None:
     from mcptrio.transports.http.engine.builtin_server import ServerLimits
 
     limits = ServerLimits(max_connections=max_connections)
-    security = HttpSecurity(max_sessions=max(max_connections, _MCPTRIO_DEFAULT_MAX_SESSIONS))
+    max_sessions = max(max_connections, _MCPTRIO_DEFAULT_MAX_SESSIONS) + OPENINGS_ROOM
+    security = HttpSecurity(max_sessions=max_sessions)
     server = build_server()
     serve = partial(
         server.serve_http, "127.0.0.1", port, json_response=True, limits=limits, security=security
@@ -52,7 +59,7 @@ def serve_sdk(port: int) -> None:
 
     from benchmarks.servers.sdk_server import build_server
 
-    app = build_server().streamable_http_app(json_response=True)
+    app = build_server().streamable_http_app(json_response=True, max_sessions=None)
     logging.getLogger().setLevel(logging.WARNING)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", workers=1)
     uvicorn.Server(config).run()

@@ -236,10 +236,16 @@ class McpHttpApp:
                 return
             responder = CorsResponder(responder, origin)
         if path == self.path:
-            # A POST straight to its own coroutine (no dispatching one in between); the rest,
-            # GET streams among them, by way of the endpoint's small handle.
+            # A POST or a GET straight to its own coroutine (no dispatching one in between: a
+            # GET stream's task would hold its frame for the stream's whole life); the rest by
+            # way of the endpoint's handle.
             streamable = self.streamable
-            endpoint = streamable.post if method == "POST" else streamable.handle
+            if method == "POST":
+                endpoint = streamable.post
+            elif method == "GET":
+                endpoint = streamable.get
+            else:
+                endpoint = streamable.handle
         elif self.legacy_sse and path in (self.sse_path, self.messages_path):
             endpoint = self._serve_legacy
         else:

@@ -225,11 +225,13 @@ class HttpSession:
             # answers go out together once every member has ended. Answers never wait for
             # room: there is at most one per POST.
             stream.push(frame.data)
-            by_request = self._by_request
-            for rid in stream.owed:
-                if by_request.get(rid) is stream:
-                    del by_request[rid]
-            stream.owed.clear()
+            owed = stream.owed
+            if owed:
+                by_request = self._by_request
+                for rid in owed:
+                    if by_request.get(rid) is stream:
+                        del by_request[rid]
+                owed.clear()
             stream.finish()
             return None
         if kind is None:
@@ -294,10 +296,12 @@ class HttpSession:
 
     def _abandon(self, stream: OutboundStream) -> None:
         self.streams.pop(stream.stream_id, None)
-        for rid in stream.owed:
-            if self._by_request.get(rid) is stream:
-                del self._by_request[rid]
-        stream.owed.clear()
+        owed = stream.owed
+        if owed:
+            for rid in owed:
+                if self._by_request.get(rid) is stream:
+                    del self._by_request[rid]
+            owed.clear()
         stream.pending.clear()
         stream.finish()
 
@@ -317,7 +321,7 @@ class HttpSession:
     def drop_unanswered(self, rid: RequestId) -> None:
         """``rid`` ended without an answer (cancelled): its stream no longer waits for one."""
         stream = self._by_request.pop(rid, None)
-        if stream is not None:
+        if stream is not None and stream.owed is not None:
             stream.owed.discard(rid)
             if not stream.owed:
                 stream.finish()

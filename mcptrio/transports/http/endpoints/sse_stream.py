@@ -134,7 +134,7 @@ class OutboundStream:
         capacity: int,
         *,
         drop_oldest: bool = False,
-        owed: Iterable[RequestId] = (),
+        owed: Iterable[RequestId] | None = None,
     ) -> None:
         self.stream_id = stream_id
         self.capacity = capacity
@@ -143,8 +143,10 @@ class OutboundStream:
         # deque is much larger than an empty list (a GET stream keeps one for its whole life,
         # a POST makes one).
         self.pending: list[bytes] = []
-        #: The request ids (of a POST stream) still waiting for their answer.
-        self.owed: set[RequestId] = set(owed)
+        #: The request ids (of a POST stream) still waiting for their answer; ``None`` on a
+        #: stream that carries no answer (the standalone one), which would otherwise keep an
+        #: empty set for its whole life.
+        self.owed: set[RequestId] | None = None if owed is None else set(owed)
         #: No more messages will be routed here; the stream ends once ``pending`` is written.
         self.finished = False
         #: An event id of this stream has been written, so a client can resume it.

@@ -111,7 +111,7 @@ __all__ = ["StreamableHttpEndpoint"]
 log = logging.getLogger("mcptrio.http")
 
 _ALLOW = ((b"allow", b"GET, POST, DELETE"),)
-_ALLOW_STATELESS = _ALLOW_POST = ((b"allow", b"POST"),)
+_ALLOW_POST = ((b"allow", b"POST"),)
 _STATELESS_META_KEY = PROTOCOL_VERSION_KEY.encode()
 _TASK_RESULT = "tasks/result"
 
@@ -165,22 +165,33 @@ class StreamableHttpEndpoint:
         fields: Mapping[bytes, bytes],
     ) -> None:
         """Answer ``request`` for ``principal``; ``fields`` holds the first value of each of
-        its headers, by name. The app awaits :meth:`post` for a POST itself."""
+        its headers, by name. The app awaits :meth:`post` for a POST and :meth:`get` for a GET
+        itself."""
         method = request.method
         if method == "POST":
             await self.post(request, responder, principal, fields)
-        elif await self._refused_repeats(request, responder, fields):
+        elif method == "GET":
+            await self.get(request, responder, principal, fields)
+        elif await self._refused_without_post(request, responder, fields):
             return
-        elif stateless_era_header(request.headers, self._stateless_revisions):
-            # The stateless era has no GET stream and no session to DELETE.
-            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
-        elif method == "GET" and not self.stateless:
-            await self._get(request, responder, principal, fields)
-        elif method == "DELETE" and not self.stateless:
+        elif method == "DELETE":
             await self._delete(request, responder, principal, fields)
         else:
-            allow = _ALLOW_STATELESS if self.stateless else _ALLOW
-            await send_error(responder, 405, f"Method {method} not allowed", headers=allow)
+            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW)
+
+    async def _refused_without_post(
+        self, request: HttpRequest, responder: HttpResponder, fields: Mapping[bytes, bytes]
+    ) -> bool:
+        """Whether a request other than a POST was refused: a repeated routing header (400),
+        or no GET stream and no session to DELETE (405 + ``Allow: POST``), as in the stateless
+        era (named by the request, or the only one this endpoint serves)."""
+        if await self._refused_repeats(request, responder, fields):
+            return True
+        if self.stateless or stateless_era_header(request.headers, self._stateless_revisions):
+            method = request.method
+            await send_error(responder, 405, f"Method {method} not allowed", headers=_ALLOW_POST)
+            return True
+        return False
 
     # ------------------------------------------------------------------ POST
 
@@ -465,13 +476,18 @@ class StreamableHttpEndpoint:
 
     # ------------------------------------------------------------------ GET
 
-    async def _get(
+    async def get(
         self,
         request: HttpRequest,
         responder: HttpResponder,
         principal: Principal | None,
         fields: Mapping[bytes, bytes],
     ) -> None:
+        """Answer a GET (see :meth:`handle`): the session's standalone stream, or the rest of a
+        stream it resumes. The stream's task holds this frame for the stream's whole life, and
+        no frame of :meth:`handle`."""
+        if await self._refused_without_post(request, responder, fields):
+            return
         if not accepts(fields.get(b"accept"), b"text/event-stream"):
             await send_error(responder, 406, "Accept must list text/event-stream")
             return

@@ -249,6 +249,10 @@ class DisconnectWatcher:
     there, up to ``pipeline_buffer_limit`` bytes beyond which the watcher stops reading.
     :meth:`stop` ends the watching (cancelling the task and waiting for it), so that it and the
     connection never read at once.
+
+    While it watches, the connection's parser lets go of what it would make again
+    (:meth:`~.parser.RequestParser.shrink`): the request's end has been taken, so it is between
+    two requests, and a stream may stay open for hours. Pipelined bytes make it again.
     """
 
     __slots__ = ("_buffered", "_connection", "_hubbed", "_running", "_scope", "_stopper")
@@ -279,9 +283,11 @@ class DisconnectWatcher:
         if hub is not None and fd is not None and hub.add(fd, self):
             self._hubbed = True
             self._buffered = 0
+            connection.parser.shrink()
             return
         if connection.nursery is None:
             return
+        connection.parser.shrink()
         self._scope = trio.CancelScope()
         self._running = True
         connection.nursery.start_soon(self._watch, self._scope)

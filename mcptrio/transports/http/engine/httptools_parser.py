@@ -10,6 +10,11 @@ After a request that switches protocols (``Connection: upgrade``), llhttp stops 
 where the other protocol's bytes start: those are :meth:`HttptoolsRequestParser.unparsed`, and
 the parser cannot read HTTP on that connection again (the server closes it after a response
 that is not a WebSocket handover; see ``build_request_head``).
+
+Between two requests llhttp is in the state it starts in: once a request's end has been taken,
+with no byte of the next one fed, a fresh llhttp parser reads what follows exactly as the old one
+would. So :meth:`HttptoolsRequestParser.shrink` lets go of it (with the callbacks it binds)
+while a response streams, and the next :meth:`~HttptoolsRequestParser.feed` makes another.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ class HttptoolsRequestParser:
 
     def __init__(self, max_head_size: int) -> None:
         self._max_head_size = max_head_size
-        self._parser = httptools.HttpRequestParser(self)
+        # None between two requests while the connection's response streams (see shrink).
+        self._parser: httptools.HttpRequestParser | None = httptools.HttpRequestParser(self)
         # A list: it holds a few events at a time, and an empty deque is much larger than an
         # empty list (an open SSE stream keeps its connection, and this, for its whole life).
         self._events: list[ParserEvent] = []
@@ -78,6 +84,7 @@ class HttptoolsRequestParser:
         if self._error is not None:
             return
         parser = self._parser
+        assert parser is not None  # a callback of its own feed_data
         try:
             head = build_request_head(
                 parser.get_method(),
@@ -121,8 +128,11 @@ class HttptoolsRequestParser:
             return
         if self._awaiting_head:
             self._head_bytes += len(data)
+        parser = self._parser
+        if parser is None:
+            parser = self._parser = httptools.HttpRequestParser(self)
         try:
-            self._parser.feed_data(data)
+            parser.feed_data(data)
         except httptools.HttpParserUpgrade as upgrade:
             offset = upgrade.args[0] if upgrade.args else len(data)
             self._upgraded(bytes(data[offset:]))
@@ -175,3 +185,15 @@ class HttptoolsRequestParser:
 
     def unparsed(self) -> bytes:
         return self._unparsed
+
+    def shrink(self) -> None:
+        # Nothing held: not inside a message (no byte of the next one fed), no event or error
+        # waiting to be taken, not switched to another protocol (see the module docstring).
+        if not (
+            self._in_message
+            or self._events
+            or self._error is not None
+            or self._unparsed
+            or self._body_left
+        ):
+            self._parser = None

@@ -139,6 +139,13 @@ class RequestParser(Protocol):
         """After an upgrade request's :data:`END_OF_MESSAGE`: the bytes that followed it."""
         ...
 
+    def shrink(self) -> None:
+        """Let go of what the parser would make again, if it is between two requests and holds
+        nothing (no event, no byte of the next request, no error); else do nothing. The next
+        :meth:`feed` makes it again. The connection asks while a response streams: it may wait
+        hours for its client's next bytes."""
+        ...
+
 
 _HOST, _CONTENT_LENGTH, _CONNECTION, _UPGRADE, _EXPECT, _ORIGIN, _TRANSFER_ENCODING = range(7)
 # The headers that decide a request's framing and what the server does with the connection.
